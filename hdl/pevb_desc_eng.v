@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Descriptor engine of one SGDMA channel.  On a rising Run bit it fetches
+ * XDMA descriptors from the first-descriptor address, prefetching blocks of
+ * adjacent descriptors (Dsc_Adj / Nxt_adj) into a DESC_DEPTH-entry buffer in
+ * reads that never cross 4 KiB or exceed MRRS.  Each descriptor's next
+ * pointer is checked against the prefetched address; a mismatch discards the
+ * prefetch and fetches from the pointer.  Descriptors are checked (magic,
+ * length) and dispatched to the data mover; completions come back in order
+ * and produce the completed count, the status events, the poll-mode
+ * write-back and the busy flag.  Stop ends the chain after its descriptor;
+ * clearing Run ends it after the descriptors in flight; any error stops the
+ * channel once everything in flight has drained.
+ */
+module pevb_desc_eng #
+(
+    // DWORD lanes of the descriptor buffer write port
+    parameter KEEP = 2,
+    // descriptor buffer entries (power of two)
+    parameter DESC_DEPTH = 8,
+    // DWORD index width of the descriptor buffer
+    parameter IDX_WIDTH = $clog2(DESC_DEPTH*8)
+)
+(
+    input  wire                  clk,
+    input  wire                  rst,
+
+    /* Control */
+    input  wire [31:0]           control,
+    input  wire [63:0]           desc_addr,
+    input  wire [5:0]            desc_adj,
+    input  wire [63:0]           wb_addr,
+    input  wire                  halt,
+    input  wire [2:0]            mrrs_enc,
+
+    /* Descriptor fetch read requests */
+    output wire                  m_rd_valid,
+    input  wire                  m_rd_ready,
+    output wire [63:0]           m_rd_addr,
+    output wire [12:0]           m_rd_len,
+    output wire [IDX_WIDTH-1:0]  m_rd_info,
+
+    /* Descriptor buffer writes */
+    input  wire [KEEP-1:0]       buf_wr_en,
+    input  wire [IDX_WIDTH-1:0]  buf_wr_idx,
+    input  wire [KEEP*32-1:0]    buf_wr_data,
+
+    /* Descriptor fetch retirement */
+    input  wire                  fetch_retire_valid,
+    input  wire [4:0]            fetch_retire_err,
+
+    /* Descriptors to the data mover */
+    output wire                  m_desc_valid,
+    input  wire                  m_desc_ready,
+    output wire [63:0]           m_desc_src,
+    output wire [63:0]           m_desc_dst,
+    output wire [27:0]           m_desc_len,
+    output wire [2:0]            m_desc_flags,
+    output wire                  mover_restart,
+
+    /* Completions from the data mover, in order */
+    input  wire                  done_valid,
+    input  wire [2:0]            done_flags,
+    input  wire [4:0]            done_rd_err,
+    input  wire [4:0]            done_wr_err,
+    input  wire                  done_abort,
+    input  wire [27:0]           done_bytes,
+
+    /* Poll-mode write-back */
+    output wire                  m_wb_valid,
+    input  wire                  m_wb_ready,
+    output wire [63:0]           m_wb_addr,
+    output wire [31:0]           m_wb_data,
+
+    /* Status */
+    output wire [23:0]           event_out,
+    output wire                  busy,
+    output wire [31:0]           count,
+    output wire                  bytes_valid,
+    output wire [27:0]           bytes
+);
+
+localparam LOG_DEPTH = $clog2(DESC_DEPTH);
+localparam BUF_DW = DESC_DEPTH*8;
+
+localparam [15:0] DESC_MAGIC = 16'hAD4B;
+
+// control register bits (PG195)
+localparam CTRL_RUN = 0;
+localparam CTRL_IE_DESC_COMPLETED = 2;
+localparam CTRL_POLLMODE_WB = 26;
+
+// status/event bits (PG195)
+localparam EV_DESC_STOPPED = 1;
+localparam EV_DESC_COMPLETED = 2;
+localparam EV_ALIGN_MISMATCH = 3;
+localparam EV_MAGIC_STOPPED = 4;
+localparam EV_INVALID_LENGTH = 5;
+localparam EV_IDLE_STOPPED = 6;
+localparam EV_READ_ERROR = 9;
+localparam EV_WRITE_ERROR = 14;
+localparam EV_DESC_ERROR = 19;
+
+// descriptor control bits
+localparam DC_STOP = 0;
+localparam DC_COMPLETED = 1;
+
+initial begin
+    if ((1 << LOG_DEPTH) != DESC_DEPTH || DESC_DEPTH < 2 || DESC_DEPTH > 64) begin
+        $error("Error: DESC_DEPTH must be a power of two from 2 to 64 (instance %m)");
+        $finish;
+    end
+end
+
+reg running_reg = 1'b0;
+reg start_pending_reg = 1'b0;
+reg run_d_reg = 1'b0;
+reg stopping_reg = 1'b0;
+reg error_reg = 1'b0;
+reg err_wb_done_reg = 1'b0;
+
+reg [LOG_DEPTH:0] rd_ptr_reg = 0;
+reg [LOG_DEPTH:0] wr_ptr_reg = 0;
+reg [63:0] entry_addr_reg [0:DESC_DEPTH-1];
+reg [BUF_DW-1:0] dv_reg = {BUF_DW{1'b0}};
+reg [31:0] mem_reg [0:BUF_DW-1];
+
+reg [63:0] fetch_addr_reg = 64'd0;
+reg [6:0] fetch_rem_reg = 7'd0;
+reg [2:0] fetch_out_reg = 3'd0;
+reg flush_pending_reg = 1'b0;
+reg [63:0] flush_addr_reg = 64'd0;
+reg [6:0] flush_rem_reg = 7'd0;
+
+reg [3:0] inflight_reg = 4'd0;
+reg [31:0] count_reg = 32'd0;
+reg wb_pending_reg = 1'b0;
+reg [31:0] wb_data_reg = 32'd0;
+
+reg [23:0] event_reg = 24'd0;
+reg bytes_valid_reg = 1'b0;
+reg [27:0] bytes_reg = 28'd0;
+reg restart_reg = 1'b0;
+
+wire run = control[CTRL_RUN];
+wire wb_enabled = control[CTRL_POLLMODE_WB] && control[CTRL_IE_DESC_COMPLETED];
+
+/* fetch */
+wire [LOG_DEPTH:0] used = wr_ptr_reg - rd_ptr_reg;
+wire [LOG_DEPTH:0] free = DESC_DEPTH[LOG_DEPTH:0] - used;
+wire [7:0] max_page = (13'd4096 - {1'b0, fetch_addr_reg[11:0]}) >> 5;
+wire [2:0] mrrs_e = mrrs_enc > 3'd5 ? 3'd5 : mrrs_enc;
+wire [7:0] max_mrrs = 8'd4 << mrrs_e;
+reg [7:0] fetch_n;
+always @* begin
+    fetch_n = {1'b0, fetch_rem_reg};
+    if ({{(7-LOG_DEPTH){1'b0}}, free} < fetch_n) fetch_n = {{(7-LOG_DEPTH){1'b0}}, free};
+    if (max_page < fetch_n) fetch_n = max_page;
+    if (max_mrrs < fetch_n) fetch_n = max_mrrs;
+end
+
+wire active = running_reg && !error_reg && !stopping_reg;
+wire fetch_misaligned = fetch_addr_reg[4:0] != 5'd0;
+wire fetch_want = active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && free != 0 &&
+                  fetch_out_reg < 3'd2;
+
+/* head descriptor */
+wire [LOG_DEPTH-1:0] head = rd_ptr_reg[LOG_DEPTH-1:0];
+wire [LOG_DEPTH-1:0] head_next = head + 1'b1;
+wire head_present = used != 0;
+wire head_ready = head_present && &dv_reg[head*8 +: 8];
+wire [31:0] h_ctrl = mem_reg[{head, 3'd0}];
+wire [27:0] h_len = mem_reg[{head, 3'd1}][27:0];
+wire [63:0] h_src = {mem_reg[{head, 3'd3}], mem_reg[{head, 3'd2}]};
+wire [63:0] h_dst = {mem_reg[{head, 3'd5}], mem_reg[{head, 3'd4}]};
+wire [63:0] h_next = {mem_reg[{head, 3'd7}], mem_reg[{head, 3'd6}]};
+wire [6:0] h_adj_total = {1'b0, h_ctrl[13:8]} + 7'd1;
+wire h_magic_ok = h_ctrl[31:16] == DESC_MAGIC;
+wire h_len_ok = h_len != 28'd0;
+
+wire can_dispatch = active && run && head_ready && !flush_pending_reg;
+assign m_desc_valid = can_dispatch && h_magic_ok && h_len_ok;
+assign m_desc_src = h_src;
+assign m_desc_dst = h_dst;
+assign m_desc_len = h_len;
+assign m_desc_flags = h_ctrl[2:0];
+wire consume = m_desc_valid && m_desc_ready;
+
+// fetch is not issued in a cycle that consumes (both move the pointers)
+assign m_rd_valid = fetch_want && !fetch_misaligned && !consume;
+assign m_rd_addr = fetch_addr_reg;
+assign m_rd_len = {fetch_n[7:0], 5'd0};
+assign m_rd_info = {wr_ptr_reg[LOG_DEPTH-1:0], 3'd0};
+wire fetch_fire = m_rd_valid && m_rd_ready;
+
+// after consuming the head: entries still reserved behind it
+wire [LOG_DEPTH:0] after = used - 1'b1;
+wire next_matches = entry_addr_reg[head_next] == h_next;
+wire [7:0] implied = {1'b0, h_adj_total} - {{(7-LOG_DEPTH){1'b0}}, after};
+
+assign m_wb_valid = wb_pending_reg;
+assign m_wb_addr = wb_addr;
+assign m_wb_data = wb_data_reg;
+
+assign mover_restart = restart_reg;
+assign event_out = event_reg;
+assign busy = running_reg;
+assign count = count_reg;
+assign bytes_valid = bytes_valid_reg;
+assign bytes = bytes_reg;
+
+wire done_ok = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
+wire done_fail = done_valid && !done_abort && (done_rd_err != 5'd0 || done_wr_err != 5'd0);
+wire finishing = running_reg && (stopping_reg || error_reg || !run) && inflight_reg == 4'd0 &&
+                 fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid && !consume &&
+                 !(error_reg && wb_enabled && !err_wb_done_reg);
+
+integer e, j;
+always @(posedge clk) begin
+    event_reg <= 24'd0;
+    bytes_valid_reg <= 1'b0;
+    restart_reg <= 1'b0;
+    run_d_reg <= run;
+
+    if (run && !run_d_reg) begin
+        start_pending_reg <= 1'b1;
+    end else if (!run) begin
+        start_pending_reg <= 1'b0;
+    end
+
+    // descriptor buffer writes from completions
+    for (j = 0; j < KEEP; j = j + 1) begin
+        if (buf_wr_en[j]) begin
+            mem_reg[(buf_wr_idx + j) % BUF_DW] <= buf_wr_data[j*32 +: 32];
+            dv_reg[(buf_wr_idx + j) % BUF_DW] <= 1'b1;
+        end
+    end
+
+    // fetch issue
+    if (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned) begin
+        event_reg[EV_ALIGN_MISMATCH] <= 1'b1;
+        error_reg <= 1'b1;
+    end
+    if (fetch_fire) begin
+        for (e = 0; e < DESC_DEPTH; e = e + 1) begin
+            if (((e - wr_ptr_reg[LOG_DEPTH-1:0]) & (DESC_DEPTH-1)) < fetch_n) begin
+                entry_addr_reg[e] <= fetch_addr_reg + {(((e - wr_ptr_reg[LOG_DEPTH-1:0]) & (DESC_DEPTH-1)) << 5)};
+                dv_reg[e*8 +: 8] <= 8'd0;
+            end
+        end
+        wr_ptr_reg <= wr_ptr_reg + fetch_n[LOG_DEPTH:0];
+        fetch_addr_reg <= fetch_addr_reg + {51'd0, fetch_n, 5'd0};
+        fetch_rem_reg <= fetch_rem_reg - fetch_n[6:0];
+    end
+    fetch_out_reg <= fetch_out_reg + (fetch_fire ? 3'd1 : 3'd0) - (fetch_retire_valid ? 3'd1 : 3'd0);
+    if (fetch_retire_valid && fetch_retire_err != 5'd0) begin
+        event_reg[EV_DESC_ERROR +: 5] <= fetch_retire_err;
+        error_reg <= 1'b1;
+    end
+
+    // head descriptor checks
+    if (can_dispatch && !h_magic_ok) begin
+        event_reg[EV_MAGIC_STOPPED] <= 1'b1;
+        error_reg <= 1'b1;
+    end else if (can_dispatch && !h_len_ok) begin
+        event_reg[EV_INVALID_LENGTH] <= 1'b1;
+        error_reg <= 1'b1;
+    end
+
+    // dispatch and follow the next pointer
+    if (consume) begin
+        rd_ptr_reg <= rd_ptr_reg + 1'b1;
+        if (h_ctrl[DC_STOP]) begin
+            stopping_reg <= 1'b1;
+        end else if (after != 0) begin
+            if (next_matches) begin
+                if (!implied[7] && implied[6:0] > fetch_rem_reg) begin
+                    fetch_rem_reg <= implied[6:0];
+                end
+            end else begin
+                flush_pending_reg <= 1'b1;
+                flush_addr_reg <= h_next;
+                flush_rem_reg <= h_adj_total;
+            end
+        end else begin
+            if (fetch_rem_reg != 7'd0 && fetch_addr_reg == h_next) begin
+                if (h_adj_total > fetch_rem_reg) begin
+                    fetch_rem_reg <= h_adj_total;
+                end
+            end else begin
+                fetch_addr_reg <= h_next;
+                fetch_rem_reg <= h_adj_total;
+            end
+        end
+    end
+
+    // discard a mismatched prefetch once its reads have drained
+    if (flush_pending_reg && fetch_out_reg == 3'd0) begin
+        flush_pending_reg <= 1'b0;
+        wr_ptr_reg <= rd_ptr_reg;
+        fetch_addr_reg <= flush_addr_reg;
+        fetch_rem_reg <= flush_rem_reg;
+    end
+
+    // completions
+    inflight_reg <= inflight_reg + (consume ? 4'd1 : 4'd0) - (done_valid ? 4'd1 : 4'd0);
+    if (done_fail) begin
+        event_reg[EV_READ_ERROR +: 5] <= done_rd_err;
+        event_reg[EV_WRITE_ERROR +: 5] <= done_wr_err;
+        error_reg <= 1'b1;
+    end
+    if (done_ok) begin
+        count_reg <= count_reg + 32'd1;
+        bytes_valid_reg <= 1'b1;
+        bytes_reg <= done_bytes;
+        if (done_flags[DC_COMPLETED]) begin
+            event_reg[EV_DESC_COMPLETED] <= 1'b1;
+        end
+        if (done_flags[DC_STOP]) begin
+            event_reg[EV_DESC_STOPPED] <= 1'b1;
+        end
+    end
+
+    // poll-mode write-back: {error, count}; the latest value wins if one is pending
+    if (m_wb_valid && m_wb_ready) begin
+        wb_pending_reg <= 1'b0;
+    end
+    if (done_ok && done_flags[DC_COMPLETED] && wb_enabled) begin
+        wb_pending_reg <= 1'b1;
+        wb_data_reg <= {1'b0, 7'd0, count_reg[23:0] + 24'd1};
+    end else if (error_reg && wb_enabled && !err_wb_done_reg && inflight_reg == 4'd0 &&
+                 fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid) begin
+        wb_pending_reg <= 1'b1;
+        wb_data_reg <= {1'b1, 7'd0, count_reg[23:0]};
+        err_wb_done_reg <= 1'b1;
+    end
+
+    if (finishing) begin
+        running_reg <= 1'b0;
+        if (!stopping_reg && !error_reg) begin
+            event_reg[EV_IDLE_STOPPED] <= 1'b1;
+        end
+    end else if (!running_reg && start_pending_reg && run) begin
+        // start a new chain
+        start_pending_reg <= 1'b0;
+        running_reg <= 1'b1;
+        stopping_reg <= 1'b0;
+        error_reg <= 1'b0;
+        err_wb_done_reg <= 1'b0;
+        rd_ptr_reg <= 0;
+        wr_ptr_reg <= 0;
+        fetch_addr_reg <= desc_addr;
+        fetch_rem_reg <= {1'b0, desc_adj} + 7'd1;
+        flush_pending_reg <= 1'b0;
+        count_reg <= 32'd0;
+        restart_reg <= 1'b1;
+    end
+
+    if (rst) begin
+        running_reg <= 1'b0;
+        start_pending_reg <= 1'b0;
+        run_d_reg <= 1'b0;
+        stopping_reg <= 1'b0;
+        error_reg <= 1'b0;
+        err_wb_done_reg <= 1'b0;
+        rd_ptr_reg <= 0;
+        wr_ptr_reg <= 0;
+        dv_reg <= {BUF_DW{1'b0}};
+        fetch_rem_reg <= 7'd0;
+        fetch_out_reg <= 3'd0;
+        flush_pending_reg <= 1'b0;
+        inflight_reg <= 4'd0;
+        count_reg <= 32'd0;
+        wb_pending_reg <= 1'b0;
+        event_reg <= 24'd0;
+        bytes_valid_reg <= 1'b0;
+        restart_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * H2C data mover: turns descriptors (PCIe source, card destination, length)
+ * into memory read requests split at MRRS boundaries (hence never across
+ * 4 KiB), with up to SLOTS descriptors in flight.  Completion data is written
+ * to card RAM by pevb_rc_rx; this block counts outstanding tags per descriptor
+ * and reports descriptors done strictly in order.  A destination outside card
+ * RAM fails the descriptor with write_error[0] (decode) before any read; a
+ * completion error fails it with the read_error bits and aborts the
+ * descriptors behind it (reported with m_done_abort, nothing transferred).
+ */
+module pevb_h2c_rd #
+(
+    // card RAM byte address width (size = 2**RAM_ADDR_WIDTH)
+    parameter RAM_ADDR_WIDTH = 16
+)
+(
+    input  wire                      clk,
+    input  wire                      rst,
+
+    input  wire                      restart,
+    input  wire [2:0]                mrrs_enc,
+
+    /* Descriptors */
+    input  wire                      s_desc_valid,
+    output wire                      s_desc_ready,
+    input  wire [63:0]               s_desc_src,
+    input  wire [63:0]               s_desc_dst,
+    input  wire [27:0]               s_desc_len,
+    input  wire [2:0]                s_desc_flags,
+
+    /* Done, in order */
+    output wire                      m_done_valid,
+    output wire [2:0]                m_done_flags,
+    output wire [4:0]                m_done_rd_err,
+    output wire [4:0]                m_done_wr_err,
+    output wire                      m_done_abort,
+    output wire [27:0]               m_done_bytes,
+
+    /* Read requests */
+    output wire                      m_rd_valid,
+    input  wire                      m_rd_ready,
+    output wire [63:0]               m_rd_addr,
+    output wire [12:0]               m_rd_len,
+    output wire [RAM_ADDR_WIDTH-1:0] m_rd_info,
+    output wire [1:0]                m_rd_slot,
+
+    /* Tag retirement for H2C data */
+    input  wire                      retire_valid,
+    input  wire [1:0]                retire_slot,
+    input  wire [4:0]                retire_err,
+
+    // per-slot discard of completion data (failed or aborted descriptors)
+    output wire [3:0]                discard
+);
+
+localparam SLOTS = 4;
+localparam [4:0] WERR_DECODE = 5'b00001;
+
+reg [2:0] head_reg = 3'd0;
+reg [2:0] tail_reg = 3'd0;
+reg [5:0] slot_cnt_reg [0:SLOTS-1];
+reg [SLOTS-1:0] slot_issued_reg = {SLOTS{1'b0}};
+reg [SLOTS-1:0] slot_abort_reg = {SLOTS{1'b0}};
+reg [4:0] slot_rd_err_reg [0:SLOTS-1];
+reg [4:0] slot_wr_err_reg [0:SLOTS-1];
+reg [2:0] slot_flags_reg [0:SLOTS-1];
+reg [27:0] slot_len_reg [0:SLOTS-1];
+
+reg cur_active_reg = 1'b0;
+reg [1:0] cur_slot_reg = 2'd0;
+reg [63:0] cur_addr_reg = 64'd0;
+reg [RAM_ADDR_WIDTH-1:0] cur_card_reg = {RAM_ADDR_WIDTH{1'b0}};
+reg [27:0] cur_rem_reg = 28'd0;
+
+reg abort_reg = 1'b0;
+
+wire full = (tail_reg - head_reg) == SLOTS;
+wire empty = head_reg == tail_reg;
+wire [1:0] head = head_reg[1:0];
+wire [1:0] tail = tail_reg[1:0];
+
+wire [2:0] mrrs_e = mrrs_enc > 3'd5 ? 3'd5 : mrrs_enc;
+wire [12:0] mrrs = 13'd128 << mrrs_e;
+wire [12:0] to_boundary = mrrs - ({1'b0, cur_addr_reg[11:0]} & (mrrs - 13'd1));
+wire [12:0] rd_len = cur_rem_reg < {15'd0, to_boundary} ? cur_rem_reg[12:0] : to_boundary;
+wire rd_last = cur_rem_reg == {15'd0, rd_len};
+
+// destination range check
+wire [28:0] dst_end = {1'b0, s_desc_dst[27:0]} + {1'b0, s_desc_len};
+wire dst_ok = (s_desc_dst[63:RAM_ADDR_WIDTH] == {(64-RAM_ADDR_WIDTH){1'b0}}) &&
+              dst_end <= (29'd1 << RAM_ADDR_WIDTH);
+
+assign s_desc_ready = !cur_active_reg && !full;
+wire accept = s_desc_valid && s_desc_ready;
+
+assign m_rd_valid = cur_active_reg && !abort_reg;
+assign m_rd_addr = cur_addr_reg;
+assign m_rd_len = rd_len;
+assign m_rd_info = cur_card_reg;
+assign m_rd_slot = cur_slot_reg;
+wire issue = m_rd_valid && m_rd_ready;
+
+wire head_done = !empty && slot_issued_reg[head] && slot_cnt_reg[head] == 6'd0;
+assign m_done_valid = head_done;
+assign m_done_flags = slot_flags_reg[head];
+assign m_done_rd_err = slot_rd_err_reg[head];
+assign m_done_wr_err = slot_wr_err_reg[head];
+assign m_done_abort = slot_abort_reg[head];
+assign m_done_bytes = slot_len_reg[head];
+
+reg [SLOTS-1:0] slot_failed;
+integer f;
+always @* begin
+    for (f = 0; f < SLOTS; f = f + 1) begin
+        slot_failed[f] = slot_rd_err_reg[f] != 5'd0;
+    end
+end
+assign discard = slot_abort_reg | slot_failed;
+
+// ring distance from the head: occupied slots behind the failing one are aborted
+wire [1:0] fail_dist = retire_slot - head;
+wire [2:0] occupancy = tail_reg - head_reg;
+reg [SLOTS-1:0] behind_fail;
+reg [1:0] ring_dist;
+integer d;
+always @* begin
+    for (d = 0; d < SLOTS; d = d + 1) begin
+        ring_dist = d[1:0] - head;
+        behind_fail[d] = {1'b0, ring_dist} < occupancy && ring_dist > fail_dist;
+    end
+end
+
+integer s;
+always @(posedge clk) begin
+    for (s = 0; s < SLOTS; s = s + 1) begin
+        slot_cnt_reg[s] <= slot_cnt_reg[s]
+            + ((issue && cur_slot_reg == s) ? 6'd1 : 6'd0)
+            - ((retire_valid && retire_slot == s) ? 6'd1 : 6'd0);
+    end
+
+    if (retire_valid && retire_err != 5'd0) begin
+        slot_rd_err_reg[retire_slot] <= slot_rd_err_reg[retire_slot] | retire_err;
+        abort_reg <= 1'b1;
+        slot_abort_reg <= slot_abort_reg | behind_fail;
+    end
+
+    if (head_done) begin
+        head_reg <= head_reg + 3'd1;
+    end
+
+    if (accept) begin
+        tail_reg <= tail_reg + 3'd1;
+        slot_flags_reg[tail] <= s_desc_flags;
+        slot_len_reg[tail] <= s_desc_len;
+        slot_rd_err_reg[tail] <= 5'd0;
+        slot_wr_err_reg[tail] <= dst_ok ? 5'd0 : WERR_DECODE;
+        slot_abort_reg[tail] <= abort_reg;
+        if (!dst_ok || abort_reg) begin
+            slot_issued_reg[tail] <= 1'b1;
+            if (!dst_ok) begin
+                abort_reg <= 1'b1;
+            end
+        end else begin
+            slot_issued_reg[tail] <= 1'b0;
+            cur_active_reg <= 1'b1;
+            cur_slot_reg <= tail;
+            cur_addr_reg <= s_desc_src;
+            cur_card_reg <= s_desc_dst[RAM_ADDR_WIDTH-1:0];
+            cur_rem_reg <= s_desc_len;
+        end
+    end
+
+    if (issue) begin
+        cur_addr_reg <= cur_addr_reg + {51'd0, rd_len};
+        cur_card_reg <= cur_card_reg + rd_len[RAM_ADDR_WIDTH-1:0];
+        cur_rem_reg <= cur_rem_reg - {15'd0, rd_len};
+        if (rd_last) begin
+            cur_active_reg <= 1'b0;
+            slot_issued_reg[cur_slot_reg] <= 1'b1;
+        end
+    end else if (cur_active_reg && abort_reg) begin
+        // stop issuing the rest of an aborted descriptor
+        cur_active_reg <= 1'b0;
+        slot_issued_reg[cur_slot_reg] <= 1'b1;
+        if (slot_rd_err_reg[cur_slot_reg] == 5'd0) begin
+            slot_abort_reg[cur_slot_reg] <= 1'b1;
+        end
+    end
+
+    if (restart) begin
+        abort_reg <= 1'b0;
+    end
+
+    if (rst) begin
+        head_reg <= 3'd0;
+        tail_reg <= 3'd0;
+        slot_issued_reg <= {SLOTS{1'b0}};
+        slot_abort_reg <= {SLOTS{1'b0}};
+        cur_active_reg <= 1'b0;
+        abort_reg <= 1'b0;
+        for (s = 0; s < SLOTS; s = s + 1) begin
+            slot_cnt_reg[s] <= 6'd0;
+        end
+    end
+end
+
+endmodule
+
+`resetall

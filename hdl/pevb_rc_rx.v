@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Read tag table and requester completion (RC) handler.  Allocates one of
+ * TAG_COUNT tags per read request and keeps its context; accepts completions
+ * split at any DWORD boundary and in any order across tags; writes H2C data
+ * straight into card RAM (per-lane addresses, any byte alignment) and
+ * descriptor DWORDs into the owning channel's descriptor buffer; retires a tag
+ * on its last completion, on an error completion, or on completion timeout,
+ * reporting the owner and the error bits in XDMA read_error encoding.
+ * Context kinds: 0 = H2C descriptor fetch, 1 = C2H descriptor fetch,
+ * 2 = H2C data read.
+ */
+module pevb_rc_rx #
+(
+    // PCIe AXI stream data width (64, 128, 256 or 512)
+    parameter AXIS_PCIE_DATA_WIDTH = 64,
+    // PCIe AXI stream tkeep width (DWORD lanes)
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    // RC tuser width
+    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
+    // card RAM byte address width
+    parameter RAM_ADDR_WIDTH = 16,
+    // descriptor buffer DWORD index width
+    parameter DESC_IDX_WIDTH = 6,
+    // number of tags (32 without extended tags)
+    parameter TAG_COUNT = 32,
+    // completion timeout in clock cycles
+    parameter CPL_TIMEOUT_CYCLES = 131072
+)
+(
+    input  wire                                 clk,
+    input  wire                                 rst,
+
+    /* Tag allocation */
+    output wire                                 tag_avail,
+    output wire [7:0]                           tag_free,
+    input  wire                                 alloc_valid,
+    input  wire [1:0]                           alloc_kind,
+    input  wire [1:0]                           alloc_slot,
+    input  wire [11:0]                          alloc_addr_lo,
+    input  wire [RAM_ADDR_WIDTH-1:0]            alloc_info,
+
+    /* Requester completion (RC) */
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      s_axis_rc_tdata,
+    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]      s_axis_rc_tkeep,
+    input  wire                                 s_axis_rc_tvalid,
+    output wire                                 s_axis_rc_tready,
+    input  wire                                 s_axis_rc_tlast,
+    input  wire [AXIS_PCIE_RC_USER_WIDTH-1:0]   s_axis_rc_tuser,
+
+    /* H2C data discard per in-flight descriptor slot (failed or aborted) */
+    input  wire [3:0]                           h2c_discard,
+
+    /* Card RAM write port */
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]    ram_wr_en,
+    output wire [(AXIS_PCIE_DATA_WIDTH/8)*(RAM_ADDR_WIDTH-$clog2(AXIS_PCIE_DATA_WIDTH/8))-1:0] ram_wr_addr,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]      ram_wr_data,
+
+    /* Descriptor buffer writes (index of lane 0, lanes consecutive) */
+    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_h2c,
+    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_c2h,
+    output wire [DESC_IDX_WIDTH-1:0]            desc_wr_idx,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]      desc_wr_data,
+
+    /* Tag retirement */
+    output wire                                 retire_valid,
+    output wire [1:0]                           retire_kind,
+    output wire [1:0]                           retire_slot,
+    output wire [4:0]                           retire_err,
+
+    /* Status */
+    output wire [7:0]                           tags_in_flight,
+    output wire                                 unexpected_cpl
+);
+
+localparam DW = AXIS_PCIE_DATA_WIDTH;
+localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
+localparam BYTES = DW/8;
+localparam LOG_BYTES = $clog2(BYTES);
+localparam LOG_KEEP = $clog2(KEEP);
+localparam WAW = RAM_ADDR_WIDTH - LOG_BYTES;
+localparam TAG_W = $clog2(TAG_COUNT);
+localparam TICK_W = 8;
+localparam TIMEOUT_TICKS = (CPL_TIMEOUT_CYCLES + (1 << TICK_W) - 1) >> TICK_W;
+localparam TO_W = 16;
+
+// kinds of tag context
+localparam [1:0] KIND_H2C_DESC = 2'd0;
+localparam [1:0] KIND_C2H_DESC = 2'd1;
+localparam [1:0] KIND_H2C_DATA = 2'd2;
+
+// RC error codes (PG213)
+localparam [3:0] RC_ERR_NONE = 4'b0000;
+localparam [3:0] RC_ERR_POISONED = 4'b0001;
+localparam [3:0] RC_ERR_BAD_STATUS = 4'b0010;
+localparam [3:0] RC_ERR_TIMEOUT = 4'b1001;
+
+// completion status
+localparam [2:0] CPL_SC = 3'b000;
+localparam [2:0] CPL_UR = 3'b001;
+localparam [2:0] CPL_CA = 3'b100;
+
+// XDMA read_error/descr_error bits
+localparam [4:0] XERR_UR = 5'b00001;
+localparam [4:0] XERR_CA = 5'b00010;
+localparam [4:0] XERR_EP = 5'b01000;
+localparam [4:0] XERR_UNEXP = 5'b10000;   // also used for completion timeout
+
+initial begin
+    if (TAG_COUNT > 256 || (1 << TAG_W) != TAG_COUNT) begin
+        $error("Error: TAG_COUNT must be a power of two up to 256 (instance %m)");
+        $finish;
+    end
+    if (TIMEOUT_TICKS >= (1 << TO_W)) begin
+        $error("Error: CPL_TIMEOUT_CYCLES too large (instance %m)");
+        $finish;
+    end
+end
+
+/* tag table */
+reg [TAG_COUNT-1:0] active_reg = {TAG_COUNT{1'b0}};
+reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
+reg [1:0] ctx_slot_reg [0:TAG_COUNT-1];
+reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
+reg [RAM_ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
+reg [4:0] ctx_err_reg [0:TAG_COUNT-1];
+reg [TO_W-1:0] ctx_timer_reg [0:TAG_COUNT-1];
+reg [TICK_W-1:0] tick_reg = {TICK_W{1'b0}};
+
+reg [TAG_W-1:0] free_idx;
+reg free_found;
+reg [TAG_W-1:0] exp_idx;
+reg exp_found;
+reg [7:0] in_flight;
+integer t;
+always @* begin
+    free_idx = {TAG_W{1'b0}};
+    free_found = 1'b0;
+    exp_idx = {TAG_W{1'b0}};
+    exp_found = 1'b0;
+    in_flight = 8'd0;
+    for (t = TAG_COUNT-1; t >= 0; t = t - 1) begin
+        if (!active_reg[t]) begin
+            free_idx = t[TAG_W-1:0];
+            free_found = 1'b1;
+        end
+        if (active_reg[t] && ctx_timer_reg[t] >= TIMEOUT_TICKS[TO_W-1:0]) begin
+            exp_idx = t[TAG_W-1:0];
+            exp_found = 1'b1;
+        end
+        in_flight = in_flight + {7'd0, active_reg[t]};
+    end
+end
+
+assign tag_avail = free_found;
+assign tag_free = {{(8-TAG_W){1'b0}}, free_idx};
+assign tags_in_flight = in_flight;
+
+/* input register stage */
+reg rc_valid_reg = 1'b0;
+reg [DW-1:0] rc_data_reg = {DW{1'b0}};
+reg [KEEP-1:0] rc_keep_reg = {KEEP{1'b0}};
+reg rc_last_reg = 1'b0;
+reg [10:0] rc_beat_reg = 11'd0;     // beat index of rc_*_reg within its TLP
+reg [95:0] hdr_reg = 96'd0;
+
+assign s_axis_rc_tready = 1'b1;
+
+// header DWORDs seen so far, including the current beat
+reg [95:0] hdr;
+integer k;
+always @* begin
+    hdr = hdr_reg;
+    for (k = 0; k < 3; k = k + 1) begin
+        if ((rc_beat_reg << LOG_KEEP) <= k && k < ((rc_beat_reg + 1) << LOG_KEEP)) begin
+            hdr[k*32 +: 32] = rc_data_reg[(k - (rc_beat_reg << LOG_KEEP))*32 +: 32];
+        end
+    end
+end
+
+wire [11:0] h_lower_addr = hdr[11:0];
+wire [3:0] h_err_code = hdr[15:12];
+wire [12:0] h_byte_count = hdr[28:16];
+wire [10:0] h_dw_count = hdr[42:32];
+wire [2:0] h_status = hdr[45:43];
+wire h_poisoned = hdr[46];
+wire [7:0] h_tag = hdr[71:64];
+wire [TAG_W-1:0] tag = h_tag[TAG_W-1:0];
+
+wire tag_ok = (h_tag >> TAG_W) == 8'd0 && active_reg[tag];
+wire [1:0] c_kind = ctx_kind_reg[tag];
+wire [RAM_ADDR_WIDTH-1:0] c_info = ctx_info_reg[tag];
+wire [11:0] c_lo = ctx_lo_reg[tag];
+
+reg [4:0] cpl_err;
+always @* begin
+    cpl_err = 5'd0;
+    if (h_err_code == RC_ERR_NONE || h_err_code == RC_ERR_POISONED || h_err_code == RC_ERR_BAD_STATUS) begin
+        if (h_status == CPL_UR) begin
+            cpl_err = XERR_UR;
+        end else if (h_status == CPL_CA) begin
+            cpl_err = XERR_CA;
+        end else if (h_status != CPL_SC) begin
+            cpl_err = XERR_UNEXP;
+        end
+        if (h_poisoned || h_err_code == RC_ERR_POISONED) begin
+            cpl_err = cpl_err | XERR_EP;
+        end
+    end else begin
+        // length/address/tag mismatch, timeout reported by the core, FLR
+        cpl_err = XERR_UNEXP;
+    end
+end
+
+// bytes carried by this completion and whether it is the last one
+wire [13:0] cpl_capacity = {1'b0, h_dw_count, 2'b00} - {12'd0, h_lower_addr[1:0]};
+wire cpl_final = h_status != CPL_SC || h_err_code == RC_ERR_TIMEOUT || {1'b0, h_byte_count} <= cpl_capacity;
+wire [13:0] cpl_bytes = cpl_final && h_status == CPL_SC ? {1'b0, h_byte_count} : cpl_capacity;
+wire cpl_good = tag_ok && cpl_err == 5'd0;
+
+// offset of the completion inside its request
+wire [11:0] req_offset = h_lower_addr - c_lo;
+
+// data: card address of stream byte 0 of this TLP (payload starts at byte 12)
+wire [RAM_ADDR_WIDTH-1:0] data_base = c_info + {{(RAM_ADDR_WIDTH-12){1'b0}}, req_offset}
+                                      - {{(RAM_ADDR_WIDTH-2){1'b0}}, h_lower_addr[1:0]} - 12;
+wire [RAM_ADDR_WIDTH-1:0] beat_base = data_base + ({{(RAM_ADDR_WIDTH-11){1'b0}}, rc_beat_reg} << LOG_BYTES);
+wire [WAW-1:0] beat_word = beat_base[RAM_ADDR_WIDTH-1:LOG_BYTES];
+wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
+wire [15:0] first_byte = 16'd12 + {14'd0, h_lower_addr[1:0]};
+wire [15:0] end_byte = first_byte + {2'd0, cpl_bytes};
+
+wire data_wr = rc_valid_reg && cpl_good && c_kind == KIND_H2C_DATA && !h2c_discard[ctx_slot_reg[tag]];
+wire desc_wr = rc_valid_reg && cpl_good && (c_kind == KIND_H2C_DESC || c_kind == KIND_C2H_DESC);
+
+reg [BYTES-1:0] wr_en;
+reg [BYTES*WAW-1:0] wr_addr;
+reg [DW-1:0] wr_data;
+reg [15:0] p;
+integer m;
+always @* begin
+    for (m = 0; m < BYTES; m = m + 1) begin
+        // stream byte landing in RAM lane m this beat
+        p = ({5'd0, rc_beat_reg} << LOG_BYTES) + ((m - beat_rot) & (BYTES-1));
+        wr_data[m*8 +: 8] = rc_data_reg[((m - beat_rot) & (BYTES-1))*8 +: 8];
+        wr_addr[m*WAW +: WAW] = beat_word + ((m < beat_rot) ? 1 : 0);
+        wr_en[m] = data_wr && p >= first_byte && p < end_byte;
+    end
+end
+
+assign ram_wr_en = wr_en;
+assign ram_wr_addr = wr_addr;
+assign ram_wr_data = wr_data;
+
+// descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
+reg [KEEP-1:0] dsc_en;
+reg [15:0] q;
+integer jj;
+always @* begin
+    for (jj = 0; jj < KEEP; jj = jj + 1) begin
+        q = ({5'd0, rc_beat_reg} << LOG_KEEP) + jj;
+        dsc_en[jj] = desc_wr && rc_keep_reg[jj] && q >= 16'd3 && q < 16'd3 + {5'd0, h_dw_count};
+    end
+end
+
+wire [15:0] desc_idx_full = {{(16-RAM_ADDR_WIDTH){1'b0}}, c_info} + {6'd0, req_offset[11:2]}
+                            + ({5'd0, rc_beat_reg} << LOG_KEEP) - 16'd3;
+
+assign desc_wr_en_h2c = c_kind == KIND_H2C_DESC ? dsc_en : {KEEP{1'b0}};
+assign desc_wr_en_c2h = c_kind == KIND_C2H_DESC ? dsc_en : {KEEP{1'b0}};
+assign desc_wr_idx = desc_idx_full[DESC_IDX_WIDTH-1:0];
+assign desc_wr_data = rc_data_reg;
+
+// retirement: last completion of a tag, or timeout when no completion retires
+wire rc_retire = rc_valid_reg && rc_last_reg && tag_ok && cpl_final;
+wire to_retire = !rc_retire && exp_found;
+
+assign retire_valid = rc_retire || to_retire;
+assign retire_kind = rc_retire ? c_kind : ctx_kind_reg[exp_idx];
+assign retire_slot = rc_retire ? ctx_slot_reg[tag] : ctx_slot_reg[exp_idx];
+assign retire_err = rc_retire ? (ctx_err_reg[tag] | cpl_err) : (ctx_err_reg[exp_idx] | XERR_UNEXP);
+assign unexpected_cpl = rc_valid_reg && rc_last_reg && !tag_ok;
+
+always @(posedge clk) begin
+    rc_valid_reg <= s_axis_rc_tvalid;
+    if (s_axis_rc_tvalid) begin
+        rc_data_reg <= s_axis_rc_tdata;
+        rc_keep_reg <= s_axis_rc_tkeep;
+        rc_last_reg <= s_axis_rc_tlast;
+    end
+    if (rc_valid_reg) begin
+        hdr_reg <= hdr;
+        if (rc_last_reg) begin
+            rc_beat_reg <= 11'd0;
+        end else if (rc_beat_reg != 11'h7ff) begin
+            rc_beat_reg <= rc_beat_reg + 11'd1;
+        end
+        // errors on a non-final completion (poisoned data) stick to the tag
+        if (tag_ok && cpl_err != 5'd0 && !rc_retire) begin
+            ctx_err_reg[tag] <= ctx_err_reg[tag] | cpl_err;
+        end
+    end
+
+    tick_reg <= tick_reg + 1'b1;
+    for (t = 0; t < TAG_COUNT; t = t + 1) begin
+        if (active_reg[t] && tick_reg == {TICK_W{1'b1}} && ctx_timer_reg[t] != {TO_W{1'b1}}) begin
+            ctx_timer_reg[t] <= ctx_timer_reg[t] + 1'b1;
+        end
+    end
+
+    if (rc_retire) begin
+        active_reg[tag] <= 1'b0;
+    end else if (to_retire) begin
+        active_reg[exp_idx] <= 1'b0;
+    end
+
+    if (alloc_valid) begin
+        active_reg[free_idx] <= 1'b1;
+        ctx_kind_reg[free_idx] <= alloc_kind;
+        ctx_slot_reg[free_idx] <= alloc_slot;
+        ctx_lo_reg[free_idx] <= alloc_addr_lo;
+        ctx_info_reg[free_idx] <= alloc_info;
+        ctx_err_reg[free_idx] <= 5'd0;
+        ctx_timer_reg[free_idx] <= {TO_W{1'b0}};
+    end
+
+    if (rst) begin
+        active_reg <= {TAG_COUNT{1'b0}};
+        rc_valid_reg <= 1'b0;
+        rc_beat_reg <= 11'd0;
+        tick_reg <= {TICK_W{1'b0}};
+    end
+end
+
+endmodule
+
+`resetall

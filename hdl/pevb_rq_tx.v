@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Requester request (RQ) generator.  Accepts read commands (header-only
+ * memory read TLPs with the caller's tag) and write commands (memory write
+ * TLPs whose payload comes from card RAM at any byte alignment, or one
+ * immediate DWORD for status write-back), arbitrates between them round-robin
+ * and streams DWORD-aligned TLPs onto the UltraScale+ RQ interface.  Callers
+ * split requests so that none crosses 4 KiB and payloads respect MPS/MRRS.
+ * Write payload is read from card RAM one beat ahead through per-lane
+ * addresses and rotated into place, so back-to-back TLPs need no idle cycles.
+ */
+module pevb_rq_tx #
+(
+    // PCIe AXI stream data width (64, 128, 256 or 512)
+    parameter AXIS_PCIE_DATA_WIDTH = 64,
+    // PCIe AXI stream tkeep width (DWORD lanes)
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    // RQ tuser width
+    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
+    // card RAM byte address width
+    parameter RAM_ADDR_WIDTH = 16,
+    // width of the write command id echoed on completion of the TLP
+    parameter WR_ID_WIDTH = 4
+)
+(
+    input  wire                                 clk,
+    input  wire                                 rst,
+
+    /* Read request commands */
+    input  wire                                 s_rd_valid,
+    output wire                                 s_rd_ready,
+    input  wire [63:0]                          s_rd_addr,
+    input  wire [12:0]                          s_rd_len,
+    input  wire [7:0]                           s_rd_tag,
+
+    /* Write request commands */
+    input  wire                                 s_wr_valid,
+    output wire                                 s_wr_ready,
+    input  wire [63:0]                          s_wr_addr,
+    input  wire [12:0]                          s_wr_len,
+    input  wire [RAM_ADDR_WIDTH-1:0]            s_wr_ram_addr,
+    input  wire                                 s_wr_imm,
+    input  wire [31:0]                          s_wr_imm_data,
+    input  wire [WR_ID_WIDTH-1:0]               s_wr_id,
+
+    /* Write TLP sent (last beat accepted) */
+    output wire                                 m_wr_done_valid,
+    output wire [WR_ID_WIDTH-1:0]               m_wr_done_id,
+
+    /* Card RAM read port */
+    output wire                                 ram_rd_en,
+    output wire [(AXIS_PCIE_DATA_WIDTH/8)*(RAM_ADDR_WIDTH-$clog2(AXIS_PCIE_DATA_WIDTH/8))-1:0] ram_rd_addr,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      ram_rd_data,
+
+    /* Requester request (RQ) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]      m_axis_rq_tdata,
+    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      m_axis_rq_tkeep,
+    output wire                                 m_axis_rq_tvalid,
+    input  wire                                 m_axis_rq_tready,
+    output wire                                 m_axis_rq_tlast,
+    output wire [AXIS_PCIE_RQ_USER_WIDTH-1:0]   m_axis_rq_tuser
+);
+
+localparam DW = AXIS_PCIE_DATA_WIDTH;
+localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
+localparam BYTES = DW/8;
+localparam LOG_BYTES = $clog2(BYTES);
+localparam LOG_KEEP = $clog2(KEEP);
+localparam WAW = RAM_ADDR_WIDTH - LOG_BYTES;
+
+// RQ request types (PG213 req_type)
+localparam [3:0] REQ_MEM_READ = 4'b0000;
+localparam [3:0] REQ_MEM_WRITE = 4'b0001;
+
+initial begin
+    if (DW != 64 && DW != 128 && DW != 256 && DW != 512) begin
+        $error("Error: AXIS_PCIE_DATA_WIDTH must be 64, 128, 256 or 512 (instance %m)");
+        $finish;
+    end
+    if (KEEP*32 != DW) begin
+        $error("Error: AXIS_PCIE_KEEP_WIDTH must be AXIS_PCIE_DATA_WIDTH/32 (instance %m)");
+        $finish;
+    end
+end
+
+/* Stage 1: current TLP */
+reg cur_valid_reg = 1'b0;
+reg cur_wr_reg = 1'b0;
+reg cur_imm_reg = 1'b0;
+reg [31:0] cur_imm_data_reg = 32'd0;
+reg [WR_ID_WIDTH-1:0] cur_id_reg = {WR_ID_WIDTH{1'b0}};
+reg [127:0] cur_hdr_reg = 128'd0;
+reg [3:0] cur_first_be_reg = 4'd0;
+reg [3:0] cur_last_be_reg = 4'd0;
+reg [11:0] cur_dw_total_reg = 12'd0;     // header + payload DWORDs
+reg [10:0] cur_beat_reg = 11'd0;
+reg [10:0] cur_last_beat_reg = 11'd0;
+reg [RAM_ADDR_WIDTH-1:0] cur_base_reg = {RAM_ADDR_WIDTH{1'b0}};  // card address of stream byte 0
+
+/* Stage 2: output beat (RAM data for it arrives with the stage) */
+reg s2_valid_reg = 1'b0;
+reg s2_wr_reg = 1'b0;
+reg s2_last_reg = 1'b0;
+reg [WR_ID_WIDTH-1:0] s2_id_reg = {WR_ID_WIDTH{1'b0}};
+reg [KEEP-1:0] s2_keep_reg = {KEEP{1'b0}};
+reg [KEEP-1:0] s2_fixed_lanes_reg = {KEEP{1'b0}};    // lanes carrying header or immediate data
+reg [DW-1:0] s2_fixed_data_reg = {DW{1'b0}};
+reg [3:0] s2_first_be_reg = 4'd0;
+reg [3:0] s2_last_be_reg = 4'd0;
+reg [LOG_BYTES-1:0] s2_rot_reg = {LOG_BYTES{1'b0}};
+
+reg rr_prefer_wr_reg = 1'b0;
+
+wire advance = !s2_valid_reg || m_axis_rq_tready;
+wire cur_done = cur_valid_reg && cur_beat_reg == cur_last_beat_reg;
+wire load = advance && (!cur_valid_reg || cur_done);
+wire pick_wr = s_wr_valid && (!s_rd_valid || rr_prefer_wr_reg);
+wire pick_rd = s_rd_valid && !pick_wr;
+
+assign s_rd_ready = load && pick_rd;
+assign s_wr_ready = load && pick_wr;
+
+// header of the selected command
+wire [63:0] sel_addr = pick_wr ? (s_wr_imm ? {s_wr_addr[63:2], 2'b00} : s_wr_addr) : s_rd_addr;
+wire [12:0] sel_len = pick_wr ? (s_wr_imm ? 13'd4 : s_wr_len) : s_rd_len;
+wire [13:0] sel_end = {12'd0, sel_addr[1:0]} + {1'b0, sel_len};
+wire [10:0] sel_dw_count = sel_end[12:2] + {10'd0, sel_end[1:0] != 2'b00};
+wire [1:0] sel_end_lo = sel_end[1:0];
+wire [3:0] sel_first_mask = 4'b1111 << sel_addr[1:0];
+wire [3:0] sel_last_mask = sel_end_lo == 2'd0 ? 4'b1111 : ~(4'b1111 << sel_end_lo);
+wire [3:0] sel_first_be = sel_dw_count == 11'd1 ? (sel_first_mask & sel_last_mask) : sel_first_mask;
+wire [3:0] sel_last_be = sel_dw_count == 11'd1 ? 4'b0000 : sel_last_mask;
+wire [11:0] sel_dw_total = 12'd4 + (pick_wr ? {1'b0, sel_dw_count} : 12'd0);
+wire [11:0] sel_dw_last = sel_dw_total - 12'd1;
+wire [31:0] sel_dw0 = {sel_addr[31:2], 2'b00};
+wire [31:0] sel_dw1 = sel_addr[63:32];
+wire [31:0] sel_dw2 = {16'd0, 1'b0, pick_wr ? REQ_MEM_WRITE : REQ_MEM_READ, sel_dw_count};
+wire [31:0] sel_dw3 = {1'b0, 3'b000, 3'b000, 1'b0, 16'd0, pick_wr ? 8'd0 : s_rd_tag};
+// card address of stream byte 0 (payload starts after the 16-byte header)
+wire [RAM_ADDR_WIDTH-1:0] sel_base = s_wr_ram_addr - {{(RAM_ADDR_WIDTH-2){1'b0}}, sel_addr[1:0]} - 16;
+
+// beat from stage 1: RAM addresses and fixed lanes
+wire [RAM_ADDR_WIDTH-1:0] beat_base = cur_base_reg + ({{(RAM_ADDR_WIDTH-11){1'b0}}, cur_beat_reg} << LOG_BYTES);
+wire [WAW-1:0] beat_word = beat_base[RAM_ADDR_WIDTH-1:LOG_BYTES];
+wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
+
+reg [BYTES*WAW-1:0] rd_addr;
+reg [KEEP-1:0] beat_keep;
+reg [KEEP-1:0] beat_fixed_lanes;
+reg [DW-1:0] beat_fixed_data;
+integer m, j;
+always @* begin
+    for (m = 0; m < BYTES; m = m + 1) begin
+        rd_addr[m*WAW +: WAW] = beat_word + ((m < beat_rot) ? 1 : 0);
+    end
+    beat_keep = {KEEP{1'b0}};
+    beat_fixed_lanes = {KEEP{1'b0}};
+    beat_fixed_data = {DW{1'b0}};
+    for (j = 0; j < KEEP; j = j + 1) begin
+        if (({1'b0, cur_beat_reg} << LOG_KEEP) + j < cur_dw_total_reg) begin
+            beat_keep[j] = 1'b1;
+        end
+        if (({1'b0, cur_beat_reg} << LOG_KEEP) + j < 4) begin
+            beat_fixed_lanes[j] = 1'b1;
+            beat_fixed_data[j*32 +: 32] = cur_hdr_reg[(((cur_beat_reg << LOG_KEEP) + j) % 4)*32 +: 32];
+        end else if (cur_imm_reg && ({1'b0, cur_beat_reg} << LOG_KEEP) + j == 4) begin
+            beat_fixed_lanes[j] = 1'b1;
+            beat_fixed_data[j*32 +: 32] = cur_imm_data_reg;
+        end
+    end
+end
+
+assign ram_rd_en = advance && cur_valid_reg;
+assign ram_rd_addr = rd_addr;
+
+// stage 2 output: rotate RAM data into place, overlay header/immediate lanes
+reg [DW-1:0] out_data;
+integer b, l;
+always @* begin
+    for (b = 0; b < BYTES; b = b + 1) begin
+        out_data[b*8 +: 8] = ram_rd_data[((b + s2_rot_reg) % BYTES)*8 +: 8];
+    end
+    for (l = 0; l < KEEP; l = l + 1) begin
+        if (s2_fixed_lanes_reg[l]) begin
+            out_data[l*32 +: 32] = s2_fixed_data_reg[l*32 +: 32];
+        end
+    end
+end
+
+reg [AXIS_PCIE_RQ_USER_WIDTH-1:0] out_user;
+always @* begin
+    out_user = {AXIS_PCIE_RQ_USER_WIDTH{1'b0}};
+    out_user[3:0] = s2_first_be_reg;
+    if (DW == 512) begin
+        out_user[11:8] = s2_last_be_reg;
+    end else begin
+        out_user[7:4] = s2_last_be_reg;
+    end
+end
+
+assign m_axis_rq_tdata = out_data;
+assign m_axis_rq_tkeep = s2_keep_reg;
+assign m_axis_rq_tvalid = s2_valid_reg;
+assign m_axis_rq_tlast = s2_last_reg;
+assign m_axis_rq_tuser = out_user;
+
+assign m_wr_done_valid = s2_valid_reg && m_axis_rq_tready && s2_last_reg && s2_wr_reg;
+assign m_wr_done_id = s2_id_reg;
+
+always @(posedge clk) begin
+    if (advance) begin
+        s2_valid_reg <= cur_valid_reg;
+        s2_wr_reg <= cur_wr_reg;
+        s2_last_reg <= cur_done;
+        s2_id_reg <= cur_id_reg;
+        s2_keep_reg <= beat_keep;
+        s2_fixed_lanes_reg <= beat_fixed_lanes;
+        s2_fixed_data_reg <= beat_fixed_data;
+        s2_first_be_reg <= cur_first_be_reg;
+        s2_last_be_reg <= cur_last_be_reg;
+        s2_rot_reg <= beat_rot;
+
+        if (cur_valid_reg && !cur_done) begin
+            cur_beat_reg <= cur_beat_reg + 11'd1;
+        end
+    end
+
+    if (load) begin
+        cur_valid_reg <= s_rd_valid || s_wr_valid;
+        cur_wr_reg <= pick_wr;
+        cur_imm_reg <= pick_wr && s_wr_imm;
+        cur_imm_data_reg <= s_wr_imm_data;
+        cur_id_reg <= s_wr_id;
+        cur_hdr_reg <= {sel_dw3, sel_dw2, sel_dw1, sel_dw0};
+        cur_first_be_reg <= sel_first_be;
+        cur_last_be_reg <= sel_last_be;
+        cur_dw_total_reg <= sel_dw_total;
+        cur_beat_reg <= 11'd0;
+        cur_last_beat_reg <= sel_dw_last[11:0] >> LOG_KEEP;
+        cur_base_reg <= sel_base;
+        if (s_rd_valid && s_wr_valid) begin
+            rr_prefer_wr_reg <= !pick_wr;
+        end
+    end
+
+    if (rst) begin
+        cur_valid_reg <= 1'b0;
+        s2_valid_reg <= 1'b0;
+        rr_prefer_wr_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall
