@@ -137,7 +137,7 @@ always @(posedge clk) begin
 
     if (issue) begin
         cur_addr_reg <= cur_addr_reg + {51'd0, wr_len};
-        cur_card_reg <= cur_card_reg + wr_len[RAM_ADDR_WIDTH-1:0];
+        cur_card_reg <= cur_card_reg + {{(RAM_ADDR_WIDTH-13){1'b0}}, wr_len};
         cur_rem_reg <= cur_rem_reg - {15'd0, wr_len};
         if (wr_last) begin
             cur_active_reg <= 1'b0;

@@ -11,7 +11,7 @@
  * whose address is congruent to m modulo BYTE_LANES, so a beat that straddles
  * two bus words (any byte alignment between a PCIe address and a card address)
  * is written or read in one cycle without a carry beat.  Read data is
- * registered and held while rd_en is low.
+ * registered and held while rd_en is low.  Contents start as zero.
  */
 module pevb_card_ram #
 (
@@ -40,6 +40,14 @@ generate
     for (n = 0; n < BYTE_LANES; n = n + 1) begin : lane
         reg [7:0] mem [0:(2**ADDR_WIDTH)-1];
         reg [7:0] rd_data_reg = 8'd0;
+        integer w;
+
+        // contents start as zero (block RAM initialisation)
+        initial begin
+            for (w = 0; w < 2**ADDR_WIDTH; w = w + 1) begin
+                mem[w] = 8'd0;
+            end
+        end
 
         always @(posedge clk) begin
             if (wr_en[n]) begin

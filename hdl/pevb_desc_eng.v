@@ -222,6 +222,7 @@ wire finishing = running_reg && (stopping_reg || error_reg || !run) && inflight_
                  !(error_reg && wb_enabled && !err_wb_done_reg);
 
 integer e, j;
+reg [LOG_DEPTH-1:0] ent_ofs;
 always @(posedge clk) begin
     event_reg <= 24'd0;
     bytes_valid_reg <= 1'b0;
@@ -249,8 +250,9 @@ always @(posedge clk) begin
     end
     if (fetch_fire) begin
         for (e = 0; e < DESC_DEPTH; e = e + 1) begin
-            if (((e - wr_ptr_reg[LOG_DEPTH-1:0]) & (DESC_DEPTH-1)) < fetch_n) begin
-                entry_addr_reg[e] <= fetch_addr_reg + {(((e - wr_ptr_reg[LOG_DEPTH-1:0]) & (DESC_DEPTH-1)) << 5)};
+            ent_ofs = e[LOG_DEPTH-1:0] - wr_ptr_reg[LOG_DEPTH-1:0];
+            if ({{(8-LOG_DEPTH){1'b0}}, ent_ofs} < fetch_n) begin
+                entry_addr_reg[e] <= fetch_addr_reg + {{(59-LOG_DEPTH){1'b0}}, ent_ofs, 5'd0};
                 dv_reg[e*8 +: 8] <= 8'd0;
             end
         end

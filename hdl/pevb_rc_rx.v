@@ -124,7 +124,8 @@ initial begin
 end
 
 /* tag table */
-reg [TAG_COUNT-1:0] active_reg = {TAG_COUNT{1'b0}};
+// no initial value: the X->0 change at reset evaluates the tag search below
+reg [TAG_COUNT-1:0] active_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
 reg [1:0] ctx_slot_reg [0:TAG_COUNT-1];
 reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
@@ -287,6 +288,7 @@ assign retire_slot = rc_retire ? ctx_slot_reg[tag] : ctx_slot_reg[exp_idx];
 assign retire_err = rc_retire ? (ctx_err_reg[tag] | cpl_err) : (ctx_err_reg[exp_idx] | XERR_UNEXP);
 assign unexpected_cpl = rc_valid_reg && rc_last_reg && !tag_ok;
 
+integer tt;
 always @(posedge clk) begin
     rc_valid_reg <= s_axis_rc_tvalid;
     if (s_axis_rc_tvalid) begin
@@ -308,9 +310,9 @@ always @(posedge clk) begin
     end
 
     tick_reg <= tick_reg + 1'b1;
-    for (t = 0; t < TAG_COUNT; t = t + 1) begin
-        if (active_reg[t] && tick_reg == {TICK_W{1'b1}} && ctx_timer_reg[t] != {TO_W{1'b1}}) begin
-            ctx_timer_reg[t] <= ctx_timer_reg[t] + 1'b1;
+    for (tt = 0; tt < TAG_COUNT; tt = tt + 1) begin
+        if (active_reg[tt] && tick_reg == {TICK_W{1'b1}} && ctx_timer_reg[tt] != {TO_W{1'b1}}) begin
+            ctx_timer_reg[tt] <= ctx_timer_reg[tt] + 1'b1;
         end
     end
 

