@@ -128,6 +128,8 @@ class XdmaChannel:
             await self.bus.write32(self.reg(regs.CH_POLL_WB_LO), poll_wb_addr & 0xFFFFFFFF)
             await self.bus.write32(self.reg(regs.CH_POLL_WB_HI), poll_wb_addr >> 32)
             ctrl |= Ctrl.POLLMODE_WB_ENABLE | Ctrl.IE_DESC_COMPLETED
+        # clear what a previous run left in the status before interrupts are enabled
+        await self.bus.read32(self.reg(regs.CH_STATUS_RC))
         mask = int(regs.CTRL_IE_ALL) if interrupt else 0
         await self.bus.write32(self.reg(regs.CH_INT_MASK), mask)
         if interrupt:

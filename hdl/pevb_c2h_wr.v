@@ -73,7 +73,8 @@ reg [27:0] cur_rem_reg = 28'd0;
 
 reg abort_reg = 1'b0;
 
-wire full = (tail_reg - head_reg) == SLOTS;
+wire [2:0] used_slots = tail_reg - head_reg;
+wire full = used_slots == 3'd4;
 wire empty = head_reg == tail_reg;
 wire [1:0] head = head_reg[1:0];
 wire [1:0] tail = tail_reg[1:0];

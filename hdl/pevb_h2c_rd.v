@@ -81,7 +81,8 @@ reg [27:0] cur_rem_reg = 28'd0;
 
 reg abort_reg = 1'b0;
 
-wire full = (tail_reg - head_reg) == SLOTS;
+wire [2:0] used_slots = tail_reg - head_reg;
+wire full = used_slots == 3'd4;
 wire empty = head_reg == tail_reg;
 wire [1:0] head = head_reg[1:0];
 wire [1:0] tail = tail_reg[1:0];
@@ -126,7 +127,7 @@ assign discard = slot_abort_reg | slot_failed;
 
 // ring distance from the head: occupied slots behind the failing one are aborted
 wire [1:0] fail_dist = retire_slot - head;
-wire [2:0] occupancy = tail_reg - head_reg;
+wire [2:0] occupancy = used_slots;
 reg [SLOTS-1:0] behind_fail;
 reg [1:0] ring_dist;
 integer d;

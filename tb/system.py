@@ -193,7 +193,7 @@ class TB:
     async def wait_msi(self, vector: int = 0, timeout_us: float = 1000) -> None:
         """Wait for one MSI on ``vector``; raises ``cocotb.triggers.SimTimeoutError``."""
         ev = self._msi_event[vector]
-        await with_timeout(ev.wait(), timeout_us, "us")
+        await with_timeout(ev.wait(), max(1, round(timeout_us * 1000)), "ns")
         ev.clear()
 
     def clear_msi(self) -> None:
