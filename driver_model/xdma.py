@@ -143,12 +143,14 @@ class XdmaChannel:
                    poll_interval_ns: float = 500.0) -> tuple[int, bool]:
         """Wait until the channel is no longer busy; returns (status, timed_out)."""
         deadline = self.bus.now_ns() + timeout_ns
+        got_irq = False
         while True:
-            if interrupt:
+            if interrupt and not got_irq:
                 remaining = deadline - self.bus.now_ns()
                 if remaining > 0:
-                    await self.bus.wait_interrupt(self.vector, remaining)
+                    got_irq = await self.bus.wait_interrupt(self.vector, remaining)
             else:
+                # polling, or an interrupt came while the engine was still draining
                 await self.bus.sleep_ns(poll_interval_ns)
             status = await self.status()
             if not status & Stat.BUSY:

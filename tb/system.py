@@ -12,7 +12,6 @@ import os
 import random
 from collections.abc import Callable, Iterator
 
-import cocotb
 from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex

