@@ -44,6 +44,7 @@ class DescFlag(enum.IntFlag):
 
 
 LAST_FLAGS = DescFlag.STOP | DescFlag.COMPLETED | DescFlag.EOP
+NO_FLAGS = DescFlag(0)
 
 
 class DescriptorError(ValueError):
@@ -57,7 +58,7 @@ class Descriptor:
     src: int
     dst: int
     length: int
-    flags: DescFlag = DescFlag(0)
+    flags: DescFlag = NO_FLAGS
     next: int = 0
     nxt_adj: int = 0
     magic: int = DESC_MAGIC

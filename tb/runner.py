@@ -73,18 +73,31 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
             build_args += ["--trace-fst", "--trace-structs"]
     with open(bdir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        runner.build(
-            sources=hdl_sources(),
-            hdl_toplevel=TOPLEVEL,
-            parameters=params,
-            build_dir=bdir,
-            build_args=build_args,
-            timescale=("1ns", "1ps"),
-            waves=waves,
-            always=False,
-            log_file=bdir / "build.log",
-        )
+        # cocotb runs Verilator's make with an unbounded -j, which can race on the
+        # precompiled header (Vtop__pch.h.slow); a second pass completes the build
+        attempts = 3 if sim == "verilator" else 1
+        for attempt in range(attempts):
+            try:
+                _build_once(runner, bdir, params, build_args, waves)
+                break
+            except RuntimeError:
+                if attempt == attempts - 1:
+                    raise
     return runner
+
+
+def _build_once(runner, bdir: Path, params: dict, build_args: list[str], waves: bool) -> None:
+    runner.build(
+        sources=hdl_sources(),
+        hdl_toplevel=TOPLEVEL,
+        parameters=params,
+        build_dir=bdir,
+        build_args=build_args,
+        timescale=("1ns", "1ps"),
+        waves=waves,
+        always=False,
+        log_file=bdir / "build.log",
+    )
 
 
 def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
@@ -99,7 +112,7 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
         testcase)
     tdir = test_dir or (bdir / "runs" / f"{name}-{os.getpid()}")
     tdir.mkdir(parents=True, exist_ok=True)
-    env = {"PROFILE": prof.name, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+    env = {"PEVB_PROFILE": prof.name, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
     env.update(extra_env or {})
     return runner.test(
         test_module=module,

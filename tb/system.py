@@ -56,7 +56,7 @@ class TB:
     def __init__(self, dut, profile: Profile | str | None = None) -> None:
         self.dut = dut
         if profile is None:
-            profile = os.environ.get("PROFILE", "picoevb")
+            profile = os.environ.get("PEVB_PROFILE", "picoevb")
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         self.log = logging.getLogger("cocotb.tb")
         self.log.setLevel(logging.INFO)
