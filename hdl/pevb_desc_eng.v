@@ -217,8 +217,9 @@ assign bytes = bytes_reg;
 
 wire done_ok = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
 wire done_fail = done_valid && !done_abort && (done_rd_err != 5'd0 || done_wr_err != 5'd0);
-wire finishing = running_reg && (stopping_reg || error_reg || !run) && inflight_reg == 4'd0 &&
-                 fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid && !consume &&
+// nothing in flight: no fetch, no descriptor in the mover, no write-back pending
+wire drained = inflight_reg == 4'd0 && fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid;
+wire finishing = running_reg && (stopping_reg || error_reg || !run) && drained && !consume &&
                  !(error_reg && wb_enabled && !err_wb_done_reg);
 
 integer e, j;
@@ -336,8 +337,7 @@ always @(posedge clk) begin
     if (done_ok && done_flags[DC_COMPLETED] && wb_enabled) begin
         wb_pending_reg <= 1'b1;
         wb_data_reg <= {1'b0, 7'd0, count_reg[23:0] + 24'd1};
-    end else if (error_reg && wb_enabled && !err_wb_done_reg && inflight_reg == 4'd0 &&
-                 fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid) begin
+    end else if (error_reg && wb_enabled && !err_wb_done_reg && drained) begin
         wb_pending_reg <= 1'b1;
         wb_data_reg <= {1'b1, 7'd0, count_reg[23:0]};
         err_wb_done_reg <= 1'b1;

@@ -113,8 +113,6 @@ class TB:
             cfg_interrupt_msi_fail=dut.cfg_interrupt_msi_fail,
             cfg_interrupt_msi_function_number=dut.cfg_interrupt_msi_function_number,
         )
-        for name in _NOISY_LOGGERS:
-            logging.getLogger(name).setLevel(level)
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
             bus.log.setLevel(level)

@@ -108,10 +108,7 @@ async def roundtrip(h: Harness, pieces: list[tuple[int, int, int]], seed: int = 
         c2h_segs.append(Segment(card, dbase + pos + off, n))
         expect.append((pos + off, data))
         pos += ((off + n + 2 * PAGE) // PAGE + 1) * PAGE
-    res = await h.run(h.h2c, h2c_segs)
-    check_ok(res, len(h2c_segs), "H2C")
-    res = await h.run(h.c2h, c2h_segs)
-    check_ok(res, len(c2h_segs), "C2H")
+    await _run_batch(h, h2c_segs, c2h_segs)
     image = bytearray([GUARD]) * total_span
     for off, data in expect:
         image[off:off + len(data)] = data
