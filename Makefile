@@ -37,7 +37,6 @@ sim: $(STAMP)
 	$(PY) -m tb.sim --sim $(SIM) --profile $(PROFILE) $(if $(filter 1,$(WAVES)),--waves)
 
 test: $(STAMP)
-	$(PY) -c "from tb import runner; runner.build('$(SIM)', '$(PROFILE)'); runner.build('verilator', '$(PROFILE)'); runner.build('$(SIM)', 'gen3x8')"
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 test-unit: $(STAMP)

