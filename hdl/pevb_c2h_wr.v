@@ -57,21 +57,21 @@ module pevb_c2h_wr #
 localparam SLOTS = 4;
 localparam [4:0] RERR_DECODE = 5'b00001;
 
-reg [2:0] head_reg = 3'd0;
-reg [2:0] tail_reg = 3'd0;
-reg [SLOTS-1:0] slot_notlp_reg = {SLOTS{1'b0}};
-reg [SLOTS-1:0] slot_abort_reg = {SLOTS{1'b0}};
+reg [2:0] head_reg;
+reg [2:0] tail_reg;
+reg [SLOTS-1:0] slot_notlp_reg;
+reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
 reg [27:0] slot_len_reg [0:SLOTS-1];
-reg [2:0] last_sent_reg = 3'd0;
+reg [2:0] last_sent_reg;
 
-reg cur_active_reg = 1'b0;
-reg [63:0] cur_addr_reg = 64'd0;
-reg [RAM_ADDR_WIDTH-1:0] cur_card_reg = {RAM_ADDR_WIDTH{1'b0}};
-reg [27:0] cur_rem_reg = 28'd0;
+reg cur_active_reg;
+reg [63:0] cur_addr_reg;
+reg [RAM_ADDR_WIDTH-1:0] cur_card_reg;
+reg [27:0] cur_rem_reg;
 
-reg abort_reg = 1'b0;
+reg abort_reg;
 
 wire [2:0] used_slots = tail_reg - head_reg;
 wire full = used_slots == 3'd4;
@@ -157,6 +157,8 @@ always @(posedge clk) begin
         slot_abort_reg <= {SLOTS{1'b0}};
         cur_active_reg <= 1'b0;
         abort_reg <= 1'b0;
+        // the RAM read address also serves write-back TLPs, which carry no payload
+        cur_card_reg <= {RAM_ADDR_WIDTH{1'b0}};
     end
 end
 

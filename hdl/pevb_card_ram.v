@@ -39,7 +39,7 @@ genvar n;
 generate
     for (n = 0; n < BYTE_LANES; n = n + 1) begin : lane
         reg [7:0] mem [0:(2**ADDR_WIDTH)-1];
-        reg [7:0] rd_data_reg = 8'd0;
+        reg [7:0] rd_data_reg;
         integer w;
 
         // contents start as zero (block RAM initialisation)

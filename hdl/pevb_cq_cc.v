@@ -57,7 +57,7 @@ module pevb_cq_cc #
 );
 
 localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
-localparam CC_BEATS = KEEP == 2 ? 2 : 1;
+localparam [0:0] CC_LAST_BEAT = KEEP == 2 ? 1'b1 : 1'b0;
 
 // CQ request types (PG213 req_type)
 localparam [3:0] REQ_MEM_READ  = 4'b0000;
@@ -83,18 +83,18 @@ initial begin
     end
 end
 
-reg [1:0] state_reg = STATE_RX;
+reg [1:0] state_reg;
 
 // captured stream DWORDs 0-4 (4 DWORD descriptor + first payload DWORD)
 reg [31:0] cap_reg [0:4];
-reg [3:0] beat_reg = 4'd0;
-reg [3:0] first_be_reg = 4'd0;
+reg [3:0] beat_reg;
+reg [3:0] first_be_reg;
 
-reg reg_req_valid_reg = 1'b0;
-reg [2:0] cc_status_reg = CPL_SC;
-reg cc_has_data_reg = 1'b0;
-reg [31:0] cc_data_reg = 32'd0;
-reg cc_beat_reg = 1'b0;
+reg reg_req_valid_reg;
+reg [2:0] cc_status_reg;
+reg cc_has_data_reg;
+reg [31:0] cc_data_reg;
+reg cc_beat_reg;
 
 wire [63:0] req_addr = {cap_reg[1], cap_reg[0][31:2], 2'b00};
 wire [10:0] req_dw_count = cap_reg[2][10:0];
@@ -141,7 +141,7 @@ wire [12:0] cpl_byte_count = req_dw_count == 11'd1 ? {10'd0, be_byte_count} : {r
 // completion DWORDs
 wire [31:0] cc_dw0 = {3'b000, cpl_byte_count, 6'd0, 2'b00, 1'b0, cpl_lower_addr};
 wire [31:0] cc_dw1 = {req_requester_id, 1'b0, 1'b0, cc_status_reg, cc_has_data_reg ? 11'd1 : 11'd0};
-wire [31:0] cc_dw2 = {1'b0, req_attr, req_tc, 1'b0, 8'd0, 5'd0, req_function[2:0], req_tag};
+wire [31:0] cc_dw2 = {1'b0, req_attr, req_tc, 1'b0, 8'd0, req_function, req_tag};
 wire [127:0] cc_dws = {cc_data_reg, cc_dw2, cc_dw1, cc_dw0};
 wire [2:0] cc_dw_total = cc_has_data_reg ? 3'd4 : 3'd3;
 
@@ -162,7 +162,7 @@ end
 assign m_axis_cc_tdata = cc_tdata;
 assign m_axis_cc_tkeep = cc_tkeep;
 assign m_axis_cc_tvalid = state_reg == STATE_CC;
-assign m_axis_cc_tlast = cc_beat_reg == CC_BEATS-1;
+assign m_axis_cc_tlast = cc_beat_reg == CC_LAST_BEAT;
 assign m_axis_cc_tuser = {AXIS_PCIE_CC_USER_WIDTH{1'b0}};
 
 assign s_axis_cq_tready = state_reg == STATE_RX;
@@ -171,6 +171,10 @@ assign reg_req_valid = reg_req_valid_reg;
 assign reg_req_we = req_is_write;
 assign reg_req_bar = req_bar;
 assign reg_req_addr = req_addr[15:0];
+
+// only the 64 KiB of the largest BAR is decoded; CQ tuser beyond the first byte enables
+// (last BE, byte enables per lane, SOP, discontinue) carries nothing a 1-DW completer needs
+wire unused_cq = ^{req_addr[63:16], s_axis_cq_tuser[AXIS_PCIE_CQ_USER_WIDTH-1:4]};
 assign reg_req_wdata = cap_reg[4];
 assign reg_req_be = first_be_reg;
 
@@ -222,7 +226,7 @@ always @(posedge clk) begin
         end
         STATE_CC: begin
             if (m_axis_cc_tready) begin
-                if (cc_beat_reg == CC_BEATS-1) begin
+                if (cc_beat_reg == CC_LAST_BEAT) begin
                     state_reg <= STATE_RX;
                 end else begin
                     cc_beat_reg <= 1'b1;

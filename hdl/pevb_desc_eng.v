@@ -118,35 +118,35 @@ initial begin
     end
 end
 
-reg running_reg = 1'b0;
-reg start_pending_reg = 1'b0;
-reg run_d_reg = 1'b0;
-reg stopping_reg = 1'b0;
-reg error_reg = 1'b0;
-reg err_wb_done_reg = 1'b0;
+reg running_reg;
+reg start_pending_reg;
+reg run_d_reg;
+reg stopping_reg;
+reg error_reg;
+reg err_wb_done_reg;
 
-reg [LOG_DEPTH:0] rd_ptr_reg = 0;
-reg [LOG_DEPTH:0] wr_ptr_reg = 0;
+reg [LOG_DEPTH:0] rd_ptr_reg;
+reg [LOG_DEPTH:0] wr_ptr_reg;
 reg [63:0] entry_addr_reg [0:DESC_DEPTH-1];
-reg [BUF_DW-1:0] dv_reg = {BUF_DW{1'b0}};
+reg [BUF_DW-1:0] dv_reg;
 reg [31:0] mem_reg [0:BUF_DW-1];
 
-reg [63:0] fetch_addr_reg = 64'd0;
-reg [6:0] fetch_rem_reg = 7'd0;
-reg [2:0] fetch_out_reg = 3'd0;
-reg flush_pending_reg = 1'b0;
-reg [63:0] flush_addr_reg = 64'd0;
-reg [6:0] flush_rem_reg = 7'd0;
+reg [63:0] fetch_addr_reg;
+reg [6:0] fetch_rem_reg;
+reg [2:0] fetch_out_reg;
+reg flush_pending_reg;
+reg [63:0] flush_addr_reg;
+reg [6:0] flush_rem_reg;
 
-reg [3:0] inflight_reg = 4'd0;
-reg [31:0] count_reg = 32'd0;
-reg wb_pending_reg = 1'b0;
-reg [31:0] wb_data_reg = 32'd0;
+reg [3:0] inflight_reg;
+reg [31:0] count_reg;
+reg wb_pending_reg;
+reg [31:0] wb_data_reg;
 
-reg [23:0] event_reg = 24'd0;
-reg bytes_valid_reg = 1'b0;
-reg [27:0] bytes_reg = 28'd0;
-reg restart_reg = 1'b0;
+reg [23:0] event_reg;
+reg bytes_valid_reg;
+reg [27:0] bytes_reg;
+reg restart_reg;
 
 wire run = control[CTRL_RUN];
 wire wb_enabled = control[CTRL_POLLMODE_WB] && control[CTRL_IE_DESC_COMPLETED];
@@ -154,7 +154,8 @@ wire wb_enabled = control[CTRL_POLLMODE_WB] && control[CTRL_IE_DESC_COMPLETED];
 /* fetch */
 wire [LOG_DEPTH:0] used = wr_ptr_reg - rd_ptr_reg;
 wire [LOG_DEPTH:0] free = DESC_DEPTH[LOG_DEPTH:0] - used;
-wire [7:0] max_page = (13'd4096 - {1'b0, fetch_addr_reg[11:0]}) >> 5;
+// descriptors left before the 4 KiB boundary (a misaligned pointer never fetches)
+wire [7:0] max_page = 8'd128 - {1'b0, fetch_addr_reg[11:5]};
 wire [2:0] mrrs_e = mrrs_enc > 3'd5 ? 3'd5 : mrrs_enc;
 wire [7:0] max_mrrs = 8'd4 << mrrs_e;
 reg [7:0] fetch_n;
@@ -222,8 +223,28 @@ wire drained = inflight_reg == 4'd0 && fetch_out_reg == 3'd0 && !wb_pending_reg 
 wire finishing = running_reg && (stopping_reg || error_reg || !run) && drained && !consume &&
                  !(error_reg && wb_enabled && !err_wb_done_reg);
 
+// buffer DWORD written by each completion lane (wraps around the buffer)
+wire [KEEP*IDX_WIDTH-1:0] buf_lane_idx;
+genvar g;
+generate
+    for (g = 0; g < KEEP; g = g + 1) begin : lane
+        localparam [IDX_WIDTH-1:0] OFS = g;
+        assign buf_lane_idx[g*IDX_WIDTH +: IDX_WIDTH] = buf_wr_idx + OFS;
+    end
+endgenerate
+
+// buffer entries the next fetch fills: entry e holds descriptor (e - wr_ptr) of the burst
+reg [DESC_DEPTH*LOG_DEPTH-1:0] ent_ofs;
+reg [DESC_DEPTH-1:0] ent_fill;
+integer f;
+always @* begin
+    for (f = 0; f < DESC_DEPTH; f = f + 1) begin
+        ent_ofs[f*LOG_DEPTH +: LOG_DEPTH] = f[LOG_DEPTH-1:0] - wr_ptr_reg[LOG_DEPTH-1:0];
+        ent_fill[f] = {{(8-LOG_DEPTH){1'b0}}, ent_ofs[f*LOG_DEPTH +: LOG_DEPTH]} < fetch_n;
+    end
+end
+
 integer e, j;
-reg [LOG_DEPTH-1:0] ent_ofs;
 always @(posedge clk) begin
     event_reg <= 24'd0;
     bytes_valid_reg <= 1'b0;
@@ -239,8 +260,8 @@ always @(posedge clk) begin
     // descriptor buffer writes from completions
     for (j = 0; j < KEEP; j = j + 1) begin
         if (buf_wr_en[j]) begin
-            mem_reg[(buf_wr_idx + j) % BUF_DW] <= buf_wr_data[j*32 +: 32];
-            dv_reg[(buf_wr_idx + j) % BUF_DW] <= 1'b1;
+            mem_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= buf_wr_data[j*32 +: 32];
+            dv_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= 1'b1;
         end
     end
 
@@ -251,9 +272,9 @@ always @(posedge clk) begin
     end
     if (fetch_fire) begin
         for (e = 0; e < DESC_DEPTH; e = e + 1) begin
-            ent_ofs = e[LOG_DEPTH-1:0] - wr_ptr_reg[LOG_DEPTH-1:0];
-            if ({{(8-LOG_DEPTH){1'b0}}, ent_ofs} < fetch_n) begin
-                entry_addr_reg[e] <= fetch_addr_reg + {{(59-LOG_DEPTH){1'b0}}, ent_ofs, 5'd0};
+            if (ent_fill[e]) begin
+                entry_addr_reg[e] <= fetch_addr_reg
+                    + {{(59-LOG_DEPTH){1'b0}}, ent_ofs[e*LOG_DEPTH +: LOG_DEPTH], 5'd0};
                 dv_reg[e*8 +: 8] <= 8'd0;
             end
         end

@@ -314,6 +314,8 @@ wire [4:0] retire_err;
 wire [3:0] h2c_discard;
 wire [7:0] tags_in_flight;
 wire unexpected_cpl;
+// debug only (waveforms): tags outstanding and completions matching no request
+wire unused_rc_status = ^{tags_in_flight, unexpected_cpl};
 
 pevb_rc_rx #(
     .AXIS_PCIE_DATA_WIDTH(DW),

@@ -63,23 +63,23 @@ module pevb_h2c_rd #
 localparam SLOTS = 4;
 localparam [4:0] WERR_DECODE = 5'b00001;
 
-reg [2:0] head_reg = 3'd0;
-reg [2:0] tail_reg = 3'd0;
+reg [2:0] head_reg;
+reg [2:0] tail_reg;
 reg [5:0] slot_cnt_reg [0:SLOTS-1];
-reg [SLOTS-1:0] slot_issued_reg = {SLOTS{1'b0}};
-reg [SLOTS-1:0] slot_abort_reg = {SLOTS{1'b0}};
+reg [SLOTS-1:0] slot_issued_reg;
+reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [4:0] slot_wr_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
 reg [27:0] slot_len_reg [0:SLOTS-1];
 
-reg cur_active_reg = 1'b0;
-reg [1:0] cur_slot_reg = 2'd0;
-reg [63:0] cur_addr_reg = 64'd0;
-reg [RAM_ADDR_WIDTH-1:0] cur_card_reg = {RAM_ADDR_WIDTH{1'b0}};
-reg [27:0] cur_rem_reg = 28'd0;
+reg cur_active_reg;
+reg [1:0] cur_slot_reg;
+reg [63:0] cur_addr_reg;
+reg [RAM_ADDR_WIDTH-1:0] cur_card_reg;
+reg [27:0] cur_rem_reg;
 
-reg abort_reg = 1'b0;
+reg abort_reg;
 
 wire [2:0] used_slots = tail_reg - head_reg;
 wire full = used_slots == 3'd4;
@@ -142,8 +142,8 @@ integer s;
 always @(posedge clk) begin
     for (s = 0; s < SLOTS; s = s + 1) begin
         slot_cnt_reg[s] <= slot_cnt_reg[s]
-            + ((issue && cur_slot_reg == s) ? 6'd1 : 6'd0)
-            - ((retire_valid && retire_slot == s) ? 6'd1 : 6'd0);
+            + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
+            - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
     end
 
     if (retire_valid && retire_err != 5'd0) begin

@@ -132,7 +132,7 @@ reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
 reg [RAM_ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
 reg [4:0] ctx_err_reg [0:TAG_COUNT-1];
 reg [TO_W-1:0] ctx_timer_reg [0:TAG_COUNT-1];
-reg [TICK_W-1:0] tick_reg = {TICK_W{1'b0}};
+reg [TICK_W-1:0] tick_reg;
 
 reg [TAG_W-1:0] free_idx;
 reg free_found;
@@ -164,23 +164,28 @@ assign tag_free = {{(8-TAG_W){1'b0}}, free_idx};
 assign tags_in_flight = in_flight;
 
 /* input register stage */
-reg rc_valid_reg = 1'b0;
-reg [DW-1:0] rc_data_reg = {DW{1'b0}};
-reg [KEEP-1:0] rc_keep_reg = {KEEP{1'b0}};
-reg rc_last_reg = 1'b0;
-reg [10:0] rc_beat_reg = 11'd0;     // beat index of rc_*_reg within its TLP
-reg [95:0] hdr_reg = 96'd0;
+reg rc_valid_reg;
+reg [DW-1:0] rc_data_reg;
+reg [KEEP-1:0] rc_keep_reg;
+reg rc_last_reg;
+// RC tuser (byte enables, SOF/EOF, discontinue) is not needed: byte positions follow from
+// the completion descriptor's lower address and byte count
+wire unused_rc_tuser = ^s_axis_rc_tuser;
+
+reg [10:0] rc_beat_reg;     // beat index of rc_*_reg within its TLP
+reg [95:0] hdr_reg;
 
 assign s_axis_rc_tready = 1'b1;
 
 // header DWORDs seen so far, including the current beat
 reg [95:0] hdr;
+wire [31:0] rc_dw_base = {21'd0, rc_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
 integer k;
 always @* begin
     hdr = hdr_reg;
     for (k = 0; k < 3; k = k + 1) begin
-        if ((rc_beat_reg << LOG_KEEP) <= k && k < ((rc_beat_reg + 1) << LOG_KEEP)) begin
-            hdr[k*32 +: 32] = rc_data_reg[(k - (rc_beat_reg << LOG_KEEP))*32 +: 32];
+        if (rc_dw_base <= k && k < rc_dw_base + KEEP) begin
+            hdr[k*32 +: 32] = rc_data_reg[(k - rc_dw_base)*32 +: 32];
         end
     end
 end
@@ -243,14 +248,16 @@ wire desc_wr = rc_valid_reg && cpl_good && (c_kind == KIND_H2C_DESC || c_kind ==
 reg [BYTES-1:0] wr_en;
 reg [BYTES*WAW-1:0] wr_addr;
 reg [DW-1:0] wr_data;
+reg [LOG_BYTES-1:0] src_lane;
 reg [15:0] p;
 integer m;
 always @* begin
     for (m = 0; m < BYTES; m = m + 1) begin
-        // stream byte landing in RAM lane m this beat
-        p = ({5'd0, rc_beat_reg} << LOG_BYTES) + ((m - beat_rot) & (BYTES-1));
-        wr_data[m*8 +: 8] = rc_data_reg[((m - beat_rot) & (BYTES-1))*8 +: 8];
-        wr_addr[m*WAW +: WAW] = beat_word + ((m < beat_rot) ? 1 : 0);
+        // stream byte landing in RAM lane m this beat (lane arithmetic wraps)
+        src_lane = m[LOG_BYTES-1:0] - beat_rot;
+        p = ({5'd0, rc_beat_reg} << LOG_BYTES) + {{(16-LOG_BYTES){1'b0}}, src_lane};
+        wr_data[m*8 +: 8] = rc_data_reg[src_lane*8 +: 8];
+        wr_addr[m*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, m[LOG_BYTES-1:0] < beat_rot};
         wr_en[m] = data_wr && p >= first_byte && p < end_byte;
     end
 end
@@ -261,21 +268,23 @@ assign ram_wr_data = wr_data;
 
 // descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
 reg [KEEP-1:0] dsc_en;
-reg [15:0] q;
+reg [31:0] q;
 integer jj;
 always @* begin
     for (jj = 0; jj < KEEP; jj = jj + 1) begin
-        q = ({5'd0, rc_beat_reg} << LOG_KEEP) + jj;
-        dsc_en[jj] = desc_wr && rc_keep_reg[jj] && q >= 16'd3 && q < 16'd3 + {5'd0, h_dw_count};
+        q = rc_dw_base + jj;
+        dsc_en[jj] = desc_wr && rc_keep_reg[jj] && q >= 3 && q < 3 + {21'd0, h_dw_count};
     end
 end
 
-wire [15:0] desc_idx_full = {{(16-RAM_ADDR_WIDTH){1'b0}}, c_info} + {6'd0, req_offset[11:2]}
-                            + ({5'd0, rc_beat_reg} << LOG_KEEP) - 16'd3;
+// buffer index of the beat's first DWORD (c_info holds the request's first index)
+wire [DESC_IDX_WIDTH-1:0] desc_idx = c_info[DESC_IDX_WIDTH-1:0] + req_offset[DESC_IDX_WIDTH+1:2]
+                                     + rc_dw_base[DESC_IDX_WIDTH-1:0]
+                                     - {{(DESC_IDX_WIDTH-2){1'b0}}, 2'd3};
 
 assign desc_wr_en_h2c = c_kind == KIND_H2C_DESC ? dsc_en : {KEEP{1'b0}};
 assign desc_wr_en_c2h = c_kind == KIND_C2H_DESC ? dsc_en : {KEEP{1'b0}};
-assign desc_wr_idx = desc_idx_full[DESC_IDX_WIDTH-1:0];
+assign desc_wr_idx = desc_idx;
 assign desc_wr_data = rc_data_reg;
 
 // retirement: last completion of a tag, or timeout when no completion retires

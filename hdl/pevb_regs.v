@@ -84,7 +84,7 @@ localparam [31:0] SYSTEM_ID = 32'h0000_FF01;
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
 // BAR0
-reg [2:0] led_reg = 3'b111;
+reg [2:0] led_reg;
 
 // per channel registers
 reg [31:0] control_reg [0:1];
@@ -100,24 +100,28 @@ reg [9:0] credits_reg [0:1];
 reg run_d_reg [0:1];
 
 // SGDMA common
-reg [31:0] halt_reg = 32'd0;
-reg [31:0] credit_mode_reg = 32'd0;
+reg [31:0] halt_reg;
+reg [31:0] credit_mode_reg;
 
 // IRQ block
-reg [15:0] user_int_en_reg = 16'd0;
-reg [1:0] chan_int_en_reg = 2'd0;
+reg [15:0] user_int_en_reg;
+reg [1:0] chan_int_en_reg;
 reg [31:0] user_vec_reg [0:3];
-reg [31:0] chan_vec_reg = 32'd0;
+reg [31:0] chan_vec_reg;
 
 // config block
-reg [31:0] pcie_ctrl_reg = 32'd0;
-reg [4:0] wr_flush_timeout_reg = 5'd0;
+reg [31:0] pcie_ctrl_reg;
+reg [4:0] wr_flush_timeout_reg;
 
 // MSI sender
-reg [1:0] msi_state_reg = MSI_IDLE;
-reg [1:0] msi_pending_reg = 2'd0;
-reg [31:0] msi_int_reg = 32'd0;
-reg [16:0] msi_timer_reg = 17'd0;
+reg [1:0] msi_state_reg;
+reg [1:0] msi_pending_reg;
+reg [31:0] msi_int_reg;
+reg [16:0] msi_timer_reg;
+
+// Power-up value (FPGA register INIT): the hard IP samples cfg_interrupt_msi_int every
+// cycle, including the cycles before the first reset edge.
+initial msi_int_reg = 32'd0;
 
 wire [31:0] wmask = {{8{reg_req_be[3]}}, {8{reg_req_be[2]}}, {8{reg_req_be[1]}}, {8{reg_req_be[0]}}};
 wire [31:0] wbits = reg_req_wdata & wmask;
@@ -372,9 +376,13 @@ end
 // MSI sender: one message per new enabled interrupt event (coalesced while
 // one is pending for the same channel), and one when a channel's interrupt
 // enable is set while its source is already active.
-reg [1:0] chan_int_en_d_reg = 2'd0;
+reg [1:0] chan_int_en_d_reg;
 wire [1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
 wire [2:0] msi_mme = cfg_interrupt_msi_mmenable[2:0];
+
+// registers are DWORDs; only physical function 0 has MSI
+wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
+                     cfg_interrupt_msi_mmenable[11:3]};
 wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
 wire msi_sel = !msi_pending_reg[0];
 wire [4:0] msi_vec = (msi_sel ? chan_vec_reg[12:8] : chan_vec_reg[4:0]) & msi_vec_mask;

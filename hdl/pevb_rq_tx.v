@@ -90,32 +90,32 @@ initial begin
 end
 
 /* Stage 1: current TLP */
-reg cur_valid_reg = 1'b0;
-reg cur_wr_reg = 1'b0;
-reg cur_imm_reg = 1'b0;
-reg [31:0] cur_imm_data_reg = 32'd0;
-reg [WR_ID_WIDTH-1:0] cur_id_reg = {WR_ID_WIDTH{1'b0}};
-reg [127:0] cur_hdr_reg = 128'd0;
-reg [3:0] cur_first_be_reg = 4'd0;
-reg [3:0] cur_last_be_reg = 4'd0;
-reg [11:0] cur_dw_total_reg = 12'd0;     // header + payload DWORDs
-reg [10:0] cur_beat_reg = 11'd0;
-reg [10:0] cur_last_beat_reg = 11'd0;
-reg [RAM_ADDR_WIDTH-1:0] cur_base_reg = {RAM_ADDR_WIDTH{1'b0}};  // card address of stream byte 0
+reg cur_valid_reg;
+reg cur_wr_reg;
+reg cur_imm_reg;
+reg [31:0] cur_imm_data_reg;
+reg [WR_ID_WIDTH-1:0] cur_id_reg;
+reg [127:0] cur_hdr_reg;
+reg [3:0] cur_first_be_reg;
+reg [3:0] cur_last_be_reg;
+reg [10:0] cur_dw_total_reg;     // header + payload DWORDs (at most 4 + 1025)
+reg [10:0] cur_beat_reg;
+reg [10:0] cur_last_beat_reg;
+reg [RAM_ADDR_WIDTH-1:0] cur_base_reg;  // card address of stream byte 0
 
 /* Stage 2: output beat (RAM data for it arrives with the stage) */
-reg s2_valid_reg = 1'b0;
-reg s2_wr_reg = 1'b0;
-reg s2_last_reg = 1'b0;
-reg [WR_ID_WIDTH-1:0] s2_id_reg = {WR_ID_WIDTH{1'b0}};
-reg [KEEP-1:0] s2_keep_reg = {KEEP{1'b0}};
-reg [KEEP-1:0] s2_fixed_lanes_reg = {KEEP{1'b0}};    // lanes carrying header or immediate data
-reg [DW-1:0] s2_fixed_data_reg = {DW{1'b0}};
-reg [3:0] s2_first_be_reg = 4'd0;
-reg [3:0] s2_last_be_reg = 4'd0;
-reg [LOG_BYTES-1:0] s2_rot_reg = {LOG_BYTES{1'b0}};
+reg s2_valid_reg;
+reg s2_wr_reg;
+reg s2_last_reg;
+reg [WR_ID_WIDTH-1:0] s2_id_reg;
+reg [KEEP-1:0] s2_keep_reg;
+reg [KEEP-1:0] s2_fixed_lanes_reg;    // lanes carrying header or immediate data
+reg [DW-1:0] s2_fixed_data_reg;
+reg [3:0] s2_first_be_reg;
+reg [3:0] s2_last_be_reg;
+reg [LOG_BYTES-1:0] s2_rot_reg;
 
-reg rr_prefer_wr_reg = 1'b0;
+reg rr_prefer_wr_reg;
 
 wire advance = !s2_valid_reg || m_axis_rq_tready;
 wire cur_done = cur_valid_reg && cur_beat_reg == cur_last_beat_reg;
@@ -129,15 +129,15 @@ assign s_wr_ready = load && pick_wr;
 // header of the selected command
 wire [63:0] sel_addr = pick_wr ? (s_wr_imm ? {s_wr_addr[63:2], 2'b00} : s_wr_addr) : s_rd_addr;
 wire [12:0] sel_len = pick_wr ? (s_wr_imm ? 13'd4 : s_wr_len) : s_rd_len;
-wire [13:0] sel_end = {12'd0, sel_addr[1:0]} + {1'b0, sel_len};
+wire [12:0] sel_end = {11'd0, sel_addr[1:0]} + sel_len;   // length <= 4096: no carry out
 wire [10:0] sel_dw_count = sel_end[12:2] + {10'd0, sel_end[1:0] != 2'b00};
 wire [1:0] sel_end_lo = sel_end[1:0];
 wire [3:0] sel_first_mask = 4'b1111 << sel_addr[1:0];
 wire [3:0] sel_last_mask = sel_end_lo == 2'd0 ? 4'b1111 : ~(4'b1111 << sel_end_lo);
 wire [3:0] sel_first_be = sel_dw_count == 11'd1 ? (sel_first_mask & sel_last_mask) : sel_first_mask;
 wire [3:0] sel_last_be = sel_dw_count == 11'd1 ? 4'b0000 : sel_last_mask;
-wire [11:0] sel_dw_total = 12'd4 + (pick_wr ? {1'b0, sel_dw_count} : 12'd0);
-wire [11:0] sel_dw_last = sel_dw_total - 12'd1;
+wire [10:0] sel_dw_total = 11'd4 + (pick_wr ? sel_dw_count : 11'd0);
+wire [10:0] sel_dw_last = sel_dw_total - 11'd1;
 wire [31:0] sel_dw0 = {sel_addr[31:2], 2'b00};
 wire [31:0] sel_dw1 = sel_addr[63:32];
 wire [31:0] sel_dw2 = {16'd0, 1'b0, pick_wr ? REQ_MEM_WRITE : REQ_MEM_READ, sel_dw_count};
@@ -150,6 +150,8 @@ wire [RAM_ADDR_WIDTH-1:0] beat_base = cur_base_reg + ({{(RAM_ADDR_WIDTH-11){1'b0
 wire [WAW-1:0] beat_word = beat_base[RAM_ADDR_WIDTH-1:LOG_BYTES];
 wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
 
+wire [31:0] cur_dw_base = {21'd0, cur_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
+
 reg [BYTES*WAW-1:0] rd_addr;
 reg [KEEP-1:0] beat_keep;
 reg [KEEP-1:0] beat_fixed_lanes;
@@ -157,19 +159,19 @@ reg [DW-1:0] beat_fixed_data;
 integer m, j;
 always @* begin
     for (m = 0; m < BYTES; m = m + 1) begin
-        rd_addr[m*WAW +: WAW] = beat_word + ((m < beat_rot) ? 1 : 0);
+        rd_addr[m*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, m[LOG_BYTES-1:0] < beat_rot};
     end
     beat_keep = {KEEP{1'b0}};
     beat_fixed_lanes = {KEEP{1'b0}};
     beat_fixed_data = {DW{1'b0}};
     for (j = 0; j < KEEP; j = j + 1) begin
-        if (({1'b0, cur_beat_reg} << LOG_KEEP) + j < cur_dw_total_reg) begin
+        if (cur_dw_base + j < {21'd0, cur_dw_total_reg}) begin
             beat_keep[j] = 1'b1;
         end
-        if (({1'b0, cur_beat_reg} << LOG_KEEP) + j < 4) begin
+        if (cur_dw_base + j < 4) begin
             beat_fixed_lanes[j] = 1'b1;
-            beat_fixed_data[j*32 +: 32] = cur_hdr_reg[(((cur_beat_reg << LOG_KEEP) + j) % 4)*32 +: 32];
-        end else if (cur_imm_reg && ({1'b0, cur_beat_reg} << LOG_KEEP) + j == 4) begin
+            beat_fixed_data[j*32 +: 32] = cur_hdr_reg[((cur_dw_base + j) % 4)*32 +: 32];
+        end else if (cur_imm_reg && cur_dw_base + j == 4) begin
             beat_fixed_lanes[j] = 1'b1;
             beat_fixed_data[j*32 +: 32] = cur_imm_data_reg;
         end
@@ -181,10 +183,12 @@ assign ram_rd_addr = rd_addr;
 
 // stage 2 output: rotate RAM data into place, overlay header/immediate lanes
 reg [DW-1:0] out_data;
+reg [LOG_BYTES-1:0] src_lane;
 integer b, l;
 always @* begin
     for (b = 0; b < BYTES; b = b + 1) begin
-        out_data[b*8 +: 8] = ram_rd_data[((b + s2_rot_reg) % BYTES)*8 +: 8];
+        src_lane = b[LOG_BYTES-1:0] + s2_rot_reg;   // wraps modulo BYTES
+        out_data[b*8 +: 8] = ram_rd_data[src_lane*8 +: 8];
     end
     for (l = 0; l < KEEP; l = l + 1) begin
         if (s2_fixed_lanes_reg[l]) begin
@@ -242,7 +246,7 @@ always @(posedge clk) begin
         cur_last_be_reg <= sel_last_be;
         cur_dw_total_reg <= sel_dw_total;
         cur_beat_reg <= 11'd0;
-        cur_last_beat_reg <= sel_dw_last[11:0] >> LOG_KEEP;
+        cur_last_beat_reg <= sel_dw_last >> LOG_KEEP;
         cur_base_reg <= sel_base;
         if (s_rd_valid && s_wr_valid) begin
             rr_prefer_wr_reg <= !pick_wr;

@@ -38,6 +38,9 @@ PROFILES: dict[str, Profile] = {
     "picoevb": Profile("picoevb", gen=2, lanes=1, width=64, user_clk_hz=125e6),
     # HTG-K800-like: Gen3 x8, 256-bit AXI at 250 MHz
     "gen3x8": Profile("gen3x8", gen=3, lanes=8, width=256, user_clk_hz=250e6, mps=256),
+    # the other AXI-stream widths the engine supports (regression coverage of the datapath)
+    "gen3x4": Profile("gen3x4", gen=3, lanes=4, width=128, user_clk_hz=250e6, mps=256),
+    "gen3x16": Profile("gen3x16", gen=3, lanes=16, width=512, user_clk_hz=250e6, mps=256),
 }
 
 

