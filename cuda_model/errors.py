@@ -1,0 +1,43 @@
+"""Error codes of the CUDA runtime and driver APIs, and the kernel errno values nv-p2p uses."""
+
+from __future__ import annotations
+
+import enum
+import errno
+
+
+class cudaError(enum.IntEnum):
+    """``cudaError_t`` values (driver_types.h) the model returns."""
+
+    cudaSuccess = 0
+    cudaErrorInvalidValue = 1
+    cudaErrorMemoryAllocation = 2
+    cudaErrorInvalidConfiguration = 9
+    cudaErrorInvalidDevicePointer = 17
+    cudaErrorInvalidMemcpyDirection = 21
+    cudaErrorInvalidDevice = 101
+    cudaErrorIllegalAddress = 700
+
+
+class CUresult(enum.IntEnum):
+    """``CUresult`` values (cuda.h) of the driver-API calls the model offers."""
+
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_NOT_SUPPORTED = 801
+
+
+class CudaError(Exception):
+    """A CUDA call failed; ``code`` is the ``cudaError_t`` or ``CUresult`` it returned."""
+
+    def __init__(self, code: cudaError | CUresult, detail: str = "") -> None:
+        self.code = code
+        super().__init__(f"{code.name} ({int(code)}){': ' + detail if detail else ''}")
+
+
+# Linux errno values returned (negated) by the nv-p2p kernel API
+EINVAL = errno.EINVAL
+ENOMEM = errno.ENOMEM
+EIO = errno.EIO
+EFAULT = errno.EFAULT
+ENOTSUPP = 524  # kernel-internal, include/linux/errno.h

@@ -1,0 +1,488 @@
+"""The GPU: VRAM, the GPU MMU with CUDA's allocation placement, and the BAR1 aperture.
+
+Placement follows measurements on an H100 (reference/nv-p2p.md): allocations below 2 MiB
+are sub-allocated with 512 B granularity from 2 MiB pool chunks (so successive small
+buffers share 64 KiB pages), larger ones get their own 2 MiB-aligned range. The BAR1
+aperture has its own page table with 64 KiB pages; nv-p2p pins (``cuda_model.nv_p2p``)
+map VRAM pages into it and peers reach VRAM only through those mappings.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import enum
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from .errors import EINVAL, ENOMEM
+from .extents import ExtentAllocator
+from .vram import PAGE_SHIFT, PAGE_SIZE, Vram
+
+log = logging.getLogger(__name__)
+
+GPU_PAGE_SIZE = PAGE_SIZE               # nv-p2p / BAR1 page, 64 KiB
+BIG_PAGE_SIZE = 2 << 20                 # large allocations are 2 MiB aligned
+SMALL_ALLOC_GRANULE = 512               # sub-allocation granularity of small buffers
+DEVICE_VA_BASE = 0x7F40_0000_0000       # where cudaMalloc pointers live (UVA)
+DEVICE_VA_SPAN = 1 << 40
+HOST_VA_BASE = 0x7F10_0000_0000         # cudaHostAlloc pointers
+HOST_VA_SPAN = 1 << 38
+BAR1_PIN_RESERVE = 36 << 20             # the driver keeps this much BAR1 free
+
+# NV_PMC_BOOT_0 of a GH100 (architecture 0x18 in bits 28:20, implementation 0, rev A1)
+NV_PMC_BOOT_0 = 0x0000_0000
+GH100_BOOT_0 = 0x1800_00A1
+
+
+class MemoryType(enum.IntEnum):
+    """``CUmemorytype`` (cuda.h), reported for CU_POINTER_ATTRIBUTE_MEMORY_TYPE."""
+
+    CU_MEMORYTYPE_HOST = 1
+    CU_MEMORYTYPE_DEVICE = 2
+
+
+@dataclasses.dataclass(eq=False)
+class Allocation:
+    """One cudaMalloc or cudaHostAlloc buffer."""
+
+    base: int
+    size: int
+    memory_type: MemoryType
+    buffer_id: int
+    sync_memops: bool = False
+    host_buffer: bytearray | None = None      # backing of host allocations
+    chunk: _PoolChunk | None = None           # small device allocations
+    reserved: int = 0                         # bytes taken (size rounded to the granule)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+@dataclasses.dataclass(eq=False)
+class _PoolChunk:
+    """A 2 MiB VA range, mapped at creation, that small allocations are carved from."""
+
+    base: int
+    blocks: ExtentAllocator
+
+
+@dataclasses.dataclass
+class PinStats:
+    """Peer accesses that went through a pin's BAR1 pages."""
+
+    reads: int = 0
+    read_bytes: int = 0
+    writes: int = 0
+    write_bytes: int = 0
+
+
+class PinState(enum.Enum):
+    LIVE = "live"
+    REVOKED = "revoked"      # memory freed while pinned: callback fired, BAR1 unmapped
+    RELEASED = "released"    # put_pages
+
+
+@dataclasses.dataclass(eq=False)
+class Pin:
+    """A range of device memory mapped into BAR1 by nvidia_p2p_get_pages[_persistent]."""
+
+    pin_id: int
+    va: int
+    length: int
+    bar1_pages: list[int]
+    phys_pages: list[int]
+    persistent: bool
+    free_callback: Callable | None
+    data: object
+    state: PinState = PinState.LIVE
+    stats: PinStats = dataclasses.field(default_factory=PinStats)
+    page_table: object = None
+    revoked_by: str = ""
+    in_callback: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Bar1Fault:
+    """A peer access that BAR1 could not serve."""
+
+    time_ns: float
+    op: str              # "read" or "write"
+    offset: int          # offset inside BAR1
+    length: int
+    reason: str          # "unmapped", "revoked (pin #n: ...)", "driver-reserved"
+
+
+@dataclasses.dataclass
+class _Bar1Entry:
+    phys_page: int
+    pins: set[int]
+
+
+class Gpu:
+    """A GPU: VRAM, MMU, allocations and the BAR1 aperture. Plain Python, no simulator.
+
+    ``vram_size`` and ``bar1_size`` are bytes (BAR1 a power of two from 64 MiB to
+    128 GiB); ``bar1_driver_bytes`` is the part the driver keeps for itself (32 MiB on
+    256 MiB consumer apertures, 1 MiB on large resizable ones). ``clock`` returns the
+    current simulated time for the fault log.
+    """
+
+    def __init__(self, vram_size: int = 16 << 30, bar1_size: int = 256 << 20,
+                 bar1_driver_bytes: int | None = None, uninit_byte: int = 0,
+                 clock: Callable[[], float] | None = None, name: str = "gpu0") -> None:
+        if bar1_size & (bar1_size - 1) or not (64 << 20) <= bar1_size <= (128 << 30):
+            raise ValueError(f"BAR1 size must be a power of two, 64 MiB..128 GiB: {bar1_size:#x}")
+        self.name = name
+        self.vram = Vram(vram_size, uninit_byte)
+        self.bar1_size = bar1_size
+        self.clock = clock or (lambda: 0.0)
+        self.bar1_base_provider: Callable[[], int] = lambda: 0
+        self.uuid = bytes(range(0x10, 0x20))
+        self._phys = ExtentAllocator(vram_size >> PAGE_SHIFT)
+        self._dev_va = ExtentAllocator(DEVICE_VA_SPAN // BIG_PAGE_SIZE)
+        self._host_va = ExtentAllocator(HOST_VA_SPAN >> 12)
+        # MMU: sorted VA page segments -> physical pages
+        self._seg_va: list[int] = []
+        self._seg_phys: dict[int, list[int]] = {}
+        self._allocs: list[Allocation] = []        # sorted by base
+        self._alloc_bases: list[int] = []
+        self._chunks: list[_PoolChunk] = []
+        self._next_buffer_id = 1
+        # physical pages kept alive by persistent pins after their memory was freed
+        self._phys_holds: dict[int, int] = {}
+        self._phys_orphans: set[int] = set()
+        # BAR1
+        if bar1_driver_bytes is None:
+            bar1_driver_bytes = (32 << 20) if bar1_size <= (256 << 20) else (1 << 20)
+        self.bar1_driver_pages = -(-bar1_driver_bytes // GPU_PAGE_SIZE)
+        self._bar1 = ExtentAllocator(bar1_size >> PAGE_SHIFT)
+        if self.bar1_driver_pages:
+            self._bar1.reserve(0, self.bar1_driver_pages)
+        self._bar1_map: dict[int, _Bar1Entry] = {}
+        self._phys_to_bar1: dict[int, int] = {}
+        self._bar1_tomb: dict[int, int] = {}
+        self.pins: dict[int, Pin] = {}
+        self._next_pin = 1
+        self.fault_log: list[Bar1Fault] = []
+        # hooks for the runtime (stream flush before memory goes away)
+        self.before_free: Callable[[], None] = lambda: None
+
+    # ------------------------------------------------------------------ allocations
+    def allocations(self) -> list[Allocation]:
+        return list(self._allocs)
+
+    def find_allocation(self, ptr: int) -> Allocation | None:
+        """The live allocation containing ``ptr`` (device or host)."""
+        i = bisect.bisect_right(self._alloc_bases, ptr) - 1
+        if i >= 0:
+            a = self._allocs[i]
+            if a.base <= ptr < a.base + max(a.size, 1):
+                return a
+        return None
+
+    def _insert(self, a: Allocation) -> Allocation:
+        i = bisect.bisect_right(self._alloc_bases, a.base)
+        self._allocs.insert(i, a)
+        self._alloc_bases.insert(i, a.base)
+        self._next_buffer_id += 1
+        return a
+
+    def alloc_device(self, size: int) -> Allocation | None:
+        """Place a device allocation like CUDA does; None when VRAM or VA runs out."""
+        if size < BIG_PAGE_SIZE:
+            granules = max(1, -(-size // SMALL_ALLOC_GRANULE))
+            for chunk in self._chunks:
+                off = chunk.blocks.alloc(granules)
+                if off is not None:
+                    break
+            else:
+                chunk = self._new_chunk()
+                if chunk is None:
+                    return None
+                off = chunk.blocks.alloc(granules)
+                assert off is not None
+            return self._insert(Allocation(chunk.base + off * SMALL_ALLOC_GRANULE, size,
+                                           MemoryType.CU_MEMORYTYPE_DEVICE, self._next_buffer_id,
+                                           chunk=chunk, reserved=granules * SMALL_ALLOC_GRANULE))
+        span = -(-size // BIG_PAGE_SIZE) * BIG_PAGE_SIZE
+        va = self._map_new(span)
+        if va is None:
+            return None
+        return self._insert(Allocation(va, size, MemoryType.CU_MEMORYTYPE_DEVICE,
+                                       self._next_buffer_id, reserved=span))
+
+    def _new_chunk(self) -> _PoolChunk | None:
+        va = self._map_new(BIG_PAGE_SIZE)
+        if va is None:
+            return None
+        chunk = _PoolChunk(va, ExtentAllocator(BIG_PAGE_SIZE // SMALL_ALLOC_GRANULE))
+        self._chunks.append(chunk)
+        return chunk
+
+    def _map_new(self, span: int) -> int | None:
+        """Reserve 2 MiB-aligned VA and back it with physical pages (any placement)."""
+        npages = span >> PAGE_SHIFT
+        phys = self._phys.alloc_scatter(npages)
+        if phys is None:
+            return None
+        slot = self._dev_va.alloc(span // BIG_PAGE_SIZE)
+        if slot is None:
+            for p in phys:
+                self._phys.free(p)
+            return None
+        va = DEVICE_VA_BASE + slot * BIG_PAGE_SIZE
+        vpage = va >> PAGE_SHIFT
+        i = bisect.bisect_right(self._seg_va, vpage)
+        self._seg_va.insert(i, vpage)
+        self._seg_phys[vpage] = phys
+        return va
+
+    def _unmap(self, va: int, span: int) -> None:
+        vpage = va >> PAGE_SHIFT
+        phys = self._seg_phys.pop(vpage)
+        self._seg_va.remove(vpage)
+        self._dev_va.free((va - DEVICE_VA_BASE) // BIG_PAGE_SIZE, span // BIG_PAGE_SIZE)
+        for p in phys:
+            if self._phys_holds.get(p):
+                self._phys_orphans.add(p)
+            else:
+                self._release_phys(p)
+
+    def _release_phys(self, p: int) -> None:
+        self.vram.release(p)
+        self._phys.free(p)
+
+    def alloc_host(self, size: int) -> Allocation | None:
+        """Page-locked host memory (cudaHostAlloc): its own address range, host backing."""
+        pages = max(1, -(-size // 4096))
+        slot = self._host_va.alloc(pages)
+        if slot is None:
+            return None
+        return self._insert(Allocation(HOST_VA_BASE + slot * 4096, size,
+                                       MemoryType.CU_MEMORYTYPE_HOST, self._next_buffer_id,
+                                       host_buffer=bytearray(size), reserved=pages * 4096))
+
+    def free_allocation(self, a: Allocation) -> None:
+        """Release an allocation. Pins overlapping it are revoked first: their callbacks
+        run, then their BAR1 pages are unmapped, and only then is the memory released."""
+        self.before_free()
+        for pin in [p for p in self.pins.values() if p.state is PinState.LIVE
+                    and not p.persistent and p.va < a.end and a.base < p.va + p.length]:
+            self._revoke(pin, f"cudaFree({a.base:#x})")
+        i = self._allocs.index(a)
+        del self._allocs[i], self._alloc_bases[i]
+        if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
+            self._host_va.free((a.base - HOST_VA_BASE) // 4096, a.reserved // 4096)
+        elif a.chunk is not None:
+            a.chunk.blocks.free((a.base - a.chunk.base) // SMALL_ALLOC_GRANULE,
+                                a.reserved // SMALL_ALLOC_GRANULE)
+        else:
+            self._unmap(a.base, a.reserved)
+
+    # ------------------------------------------------------------------ MMU
+    def translate(self, va: int) -> int | None:
+        """VRAM byte offset behind a device VA, or None when unmapped."""
+        vpage = va >> PAGE_SHIFT
+        i = bisect.bisect_right(self._seg_va, vpage) - 1
+        if i < 0:
+            return None
+        start = self._seg_va[i]
+        phys = self._seg_phys[start]
+        if vpage - start >= len(phys):
+            return None
+        return (phys[vpage - start] << PAGE_SHIFT) | (va & (PAGE_SIZE - 1))
+
+    def _va_chunks(self, va: int, length: int):
+        pos = 0
+        while pos < length:
+            n = min(PAGE_SIZE - ((va + pos) & (PAGE_SIZE - 1)), length - pos)
+            pa = self.translate(va + pos)
+            if pa is None:
+                raise ValueError(f"device address {va + pos:#x} is not mapped")
+            yield pa, pos, n
+            pos += n
+
+    def read_va(self, va: int, length: int) -> np.ndarray:
+        """Bytes at a device VA range (must be mapped)."""
+        out = np.empty(length, dtype=np.uint8)
+        for pa, pos, n in self._va_chunks(va, length):
+            out[pos:pos + n] = self.vram.read(pa, n)
+        return out
+
+    def write_va(self, va: int, data) -> None:
+        arr = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8) if not isinstance(
+            data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        for pa, pos, n in self._va_chunks(va, len(arr)):
+            self.vram.write(pa, arr[pos:pos + n])
+
+    def fill_va(self, va: int, length: int, value: int) -> None:
+        for pa, _pos, n in self._va_chunks(va, length):
+            self.vram.fill(pa, n, value)
+
+    # ------------------------------------------------------------------ BAR1
+    @property
+    def bar1_bus_address(self) -> int:
+        """Bus address of BAR1 as the root complex assigned it (0 before enumeration)."""
+        return self.bar1_base_provider()
+
+    @property
+    def bar1_free_bytes(self) -> int:
+        return self._bar1.free_units * GPU_PAGE_SIZE
+
+    def bar1_lookup(self, offset: int) -> tuple[int, int] | None:
+        """(VRAM offset, BAR1 page) behind a BAR1 offset, or None when unmapped."""
+        page = offset >> PAGE_SHIFT
+        entry = self._bar1_map.get(page)
+        if entry is None:
+            return None
+        return (entry.phys_page << PAGE_SHIFT) | (offset & (PAGE_SIZE - 1)), page
+
+    def pin(self, va: int, length: int, persistent: bool, free_callback: Callable | None,
+            data: object) -> Pin | int:
+        """Map ``[va, va + length)`` (64 KiB aligned, device memory) into BAR1.
+
+        Returns the Pin or a positive errno (EINVAL / ENOMEM); nv_p2p checks the
+        arguments' alignment before calling this."""
+        phys: list[int] = []
+        for off in range(0, length, GPU_PAGE_SIZE):
+            pa = self.translate(va + off)
+            if pa is None:
+                return EINVAL  # not (entirely) device memory from cudaMalloc
+            phys.append(pa >> PAGE_SHIFT)
+        if not any(a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE and a.base < va + length
+                   and va < a.end for a in self._allocs):
+            return EINVAL
+        new = [p for p in dict.fromkeys(phys) if p not in self._phys_to_bar1]
+        need = len(new) * GPU_PAGE_SIZE
+        if self.bar1_free_bytes < BAR1_PIN_RESERVE + need:
+            log.info("%s: BAR1 pin of %#x bytes refused: %#x free, %#x reserve", self.name,
+                     need, self.bar1_free_bytes, BAR1_PIN_RESERVE)
+            return ENOMEM
+        pages = self._bar1.alloc_scatter(len(new)) if new else []
+        assert pages is not None
+        for p, b in zip(new, pages, strict=True):
+            self._bar1_map[b] = _Bar1Entry(p, set())
+            self._phys_to_bar1[p] = b
+            self._bar1_tomb.pop(b, None)
+        pin = Pin(self._next_pin, va, length, [self._phys_to_bar1[p] for p in phys], phys,
+                  persistent, free_callback, data)
+        self._next_pin += 1
+        for b in pin.bar1_pages:
+            self._bar1_map[b].pins.add(pin.pin_id)
+        if persistent:
+            for p in phys:
+                self._phys_holds[p] = self._phys_holds.get(p, 0) + 1
+        self.pins[pin.pin_id] = pin
+        return pin
+
+    def unpin(self, pin: Pin, state: PinState = PinState.RELEASED) -> None:
+        """Drop the pin's BAR1 mappings (pages shared with other pins stay mapped)."""
+        for b in dict.fromkeys(pin.bar1_pages):
+            entry = self._bar1_map.get(b)
+            if entry is None:
+                continue
+            entry.pins.discard(pin.pin_id)
+            if not entry.pins:
+                del self._bar1_map[b]
+                del self._phys_to_bar1[entry.phys_page]
+                self._bar1.free(b)
+                self._bar1_tomb[b] = pin.pin_id
+        if pin.persistent and pin.state is PinState.LIVE:
+            for p in pin.phys_pages:
+                self._phys_holds[p] -= 1
+                if not self._phys_holds[p]:
+                    del self._phys_holds[p]
+                    if p in self._phys_orphans:
+                        self._phys_orphans.discard(p)
+                        self._release_phys(p)
+        pin.state = state
+
+    def _revoke(self, pin: Pin, why: str) -> None:
+        """Memory under a callback pin goes away: callback first, then unmap."""
+        pin.revoked_by = why
+        log.info("%s: pin #%d revoked by %s, calling its free callback", self.name,
+                 pin.pin_id, why)
+        pin.in_callback = True
+        try:
+            if pin.free_callback is not None:
+                pin.free_callback(pin.data)
+        finally:
+            pin.in_callback = False
+            self.unpin(pin, PinState.REVOKED)
+
+    # ------------------------------------------------------------------ peer access
+    def _fault(self, op: str, offset: int, length: int) -> None:
+        page = offset >> PAGE_SHIFT
+        if page < self.bar1_driver_pages:
+            reason = "driver-reserved"
+        elif page in self._bar1_tomb:
+            pin = self.pins.get(self._bar1_tomb[page])
+            reason = (f"revoked (pin #{pin.pin_id} {pin.state.value}"
+                      f"{' by ' + pin.revoked_by if pin.revoked_by else ''})") if pin else "revoked"
+        else:
+            reason = "unmapped"
+        fault = Bar1Fault(self.clock(), op, offset, length, reason)
+        self.fault_log.append(fault)
+        log.warning("%s: BAR1 %s of %d bytes at offset %#x: %s", self.name, op, length, offset,
+                    reason)
+
+    def _bar1_pieces(self, offset: int, length: int):
+        pos = 0
+        while pos < length:
+            n = min(PAGE_SIZE - ((offset + pos) & (PAGE_SIZE - 1)), length - pos)
+            yield offset + pos, pos, n
+            pos += n
+
+    def bar1_read(self, offset: int, length: int) -> bytes | None:
+        """A peer reads BAR1; None (and a fault record) if any byte is not mapped."""
+        if offset < 0 or offset + length > self.bar1_size:
+            self._fault("read", offset, length)
+            return None
+        looked = []
+        for off, pos, n in self._bar1_pieces(offset, length):
+            hit = self.bar1_lookup(off)
+            if hit is None:
+                self._fault("read", off, n)
+                return None
+            looked.append((hit, pos, n))
+        out = bytearray(length)
+        for (pa, page), pos, n in looked:
+            out[pos:pos + n] = self.vram.read(pa, n).tobytes()
+            for pid in self._bar1_map[page].pins:
+                st = self.pins[pid].stats
+                st.reads += 1
+                st.read_bytes += n
+        return bytes(out)
+
+    def bar1_write(self, offset: int, data: bytes) -> bool:
+        """A peer writes BAR1; unmapped parts are dropped and recorded. True if all landed."""
+        if offset < 0 or offset + len(data) > self.bar1_size:
+            self._fault("write", offset, len(data))
+            return False
+        ok = True
+        for off, pos, n in self._bar1_pieces(offset, len(data)):
+            hit = self.bar1_lookup(off)
+            if hit is None:
+                self._fault("write", off, n)
+                ok = False
+                continue
+            pa, page = hit
+            self.vram.write(pa, data[pos:pos + n])
+            for pid in self._bar1_map[page].pins:
+                st = self.pins[pid].stats
+                st.writes += 1
+                st.write_bytes += n
+        return ok
+
+    def bar0_read(self, offset: int, length: int) -> bytes:
+        """Register BAR: NV_PMC_BOOT_0 identifies the chip; everything else reads zero."""
+        regs = {NV_PMC_BOOT_0: GH100_BOOT_0}
+        out = bytearray(length)
+        for i in range(length):
+            a = offset + i
+            out[i] = (regs.get(a & ~3, 0) >> (8 * (a & 3))) & 0xFF
+        return bytes(out)

@@ -1,0 +1,229 @@
+"""The nv-p2p kernel API (nv-p2p.h, dGPU flavour) on top of the GPU model.
+
+Calls keep the kernel's shape: they return ``0`` or a negative errno, and the out
+parameters come back in a tuple: ``rc, page_table = p2p.nvidia_p2p_get_pages(0, 0, va,
+length, free_callback, data)``. Rules modelled (reference/nv-p2p.md): 64 KiB alignment of
+address and length, a non-NULL free callback, device memory from cudaMalloc only, the
+36 MiB BAR1 reserve, shared BAR1 pages between overlapping pins, non-contiguous BAR1
+placement when the aperture is fragmented, free callbacks fired synchronously before the
+BAR1 mapping is torn down, and persistent pins that never get a callback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+from collections.abc import Callable
+
+from .errors import EINVAL
+from .gpu import GPU_PAGE_SIZE, Gpu, MemoryType, Pin, PinState
+
+log = logging.getLogger(__name__)
+
+NVIDIA_P2P_PAGE_TABLE_VERSION = 0x00020000
+NVIDIA_P2P_DMA_MAPPING_VERSION = 0x00020003
+NVIDIA_P2P_FLAGS_DEFAULT = 0
+NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING = 1
+
+
+class nvidia_p2p_page_size_type(enum.IntEnum):
+    """``page_size`` of a page table (dGPUs always use 64 KiB)."""
+
+    NVIDIA_P2P_PAGE_SIZE_4KB = 0
+    NVIDIA_P2P_PAGE_SIZE_64KB = 1
+    NVIDIA_P2P_PAGE_SIZE_128KB = 2
+
+
+@dataclasses.dataclass
+class nvidia_p2p_page:
+    """One 64 KiB page: ``physical_address`` is its BAR1 bus address."""
+
+    physical_address: int
+
+
+@dataclasses.dataclass(eq=False)
+class nvidia_p2p_page_table:
+    """``struct nvidia_p2p_page_table``."""
+
+    version: int
+    page_size: nvidia_p2p_page_size_type
+    pages: list[nvidia_p2p_page]
+    entries: int
+    gpu_uuid: bytes
+    flags: int = 0
+
+
+@dataclasses.dataclass(eq=False)
+class nvidia_p2p_dma_mapping:
+    """``struct nvidia_p2p_dma_mapping``: the addresses the peer puts in its TLPs."""
+
+    version: int
+    page_size_type: nvidia_p2p_page_size_type
+    entries: int
+    dma_addresses: list[int]
+    pci_dev: object
+
+
+def page_table_version_compatible(pt: nvidia_p2p_page_table) -> bool:
+    """NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE: same major, minor at least ours."""
+    return (pt.version >> 16) == (NVIDIA_P2P_PAGE_TABLE_VERSION >> 16) and (
+        pt.version & 0xFFFF) >= (NVIDIA_P2P_PAGE_TABLE_VERSION & 0xFFFF)
+
+
+@dataclasses.dataclass(eq=False)
+class PeerDevice:
+    """A peer PCIe function for dma_map_pages. ``iommu`` translates a bus address into
+    the address the peer must use (an IOMMU not in pass-through); None means identity."""
+
+    name: str
+    iommu: Callable[[int], int] | None = None
+
+
+class NvidiaP2P:
+    """The nvidia.ko side of the API for one or more GPUs."""
+
+    def __init__(self, gpus: Gpu | list[Gpu]) -> None:
+        self.gpus = [gpus] if isinstance(gpus, Gpu) else list(gpus)
+        self._tables: dict[int, tuple[Gpu, Pin]] = {}
+        self._mappings: dict[int, tuple[nvidia_p2p_page_table, object]] = {}
+
+    # ---------------------------------------------------------------- helpers
+    def _owner(self, va: int) -> Gpu | None:
+        for gpu in self.gpus:
+            a = gpu.find_allocation(va)
+            if a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE:
+                return gpu
+            if gpu.translate(va) is not None:
+                return gpu
+        return None
+
+    def _lookup(self, page_table: object) -> tuple[Gpu, Pin] | None:
+        return self._tables.get(id(page_table))
+
+    def _pin(self, va: int, length: int, persistent: bool, cb: Callable | None,
+             data: object) -> tuple[int, nvidia_p2p_page_table | None]:
+        if va % GPU_PAGE_SIZE or length % GPU_PAGE_SIZE or length <= 0:
+            log.info("nvidia_p2p_get_pages: va %#x / length %#x not 64 KiB aligned", va, length)
+            return -EINVAL, None
+        gpu = self._owner(va)
+        if gpu is None:
+            log.info("nvidia_p2p_get_pages: %#x is not GPU memory", va)
+            return -EINVAL, None
+        pin = gpu.pin(va, length, persistent, cb, data)
+        if isinstance(pin, int):
+            return -pin, None
+        base = gpu.bar1_bus_address
+        pt = nvidia_p2p_page_table(
+            NVIDIA_P2P_PAGE_TABLE_VERSION, nvidia_p2p_page_size_type.NVIDIA_P2P_PAGE_SIZE_64KB,
+            [nvidia_p2p_page(base + b * GPU_PAGE_SIZE) for b in pin.bar1_pages],
+            len(pin.bar1_pages), gpu.uuid)
+        pin.page_table = pt
+        self._tables[id(pt)] = (gpu, pin)
+        return 0, pt
+
+    # ---------------------------------------------------------------- pinning
+    def nvidia_p2p_get_pages(self, p2p_token: int, va_space: int, virtual_address: int,
+                             length: int, free_callback: Callable | None,
+                             data: object = None) -> tuple[int, nvidia_p2p_page_table | None]:
+        """Pin device memory and map it through BAR1; ``free_callback(data)`` fires if the
+        memory is freed while pinned."""
+        if p2p_token or va_space:
+            return -EINVAL, None     # tokens are deprecated: 0, 0
+        if free_callback is None:
+            return -EINVAL, None     # required since R535
+        return self._pin(virtual_address, length, False, free_callback, data)
+
+    def nvidia_p2p_put_pages(self, p2p_token: int, va_space: int, virtual_address: int,
+                             page_table: nvidia_p2p_page_table) -> int:
+        """Unpin and free the page table. After the free callback has fired this is a
+        harmless no-op (returns 0); called from inside the callback it is refused."""
+        found = self._lookup(page_table)
+        if found is None or p2p_token or va_space:
+            return -EINVAL
+        gpu, pin = found
+        if pin.persistent or pin.va != virtual_address:
+            return -EINVAL
+        if pin.in_callback:
+            log.error("nvidia_p2p_put_pages called from the free callback of pin #%d",
+                      pin.pin_id)
+            return -EINVAL
+        if pin.state is PinState.REVOKED:
+            return 0
+        gpu.unpin(pin)
+        del self._tables[id(page_table)]
+        return 0
+
+    def nvidia_p2p_free_page_table(self, page_table: nvidia_p2p_page_table) -> int:
+        """Free the table of a revoked pin: the one call allowed in the free callback."""
+        found = self._lookup(page_table)
+        if found is None:
+            return -EINVAL
+        _gpu, pin = found
+        if pin.state is PinState.LIVE and not pin.in_callback:
+            return -EINVAL
+        del self._tables[id(page_table)]
+        return 0
+
+    def nvidia_p2p_get_pages_persistent(self, virtual_address: int, length: int,
+                                        flags: int = NVIDIA_P2P_FLAGS_DEFAULT
+                                        ) -> tuple[int, nvidia_p2p_page_table | None]:
+        """Pin without a callback: the memory stays mapped (and allocated in VRAM) until
+        nvidia_p2p_put_pages_persistent, even across cudaFree."""
+        if flags & ~NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING:
+            return -EINVAL, None
+        return self._pin(virtual_address, length, True, None, None)
+
+    def nvidia_p2p_put_pages_persistent(self, virtual_address: int,
+                                        page_table: nvidia_p2p_page_table,
+                                        flags: int = NVIDIA_P2P_FLAGS_DEFAULT) -> int:
+        found = self._lookup(page_table)
+        if found is None or flags & ~NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING:
+            return -EINVAL
+        gpu, pin = found
+        if not pin.persistent or pin.va != virtual_address:
+            return -EINVAL
+        gpu.unpin(pin)
+        del self._tables[id(page_table)]
+        return 0
+
+    # ---------------------------------------------------------------- DMA mapping
+    def nvidia_p2p_dma_map_pages(self, peer: object, page_table: nvidia_p2p_page_table
+                                 ) -> tuple[int, nvidia_p2p_dma_mapping | None]:
+        """Bus addresses of the pinned pages as ``peer`` must use them."""
+        found = self._lookup(page_table)
+        if found is None or peer is None:
+            return -EINVAL, None
+        _gpu, pin = found
+        if pin.state is not PinState.LIVE or pin.in_callback:
+            return -EINVAL, None
+        iommu = getattr(peer, "iommu", None)
+        addrs = [iommu(p.physical_address) if iommu else p.physical_address
+                 for p in page_table.pages]
+        m = nvidia_p2p_dma_mapping(NVIDIA_P2P_DMA_MAPPING_VERSION, page_table.page_size,
+                                   len(addrs), addrs, peer)
+        self._mappings[id(m)] = (page_table, peer)
+        return 0, m
+
+    def nvidia_p2p_dma_unmap_pages(self, peer: object, page_table: nvidia_p2p_page_table,
+                                   dma_mapping: nvidia_p2p_dma_mapping) -> int:
+        owner = self._mappings.get(id(dma_mapping))
+        if owner is None or owner[0] is not page_table or owner[1] is not peer:
+            return -EINVAL
+        del self._mappings[id(dma_mapping)]
+        return 0
+
+    def nvidia_p2p_free_dma_mapping(self, dma_mapping: nvidia_p2p_dma_mapping) -> int:
+        """Free a mapping without unmapping (allowed inside the free callback)."""
+        if self._mappings.pop(id(dma_mapping), None) is None:
+            return -EINVAL
+        return 0
+
+    def live_mappings(self) -> int:
+        """DMA mappings not yet unmapped or freed (leak check for driver tests)."""
+        return len(self._mappings)
+
+    def pin_of(self, page_table: nvidia_p2p_page_table) -> Pin | None:
+        """The model's record of a page table's pin (state, BAR1 pages, access counts)."""
+        found = self._lookup(page_table)
+        return found[1] if found else None

@@ -1,0 +1,307 @@
+"""The CUDA runtime calls the picoevb applications use, on the GPU model.
+
+Calls raise :class:`CudaError` carrying the ``cudaError_t`` a C program would get back.
+Work is ordered like the default stream: kernel launches, cudaMemset and device-to-device
+copies are asynchronous and complete at the next synchronisation point
+(cudaDeviceSynchronize, a device-to-host copy, cudaFree), or at once on a buffer whose
+``CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`` is set. Host-to-device copies from pageable memory
+return once staged and land at the next synchronisation point too. So a peer that reads
+a surface before the application synchronised sees the old bytes, as on hardware.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from .errors import CudaError, CUresult, cudaError
+from .gpu import Allocation, Gpu, MemoryType
+
+log = logging.getLogger(__name__)
+
+
+class cudaMemcpyKind(enum.IntEnum):
+    cudaMemcpyHostToHost = 0
+    cudaMemcpyHostToDevice = 1
+    cudaMemcpyDeviceToHost = 2
+    cudaMemcpyDeviceToDevice = 3
+    cudaMemcpyDefault = 4
+
+
+class CUpointer_attribute(enum.IntEnum):
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3
+    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4
+    CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5
+    CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6
+    CU_POINTER_ATTRIBUTE_BUFFER_ID = 7
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+
+
+class cudaDeviceAttr(enum.IntEnum):
+    cudaDevAttrGPUDirectRDMASupported = 116
+    cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117
+    cudaDevAttrGPUDirectRDMAWritesOrdering = 118
+
+
+# values an H100 reports (reference/nv-p2p.md)
+_DEVICE_ATTRIBUTES = {
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported: 1,
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions: 1,   # host
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAWritesOrdering: 100,     # owner
+}
+
+cudaHostAllocDefault = 0
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK_DIM = (1024, 1024, 64)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+
+
+def _as_dim3(d: int | tuple[int, ...]) -> tuple[int, int, int]:
+    t = (d,) if isinstance(d, int) else tuple(d)
+    if not 1 <= len(t) <= 3:
+        raise CudaError(cudaError.cudaErrorInvalidConfiguration, f"bad dim3 {d!r}")
+    return (*t, *(1,) * (3 - len(t)))  # type: ignore[return-value]
+
+
+class CudaRuntime:
+    """One process's CUDA context on one GPU (device 0)."""
+
+    def __init__(self, gpu: Gpu) -> None:
+        self.gpu = gpu
+        self._queue: list[tuple[str, Callable[[], None]]] = []
+        self._sticky: CudaError | None = None
+        gpu.before_free = self._drain
+
+    # ---------------------------------------------------------------- helpers
+    def _check_sticky(self) -> None:
+        if self._sticky is not None:
+            raise self._sticky
+
+    def _drain(self) -> None:
+        """Complete every queued operation in order (a synchronisation point)."""
+        queue, self._queue = self._queue, []
+        for what, op in queue:
+            try:
+                op()
+            except CudaError as e:
+                # errors of asynchronous work are sticky for the context, like a fault
+                self._sticky = e
+                log.error("asynchronous %s failed: %s", what, e)
+                raise
+
+    def _submit(self, what: str, op: Callable[[], None], sync: bool) -> None:
+        self._queue.append((what, op))
+        if sync:
+            self._drain()
+
+    @property
+    def pending(self) -> int:
+        """Operations queued and not yet complete."""
+        return len(self._queue)
+
+    def _device_range(self, ptr: int, count: int, what: str) -> Allocation:
+        a = self.gpu.find_allocation(ptr)
+        if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: {ptr:#x} is not device "
+                            "memory")
+        if ptr + count > a.end:
+            raise CudaError(cudaError.cudaErrorInvalidValue,
+                            f"{what}: {count} bytes at {ptr:#x} overrun the {a.size}-byte "
+                            f"allocation at {a.base:#x}")
+        return a
+
+    def _host_view(self, obj, count: int, what: str, writable: bool) -> memoryview:
+        if isinstance(obj, int):
+            a = self.gpu.find_allocation(obj)
+            if a is None or a.host_buffer is None:
+                raise CudaError(cudaError.cudaErrorInvalidValue,
+                                f"{what}: {obj:#x} is not host memory known to CUDA")
+            off = obj - a.base
+            if off + count > a.size:
+                raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: overrun")
+            return memoryview(a.host_buffer)[off:off + count]
+        mv = memoryview(obj).cast("B")
+        if len(mv) < count:
+            raise CudaError(cudaError.cudaErrorInvalidValue,
+                            f"{what}: host buffer of {len(mv)} bytes < {count}")
+        if writable and mv.readonly:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: host buffer is read-only")
+        return mv[:count]
+
+    def _is_device_ptr(self, obj) -> bool:
+        if not isinstance(obj, int):
+            return False
+        a = self.gpu.find_allocation(obj)
+        return a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE
+
+    # ---------------------------------------------------------------- memory
+    def cudaMalloc(self, size: int) -> int:
+        """Allocate device memory; returns the device pointer."""
+        self._check_sticky()
+        if size <= 0:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaMalloc({size})")
+        a = self.gpu.alloc_device(size)
+        if a is None:
+            raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaMalloc({size})")
+        return a.base
+
+    def cudaFree(self, ptr: int) -> None:
+        """Free device memory (synchronises first). Pins on it are revoked: their free
+        callbacks run, then their BAR1 mappings go. ``cudaFree(0)`` does nothing."""
+        self._check_sticky()
+        if ptr == 0:
+            return
+        a = self.gpu.find_allocation(ptr)
+        if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFree({ptr:#x})")
+        self.gpu.free_allocation(a)
+
+    def cudaHostAlloc(self, size: int, flags: int = cudaHostAllocDefault) -> int:
+        """Page-locked host memory; returns its (host) pointer. Read and write it with
+        :meth:`host_buffer`. Not valid for nvidia_p2p_get_pages."""
+        self._check_sticky()
+        if size <= 0 or flags & ~0xF:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaHostAlloc({size}, {flags})")
+        a = self.gpu.alloc_host(size)
+        if a is None:
+            raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size})")
+        return a.base
+
+    def cudaFreeHost(self, ptr: int) -> None:
+        self._check_sticky()
+        a = self.gpu.find_allocation(ptr)
+        if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_HOST:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFreeHost({ptr:#x})")
+        self.gpu.free_allocation(a)
+
+    def host_buffer(self, ptr: int) -> memoryview:
+        """The bytes of a cudaHostAlloc buffer (what the C program reaches through ptr)."""
+        a = self.gpu.find_allocation(ptr)
+        if a is None or a.host_buffer is None:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"{ptr:#x} is not cudaHostAlloc "
+                            "memory")
+        return memoryview(a.host_buffer)[ptr - a.base:]
+
+    def cudaMemcpy(self, dst, src, count: int, kind: cudaMemcpyKind) -> None:
+        """Copy ``count`` bytes. Host sides are buffers (bytearray, numpy array) or
+        cudaHostAlloc pointers; device sides are cudaMalloc pointers."""
+        self._check_sticky()
+        if count < 0:
+            raise CudaError(cudaError.cudaErrorInvalidValue, "negative count")
+        try:
+            kind = cudaMemcpyKind(kind)
+        except ValueError:
+            raise CudaError(cudaError.cudaErrorInvalidMemcpyDirection, str(kind)) from None
+        if kind is cudaMemcpyKind.cudaMemcpyDefault:
+            d_dev, s_dev = self._is_device_ptr(dst), self._is_device_ptr(src)
+            kind = cudaMemcpyKind(
+                {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[
+                    (s_dev, d_dev)])
+        if count == 0:
+            return
+        gpu = self.gpu
+        if kind is cudaMemcpyKind.cudaMemcpyHostToDevice:
+            a = self._device_range(dst, count, "cudaMemcpy dst")
+            data = np.frombuffer(self._host_view(src, count, "cudaMemcpy src", False),
+                                 dtype=np.uint8).copy()       # staged: the caller may reuse src
+            self._submit("cudaMemcpy H2D", lambda: gpu.write_va(dst, data), a.sync_memops)
+        elif kind is cudaMemcpyKind.cudaMemcpyDeviceToHost:
+            self._device_range(src, count, "cudaMemcpy src")
+            out = self._host_view(dst, count, "cudaMemcpy dst", True)
+            self._drain()                                    # synchronous for the host
+            out[:] = gpu.read_va(src, count).tobytes()
+        elif kind is cudaMemcpyKind.cudaMemcpyDeviceToDevice:
+            a = self._device_range(dst, count, "cudaMemcpy dst")
+            self._device_range(src, count, "cudaMemcpy src")
+            self._submit("cudaMemcpy D2D", lambda: gpu.write_va(dst, gpu.read_va(src, count)),
+                         a.sync_memops)
+        else:
+            out = self._host_view(dst, count, "cudaMemcpy dst", True)
+            out[:] = self._host_view(src, count, "cudaMemcpy src", False)
+
+    def cudaMemset(self, ptr: int, value: int, count: int) -> None:
+        """Fill device memory with a byte value (asynchronous unless SYNC_MEMOPS)."""
+        self._check_sticky()
+        a = self._device_range(ptr, count, "cudaMemset")
+        self._submit("cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF),
+                     a.sync_memops)
+
+    def cudaDeviceSynchronize(self) -> None:
+        """Wait for every queued operation; raises a sticky error from earlier work."""
+        self._check_sticky()
+        self._drain()
+
+    def cudaDeviceGetAttribute(self, attr: cudaDeviceAttr, device: int = 0) -> int:
+        if device != 0:
+            raise CudaError(cudaError.cudaErrorInvalidDevice, f"device {device}")
+        try:
+            return _DEVICE_ATTRIBUTES[cudaDeviceAttr(attr)]
+        except (ValueError, KeyError):
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"attribute {attr}") from None
+
+    # ---------------------------------------------------------------- driver API pieces
+    def cuPointerSetAttribute(self, value: int, attribute: CUpointer_attribute,
+                              ptr: int) -> None:
+        """Only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS can be set (as in CUDA)."""
+        a = self.gpu.find_allocation(ptr)
+        if a is None:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not CUDA memory")
+        if attribute != CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {attribute} is "
+                            "read-only")
+        a.sync_memops = bool(value)
+
+    def cuPointerGetAttribute(self, attribute: CUpointer_attribute, ptr: int) -> int:
+        a = self.gpu.find_allocation(ptr)
+        if a is None:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not CUDA memory")
+        attr = CUpointer_attribute(attribute)
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+            return int(a.sync_memops)
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            return int(a.memory_type)
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_BUFFER_ID:
+            return a.buffer_id
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+            return ptr
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            return 0
+        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+            return 0
+        raise CudaError(CUresult.CUDA_ERROR_NOT_SUPPORTED, attr.name)
+
+    def cuMemGetAddressRange(self, ptr: int) -> tuple[int, int]:
+        """(base, size) of the allocation containing ``ptr``."""
+        a = self.gpu.find_allocation(ptr)
+        if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x}")
+        return a.base, a.size
+
+    # ---------------------------------------------------------------- kernels
+    def launch(self, kernel: Callable[..., None], grid, block, *args) -> None:
+        """``kernel<<<grid, block>>>(args...)``: checks the configuration now, runs the
+        kernel at the next synchronisation point. ``kernel(rt, grid, block, *args)``."""
+        self._check_sticky()
+        g, b = _as_dim3(grid), _as_dim3(block)
+        if (min(g) < 1 or min(b) < 1 or b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK
+                or any(x > m for x, m in zip(b, MAX_BLOCK_DIM, strict=True))
+                or any(x > m for x, m in zip(g, MAX_GRID_DIM, strict=True))):
+            raise CudaError(cudaError.cudaErrorInvalidConfiguration, f"grid {g} block {b}")
+        name = getattr(kernel, "__name__", "kernel")
+        self._submit(name, lambda: kernel(self, g, b, *args), False)
+
+    def kernel_write(self, ptr: int, data: np.ndarray) -> None:
+        """Store from a kernel: an address outside any allocation is an illegal address."""
+        a = self.gpu.find_allocation(ptr)
+        n = data.nbytes
+        if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE or ptr + n > a.end:
+            raise CudaError(cudaError.cudaErrorIllegalAddress,
+                            f"kernel store of {n} bytes at {ptr:#x}")
+        self.gpu.write_va(ptr, data)
