@@ -42,6 +42,13 @@ class ExtentAllocator:
         start = self.alloc(count)
         if start is not None:
             return list(range(start, start + count))
+        return self.alloc_lowest(count)
+
+    def alloc_lowest(self, count: int) -> list[int] | None:
+        """Take the ``count`` lowest free units, wherever they are (a page allocator:
+        contiguous on an unfragmented space, scattered on a fragmented one)."""
+        if count > self.free_units:
+            return None
         units: list[int] = []
         while len(units) < count:
             s, e = self._starts[0], self._ends[0]

@@ -362,7 +362,8 @@ class Gpu:
             log.info("%s: BAR1 pin of %#x bytes refused: %#x free, %#x reserve", self.name,
                      need, self.bar1_free_bytes, BAR1_PIN_RESERVE)
             return ENOMEM
-        pages = self._bar1.alloc_scatter(len(new)) if new else []
+        # BAR1 pages come lowest-first: a fragmented aperture scatters a pin's pages
+        pages = self._bar1.alloc_lowest(len(new)) if new else []
         assert pages is not None
         for p, b in zip(new, pages, strict=True):
             self._bar1_map[b] = _Bar1Entry(p, set())
