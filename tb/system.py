@@ -14,9 +14,12 @@ from collections.abc import Callable, Iterator
 
 from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
 from cocotbext.axi import AxiStreamBus
-from cocotbext.pcie.core import RootComplex
+from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
+
+from cuda_model import CudaRuntime, Gpu, NvidiaP2P
+from cuda_model.endpoint import make_gpu_device
 
 from .profiles import Profile, get_profile
 
@@ -33,7 +36,7 @@ BAR_DMA_SIZE = 65536
 MSI_VECTORS = 32
 
 # cocotbext-pcie logs every TLP and frame at INFO/DEBUG
-_NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top")
+_NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top", "cuda_model")
 
 
 def _size_code(nbytes: int) -> int:
@@ -51,9 +54,15 @@ def pause_pattern(seed: int, duty: float = 0.3) -> Iterator[int]:
 
 
 class TB:
-    """Root complex + UltraScale+ hard-IP model bound to ``pevb_dma_top``."""
+    """Root complex, the FPGA (UltraScale+ hard-IP model bound to ``pevb_dma_top``) and the
+    GPU (``cuda_model`` endpoint), under one switch or on two root ports.
 
-    def __init__(self, dut, profile: Profile | str | None = None) -> None:
+    ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
+    API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``.
+    """
+
+    def __init__(self, dut, profile: Profile | str | None = None, topology: str | None = None,
+                 gpu_vram: int = 16 << 30, gpu_bar1: int = 256 << 20) -> None:
         self.dut = dut
         if profile is None:
             profile = os.environ.get("PEVB_PROFILE", "picoevb")
@@ -125,7 +134,27 @@ class TB:
         self.dev.functions[0].configure_bar(BAR_USER, BAR_USER_SIZE)
         self.dev.functions[0].configure_bar(BAR_DMA, BAR_DMA_SIZE)
 
-        self.rc.make_port().connect(self.dev)
+        # the GPU peer and the topology: one switch above both (default), or each on its
+        # own root port of the root complex
+        self.gpu = Gpu(vram_size=gpu_vram, bar1_size=gpu_bar1)
+        self.cuda = CudaRuntime(self.gpu)
+        self.p2p = NvidiaP2P(self.gpu)
+        self.gpu_dev, self.gpu_ep = make_gpu_device(self.gpu)
+        self.topology = topology or os.environ.get("PEVB_TOPOLOGY", "switch")
+        if self.topology == "switch":
+            self.switch = Switch()
+            self.rc.make_port().connect(self.switch)
+            self.switch.make_port().connect(self.dev)
+            self.switch.make_port().connect(self.gpu_dev)
+        elif self.topology == "root_ports":
+            self.switch = None
+            self.rc.make_port().connect(self.dev)
+            self.rc.make_port().connect(self.gpu_dev)
+        else:
+            raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
+        self.gpu_pci = None
+        self.log.info("topology: %s (FPGA and GPU %s)", self.topology,
+                      "under one switch" if self.switch else "on two root ports")
 
         self.pci = None
         self.user_bar = None
@@ -166,6 +195,10 @@ class TB:
         assert nvec >= 1, "MSI vector allocation failed"
         for i in range(nvec):
             self.pci.request_irq(i, self._make_msi_handler(i))
+        self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
+        assert self.gpu_pci is not None, "GPU function not found by enumeration"
+        await self.gpu_pci.enable_device()
+        self.gpu_ep.pcie_cap.max_payload_size = _size_code(self.profile.mps)
         self.user_bar = self.pci.bar_window[BAR_USER]
         self.dma_bar = self.pci.bar_window[BAR_DMA]
         # let the config status reach the DUT
