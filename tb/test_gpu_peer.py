@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import cocotb
 import numpy as np
+from cocotb.triggers import with_timeout
 
 from cuda_model import CUpointer_attribute, PeerDevice, PinState, cudaMemcpyKind, fill_surface
+from cuda_model.endpoint import GH100_DEVICE_ID, PCI_CLASS_3D_CONTROLLER, PCI_VENDOR_ID_NVIDIA
+from cuda_model.gpu import GH100_BOOT_0
 from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.p2p import p2p_chunks, pin_range
@@ -74,6 +77,13 @@ async def test_peer_read_write_bar1(dut):
     """H2C reads GPU BAR1 across a 64 KiB page; C2H writes BAR1; cudaMemcpy sees it."""
     h = await setup(dut)
     tb = h.tb
+    # the GPU as enumerated: IDs, class, BAR sizes, the boot register through BAR0
+    pci = tb.gpu_pci
+    assert (pci.vendor_id, pci.device_id) == (PCI_VENDOR_ID_NVIDIA, GH100_DEVICE_ID)
+    assert await pci.config_read_dword(0x08) >> 8 == PCI_CLASS_3D_CONTROLLER
+    assert [pci.bar_window[i].size for i in (0, 1, 3)] == [16 << 20, tb.gpu.bar1_size, 32 << 20]
+    assert await with_timeout(pci.bar_window[0].read_dword(0), 100, "us") == GH100_BOOT_0
+    assert await with_timeout(pci.bar_window[3].read_dword(0x100), 100, "us") == 0
     surf = Surface(tb, W * H * 4)
     stats = tb.p2p.pin_of(surf.pt).stats
     # GPU -> card: 40 KiB from an odd offset, crossing a 64 KiB page boundary
