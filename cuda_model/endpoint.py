@@ -69,15 +69,10 @@ class GpuEndpoint(MemoryEndpoint):
 
     async def handle_mem_read_tlp(self, tlp: Tlp) -> None:
         bar = self.match_bar(tlp.address)
-        if bar is not None and bar[0] == BAR1:
-            offset = bar[1]
-            length = tlp.length * 4
-            pages = range(offset >> 16, (offset + length - 1 >> 16) + 1)
-            if any(self.gpu.bar1_lookup(p << 16) is None for p in pages):
-                self.gpu.bar1_read(offset, length)      # records the fault
-                cpl = Tlp.create_ur_completion_for_tlp(tlp, self.pcie_id)
-                await self.send(cpl)
-                return
+        if bar is not None and bar[0] == BAR1 and not self.gpu.bar1_readable(bar[1],
+                                                                              tlp.length * 4):
+            await self.send(Tlp.create_ur_completion_for_tlp(tlp, self.pcie_id))
+            return
         await super().handle_mem_read_tlp(tlp)
 
 

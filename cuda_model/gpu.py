@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import EINVAL, ENOMEM
 from .extents import ExtentAllocator
-from .vram import PAGE_SHIFT, PAGE_SIZE, Vram
+from .vram import PAGE_SHIFT, PAGE_SIZE, Vram, as_u8, page_pieces
 
 log = logging.getLogger(__name__)
 
@@ -297,14 +297,11 @@ class Gpu:
         return (phys[vpage - start] << PAGE_SHIFT) | (va & (PAGE_SIZE - 1))
 
     def _va_chunks(self, va: int, length: int):
-        pos = 0
-        while pos < length:
-            n = min(PAGE_SIZE - ((va + pos) & (PAGE_SIZE - 1)), length - pos)
-            pa = self.translate(va + pos)
+        for addr, pos, n in page_pieces(va, length):
+            pa = self.translate(addr)
             if pa is None:
-                raise ValueError(f"device address {va + pos:#x} is not mapped")
+                raise ValueError(f"device address {addr:#x} is not mapped")
             yield pa, pos, n
-            pos += n
 
     def read_va(self, va: int, length: int) -> np.ndarray:
         """Bytes at a device VA range (must be mapped)."""
@@ -314,8 +311,7 @@ class Gpu:
         return out
 
     def write_va(self, va: int, data) -> None:
-        arr = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8) if not isinstance(
-            data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        arr = as_u8(data)
         for pa, pos, n in self._va_chunks(va, len(arr)):
             self.vram.write(pa, arr[pos:pos + n])
 
@@ -431,27 +427,25 @@ class Gpu:
         log.warning("%s: BAR1 %s of %d bytes at offset %#x: %s", self.name, op, length, offset,
                     reason)
 
-    def _bar1_pieces(self, offset: int, length: int):
-        pos = 0
-        while pos < length:
-            n = min(PAGE_SIZE - ((offset + pos) & (PAGE_SIZE - 1)), length - pos)
-            yield offset + pos, pos, n
-            pos += n
+    def bar1_readable(self, offset: int, length: int) -> bool:
+        """Whether a peer read of BAR1 can be served; if not, the fault is recorded (the
+        endpoint then completes the request with Unsupported Request)."""
+        if offset < 0 or offset + length > self.bar1_size:
+            self._fault("read", offset, length)
+            return False
+        for off, _pos, n in page_pieces(offset, length):
+            if self.bar1_lookup(off) is None:
+                self._fault("read", off, n)
+                return False
+        return True
 
     def bar1_read(self, offset: int, length: int) -> bytes | None:
         """A peer reads BAR1; None (and a fault record) if any byte is not mapped."""
-        if offset < 0 or offset + length > self.bar1_size:
-            self._fault("read", offset, length)
+        if not self.bar1_readable(offset, length):
             return None
-        looked = []
-        for off, pos, n in self._bar1_pieces(offset, length):
-            hit = self.bar1_lookup(off)
-            if hit is None:
-                self._fault("read", off, n)
-                return None
-            looked.append((hit, pos, n))
         out = bytearray(length)
-        for (pa, page), pos, n in looked:
+        for off, pos, n in page_pieces(offset, length):
+            pa, page = self.bar1_lookup(off)
             out[pos:pos + n] = self.vram.read(pa, n).tobytes()
             for pid in self._bar1_map[page].pins:
                 st = self.pins[pid].stats
@@ -465,7 +459,7 @@ class Gpu:
             self._fault("write", offset, len(data))
             return False
         ok = True
-        for off, pos, n in self._bar1_pieces(offset, len(data)):
+        for off, pos, n in page_pieces(offset, len(data)):
             hit = self.bar1_lookup(off)
             if hit is None:
                 self._fault("write", off, n)

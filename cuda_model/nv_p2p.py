@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from .errors import EINVAL
-from .gpu import GPU_PAGE_SIZE, Gpu, MemoryType, Pin, PinState
+from .gpu import GPU_PAGE_SIZE, Gpu, Pin, PinState
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +90,8 @@ class NvidiaP2P:
 
     # ---------------------------------------------------------------- helpers
     def _owner(self, va: int) -> Gpu | None:
-        for gpu in self.gpus:
-            a = gpu.find_allocation(va)
-            if a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE:
-                return gpu
-            if gpu.translate(va) is not None:
-                return gpu
-        return None
+        # device memory is what the GPU MMU maps; host allocations never are
+        return next((gpu for gpu in self.gpus if gpu.translate(va) is not None), None)
 
     def _lookup(self, page_table: object) -> tuple[Gpu, Pin] | None:
         return self._tables.get(id(page_table))

@@ -12,6 +12,23 @@ PAGE_SHIFT = 16
 PAGE_SIZE = 1 << PAGE_SHIFT
 
 
+def page_pieces(addr: int, length: int):
+    """Split ``[addr, addr + length)`` at 64 KiB page boundaries: yields
+    ``(address, position in the range, byte count)``."""
+    pos = 0
+    while pos < length:
+        n = min(PAGE_SIZE - ((addr + pos) & (PAGE_SIZE - 1)), length - pos)
+        yield addr + pos, pos, n
+        pos += n
+
+
+def as_u8(data) -> np.ndarray:
+    """A flat uint8 view of bytes-like data or a numpy array (no copy)."""
+    if isinstance(data, np.ndarray):
+        return data.view(np.uint8).reshape(-1)
+    return np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+
+
 class Vram:
     """Physical VRAM addressed by byte offset."""
 
@@ -32,12 +49,9 @@ class Vram:
             raise ValueError(f"VRAM access {offset:#x}+{length:#x} outside {self.size:#x}")
 
     def _chunks(self, offset: int, length: int):
-        pos = 0
-        while pos < length:
-            page, po = divmod(offset + pos, PAGE_SIZE)
-            n = min(PAGE_SIZE - po, length - pos)
+        for addr, pos, n in page_pieces(offset, length):
+            page, po = divmod(addr, PAGE_SIZE)
             yield page, po, pos, n
-            pos += n
 
     def read(self, offset: int, length: int) -> np.ndarray:
         """A copy of ``length`` bytes as a uint8 array."""
@@ -53,8 +67,7 @@ class Vram:
 
     def write(self, offset: int, data) -> None:
         """Store bytes (anything numpy can view as uint8)."""
-        arr = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8) if not isinstance(
-            data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        arr = as_u8(data)
         self._check(offset, len(arr))
         for page, po, pos, n in self._chunks(offset, len(arr)):
             self._page(page)[po:po + n] = arr[pos:pos + n]

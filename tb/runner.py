@@ -140,3 +140,15 @@ def failures(results_xml: Path) -> list[str]:
     if count == 0:
         failed.append("<no tests ran>")
     return failed
+
+
+def run_and_check(testcase: str, *, sim: str, profile: str, module: str = "tb.test_dma",
+                  extra_env: dict[str, str] | None = None, repro: str) -> None:
+    """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
+    names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
+    seed = int(os.environ.get("SEED", "1"))
+    results = run(testcase, sim=sim, profile=profile, module=module, seed=seed,
+                  waves=os.environ.get("WAVES", "0") == "1", extra_env=extra_env)
+    failed = failures(results)
+    assert not failed, (f"{failed} failed; log: {results.parent / 'sim.log'}; reproduce: "
+                        f"{repro.format(seed=seed)}")

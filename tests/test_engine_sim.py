@@ -8,8 +8,6 @@ reproduces it.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tb import runner
@@ -36,12 +34,9 @@ SMOKE = ["test_identifiers", "test_stop_mid_chain", "test_unmapped_read",
 
 
 def _run(name: str, sim: str, profile: str) -> None:
-    seed = int(os.environ.get("SEED", "1"))
-    waves = os.environ.get("WAVES", "0") == "1"
-    results = runner.run(name, sim=sim, profile=profile, seed=seed, waves=waves)
-    failed = runner.failures(results)
-    repro = f"make test SIM={sim} PROFILE={profile} SEED={seed} TESTS='-k {name}'"
-    assert not failed, f"{failed} failed; log: {results.parent / 'sim.log'}; reproduce: {repro}"
+    runner.run_and_check(name, sim=sim, profile=profile,
+                         repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
+                               f"TESTS='-k {name}'")
 
 
 @pytest.mark.parametrize("name", ALL_TESTS)
