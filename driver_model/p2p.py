@@ -3,6 +3,8 @@ the scatter list of a pinned surface."""
 
 from __future__ import annotations
 
+from .sg import Scatter, page_chunks
+
 GPU_PAGE_SHIFT = 16
 GPU_PAGE_SIZE = 1 << GPU_PAGE_SHIFT
 GPU_PAGE_OFFSET = GPU_PAGE_SIZE - 1
@@ -16,22 +18,8 @@ def pin_range(va: int, size: int) -> tuple[int, int, int]:
     return va & GPU_PAGE_MASK, offset, aligned_len
 
 
-def p2p_chunks(dma_addresses: list[int], offset: int, length: int) -> list[tuple[int, int]]:
+def p2p_chunks(dma_addresses: list[int], offset: int, length: int) -> Scatter:
     """Bus (address, length) runs covering ``length`` bytes from byte ``offset`` of the
     pinned range: one chunk per 64 KiB page, the first one offset, runs merged where the
     pages are contiguous on the bus."""
-    if offset < 0 or length <= 0 or offset + length > len(dma_addresses) * GPU_PAGE_SIZE:
-        raise ValueError(f"{length} bytes at offset {offset:#x} outside the pinned pages")
-    out: list[tuple[int, int]] = []
-    pos = offset
-    end = offset + length
-    while pos < end:
-        page, po = divmod(pos, GPU_PAGE_SIZE)
-        n = min(GPU_PAGE_SIZE - po, end - pos)
-        addr = dma_addresses[page] + po
-        if out and out[-1][0] + out[-1][1] == addr:
-            out[-1] = (out[-1][0], out[-1][1] + n)
-        else:
-            out.append((addr, n))
-        pos += n
-    return out
+    return page_chunks(dma_addresses, GPU_PAGE_SIZE, offset, length)

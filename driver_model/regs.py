@@ -178,6 +178,20 @@ STAT_ERROR_MASK = STAT_READ_ERROR.mask | STAT_WRITE_ERROR.mask | STAT_DESC_ERROR
     Stat.MAGIC_STOPPED | Stat.INVALID_LENGTH | Stat.ALIGN_MISMATCH
 )
 
+
+def describe_status(status: int, direction: Target = Target.H2C) -> str:
+    """A channel status value in words: the set bits, and the error fields decoded with
+    the encoding of ``direction`` (read_error is PCIe-side on H2C, AXI-side on C2H)."""
+    names = [b.name.lower() for b in Stat if status & b and b.name]
+    pcie_read = direction == Target.H2C
+    for fld, name, enc in ((STAT_READ_ERROR, "read_error", PcieErr if pcie_read else AxiErr),
+                           (STAT_WRITE_ERROR, "write_error", AxiErr if pcie_read else PcieErr),
+                           (STAT_DESC_ERROR, "desc_error", PcieErr)):
+        v = fld.get(status)
+        if v:
+            names.append(f"{name}={'|'.join(e.name for e in enc if v & e and e.name) or hex(v)}")
+    return " ".join(names) if names else "0"
+
 ALIGN_ADDR = Field(16, 8)
 ALIGN_LEN_GRANULARITY = Field(8, 8)
 ALIGN_ADDR_BITS = Field(0, 8)
@@ -263,6 +277,9 @@ DATA_WIDTH_ENCODING = {64: 0, 128: 1, 256: 2, 512: 3}
 USER_LED = 0x0
 LED_FIELD = Field(0, 3)  # active low: 0 lights all three LEDs, 7 turns them off
 LED_RESET_VALUE = 0x7
+# read-only card RAM size in bytes (this design's addition to the user space; the original
+# driver knows the size from the subsystem ID)
+USER_RAM_SIZE = 0x4
 
 
 def ch_reg(direction: Target, reg: int, channel: int = 0) -> int:

@@ -172,7 +172,8 @@ wire [1:0] ch_bytes_valid;
 wire [55:0] ch_bytes;
 
 pevb_regs #(
-    .AXIS_PCIE_DATA_WIDTH(DW)
+    .AXIS_PCIE_DATA_WIDTH(DW),
+    .RAM_SIZE(RAM_SIZE)
 ) regs_inst (
     .clk(clk),
     .rst(rst),

@@ -6,7 +6,8 @@
 `default_nettype none
 
 /*
- * Register file: BAR0 user space (LED register at offset 0) and the BAR1 DMA
+ * Register file: BAR0 user space (LED register at offset 0, card RAM size at
+ * offset 4) and the BAR1 DMA
  * register space following the XDMA (PG195) programming model for one H2C and
  * one C2H memory-mapped channel: channel, SGDMA, SGDMA common, IRQ and config
  * blocks.  Also owns the channel interrupt logic and the MSI sender on the
@@ -18,6 +19,8 @@ module pevb_regs #
 (
     // PCIe AXI stream data width, reported in the config block
     parameter AXIS_PCIE_DATA_WIDTH = 64,
+    // card RAM size in bytes, reported read-only at BAR0 offset 4
+    parameter RAM_SIZE = 65536,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
     parameter MSI_TIMEOUT_CYCLES = 65536
 )
@@ -74,6 +77,7 @@ localparam [3:0] TGT_C2H_SGDMA = 4'h5;
 localparam [3:0] TGT_SGDMA_COMMON = 4'h6;
 
 localparam [7:0] ID_VERSION = 8'h06;
+localparam [31:0] RAM_SIZE_WORD = RAM_SIZE;
 
 // writable/loggable bit masks
 localparam [31:0] CTRL_MASK = 32'h0EFF_FE7F;
@@ -179,6 +183,8 @@ always @* begin
     if (reg_req_bar == 3'd0) begin
         if (reg_req_addr[11:2] == 10'd0) begin
             reg_rd_data = {29'd0, led_reg};
+        end else if (reg_req_addr[11:2] == 10'd1) begin
+            reg_rd_data = RAM_SIZE_WORD;
         end
     end else if (bar1) begin
         if (ch_hit && chan_tgt) begin

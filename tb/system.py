@@ -10,6 +10,7 @@ import itertools
 import logging
 import os
 import random
+import warnings
 from collections.abc import Callable, Iterator
 
 from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
@@ -37,6 +38,17 @@ MSI_VECTORS = 32
 
 # cocotbext-pcie logs every TLP and frame at INFO/DEBUG
 _NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top", "cuda_model")
+
+
+class _DropEnumerationNoise(logging.Filter):
+    """Enumeration probes every device number of every bus; the root complex and switch
+    log each unanswered probe as a warning. They are expected: drop them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to route config type 0")
+
+
+_ENUM_FILTER = _DropEnumerationNoise()
 
 
 def _size_code(nbytes: int) -> int:
@@ -72,6 +84,11 @@ class TB:
         level = os.environ.get("PCIE_LOG_LEVEL", "WARNING").upper()
         for name in _NOISY_LOGGERS:
             logging.getLogger(name).setLevel(level)
+        # the loggers are per instance (named with an id), so filter at the handlers
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_ENUM_FILTER)
+        # cocotbext-pcie still uses cocotb 1.x calls; their deprecation notes are not ours
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbext\.")
 
         width = len(dut.m_axis_rq_tdata)
         assert width == self.profile.width, (
@@ -161,6 +178,10 @@ class TB:
         self.dma_bar = None
         self.msi_count = [0] * MSI_VECTORS
         self._msi_event = [Event() for _ in range(MSI_VECTORS)]
+        self.msi_masked: set[int] = set()
+        self.msi_lost = [0] * MSI_VECTORS
+        self.irq_handlers: list[list[Callable[[], None]]] = [[] for _ in range(MSI_VECTORS)]
+        self._irq_requested: set[int] = set()
         self._mem_regions: list = []
 
     @property
@@ -182,19 +203,19 @@ class TB:
 
         await with_timeout(_wait(), 100, "us")
 
-    async def init(self) -> None:
-        """Reset, enumerate, enable the function and its MSI vectors, program MPS/MRRS."""
+    async def init(self, bind: bool = True) -> None:
+        """Reset, enumerate, program MPS/MRRS; with ``bind`` also enable the function, bus
+        mastering and its MSI vectors (a driver model does that itself: ``bind=False``)."""
         await self.cycle_reset()
         await with_timeout(self.rc.enumerate(), 2, "ms")
         self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
         assert self.pci is not None, "FPGA function not found by enumeration"
-        await self.pci.enable_device()
-        await self.pci.set_master()
         await self.program_device_control(self.profile.mps, self.profile.mrrs)
-        nvec = await self.pci.alloc_irq_vectors(1, MSI_VECTORS)
-        assert nvec >= 1, "MSI vector allocation failed"
-        for i in range(nvec):
-            self.pci.request_irq(i, self._make_msi_handler(i))
+        if bind:
+            await self.pci.enable_device()
+            await self.pci.set_master()
+            nvec = await self.enable_msi(1, MSI_VECTORS)
+            assert nvec >= 1, "MSI vector allocation failed"
         self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
         assert self.gpu_pci is not None, "GPU function not found by enumeration"
         await self.gpu_pci.enable_device()
@@ -204,6 +225,16 @@ class TB:
         # let the config status reach the DUT
         for _ in range(8):
             await RisingEdge(self.dut.user_clk)
+
+    async def enable_msi(self, min_vecs: int, max_vecs: int) -> int:
+        """Enable MSI on the FPGA function; the vectors granted, each counted by the TB and
+        dispatched to ``irq_handlers[vector]``."""
+        nvec = await with_timeout(self.pci.alloc_irq_vectors(min_vecs, max_vecs), 100, "us")
+        for i in range(max(nvec, 0)):
+            if i not in self._irq_requested:
+                self.pci.request_irq(i, self._make_msi_handler(i))
+                self._irq_requested.add(i)
+        return nvec
 
     async def program_device_control(self, mps: int, mrrs: int) -> None:
         """Write MPS and MRRS into the function's PCIe Device Control register."""
@@ -215,10 +246,23 @@ class TB:
 
     def _make_msi_handler(self, vector: int) -> Callable:
         async def handler() -> None:
+            if vector in self.msi_masked:
+                self.msi_lost[vector] += 1
+                return
             self.msi_count[vector] += 1
             self._msi_event[vector].set()
+            for isr in self.irq_handlers[vector]:
+                isr()
 
         return handler
+
+    def mask_msi(self, vector: int, masked: bool = True) -> None:
+        """Host-side interrupt masking: MSIs on ``vector`` are dropped (counted in
+        ``msi_lost``) until unmasked, as an interrupt lost between device and CPU."""
+        if masked:
+            self.msi_masked.add(vector)
+        else:
+            self.msi_masked.discard(vector)
 
     async def wait_msi(self, vector: int = 0, timeout_us: float = 1000) -> None:
         """Wait for one MSI on ``vector``; raises ``cocotb.triggers.SimTimeoutError``."""
@@ -269,9 +313,6 @@ class TB:
                 s.clear_pause_generator()
             else:
                 s.set_pause_generator(pause_pattern(seed * 7 + i, duty))
-
-
-
 
 
 class TbDmaBus:

@@ -1,0 +1,738 @@
+"""The picoevb-rdma kernel driver, modelled against :class:`~driver_model.platform.Platform`.
+
+Faithful to the original where it is right: the uapi, the argument checks and errno
+values, the 64 KiB pinning arithmetic, ``nvidia_p2p_dma_map_pages`` around each DMA, the
+free callback, host buffers through ``get_user_pages``. Fixed where it is weak:
+
+- every DMA run is a descriptor *chain* (the original used one descriptor per run);
+- H2C2H is chunked by half the card RAM and double-buffered: the H2C of one half runs
+  while the C2H of the other drains;
+- completion by MSI (not legacy INTx), the completed-descriptor count cross-checked
+  against the chain length, poll-mode write-back as an option;
+- every wait has a timeout: the engine is stopped, its state dumped, and the ioctl
+  returns ``-ETIMEDOUT`` (the original waits forever);
+- a surface freed while a DMA uses it aborts that DMA with ``-EFAULT`` (no hang), and the
+  GPU unmaps its BAR1 pages as the callback returns, so nothing reaches the freed memory.
+
+Kernel shapes are kept: ioctls return ``0`` or a negative errno (``PicoevbFile.ioctl``);
+:func:`ioctl` is the user-space call that raises :class:`OSError` instead, and
+``PicoevbFile`` has friendly async methods on top (``pin_cuda``, ``h2c2h_dma``...).
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import errno
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import regs, uapi
+from .desc import DESC_SIZE, MAX_CHAIN, Segment, build_chain, pair_scatter, split_segments
+from .host import PAGE_MASK, PAGE_SIZE, UserProcess
+from .p2p import p2p_chunks, pin_range
+from .platform import Platform
+from .regs import Stat, Target
+from .sg import Scatter, page_chunks, slice_scatter
+from .xdma import XdmaChannel, XdmaError
+
+log = logging.getLogger(__name__)
+
+BAR_GPIO = 0           # 4 KiB user space: LED, card RAM size
+BAR_DMA = 1            # 64 KiB XDMA registers
+# the original's longest descriptor (keeps lengths DWORD multiples when split)
+DESC_CHUNK_MAX = 0x0FFFFFFC
+# H2C2H chunk cap: a chunk's chain stays under MAX_CHAIN descriptors with 4 KiB pages
+H2C2H_CHUNK_MAX = 4 << 20
+INT_MAX = (1 << 31) - 1
+# status bits the original treats as a failed run
+FAIL_BITS = regs.STAT_ERROR_MASK | int(Stat.IDLE_STOPPED)
+H2C2H_FLAGS = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+MSI_VECTORS_WANTED = 2  # H2C on vector 0, C2H on vector 1 (both on 0 if only one is granted)
+
+
+class ProbeError(OSError):
+    """probe() failed; ``errno`` says why (ENODEV: not our engine)."""
+
+
+@dataclass
+class DriverConfig:
+    """Knobs a module parameter would set.
+
+    The DMA timeout of a chain is ``timeout_base_ns + bytes * timeout_ns_per_byte`` of
+    simulated time (about 4x a Gen2 x1 transfer by default).
+    """
+
+    poll_mode: bool = False
+    poll_interval_ns: float = 1000.0
+    # in poll mode, read the status register every this many polls (catches a stop that
+    # wrote no write-back)
+    poll_status_every: int = 8
+    timeout_base_ns: float = 200_000.0
+    timeout_ns_per_byte: float = 10.0
+    # how long a stopped engine may take to go idle
+    stop_drain_ns: float = 20_000.0
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One chain run, for tests and reports: direction, start/end (ns), descriptors,
+    bytes, and the result (0 or -errno)."""
+
+    direction: Target
+    start_ns: float
+    end_ns: float
+    descriptors: int
+    nbytes: int
+    rc: int
+
+
+class _Channel:
+    """One XDMA channel with its descriptor ring, write-back word and completion."""
+
+    def __init__(self, drv: PicoevbRdma, direction: Target, vector: int) -> None:
+        self.direction = direction
+        self.vector = vector
+        self.xdma = XdmaChannel(drv._bar, direction, vector=vector)
+        self.ring = drv.platform.host.dma_alloc_coherent(MAX_CHAIN * DESC_SIZE)
+        self.wb = drv.platform.host.dma_alloc_coherent(PAGE_SIZE)
+        self.done = drv.platform.completion()
+        self.expected = 0
+        self.nbytes = 0
+        self.t_start = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.direction.name
+
+
+class _DmaBar:
+    """The DMA BAR as :class:`driver_model.xdma.DmaBus` for :class:`XdmaChannel`."""
+
+    def __init__(self, drv: PicoevbRdma) -> None:
+        self.drv = drv
+
+    async def read32(self, offset: int) -> int:
+        return await self.drv.platform.ioread32(BAR_DMA, offset)
+
+    async def write32(self, offset: int, value: int) -> None:
+        await self.drv.platform.iowrite32(BAR_DMA, offset, value)
+
+    async def wait_interrupt(self, vector: int, timeout_ns: float) -> bool:
+        comp = self.drv._irq_seen[vector]
+        got = await comp.wait(timeout_ns)
+        comp.reinit()
+        return got
+
+    async def sleep_ns(self, ns: float) -> None:
+        await self.drv.platform.sleep_ns(ns)
+
+    def now_ns(self) -> float:
+        return self.drv.platform.now_ns()
+
+
+@dataclass(eq=False)
+class _Transfer:
+    """One DMA ioctl in flight: the surfaces it uses and why it was aborted, if it was."""
+
+    drv: PicoevbRdma
+    aborted: str | None = None
+    waiting: set[_Channel] = field(default_factory=set)
+
+    def abort(self, why: str) -> None:
+        if self.aborted is None:
+            self.aborted = why
+            log.warning("%s: DMA aborted: %s", self.drv.name, why)
+        for ch in self.waiting:
+            ch.done.complete()
+
+
+@dataclass(eq=False)
+class _Surface:
+    """``struct pevb_cuda_surface``: a pinned CUDA range and its handle."""
+
+    file: PicoevbFile
+    va: int
+    offset: int
+    length: int
+    handle: int = -1
+    page_table: object = None
+    revoked: bool = False
+    # DMA mappings taken by DMAs in flight, and those DMAs
+    maps: list = field(default_factory=list)
+    transfers: set[_Transfer] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class _UserBuf:
+    """``struct pevb_userbuf``: the coalesced bus chunks of one side of a DMA."""
+
+    sg: Scatter
+    surface: _Surface | None = None
+    mapping: object = None
+    xfer: _Transfer | None = None
+
+    def release(self, drv: PicoevbRdma) -> None:
+        s = self.surface
+        if s is None:
+            return
+        s.transfers.discard(self.xfer)
+        if self.mapping is not None and self.mapping in s.maps:
+            s.maps.remove(self.mapping)
+            rc = drv.p2p.nvidia_p2p_dma_unmap_pages(drv.platform.pci_dev, s.page_table,
+                                                    self.mapping)
+            if rc:
+                log.error("%s: nvidia_p2p_dma_unmap_pages: %d", drv.name, rc)
+        self.mapping = None
+
+
+class PicoevbRdma:
+    """The driver instance bound to one picoevb function (``struct pevb``).
+
+    ``p2p`` is the nvidia.ko side (:class:`cuda_model.NvidiaP2P`); ``platform`` is the
+    machine. Call :meth:`probe` once, then :meth:`open` per user-space ``open()``.
+    """
+
+    def __init__(self, platform: Platform, p2p, config: DriverConfig | None = None,
+                 name: str = "picoevb0") -> None:
+        self.platform = platform
+        self.p2p = p2p
+        self.config = config or DriverConfig()
+        self.name = name
+        self._bar = _DmaBar(self)
+        self.fpga_ram_size = 0
+        self.alignments: dict[Target, tuple[int, int, int]] = {}
+        self.nvec = 0
+        self.irq_count: list[int] = []
+        self._irq_seen: list = []
+        self._chans: dict[Target, _Channel] = {}
+        self._by_vector: dict[int, list[_Channel]] = {}
+        self.dma_lock = platform.mutex()
+        self.files: list[PicoevbFile] = []
+        self.runs: collections.deque[RunRecord] = collections.deque(maxlen=100_000)
+        self.probed = False
+
+    # ------------------------------------------------------------------ probe / remove
+    async def probe(self) -> None:
+        """Enable the function, bus mastering and MSI; check the engine; read the card."""
+        p = self.platform
+        await p.pci_enable_device()
+        await p.pci_set_master()
+        self.nvec = await p.pci_alloc_irq_vectors(1, MSI_VECTORS_WANTED)
+        if self.nvec < 1:
+            raise ProbeError(errno.ENODEV, f"{self.name}: no MSI vectors ({self.nvec})")
+        self.irq_count = [0] * self.nvec
+        self._irq_seen = [p.completion() for _ in range(self.nvec)]
+        for v in range(self.nvec):
+            p.request_irq(v, self._make_isr(v))
+        try:
+            for target in (Target.IRQ, Target.CONFIG, Target.SGDMA_COMMON):
+                base = regs.block_base(target)
+                got = await p.ioread32(BAR_DMA, base)
+                if got != regs.identifier(target):
+                    raise XdmaError(f"{target.name} identifier {got:#010x}")
+            for d in (Target.H2C, Target.C2H):
+                vec = 0 if d == Target.H2C or self.nvec < 2 else 1
+                ch = _Channel(self, d, vec)
+                await ch.xdma.identify()
+                self._chans[d] = ch
+                self._by_vector.setdefault(vec, []).append(ch)
+        except XdmaError as e:
+            raise ProbeError(errno.ENODEV, f"{self.name}: not an XDMA engine: {e}") from e
+        for d, ch in self._chans.items():
+            a = await p.ioread32(BAR_DMA, ch.xdma.reg(regs.CH_ALIGNMENTS))
+            self.alignments[d] = (regs.ALIGN_ADDR.get(a) or 1,
+                                  regs.ALIGN_LEN_GRANULARITY.get(a) or 1,
+                                  regs.ALIGN_ADDR_BITS.get(a))
+            if self.alignments[d][2] < 64:
+                log.warning("%s: %s addresses only %d bits", self.name, d.name,
+                            self.alignments[d][2])
+            await ch.xdma.stop()
+            await ch.xdma.status_clear()
+        vectors = sum(ch.vector << (i * regs.IRQ_VECTOR_STRIDE)
+                      for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H])))
+        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR), vectors)
+        self.fpga_ram_size = await p.ioread32(BAR_GPIO, regs.USER_RAM_SIZE)
+        if self.fpga_ram_size == 0:
+            raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")
+        self.probed = True
+        log.info("%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s", self.name,
+                 self.nvec, self.fpga_ram_size,
+                 {d.name: a for d, a in self.alignments.items()})
+
+    async def remove(self) -> None:
+        """Release every open file, stop the channels, free the rings."""
+        for f in list(self.files):
+            await f.release()
+        for ch in self._chans.values():
+            await ch.xdma.stop()
+            self.platform.host.dma_free_coherent(ch.ring)
+            self.platform.host.dma_free_coherent(ch.wb)
+        self._chans.clear()
+        self.probed = False
+
+    def open(self, process: UserProcess) -> PicoevbFile:
+        """``open("/dev/picoevb")`` by ``process``: a new file with its own handles."""
+        if not self.probed:
+            raise OSError(errno.ENODEV, f"{self.name} is not probed")
+        f = PicoevbFile(self, process)
+        self.files.append(f)
+        return f
+
+    def _make_isr(self, vector: int):
+        def isr() -> None:
+            self.irq_count[vector] += 1
+            self._irq_seen[vector].complete()
+            for ch in self._by_vector.get(vector, ()):
+                ch.done.complete()
+        return isr
+
+    # ------------------------------------------------------------------ free callback
+    def _p2p_free_callback(self, surf: _Surface) -> None:
+        """nvidia.ko frees the memory behind a pin (cudaFree while pinned): drop the handle,
+        free the page table and any live DMA mapping, abort DMAs using it. The GPU unmaps
+        the BAR1 pages when this returns."""
+        f = surf.file
+        if f.surfaces.get(surf.handle) is surf:
+            del f.surfaces[surf.handle]
+        surf.revoked = True
+        for m in surf.maps:
+            self.p2p.nvidia_p2p_free_dma_mapping(m)
+        surf.maps.clear()
+        rc = self.p2p.nvidia_p2p_free_page_table(surf.page_table)
+        if rc:
+            log.error("%s: nvidia_p2p_free_page_table: %d", self.name, rc)
+        log.info("%s: surface handle %d (va %#x) freed by the GPU driver", self.name,
+                 surf.handle, surf.va + surf.offset)
+        for x in list(surf.transfers):
+            x.abort(f"CUDA surface handle {surf.handle} freed during the transfer")
+
+    # ------------------------------------------------------------------ DMA engine
+    def timeout_ns(self, nbytes: int) -> float:
+        """The timeout of a chain moving ``nbytes``."""
+        return self.config.timeout_base_ns + nbytes * self.config.timeout_ns_per_byte
+
+    def _check_alignment(self, ch: _Channel, segs: Sequence[Segment]) -> bool:
+        addr_align, len_gran, _bits = self.alignments[ch.direction]
+        return all(s.src % addr_align == 0 and s.dst % addr_align == 0
+                   and s.length % len_gran == 0 for s in segs)
+
+    async def _start(self, ch: _Channel, segs: list[Segment], xfer: _Transfer) -> None:
+        chain = build_chain(segs, ch.ring.bus, max_len=DESC_CHUNK_MAX)
+        for addr, data in chain.blocks().items():
+            ch.ring.write(addr - ch.ring.bus, data)
+        ch.expected = len(chain)
+        ch.nbytes = sum(s.length for s in chain.segments)
+        ch.done.reinit()
+        poll = self.config.poll_mode
+        if poll:
+            ch.wb.write(0, bytes(4))
+        xfer.waiting.add(ch)
+        ch.t_start = self.platform.now_ns()
+        await ch.xdma.start(chain, interrupt=not poll, poll_wb_addr=ch.wb.bus if poll else None)
+
+    async def _wait_irq(self, ch: _Channel, xfer: _Transfer, deadline: float) -> str:
+        p = self.platform
+        while True:
+            if xfer.aborted:
+                return "abort"
+            if not await ch.xdma.status() & Stat.BUSY:
+                return "done"
+            remaining = deadline - p.now_ns()
+            if remaining <= 0 or not await ch.done.wait(remaining):
+                return "abort" if xfer.aborted else "timeout"
+            # re-arm before the status read, so an MSI after the read is not lost
+            ch.done.reinit()
+
+    async def _wait_poll(self, ch: _Channel, xfer: _Transfer, deadline: float) -> str:
+        p, cfg = self.platform, self.config
+        polls = 0
+        while True:
+            if xfer.aborted:
+                return "abort"
+            wb = int.from_bytes(ch.wb.read(0, 4), "little")
+            polls += 1
+            written = regs.WB_ERROR.get(wb) or regs.WB_COUNT.get(wb) >= ch.expected
+            if written or polls % cfg.poll_status_every == 0:
+                if not await ch.xdma.status() & Stat.BUSY:
+                    return "done"
+            if p.now_ns() >= deadline:
+                return "timeout"
+            await p.sleep_ns(min(cfg.poll_interval_ns, max(1.0, deadline - p.now_ns())))
+
+    async def _halt(self, ch: _Channel) -> tuple[int, int, bool]:
+        """Clear Run and wait (bounded) for the engine to drain; (status, count, busy)."""
+        p = self.platform
+        await ch.xdma.stop()
+        end = p.now_ns() + self.config.stop_drain_ns
+        status = await ch.xdma.status()
+        while status & Stat.BUSY and p.now_ns() < end:
+            await p.sleep_ns(200)
+            status = await ch.xdma.status()
+        status = await ch.xdma.status_clear() | (status & Stat.BUSY)
+        return status, await ch.xdma.completed_count(), bool(status & Stat.BUSY)
+
+    async def _dump(self, ch: _Channel, status: int, count: int, why: str) -> None:
+        p = self.platform
+        x = ch.xdma
+        desc = (await p.ioread32(BAR_DMA, x.sgreg(regs.SG_DESC_HI)) << 32) | await p.ioread32(
+            BAR_DMA, x.sgreg(regs.SG_DESC_LO))
+        control = await p.ioread32(BAR_DMA, x.reg(regs.CH_CONTROL))
+        req = await p.ioread32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_INT_REQ))
+        log.warning("%s: %s %s: status %#010x (%s), completed %d of %d descriptors, "
+                    "control %#010x, first descriptor %#x, channel irq request %#x, "
+                    "MSIs on vector %d: %d", self.name, ch.name, why, status,
+                    regs.describe_status(status, ch.direction), count, ch.expected, control,
+                    desc, req, ch.vector, self.irq_count[ch.vector])
+
+    async def _finish(self, ch: _Channel, xfer: _Transfer) -> int:
+        """Wait for the chain on ``ch``, stop the channel, check it: 0 or -errno."""
+        p = self.platform
+        deadline = ch.t_start + self.timeout_ns(ch.nbytes)
+        try:
+            if self.config.poll_mode:
+                outcome = await self._wait_poll(ch, xfer, deadline)
+            else:
+                outcome = await self._wait_irq(ch, xfer, deadline)
+        finally:
+            xfer.waiting.discard(ch)
+        if outcome == "done":
+            status = await ch.xdma.status_clear()
+            count = await ch.xdma.completed_count()
+            await ch.xdma.stop()
+            if xfer.aborted:
+                rc = -errno.EFAULT
+            elif status & FAIL_BITS:
+                await self._dump(ch, status, count, "failed")
+                rc = -errno.EIO
+            elif count != ch.expected:
+                await self._dump(ch, status, count,
+                                 f"completed count {count} != chain length {ch.expected}")
+                rc = -errno.EIO
+            else:
+                rc = 0
+        else:
+            status, count, busy = await self._halt(ch)
+            if outcome == "timeout":
+                hint = ("still busy after stop" if busy else
+                        "engine idle: the interrupt was lost" if count == ch.expected else
+                        "engine stopped early")
+                await self._dump(ch, status, count,
+                                 f"timed out after {self.timeout_ns(ch.nbytes):.0f} ns ({hint})")
+                rc = -errno.ETIMEDOUT
+            else:
+                log.warning("%s: %s stopped after %d of %d descriptors: %s", self.name,
+                            ch.name, count, ch.expected, xfer.aborted)
+                rc = -errno.EFAULT
+        self.runs.append(RunRecord(ch.direction, ch.t_start, p.now_ns(), ch.expected,
+                                   ch.nbytes, rc))
+        return rc
+
+    async def _run(self, direction: Target, segs: list[Segment], xfer: _Transfer) -> int:
+        """Move ``segs`` on one channel as chains of at most MAX_CHAIN descriptors."""
+        ch = self._chans[direction]
+        segs = split_segments(segs, DESC_CHUNK_MAX)
+        if not self._check_alignment(ch, segs):
+            return -errno.EINVAL
+        for i in range(0, len(segs), MAX_CHAIN):
+            if xfer.aborted:
+                return -errno.EFAULT
+            await self._start(ch, segs[i:i + MAX_CHAIN], xfer)
+            rc = await self._finish(ch, xfer)
+            if rc:
+                return rc
+        return 0
+
+    async def _h2c2h(self, src: Scatter, dst: Scatter, length: int, xfer: _Transfer) -> int:
+        """Source -> card RAM -> destination in chunks of half the card RAM, the H2C of
+        chunk k+1 overlapping the C2H of chunk k."""
+        half = min(self.fpga_ram_size // 2, H2C2H_CHUNK_MAX)
+        chunks = [(off, min(half, length - off)) for off in range(0, length, half)]
+
+        def h2c_segs(k: int) -> list[Segment]:
+            off, n = chunks[k]
+            return pair_scatter(slice_scatter(src, off, n), [((k % 2) * half, n)])
+
+        def c2h_segs(k: int) -> list[Segment]:
+            off, n = chunks[k]
+            return pair_scatter([((k % 2) * half, n)], slice_scatter(dst, off, n))
+
+        h2c, c2h = self._chans[Target.H2C], self._chans[Target.C2H]
+        for ch, segs in ((h2c, h2c_segs(0)), (c2h, c2h_segs(0))):
+            if not self._check_alignment(ch, segs):
+                return -errno.EINVAL
+        if xfer.aborted:
+            return -errno.EFAULT
+        await self._start(h2c, h2c_segs(0), xfer)
+        rc = await self._finish(h2c, xfer)
+        for k in range(len(chunks)):
+            if rc:
+                return rc
+            if xfer.aborted:
+                return -errno.EFAULT
+            await self._start(c2h, c2h_segs(k), xfer)
+            more = k + 1 < len(chunks)
+            if more:
+                await self._start(h2c, h2c_segs(k + 1), xfer)
+            rc_c2h = await self._finish(c2h, xfer)
+            rc_h2c = await self._finish(h2c, xfer) if more else 0
+            rc = rc_c2h or rc_h2c
+        return rc
+
+
+class PicoevbFile:
+    """One open file of ``/dev/picoevb``: its process, its CUDA surface handles (an IDR)
+    and its lock. ``ioctl`` is the kernel entry point (0 or -errno)."""
+
+    def __init__(self, drv: PicoevbRdma, process: UserProcess) -> None:
+        self.drv = drv
+        self.process = process
+        self.surfaces: dict[int, _Surface] = {}
+        self.lock = drv.platform.mutex()
+        self.closed = False
+
+    # ------------------------------------------------------------------ helpers
+    def _idr_alloc(self, surf: _Surface) -> int:
+        h = 0
+        while h in self.surfaces:
+            h += 1
+        self.surfaces[h] = surf
+        return h
+
+    def _copy_from_user(self, arg, ctype: type[uapi._Struct]):
+        size = ctypes.sizeof(ctype)
+        if isinstance(arg, int):
+            data = self.process.copy_from_user(arg, size)
+        elif isinstance(arg, ctypes.Structure | bytearray | memoryview | bytes):
+            data = bytes(arg) if len(bytes(arg)) == size else None
+        else:
+            data = None
+        return None if data is None else ctype.from_bytes(data)
+
+    def _copy_to_user(self, arg, value: uapi._Struct) -> bool:
+        data = value.to_bytes()
+        if isinstance(arg, int):
+            return self.process.copy_to_user(arg, data)
+        if isinstance(arg, ctypes.Structure) and ctypes.sizeof(arg) == len(data):
+            ctypes.memmove(ctypes.addressof(arg), data, len(data))
+            return True
+        if isinstance(arg, bytearray | memoryview) and len(arg) == len(data):
+            arg[:] = data
+            return True
+        return False
+
+    def _get_userbuf(self, ptr: int, length: int, is_cuda: bool,
+                     xfer: _Transfer) -> tuple[int, _UserBuf | None]:
+        """The bus chunks of a host pointer or a CUDA handle, ``length`` bytes."""
+        if is_cuda:
+            if ptr > INT_MAX:
+                return -errno.EINVAL, None
+            surf = self.surfaces.get(ptr)
+            if surf is None or surf.revoked:
+                return -errno.EINVAL, None
+            if length > surf.length:
+                return -errno.EINVAL, None
+            rc, mapping = self.drv.p2p.nvidia_p2p_dma_map_pages(self.drv.platform.pci_dev,
+                                                                surf.page_table)
+            if rc:
+                return rc, None
+            surf.maps.append(mapping)
+            surf.transfers.add(xfer)
+            sg = p2p_chunks(mapping.dma_addresses, surf.offset, length)
+            return 0, _UserBuf(sg, surf, mapping, xfer)
+        start = ptr & PAGE_MASK
+        offset = ptr - start
+        npages = (offset + length + PAGE_SIZE - 1) // PAGE_SIZE
+        frames = self.process.get_user_pages(start, npages)
+        if len(frames) != npages:
+            return -errno.EFAULT, None
+        return 0, _UserBuf(page_chunks(frames, PAGE_SIZE, offset, length))
+
+    async def _dma(self, src: tuple[int, bool] | None, dst: tuple[int, bool] | None,
+                   card: int, length: int) -> tuple[int, int]:
+        """Run one DMA ioctl's transfer; (rc, dma_time_ns)."""
+        drv = self.drv
+        xfer = _Transfer(drv)
+        bufs: list[_UserBuf] = []
+        try:
+            sides = []
+            for side in (src, dst):
+                if side is None:
+                    sides.append(None)
+                    continue
+                rc, buf = self._get_userbuf(side[0], length, side[1], xfer)
+                if rc:
+                    return rc, 0
+                bufs.append(buf)
+                sides.append(buf.sg)
+            async with drv.dma_lock:
+                t0 = drv.platform.now_ns()
+                if sides[0] is not None and sides[1] is not None:
+                    rc = await drv._h2c2h(sides[0], sides[1], length, xfer)
+                elif sides[0] is not None:
+                    rc = await drv._run(Target.H2C, pair_scatter(sides[0], [(card, length)]),
+                                        xfer)
+                else:
+                    rc = await drv._run(Target.C2H, pair_scatter([(card, length)], sides[1]),
+                                        xfer)
+                t1 = drv.platform.now_ns()
+            return rc, round(t1 - t0)
+        finally:
+            for b in bufs:
+                b.release(drv)
+
+    def _card_range_ok(self, offset: int, length: int) -> bool:
+        ram = self.drv.fpga_ram_size
+        return 0 < length <= ram and offset <= ram - length
+
+    # ------------------------------------------------------------------ ioctls
+    async def ioctl(self, cmd: int, arg) -> int:
+        """``unlocked_ioctl``: 0 or a negative errno."""
+        if self.closed:
+            return -errno.EBADF
+        if cmd not in uapi.ARG_TYPES:
+            log.info("%s: unknown ioctl %#010x", self.drv.name, cmd)
+            return -errno.EINVAL
+        if cmd == uapi.PICOEVB_IOC_LED:
+            if not isinstance(arg, int):
+                return -errno.EINVAL
+            await self.drv.platform.iowrite32(BAR_GPIO, regs.USER_LED, arg & 0xFFFFFFFF)
+            return 0
+        ctype = uapi.ARG_TYPES[cmd]
+        assert ctype is not None
+        params = self._copy_from_user(arg, ctype)
+        if params is None:
+            return -errno.EFAULT
+        async with self.lock:
+            handler = {
+                uapi.PICOEVB_IOC_PIN_CUDA: self._pin_cuda,
+                uapi.PICOEVB_IOC_UNPIN_CUDA: self._unpin_cuda,
+                uapi.PICOEVB_IOC_CARD_INFO: self._card_info,
+                uapi.PICOEVB_IOC_H2C2H_DMA: self._h2c2h_dma,
+                uapi.PICOEVB_IOC_H2C_DMA: self._h2c_dma,
+                uapi.PICOEVB_IOC_C2H_DMA: self._c2h_dma,
+            }[cmd]
+            rc, out = await handler(params)
+            if rc == 0 and out is not None and not self._copy_to_user(arg, out):
+                rc = -errno.EFAULT
+            return rc
+
+    async def _pin_cuda(self, p: uapi.picoevb_rdma_pin_cuda):
+        if p.size == 0:
+            return -errno.EINVAL, None
+        va, offset, aligned_len = pin_range(p.va, p.size)
+        surf = _Surface(self, va, offset, p.size)
+        rc, pt = self.drv.p2p.nvidia_p2p_get_pages(0, 0, va, aligned_len,
+                                                   self.drv._p2p_free_callback, surf)
+        if rc:
+            return rc, None
+        surf.page_table = pt
+        surf.handle = self._idr_alloc(surf)
+        p.handle = surf.handle
+        log.info("%s: pinned va %#x + %#x as handle %d (%d pages)", self.drv.name, p.va,
+                 p.size, surf.handle, aligned_len >> 16)
+        return 0, p
+
+    async def _put(self, surf: _Surface) -> int:
+        rc = self.drv.p2p.nvidia_p2p_put_pages(0, 0, surf.va, surf.page_table)
+        if rc:
+            log.error("%s: nvidia_p2p_put_pages(handle %d): %d", self.drv.name, surf.handle, rc)
+        return rc
+
+    async def _unpin_cuda(self, p: uapi.picoevb_rdma_unpin_cuda):
+        surf = self.surfaces.pop(p.handle, None)
+        if surf is None:
+            return -errno.EINVAL, None
+        return await self._put(surf), None
+
+    async def _card_info(self, p: uapi.picoevb_rdma_card_info):
+        p.fpga_ram_size = self.drv.fpga_ram_size
+        return 0, p
+
+    async def _h2c2h_dma(self, p: uapi.picoevb_rdma_h2c2h_dma):
+        if p.flags & ~H2C2H_FLAGS or p.len == 0:
+            return -errno.EINVAL, None
+        rc, t = await self._dma((p.src, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA)),
+                                (p.dst, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA)),
+                                0, p.len)
+        p.dma_time_ns = t
+        return rc, p
+
+    async def _h2c_dma(self, p: uapi.picoevb_rdma_h2c_dma):
+        src_cuda = uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA
+        if p.flags & ~src_cuda or not self._card_range_ok(p.dst, p.len):
+            return -errno.EINVAL, None
+        rc, t = await self._dma((p.src, bool(p.flags & src_cuda)), None, p.dst, p.len)
+        p.dma_time_ns = t
+        return rc, p
+
+    async def _c2h_dma(self, p: uapi.picoevb_rdma_c2h_dma):
+        dst_cuda = uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA
+        if p.flags & ~dst_cuda or not self._card_range_ok(p.src, p.len):
+            return -errno.EINVAL, None
+        rc, t = await self._dma(None, (p.dst, bool(p.flags & dst_cuda)), p.src, p.len)
+        p.dma_time_ns = t
+        return rc, p
+
+    async def release(self) -> None:
+        """``close()``: unpin every surface still pinned."""
+        if self.closed:
+            return
+        async with self.lock:
+            for h in sorted(self.surfaces):
+                surf = self.surfaces.pop(h)
+                log.info("%s: release unpins handle %d", self.drv.name, h)
+                await self._put(surf)
+            self.closed = True
+        if self in self.drv.files:
+            self.drv.files.remove(self)
+
+    # ------------------------------------------------------------------ friendly API
+    async def led(self, value: int) -> None:
+        """Set the LEDs (active low: 0 lights all three)."""
+        await ioctl(self, uapi.PICOEVB_IOC_LED, value)
+
+    async def pin_cuda(self, va: int, size: int) -> int:
+        """Pin a CUDA range; its handle."""
+        p = uapi.picoevb_rdma_pin_cuda(va=va, size=size)
+        await ioctl(self, uapi.PICOEVB_IOC_PIN_CUDA, p)
+        return p.handle
+
+    async def unpin_cuda(self, handle: int) -> None:
+        """Unpin a handle."""
+        await ioctl(self, uapi.PICOEVB_IOC_UNPIN_CUDA, uapi.picoevb_rdma_unpin_cuda(handle))
+
+    async def card_info(self) -> int:
+        """The card RAM size in bytes."""
+        p = uapi.picoevb_rdma_card_info()
+        await ioctl(self, uapi.PICOEVB_IOC_CARD_INFO, p)
+        return p.fpga_ram_size
+
+    async def h2c2h_dma(self, src: int, dst: int, length: int, flags: int = 0) -> int:
+        """Source -> card -> destination; the DMA time in ns."""
+        p = uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=length, flags=flags)
+        await ioctl(self, uapi.PICOEVB_IOC_H2C2H_DMA, p)
+        return p.dma_time_ns
+
+    async def h2c_dma(self, src: int, card: int, length: int, flags: int = 0) -> int:
+        """Source -> card RAM at ``card``; the DMA time in ns."""
+        p = uapi.picoevb_rdma_h2c_dma(src=src, dst=card, len=length, flags=flags)
+        await ioctl(self, uapi.PICOEVB_IOC_H2C_DMA, p)
+        return p.dma_time_ns
+
+    async def c2h_dma(self, dst: int, card: int, length: int, flags: int = 0) -> int:
+        """Card RAM at ``card`` -> destination; the DMA time in ns."""
+        p = uapi.picoevb_rdma_c2h_dma(dst=dst, src=card, len=length, flags=flags)
+        await ioctl(self, uapi.PICOEVB_IOC_C2H_DMA, p)
+        return p.dma_time_ns
+
+
+async def ioctl(fd: PicoevbFile, request: int, arg=0) -> int:
+    """User-space ``ioctl(2)``: returns 0, or raises :class:`OSError` with the errno."""
+    rc = await fd.ioctl(request, arg)
+    if rc < 0:
+        name = uapi.IOCTL_NAMES.get(request, f"{request:#x}")
+        raise OSError(-rc, f"ioctl({name}): {os.strerror(-rc)}")
+    return rc

@@ -1,0 +1,95 @@
+"""What the driver needs from the machine it is loaded on: PCI config and MMIO of its
+function, MSI vectors, coherent DMA memory, sleeping locks and completions, and time.
+
+The testbench implements :class:`Platform` on cocotbext-pcie (``tb.platform``); nothing
+here imports a simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .host import HostMemory
+
+
+class Completion(Protocol):
+    """``struct completion``: ``complete()`` wakes the waiter; ``reinit()`` re-arms it."""
+
+    def complete(self) -> None:
+        """Signal (stays signalled until :meth:`reinit`)."""
+        ...
+
+    def reinit(self) -> None:
+        """Forget an earlier signal."""
+        ...
+
+    @property
+    def done(self) -> bool:
+        """Signalled and not yet re-armed."""
+        ...
+
+    async def wait(self, timeout_ns: float) -> bool:
+        """``wait_for_completion_timeout``: False when ``timeout_ns`` passed first."""
+        ...
+
+
+class Mutex(Protocol):
+    """A sleeping lock, used as ``async with``."""
+
+    async def __aenter__(self) -> None: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+class Platform(Protocol):
+    """The kernel services and the bound PCI function."""
+
+    host: HostMemory
+    # the handle the GPU driver knows the function by (``struct pci_dev *`` for
+    # ``nvidia_p2p_dma_map_pages``)
+    pci_dev: object
+
+    async def pci_enable_device(self) -> None:
+        """Enable memory decoding of the function."""
+        ...
+
+    async def pci_set_master(self) -> None:
+        """Enable bus mastering."""
+        ...
+
+    async def pci_alloc_irq_vectors(self, min_vecs: int, max_vecs: int) -> int:
+        """Enable MSI with up to ``max_vecs`` vectors; the number granted (< 1: failure)."""
+        ...
+
+    def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
+        """Call ``handler()`` whenever MSI ``vector`` arrives."""
+        ...
+
+    async def pci_read_config_dword(self, offset: int) -> int:
+        """A config space dword of the function."""
+        ...
+
+    async def ioread32(self, bar: int, offset: int) -> int:
+        """A 32-bit MMIO read of BAR ``bar`` (non-posted: returns the register value)."""
+        ...
+
+    async def iowrite32(self, bar: int, offset: int, value: int) -> None:
+        """A 32-bit MMIO write (posted)."""
+        ...
+
+    def completion(self) -> Completion:
+        """A new completion."""
+        ...
+
+    def mutex(self) -> Mutex:
+        """A new sleeping lock."""
+        ...
+
+    async def sleep_ns(self, ns: float) -> None:
+        """Sleep (simulated time)."""
+        ...
+
+    def now_ns(self) -> float:
+        """ktime (simulated), in ns."""
+        ...
