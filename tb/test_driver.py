@@ -9,12 +9,10 @@ import errno
 import random
 
 import cocotb
-import numpy as np
 from cocotb.triggers import Timer
 
 from cuda_model import CUpointer_attribute, cudaMemcpyKind
 from driver_model import regs, uapi
-from driver_model.host import PAGE_SIZE
 from driver_model.picoevb import DriverConfig, ioctl
 from driver_model.regs import Target
 
@@ -46,7 +44,7 @@ class Side:
     guard bytes around the ``length`` bytes at ``skew`` (an offset into the buffer)."""
 
     def __init__(self, rig: Rig, length: int, cuda: bool, skew: int = 0, fill: bytes = b"",
-                 pad: int = 4096) -> None:
+                 pad: int = 4096, own_pages: bool = False) -> None:
         self.rig, self.length, self.cuda, self.skew, self.pad = rig, length, cuda, skew, pad
         self.total = pad + skew + length + pad
         image = bytearray([GUARD]) * self.total
@@ -56,7 +54,9 @@ class Side:
         self.handle: int | None = None
         if cuda:
             rt = rig.cuda
-            self.base = rt.cudaMalloc(self.total)
+            # small allocations share 2 MiB pool chunks, so a pin's 64 KiB pages may
+            # cover a neighbour; ``own_pages`` asks for a 2 MiB allocation of its own
+            self.base = rt.cudaMalloc(max(self.total, 2 << 20) if own_pages else self.total)
             rt.cuPointerSetAttribute(1, SYNC, self.base)
             rt.cudaMemcpy(self.base, self.image, self.total, H2D)
         else:
@@ -159,3 +159,196 @@ async def test_h2c2h_four_combinations(dut):
             if side.handle is not None:
                 await rig.fd.unpin_cuda(side.handle)
     assert rig.tb.p2p.live_mappings() == 0, "DMA mappings leaked"
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_ioctl_errors(dut):
+    """Every argument check returns its errno and moves no data; handles are per file and
+    lowest-free; double unpin, closed file, close with pins outstanding."""
+    rig = await bring_up(dut)
+    fd, rt, tb = rig.fd, rig.cuda, rig.tb
+    ram = rig.drv.fpga_ram_size
+    surf = rt.cudaMalloc(256 << 10)
+    host = rig.process.malloc(64 << 10)
+    runs_before = len(rig.drv.runs)
+    bar1_free = tb.gpu.bar1_free_bytes
+    # PIN_CUDA
+    await expect_errno(fd.pin_cuda(surf, 0), errno.EINVAL, "pin of 0 bytes")
+    await expect_errno(fd.pin_cuda(host, 4096), errno.EINVAL, "pin of host memory")
+    await expect_errno(fd.pin_cuda(surf + (512 << 10), 4096), errno.EINVAL, "pin unallocated")
+    h0 = await fd.pin_cuda(surf + 0x100, 100 << 10)
+    h1 = await fd.pin_cuda(surf, 256 << 10)
+    assert (h0, h1) == (0, 1), "IDR handles start at 0"
+    # UNPIN
+    await fd.unpin_cuda(h0)
+    await expect_errno(fd.unpin_cuda(h0), errno.EINVAL, "double unpin")
+    await expect_errno(fd.unpin_cuda(77), errno.EINVAL, "unpin of an unknown handle")
+    assert await fd.pin_cuda(surf + 0x100, 100 << 10) == 0, "lowest free handle reused"
+    # H2C2H
+    both = SRC_CUDA | DST_CUDA
+    await expect_errno(fd.h2c2h_dma(0, 1, 64, 1 << 2), errno.EINVAL, "H2C2H bad flag")
+    await expect_errno(fd.h2c2h_dma(0, 1, 0, both), errno.EINVAL, "H2C2H of 0 bytes")
+    await expect_errno(fd.h2c2h_dma(0, 9, 64, both), errno.EINVAL, "H2C2H unknown dst handle")
+    await expect_errno(fd.h2c2h_dma(1 << 32, 1, 64, both), errno.EINVAL, "handle > INT_MAX")
+    await expect_errno(fd.h2c2h_dma(0, 1, (100 << 10) + 1, both), errno.EINVAL,
+                       "H2C2H longer than the source surface")
+    await expect_errno(fd.h2c2h_dma(0x1000, host, 64, 0), errno.EFAULT, "unmapped source")
+    mapping_end = host - 16 + (17 << 12)      # malloc: 16-byte header, 17 pages mapped
+    await expect_errno(fd.h2c2h_dma(host, mapping_end - 8, 64, 0), errno.EFAULT,
+                       "destination runs past its mapping")
+    # H2C / C2H against the card RAM
+    await expect_errno(fd.h2c_dma(host, 0, 64, 2), errno.EINVAL, "H2C bad flag")
+    await expect_errno(fd.c2h_dma(host, 0, 64, 2), errno.EINVAL, "C2H bad flag")
+    for card, n in ((0, ram + 1), (ram - 63, 64), (ram, 1), ((1 << 64) - 1, 2), (0, 0)):
+        await expect_errno(fd.h2c_dma(host, card, n), errno.EINVAL, f"H2C {n} at {card:#x}")
+        await expect_errno(fd.c2h_dma(host, card, n), errno.EINVAL, f"C2H {n} at {card:#x}")
+    await expect_errno(fd.h2c_dma(5, 0, 64, 1), errno.EINVAL, "H2C unknown handle")
+    assert len(rig.drv.runs) == runs_before, "a rejected ioctl started the engine"
+    assert tb.p2p.live_mappings() == 0
+    # handles belong to their file
+    fd2 = rig.open()
+    await expect_errno(fd2.unpin_cuda(1), errno.EINVAL, "another file's handle")
+    assert await fd2.pin_cuda(surf, 64 << 10) == 0
+    # close with pins outstanding releases them; the closed file refuses ioctls
+    pins = [p for p in tb.gpu.pins.values() if p.state.name == "LIVE"]
+    assert len(pins) == 3, pins
+    await fd2.release()
+    await fd.release()
+    assert all(p.state.name == "RELEASED" for p in pins), [p.state for p in pins]
+    assert tb.gpu.bar1_free_bytes == bar1_free, "BAR1 pages leaked by release"
+    await expect_errno(fd.card_info(), errno.EBADF, "ioctl on a closed file")
+    rt.cudaFree(surf)
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_h2c_c2h_and_odd_surfaces(dut):
+    """H2C and C2H ioctls at card offsets (host and CUDA sides, full card RAM), and
+    H2C2H of surfaces at odd VAs with odd sizes across 64 KiB pages."""
+    rig = await bring_up(dut)
+    fd = rig.fd
+    ram = rig.drv.fpga_ram_size
+    # whole card: CUDA -> card, card -> host
+    data = pattern(ram, 3)
+    src = Side(rig, ram, True, skew=0x8765, fill=data)
+    back = Side(rig, ram, False, skew=0x321)
+    t = await fd.h2c_dma(await src.pin(), 0, ram, uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA)
+    assert t > 0
+    await fd.c2h_dma(await back.pin(), 0, ram)
+    back.expect(data, "card -> host, whole card")
+    # host -> card at an odd offset, card -> CUDA from there
+    data2 = pattern(5000, 4)
+    hsrc = Side(rig, 5000, False, skew=0xFFD, fill=data2)
+    cdst = Side(rig, 5000, True, skew=0xFFF3)
+    await fd.h2c_dma(await hsrc.pin(), 0x1003, 5000)
+    await fd.c2h_dma(await cdst.pin(), 0x1003, 5000, uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA)
+    cdst.expect(data2, "host -> card+0x1003 -> CUDA")
+    # odd surfaces: pinned range starts anywhere in a 64 KiB page, odd lengths
+    for i, (skew, n) in enumerate(((0xFFFF - 0x1000, 3), (0x1, 0x10001), (0xFFF0, 0x20),
+                                   (0x7FFF, 0x18000 + 5))):
+        d = pattern(n, 20 + i)
+        a = Side(rig, n, True, skew=skew, fill=d)
+        b = Side(rig, n, True, skew=(skew * 7) & 0xFFFF)
+        await fd.h2c2h_dma(await a.pin(), await b.pin(), n, SRC_CUDA | DST_CUDA)
+        b.expect(d, f"odd surface {i}: {n} bytes at page offset {skew:#x}")
+        await fd.unpin_cuda(a.handle)
+        await fd.unpin_cuda(b.handle)
+    assert rig.tb.p2p.live_mappings() == 0
+
+
+async def wait_for_run(rig: Rig, direction: Target, budget_us: int = 5000) -> None:
+    for _ in range(budget_us):
+        if any(r.direction == direction for r in rig.drv.runs):
+            return
+        await Timer(1, "us")
+    raise AssertionError(f"no {direction.name} run finished within {budget_us} us")
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_cudafree_during_transfer(dut):
+    """cudaFree of the destination, then of the source, while H2C2H runs: the ioctl fails
+    with EFAULT (no hang), the handle is gone, no byte reaches the freed VRAM after the
+    callback, and the device works afterwards."""
+    rig = await bring_up(dut)
+    fd, rt, gpu = rig.fd, rig.cuda, rig.tb.gpu
+    ram = rig.drv.fpga_ram_size
+    length = 3 * ram + 100
+    for victim in ("dst", "src"):
+        rig.drv.runs.clear()
+        data = pattern(length, 5)
+        src = Side(rig, length, True, skew=0x40, fill=data, own_pages=True)
+        dst = Side(rig, length, True, skew=0x80, own_pages=True)
+        hs, hd = await src.pin(), await dst.pin()
+        side = dst if victim == "dst" else src
+        phys = [gpu.translate(side.base + off) for off in range(0, side.total, 4096)]
+        task = cocotb.start_soon(fd.h2c2h_dma(hs, hd, length, SRC_CUDA | DST_CUDA))
+        await wait_for_run(rig, Target.C2H)
+        rt.cudaFree(side.base)                    # fires the free callback, then unmaps
+        freed = [bytes(gpu.vram.read(p, 4096)) for p in phys]
+        await expect_errno(task, errno.EFAULT, f"H2C2H with the {victim} freed")
+        await Timer(20, "us")                     # let anything in flight land
+        assert [bytes(gpu.vram.read(p, 4096)) for p in phys] == freed, \
+            f"bytes reached the freed {victim} after the callback"
+        assert all(r.rc in (0, -errno.EFAULT) for r in rig.drv.runs)
+        gone = side.handle
+        await expect_errno(fd.unpin_cuda(gone), errno.EINVAL, "unpin of a revoked handle")
+        await expect_errno(fd.h2c_dma(gone, 0, 64, 1), errno.EINVAL, "DMA on a revoked handle")
+        other = src if victim == "dst" else dst
+        await fd.unpin_cuda(other.handle)
+        rt.cudaFree(other.base)
+        assert rig.tb.p2p.live_mappings() == 0
+    # the device still works
+    data = pattern(ram + 7, 6)
+    a = Side(rig, ram + 7, False, fill=data)
+    b = Side(rig, ram + 7, True, skew=0x10)
+    await fd.h2c2h_dma(await a.pin(), await b.pin(), ram + 7, DST_CUDA)
+    b.expect(data, "transfer after the revocations")
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_lost_interrupt_times_out(dut):
+    """A masked MSI: the ioctl returns ETIMEDOUT after the driver timeout (the original
+    hung), the engine is stopped, and the next transfers work."""
+    cfg = DriverConfig(timeout_base_ns=30_000, timeout_ns_per_byte=5)
+    rig = await bring_up(dut, cfg)
+    fd, tb = rig.fd, rig.tb
+    data = pattern(8192, 7)
+    src = Side(rig, 8192, False, fill=data)
+    for vec in range(rig.drv.nvec):
+        tb.mask_msi(vec)
+    t0 = rig.platform.now_ns()
+    await expect_errno(fd.h2c_dma(await src.pin(), 0, 8192), errno.ETIMEDOUT, "lost MSI")
+    waited = rig.platform.now_ns() - t0
+    assert rig.drv.timeout_ns(8192) <= waited < rig.drv.timeout_ns(8192) + 20_000, waited
+    assert sum(tb.msi_lost) >= 1, "the engine never raised the interrupt"
+    h2c = rig.drv._chans[Target.H2C].xdma
+    assert not await h2c.status() & regs.Stat.BUSY
+    for vec in range(rig.drv.nvec):
+        tb.mask_msi(vec, False)
+    back = Side(rig, 8192, False, skew=3)
+    await fd.h2c_dma(src.addr, 0, 8192)
+    await fd.c2h_dma(await back.pin(), 0, 8192)
+    back.expect(data, "round trip after the timeout")
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_poll_mode_and_engine_error(dut):
+    """Poll-mode write-back completes transfers with no MSI at all; an IOMMU sending the
+    engine to a dead address makes the H2C fail with EIO, and recovery works."""
+    rig = await bring_up(dut, DriverConfig(poll_mode=True))
+    fd, tb = rig.fd, rig.tb
+    ram = rig.drv.fpga_ram_size
+    msis = sum(tb.msi_count)
+    data = pattern(ram + 999, 8)
+    a = Side(rig, ram + 999, True, skew=0x333, fill=data)
+    b = Side(rig, ram + 999, False, skew=0x444)
+    await fd.h2c2h_dma(await a.pin(), await b.pin(), ram + 999, SRC_CUDA)
+    b.expect(data, "poll-mode H2C2H")
+    assert sum(tb.msi_count) == msis, "poll mode took interrupts"
+    # a broken IOMMU mapping: BAR1 reads go to an address nobody decodes (UR)
+    rig.platform.pci_dev.iommu = lambda addr: addr | (1 << 46)
+    await expect_errno(fd.h2c_dma(a.handle, 0, 4096, 1), errno.EIO, "H2C from a dead address")
+    rig.platform.pci_dev.iommu = None
+    c = Side(rig, 4096, False)
+    await fd.h2c_dma(a.handle, 0, 4096, 1)
+    await fd.c2h_dma(await c.pin(), 0, 4096)
+    c.expect(data[:4096], "after the error")
