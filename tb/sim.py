@@ -1,34 +1,50 @@
-"""``make sim``: run the main demo through the RTL and say what happened and where the logs are."""
+"""``make sim``: run a picoevb demo program through the RTL and say what happened, and
+where the log and the waveform are."""
 
 from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 
 from . import runner
+from .apps import DEMOS
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        epilog="demos: " + "; ".join(f"{n} {h}" for n, (_, h) in DEMOS.items()))
     ap.add_argument("--sim", default="icarus", choices=runner.SIMULATORS)
     ap.add_argument("--profile", default="picoevb")
     ap.add_argument("--waves", action="store_true")
-    args = ap.parse_args(argv)
-    results = runner.run("demo_copy", sim=args.sim, profile=args.profile,
-                         module="tb.demo_copy", waves=args.waves)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("demo", nargs="?", default="rdma-cuda", choices=sorted(DEMOS))
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="the demo's command line")
+    a = ap.parse_args(argv)
+    print(f"running {a.demo} {' '.join(a.args)} through the RTL ({a.sim}, profile "
+          f"{a.profile})", flush=True)
+    results = runner.run("demo", sim=a.sim, profile=a.profile, module="tb.demo",
+                         waves=a.waves, seed=a.seed,
+                         extra_env={"DEMO": a.demo, "DEMO_ARGS": shlex.join(a.args),
+                                    "SEED": str(a.seed)})
     log = results.parent / "sim.log"
     for line in log.read_text().splitlines():
-        if re.search(r"(H2C|C2H): \d+ bytes|host -> card -> host", line):
-            print(line.split("cocotb.tb", 1)[-1].strip())
+        m = re.search(r"cocotb\.tb\s+(.*)$", line)
+        if m and not m.group(1).startswith("topology"):
+            print("  " + m.group(1))
+        elif "Traceback" in line or "Error" in line:
+            print("  " + line.strip())
     failed = runner.failures(results)
-    print(f"result: {'FAIL' if failed else 'PASS'}  ({args.sim}, profile {args.profile})")
+    print(f"result: {'FAIL' if failed else 'PASS'}  ({a.demo}, {a.sim}, profile {a.profile})")
     print(f"log: {log}")
-    if args.waves:
-        dumps = sorted(results.parent.parent.parent.glob("*.fst")) + sorted(
-            results.parent.glob("*.fst"))
-        for d in dumps:
-            print(f"waves: {d}")
+    if a.waves:
+        for d in sorted(results.parent.glob("*.fst")) + sorted(
+                results.parent.parent.parent.glob("*.fst")):
+            print(f"waves: {d}  (make waves)")
+    else:
+        print("waves: none (run with WAVES=1, then make waves)")
     return 1 if failed else 0
 
 

@@ -147,6 +147,7 @@ async def test_identifiers(dut):
         regs.DATA_WIDTH_ENCODING[tb.profile.width]
     assert await tb.dma_read32(regs.cfg_reg(regs.CFG_MSI_ENABLE)) & 1 == 1
     assert await tb.user_read32(regs.USER_LED) == regs.LED_RESET_VALUE
+    assert await tb.user_read32(regs.USER_RAM_SIZE) == tb.profile.ram_size
     await tb.user_write32(regs.USER_LED, 0x5)
     assert await tb.user_read32(regs.USER_LED) == 0x5
     assert dut.led.value == 0x5

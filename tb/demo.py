@@ -1,0 +1,50 @@
+"""cocotb test behind ``make sim``: one picoevb demo program through the RTL.
+
+``DEMO`` names the program (default ``rdma-cuda``), ``DEMO_ARGS`` its command line. The
+program's stdout/stderr lines are logged with an ``app:`` prefix; the test passes when its
+exit status is 0.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import cocotb
+
+from driver_model import regs
+
+from .apps import AppEnv, run_demo
+from .platform import bring_up
+
+
+@cocotb.test(timeout_time=5000, timeout_unit="ms")
+async def demo(dut):
+    """Boot, load the driver, run the demo named by ``$DEMO`` and check its exit status."""
+    name = os.environ.get("DEMO", "rdma-cuda")
+    args = shlex.split(os.environ.get("DEMO_ARGS", ""))
+    rig = await bring_up(dut)
+    log = rig.tb.log
+    env = AppEnv(open=rig.open, cuda=rig.cuda, process=rig.process,
+                 out=lambda s: log.info("app: %s", s), err=lambda s: log.warning("app: %s", s))
+    log.info("running %s %s (profile %s, card RAM %d bytes)", name, " ".join(args),
+             rig.tb.profile.name, rig.drv.fpga_ram_size)
+    status = await run_demo(env, name, args)
+    runs = list(rig.drv.runs)
+    if runs:
+        log.info("driver: %d chain runs, %d descriptors, %d bytes H2C, %d bytes C2H",
+                 len(runs), sum(r.descriptors for r in runs),
+                 sum(r.nbytes for r in runs if r.direction.name == "H2C"),
+                 sum(r.nbytes for r in runs if r.direction.name == "C2H"))
+    res = env.results
+    if "dma_time_ns" in res:
+        log.info("result: %d bytes, dma_time_ns %d (%.1f MB/s)", res["bytes"],
+                 res["dma_time_ns"], res["bytes"] * 1e3 / max(res["dma_time_ns"], 1))
+    if name in ("rdma-cuda", "rdma-malloc"):
+        log.info("%s %s", name, "VERIFIED" if status == 0 else "MISMATCH")
+    if name == "set-leds":
+        led = await rig.tb.user_read32(regs.USER_LED)    # also flushes the posted write
+        assert int(dut.led.value) == led
+        log.info("LEDs now %s (active low: 0 = lit)", format(led, "03b"))
+    log.info("exit status %d", status)
+    assert status == 0, f"{name} exited with status {status}"
