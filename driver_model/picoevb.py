@@ -710,23 +710,24 @@ class PicoevbFile:
         await ioctl(self, uapi.PICOEVB_IOC_CARD_INFO, p)
         return p.fpga_ram_size
 
+    async def _timed(self, cmd: int, p) -> int:
+        await ioctl(self, cmd, p)
+        return p.dma_time_ns
+
     async def h2c2h_dma(self, src: int, dst: int, length: int, flags: int = 0) -> int:
         """Source -> card -> destination; the DMA time in ns."""
-        p = uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=length, flags=flags)
-        await ioctl(self, uapi.PICOEVB_IOC_H2C2H_DMA, p)
-        return p.dma_time_ns
+        return await self._timed(uapi.PICOEVB_IOC_H2C2H_DMA, uapi.picoevb_rdma_h2c2h_dma(
+            src=src, dst=dst, len=length, flags=flags))
 
     async def h2c_dma(self, src: int, card: int, length: int, flags: int = 0) -> int:
         """Source -> card RAM at ``card``; the DMA time in ns."""
-        p = uapi.picoevb_rdma_h2c_dma(src=src, dst=card, len=length, flags=flags)
-        await ioctl(self, uapi.PICOEVB_IOC_H2C_DMA, p)
-        return p.dma_time_ns
+        return await self._timed(uapi.PICOEVB_IOC_H2C_DMA, uapi.picoevb_rdma_h2c_dma(
+            src=src, dst=card, len=length, flags=flags))
 
     async def c2h_dma(self, dst: int, card: int, length: int, flags: int = 0) -> int:
         """Card RAM at ``card`` -> destination; the DMA time in ns."""
-        p = uapi.picoevb_rdma_c2h_dma(dst=dst, src=card, len=length, flags=flags)
-        await ioctl(self, uapi.PICOEVB_IOC_C2H_DMA, p)
-        return p.dma_time_ns
+        return await self._timed(uapi.PICOEVB_IOC_C2H_DMA, uapi.picoevb_rdma_c2h_dma(
+            dst=dst, src=card, len=length, flags=flags))
 
 
 async def ioctl(fd: PicoevbFile, request: int, arg=0) -> int:

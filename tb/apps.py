@@ -63,6 +63,19 @@ def _check_size(env: AppEnv, width: int, height: int) -> bool:
     return True
 
 
+async def _h2c2h(env: AppEnv, fd: PicoevbFile, src: int, dst: int, size: int,
+                 flags: int) -> bool:
+    """The H2C2H ioctl of both surface demos; records the DMA time."""
+    dma = uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=size, flags=flags)
+    try:
+        await ioctl(fd, uapi.PICOEVB_IOC_H2C2H_DMA, dma)
+    except OSError as e:
+        env.err(f"ioctl(DMA) failed: -1 (errno {e.errno}: {e.strerror})")
+        return False
+    env.results.update(bytes=size, dma_time_ns=dma.dma_time_ns)
+    return True
+
+
 async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
     """cudaMalloc two surfaces, pin them, fill them, H2C2H GPU -> FPGA -> GPU, verify."""
     if not _check_size(env, width, height):
@@ -99,15 +112,9 @@ async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
         except CudaError as e:
             env.err(f"cudaDeviceSynchronize() failed: {int(e.code)}")
             return 1
-        dma = uapi.picoevb_rdma_h2c2h_dma(
-            src=handles["src"], dst=handles["dst"], len=size,
-            flags=uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA)
-        try:
-            await ioctl(fd, uapi.PICOEVB_IOC_H2C2H_DMA, dma)
-        except OSError as e:
-            env.err(f"ioctl(DMA) failed: -1 (errno {e.errno}: {e.strerror})")
+        flags = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+        if not await _h2c2h(env, fd, handles["src"], handles["dst"], size, flags):
             return 1
-        env.results.update(bytes=size, dma_time_ns=dma.dma_time_ns)
         dst_cpu = bytearray(size)
         rt.cudaMemcpy(dst_cpu, ptrs["dst"], size, D2H)
         return _check_surface(env, np.frombuffer(dst_cpu, dtype="<u4"), width, height)
@@ -138,13 +145,8 @@ async def rdma_malloc(env: AppEnv, width: int = 1024, height: int = 1024) -> int
     try:
         proc.write(src, expected_surface(width, height).astype("<u4").tobytes())
         proc.write(dst, expected_surface(width, height, 0xFFFFFFFF).astype("<u4").tobytes())
-        dma = uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=size, flags=0)
-        try:
-            await ioctl(fd, uapi.PICOEVB_IOC_H2C2H_DMA, dma)
-        except OSError as e:
-            env.err(f"ioctl(DMA) failed: -1 (errno {e.errno}: {e.strerror})")
+        if not await _h2c2h(env, fd, src, dst, size, 0):
             return 1
-        env.results.update(bytes=size, dma_time_ns=dma.dma_time_ns)
         got = np.frombuffer(proc.read(dst, size), dtype="<u4")
         return _check_surface(env, got, width, height)
     finally:
