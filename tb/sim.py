@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     print(f"running {a.demo} {' '.join(a.args)} through the RTL ({a.sim}, profile "
           f"{a.profile})", flush=True)
+    if a.demo in ("rdma-cuda", "rdma-malloc") and a.args[:1] != ["1024x1024"]:
+        print("  (a smaller surface than the original's 1024x1024 = 4 MiB, for speed; "
+              "make sim ARGS=1024x1024 runs the full one)", flush=True)
     results = runner.run("demo", sim=a.sim, profile=a.profile, module="tb.demo",
                          waves=a.waves, seed=a.seed,
                          extra_env={"DEMO": a.demo, "DEMO_ARGS": shlex.join(a.args),
