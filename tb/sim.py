@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     print(f"running {a.demo} {' '.join(a.args)} through the RTL ({a.sim}, profile "
           f"{a.profile})", flush=True)
-    if a.demo in ("rdma-cuda", "rdma-malloc") and a.args[:1] != ["1024x1024"]:
+    if a.demo in ("rdma-cuda", "rdma-malloc") and a.args and a.args[0] != "1024x1024":
         print("  (a smaller surface than the original's 1024x1024 = 4 MiB, for speed; "
               "make sim ARGS=1024x1024 runs the full one)", flush=True)
     results = runner.run("demo", sim=a.sim, profile=a.profile, module="tb.demo",
