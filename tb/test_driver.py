@@ -218,6 +218,23 @@ async def test_ioctl_errors(dut):
     assert tb.gpu.bar1_free_bytes == bar1_free, "BAR1 pages leaked by release"
     await expect_errno(fd.card_info(), errno.EBADF, "ioctl on a closed file")
     rt.cudaFree(surf)
+    # small buffers share 64 KiB pages: freeing the neighbour revokes the pin (the free
+    # callback drops the handle), and the file still works for the next pin
+    fd3 = rig.open()
+    a, b = rt.cudaMalloc(1000), rt.cudaMalloc(1000)
+    ha = await fd3.pin_cuda(a, 1000)
+    rt.cudaFree(b)
+    await expect_errno(fd3.unpin_cuda(ha), errno.EINVAL, "unpin after the neighbour's free")
+    assert await fd3.pin_cuda(a, 1000) == ha
+    # remove() releases the open files; the device cannot be opened afterwards
+    await rig.drv.remove()
+    assert not [p for p in tb.gpu.pins.values() if p.state.name == "LIVE"]
+    try:
+        rig.open()
+    except OSError as e:
+        assert e.errno == errno.ENODEV
+    else:
+        raise AssertionError("open() after remove() succeeded")
 
 
 @cocotb.test(timeout_time=50, timeout_unit="ms")
