@@ -159,7 +159,6 @@ class _Surface:
     length: int
     handle: int = -1
     page_table: object = None
-    revoked: bool = False
     # DMA mappings taken by DMAs in flight, and those DMAs
     maps: list = field(default_factory=list)
     transfers: set[_Transfer] = field(default_factory=set)
@@ -297,7 +296,6 @@ class PicoevbRdma:
         f = surf.file
         if f.surfaces.get(surf.handle) is surf:
             del f.surfaces[surf.handle]
-        surf.revoked = True
         for m in surf.maps:
             self.p2p.nvidia_p2p_free_dma_mapping(m)
         surf.maps.clear()
@@ -449,33 +447,29 @@ class PicoevbRdma:
         """Source -> card RAM -> destination in chunks of half the card RAM, the H2C of
         chunk k+1 overlapping the C2H of chunk k."""
         half = min(self.fpga_ram_size // 2, H2C2H_CHUNK_MAX)
-        chunks = [(off, min(half, length - off)) for off in range(0, length, half)]
-
-        def h2c_segs(k: int) -> list[Segment]:
-            off, n = chunks[k]
-            return pair_scatter(slice_scatter(src, off, n), [((k % 2) * half, n)])
-
-        def c2h_segs(k: int) -> list[Segment]:
-            off, n = chunks[k]
-            return pair_scatter([((k % 2) * half, n)], slice_scatter(dst, off, n))
-
+        chunks = [(off, min(half, length - off), (k % 2) * half)
+                  for k, off in enumerate(range(0, length, half))]
+        h2c_segs = [pair_scatter(slice_scatter(src, off, n), [(card, n)])
+                    for off, n, card in chunks]
+        c2h_segs = [pair_scatter([(card, n)], slice_scatter(dst, off, n))
+                    for off, n, card in chunks]
         h2c, c2h = self._chans[Target.H2C], self._chans[Target.C2H]
-        for ch, segs in ((h2c, h2c_segs(0)), (c2h, c2h_segs(0))):
-            if not self._check_alignment(ch, segs):
-                return -errno.EINVAL
+        if not all(self._check_alignment(h2c, s) for s in h2c_segs) or not all(
+                self._check_alignment(c2h, s) for s in c2h_segs):
+            return -errno.EINVAL
         if xfer.aborted:
             return -errno.EFAULT
-        await self._start(h2c, h2c_segs(0), xfer)
+        await self._start(h2c, h2c_segs[0], xfer)
         rc = await self._finish(h2c, xfer)
         for k in range(len(chunks)):
             if rc:
                 return rc
             if xfer.aborted:
                 return -errno.EFAULT
-            await self._start(c2h, c2h_segs(k), xfer)
+            await self._start(c2h, c2h_segs[k], xfer)
             more = k + 1 < len(chunks)
             if more:
-                await self._start(h2c, h2c_segs(k + 1), xfer)
+                await self._start(h2c, h2c_segs[k + 1], xfer)
             rc_c2h = await self._finish(c2h, xfer)
             rc_h2c = await self._finish(h2c, xfer) if more else 0
             rc = rc_c2h or rc_h2c
@@ -506,7 +500,9 @@ class PicoevbFile:
         if isinstance(arg, int):
             data = self.process.copy_from_user(arg, size)
         elif isinstance(arg, ctypes.Structure | bytearray | memoryview | bytes):
-            data = bytes(arg) if len(bytes(arg)) == size else None
+            data = bytes(arg)
+            if len(data) != size:
+                data = None
         else:
             data = None
         return None if data is None else ctype.from_bytes(data)
@@ -530,7 +526,7 @@ class PicoevbFile:
             if ptr > INT_MAX:
                 return -errno.EINVAL, None
             surf = self.surfaces.get(ptr)
-            if surf is None or surf.revoked:
+            if surf is None:            # unknown, or dropped by the free callback
                 return -errno.EINVAL, None
             if length > surf.length:
                 return -errno.EINVAL, None

@@ -66,10 +66,6 @@ class Platform(Protocol):
         """Call ``handler()`` whenever MSI ``vector`` arrives."""
         ...
 
-    async def pci_read_config_dword(self, offset: int) -> int:
-        """A config space dword of the function."""
-        ...
-
     async def ioread32(self, bar: int, offset: int) -> int:
         """A 32-bit MMIO read of BAR ``bar`` (non-posted: returns the register value)."""
         ...

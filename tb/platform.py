@@ -97,9 +97,6 @@ class TbPlatform:
     def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
         self.tb.irq_handlers[vector].append(handler)
 
-    async def pci_read_config_dword(self, offset: int) -> int:
-        return await with_timeout(self.tb.pci.config_read_dword(offset), 100, "us")
-
     async def ioread32(self, bar: int, offset: int) -> int:
         if bar == BAR_DMA:
             return await self.tb.dma_read32(offset)
