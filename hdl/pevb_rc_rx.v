@@ -99,6 +99,7 @@ localparam [1:0] KIND_H2C_DATA = 2'd2;
 localparam [3:0] RC_ERR_NONE = 4'b0000;
 localparam [3:0] RC_ERR_POISONED = 4'b0001;
 localparam [3:0] RC_ERR_BAD_STATUS = 4'b0010;
+localparam [3:0] RC_ERR_INVALID_TAG = 4'b0110;
 localparam [3:0] RC_ERR_TIMEOUT = 4'b1001;
 
 // completion status
@@ -199,7 +200,9 @@ wire h_poisoned = hdr[46];
 wire [7:0] h_tag = hdr[71:64];
 wire [TAG_W-1:0] tag = h_tag[TAG_W-1:0];
 
-wire tag_ok = (h_tag >> TAG_W) == 8'd0 && active_reg[tag];
+// the core flags a completion whose tag it no longer tracks (a late completion after its
+// completion timeout): it belongs to no request of ours, even if the tag is in use again
+wire tag_ok = (h_tag >> TAG_W) == 8'd0 && active_reg[tag] && h_err_code != RC_ERR_INVALID_TAG;
 wire [1:0] c_kind = ctx_kind_reg[tag];
 wire [RAM_ADDR_WIDTH-1:0] c_info = ctx_info_reg[tag];
 wire [11:0] c_lo = ctx_lo_reg[tag];

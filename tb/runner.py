@@ -110,20 +110,28 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
     tdir.mkdir(parents=True, exist_ok=True)
     env = {"PEVB_PROFILE": prof.name, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
     env.update(extra_env or {})
-    return runner.test(
-        test_module=module,
-        hdl_toplevel=TOPLEVEL,
-        testcase=testcase,
-        build_dir=bdir,
-        test_dir=tdir,
-        waves=waves,
-        seed=seed,
-        extra_env=env,
-        parameters={**prof.hdl_parameters(), **(overrides or {})},
-        results_xml=str(tdir / "results.xml"),
-        timescale=("1ns", "1ps"),
-        log_file=tdir / "sim.log",
-    )
+    results = tdir / "results.xml"
+    results.unlink(missing_ok=True)
+    try:
+        runner.test(
+            test_module=module,
+            hdl_toplevel=TOPLEVEL,
+            testcase=testcase,
+            build_dir=bdir,
+            test_dir=tdir,
+            waves=waves,
+            seed=seed,
+            extra_env=env,
+            parameters={**prof.hdl_parameters(), **(overrides or {})},
+            results_xml=str(results),
+            timescale=("1ns", "1ps"),
+            log_file=tdir / "sim.log",
+        )
+    except SystemExit as e:
+        # under pytest the cocotb runner exits on a failed test; the results tell which
+        if not results.is_file():
+            raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
+    return results
 
 
 def failures(results_xml: Path) -> list[str]:
@@ -150,5 +158,20 @@ def run_and_check(testcase: str, *, sim: str, profile: str, module: str = "tb.te
     results = run(testcase, sim=sim, profile=profile, module=module, seed=seed,
                   waves=os.environ.get("WAVES", "0") == "1", extra_env=extra_env)
     failed = failures(results)
-    assert not failed, (f"{failed} failed; log: {results.parent / 'sim.log'}; reproduce: "
-                        f"{repro.format(seed=seed)}")
+    assert not failed, (f"{failed} failed: {failure_messages(results)}\n"
+                        f"log: {results.parent / 'sim.log'}\n"
+                        f"reproduce: {repro.format(seed=seed)}")
+
+
+def failure_messages(results_xml: Path, limit: int = 600) -> str:
+    """The failure messages of a cocotb results file, shortened."""
+    import xml.etree.ElementTree as ET
+
+    texts = []
+    for case in ET.parse(results_xml).iter("testcase"):
+        for tag in ("failure", "error"):
+            node = case.find(tag)
+            if node is not None:
+                texts.append(node.get("message") or (node.text or "").strip())
+    text = " | ".join(t for t in texts if t)
+    return text if len(text) <= limit else text[:limit] + "..."

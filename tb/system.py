@@ -17,11 +17,13 @@ from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
-from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
 from cuda_model.endpoint import make_gpu_device
 
+from .faults import FaultInjector
+from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from .pcie_link import UP, LinkTaps, ProtocolChecker
 from .profiles import Profile, get_profile
 
 # PCIe Device Control register (PCIe capability + 0x08)
@@ -71,10 +73,18 @@ class TB:
 
     ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
     API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``.
+
+    Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
+    ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
+    violation (``checker_mode="record"`` collects instead). ``tb.faults`` injects faults
+    into the completions the FPGA receives; the hard IP times requests out after
+    ``cpl_timeout_ns``.
     """
 
     def __init__(self, dut, profile: Profile | str | None = None, topology: str | None = None,
-                 gpu_vram: int = 16 << 30, gpu_bar1: int = 256 << 20) -> None:
+                 gpu_vram: int = 16 << 30, gpu_bar1: int = 256 << 20,
+                 checker_mode: str = "raise", cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
+                 fault_seed: int = 1) -> None:
         self.dut = dut
         if profile is None:
             profile = os.environ.get("PEVB_PROFILE", "picoevb")
@@ -101,7 +111,8 @@ class TB:
         self.rc.max_read_request_size = _size_code(self.profile.mrrs)
 
         p = self.profile
-        self.dev = UltraScalePlusPcieDevice(
+        self.dev = PevbUspDevice(
+            cpl_timeout_ns=cpl_timeout_ns,
             pcie_generation=p.gen,
             pcie_link_width=p.lanes,
             user_clk_frequency=p.user_clk_hz,
@@ -170,6 +181,21 @@ class TB:
         else:
             raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
         self.gpu_pci = None
+
+        # taps on every link, the protocol checker, and the fault injector in front of the
+        # FPGA (so the checker sees what the FPGA receives)
+        self.links = LinkTaps()
+        self.links.tap("fpga", self.dev.upstream_port)
+        self.links.tap("gpu", self.gpu_dev.upstream_port)
+        if self.switch is not None:
+            self.links.tap("switch", self.switch.upstream_bridge.upstream_port)
+        self.checker = ProtocolChecker(p.mps, p.mrrs, rcb=64, mode=checker_mode)
+        self.links.add_observer(self.checker.observe)
+        self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
+        self.links.add_observer(self.faults.observe)
+        self.dev.timeout_listeners.append(
+            lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag))
+        self.dev.timeout_listeners.append(self.faults.forget)
         self.log.info("topology: %s (FPGA and GPU %s)", self.topology,
                       "under one switch" if self.switch else "on two root ports")
 
@@ -220,6 +246,7 @@ class TB:
         assert self.gpu_pci is not None, "GPU function not found by enumeration"
         await self.gpu_pci.enable_device()
         self.gpu_ep.pcie_cap.max_payload_size = _size_code(self.profile.mps)
+        self.faults.name_range(self.gpu_ep.bar1_bus_address(), self.gpu.bar1_size, "gpu")
         self.user_bar = self.pci.bar_window[BAR_USER]
         self.dma_bar = self.pci.bar_window[BAR_DMA]
         # let the config status reach the DUT
