@@ -151,12 +151,14 @@ def failures(results_xml: Path) -> list[str]:
 
 
 def run_and_check(testcase: str, *, sim: str, profile: str, module: str = "tb.test_dma",
-                  extra_env: dict[str, str] | None = None, repro: str) -> None:
+                  extra_env: dict[str, str] | None = None, repro: str,
+                  overrides: dict[str, int] | None = None) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
     seed = int(os.environ.get("SEED", "1"))
     results = run(testcase, sim=sim, profile=profile, module=module, seed=seed,
-                  waves=os.environ.get("WAVES", "0") == "1", extra_env=extra_env)
+                  waves=os.environ.get("WAVES", "0") == "1", extra_env=extra_env,
+                  overrides=overrides)
     failed = failures(results)
     assert not failed, (f"{failed} failed: {failure_messages(results)}\n"
                         f"log: {results.parent / 'sim.log'}\n"

@@ -1,8 +1,10 @@
-"""pytest options shared by the simulation tests: SIM, PROFILE, SEED, WAVES."""
+"""pytest options shared by the simulation tests (SIM, PROFILE, the random regression's
+seeds and steps) and the merge of the random regression's coverage at the end."""
 
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -12,6 +14,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="simulator for the full suite: icarus or verilator")
     parser.addoption("--profile", default=os.environ.get("PROFILE", "picoevb"),
                      help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)")
+    parser.addoption("--seeds", default=os.environ.get("SEEDS", "1-10"),
+                     help="seeds of the slow random regression: 1-20, 3,7,9, ...")
+    parser.addoption("--steps", type=int, default=int(os.environ.get("STEPS", "30")),
+                     help="steps per seed of the slow random regression")
 
 
 @pytest.fixture
@@ -22,3 +28,49 @@ def sim(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def profile(request: pytest.FixtureRequest) -> str:
     return request.config.getoption("--profile")
+
+
+def _is_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_controller(session.config):
+        from tests.test_regress_sim import COVERAGE_DIR
+
+        shutil.rmtree(COVERAGE_DIR, ignore_errors=True)
+
+
+_REPORT = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Merge the coverage of this session's random runs; with the whole default set run
+    and passed, a missed coverage goal fails the session."""
+    if not _is_controller(session.config):
+        return
+    from tb.coverage import load
+    from tests.test_regress_sim import COVERAGE_DIR, DEFAULT
+
+    files = sorted(COVERAGE_DIR.glob("*.json")) if COVERAGE_DIR.is_dir() else []
+    if not files:
+        return
+    cov = load(files)
+    out = COVERAGE_DIR.parent / "report.txt"
+    out.write_text(cov.report() + "\n")
+    cov.write(COVERAGE_DIR.parent / "merged.json")
+    lines = [cov.report(), f"report: {out} (merge any runs: python -m tb.coverage FILES)"]
+    names = {r.get("name") for r in cov.runs if r.get("passed")}
+    if {f"{s}-{p}-seed{n}" for s, p, n in DEFAULT} <= names and cov.missed():
+        lines.append("coverage goals missed: the session fails")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    session.config.stash[_REPORT] = lines
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    lines = config.stash.get(_REPORT, None)
+    if lines:
+        terminalreporter.write_sep("-", "functional coverage (random regression)")
+        for line in lines:
+            terminalreporter.write_line(line)

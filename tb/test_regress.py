@@ -1,0 +1,322 @@
+"""The constrained-random regression: seeded chains over host memory, GPU BAR1 and the card,
+with faults, checked whole by the numpy scoreboard, with functional coverage.
+
+Environment: ``REGRESS_SEED`` (plan seed), ``REGRESS_STEPS``, ``REGRESS_MAX_LEN``,
+``REGRESS_MAX_DESC``, ``REGRESS_CARD_SIZE`` (the build's RAM_SIZE), ``REGRESS_COVERAGE``
+(where to write this run's coverage JSON), ``REGRESS_NAME`` (the run's name in reports).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import cocotb
+from cocotb.triggers import Timer
+
+from driver_model import regs
+from driver_model.desc import DESC_SIZE, Segment, build_chain
+from driver_model.regs import Ctrl, PcieErr, Stat, Target
+from driver_model.xdma import XdmaChannel
+
+from .backdoor import read_card_ram
+from .coverage import Coverage, chain_bin, length_bin
+from .faults import FaultRule
+from .regress import Arena, ChainGenerator, ChainPlan, Limits, Scoreboard, StepPlan
+from .test_dma import Harness, recover
+from .test_faults import FAULT_BITS, setup_faults
+from .test_gpu_peer import Surface
+
+KIB = 1024
+BITS_TO_FAULT = {int(v): k for k, v in FAULT_BITS.items()}
+RING_SLOTS = 64 * 4096 // DESC_SIZE
+
+
+@dataclass
+class Desc:
+    """One descriptor of a planned chain: which piece it comes from and where it copies."""
+
+    piece: int
+    arena: str
+    offset: int
+    bus: int
+    card: int
+    length: int
+
+
+class RandomRig:
+    """The memories of the regression, their images, and the chain runner."""
+
+    def __init__(self, h: Harness, seed: int, card_size: int) -> None:
+        self.h = h
+        self.tb = h.tb
+        self.card_size = card_size
+        self.rng = random.Random(seed ^ 0x5A5A)
+        self.sb = Scoreboard()
+        self.host: dict[str, object] = {}
+        self.gpu: dict[str, Surface] = {}
+        self.arenas: list[Arena] = []
+
+    def add_host(self, name: str, size: int) -> None:
+        region = self.tb.alloc_host(size)
+        region[0:size] = self.rng.randbytes(size)
+        self.host[name] = region
+        self.tb.faults.name_range(region.get_absolute_address(0), size, "host")
+        self.arenas.append(Arena(name, "host", size))
+        self.sb.load(name, region[0:size])
+
+    def add_gpu(self, name: str, size: int) -> None:
+        surf = Surface(self.tb, size, xor_val=self.rng.getrandbits(32))
+        self.gpu[name] = surf
+        if not any(a.name == name for a in self.arenas):
+            self.arenas.append(Arena(name, "gpu", size))
+        self.sb.load(name, self.tb.gpu.read_va(surf.va, size))
+
+    def kind(self, arena: str) -> str:
+        return "gpu" if arena in self.gpu else "host"
+
+    def card_image(self):
+        return read_card_ram(self.tb.dut, self.card_size, self.tb.profile.width // 8)
+
+    def descriptors(self, plan: ChainPlan) -> list[Desc]:
+        """Pieces to descriptors: a GPU range is split at its BAR1 pages."""
+        out = []
+        for i, p in enumerate(plan.pieces):
+            if p.arena in self.gpu:
+                chunks = self.gpu[p.arena].chunks(p.offset, p.length)
+            else:
+                chunks = [(self.host[p.arena].get_absolute_address(p.offset), p.length)]
+            done = 0
+            for addr, n in chunks:
+                out.append(Desc(i, p.arena, p.offset + done, addr, p.card + done, n))
+                done += n
+        return out
+
+    def place(self, plan: ChainPlan, descs: list[Desc], half: int):
+        """Build and write the chain in its half of the descriptor ring."""
+        n = len(descs)
+        lo = half * (RING_SLOTS // 2)
+        if plan.layout == "adjacent":
+            first = lo + self.rng.randrange(0, RING_SLOTS // 2 - n)
+            slots = list(range(first, first + n))
+        else:
+            slots = self.rng.sample(range(lo, lo + RING_SLOTS // 2), n)
+        addrs = [self.h.ring_base + s * DESC_SIZE for s in slots]
+        segs = [Segment(d.bus, d.card, d.length) if plan.direction == "h2c"
+                else Segment(d.card, d.bus, d.length) for d in descs]
+        last_of = {d.piece: i for i, d in enumerate(descs)}
+        first_of = {}
+        for i, d in enumerate(descs):
+            first_of.setdefault(d.piece, i)
+        completed = [last_of[p] for p in plan.completed]
+        stop_at = last_of[plan.stop_at] if plan.stop_at is not None else None
+        chain = build_chain(segs, addrs, completed=completed, stop_at=stop_at)
+        magic_at = None
+        if plan.fault == "bad_magic":
+            magic_at = first_of[plan.magic_at]
+            chain.descriptors[magic_at].magic = 0xBAD
+        self.h.write_chain(chain)
+        return chain, stop_at, magic_at
+
+
+async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nbytes: int):
+    """Start, act on the running chain (Run clear, cudaFree), wait, collect, stop."""
+    tb = rig.tb
+    await ch.start(chain)
+    if plan.fault in ("run_cleared", "bar1_revoked"):
+        while await ch.completed_count() < 1 and (await ch.status()) & Stat.BUSY:
+            await Timer(100, "ns")
+        if plan.fault == "run_cleared":
+            await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
+        else:
+            tb.cuda.cudaFree(rig.gpu["victim"].va)
+    status, timed_out = await ch.wait(timeout_ns=400e3 + 40 * nbytes)
+    count = await ch.completed_count()
+    await ch.stop()
+    return status, count, timed_out
+
+
+def outcome_of(status: int, plan: ChainPlan, stop_at: int | None) -> str:
+    """The outcome the engine reported, named as the coverage bins are."""
+    rd = regs.STAT_READ_ERROR.get(status)
+    if regs.STAT_DESC_ERROR.get(status):
+        return "desc_fault"
+    if status & Stat.MAGIC_STOPPED:
+        return "bad_magic"
+    if rd and plan.fault == "bar1_revoked":
+        return "bar1_revoked"
+    if rd and plan.direction == "h2c":
+        return BITS_TO_FAULT.get(rd, f"read_error_{rd:#x}")
+    if status & Stat.IDLE_STOPPED:
+        return "run_cleared"
+    if stop_at is not None:
+        return "stop_early"
+    return "ok"
+
+
+def expect(plan: ChainPlan, rules, status: int, count: int, n: int, stop_at,
+           magic_at) -> list[str]:
+    """What must hold for this chain's status and count; the broken rules."""
+    errs = []
+    err_bits = status & regs.STAT_ERROR_MASK
+    fired = [r for r in rules if r.fired]
+    if plan.fault in FAULT_BITS and fired:
+        want = FAULT_BITS[plan.fault]
+        if regs.STAT_READ_ERROR.get(status) != want:
+            errs.append(f"read_error {regs.STAT_READ_ERROR.get(status):#x}, want {want!r}")
+        if count >= n:
+            errs.append(f"count {count} with a failed read")
+    elif plan.fault == "desc_fault" and fired:
+        want = FAULT_BITS[plan.fault_kind]
+        if regs.STAT_DESC_ERROR.get(status) != want:
+            errs.append(f"descr_error {regs.STAT_DESC_ERROR.get(status):#x}, want {want!r}")
+    elif plan.fault == "bad_magic":
+        if not status & Stat.MAGIC_STOPPED or count != magic_at:
+            errs.append(f"bad magic at {magic_at}: status {status:#x} count {count}")
+    elif plan.fault == "stop_early":
+        if err_bits or not status & Stat.DESC_STOPPED or count != stop_at + 1:
+            errs.append(f"stop at {stop_at}: status {status:#x} count {count}")
+    elif plan.fault == "run_cleared":
+        if err_bits or count > n or (count < n and not status & Stat.IDLE_STOPPED):
+            errs.append(f"run cleared: status {status:#x} count {count}/{n}")
+    elif plan.fault == "bar1_revoked":
+        rd = regs.STAT_READ_ERROR.get(status)
+        if rd not in (0, PcieErr.UNSUPPORTED_REQUEST) or (rd and count >= n) or (
+                not rd and count != n):
+            errs.append(f"revoke: status {status:#x} count {count}/{n}")
+    elif err_bits or count != n:
+        direction = Target.H2C if plan.direction == "h2c" else Target.C2H
+        errs.append(f"expected success: status {status:#x} "
+                    f"({regs.describe_status(status, direction)}) count {count}/{n}")
+    return errs
+
+
+def record_coverage(cov: Coverage, rig: RandomRig, plan: ChainPlan, descs: list[Desc],
+                    outcome: str, step: StepPlan) -> None:
+    cov.hit("chain_length", chain_bin(len(descs)))
+    for d in descs:
+        cov.hit("desc_length", length_bin(d.length))
+        cov.hit("pcie_align", str(d.bus & 3))
+        cov.hit("card_align", str(d.card & 3))
+        cov.hit("crosses_4k", "yes" if (d.bus & 0xFFF) + d.length > 4096 else "no")
+    for p in plan.pieces:
+        if p.arena in rig.gpu:
+            start = rig.gpu[p.arena].offset + p.offset  # offset inside the first GPU page
+        else:
+            start = rig.host[p.arena].get_absolute_address(p.offset)
+        crosses = (start % (64 * KIB)) + p.length > 64 * KIB
+        cov.hit("crosses_64k", "yes" if crosses else "no")
+    kinds = {rig.kind(p.arena) for p in plan.pieces}
+    cov.hit("target", f"{plan.direction}:{kinds.pop() if len(kinds) == 1 else 'mixed'}")
+    cov.hit("outcome", outcome)
+    k = len(plan.pieces)
+    flags = "all" if len(plan.completed) == k else "last_only" if not plan.completed or (
+        plan.completed == [k - 1]) else "some"
+    cov.hit("completed_flags", flags)
+    cov.hit("descriptor_layout", plan.layout)
+    cov.hit("fabric", step.fabric)
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_random_chains(dut):
+    """Seeded random steps (chains, concurrency, faults), every memory checked whole."""
+    seed = int(os.environ.get("REGRESS_SEED", "1"))
+    card_size = int(os.environ.get("REGRESS_CARD_SIZE", "65536"))
+    limits = Limits(card_size=card_size,
+                    max_len=int(os.environ.get("REGRESS_MAX_LEN", str(min(card_size, 65536)))),
+                    max_descriptors=int(os.environ.get("REGRESS_MAX_DESC", "40")),
+                    steps=int(os.environ.get("REGRESS_STEPS", "12")))
+    name = os.environ.get("REGRESS_NAME", f"seed{seed}")
+    h = await setup_faults(dut)
+    tb = h.tb
+    rig = RandomRig(h, seed, card_size)
+    host_size = max(256 * KIB, 2 * limits.max_len)
+    rig.add_host("host0", host_size)
+    rig.add_host("host1", host_size)
+    rig.add_gpu("gpu0", max(1024 * KIB, 2 * limits.max_len))
+    rig.add_gpu("victim", 256 * KIB)
+    rig.sb.load("card", rig.card_image())
+    cov = Coverage()
+    gen = ChainGenerator(seed, rig.arenas, limits)
+    plans = gen.steps()
+    tb.log.info("random regression %s: %d steps, limits %s", name, len(plans), limits)
+    failures: list[str] = []
+    for si, step in enumerate(plans):
+        rig.sb.begin_step()
+        tb.faults.clear()
+        chans, jobs = [], []
+        for ci, plan in enumerate(step.chains):
+            ch = h.h2c if plan.direction == "h2c" else h.c2h
+            descs = rig.descriptors(plan)
+            chain, stop_at, magic_at = rig.place(plan, descs, ci)
+            rules = []
+            if plan.fault in FAULT_BITS:
+                rules.append(FaultRule(plan.fault_kind, target=plan.fault_target,
+                                       skip=plan.fault_skip))
+            elif plan.fault == "desc_fault":
+                rules.append(FaultRule(plan.fault_kind, target="desc", skip=plan.fault_skip))
+            for r in rules:
+                tb.faults.add(r)
+            chans.append((plan, ch, descs, chain, stop_at, magic_at, rules))
+        if step.fabric == "split_reorder":
+            tb.faults.add(FaultRule("split", count=0))
+        elif step.fabric == "latency":
+            tb.faults.add(FaultRule("latency", count=0, max_delay_ns=1500))
+        tb.clear_msi()
+        for plan, ch, descs, chain, *_ in chans:
+            nbytes = sum(d.length for d in descs)
+            jobs.append(cocotb.start_soon(run_chain(rig, ch, chain, plan, nbytes)))
+        results = [await j for j in jobs]
+        tb.faults.clear()
+        concurrency = "both" if len(chans) == 2 else chans[0][0].direction
+        cov.hit("concurrency", concurrency)
+        for (plan, _ch, descs, _chain, stop_at, magic_at, rules), (status, count, timed_out) \
+                in zip(chans, results, strict=True):
+            n = len(descs)
+            outcome = outcome_of(status, plan, stop_at if stop_at is not None and
+                                 stop_at < n - 1 else None)
+            what = (f"step {si} {plan.direction} {n} desc fault={plan.fault} "
+                    f"{plan.fault_kind} fabric={step.fabric}")
+            tb.log.info("%s: status %#010x count %d -> %s", what, status, count, outcome)
+            if timed_out:
+                failures.append(f"{what}: timed out, status {status:#x} count {count}")
+            failures += [f"{what}: {e}" for e in expect(plan, rules, status, count, n,
+                                                          stop_at, magic_at)]
+            record_coverage(cov, rig, plan, descs, outcome, step)
+            # what may have landed: the engine reported `count` descriptors done
+            errored = bool(status & regs.STAT_ERROR_MASK) and not status & Stat.MAGIC_STOPPED
+            for i, d in enumerate(descs):
+                state = "done" if i < count else "maybe" if errored else "none"
+                if plan.direction == "h2c":
+                    rig.sb.copy(d.arena, d.offset, "card", d.card, d.length, state)
+                else:
+                    rig.sb.copy("card", d.card, d.arena, d.offset, d.length, state)
+        # every memory, whole
+        for nm, region in rig.host.items():
+            if (msg := rig.sb.check(nm, region[0:len(rig.sb.images[nm])])) is not None:
+                failures.append(f"step {si}: {msg}")
+        for nm, surf in list(rig.gpu.items()):
+            if surf.freed:
+                continue
+            if (msg := rig.sb.check(nm, tb.gpu.read_va(surf.va, surf.size))) is not None:
+                failures.append(f"step {si}: {msg}")
+        if (msg := rig.sb.check("card", rig.card_image())) is not None:
+            failures.append(f"step {si}: {msg}")
+        rig.sb.end_step()
+        if rig.gpu["victim"].freed:
+            rig.sb.forget("victim")
+            rig.add_gpu("victim", 256 * KIB)
+        if failures:
+            break
+    if not failures:
+        await recover(h)
+    assert tb.checker.violations == []
+    out = os.environ.get("REGRESS_COVERAGE")
+    if out:
+        cov.runs.append({"name": name, "seed": seed, "steps": len(plans),
+                         "passed": not failures})
+        cov.write(Path(out))
+    tb.log.info("coverage of this run:\n%s", cov.report())
+    assert not failures, "\n".join(failures)

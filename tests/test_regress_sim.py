@@ -1,0 +1,76 @@
+"""The constrained-random regression (tb/test_regress.py) as pytest items.
+
+Default: a few seeds on Icarus and on Verilator (picoevb and gen3x8), 64 KiB card RAM,
+descriptors up to 64 KiB. Their coverage is merged at the end of the session (see
+conftest.py). ``-m slow`` (``make regress``): as many seeds as ``--seeds`` asks, with a
+2 MiB card RAM and descriptors up to 1 MiB.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tb import runner
+
+COVERAGE_DIR = runner.BUILD_ROOT / "coverage" / "session"
+# (simulator, profile, seed): the default regression
+DEFAULT = [("icarus", "picoevb", 1), ("icarus", "picoevb", 2), ("verilator", "picoevb", 3),
+           ("verilator", "gen3x8", 4)]
+BIG_RAM = 2 << 20
+
+
+def run_seed(sim: str, profile: str, seed: int, steps: int, *, big: bool, repro: str) -> None:
+    name = f"{sim}-{profile}-seed{seed}{'-big' if big else ''}"
+    env = {"REGRESS_SEED": str(seed), "REGRESS_STEPS": str(steps), "REGRESS_NAME": name,
+           "REGRESS_COVERAGE": str(Path(COVERAGE_DIR) / f"{name}.json")}
+    overrides = None
+    if big:
+        env.update({"REGRESS_CARD_SIZE": str(BIG_RAM), "REGRESS_MAX_LEN": str(1 << 20),
+                    "REGRESS_MAX_DESC": "100"})
+        overrides = {"RAM_SIZE": BIG_RAM}
+    runner.run_and_check("test_random_chains", sim=sim, profile=profile,
+                         module="tb.test_regress", extra_env=env, overrides=overrides,
+                         repro=repro)
+
+
+@pytest.mark.parametrize("sim_name,prof,seed", DEFAULT,
+                         ids=[f"{s}-{p}-seed{n}" for s, p, n in DEFAULT])
+def test_random_chains(sim_name: str, prof: str, seed: int) -> None:
+    if sim_name == "verilator" and os.environ.get("PEVB_NO_VERILATOR"):
+        pytest.skip("PEVB_NO_VERILATOR set")
+    run_seed(sim_name, prof, seed, 12, big=False,
+             repro=f"make test TESTS='tests/test_regress_sim.py -k {sim_name}-{prof}-seed{seed}'")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "regress_seed" in metafunc.fixturenames:
+        seeds = parse_seeds(metafunc.config.getoption("--seeds"))
+        metafunc.parametrize("regress_seed", seeds, ids=[f"seed{s}" for s in seeds])
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"1-20"``, ``"3,7,9"`` or a mix."""
+    out: list[int] = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.extend(range(int(a), int(b) + 1))
+        else:
+            out.append(int(part))
+    if not out:
+        raise pytest.UsageError(f"--seeds {text!r} names no seed")
+    return out
+
+
+@pytest.mark.slow
+def test_random_regression(regress_seed: int, sim: str, profile: str,
+                           request: pytest.FixtureRequest) -> None:
+    steps = request.config.getoption("--steps")
+    run_seed(sim, profile, regress_seed, steps, big=True,
+             repro=f"make regress SIM={sim} PROFILE={profile} SEEDS={regress_seed} "
+                   f"STEPS={steps}")
