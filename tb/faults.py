@@ -12,7 +12,9 @@ and applies :class:`FaultRule` objects to the completions that come back:
 - ``drop``: every completion is lost; the hard IP's completion timeout reports it;
 - ``split``: completions are split at every read completion boundary and delivered out
   of order across tags (in order within a request, as PCIe requires);
-- ``latency``: each completion is held for a random time, order within a request kept.
+- ``latency``: each completion is held for a random time, order within a request kept;
+- ``corrupt``: one payload byte of the first completion is flipped and nothing says so
+  (a fabric bug no status bit reports: only a scoreboard can see it).
 
 A rule fires on the matching requests after the first ``skip`` ones, ``count`` times
 (``count=0``: on every one). Every decision is recorded in ``injected``.
@@ -31,7 +33,7 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
 from .pcie_link import DOWN, UP
 
-FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency")
+FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt")
 ERROR_FAULTS = ("ur", "ca", "poison", "drop")
 _READS = {TlpType.MEM_READ, TlpType.MEM_READ_64}
 _CPLS = {TlpType.CPL, TlpType.CPL_DATA}
@@ -172,6 +174,13 @@ class FaultInjector:
             await self._deliver(tlp)
         elif kind == "drop":
             tlp.release_fc()
+        elif kind == "corrupt":
+            if tlp.data:
+                first = tlp.lower_address & 3
+                tlp.data[first] ^= 0xFF
+                self.injected[-1].address = req.address  # the byte flipped
+            req.rule = None
+            await self._deliver(tlp)
         elif kind == "latency":
             at = max(get_sim_time("ns") + self.rng.randrange(int(req.rule.max_delay_ns) + 1),
                      req.last_release_ns + 1)

@@ -17,6 +17,7 @@ from driver_model.regs import Ctrl, PcieErr, Stat
 
 from .backdoor import read_card_ram
 from .faults import FaultRule
+from .regress import Scoreboard
 from .system import TB
 from .test_dma import Harness, check_ok, pattern, recover
 from .test_gpu_peer import Surface, segments
@@ -292,3 +293,24 @@ async def test_run_cleared_mid_chain(dut):
     assert bytes(image[count * size:n * size]) == old[count * size:], \
         "descriptors after the stop ran"
     await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_scoreboard_sees_silent_corruption(dut):
+    """A completion byte flipped in the fabric: the engine reports success, and the
+    scoreboard's whole-image check finds exactly that byte."""
+    h = await setup_faults(dut)
+    sb = Scoreboard()
+    sa, data = await host_source(h, 3 * KIB, 31)
+    sb.load("src", data)
+    sb.load("card", card_image(h))
+    sb.begin_step()
+    sb.copy("src", 0, "card", 512, 3 * KIB, "done")
+    rule = h.tb.faults.add(FaultRule("corrupt", target="host", skip=1))
+    res = await h.run(h.h2c, [Segment(sa, 512, 3 * KIB)])
+    check_ok(res, 1, "corrupted H2C")
+    assert rule.fired == 1
+    msg = sb.check("card", card_image(h))
+    assert msg is not None and "1 byte(s) differ" in msg, msg
+    flipped = h.tb.faults.injected[-1].address - sa  # first byte of the second read
+    assert f"first at {512 + flipped:#x}" in msg, (msg, flipped)

@@ -15,6 +15,7 @@ TESTS = [
     "test_split_reorder_and_latency",
     "test_bar1_revoked_mid_chain",
     "test_run_cleared_mid_chain",
+    "test_scoreboard_sees_silent_corruption",
 ]
 VERILATOR = ["test_checker_sees_every_link", "test_completion_faults",
              "test_split_reorder_and_latency"]
