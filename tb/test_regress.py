@@ -8,28 +8,36 @@ Environment: ``REGRESS_SEED`` (plan seed), ``REGRESS_STEPS``, ``REGRESS_MAX_LEN`
 
 from __future__ import annotations
 
+import errno
 import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 import cocotb
+import numpy as np
 from cocotb.triggers import Timer
 
-from driver_model import regs
+from cuda_model import CUpointer_attribute, cudaMemcpyKind
+from driver_model import regs, uapi
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
 from driver_model.xdma import XdmaChannel
 
 from .backdoor import read_card_ram
-from .coverage import Coverage, chain_bin, length_bin
+from .coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from .faults import FaultRule
+from .platform import bring_up
 from .regress import Arena, ChainGenerator, ChainPlan, Limits, Scoreboard, StepPlan
 from .test_dma import Harness, recover
 from .test_faults import FAULT_BITS, setup_faults
 from .test_gpu_peer import Surface
 
 KIB = 1024
+H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
+SYNC = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
+DST_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
 BITS_TO_FAULT = {int(v): k for k, v in FAULT_BITS.items()}
 RING_SLOTS = 64 * 4096 // DESC_SIZE
 
@@ -319,4 +327,128 @@ async def test_random_chains(dut):
                          "passed": not failures})
         cov.write(Path(out))
     tb.log.info("coverage of this run:\n%s", cov.report())
+    assert not failures, "\n".join(failures)
+
+
+DRIVER_OPS = COVERPOINTS["driver_op"]
+
+
+@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def test_random_driver(dut):
+    """Seeded random ioctls through the driver model (H2C2H in all four host/CUDA
+    combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR on a
+    GPU read (EIO), every memory checked whole after each call."""
+    seed = int(os.environ.get("REGRESS_SEED", "1"))
+    steps = int(os.environ.get("REGRESS_STEPS", "10"))
+    max_len = int(os.environ.get("REGRESS_MAX_LEN", str(48 * KIB)))
+    name = os.environ.get("REGRESS_NAME", f"driver-seed{seed}")
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    rng = random.Random(seed)
+    card_size = rig.drv.fpga_ram_size
+    size = max(512 * KIB, 4 * max_len)
+    gpu_va = rig.cuda.cudaMalloc(size)
+    rig.cuda.cuPointerSetAttribute(1, SYNC, gpu_va)
+    rig.cuda.cudaMemcpy(gpu_va, rng.randbytes(size), size, H2D)
+    host_va = rig.process.malloc(size)
+    rig.process.write(host_va, rng.randbytes(size))
+    tb.faults.name_range(tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size, "gpu")
+    sb = Scoreboard()
+    cov = Coverage()
+
+    def read_gpu() -> np.ndarray:
+        return tb.gpu.read_va(gpu_va, size)
+
+    def read_card() -> np.ndarray:
+        return read_card_ram(dut, card_size, tb.profile.width // 8)
+
+    sb.load("gpu", read_gpu())
+    sb.load("host", rig.process.read(host_va, size))
+    sb.load("card", read_card())
+    gen = ChainGenerator(seed, [Arena("host", "host", size), Arena("gpu", "gpu", size)],
+                         Limits(card_size=card_size, max_len=max_len))
+    ops = list(DRIVER_OPS) + [rng.choice(DRIVER_OPS) for _ in range(max(0, steps - 8))]
+    rng.shuffle(ops)
+    fault_at = rng.choice([i for i, op in enumerate(ops) if "gpu>" in op or op == "h2c:gpu"])
+    failures: list[str] = []
+    for si, op in enumerate(ops):
+        kind, sides = op.split(":")
+        src_kind, _, dst_kind = sides.partition(">")
+        n = gen.length(max_len if kind == "h2c2h" else card_size)
+        src_off = gen.offset(size, n)
+        dst_off = gen.offset(size, n)
+        if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
+            dst_off = (src_off + n + rng.randint(0, 4 * KIB)) % (size - n)
+            if dst_off < src_off + n and src_off < dst_off + n:
+                dst_off = 0 if src_off >= n else size - n
+        card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
+        sb.begin_step()
+        handles: list[int] = []
+
+        async def side(k: str, off: int, n: int = n, handles: list[int] = handles) -> int:
+            """A user pointer, or the handle of a pin of the range (unpinned after)."""
+            if k == "host":
+                return host_va + off
+            h_ = await fd.pin_cuda(gpu_va + off, n)
+            handles.append(h_)
+            return h_
+
+        fault = si == fault_at
+        rule = tb.faults.add(FaultRule("ur", target="gpu", skip=rng.randint(0, 2))) \
+            if fault else None
+        result = "ok"
+        try:
+            if kind == "h2c2h":
+                flags = (SRC_CUDA if src_kind == "gpu" else 0) | (
+                    DST_CUDA if dst_kind == "gpu" else 0)
+                await fd.h2c2h_dma(await side(src_kind, src_off), await side(dst_kind, dst_off),
+                                   n, flags)
+            elif kind == "h2c":
+                await fd.h2c_dma(await side(src_kind, src_off), card_off, n,
+                                 uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu"
+                                 else 0)
+            else:
+                dst_kind = src_kind
+                dst_off = src_off
+                await fd.c2h_dma(await side(dst_kind, dst_off), card_off, n,
+                                 uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu"
+                                 else 0)
+        except OSError as e:
+            result = errno.errorcode.get(e.errno, str(e.errno))
+        tb.faults.clear()
+        for h_ in handles:
+            await fd.unpin_cuda(h_)
+        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x}"
+        tb.log.info("%s -> %s", what, result)
+        fired = rule is not None and rule.fired
+        if fired and result != "EIO":
+            failures.append(f"{what}: a UR on a GPU read returned {result}, expected EIO")
+        if not fired and result != "ok":
+            failures.append(f"{what}: failed with {result}")
+        cov.hit("driver_op", op)
+        if result in COVERPOINTS["driver_result"]:
+            cov.hit("driver_result", result)
+        state = "done" if result == "ok" else "maybe"
+        if kind == "h2c2h":
+            sb.copy(src_kind, src_off, dst_kind, dst_off, n, state)
+        elif kind == "h2c":
+            sb.copy(src_kind, src_off, "card", card_off, n, state)
+        else:
+            sb.copy("card", card_off, dst_kind, dst_off, n, state)
+        for nm, actual in (("gpu", read_gpu()), ("host", rig.process.read(host_va, size))):
+            if (msg := sb.check(nm, actual)) is not None:
+                failures.append(f"{what}: {msg}")
+        card = read_card()
+        if kind == "h2c2h":
+            sb.load("card", card)  # the bounce buffer's contents are the driver's business
+        elif (msg := sb.check("card", card)) is not None:
+            failures.append(f"{what}: {msg}")
+        sb.end_step()
+        if failures:
+            break
+    assert tb.checker.violations == []
+    out = os.environ.get("REGRESS_COVERAGE")
+    if out:
+        cov.runs.append({"name": name, "seed": seed, "steps": len(ops), "passed": not failures})
+        cov.write(Path(out))
     assert not failures, "\n".join(failures)

@@ -51,7 +51,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not _is_controller(session.config):
         return
     from tb.coverage import load
-    from tests.test_regress_sim import COVERAGE_DIR, DEFAULT
+    from tests.test_regress_sim import COVERAGE_DIR, DEFAULT, DRIVER_DEFAULT
 
     files = sorted(COVERAGE_DIR.glob("*.json")) if COVERAGE_DIR.is_dir() else []
     if not files:
@@ -62,7 +62,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     cov.write(COVERAGE_DIR.parent / "merged.json")
     lines = [cov.report(), f"report: {out} (merge any runs: python -m tb.coverage FILES)"]
     names = {r.get("name") for r in cov.runs if r.get("passed")}
-    if {f"{s}-{p}-seed{n}" for s, p, n in DEFAULT} <= names and cov.missed():
+    required = {f"{s}-{p}-seed{n}" for s, p, n in DEFAULT} | {
+        f"driver-{s}-{p}-seed{n}" for s, p, n in DRIVER_DEFAULT}
+    if required <= names and cov.missed():
         lines.append("coverage goals missed: the session fails")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_REPORT] = lines

@@ -74,3 +74,18 @@ def test_random_regression(regress_seed: int, sim: str, profile: str,
     run_seed(sim, profile, regress_seed, steps, big=True,
              repro=f"make regress SIM={sim} PROFILE={profile} SEEDS={regress_seed} "
                    f"STEPS={steps}")
+
+
+DRIVER_DEFAULT = [("verilator", "picoevb", 1)]
+
+
+@pytest.mark.parametrize("sim_name,prof,seed", DRIVER_DEFAULT,
+                         ids=[f"{s}-{p}-seed{n}" for s, p, n in DRIVER_DEFAULT])
+def test_random_driver(sim_name: str, prof: str, seed: int) -> None:
+    name = f"driver-{sim_name}-{prof}-seed{seed}"
+    env = {"REGRESS_SEED": str(seed), "REGRESS_STEPS": "10", "REGRESS_NAME": name,
+           "REGRESS_COVERAGE": str(Path(COVERAGE_DIR) / f"{name}.json")}
+    runner.run_and_check("test_random_driver", sim=sim_name, profile=prof,
+                         module="tb.test_regress", extra_env=env,
+                         repro=f"make test TESTS='tests/test_regress_sim.py -k "
+                               f"\"driver and {sim_name}-{prof}-seed{seed}\"'")
