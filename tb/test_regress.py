@@ -28,7 +28,7 @@ from .backdoor import read_card_ram
 from .coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from .faults import FaultRule
 from .platform import bring_up
-from .regress import Arena, ChainGenerator, ChainPlan, Limits, Scoreboard, StepPlan
+from .regress import FAULT_OUTCOMES, Arena, ChainGenerator, ChainPlan, Limits, Scoreboard, StepPlan
 from .test_dma import Harness, recover
 from .test_faults import FAULT_BITS, setup_faults
 from .test_gpu_peer import Surface
@@ -336,8 +336,9 @@ DRIVER_OPS = COVERPOINTS["driver_op"]
 @cocotb.test(timeout_time=4000, timeout_unit="ms")
 async def test_random_driver(dut):
     """Seeded random ioctls through the driver model (H2C2H in all four host/CUDA
-    combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR on a
-    GPU read (EIO), every memory checked whole after each call."""
+    combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR, CA,
+    poisoned or dropped completion on a GPU read (EIO), every memory checked whole after
+    each call."""
     seed = int(os.environ.get("REGRESS_SEED", "1"))
     steps = int(os.environ.get("REGRESS_STEPS", "10"))
     max_len = int(os.environ.get("REGRESS_MAX_LEN", str(48 * KIB)))
@@ -393,9 +394,10 @@ async def test_random_driver(dut):
             handles.append(h_)
             return h_
 
-        fault = si == fault_at
-        rule = tb.faults.add(FaultRule("ur", target="gpu", skip=rng.randint(0, 2))) \
-            if fault else None
+        rule = None
+        if si == fault_at:
+            rule = tb.faults.add(FaultRule(rng.choice(FAULT_OUTCOMES), target="gpu",
+                                           skip=rng.randint(0, 2)))
         result = "ok"
         try:
             if kind == "h2c2h":
@@ -422,7 +424,8 @@ async def test_random_driver(dut):
         tb.log.info("%s -> %s", what, result)
         fired = rule is not None and rule.fired
         if fired and result != "EIO":
-            failures.append(f"{what}: a UR on a GPU read returned {result}, expected EIO")
+            failures.append(f"{what}: a {rule.kind} on a GPU read returned {result}, "
+                            "expected EIO")
         if not fired and result != "ok":
             failures.append(f"{what}: failed with {result}")
         cov.hit("driver_op", op)
