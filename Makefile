@@ -10,8 +10,8 @@ JOBS ?= auto
 TESTS ?=
 # make regress: the slow random regression, seeds (1-20, 3,7,...; SEED=n alone works too) and
 # steps per seed
-SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-10)
-STEPS ?= 30
+SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-4)
+STEPS ?= 20
 # make sim: the demo program and its command line (rdma-cuda/rdma-malloc take a WxH surface;
 # the default 256x256 keeps make sim short, ARGS=1024x1024 is the original's full 4 MiB)
 DEMO ?= rdma-cuda
@@ -49,7 +49,7 @@ test: $(STAMP)
 
 regress: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
-	  --steps $(STEPS) tests/test_regress_sim.py -k test_random_regression
+	  --steps $(STEPS) tests/test_regress_sim.py -k "test_random_regression or test_random_driver_regression"
 
 coverage: $(STAMP)
 	$(PY) -m tb.coverage sim_build/coverage/session

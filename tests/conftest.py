@@ -14,9 +14,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="simulator for the full suite: icarus or verilator")
     parser.addoption("--profile", default=os.environ.get("PROFILE", "picoevb"),
                      help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)")
-    parser.addoption("--seeds", default=os.environ.get("SEEDS", "1-10"),
+    parser.addoption("--seeds", default=os.environ.get("SEEDS", "1-4"),
                      help="seeds of the slow random regression: 1-20, 3,7,9, ...")
-    parser.addoption("--steps", type=int, default=int(os.environ.get("STEPS", "30")),
+    parser.addoption("--steps", type=int, default=int(os.environ.get("STEPS", "20")),
                      help="steps per seed of the slow random regression")
 
 

@@ -89,3 +89,19 @@ def test_random_driver(sim_name: str, prof: str, seed: int) -> None:
                          module="tb.test_regress", extra_env=env,
                          repro=f"make test TESTS='tests/test_regress_sim.py -k "
                                f"\"driver and {sim_name}-{prof}-seed{seed}\"'")
+
+
+@pytest.mark.slow
+def test_random_driver_regression(regress_seed: int, sim: str, profile: str,
+                                  request: pytest.FixtureRequest) -> None:
+    """The driver regression with transfers up to 1 MiB (H2C2H goes through the card RAM
+    in double-buffered chunks)."""
+    steps = request.config.getoption("--steps")
+    name = f"driver-{sim}-{profile}-seed{regress_seed}-big"
+    env = {"REGRESS_SEED": str(regress_seed), "REGRESS_STEPS": str(steps),
+           "REGRESS_NAME": name, "REGRESS_MAX_LEN": str(1 << 20),
+           "REGRESS_COVERAGE": str(Path(COVERAGE_DIR) / f"{name}.json")}
+    runner.run_and_check("test_random_driver", sim=sim, profile=profile,
+                         module="tb.test_regress", extra_env=env,
+                         repro=f"make regress SIM={sim} PROFILE={profile} "
+                               f"SEEDS={regress_seed} STEPS={steps}")
