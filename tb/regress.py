@@ -277,6 +277,8 @@ class Scoreboard:
         self.images: dict[str, np.ndarray] = {}
         self.maybe: dict[str, np.ndarray] = {}
         self.old: dict[str, np.ndarray] = {}
+        # per memory with "maybe" bytes: the image if every maybe-copy had landed
+        self.new: dict[str, np.ndarray] = {}
 
     def load(self, name: str, data) -> None:
         """Start tracking ``name`` with its current contents."""
@@ -291,6 +293,7 @@ class Scoreboard:
         """Snapshot the expected images: sources of this step read the old contents."""
         self.old = {k: v.copy() for k, v in self.images.items()}
         self.maybe = {k: np.zeros(len(v), dtype=bool) for k, v in self.images.items()}
+        self.new = {}
 
     def copy(self, src: str, src_off: int, dst: str, dst_off: int, n: int,
              state: str) -> None:
@@ -302,9 +305,7 @@ class Scoreboard:
             self.images[dst][dst_off:dst_off + n] = data
         else:
             self.maybe[dst][dst_off:dst_off + n] = True
-            # the new value is remembered beside the old one for the comparison
-            self._new = getattr(self, "_new", {})
-            self._new.setdefault(dst, self.old[dst].copy())[dst_off:dst_off + n] = data
+            self.new.setdefault(dst, self.old[dst].copy())[dst_off:dst_off + n] = data
 
     def check(self, name: str, actual) -> str | None:
         """Compare ``actual`` with the expected image of ``name``; a message when wrong.
@@ -316,7 +317,7 @@ class Scoreboard:
         if len(got) != len(want):
             return f"{name}: size {len(got)} != {len(want)}"
         maybe = self.maybe.get(name)
-        new = getattr(self, "_new", {}).get(name)
+        new = self.new.get(name)
         ok = got == want
         if maybe is not None and maybe.any() and new is not None:
             ok |= maybe & ((got == self.old[name]) | (got == new))
@@ -332,4 +333,6 @@ class Scoreboard:
         return None
 
     def end_step(self) -> None:
-        self._new = {}
+        """Forget the step's maybe-copies (the images already follow what landed)."""
+        self.new = {}
+        self.maybe = {}
