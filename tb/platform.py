@@ -79,7 +79,7 @@ class TbPlatform:
 
     def __init__(self, tb: TB, host_size: int = HOST_RAM_SIZE, seed: int = 1) -> None:
         self.tb = tb
-        region = tb.alloc_host(host_size + PAGE_SIZE)
+        region = tb.alloc_host(host_size + PAGE_SIZE, "host RAM")
         phys = RegionPhys(region)
         base = -(-phys.base // PAGE_SIZE) * PAGE_SIZE
         self.host = HostMemory(phys, base, host_size, seed)

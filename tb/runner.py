@@ -99,8 +99,14 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
 def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
         profile: Profile | str = "picoevb", module: str = "tb.test_dma", waves: bool = False,
         seed: int | None = None, overrides: dict[str, int] | None = None,
-        extra_env: dict[str, str] | None = None, test_dir: Path | None = None) -> Path:
-    """Run cocotb tests; returns the results XML path. Raises on build errors."""
+        extra_env: dict[str, str] | None = None, test_dir: Path | None = None,
+        trace: bool | None = None) -> Path:
+    """Run cocotb tests; returns the results XML path. Raises on build errors.
+
+    With ``waves`` the run's own FST lands in its directory (``pevb_dma_top.fst`` from
+    Icarus, ``dump.fst`` from Verilator). With ``trace`` (default: ``$TRACE=1`` or
+    ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
+    (``transfer_report.json``/``.html``) is made from it after the run."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     runner = build(sim, prof, waves, overrides)
     bdir = build_dir(sim, prof, waves, overrides)
@@ -112,6 +118,14 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
     env.update(extra_env or {})
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
+    if trace is None:
+        trace = waves or os.environ.get("TRACE", "0") == "1"
+    trace_file = tdir / "tlp_trace.jsonl"
+    trace_file.unlink(missing_ok=True)
+    if trace:
+        env["PEVB_TRACE"] = str(trace_file)
+    plusargs = [f"+dumpfile_path={tdir / f'{TOPLEVEL}.fst'}"] if waves and sim == "icarus" \
+        else []
     try:
         runner.test(
             test_module=module,
@@ -126,12 +140,37 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
             results_xml=str(results),
             timescale=("1ns", "1ps"),
             log_file=tdir / "sim.log",
+            plusargs=plusargs,
         )
     except SystemExit as e:
         # under pytest the cocotb runner exits on a failed test; the results tell which
         if not results.is_file():
             raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
+    if trace_file.is_file():
+        from .report import write_report
+
+        write_report(trace_file)
+    _note_artifacts(tdir)
     return results
+
+
+def artifacts(run_dir: Path) -> list[Path]:
+    """The waveform, trace and report files of one run directory."""
+    names = ("*.fst", "tlp_trace.jsonl", "transfer_report.html")
+    return sorted(p for n in names for p in run_dir.glob(n))
+
+
+ARTIFACTS_LOG = BUILD_ROOT / "artifacts.log"
+
+
+def _note_artifacts(run_dir: Path) -> None:
+    """Append the run's waves/trace/report paths to ``sim_build/artifacts.log`` (pytest
+    prints the session's at the end; ``make waves`` opens the newest FST)."""
+    found = artifacts(run_dir)
+    if found:
+        with open(ARTIFACTS_LOG, "a") as f:
+            for p in found:
+                f.write(f"{p}\n")
 
 
 def failures(results_xml: Path) -> list[str]:

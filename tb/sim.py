@@ -42,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     failed = runner.failures(results)
     print(f"result: {'FAIL' if failed else 'PASS'}  ({a.demo}, {a.sim}, profile {a.profile})")
     print(f"log: {log}")
-    if a.waves:
-        for d in sorted(results.parent.glob("*.fst")) + sorted(
-                results.parent.parent.parent.glob("*.fst")):
-            print(f"waves: {d}  (make waves)")
-    else:
+    found = runner.artifacts(results.parent)
+    for path in found:
+        kind = {"fst": "waves", "jsonl": "trace", "html": "report"}[path.suffix.lstrip(".")]
+        print(f"{kind}: {path}" + ("  (make waves)" if kind == "waves" else ""))
+    if not a.waves:
         print("waves: none (run with WAVES=1, then make waves)")
     return 1 if failed else 0
 

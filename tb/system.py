@@ -6,14 +6,17 @@ waits have timeouts.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import logging
 import os
 import random
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from cocotb.triggers import Event, RisingEdge, Timer, with_timeout
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
@@ -25,6 +28,7 @@ from .faults import FaultInjector
 from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from .pcie_link import UP, LinkTaps, ProtocolChecker
 from .profiles import Profile, get_profile
+from .trace import JsonLinesSink, TlpTrace
 
 # PCIe Device Control register (PCIe capability + 0x08)
 DEVCTL = 0x08
@@ -78,13 +82,14 @@ class TB:
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
     violation (``checker_mode="record"`` collects instead). ``tb.faults`` injects faults
     into the completions the FPGA receives; the hard IP times requests out after
-    ``cpl_timeout_ns``.
+    ``cpl_timeout_ns``. With ``trace_path`` (or ``$PEVB_TRACE``) every TLP goes to a
+    JSON-lines trace (:mod:`tb.trace`), decoded against ``tb.trace``'s named buffers.
     """
 
     def __init__(self, dut, profile: Profile | str | None = None, topology: str | None = None,
                  gpu_vram: int = 16 << 30, gpu_bar1: int = 256 << 20,
                  checker_mode: str = "raise", cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
-                 fault_seed: int = 1) -> None:
+                 fault_seed: int = 1, trace_path: str | None = None) -> None:
         self.dut = dut
         if profile is None:
             profile = os.environ.get("PEVB_PROFILE", "picoevb")
@@ -193,6 +198,13 @@ class TB:
         self.links.add_observer(self.checker.observe)
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
+        self.trace: TlpTrace | None = None
+        trace_path = trace_path or os.environ.get("PEVB_TRACE")
+        if trace_path:
+            sink = JsonLinesSink(Path(trace_path))
+            atexit.register(sink.close)
+            self.enable_trace(sink)
+            self.log.info("TLP trace: %s", trace_path)
         self.dev.timeout_listeners.append(
             lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag))
         self.dev.timeout_listeners.append(self.faults.forget)
@@ -209,6 +221,12 @@ class TB:
         self.irq_handlers: list[list[Callable[[], None]]] = [[] for _ in range(MSI_VECTORS)]
         self._irq_requested: set[int] = set()
         self._mem_regions: list = []
+
+    def enable_trace(self, sink: Callable[[dict], None]) -> TlpTrace:
+        """Send a decoded record of every TLP on every link to ``sink``."""
+        self.trace = TlpTrace(self, sink, lambda: get_sim_time("ns"))
+        self.links.add_observer(self.trace.observe)
+        return self.trace
 
     @property
     def clock_period_ns(self) -> float:
@@ -304,11 +322,19 @@ class TB:
             ev.clear()
 
     # --- memory -----------------------------------------------------------------------
-    def alloc_host(self, size: int):
-        """Host memory from the root complex's pool (a cocotbext-axi MemoryRegion)."""
+    def alloc_host(self, size: int, name: str | None = None):
+        """Host memory from the root complex's pool (a cocotbext-axi MemoryRegion), named
+        ``name`` in the TLP trace."""
         region = self.rc.mem_pool.alloc_region(size)
         self._mem_regions.append(region)
+        self.name_host(region.get_absolute_address(0), size,
+                       name or f"buffer{len(self._mem_regions)}")
         return region
+
+    def name_host(self, base: int, size: int, name: str) -> None:
+        """Name a host memory range in the TLP trace (no effect without a trace)."""
+        if self.trace is not None:
+            self.trace.name_buffer(base, size, name)
 
     # --- MMIO (every access has a timeout) ----------------------------------------------
     async def dma_read32(self, offset: int) -> int:

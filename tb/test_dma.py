@@ -31,7 +31,7 @@ class Harness:
         self.h2c = XdmaChannel(bus, Target.H2C)
         self.c2h = XdmaChannel(bus, Target.C2H)
         self.ram_size = tb.profile.ram_size
-        self.ring = tb.alloc_host(64 * PAGE)
+        self.ring = tb.alloc_host(64 * PAGE, "descriptor ring")
         self.ring_base = self.ring.get_absolute_address(0)
         self.ring_next = 0
 

@@ -34,11 +34,17 @@ def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+_ARTIFACTS_AT = pytest.StashKey[int]()
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_controller(session.config):
+        from tb.runner import ARTIFACTS_LOG
         from tests.test_regress_sim import COVERAGE_DIR
 
         shutil.rmtree(COVERAGE_DIR, ignore_errors=True)
+        size = ARTIFACTS_LOG.stat().st_size if ARTIFACTS_LOG.is_file() else 0
+        session.config.stash[_ARTIFACTS_AT] = size
 
 
 _REPORT = pytest.StashKey[list[str]]()
@@ -71,6 +77,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    from tb.runner import ARTIFACTS_LOG
+
+    start = config.stash.get(_ARTIFACTS_AT, None)
+    if start is not None and ARTIFACTS_LOG.is_file():
+        with open(ARTIFACTS_LOG) as f:
+            f.seek(start)
+            made = [line.strip() for line in f if line.strip()]
+        if made:
+            terminalreporter.write_sep("-", "waveforms, TLP traces and transfer reports")
+            for line in made:
+                terminalreporter.write_line(line)
     lines = config.stash.get(_REPORT, None)
     if lines:
         terminalreporter.write_sep("-", "functional coverage (random regression)")

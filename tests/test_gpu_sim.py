@@ -17,3 +17,11 @@ def test_gpu_peer(name: str, topology: str, sim: str, profile: str) -> None:
                          repro=f"make test SIM={sim} PROFILE={profile} "
                                f"SEED={{seed}} TESTS='tests/test_gpu_sim.py -k "
                                f"\"{name} and {topology}\"'")
+
+
+def test_trace_and_report(sim: str, profile: str) -> None:
+    """The TLP trace and transfer report of a peer transfer (tb/test_trace.py)."""
+    runner.run_and_check("test_trace_of_a_peer_transfer", sim=sim, profile=profile,
+                         module="tb.test_trace",
+                         repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
+                               "TESTS='tests/test_gpu_sim.py -k test_trace_and_report'")

@@ -1,0 +1,229 @@
+"""The TLP trace: every TLP on every link, one JSON object per line, with what it touched.
+
+:class:`TlpTrace` is a link observer (see :mod:`tb.pcie_link`). Each record holds the
+simulated time, link and direction, TLP type, requester/completer, tag, address, length,
+completion status, and the decoded ``target``:
+
+- ``host``: host memory, with the name of the buffer when one was registered;
+- ``gpu_bar1``: the pin (handle), GPU virtual address, BAR1 page and VRAM offset;
+- ``fpga_reg`` / ``gpu_reg``: the register name from the register map;
+- ``msi``: an MSI write and its vector;
+- ``desc``: a descriptor fetch, with the channel, chain number and descriptor indices.
+
+Descriptor fetches are recognised without help from the driver: a write to a channel's
+first-descriptor registers starts a chain, and the next pointers in fetched descriptors
+(read from the completion data) number the descriptors that follow. Completions carry the
+target of the request they answer. A ``chain`` record appears when a chain's last
+descriptor (Stop) is seen, giving its length.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+
+from driver_model import regs
+from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
+
+from .pcie_link import DOWN, UP
+
+TYPE_NAMES = {
+    TlpType.MEM_READ: "MRd", TlpType.MEM_READ_64: "MRd", TlpType.MEM_WRITE: "MWr",
+    TlpType.MEM_WRITE_64: "MWr", TlpType.CPL: "Cpl", TlpType.CPL_DATA: "CplD",
+    TlpType.CFG_READ_0: "CfgRd0", TlpType.CFG_WRITE_0: "CfgWr0", TlpType.CFG_READ_1: "CfgRd1",
+    TlpType.CFG_WRITE_1: "CfgWr1", TlpType.IO_READ: "IORd", TlpType.IO_WRITE: "IOWr",
+}
+_READS = {TlpType.MEM_READ, TlpType.MEM_READ_64}
+_WRITES = {TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
+_CPLS = {TlpType.CPL, TlpType.CPL_DATA}
+MSI_BASE, MSI_SIZE = 0x8000_0000, 16  # cocotbext-pcie's root complex MSI region
+USER_REGS = {regs.USER_LED: "LED", regs.USER_RAM_SIZE: "card RAM size"}
+GPU_REGS = {0x0: "NV_PMC_BOOT_0"}
+
+
+def _dma_register_names() -> dict[int, str]:
+    return {r.offset: r.name for r in regs.register_table()}
+
+
+class TlpTrace:
+    """Decode and record TLPs; ``sink`` receives each record (a dict)."""
+
+    def __init__(self, tb, sink: Callable[[dict], None], clock: Callable[[], float]) -> None:
+        self.tb = tb
+        self.sink = sink
+        self.clock = clock
+        self.buffers: list[tuple[int, int, str]] = []
+        self.dma_names = _dma_register_names()
+        # descriptor numbering: address -> (channel, chain number, index)
+        self.desc_index: dict[int, tuple[str, int, int]] = {}
+        self.chain_count = 0
+        self._sg_lo: dict[str, int] = {}
+        self._outstanding: dict[tuple[str, str, int, int], dict] = {}
+        self.records = 0
+
+    # --- naming host memory -------------------------------------------------------------
+    def name_buffer(self, base: int, size: int, name: str) -> None:
+        """Host memory ``[base, base+size)`` is ``name`` in the trace."""
+        self.buffers.insert(0, (base, size, name))
+
+    # --- decoding -----------------------------------------------------------------------
+    def decode(self, addr: int, nbytes: int, write: bool) -> dict:
+        """What the address means: a dict with ``kind`` and ``label`` and details."""
+        if addr in self.desc_index and not write:
+            return self._desc_target(addr, nbytes)
+        fpga = self.tb.dev.functions[0].match_bar(addr)
+        if fpga is not None:
+            bar, off = fpga
+            if bar == 0:
+                name = USER_REGS.get(off, f"user+{off:#x}")
+            else:
+                name = self.dma_names.get(off, f"dma+{off:#x}")
+            return {"kind": "fpga_reg", "bar": bar, "offset": off, "label": f"FPGA {name}"}
+        gpu = self.tb.gpu_ep.match_bar(addr)
+        if gpu is not None:
+            bar, off = gpu
+            if bar == 1:
+                return self._bar1_target(off)
+            name = GPU_REGS.get(off, f"+{off:#x}") if bar == 0 else f"+{off:#x}"
+            return {"kind": "gpu_reg", "bar": bar, "offset": off,
+                    "label": f"GPU BAR{bar} {name}"}
+        if MSI_BASE <= addr < MSI_BASE + MSI_SIZE:
+            return {"kind": "msi", "label": "MSI"}
+        for base, size, name in self.buffers:
+            if base <= addr < base + size:
+                return {"kind": "host", "buffer": name, "offset": addr - base,
+                        "label": f"host {name}+{addr - base:#x}"}
+        return {"kind": "host", "label": f"host {addr:#x}"}
+
+    def _bar1_target(self, off: int) -> dict:
+        gpu = self.tb.gpu
+        page = off >> 16
+        found = gpu.bar1_lookup(off)
+        out: dict = {"kind": "gpu_bar1", "bar1_offset": off, "bar1_page": page}
+        if found is None:
+            out["label"] = f"GPU BAR1 page {page} (unmapped)"
+            return out
+        out["vram"] = found[0]
+        live = [p for p in gpu.pins.values() if p.state.value == "live" and page in p.bar1_pages]
+        if live:
+            pin = live[-1]
+            va = pin.va + pin.bar1_pages.index(page) * 0x10000 + (off & 0xFFFF)
+            out.update(pin=pin.pin_id, va=va, va_offset=va - pin.va)
+            out["label"] = f"GPU BAR1 pin#{pin.pin_id} va+{va - pin.va:#x}"
+        else:
+            out["label"] = f"GPU BAR1 page {page} vram {found[0]:#x}"
+        return out
+
+    def _desc_target(self, addr: int, nbytes: int) -> dict:
+        channel, chain, index = self.desc_index[addr]
+        count = max(1, nbytes // DESC_SIZE)
+        for k in range(1, count):
+            self.desc_index.setdefault(addr + k * DESC_SIZE, (channel, chain, index + k))
+        last = index + count - 1
+        span = f"{index}" if count == 1 else f"{index}-{last}"
+        return {"kind": "desc", "channel": channel, "chain": chain, "first": index,
+                "count": count, "label": f"desc {span} {channel} chain#{chain}"}
+
+    # --- descriptor chains ----------------------------------------------------------------
+    def _note_register_write(self, off: int, value: int) -> None:
+        for d in (regs.Target.H2C, regs.Target.C2H):
+            if off == regs.sg_reg(d, regs.SG_DESC_LO):
+                self._sg_lo[d.name] = value
+            elif off == regs.sg_reg(d, regs.SG_DESC_HI) and d.name in self._sg_lo:
+                first = (value << 32) | self._sg_lo.pop(d.name)
+                self.chain_count += 1
+                self.desc_index[first] = (d.name, self.chain_count, 0)
+
+    def _note_descriptors(self, target: dict, data: bytes, first_addr: int) -> None:
+        """Completion data of a descriptor fetch: number the descriptors that follow."""
+        channel, chain = target["channel"], target["chain"]
+        for k in range(len(data) // DESC_SIZE):
+            addr = first_addr + k * DESC_SIZE
+            known = self.desc_index.get(addr)
+            if known is None:
+                continue
+            desc = Descriptor.decode(data[k * DESC_SIZE:(k + 1) * DESC_SIZE])
+            if desc.magic != DESC_MAGIC:
+                continue
+            if desc.flags & DescFlag.STOP:
+                self._emit({"t": self.clock(), "event": "chain", "channel": channel,
+                            "chain": chain, "descriptors": known[2] + 1})
+            elif desc.next:
+                self.desc_index.setdefault(desc.next, (channel, chain, known[2] + 1))
+
+    # --- the observer ---------------------------------------------------------------------
+    def observe(self, link: str, direction: str, tlp: Tlp) -> None:
+        ft = tlp.fmt_type
+        rec: dict = {"t": self.clock(), "link": link, "dir": direction,
+                     "type": TYPE_NAMES.get(ft, getattr(ft, "name", str(ft))),
+                     "req": str(tlp.requester_id), "tag": tlp.tag}
+        if ft in _CPLS:
+            req_dir = UP if direction == DOWN else DOWN
+            key = (link, req_dir, int(tlp.requester_id), tlp.tag)
+            pending = self._outstanding.get(key)
+            rec.update(cpl=str(tlp.completer_id), status=CplStatus(tlp.status).name,
+                       len=len(tlp.data), bc=tlp.byte_count, la=tlp.lower_address)
+            if tlp.ep:
+                rec["ep"] = True
+            last = tlp.status != CplStatus.SC or tlp.byte_count <= len(tlp.data) - (
+                tlp.lower_address & 3)
+            if pending is not None:
+                rec["target"] = pending["target"]
+                if (pending["target"]["kind"] == "desc" and ft == TlpType.CPL_DATA
+                        and link == "fpga"):  # once, where the FPGA receives it
+                    offset = pending["addr"] + pending["done"]
+                    body = bytes(tlp.data[tlp.lower_address & 3:])
+                    self._note_descriptors(pending["target"], body, offset)
+                pending["done"] += max(0, len(tlp.data) - (tlp.lower_address & 3))
+                if last:
+                    del self._outstanding[key]
+        elif ft in _READS or ft in _WRITES:
+            addr = tlp.address + tlp.get_first_be_offset()
+            nbytes = tlp.get_be_byte_count()
+            write = ft in _WRITES
+            target = self.decode(addr, nbytes, write)
+            rec.update(addr=addr, len=nbytes, target=target)
+            if write and target["kind"] == "fpga_reg" and target["bar"] == 1 and nbytes == 4:
+                self._note_register_write(target["offset"], int.from_bytes(tlp.data[:4],
+                                                                            "little"))
+            if write and target["kind"] == "msi":
+                target["vector"] = int.from_bytes(tlp.data[:2], "little")
+                target["label"] = f"MSI vector {target['vector']}"
+            if not write:
+                self._outstanding[(link, direction, int(tlp.requester_id), tlp.tag)] = {
+                    "target": target, "addr": addr, "done": 0}
+        else:
+            if tlp.is_nonposted():
+                self._outstanding[(link, direction, int(tlp.requester_id), tlp.tag)] = {
+                    "target": {"kind": "config", "label": "config"}, "addr": 0, "done": 0}
+            rec["target"] = {"kind": "config", "label": f"config {tlp.completer_id}"}
+        self._emit(rec)
+
+    def _emit(self, rec: dict) -> None:
+        self.records += 1
+        self.sink(rec)
+
+
+class JsonLinesSink:
+    """Writes records to a file, one JSON object per line (flushed as it goes)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: TextIO = open(path, "w", buffering=1 << 16)
+
+    def __call__(self, rec: dict) -> None:
+        self._f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_trace(path: Path) -> list[dict]:
+    """Every record of a trace file."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
