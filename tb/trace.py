@@ -121,8 +121,9 @@ class TlpTrace:
     def _desc_target(self, addr: int, nbytes: int) -> dict:
         channel, chain, index = self.desc_index[addr]
         count = max(1, nbytes // DESC_SIZE)
+        # adjacent descriptors of this chain (a ring reused by an older chain is renamed)
         for k in range(1, count):
-            self.desc_index.setdefault(addr + k * DESC_SIZE, (channel, chain, index + k))
+            self.desc_index[addr + k * DESC_SIZE] = (channel, chain, index + k)
         last = index + count - 1
         span = f"{index}" if count == 1 else f"{index}-{last}"
         return {"kind": "desc", "channel": channel, "chain": chain, "first": index,
@@ -153,7 +154,7 @@ class TlpTrace:
                 self._emit({"t": self.clock(), "event": "chain", "channel": channel,
                             "chain": chain, "descriptors": known[2] + 1})
             elif desc.next:
-                self.desc_index.setdefault(desc.next, (channel, chain, known[2] + 1))
+                self.desc_index[desc.next] = (channel, chain, known[2] + 1)
 
     # --- the observer ---------------------------------------------------------------------
     def observe(self, link: str, direction: str, tlp: Tlp) -> None:

@@ -112,6 +112,19 @@ def test_descriptor_fetches_are_numbered_from_the_chain() -> None:
         trace.observe("fpga", "down", cpl)
     labels = [r["target"]["label"] for r in records if r.get("type") == "MRd"]
     assert labels == ["desc 0-1 H2C chain#1", "desc 2 H2C chain#1"]
+    # a second chain in the same ring, the other way round: renumbered, not the old names
+    trace.observe("fpga", "down", mwr(FPGA_BAR1 + lo, (ring + 0x800).to_bytes(4, "little"),
+                                      PcieId(0, 0, 0)))
+    trace.observe("fpga", "down", mwr(FPGA_BAR1 + hi, bytes(4), PcieId(0, 0, 0)))
+    again = build_chain([Segment(0, 0, 64), Segment(64, 64, 64)], [ring + 0x800, ring])
+    req = mrd(ring + 0x800, 32, tag=9)
+    trace.observe("fpga", "up", req)
+    cpl = Tlp.create_completion_data_for_tlp(req, PcieId(0, 0, 0))
+    cpl.byte_count = 32
+    cpl.set_data(again.blocks()[ring + 0x800])
+    trace.observe("fpga", "down", cpl)
+    trace.observe("fpga", "up", mrd(ring, 32, tag=10))
+    assert records[-1]["target"]["label"] == "desc 1 H2C chain#2"
     assert [r["descriptors"] for r in records if r.get("event") == "chain"] == [3]
     cpls = [r for r in records if r.get("type") == "CplD"]
     assert all(r["target"]["kind"] == "desc" for r in cpls)
