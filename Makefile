@@ -74,11 +74,13 @@ regmap: $(STAMP)
 	$(PY) -c "import re,pathlib;from driver_model import regs;p=pathlib.Path('README.md');t=p.read_text();\
 	p.write_text(re.sub(r'(<!-- regmap:begin -->\n).*?(\n<!-- regmap:end -->)',lambda m:m.group(1)+regs.register_table_markdown()+m.group(2),t,flags=re.S))"
 
+# the newest run's waveform, with the save file made for it (interfaces and engine grouped)
 waves:
-	@f=$$(ls -t sim_build/*/runs/*/*.fst sim_build/*/*.fst 2>/dev/null | head -1); \
+	@f=$$(ls -t sim_build/*/runs/*/*.fst 2>/dev/null | head -1); \
+	s=$$(dirname "$$f")/waves.gtkw; [ -f "$$s" ] || s=""; \
 	if [ -z "$$f" ]; then echo "no waveform yet: run 'make sim WAVES=1'"; \
-	elif [ -n "$$DISPLAY" ] && command -v gtkwave >/dev/null; then gtkwave "$$f"; \
-	else echo "gtkwave $$f"; fi
+	elif [ -n "$$DISPLAY" ] && command -v gtkwave >/dev/null; then gtkwave "$$f" $$s; \
+	else echo "gtkwave $$f $$s"; fi
 
 clean:
 	rm -rf sim_build .pytest_cache results.xml

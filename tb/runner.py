@@ -153,13 +153,17 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
         from .report import write_report
 
         write_report(trace_file)
+    for dump in tdir.glob("*.fst"):
+        from .gtkwave import write_save_file
+
+        write_save_file(dump)
     _note_artifacts(tdir)
     return results
 
 
 def artifacts(run_dir: Path) -> list[Path]:
     """The waveform, trace and report files of one run directory."""
-    names = ("*.fst", "tlp_trace.jsonl", "transfer_report.html")
+    names = ("*.fst", "waves.gtkw", "tlp_trace.jsonl", "transfer_report.html")
     return sorted(p for n in names for p in run_dir.glob(n))
 
 

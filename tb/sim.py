@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"log: {log}")
     found = runner.artifacts(results.parent)
     for path in found:
-        kind = {"fst": "waves", "jsonl": "trace", "html": "report"}[path.suffix.lstrip(".")]
+        kind = {"fst": "waves", "gtkw": "save file", "jsonl": "trace",
+                "html": "report"}[path.suffix.lstrip(".")]
         print(f"{kind}: {path}" + ("  (make waves)" if kind == "waves" else ""))
     if not a.waves:
         print("waves: none (run with WAVES=1, then make waves)")

@@ -223,7 +223,11 @@ class TB:
         self._mem_regions: list = []
 
     def enable_trace(self, sink: Callable[[dict], None]) -> TlpTrace:
-        """Send a decoded record of every TLP on every link to ``sink``."""
+        """Send a decoded record of every TLP on every link to ``sink`` (as well as to the
+        sinks already there)."""
+        if self.trace is not None:
+            self.trace.sinks.append(sink)
+            return self.trace
         self.trace = TlpTrace(self, sink, lambda: get_sim_time("ns"))
         self.links.add_observer(self.trace.observe)
         return self.trace

@@ -50,11 +50,11 @@ def _dma_register_names() -> dict[int, str]:
 
 
 class TlpTrace:
-    """Decode and record TLPs; ``sink`` receives each record (a dict)."""
+    """Decode and record TLPs; each of ``sinks`` receives each record (a dict)."""
 
     def __init__(self, tb, sink: Callable[[dict], None], clock: Callable[[], float]) -> None:
         self.tb = tb
-        self.sink = sink
+        self.sinks = [sink]
         self.clock = clock
         self.buffers: list[tuple[int, int, str]] = []
         self.dma_names = _dma_register_names()
@@ -206,7 +206,8 @@ class TlpTrace:
 
     def _emit(self, rec: dict) -> None:
         self.records += 1
-        self.sink(rec)
+        for sink in self.sinks:
+            sink(rec)
 
 
 class JsonLinesSink:

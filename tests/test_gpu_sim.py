@@ -25,3 +25,34 @@ def test_trace_and_report(sim: str, profile: str) -> None:
                          module="tb.test_trace",
                          repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
                                "TESTS='tests/test_gpu_sim.py -k test_trace_and_report'")
+
+
+@pytest.mark.parametrize("sim_name", ["icarus", pytest.param("verilator",
+                                                             marks=pytest.mark.verilator)])
+def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
+    """WAVES=1 on a traced peer transfer: the run's own FST, a GTKWave save file whose every
+    signal is in that dump (each group present), the trace and a report counting 8 KiB each
+    way."""
+    from tb.fst import fst_signals
+    from tb.gtkwave import GROUPS, save_file_signals
+    from tb.report import summarize
+    from tb.trace import read_trace
+
+    results = runner.run("test_trace_of_a_peer_transfer", sim=sim_name, profile=profile,
+                         module="tb.test_trace", waves=True)
+    assert not runner.failures(results), runner.failure_messages(results)
+    run_dir = results.parent
+    dumps = list(run_dir.glob("*.fst"))
+    assert len(dumps) == 1, f"one FST per run in {run_dir}: {dumps}"
+    in_dump = {s.replace(" ", "") for s in fst_signals(dumps[0])}
+    listed = save_file_signals(run_dir / "waves.gtkw")
+    missing = [s for s in listed if s not in in_dump]
+    assert not missing, f"save file signals not in the dump: {missing}"
+    text = (run_dir / "waves.gtkw").read_text()
+    for title, _ in GROUPS:
+        assert f"-{title}" in text, f"group {title!r} has no signal in the dump"
+    assert str(dumps[0].resolve()) in text
+    summary = summarize(read_trace(run_dir / "tlp_trace.jsonl"))
+    assert summary["directions"]["H2C"]["bytes"] == 8192
+    assert summary["directions"]["C2H"]["bytes"] == 8192
+    assert (run_dir / "transfer_report.html").stat().st_size > 1000

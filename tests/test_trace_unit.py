@@ -135,7 +135,7 @@ def test_report_counts_and_pages(tmp_path) -> None:
     va = gpu.alloc_device(1 << 20).base
     pin = gpu.pin(va, 128 << 10, False, None, None)
     sink = JsonLinesSink(tmp_path / "t.jsonl")
-    trace.sink = sink
+    trace.sinks = [sink]
     trace.name_buffer(0x1000_0000, 1 << 20, "src")
     for i in range(4):                     # C2H: 4 x 128 B to the GPU
         trace.observe("fpga", "up", mwr(GPU_BAR1 + (pin.bar1_pages[0] << 16) + i * 128,

@@ -1,0 +1,71 @@
+"""A GTKWave save file for a run's waveform: the PCIe interfaces and the DMA engine state,
+grouped and named, so ``make waves`` opens a readable view with no manual setup.
+
+The save file is written after the run from the dump's own hierarchy (:mod:`tb.fst`),
+so every signal it lists exists in that dump.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .fst import fst_signals
+
+TOP = "pevb_dma_top"
+# GTKWave trace flags: right-justified hex / binary, group begin / end (blank rows)
+HEX, BIN, DEC = "@22", "@28", "@24"
+GROUP_BEGIN, GROUP_END = "@800200", "@1000200"
+
+_STREAM = ("tvalid", "tready", "tlast", "tkeep", "tuser", "tdata")
+_ENGINE = ("running_reg", "stopping_reg", "error_reg", "count_reg", "inflight_reg",
+           "fetch_out_reg", "rd_ptr_reg", "wr_ptr_reg", "wb_pending_reg")
+GROUPS: list[tuple[str, list[str]]] = [
+    ("CQ: host requests to the FPGA (MMIO)", [f"s_axis_cq_{s}" for s in _STREAM]),
+    ("CC: the FPGA's register completions", [f"m_axis_cc_{s}" for s in _STREAM]),
+    ("RQ: FPGA reads, writes (peer and host), MSI", [f"m_axis_rq_{s}" for s in _STREAM]),
+    ("RC: completions to the FPGA (read data)", [f"s_axis_rc_{s}" for s in _STREAM]),
+    ("MSI", ["cfg_interrupt_msi_int", "cfg_interrupt_msi_sent", "cfg_interrupt_msi_fail"]),
+    ("H2C descriptor engine", [f"h2c_desc_inst.{s}" for s in _ENGINE]),
+    ("C2H descriptor engine", [f"c2h_desc_inst.{s}" for s in _ENGINE]),
+    ("Read tags in flight", ["rc_rx_inst.tags_in_flight", "rc_rx_inst.active_reg"]),
+    ("Board", ["led", "user_clk", "user_reset"]),
+]
+
+
+def _display_names(signals: set[str]) -> dict[str, str]:
+    """``pevb_dma_top.x [7:0]`` (as stored) -> base name ``pevb_dma_top.x`` -> GTKWave's
+    name ``pevb_dma_top.x[7:0]``."""
+    out = {}
+    for s in signals:
+        base, _, rng = s.partition(" ")
+        out.setdefault(base, base + rng)
+    return out
+
+
+def write_save_file(dump: Path, out: Path | None = None) -> Path:
+    """Write ``waves.gtkw`` beside ``dump`` (or at ``out``); returns its path."""
+    out = out or dump.parent / "waves.gtkw"
+    names = _display_names(fst_signals(dump))
+    lines = [f"[*] pevb DMA engine waves, made by tb/gtkwave.py from {dump.name}",
+             f'[dumpfile] "{dump.resolve()}"', f'[savefile] "{out.resolve()}"',
+             "[timestart] 0", "[size] 1600 900", "[sst_width] 240", "[signals_width] 360",
+             "[sst_expanded] 1"]
+    for title, members in GROUPS:
+        present = [names[f"{TOP}.{m}"] for m in members if f"{TOP}.{m}" in names]
+        if not present:
+            continue
+        lines += [GROUP_BEGIN, f"-{title}"]
+        for sig in present:
+            lines += [BIN if "[" not in sig else HEX, sig]
+        lines += [GROUP_END, f"-{title}"]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def save_file_signals(path: Path) -> list[str]:
+    """The signal names a save file lists (not its comments, groups or settings)."""
+    sigs = []
+    for line in path.read_text().splitlines():
+        if line and line[0] not in "[@-*":
+            sigs.append(line.strip())
+    return sigs
