@@ -6,12 +6,14 @@ pytest-xdist workers share them safely. Used by pytest and by ``make sim``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from cocotb_tools.runner import get_runner
@@ -23,6 +25,21 @@ HDL_DIR = ROOT / "hdl"
 BUILD_ROOT = ROOT / "sim_build"
 TOPLEVEL = "pevb_dma_top"
 SIMULATORS = ("icarus", "verilator")
+
+
+@contextlib.contextmanager
+def _waves_env(waves: bool) -> Iterator[None]:
+    """cocotb's runner lets ``$WAVES`` override its ``waves`` argument (and make exports
+    WAVES=0): hold it to what this call asks, then put it back."""
+    old = os.environ.get("WAVES")
+    os.environ["WAVES"] = "1" if waves else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("WAVES", None)
+        else:
+            os.environ["WAVES"] = old
 
 
 def hdl_sources() -> list[Path]:
@@ -83,7 +100,7 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
         build_args = ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
         if waves:
             build_args += ["--trace-fst", "--trace-structs"]
-    with open(bdir / ".lock", "w") as lock:
+    with open(bdir / ".lock", "w") as lock, _waves_env(waves):
         fcntl.flock(lock, fcntl.LOCK_EX)
         runner.build(
             sources=hdl_sources(),
@@ -130,21 +147,22 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
     plusargs = [f"+dumpfile_path={tdir / f'{TOPLEVEL}.fst'}"] if waves and sim == "icarus" \
         else []
     try:
-        runner.test(
-            test_module=module,
-            hdl_toplevel=TOPLEVEL,
-            testcase=testcase,
-            build_dir=bdir,
-            test_dir=tdir,
-            waves=waves,
-            seed=seed,
-            extra_env=env,
-            parameters={**prof.hdl_parameters(), **(overrides or {})},
-            results_xml=str(results),
-            timescale=("1ns", "1ps"),
-            log_file=tdir / "sim.log",
-            plusargs=plusargs,
-        )
+        with _waves_env(waves):
+            runner.test(
+                test_module=module,
+                hdl_toplevel=TOPLEVEL,
+                testcase=testcase,
+                build_dir=bdir,
+                test_dir=tdir,
+                waves=waves,
+                seed=seed,
+                extra_env=env,
+                parameters={**prof.hdl_parameters(), **(overrides or {})},
+                results_xml=str(results),
+                timescale=("1ns", "1ps"),
+                log_file=tdir / "sim.log",
+                plusargs=plusargs,
+            )
     except SystemExit as e:
         # under pytest the cocotb runner exits on a failed test; the results tell which
         if not results.is_file():
