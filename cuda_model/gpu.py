@@ -337,6 +337,11 @@ class Gpu:
             return None
         return (entry.phys_page << PAGE_SHIFT) | (offset & (PAGE_SIZE - 1)), page
 
+    def bar1_page_pins(self, page: int) -> list[Pin]:
+        """The live pins mapping BAR1 page ``page``, oldest first (pins may share a page)."""
+        entry = self._bar1_map.get(page)
+        return [] if entry is None else [self.pins[i] for i in sorted(entry.pins)]
+
     def pin(self, va: int, length: int, persistent: bool, free_callback: Callable | None,
             data: object) -> Pin | int:
         """Map ``[va, va + length)`` (64 KiB aligned, device memory) into BAR1.

@@ -31,12 +31,9 @@ from cocotb.triggers import Event, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
-from .pcie_link import DOWN, UP
+from .pcie_link import COMPLETIONS, MEM_READS, UP, ends_request
 
 FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt")
-ERROR_FAULTS = ("ur", "ca", "poison", "drop")
-_READS = {TlpType.MEM_READ, TlpType.MEM_READ_64}
-_CPLS = {TlpType.CPL, TlpType.CPL_DATA}
 
 
 @dataclass
@@ -128,7 +125,7 @@ class FaultInjector:
     # --- the link tap side: requests the FPGA sends ---------------------------------------
     def observe(self, link: str, direction: str, tlp: Tlp) -> None:
         """Link observer: remember the FPGA's read requests by tag."""
-        if link != self.link or direction != UP or tlp.fmt_type not in _READS:
+        if link != self.link or direction != UP or tlp.fmt_type not in MEM_READS:
             return
         addr = tlp.address + tlp.get_first_be_offset()
         self._reqs[tlp.tag] = _Req(addr, tlp.get_be_byte_count(), self.target_of(addr))
@@ -139,7 +136,7 @@ class FaultInjector:
 
     # --- the receive side: completions to the FPGA -----------------------------------------
     async def _receive(self, tlp: Tlp) -> None:
-        req = self._reqs.get(tlp.tag) if tlp.fmt_type in _CPLS else None
+        req = self._reqs.get(tlp.tag) if tlp.fmt_type in COMPLETIONS else None
         if req is None:
             await self._deliver(tlp)
             return
@@ -151,8 +148,7 @@ class FaultInjector:
                     self.injected.append(Injection(get_sim_time("ns"), rule.kind, req.target,
                                                    tlp.tag, req.address, req.nbytes))
                     break
-        last = tlp.status != CplStatus.SC or tlp.byte_count <= tlp.length * 4 - (
-            tlp.lower_address & 3)
+        last = ends_request(tlp)
         if last:
             del self._reqs[tlp.tag]
         kind = req.rule.kind if req.rule else None
@@ -236,6 +232,3 @@ def split_completion(tlp: Tlp, rcb: int) -> list[Tlp]:
     pieces[-1].release_fc_cb = tlp.release_fc_cb
     return pieces
 
-
-__all__ = ["DOWN", "ERROR_FAULTS", "FAULT_KINDS", "FaultInjector", "FaultRule", "Injection",
-           "split_completion"]

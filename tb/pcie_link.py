@@ -26,9 +26,9 @@ DOWN = "down"  # away from the root complex
 
 Observer = Callable[[str, str, Tlp], None]
 
-_MEM_READS = {TlpType.MEM_READ, TlpType.MEM_READ_64}
-_MEM_WRITES = {TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
-_CPLS = {TlpType.CPL, TlpType.CPL_DATA}
+MEM_READS = frozenset({TlpType.MEM_READ, TlpType.MEM_READ_64})
+MEM_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
+COMPLETIONS = frozenset({TlpType.CPL, TlpType.CPL_DATA})
 _CFG_IO = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1,
            TlpType.IO_READ, TlpType.IO_WRITE}
 _FIRST_BE_CONTIGUOUS = {0x1, 0x3, 0x7, 0xF, 0x2, 0x6, 0xE, 0x4, 0xC, 0x8}
@@ -36,11 +36,26 @@ _FIRST_BE_TO_END = {0xF, 0xE, 0xC, 0x8}  # first DW of a multi-DW request
 _LAST_BE_FROM_START = {0xF, 0x7, 0x3, 0x1}  # last DW of a multi-DW request
 
 
+def request_key(link: str, direction: str, tlp: Tlp) -> tuple[str, str, int, int]:
+    """The key of the request a TLP belongs to on ``link``: a request travelling
+    ``direction``, or the request a completion travelling ``direction`` answers."""
+    if tlp.fmt_type in COMPLETIONS:
+        direction = UP if direction == DOWN else DOWN
+    return (link, direction, int(tlp.requester_id), tlp.tag)
+
+
+def ends_request(cpl: Tlp) -> bool:
+    """Whether a completion is its request's last: unsuccessful, or carrying every byte
+    still owed (byte count no more than its payload past the lower-address offset)."""
+    return cpl.status != CplStatus.SC or cpl.byte_count <= cpl.length * 4 - (
+        cpl.lower_address & 3)
+
+
 def describe(tlp: Tlp) -> str:
     """A one-line summary of a TLP (type, IDs, tag, address or completion fields)."""
     kind = getattr(tlp.fmt_type, "name", str(tlp.fmt_type))
     text = f"{kind} req={tlp.requester_id} tag={tlp.tag} len={tlp.length}DW"
-    if tlp.fmt_type in _CPLS:
+    if tlp.fmt_type in COMPLETIONS:
         text += (f" cpl={tlp.completer_id} status={CplStatus(tlp.status).name} "
                  f"bc={tlp.byte_count} la={tlp.lower_address:#x}{' EP' if tlp.ep else ''}")
     else:
@@ -121,10 +136,10 @@ class ProtocolChecker:
         """Check one TLP received on ``link`` travelling ``direction``."""
         self.tlp_count += 1
         ft = tlp.fmt_type
-        if ft in _CPLS:
+        if ft in COMPLETIONS:
             self._completion(link, direction, tlp)
             return
-        if ft in _MEM_WRITES or ft in _MEM_READS:
+        if ft in MEM_WRITES or ft in MEM_READS:
             self._memory_request(link, direction, tlp)
         elif ft in _CFG_IO:
             if tlp.length != 1 or tlp.last_be != 0:
@@ -133,13 +148,13 @@ class ProtocolChecker:
         else:
             return  # messages and the rest: no request/completion bookkeeping
         if tlp.is_nonposted():
-            key = (link, direction, int(tlp.requester_id), tlp.tag)
+            key = request_key(link, direction, tlp)
             if key in self._outstanding:
                 self._fail(link, direction, "tag-in-use",
                            f"tag {tlp.tag} reused while {self._outstanding[key].tlp} is "
                            "outstanding", tlp)
             self._timed_out.discard(key)
-            if ft in _MEM_READS:
+            if ft in MEM_READS:
                 first = tlp.address + tlp.get_first_be_offset()
                 self._outstanding[key] = _Request("mem_read", first, tlp.get_be_byte_count(),
                                                   describe(tlp))
@@ -148,7 +163,7 @@ class ProtocolChecker:
 
     def _memory_request(self, link: str, direction: str, tlp: Tlp) -> None:
         nbytes = tlp.length * 4
-        if tlp.fmt_type in _MEM_WRITES:
+        if tlp.fmt_type in MEM_WRITES:
             if len(tlp.data) != nbytes:
                 self._fail(link, direction, "length", f"payload {len(tlp.data)} B but length "
                            f"field {tlp.length} DW", tlp)
@@ -170,7 +185,7 @@ class ProtocolChecker:
             if last != 0:
                 self._fail(link, direction, "byte-enable", "1 DW request with last BE != 0",
                            tlp)
-            if first == 0 and tlp.fmt_type in _MEM_WRITES:
+            if first == 0 and tlp.fmt_type in MEM_WRITES:
                 self._fail(link, direction, "byte-enable", "1 DW write with no byte enabled",
                            tlp)
             return
@@ -184,8 +199,7 @@ class ProtocolChecker:
                        "byte enables of a multi-DW request must be contiguous", tlp)
 
     def _completion(self, link: str, direction: str, tlp: Tlp) -> None:
-        req_dir = UP if direction == DOWN else DOWN
-        key = (link, req_dir, int(tlp.requester_id), tlp.tag)
+        key = request_key(link, direction, tlp)
         req = self._outstanding.get(key)
         if req is None:
             if key in self._timed_out:

@@ -266,6 +266,13 @@ class ChainGenerator:
         return pieces
 
 
+def _as_bytes(data) -> np.ndarray:
+    """A ``uint8`` view of an array or of anything ``bytes()`` accepts."""
+    if isinstance(data, np.ndarray):
+        return data.astype(np.uint8, copy=False)
+    return np.frombuffer(bytes(data), dtype=np.uint8)
+
+
 def _overlaps(ranges: list[tuple[int, int]], off: int, n: int) -> bool:
     return any(off < o + m and o < off + n for o, m in ranges)
 
@@ -282,9 +289,7 @@ class Scoreboard:
 
     def load(self, name: str, data) -> None:
         """Start tracking ``name`` with its current contents."""
-        self.images[name] = np.array(np.frombuffer(bytes(data), dtype=np.uint8)
-                                     if not isinstance(data, np.ndarray) else data,
-                                     dtype=np.uint8, copy=True)
+        self.images[name] = _as_bytes(data).copy()
 
     def forget(self, name: str) -> None:
         self.images.pop(name, None)
@@ -311,8 +316,7 @@ class Scoreboard:
         """Compare ``actual`` with the expected image of ``name``; a message when wrong.
         Where a byte was allowed to land or not, it must be the old or the new value; the
         expected image then takes the actual byte."""
-        got = np.frombuffer(bytes(actual), dtype=np.uint8) if not isinstance(
-            actual, np.ndarray) else actual
+        got = _as_bytes(actual)
         want = self.images[name]
         if len(got) != len(want):
             return f"{name}: size {len(got)} != {len(want)}"

@@ -18,7 +18,6 @@ import cocotb
 import numpy as np
 from cocotb.triggers import Timer
 
-from cuda_model import CUpointer_attribute, cudaMemcpyKind
 from driver_model import regs, uapi
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
@@ -30,14 +29,11 @@ from .faults import FaultRule
 from .platform import bring_up
 from .regress import FAULT_OUTCOMES, Arena, ChainGenerator, ChainPlan, Limits, Scoreboard, StepPlan
 from .test_dma import Harness, recover
+from .test_driver import DST_CUDA, H2D, SRC_CUDA, SYNC
 from .test_faults import FAULT_BITS, setup_faults
 from .test_gpu_peer import Surface
 
 KIB = 1024
-H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
-SYNC = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
-DST_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
 BITS_TO_FAULT = {int(v): k for k, v in FAULT_BITS.items()}
 RING_SLOTS = 64 * 4096 // DESC_SIZE
 

@@ -29,7 +29,7 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 
-from .pcie_link import DOWN, UP
+from .pcie_link import COMPLETIONS, MEM_READS, MEM_WRITES, ends_request, request_key
 
 TYPE_NAMES = {
     TlpType.MEM_READ: "MRd", TlpType.MEM_READ_64: "MRd", TlpType.MEM_WRITE: "MWr",
@@ -37,9 +37,6 @@ TYPE_NAMES = {
     TlpType.CFG_READ_0: "CfgRd0", TlpType.CFG_WRITE_0: "CfgWr0", TlpType.CFG_READ_1: "CfgRd1",
     TlpType.CFG_WRITE_1: "CfgWr1", TlpType.IO_READ: "IORd", TlpType.IO_WRITE: "IOWr",
 }
-_READS = {TlpType.MEM_READ, TlpType.MEM_READ_64}
-_WRITES = {TlpType.MEM_WRITE, TlpType.MEM_WRITE_64}
-_CPLS = {TlpType.CPL, TlpType.CPL_DATA}
 MSI_BASE, MSI_SIZE = 0x8000_0000, 16  # cocotbext-pcie's root complex MSI region
 USER_REGS = {regs.USER_LED: "LED", regs.USER_RAM_SIZE: "card RAM size"}
 GPU_REGS = {0x0: "NV_PMC_BOOT_0"}
@@ -108,7 +105,7 @@ class TlpTrace:
             out["label"] = f"GPU BAR1 page {page} (unmapped)"
             return out
         out["vram"] = found[0]
-        live = [p for p in gpu.pins.values() if p.state.value == "live" and page in p.bar1_pages]
+        live = gpu.bar1_page_pins(page)
         if live:
             pin = live[-1]
             va = pin.va + pin.bar1_pages.index(page) * 0x10000 + (off & 0xFFFF)
@@ -162,16 +159,13 @@ class TlpTrace:
         rec: dict = {"t": self.clock(), "link": link, "dir": direction,
                      "type": TYPE_NAMES.get(ft, getattr(ft, "name", str(ft))),
                      "req": str(tlp.requester_id), "tag": tlp.tag}
-        if ft in _CPLS:
-            req_dir = UP if direction == DOWN else DOWN
-            key = (link, req_dir, int(tlp.requester_id), tlp.tag)
+        key = request_key(link, direction, tlp)
+        if ft in COMPLETIONS:
             pending = self._outstanding.get(key)
             rec.update(cpl=str(tlp.completer_id), status=CplStatus(tlp.status).name,
                        len=len(tlp.data), bc=tlp.byte_count, la=tlp.lower_address)
             if tlp.ep:
                 rec["ep"] = True
-            last = tlp.status != CplStatus.SC or tlp.byte_count <= len(tlp.data) - (
-                tlp.lower_address & 3)
             if pending is not None:
                 rec["target"] = pending["target"]
                 if (pending["target"]["kind"] == "desc" and ft == TlpType.CPL_DATA
@@ -180,12 +174,12 @@ class TlpTrace:
                     body = bytes(tlp.data[tlp.lower_address & 3:])
                     self._note_descriptors(pending["target"], body, offset)
                 pending["done"] += max(0, len(tlp.data) - (tlp.lower_address & 3))
-                if last:
+                if ends_request(tlp):
                     del self._outstanding[key]
-        elif ft in _READS or ft in _WRITES:
+        elif ft in MEM_READS or ft in MEM_WRITES:
             addr = tlp.address + tlp.get_first_be_offset()
             nbytes = tlp.get_be_byte_count()
-            write = ft in _WRITES
+            write = ft in MEM_WRITES
             target = self.decode(addr, nbytes, write)
             rec.update(addr=addr, len=nbytes, target=target)
             if write and target["kind"] == "fpga_reg" and target["bar"] == 1 and nbytes == 4:
@@ -195,12 +189,11 @@ class TlpTrace:
                 target["vector"] = int.from_bytes(tlp.data[:2], "little")
                 target["label"] = f"MSI vector {target['vector']}"
             if not write:
-                self._outstanding[(link, direction, int(tlp.requester_id), tlp.tag)] = {
-                    "target": target, "addr": addr, "done": 0}
+                self._outstanding[key] = {"target": target, "addr": addr, "done": 0}
         else:
             if tlp.is_nonposted():
-                self._outstanding[(link, direction, int(tlp.requester_id), tlp.tag)] = {
-                    "target": {"kind": "config", "label": "config"}, "addr": 0, "done": 0}
+                self._outstanding[key] = {"target": {"kind": "config", "label": "config"},
+                                          "addr": 0, "done": 0}
             rec["target"] = {"kind": "config", "label": f"config {tlp.completer_id}"}
         self._emit(rec)
 

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from cocotbext.pcie.core.tlp import Tlp, TlpType
+from cocotbext.pcie.core.tlp import Tlp
 from cocotbext.pcie.core.utils import PcieId
 
 from tb.faults import FaultRule, split_completion
 from tb.pcie_link import DOWN, UP, ProtocolChecker, ProtocolViolation
-
-FPGA = PcieId(1, 0, 0)
-
-
-def read(addr: int, nbytes: int, tag: int = 1) -> Tlp:
-    t = Tlp()
-    t.fmt_type = TlpType.MEM_READ_64
-    t.requester_id = FPGA
-    t.tag = tag
-    t.set_addr_be(addr, nbytes)
-    return t
-
-
-def write(addr: int, data: bytes) -> Tlp:
-    t = Tlp()
-    t.fmt_type = TlpType.MEM_WRITE_64
-    t.requester_id = FPGA
-    t.set_addr_be_data(addr, data)
-    return t
+from tests.tlps import FPGA, mem_read, mem_write
 
 
 def cpl(req: Tlp, first: int, nbytes_in_tlp: int, remaining: int) -> Tlp:
@@ -50,7 +32,7 @@ def rules(ch: ProtocolChecker) -> list[str]:
 
 def test_good_read_split_at_rcb_is_clean() -> None:
     ch = checker()
-    r = read(0x1000 + 2, 300)
+    r = mem_read(0x1000 + 2, 300)
     ch.observe("fpga", UP, r)
     ch.observe("fpga", DOWN, cpl(r, 0x1002, 62, 300))       # up to 0x1040
     ch.observe("fpga", DOWN, cpl(r, 0x1040, 238, 238))      # the rest, final
@@ -58,10 +40,10 @@ def test_good_read_split_at_rcb_is_clean() -> None:
 
 
 @pytest.mark.parametrize("tlp,rule", [
-    (write(0x1000, bytes(512)), "mps"),
-    (read(0x1000, 1024), "mrrs"),
-    (read(0x1F00, 512), "4k"),
-    (write(0x1FFC, bytes(8)), "4k"),
+    (mem_write(0x1000, bytes(512)), "mps"),
+    (mem_read(0x1000, 1024), "mrrs"),
+    (mem_read(0x1F00, 512), "4k"),
+    (mem_write(0x1FFC, bytes(8)), "4k"),
 ])
 def test_request_rules(tlp: Tlp, rule: str) -> None:
     ch = checker()
@@ -71,17 +53,17 @@ def test_request_rules(tlp: Tlp, rule: str) -> None:
 
 def test_byte_enable_rules() -> None:
     ch = checker()
-    t = read(0x1000, 16)
+    t = mem_read(0x1000, 16)
     t.last_be = 0
     ch.observe("fpga", UP, t)
-    t = read(0x1000, 4, tag=2)
+    t = mem_read(0x1000, 4, tag=2)
     t.last_be = 0xF
     ch.observe("fpga", UP, t)
-    t = read(0x1004, 12, tag=3)   # 3 DW, first BE with a hole
+    t = mem_read(0x1004, 12, tag=3)   # 3 DW, first BE with a hole
     t.first_be = 0b1011
     ch.observe("fpga", UP, t)
     assert rules(ch) == ["byte-enable"] * 3
-    ok = read(0x1000, 8, tag=4)   # QW-aligned 2 DW: holes allowed
+    ok = mem_read(0x1000, 8, tag=4)   # QW-aligned 2 DW: holes allowed
     ok.first_be, ok.last_be = 0b0101, 0b1010
     ch.observe("fpga", UP, ok)
     assert len(ch.violations) == 3
@@ -89,23 +71,23 @@ def test_byte_enable_rules() -> None:
 
 def test_tag_reuse_and_unexpected_completion() -> None:
     ch = checker()
-    r = read(0x2000, 64, tag=9)
+    r = mem_read(0x2000, 64, tag=9)
     ch.observe("fpga", UP, r)
-    ch.observe("fpga", UP, read(0x3000, 64, tag=9))
+    ch.observe("fpga", UP, mem_read(0x3000, 64, tag=9))
     assert rules(ch) == ["tag-in-use"]
-    stray = cpl(read(0x4000, 4, tag=20), 0x4000, 4, 4)
+    stray = cpl(mem_read(0x4000, 4, tag=20), 0x4000, 4, 4)
     ch.observe("fpga", DOWN, stray)
     assert rules(ch)[-1] == "unexpected-completion"
     # the same tag on another link or in the other direction is independent
     ch2 = checker()
-    ch2.observe("fpga", UP, read(0x2000, 64, tag=9))
-    ch2.observe("gpu", DOWN, read(0x2000, 64, tag=9))
+    ch2.observe("fpga", UP, mem_read(0x2000, 64, tag=9))
+    ch2.observe("gpu", DOWN, mem_read(0x2000, 64, tag=9))
     assert ch2.violations == []
 
 
 def test_completion_field_rules() -> None:
     ch = checker()
-    r = read(0x1000, 256)
+    r = mem_read(0x1000, 256)
     ch.observe("fpga", UP, r)
     ch.observe("fpga", DOWN, cpl(r, 0x1000, 100, 256))     # ends mid-RCB
     assert "rcb" in rules(ch)
@@ -125,7 +107,7 @@ def test_completion_field_rules() -> None:
 
 def test_error_completion_retires_and_timeout_forgives_late_ones() -> None:
     ch = checker()
-    r = read(0x1000, 64, tag=4)
+    r = mem_read(0x1000, 64, tag=4)
     ch.observe("fpga", UP, r)
     ur = Tlp.create_ur_completion_for_tlp(r, PcieId(0, 0, 0))
     ch.observe("fpga", DOWN, ur)
@@ -144,7 +126,7 @@ def test_error_completion_retires_and_timeout_forgives_late_ones() -> None:
 def test_raise_mode_names_link_rule_and_tlp() -> None:
     ch = ProtocolChecker(mps=128, mrrs=512)
     with pytest.raises(ProtocolViolation) as e:
-        ch.observe("fpga", UP, write(0x1000, bytes(256)))
+        ch.observe("fpga", UP, mem_write(0x1000, bytes(256)))
     text = str(e.value)
     assert "fpga" in text and "[mps]" in text and "MEM_WRITE_64" in text and "0x1000" in text
 
@@ -152,7 +134,7 @@ def test_raise_mode_names_link_rule_and_tlp() -> None:
 @pytest.mark.parametrize("first,nbytes", [(0x1000, 256), (0x1003, 300), (0x1041, 7),
                                            (0x107F, 130)])
 def test_split_completion_is_valid_and_lossless(first: int, nbytes: int) -> None:
-    r = read(first, nbytes)
+    r = mem_read(first, nbytes)
     whole = cpl(r, first, nbytes, nbytes)
     whole.set_data(bytes((i * 7) & 0xFF for i in range(len(whole.data))))
     pieces = split_completion(whole, 64)

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from cocotbext.pcie.core.tlp import Tlp, TlpType
-from cocotbext.pcie.core.utils import PcieId
+from cocotbext.pcie.core.tlp import Tlp
 
 from cuda_model.gpu import Gpu
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
 from tb.report import summarize, write_report
 from tb.trace import JsonLinesSink, TlpTrace, read_trace
+from tests.tlps import HOST, mem_read, mem_write
 
 FPGA_BAR0, FPGA_BAR1 = 0xC000_0000, 0xC001_0000
 GPU_BAR0, GPU_BAR1 = 0xD000_0000, 0x8000_0000_0000_0000
-FPGA = PcieId(3, 0, 0)
 
 
 class FakeFunction:
@@ -45,23 +44,6 @@ def make_trace():
     return trace, records, gpu
 
 
-def mwr(addr: int, data: bytes, req=FPGA) -> Tlp:
-    t = Tlp()
-    t.fmt_type = TlpType.MEM_WRITE_64
-    t.requester_id = req
-    t.set_addr_be_data(addr, data)
-    return t
-
-
-def mrd(addr: int, n: int, tag: int = 0, req=FPGA) -> Tlp:
-    t = Tlp()
-    t.fmt_type = TlpType.MEM_READ_64
-    t.requester_id = req
-    t.tag = tag
-    t.set_addr_be(addr, n)
-    return t
-
-
 def test_each_target_kind_is_named() -> None:
     trace, records, gpu = make_trace()
     va = gpu.alloc_device(1 << 20).base
@@ -69,15 +51,15 @@ def test_each_target_kind_is_named() -> None:
     trace.name_buffer(0x1000_0000, 1 << 20, "src buf")
     page1 = pin.bar1_pages[1]
     cases = [
-        (mwr(FPGA_BAR0 + regs.USER_LED, b"\x01\0\0\0", PcieId(0, 0, 0)), "fpga_reg", "FPGA LED"),
-        (mwr(FPGA_BAR1 + regs.ch_reg(regs.Target.C2H, regs.CH_CONTROL), bytes(4),
-             PcieId(0, 0, 0)), "fpga_reg", "FPGA C2H control"),
-        (mrd(GPU_BAR0, 4, req=PcieId(0, 0, 0)), "gpu_reg", "GPU BAR0 NV_PMC_BOOT_0"),
-        (mwr(GPU_BAR1 + (page1 << 16) + 0x40, bytes(64)), "gpu_bar1",
+        (mem_write(FPGA_BAR0 + regs.USER_LED, b"\x01\0\0\0", HOST), "fpga_reg", "FPGA LED"),
+        (mem_write(FPGA_BAR1 + regs.ch_reg(regs.Target.C2H, regs.CH_CONTROL), bytes(4),
+             HOST), "fpga_reg", "FPGA C2H control"),
+        (mem_read(GPU_BAR0, 4, requester=HOST), "gpu_reg", "GPU BAR0 NV_PMC_BOOT_0"),
+        (mem_write(GPU_BAR1 + (page1 << 16) + 0x40, bytes(64)), "gpu_bar1",
          f"GPU BAR1 pin#{pin.pin_id} va+0x10040"),
-        (mwr(0x8000_0000, b"\x03\0\0\0"), "msi", "MSI vector 3"),
-        (mrd(0x1000_0000 + 0x123, 100, tag=4), "host", "host src buf+0x123"),
-        (mrd(0x2000_0000, 4, tag=5), "host", "host 0x20000000"),
+        (mem_write(0x8000_0000, b"\x03\0\0\0"), "msi", "MSI vector 3"),
+        (mem_read(0x1000_0000 + 0x123, 100, tag=4), "host", "host src buf+0x123"),
+        (mem_read(0x2000_0000, 4, tag=5), "host", "host 0x20000000"),
     ]
     for tlp, kind, label in cases:
         trace.observe("fpga", "up", tlp)
@@ -87,7 +69,7 @@ def test_each_target_kind_is_named() -> None:
     assert bar1["bar1_page"] == page1 and bar1["va"] == va + 0x10040
     assert bar1["vram"] == gpu.bar1_lookup((page1 << 16) + 0x40)[0]
     gpu.unpin(pin)
-    trace.observe("fpga", "up", mwr(GPU_BAR1 + (page1 << 16), bytes(4)))
+    trace.observe("fpga", "up", mem_write(GPU_BAR1 + (page1 << 16), bytes(4)))
     assert records[-1]["target"]["label"].endswith("(unmapped)")
 
 
@@ -98,32 +80,32 @@ def test_descriptor_fetches_are_numbered_from_the_chain() -> None:
                         [ring, ring + 32, ring + 0x800])
     lo = regs.sg_reg(regs.Target.H2C, regs.SG_DESC_LO)
     hi = regs.sg_reg(regs.Target.H2C, regs.SG_DESC_HI)
-    trace.observe("fpga", "down", mwr(FPGA_BAR1 + lo, ring.to_bytes(4, "little"),
-                                      PcieId(0, 0, 0)))
-    trace.observe("fpga", "down", mwr(FPGA_BAR1 + hi, bytes(4), PcieId(0, 0, 0)))
+    trace.observe("fpga", "down", mem_write(FPGA_BAR1 + lo, ring.to_bytes(4, "little"),
+                                      HOST))
+    trace.observe("fpga", "down", mem_write(FPGA_BAR1 + hi, bytes(4), HOST))
     blocks = chain.blocks()
     # the engine fetches the adjacent pair, then follows the next pointer
     for tag, (addr, n) in enumerate(((ring, 64), (ring + 0x800, 32))):
-        req = mrd(addr, n, tag=tag)
+        req = mem_read(addr, n, tag=tag)
         trace.observe("fpga", "up", req)
-        cpl = Tlp.create_completion_data_for_tlp(req, PcieId(0, 0, 0))
+        cpl = Tlp.create_completion_data_for_tlp(req, HOST)
         cpl.byte_count = n
         cpl.set_data(blocks[addr])  # the descriptors stored at that address
         trace.observe("fpga", "down", cpl)
     labels = [r["target"]["label"] for r in records if r.get("type") == "MRd"]
     assert labels == ["desc 0-1 H2C chain#1", "desc 2 H2C chain#1"]
     # a second chain in the same ring, the other way round: renumbered, not the old names
-    trace.observe("fpga", "down", mwr(FPGA_BAR1 + lo, (ring + 0x800).to_bytes(4, "little"),
-                                      PcieId(0, 0, 0)))
-    trace.observe("fpga", "down", mwr(FPGA_BAR1 + hi, bytes(4), PcieId(0, 0, 0)))
+    trace.observe("fpga", "down", mem_write(FPGA_BAR1 + lo, (ring + 0x800).to_bytes(4, "little"),
+                                      HOST))
+    trace.observe("fpga", "down", mem_write(FPGA_BAR1 + hi, bytes(4), HOST))
     again = build_chain([Segment(0, 0, 64), Segment(64, 64, 64)], [ring + 0x800, ring])
-    req = mrd(ring + 0x800, 32, tag=9)
+    req = mem_read(ring + 0x800, 32, tag=9)
     trace.observe("fpga", "up", req)
-    cpl = Tlp.create_completion_data_for_tlp(req, PcieId(0, 0, 0))
+    cpl = Tlp.create_completion_data_for_tlp(req, HOST)
     cpl.byte_count = 32
     cpl.set_data(again.blocks()[ring + 0x800])
     trace.observe("fpga", "down", cpl)
-    trace.observe("fpga", "up", mrd(ring, 32, tag=10))
+    trace.observe("fpga", "up", mem_read(ring, 32, tag=10))
     assert records[-1]["target"]["label"] == "desc 1 H2C chain#2"
     assert [r["descriptors"] for r in records if r.get("event") == "chain"] == [3]
     cpls = [r for r in records if r.get("type") == "CplD"]
@@ -138,12 +120,12 @@ def test_report_counts_and_pages(tmp_path) -> None:
     trace.sinks = [sink]
     trace.name_buffer(0x1000_0000, 1 << 20, "src")
     for i in range(4):                     # C2H: 4 x 128 B to the GPU
-        trace.observe("fpga", "up", mwr(GPU_BAR1 + (pin.bar1_pages[0] << 16) + i * 128,
+        trace.observe("fpga", "up", mem_write(GPU_BAR1 + (pin.bar1_pages[0] << 16) + i * 128,
                                         bytes(128)))
-    req = mrd(0x1000_0002, 300, tag=1)     # H2C: 300 B read from host, two completions
+    req = mem_read(0x1000_0002, 300, tag=1)     # H2C: 300 B read from host, two completions
     trace.observe("fpga", "up", req)
     for first, size, remaining in ((0x1000_0002, 62, 300), (0x1000_0040, 238, 238)):
-        c = Tlp.create_completion_data_for_tlp(req, PcieId(0, 0, 0))
+        c = Tlp.create_completion_data_for_tlp(req, HOST)
         c.lower_address = first & 0x7F
         c.byte_count = remaining
         c.set_data(bytes(((first & 3) + size + 3) // 4 * 4))
