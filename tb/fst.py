@@ -8,6 +8,7 @@ with dots, as GTKWave shows it (vectors with their ``[msb:lsb]``).
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 from dataclasses import dataclass
@@ -104,3 +105,48 @@ def fst_vars(path: Path) -> list[FstVar]:
 def fst_signals(path: Path) -> set[str]:
     """The full names of the file's variables."""
     return {v.name for v in fst_vars(path)}
+
+
+_UNITS_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0, "ps": 1e-3, "fs": 1e-6}
+
+
+def text_values(path: Path, scope: str) -> dict[str, list[tuple[float, str]]]:
+    """The values of every vector directly in ``scope`` (dotted, as :func:`fst_vars`
+    names it) as text, one ``(time in ns, text)`` per change (leading NULs dropped).
+    Reads the values through GTKWave's ``fst2vcd``; raises ``FileNotFoundError`` when it
+    is not installed."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("fst2vcd")
+    if tool is None:
+        raise FileNotFoundError("fst2vcd (part of GTKWave: apt-get install gtkwave)")
+    vcd = subprocess.run([tool, str(path)], check=True, capture_output=True,
+                         text=True).stdout
+    header, _, _ = vcd.partition("$enddefinitions")
+    scale = re.search(r"\$timescale\s+(\d+)\s*([munpf]?s)", header)
+    unit_ns = int(scale.group(1)) * _UNITS_NS[scale.group(2)] if scale else 1.0
+    scopes: list[str] = []
+    ids: dict[str, str] = {}
+    out: dict[str, list[tuple[float, str]]] = {}
+    now = 0.0
+    for line in vcd.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        head = words[0]
+        if head == "$scope":
+            scopes.append(words[2])
+        elif head == "$upscope":
+            scopes.pop()
+        elif head == "$var" and ".".join(scopes) == scope and int(words[2]) > 1:
+            ids[words[3]] = words[4]
+            out[words[4]] = []
+        elif head.startswith("#"):
+            now = int(head[1:]) * unit_ns
+        elif head[0] in "bB" and len(words) == 2 and words[1] in ids:
+            bits = head[1:]
+            if set(bits) <= {"0", "1"}:
+                raw = int(bits, 2).to_bytes((len(bits) + 7) // 8, "big")
+                out[ids[words[1]]].append((now, raw.lstrip(b"\0").decode("latin-1")))
+    return out

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TLP_TRACKS
 from .fst import fst_signals
 
 TOP = "pevb_dma_top"
-# GTKWave trace flags: right-justified hex / binary, group begin / end (blank rows)
-HEX, BIN, DEC = "@22", "@28", "@24"
+# GTKWave trace flags: right-justified hex / binary / decimal / ASCII, group begin / end
+# (blank rows)
+HEX, BIN, DEC, ASCII = "@22", "@28", "@24", "@820"
+# the decoded text tracks (tb/annotate.py), first: where the module sits in each
+# simulator's dump (bound into the top by Verilator, a second root under Icarus)
+TEXT_TITLE = "Decoded: TLPs per link end, and the descriptor each engine is on"
+TEXT_TRACKS = [*TLP_TRACKS.values(), *DESC_TRACKS.values()]
+TEXT_SCOPES = (f"{TOP}.{ANNOT_INSTANCE}", ANNOT_ROOT)
 GROUP_BEGIN, GROUP_END = "@800200", "@1000200"
 
 _STREAM = ("tvalid", "tready", "tlast", "tkeep", "tuser", "tdata")
@@ -50,6 +57,14 @@ def write_save_file(dump: Path, out: Path | None = None) -> Path:
              f'[dumpfile] "{dump.resolve()}"', f'[savefile] "{out.resolve()}"',
              "[timestart] 0", "[size] 1600 900", "[sst_width] 240", "[signals_width] 360",
              "[sst_expanded] 1"]
+    for scope in TEXT_SCOPES:
+        present = [names[f"{scope}.{m}"] for m in TEXT_TRACKS if f"{scope}.{m}" in names]
+        if present:
+            lines += [GROUP_BEGIN, f"-{TEXT_TITLE}"]
+            for sig in present:
+                lines += [ASCII, sig]
+            lines += [GROUP_END, f"-{TEXT_TITLE}"]
+            break
     for title, members in GROUPS:
         present = [names[f"{TOP}.{m}"] for m in members if f"{TOP}.{m}" in names]
         if not present:

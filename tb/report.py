@@ -49,8 +49,9 @@ def summarize(records: list[dict]) -> dict:
     other: dict[str, int] = defaultdict(int)
     chains = []
     for rec in records:
-        if rec.get("event") == "chain":
-            chains.append(rec)
+        if "event" in rec:
+            if rec["event"] == "chain":
+                chains.append(rec)
             continue
         if rec["link"] != "fpga":
             continue
@@ -82,19 +83,31 @@ def summarize(records: list[dict]) -> dict:
 
 
 def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> str:
-    """An SVG timeline: a lane per link and direction, TLPs as marks, chains on top."""
+    """An SVG timeline: a lane per engine with a mark where each descriptor's data starts,
+    and a lane per link and direction with the TLPs as marks."""
     tlps = [r for r in records if "link" in r]
+    descs = [r for r in records if r.get("event") == "desc"]
     if not tlps:
         return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'/>"
     t0 = min(r["t"] for r in tlps)
     t1 = max(r["t"] for r in tlps)
     scale = (width - 160) / max(t1 - t0, 1.0)
-    lanes = sorted({(r["link"], r["dir"]) for r in tlps})
+    desc_lanes = sorted({r["channel"] for r in descs})
+    lanes = [(c, "descriptors") for c in desc_lanes] + sorted(
+        {(r["link"], r["dir"]) for r in tlps})
     y_of = {lane: 30 + i * lane_h for i, lane in enumerate(lanes)}
     parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' "
              f"height='{40 + len(lanes) * lane_h}' font-family='monospace' font-size='11'>"]
     for (link, d), y in y_of.items():
         parts.append(f"<text x='4' y='{y + 14}'>{link} {d}</text>")
+    for r in descs:
+        x = 150 + int((r["t"] - t0) * scale)
+        total = "?" if r.get("total") is None else r["total"]
+        label = html.escape(f"{r['t']:.0f} ns desc {r['index']}/{total} {r['channel']} "
+                            f"{r['len']}B {r.get('pcie', '')}")
+        parts.append(f"<rect x='{x}' y='{y_of[(r['channel'], 'descriptors')] + 3}' "
+                     f"width='3' height='{lane_h - 6}' fill='{COLOURS['desc']}'>"
+                     f"<title>{label}</title></rect>")
     # at most one mark per pixel column and lane and colour (large runs stay small)
     seen: set[tuple[int, int, str]] = set()
     for r in tlps:

@@ -22,6 +22,8 @@ from .profiles import Profile, get_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 HDL_DIR = ROOT / "hdl"
+TB_HDL_DIR = ROOT / "tb" / "hdl"  # testbench-only modules (the waveform text tracks)
+ANNOT_TOP = "pevb_annot"
 BUILD_ROOT = ROOT / "sim_build"
 TOPLEVEL = "pevb_dma_top"
 SIMULATORS = ("icarus", "verilator")
@@ -96,16 +98,26 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
     params = {**prof.hdl_parameters(), **(overrides or {})}
     runner = get_runner(sim)
     build_args: list[str] = []
+    sources = hdl_sources()
+    defines: dict[str, object] = {}
+    if waves:  # the text tracks (tb/annotate.py): bound in (Verilator) or a second root
+        sources.append(TB_HDL_DIR / "pevb_annot.v")
+        if sim == "verilator":
+            sources.append(TB_HDL_DIR / "pevb_annot_bind.sv")
+        else:
+            build_args += ["-s", ANNOT_TOP]
+            defines["PEVB_ANNOT_DUMP"] = 1
     if sim == "verilator":
-        build_args = ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
+        build_args += ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
         if waves:
             build_args += ["--trace-fst", "--trace-structs"]
     with open(bdir / ".lock", "w") as lock, _waves_env(waves):
         fcntl.flock(lock, fcntl.LOCK_EX)
         runner.build(
-            sources=hdl_sources(),
+            sources=sources,
             hdl_toplevel=TOPLEVEL,
             parameters=params,
+            defines=defines,
             build_dir=bdir,
             build_args=build_args,
             timescale=("1ns", "1ps"),

@@ -24,6 +24,7 @@ from cocotbext.pcie.core.caps import PciCapId
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
 from cuda_model.endpoint import make_gpu_device
 
+from .annotate import WaveAnnotations, find_annotations
 from .faults import FaultInjector
 from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from .pcie_link import UP, LinkTaps, ProtocolChecker
@@ -205,6 +206,9 @@ class TB:
             atexit.register(sink.close)
             self.enable_trace(sink)
             self.log.info("TLP trace: %s", trace_path)
+        annotations = find_annotations(dut)
+        if annotations is not None:  # a waves build: decoded text tracks in the dump
+            self.enable_trace(WaveAnnotations(annotations))
         self.dev.timeout_listeners.append(
             lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag))
         self.dev.timeout_listeners.append(self.faults.forget)
@@ -228,7 +232,7 @@ class TB:
         if self.trace is not None:
             self.trace.sinks.append(sink)
             return self.trace
-        self.trace = TlpTrace(self, sink, lambda: get_sim_time("ns"))
+        self.trace = TlpTrace(self, sink, lambda: get_sim_time("ns"), self.peek_host)
         self.links.add_observer(self.trace.observe)
         return self.trace
 
@@ -334,6 +338,15 @@ class TB:
         self.name_host(region.get_absolute_address(0), size,
                        name or f"buffer{len(self._mem_regions)}")
         return region
+
+    def peek_host(self, addr: int, size: int) -> bytes | None:
+        """Host memory ``[addr, addr+size)`` read directly (no TLPs), or None when it is
+        not all in one region allocated here."""
+        for region in self._mem_regions:
+            base = region.get_absolute_address(0)
+            if base <= addr and addr + size <= base + region.size:
+                return bytes(region[addr - base:addr - base + size])
+        return None
 
     def name_host(self, base: int, size: int, name: str) -> None:
         """Name a host memory range in the TLP trace (no effect without a trace)."""

@@ -13,13 +13,22 @@ completion status, and the decoded ``target``:
 Descriptor fetches are recognised without help from the driver: a write to a channel's
 first-descriptor registers starts a chain, and the next pointers in fetched descriptors
 (read from the completion data) number the descriptors that follow. Completions carry the
-target of the request they answer. A ``chain`` record appears when a chain's last
-descriptor (Stop) is seen, giving its length.
+target of the request they answer (and ``off``, their byte offset in it). A ``chain``
+record appears when a chain's last descriptor (Stop) is seen, giving its length.
+
+Data TLPs are linked to the descriptor they move data for: the FPGA's reads (H2C) and
+writes (C2H) are matched, in chain order, against the address ranges of the fetched
+descriptors, and carry ``desc`` (channel, chain, index). The first data TLP of each
+descriptor is preceded by a ``desc`` event record with the descriptor's length and the
+chain's length (``total``), which the trace counts by walking the chain in host memory
+when ``peek_host`` can read it (None when it cannot: a chain outside host memory, or one
+that is corrupt).
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -29,7 +38,7 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 
-from .pcie_link import COMPLETIONS, MEM_READS, MEM_WRITES, ends_request, request_key
+from .pcie_link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request, request_key
 
 TYPE_NAMES = {
     TlpType.MEM_READ: "MRd", TlpType.MEM_READ_64: "MRd", TlpType.MEM_WRITE: "MWr",
@@ -40,6 +49,7 @@ TYPE_NAMES = {
 MSI_BASE, MSI_SIZE = 0x8000_0000, 16  # cocotbext-pcie's root complex MSI region
 USER_REGS = {regs.USER_LED: "LED", regs.USER_RAM_SIZE: "card RAM size"}
 GPU_REGS = {0x0: "NV_PMC_BOOT_0"}
+WALK_LIMIT = 1 << 16  # descriptors walked to count a chain (a ring that loops has no end)
 
 
 def _dma_register_names() -> dict[int, str]:
@@ -49,8 +59,10 @@ def _dma_register_names() -> dict[int, str]:
 class TlpTrace:
     """Decode and record TLPs; each of ``sinks`` receives each record (a dict)."""
 
-    def __init__(self, tb, sink: Callable[[dict], None], clock: Callable[[], float]) -> None:
+    def __init__(self, tb, sink: Callable[[dict], None], clock: Callable[[], float],
+                 peek_host: Callable[[int, int], bytes | None] | None = None) -> None:
         self.tb = tb
+        self.peek_host = peek_host
         self.sinks = [sink]
         self.clock = clock
         self.buffers: list[tuple[int, int, str]] = []
@@ -59,6 +71,10 @@ class TlpTrace:
         self.desc_index: dict[int, tuple[str, int, int]] = {}
         self.chain_count = 0
         self._sg_lo: dict[str, int] = {}
+        self._chain_first: dict[tuple[str, int], int] = {}
+        self._chain_total: dict[tuple[str, int], int | None] = {}
+        # fetched descriptors whose data is still moving, per channel, in chain order
+        self._moving: dict[str, deque[dict]] = {"H2C": deque(), "C2H": deque()}
         self._outstanding: dict[tuple[str, str, int, int], dict] = {}
         self.records = 0
 
@@ -135,6 +151,8 @@ class TlpTrace:
                 first = (value << 32) | self._sg_lo.pop(d.name)
                 self.chain_count += 1
                 self.desc_index[first] = (d.name, self.chain_count, 0)
+                self._moving[d.name].clear()  # one chain at a time per channel
+                self._chain_first[(d.name, self.chain_count)] = first
 
     def _note_descriptors(self, target: dict, data: bytes, first_addr: int) -> None:
         """Completion data of a descriptor fetch: number the descriptors that follow."""
@@ -147,11 +165,61 @@ class TlpTrace:
             desc = Descriptor.decode(data[k * DESC_SIZE:(k + 1) * DESC_SIZE])
             if desc.magic != DESC_MAGIC:
                 continue
+            lo = desc.src if channel == "H2C" else desc.dst
+            self._moving[channel].append({"chain": chain, "index": known[2], "lo": lo,
+                                          "hi": lo + desc.length, "len": desc.length,
+                                          "src": desc.src, "dst": desc.dst, "done": 0,
+                                          "started": False})
             if desc.flags & DescFlag.STOP:
                 self._emit({"t": self.clock(), "event": "chain", "channel": channel,
                             "chain": chain, "descriptors": known[2] + 1})
             elif desc.next:
                 self.desc_index[desc.next] = (channel, chain, known[2] + 1)
+
+    def chain_length(self, channel: str, chain: int) -> int | None:
+        """The number of descriptors of a chain, counted in host memory (None: unknown)."""
+        key = (channel, chain)
+        if key not in self._chain_total:
+            self._chain_total[key] = self._walk(self._chain_first.get(key))
+        return self._chain_total[key]
+
+    def _walk(self, addr: int | None) -> int | None:
+        if addr is None or self.peek_host is None:
+            return None
+        seen = set()
+        while len(seen) < WALK_LIMIT and addr not in seen:
+            seen.add(addr)
+            raw = self.peek_host(addr, DESC_SIZE)
+            if raw is None:
+                return None
+            desc = Descriptor.decode(raw)
+            if desc.magic != DESC_MAGIC:
+                return None
+            if desc.flags & DescFlag.STOP:
+                return len(seen)
+            addr = desc.next
+        return None
+
+    def _data_descriptor(self, channel: str, addr: int, nbytes: int,
+                         label: str) -> dict | None:
+        """The descriptor a data TLP of ``channel`` moves bytes for (the first one, in chain
+        order, not yet fully requested that holds ``addr``); emits its ``desc`` event when
+        this is its first TLP."""
+        moving = self._moving[channel]
+        while moving and moving[0]["done"] >= moving[0]["len"]:
+            moving.popleft()
+        for d in moving:
+            if d["done"] < d["len"] and d["lo"] <= addr < d["hi"]:
+                if not d["started"]:
+                    d["started"] = True
+                    self._emit({"t": self.clock(), "event": "desc", "channel": channel,
+                                "chain": d["chain"], "index": d["index"],
+                                "total": self.chain_length(channel, d["chain"]),
+                                "len": d["len"], "src": d["src"], "dst": d["dst"],
+                                "pcie": label})
+                d["done"] += nbytes
+                return d
+        return None
 
     # --- the observer ---------------------------------------------------------------------
     def observe(self, link: str, direction: str, tlp: Tlp) -> None:
@@ -168,6 +236,7 @@ class TlpTrace:
                 rec["ep"] = True
             if pending is not None:
                 rec["target"] = pending["target"]
+                rec["off"] = pending["done"]
                 if (pending["target"]["kind"] == "desc" and ft == TlpType.CPL_DATA
                         and link == "fpga"):  # once, where the FPGA receives it
                     offset = pending["addr"] + pending["done"]
@@ -182,6 +251,11 @@ class TlpTrace:
             write = ft in MEM_WRITES
             target = self.decode(addr, nbytes, write)
             rec.update(addr=addr, len=nbytes, target=target)
+            if link == "fpga" and direction == UP and target["kind"] in ("host", "gpu_bar1"):
+                d = self._data_descriptor("C2H" if write else "H2C", addr, nbytes,
+                                          target["label"])
+                if d is not None:
+                    rec["desc"] = ["C2H" if write else "H2C", d["chain"], d["index"]]
             if write and target["kind"] == "fpga_reg" and target["bar"] == 1 and nbytes == 4:
                 self._note_register_write(target["offset"], int.from_bytes(tlp.data[:4],
                                                                             "little"))
@@ -190,11 +264,12 @@ class TlpTrace:
                 target["label"] = f"MSI vector {target['vector']}"
             if not write:
                 self._outstanding[key] = {"target": target, "addr": addr, "done": 0}
-        else:
+        else:  # configuration (and I/O) requests: the function and register
+            target = {"kind": "config",
+                      "label": f"config {tlp.completer_id} +{tlp.address:#x}"}
             if tlp.is_nonposted():
-                self._outstanding[key] = {"target": {"kind": "config", "label": "config"},
-                                          "addr": 0, "done": 0}
-            rec["target"] = {"kind": "config", "label": f"config {tlp.completer_id}"}
+                self._outstanding[key] = {"target": target, "addr": 0, "done": 0}
+            rec["target"] = target
         self._emit(rec)
 
     def _emit(self, rec: dict) -> None:

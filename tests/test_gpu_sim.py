@@ -61,3 +61,43 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     assert summary["directions"]["H2C"]["bytes"] == 8192
     assert summary["directions"]["C2H"]["bytes"] == 8192
     assert (run_dir / "transfer_report.html").stat().st_size > 1000
+    _check_text_tracks(dumps[0], in_dump, text, read_trace(run_dir / "tlp_trace.jsonl"))
+
+
+def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[dict]) -> None:
+    """The decoded text tracks: listed in the save file as ASCII, and in the dump each
+    peer write's label on the FPGA's transmit track at the trace's time, each descriptor's
+    label on its engine's track, and nothing that is not a label of the trace."""
+    from tb.annotate import TRACKS, place
+    from tb.fst import text_values
+    from tb.gtkwave import ASCII, TEXT_SCOPES, TEXT_TITLE
+
+    scope = next((s for s in TEXT_SCOPES if f"{s}.fpga_tx[511:0]" in in_dump), None)
+    assert scope is not None, "no text tracks in the dump"
+    assert f"-{TEXT_TITLE}" in save_file
+    for track in TRACKS:
+        assert f"{ASCII}\n{scope}.{track}[511:0]" in save_file, track
+    try:
+        values = text_values(dump, scope)
+    except FileNotFoundError as e:
+        pytest.skip(f"cannot read the dump's values: {e}")
+    expected: dict[str, set[str]] = {t: set() for t in TRACKS}
+    for rec in records:
+        placed = place(rec)
+        if placed:
+            expected[placed[0]].update({placed[1], placed[1][:62] + " *"})
+    for track in TRACKS:
+        unknown = [v for _, v in values[track] if v and v not in expected[track]]
+        assert not unknown, f"{track}: values that are no trace label: {unknown[:3]}"
+    at = {(track, round(t), v) for track in TRACKS for t, v in values[track]}
+    peer = [r for r in records if r.get("type") == "MWr" and r["link"] == "fpga"
+            and r["dir"] == "up" and r["target"]["kind"] == "gpu_bar1"]
+    assert peer
+    for rec in peer:
+        label = place(rec)[1]
+        assert label.startswith("MWr ") and " -> GPU BAR1 pin#" in label
+        assert any(k == ("fpga_tx", round(rec["t"]), v) for v in (label, label[:62] + " *")
+                   for k in at), f"{label!r} not on fpga_tx at {rec['t']} ns"
+    descs = [place(r)[1] for r in records if r.get("event") == "desc"]
+    shown = [v for track in ("h2c_desc", "c2h_desc") for _, v in values[track]]
+    assert descs and all(d in shown for d in descs), (descs, shown)
