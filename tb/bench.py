@@ -2,7 +2,8 @@
 overhead, end-to-end driver figures, and simulator speed. Writes
 ``sim_build/bench/results.json`` and ``results.md`` (the table the README carries).
 
-Usage: ``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo]``.
+Usage: ``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo] [--readme]``
+(``--readme`` puts the table into README.md between its bench markers).
 
 The payload ceiling of a link is what its TLPs can carry: the lane rate after line
 coding (8b/10b for Gen1/2, 128b/130b for Gen3) times the lanes, times
@@ -245,6 +246,16 @@ def targets(res: dict) -> list[dict]:
     return out
 
 
+README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def write_readme(text: str, readme: Path = runner.ROOT / "README.md") -> None:
+    """Replace the README's bench table (between the markers) with ``text``."""
+    body = readme.read_text()
+    start, end = body.index(README_BEGIN) + len(README_BEGIN), body.index(README_END)
+    readme.write_text(body[:start] + "\n" + text.strip() + "\n" + body[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -252,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="simulator of the engine, descriptor and end-to-end figures")
     ap.add_argument("--quick", action="store_true", help="smaller transfers (a smoke run)")
     ap.add_argument("--only", default="engine,desc,e2e,speed,demo")
+    ap.add_argument("--readme", action="store_true",
+                    help="write the table into README.md (between the bench markers)")
     a = ap.parse_args(argv)
     parts = set(a.only.split(","))
     OUT_DIR.mkdir(parents=True, exist_ok=True)
@@ -273,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     text = table(res)
     (OUT_DIR / "results.md").write_text(text)
     print(text)
+    if a.readme:
+        write_readme(text)
     print(f"results: {OUT_DIR / 'results.json'}, {OUT_DIR / 'results.md'} "
           f"({res['wall_s']:.0f} s)")
     return 0
