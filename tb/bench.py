@@ -235,9 +235,10 @@ def targets(res: dict) -> list[dict]:
                                   "1 MiB", "measured": f"{100 * r['vs_1mib']:.0f}%",
                         "met": r["vs_1mib"] >= DESC_TARGET})
     for r in res.get("speed", []):
-        if r["profile"] == "gen3x8":
-            out.append({"target": f"{r['sim']} gen3x8 >= {SPEED_TARGET_US:.0f} us simulated "
-                                  "per s", "measured": f"{r['sim_us_per_s']:.1f}",
+        # the reference testbench (verilog-pcie's DMA example) runs on Icarus at 250 MHz
+        if r["profile"] == "gen3x8" and r["sim"] == "icarus":
+            out.append({"target": f"icarus gen3x8 >= {SPEED_TARGET_US:.0f} us simulated per s "
+                                  "(10x the reference)", "measured": f"{r['sim_us_per_s']:.1f}",
                         "met": r["sim_us_per_s"] >= SPEED_TARGET_US})
     if res.get("demo") and res["demo"]["demo"].endswith("1024x1024"):
         w = res["demo"]["wall_s"]
