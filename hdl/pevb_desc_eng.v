@@ -257,11 +257,13 @@ always @(posedge clk) begin
         start_pending_reg <= 1'b0;
     end
 
-    // descriptor buffer writes from completions
-    for (j = 0; j < KEEP; j = j + 1) begin
-        if (buf_wr_en[j]) begin
-            mem_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= buf_wr_data[j*32 +: 32];
-            dv_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= 1'b1;
+    // descriptor buffer writes from completions (the loop only on cycles with one)
+    if (|buf_wr_en) begin
+        for (j = 0; j < KEEP; j = j + 1) begin
+            if (buf_wr_en[j]) begin
+                mem_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= buf_wr_data[j*32 +: 32];
+                dv_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= 1'b1;
+            end
         end
     end
 

@@ -125,7 +125,6 @@ initial begin
 end
 
 /* tag table */
-// no initial value: the X->0 change at reset evaluates the tag search below
 reg [TAG_COUNT-1:0] active_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
 reg [1:0] ctx_slot_reg [0:TAG_COUNT-1];
@@ -248,37 +247,39 @@ wire [15:0] end_byte = first_byte + {2'd0, cpl_bytes};
 wire data_wr = rc_valid_reg && cpl_good && c_kind == KIND_H2C_DATA && !h2c_discard[ctx_slot_reg[tag]];
 wire desc_wr = rc_valid_reg && cpl_good && (c_kind == KIND_H2C_DESC || c_kind == KIND_C2H_DESC);
 
-reg [BYTES-1:0] wr_en;
-reg [BYTES*WAW-1:0] wr_addr;
-reg [DW-1:0] wr_data;
-reg [LOG_BYTES-1:0] src_lane;
-reg [15:0] p;
-integer m;
-always @* begin
-    for (m = 0; m < BYTES; m = m + 1) begin
-        // stream byte landing in RAM lane m this beat (lane arithmetic wraps)
-        src_lane = m[LOG_BYTES-1:0] - beat_rot;
-        p = ({5'd0, rc_beat_reg} << LOG_BYTES) + {{(16-LOG_BYTES){1'b0}}, src_lane};
-        wr_data[m*8 +: 8] = rc_data_reg[src_lane*8 +: 8];
-        wr_addr[m*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, m[LOG_BYTES-1:0] < beat_rot};
-        wr_en[m] = data_wr && p >= first_byte && p < end_byte;
+// RAM lane m takes stream byte (m - rotation) modulo the lanes; its position in the TLP
+// says whether it is payload to write (continuous assignments, one set per lane)
+wire [2*DW-1:0] rc_twice = {rc_data_reg, rc_data_reg};
+wire [LOG_BYTES:0] rot_back = {1'b1, {LOG_BYTES{1'b0}}} - {1'b0, beat_rot};  // BYTES - rot
+wire [DW-1:0] wr_data = rc_twice[{rot_back, 3'b000} +: DW];
+wire [BYTES-1:0] below_rot = ~({BYTES{1'b1}} << beat_rot);  // lanes m < rotation
+wire [15:0] beat_pos = {5'd0, rc_beat_reg} << LOG_BYTES;
+wire [BYTES-1:0] wr_en;
+wire [BYTES*WAW-1:0] wr_addr;
+genvar gm;
+generate
+    for (gm = 0; gm < BYTES; gm = gm + 1) begin : wr_lane
+        localparam [LOG_BYTES-1:0] LANE = gm;
+        wire [LOG_BYTES-1:0] src_lane = LANE - beat_rot;
+        wire [15:0] pos = beat_pos + {{(16-LOG_BYTES){1'b0}}, src_lane};
+        assign wr_addr[gm*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, below_rot[gm]};
+        assign wr_en[gm] = data_wr && pos >= first_byte && pos < end_byte;
     end
-end
+endgenerate
 
 assign ram_wr_en = wr_en;
 assign ram_wr_addr = wr_addr;
 assign ram_wr_data = wr_data;
 
 // descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
-reg [KEEP-1:0] dsc_en;
-reg [31:0] q;
-integer jj;
-always @* begin
-    for (jj = 0; jj < KEEP; jj = jj + 1) begin
-        q = rc_dw_base + jj;
-        dsc_en[jj] = desc_wr && rc_keep_reg[jj] && q >= 3 && q < 3 + {21'd0, h_dw_count};
+wire [KEEP-1:0] dsc_en;
+genvar gj;
+generate
+    for (gj = 0; gj < KEEP; gj = gj + 1) begin : dsc_lane
+        wire [31:0] q = rc_dw_base + gj;
+        assign dsc_en[gj] = desc_wr && rc_keep_reg[gj] && q >= 3 && q < 3 + {21'd0, h_dw_count};
     end
-end
+endgenerate
 
 // buffer index of the beat's first DWORD (c_info holds the request's first index)
 wire [DESC_IDX_WIDTH-1:0] desc_idx = c_info[DESC_IDX_WIDTH-1:0] + req_offset[DESC_IDX_WIDTH+1:2]
@@ -322,9 +323,13 @@ always @(posedge clk) begin
     end
 
     tick_reg <= tick_reg + 1'b1;
-    for (tt = 0; tt < TAG_COUNT; tt = tt + 1) begin
-        if (active_reg[tt] && tick_reg == {TICK_W{1'b1}} && ctx_timer_reg[tt] != {TO_W{1'b1}}) begin
-            ctx_timer_reg[tt] <= ctx_timer_reg[tt] + 1'b1;
+    // (the tick test outside the loop is the same logic; event-driven simulators then
+    // skip the per-tag loop on the 255 cycles of 256 without a tick)
+    if (tick_reg == {TICK_W{1'b1}}) begin
+        for (tt = 0; tt < TAG_COUNT; tt = tt + 1) begin
+            if (active_reg[tt] && ctx_timer_reg[tt] != {TO_W{1'b1}}) begin
+                ctx_timer_reg[tt] <= ctx_timer_reg[tt] + 1'b1;
+            end
         end
     end
 

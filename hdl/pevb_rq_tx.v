@@ -152,50 +152,45 @@ wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
 
 wire [31:0] cur_dw_base = {21'd0, cur_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
 
-reg [BYTES*WAW-1:0] rd_addr;
-reg [KEEP-1:0] beat_keep;
-reg [KEEP-1:0] beat_fixed_lanes;
-reg [DW-1:0] beat_fixed_data;
-integer m, j;
-always @* begin
-    for (m = 0; m < BYTES; m = m + 1) begin
-        rd_addr[m*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, m[LOG_BYTES-1:0] < beat_rot};
+// per lane: RAM word address (lanes below the rotation read the next word), stream
+// DWORDs kept, and the lanes carrying header or immediate data (continuous assignments,
+// one set per lane)
+wire [BYTES*WAW-1:0] rd_addr;
+wire [KEEP-1:0] beat_keep;
+wire [KEEP-1:0] beat_fixed_lanes;
+wire [DW-1:0] beat_fixed_data;
+wire [BYTES-1:0] below_rot = ~({BYTES{1'b1}} << beat_rot);  // lanes m < rotation
+genvar gm, gj;
+generate
+    for (gm = 0; gm < BYTES; gm = gm + 1) begin : rd_lane
+        assign rd_addr[gm*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, below_rot[gm]};
     end
-    beat_keep = {KEEP{1'b0}};
-    beat_fixed_lanes = {KEEP{1'b0}};
-    beat_fixed_data = {DW{1'b0}};
-    for (j = 0; j < KEEP; j = j + 1) begin
-        if (cur_dw_base + j < {21'd0, cur_dw_total_reg}) begin
-            beat_keep[j] = 1'b1;
-        end
-        if (cur_dw_base + j < 4) begin
-            beat_fixed_lanes[j] = 1'b1;
-            beat_fixed_data[j*32 +: 32] = cur_hdr_reg[((cur_dw_base + j) % 4)*32 +: 32];
-        end else if (cur_imm_reg && cur_dw_base + j == 4) begin
-            beat_fixed_lanes[j] = 1'b1;
-            beat_fixed_data[j*32 +: 32] = cur_imm_data_reg;
-        end
+    for (gj = 0; gj < KEEP; gj = gj + 1) begin : beat_lane
+        wire [31:0] dw_idx = cur_dw_base + gj;
+        wire is_hdr = dw_idx < 4;
+        wire is_imm = cur_imm_reg && dw_idx == 4;
+        assign beat_keep[gj] = dw_idx < {21'd0, cur_dw_total_reg};
+        assign beat_fixed_lanes[gj] = is_hdr || is_imm;
+        assign beat_fixed_data[gj*32 +: 32] = is_hdr ? cur_hdr_reg[dw_idx[1:0]*32 +: 32] :
+                                              is_imm ? cur_imm_data_reg : 32'd0;
     end
-end
+endgenerate
 
 assign ram_rd_en = advance && cur_valid_reg;
 assign ram_rd_addr = rd_addr;
 
-// stage 2 output: rotate RAM data into place, overlay header/immediate lanes
-reg [DW-1:0] out_data;
-reg [LOG_BYTES-1:0] src_lane;
-integer b, l;
-always @* begin
-    for (b = 0; b < BYTES; b = b + 1) begin
-        src_lane = b[LOG_BYTES-1:0] + s2_rot_reg;   // wraps modulo BYTES
-        out_data[b*8 +: 8] = ram_rd_data[src_lane*8 +: 8];
+// stage 2 output: rotate RAM data into place (stream byte b is RAM lane b + rotation,
+// modulo the lanes), overlay header/immediate lanes
+wire [2*DW-1:0] rd_twice = {ram_rd_data, ram_rd_data};
+wire [DW-1:0] rd_rotated = rd_twice[{1'b0, s2_rot_reg, 3'b000} +: DW];
+wire [DW-1:0] out_data;
+genvar gl;
+generate
+    for (gl = 0; gl < KEEP; gl = gl + 1) begin : out_lane
+        assign out_data[gl*32 +: 32] = s2_fixed_lanes_reg[gl] ? s2_fixed_data_reg[gl*32 +: 32]
+                                                              : rd_rotated[gl*32 +: 32];
     end
-    for (l = 0; l < KEEP; l = l + 1) begin
-        if (s2_fixed_lanes_reg[l]) begin
-            out_data[l*32 +: 32] = s2_fixed_data_reg[l*32 +: 32];
-        end
-    end
-end
+endgenerate
 
 reg [AXIS_PCIE_RQ_USER_WIDTH-1:0] out_user;
 always @* begin
