@@ -138,16 +138,21 @@ def bench_e2e(sim: str, quick: bool) -> list[dict]:
     return rows
 
 
+SPEED_RUNS = 2  # the wall clock of this VM varies by a quarter from run to run: best of
+
+
 def bench_speed(quick: bool) -> list[dict]:
     """Simulated time, clock cycles and bytes per wall second: the gen3x8 1 MiB pair and
-    a picoevb 256 KiB pair, on each simulator."""
+    a picoevb 256 KiB pair, on each simulator (the best of ``SPEED_RUNS`` runs)."""
     rows = []
     for sim in runner.SIMULATORS:
         for profile, total in (("gen3x8", 256 * KIB if quick else MIB),
                                ("picoevb", 64 * KIB if quick else 256 * KIB)):
             mps = get_profile(profile).mps
             runner.build(sim, profile, overrides=ENGINE_RAM)
-            res = _run_cases(sim, profile, mps, _pair(total, total), f"speed-{sim}-{profile}")
+            runs = [_run_cases(sim, profile, mps, _pair(total, total),
+                               f"speed-{sim}-{profile}-{k}") for k in range(SPEED_RUNS)]
+            res = min(runs, key=lambda rs: sum(r["wall_s"] for r in rs))
             sim_ns = sum(r["sim_ns"] for r in res)
             wall = sum(r["wall_s"] for r in res)
             clk = res[0]["clk_hz"]
@@ -201,7 +206,8 @@ def table(res: dict) -> str:
             out.append(f"| {r['profile']} | {r['demo']} | {r['bytes']} | {r['mb_s']:.0f} |")
         out.append("")
     if res.get("speed"):
-        out += ["Simulator speed (the engine cases above, wall clock):", "",
+        out += [f"Simulator speed (the engine cases above, wall clock, best of {SPEED_RUNS}):",
+                "",
                 "| simulator | profile | simulated us / s | clock cycles / s | "
                 "simulated MB / s |", "|---|---|---|---|---|"]
         for r in res["speed"]:
