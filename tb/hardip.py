@@ -190,7 +190,7 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             return
         edge = RisingEdge(self.user_clk)
         period = 1e9 / self.user_clk_frequency
-        last = None
+        last = get_sim_time("ns")  # credit accrues from the start, as on every base edge
         exact = False  # pcie_cq_np_req was seen low: count credits edge by edge from now
         while True:
             pending = []
@@ -198,7 +198,7 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
                 pending.append(await self.cq_queue.get())
             await edge
             now = get_sim_time("ns")
-            cycles = 1 if last is None or exact else max(1, round((now - last) / period))
+            cycles = 1 if exact else max(1, round((now - last) / period))
             last = now
             if self.pcie_cq_np_req is None or self.pcie_cq_np_req.value:
                 # the request credit grows by one per edge with pcie_cq_np_req high
