@@ -40,7 +40,6 @@ class DataClock:
     (H2C) or its writes (C2H)."""
 
     def __init__(self) -> None:
-        self.lo = self.hi = 0
         self.tags: set[int] = set()
         self.reset()
 

@@ -55,14 +55,11 @@ ZOOM = -18
 LEAD_NS = 200  # the view starts this long before the transfer it opens on
 
 
-def first_peer_transfer_ns(trace: Path) -> float | None:
+def first_peer_transfer_ns(records: list[dict]) -> float | None:
     """When the first descriptor that writes to the GPU starts (else the first that reads
-    from it, else the first of any kind), from a run's TLP trace; None without one."""
-    from .trace import read_trace
-
-    if not trace.is_file():
-        return None
-    descs = [r for r in read_trace(trace) if r.get("event") == "desc"]
+    from it, else the first of any kind), from a run's TLP trace records; None without
+    one."""
+    descs = [r for r in records if r.get("event") == "desc"]
     peer = [r for r in descs if str(r.get("pcie", "")).startswith("GPU")]
     chosen = [r for r in peer if r["channel"] == "C2H"] or peer or descs
     return chosen[0]["t"] if chosen else None
@@ -70,12 +67,10 @@ def first_peer_transfer_ns(trace: Path) -> float | None:
 
 def write_save_file(dump: Path, out: Path | None = None, focus_ns: float | None = None) -> Path:
     """Write ``waves.gtkw`` beside ``dump`` (or at ``out``); returns its path. The view
-    opens at ``focus_ns`` (default: the first peer transfer of the run's trace, when there
-    is one) with the marker there."""
+    opens at ``focus_ns`` (the runner gives the first peer transfer of the run's trace:
+    :func:`first_peer_transfer_ns`) with the marker there, or at 0 without one."""
     out = out or dump.parent / "waves.gtkw"
     names = _display_names(fst_signals(dump))
-    if focus_ns is None:
-        focus_ns = first_peer_transfer_ns(dump.parent / "tlp_trace.jsonl")
     start = marker = 0
     if focus_ns is not None:
         try:

