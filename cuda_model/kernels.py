@@ -7,11 +7,12 @@ import numpy as np
 from .errors import CudaError, cudaError
 from .runtime import CudaRuntime
 
-FILL_BLOCK = 16   # the demo's block is 16 x 16 threads
+FILL_BLOCK = 16  # the demo's block is 16 x 16 threads
 
 
-def fill_surface_kernel(rt: CudaRuntime, grid: tuple[int, int, int],
-                        block: tuple[int, int, int], out: int, xor_val: int) -> None:
+def fill_surface_kernel(
+    rt: CudaRuntime, grid: tuple[int, int, int], block: tuple[int, int, int], out: int, xor_val: int
+) -> None:
     """``fill_surface``: thread (x, y) writes ``((y & 0xffff) << 16 | (x & 0xffff)) ^ xor``
     at ``out[y * W + x]``, W = gridDim.x * blockDim.x (the surface width)."""
     width, height = grid[0] * block[0], grid[1] * block[1]
@@ -26,10 +27,17 @@ def fill_surface(rt: CudaRuntime, out: int, xor_val: int, width: int, height: in
     demo's grid (W/16, H/16) and block (16, 16). W and H must be >= 16 and multiples of 16."""
     for name, v in (("width", width), ("height", height)):
         if v < FILL_BLOCK or v % FILL_BLOCK:
-            raise CudaError(cudaError.cudaErrorInvalidValue,
-                            f"fill_surface {name} {v} must be >= 16 and a multiple of 16")
-    rt.launch(fill_surface_kernel, (width // FILL_BLOCK, height // FILL_BLOCK),
-              (FILL_BLOCK, FILL_BLOCK), out, xor_val)
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue,
+                f"fill_surface {name} {v} must be >= 16 and a multiple of 16",
+            )
+    rt.launch(
+        fill_surface_kernel,
+        (width // FILL_BLOCK, height // FILL_BLOCK),
+        (FILL_BLOCK, FILL_BLOCK),
+        out,
+        xor_val,
+    )
 
 
 def surface_word(x: int, y: int, xor_val: int = 0) -> int:

@@ -68,7 +68,8 @@ class nvidia_p2p_dma_mapping:
 def page_table_version_compatible(pt: nvidia_p2p_page_table) -> bool:
     """NVIDIA_P2P_PAGE_TABLE_VERSION_COMPATIBLE: same major, minor at least ours."""
     return (pt.version >> 16) == (NVIDIA_P2P_PAGE_TABLE_VERSION >> 16) and (
-        pt.version & 0xFFFF) >= (NVIDIA_P2P_PAGE_TABLE_VERSION & 0xFFFF)
+        pt.version & 0xFFFF
+    ) >= (NVIDIA_P2P_PAGE_TABLE_VERSION & 0xFFFF)
 
 
 @dataclasses.dataclass(eq=False)
@@ -96,8 +97,9 @@ class NvidiaP2P:
     def _lookup(self, page_table: object) -> tuple[Gpu, Pin] | None:
         return self._tables.get(id(page_table))
 
-    def _pin(self, va: int, length: int, persistent: bool, cb: Callable | None,
-             data: object) -> tuple[int, nvidia_p2p_page_table | None]:
+    def _pin(
+        self, va: int, length: int, persistent: bool, cb: Callable | None, data: object
+    ) -> tuple[int, nvidia_p2p_page_table | None]:
         if va % GPU_PAGE_SIZE or length % GPU_PAGE_SIZE or length <= 0:
             log.info("nvidia_p2p_get_pages: va %#x / length %#x not 64 KiB aligned", va, length)
             return -EINVAL, None
@@ -110,27 +112,37 @@ class NvidiaP2P:
             return -pin, None
         base = gpu.bar1_bus_address
         pt = nvidia_p2p_page_table(
-            NVIDIA_P2P_PAGE_TABLE_VERSION, nvidia_p2p_page_size_type.NVIDIA_P2P_PAGE_SIZE_64KB,
+            NVIDIA_P2P_PAGE_TABLE_VERSION,
+            nvidia_p2p_page_size_type.NVIDIA_P2P_PAGE_SIZE_64KB,
             [nvidia_p2p_page(base + b * GPU_PAGE_SIZE) for b in pin.bar1_pages],
-            len(pin.bar1_pages), gpu.uuid)
+            len(pin.bar1_pages),
+            gpu.uuid,
+        )
         pin.page_table = pt
         self._tables[id(pt)] = (gpu, pin)
         return 0, pt
 
     # ---------------------------------------------------------------- pinning
-    def nvidia_p2p_get_pages(self, p2p_token: int, va_space: int, virtual_address: int,
-                             length: int, free_callback: Callable | None,
-                             data: object = None) -> tuple[int, nvidia_p2p_page_table | None]:
+    def nvidia_p2p_get_pages(
+        self,
+        p2p_token: int,
+        va_space: int,
+        virtual_address: int,
+        length: int,
+        free_callback: Callable | None,
+        data: object = None,
+    ) -> tuple[int, nvidia_p2p_page_table | None]:
         """Pin device memory and map it through BAR1; ``free_callback(data)`` fires if the
         memory is freed while pinned."""
         if p2p_token or va_space:
-            return -EINVAL, None     # tokens are deprecated: 0, 0
+            return -EINVAL, None  # tokens are deprecated: 0, 0
         if free_callback is None:
-            return -EINVAL, None     # required since R535
+            return -EINVAL, None  # required since R535
         return self._pin(virtual_address, length, False, free_callback, data)
 
-    def nvidia_p2p_put_pages(self, p2p_token: int, va_space: int, virtual_address: int,
-                             page_table: nvidia_p2p_page_table) -> int:
+    def nvidia_p2p_put_pages(
+        self, p2p_token: int, va_space: int, virtual_address: int, page_table: nvidia_p2p_page_table
+    ) -> int:
         """Unpin and free the page table. After the free callback has fired this is a
         harmless no-op (returns 0); called from inside the callback it is refused."""
         found = self._lookup(page_table)
@@ -140,8 +152,7 @@ class NvidiaP2P:
         if pin.persistent or pin.va != virtual_address:
             return -EINVAL
         if pin.in_callback:
-            log.error("nvidia_p2p_put_pages called from the free callback of pin #%d",
-                      pin.pin_id)
+            log.error("nvidia_p2p_put_pages called from the free callback of pin #%d", pin.pin_id)
             return -EINVAL
         if pin.state is PinState.REVOKED:
             return 0
@@ -160,18 +171,21 @@ class NvidiaP2P:
         del self._tables[id(page_table)]
         return 0
 
-    def nvidia_p2p_get_pages_persistent(self, virtual_address: int, length: int,
-                                        flags: int = NVIDIA_P2P_FLAGS_DEFAULT
-                                        ) -> tuple[int, nvidia_p2p_page_table | None]:
+    def nvidia_p2p_get_pages_persistent(
+        self, virtual_address: int, length: int, flags: int = NVIDIA_P2P_FLAGS_DEFAULT
+    ) -> tuple[int, nvidia_p2p_page_table | None]:
         """Pin without a callback: the memory stays mapped (and allocated in VRAM) until
         nvidia_p2p_put_pages_persistent, even across cudaFree."""
         if flags & ~NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING:
             return -EINVAL, None
         return self._pin(virtual_address, length, True, None, None)
 
-    def nvidia_p2p_put_pages_persistent(self, virtual_address: int,
-                                        page_table: nvidia_p2p_page_table,
-                                        flags: int = NVIDIA_P2P_FLAGS_DEFAULT) -> int:
+    def nvidia_p2p_put_pages_persistent(
+        self,
+        virtual_address: int,
+        page_table: nvidia_p2p_page_table,
+        flags: int = NVIDIA_P2P_FLAGS_DEFAULT,
+    ) -> int:
         found = self._lookup(page_table)
         if found is None or flags & ~NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING:
             return -EINVAL
@@ -183,8 +197,9 @@ class NvidiaP2P:
         return 0
 
     # ---------------------------------------------------------------- DMA mapping
-    def nvidia_p2p_dma_map_pages(self, peer: object, page_table: nvidia_p2p_page_table
-                                 ) -> tuple[int, nvidia_p2p_dma_mapping | None]:
+    def nvidia_p2p_dma_map_pages(
+        self, peer: object, page_table: nvidia_p2p_page_table
+    ) -> tuple[int, nvidia_p2p_dma_mapping | None]:
         """Bus addresses of the pinned pages as ``peer`` must use them."""
         found = self._lookup(page_table)
         if found is None or peer is None:
@@ -193,15 +208,18 @@ class NvidiaP2P:
         if pin.state is not PinState.LIVE or pin.in_callback:
             return -EINVAL, None
         iommu = getattr(peer, "iommu", None)
-        addrs = [iommu(p.physical_address) if iommu else p.physical_address
-                 for p in page_table.pages]
-        m = nvidia_p2p_dma_mapping(NVIDIA_P2P_DMA_MAPPING_VERSION, page_table.page_size,
-                                   len(addrs), addrs, peer)
+        addrs = [
+            iommu(p.physical_address) if iommu else p.physical_address for p in page_table.pages
+        ]
+        m = nvidia_p2p_dma_mapping(
+            NVIDIA_P2P_DMA_MAPPING_VERSION, page_table.page_size, len(addrs), addrs, peer
+        )
         self._mappings[id(m)] = (page_table, peer)
         return 0, m
 
-    def nvidia_p2p_dma_unmap_pages(self, peer: object, page_table: nvidia_p2p_page_table,
-                                   dma_mapping: nvidia_p2p_dma_mapping) -> int:
+    def nvidia_p2p_dma_unmap_pages(
+        self, peer: object, page_table: nvidia_p2p_page_table, dma_mapping: nvidia_p2p_dma_mapping
+    ) -> int:
         owner = self._mappings.get(id(dma_mapping))
         if owner is None or owner[0] is not page_table or owner[1] is not peer:
             return -EINVAL

@@ -52,8 +52,8 @@ class cudaDeviceAttr(enum.IntEnum):
 # values an H100 reports (reference/nv-p2p.md)
 _DEVICE_ATTRIBUTES = {
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported: 1,
-    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions: 1,   # host
-    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAWritesOrdering: 100,     # owner
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions: 1,  # host
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAWritesOrdering: 100,  # owner
 }
 
 cudaHostAllocDefault = 0
@@ -109,28 +109,34 @@ class CudaRuntime:
     def _device_range(self, ptr: int, count: int, what: str) -> Allocation:
         a = self.gpu.find_allocation(ptr)
         if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
-            raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: {ptr:#x} is not device "
-                            "memory")
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue, f"{what}: {ptr:#x} is not device memory"
+            )
         if ptr + count > a.end:
-            raise CudaError(cudaError.cudaErrorInvalidValue,
-                            f"{what}: {count} bytes at {ptr:#x} overrun the {a.size}-byte "
-                            f"allocation at {a.base:#x}")
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue,
+                f"{what}: {count} bytes at {ptr:#x} overrun the {a.size}-byte "
+                f"allocation at {a.base:#x}",
+            )
         return a
 
     def _host_view(self, obj, count: int, what: str, writable: bool) -> memoryview:
         if isinstance(obj, int):
             a = self.gpu.find_allocation(obj)
             if a is None or a.host_buffer is None:
-                raise CudaError(cudaError.cudaErrorInvalidValue,
-                                f"{what}: {obj:#x} is not host memory known to CUDA")
+                raise CudaError(
+                    cudaError.cudaErrorInvalidValue,
+                    f"{what}: {obj:#x} is not host memory known to CUDA",
+                )
             off = obj - a.base
             if off + count > a.size:
                 raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: overrun")
-            return memoryview(a.host_buffer)[off:off + count]
+            return memoryview(a.host_buffer)[off : off + count]
         mv = memoryview(obj).cast("B")
         if len(mv) < count:
-            raise CudaError(cudaError.cudaErrorInvalidValue,
-                            f"{what}: host buffer of {len(mv)} bytes < {count}")
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue, f"{what}: host buffer of {len(mv)} bytes < {count}"
+            )
         if writable and mv.readonly:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: host buffer is read-only")
         return mv[:count]
@@ -185,9 +191,10 @@ class CudaRuntime:
         """The bytes of a cudaHostAlloc buffer (what the C program reaches through ptr)."""
         a = self.gpu.find_allocation(ptr)
         if a is None or a.host_buffer is None:
-            raise CudaError(cudaError.cudaErrorInvalidValue, f"{ptr:#x} is not cudaHostAlloc "
-                            "memory")
-        return memoryview(a.host_buffer)[ptr - a.base:]
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue, f"{ptr:#x} is not cudaHostAlloc memory"
+            )
+        return memoryview(a.host_buffer)[ptr - a.base :]
 
     def cudaMemcpy(self, dst, src, count: int, kind: cudaMemcpyKind) -> None:
         """Copy ``count`` bytes. Host sides are buffers (bytearray, numpy array) or
@@ -203,25 +210,29 @@ class CudaRuntime:
             d_dev, s_dev = self._is_device_ptr(dst), self._is_device_ptr(src)
             kind = cudaMemcpyKind(
                 {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[
-                    (s_dev, d_dev)])
+                    (s_dev, d_dev)
+                ]
+            )
         if count == 0:
             return
         gpu = self.gpu
         if kind is cudaMemcpyKind.cudaMemcpyHostToDevice:
             a = self._device_range(dst, count, "cudaMemcpy dst")
-            data = np.frombuffer(self._host_view(src, count, "cudaMemcpy src", False),
-                                 dtype=np.uint8).copy()       # staged: the caller may reuse src
+            data = np.frombuffer(
+                self._host_view(src, count, "cudaMemcpy src", False), dtype=np.uint8
+            ).copy()  # staged: the caller may reuse src
             self._submit("cudaMemcpy H2D", lambda: gpu.write_va(dst, data), a.sync_memops)
         elif kind is cudaMemcpyKind.cudaMemcpyDeviceToHost:
             self._device_range(src, count, "cudaMemcpy src")
             out = self._host_view(dst, count, "cudaMemcpy dst", True)
-            self._drain()                                    # synchronous for the host
+            self._drain()  # synchronous for the host
             out[:] = gpu.read_va(src, count).tobytes()
         elif kind is cudaMemcpyKind.cudaMemcpyDeviceToDevice:
             a = self._device_range(dst, count, "cudaMemcpy dst")
             self._device_range(src, count, "cudaMemcpy src")
-            self._submit("cudaMemcpy D2D", lambda: gpu.write_va(dst, gpu.read_va(src, count)),
-                         a.sync_memops)
+            self._submit(
+                "cudaMemcpy D2D", lambda: gpu.write_va(dst, gpu.read_va(src, count)), a.sync_memops
+            )
         else:
             out = self._host_view(dst, count, "cudaMemcpy dst", True)
             out[:] = self._host_view(src, count, "cudaMemcpy src", False)
@@ -230,8 +241,9 @@ class CudaRuntime:
         """Fill device memory with a byte value (asynchronous unless SYNC_MEMOPS)."""
         self._check_sticky()
         a = self._device_range(ptr, count, "cudaMemset")
-        self._submit("cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF),
-                     a.sync_memops)
+        self._submit(
+            "cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF), a.sync_memops
+        )
 
     def cudaDeviceSynchronize(self) -> None:
         """Wait for every queued operation; raises a sticky error from earlier work."""
@@ -247,15 +259,15 @@ class CudaRuntime:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"attribute {attr}") from None
 
     # ---------------------------------------------------------------- driver API pieces
-    def cuPointerSetAttribute(self, value: int, attribute: CUpointer_attribute,
-                              ptr: int) -> None:
+    def cuPointerSetAttribute(self, value: int, attribute: CUpointer_attribute, ptr: int) -> None:
         """Only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS can be set (as in CUDA)."""
         a = self.gpu.find_allocation(ptr)
         if a is None:
             raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not CUDA memory")
         if attribute != CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {attribute} is "
-                            "read-only")
+            raise CudaError(
+                CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {attribute} is read-only"
+            )
         a.sync_memops = bool(value)
 
     def cuPointerGetAttribute(self, attribute: CUpointer_attribute, ptr: int) -> int:
@@ -290,9 +302,13 @@ class CudaRuntime:
         kernel at the next synchronisation point. ``kernel(rt, grid, block, *args)``."""
         self._check_sticky()
         g, b = _as_dim3(grid), _as_dim3(block)
-        if (min(g) < 1 or min(b) < 1 or b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK
-                or any(x > m for x, m in zip(b, MAX_BLOCK_DIM, strict=True))
-                or any(x > m for x, m in zip(g, MAX_GRID_DIM, strict=True))):
+        if (
+            min(g) < 1
+            or min(b) < 1
+            or b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK
+            or any(x > m for x, m in zip(b, MAX_BLOCK_DIM, strict=True))
+            or any(x > m for x, m in zip(g, MAX_GRID_DIM, strict=True))
+        ):
             raise CudaError(cudaError.cudaErrorInvalidConfiguration, f"grid {g} block {b}")
         name = getattr(kernel, "__name__", "kernel")
         self._submit(name, lambda: kernel(self, g, b, *args), False)
@@ -302,6 +318,7 @@ class CudaRuntime:
         a = self.gpu.find_allocation(ptr)
         n = data.nbytes
         if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE or ptr + n > a.end:
-            raise CudaError(cudaError.cudaErrorIllegalAddress,
-                            f"kernel store of {n} bytes at {ptr:#x}")
+            raise CudaError(
+                cudaError.cudaErrorIllegalAddress, f"kernel store of {n} bytes at {ptr:#x}"
+            )
         self.gpu.write_va(ptr, data)

@@ -60,9 +60,9 @@ class Vram:
         for page, po, pos, n in self._chunks(offset, length):
             backing = self._pages.get(page)
             if backing is None:
-                out[pos:pos + n] = self.uninit_byte
+                out[pos : pos + n] = self.uninit_byte
             else:
-                out[pos:pos + n] = backing[po:po + n]
+                out[pos : pos + n] = backing[po : po + n]
         return out
 
     def write(self, offset: int, data) -> None:
@@ -70,14 +70,14 @@ class Vram:
         arr = as_u8(data)
         self._check(offset, len(arr))
         for page, po, pos, n in self._chunks(offset, len(arr)):
-            self._page(page)[po:po + n] = arr[pos:pos + n]
+            self._page(page)[po : po + n] = arr[pos : pos + n]
 
     def fill(self, offset: int, length: int, value: int) -> None:
         self._check(offset, length)
         for page, po, _pos, n in self._chunks(offset, length):
             if value == self.uninit_byte and page not in self._pages and n == PAGE_SIZE:
                 continue
-            self._page(page)[po:po + n] = value
+            self._page(page)[po : po + n] = value
 
     def release(self, page: int) -> None:
         """Drop a page's backing (it was freed); it reads as uninitialised again."""

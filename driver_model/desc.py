@@ -19,6 +19,12 @@ from dataclasses import dataclass, field
 from .regs import Field
 
 DESC_SIZE = 32
+# byte offsets of the words of a descriptor (the table above)
+DESC_CONTROL_OFFSET = 0x00
+DESC_LENGTH_OFFSET = 0x04
+DESC_SRC_OFFSET = 0x08
+DESC_DST_OFFSET = 0x10
+DESC_NEXT_OFFSET = 0x18
 DESC_ALIGN = 32
 DESC_MAGIC = 0xAD4B
 DESC_MAX_LEN = (1 << 28) - 1
@@ -167,9 +173,7 @@ def split_segments(segments: Iterable[Segment], max_len: int = DESC_MAX_LEN) -> 
     return out
 
 
-def pair_scatter(
-    src: Sequence[tuple[int, int]], dst: Sequence[tuple[int, int]]
-) -> list[Segment]:
+def pair_scatter(src: Sequence[tuple[int, int]], dst: Sequence[tuple[int, int]]) -> list[Segment]:
     """Segments copying a source scatter list onto a destination scatter list.
 
     Each list holds ``(address, length)`` pieces; both must total the same length. Every

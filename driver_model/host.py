@@ -82,7 +82,7 @@ class FrameAllocator:
         while len(out) < n:
             i = self._candidates.pop()
             if self._used[i]:
-                continue      # taken as part of an earlier run (lazy deletion)
+                continue  # taken as part of an earlier run (lazy deletion)
             run = self.rng.randint(1, self.max_run)
             while run and len(out) < n and i < self.nframes and not self._used[i]:
                 out.append(self._take(i))
@@ -134,8 +134,10 @@ class CoherentBuffer:
 
     def _check(self, offset: int, length: int) -> None:
         if offset < 0 or length < 0 or offset + length > self.size:
-            raise HostMemoryError(errno.EINVAL, f"{length} bytes at {offset:#x} outside a "
-                                                f"{self.size}-byte coherent buffer")
+            raise HostMemoryError(
+                errno.EINVAL,
+                f"{length} bytes at {offset:#x} outside a {self.size}-byte coherent buffer",
+            )
 
 
 class HostMemory:
@@ -180,9 +182,9 @@ class UserProcess:
     def __init__(self, host: HostMemory, name: str = "app") -> None:
         self.host = host
         self.name = name
-        self._maps: list[_Mapping] = []      # sorted by start
+        self._maps: list[_Mapping] = []  # sorted by start
         self._next = USER_MMAP_BASE
-        self._malloc: dict[int, int] = {}    # malloc pointer -> mapping start
+        self._malloc: dict[int, int] = {}  # malloc pointer -> mapping start
 
     # ----------------------------------------------------------------- mappings
     def mmap(self, size: int) -> int:
@@ -194,7 +196,7 @@ class UserProcess:
         for f in frames:
             self.host.phys.write(f, bytes(PAGE_SIZE))
         start = self._next
-        self._next += (n + 1) * PAGE_SIZE           # a guard page between mappings
+        self._next += (n + 1) * PAGE_SIZE  # a guard page between mappings
         m = _Mapping(start, frames)
         bisect.insort(self._maps, m, key=lambda x: x.start)
         return start
@@ -253,15 +255,15 @@ class UserProcess:
         """Load ``length`` bytes from user memory (EFAULT when unmapped)."""
         out = bytearray(length)
         for o, phys, n in self._pieces(addr, length):
-            out[o:o + n] = self.host.phys.read(phys, n)
+            out[o : o + n] = self.host.phys.read(phys, n)
         return bytes(out)
 
     def write(self, addr: int, data: bytes | bytearray | memoryview) -> None:
         """Store ``data`` into user memory (EFAULT when unmapped)."""
         mv = memoryview(data).cast("B")
-        pieces = list(self._pieces(addr, len(mv)))     # fault before writing anything
+        pieces = list(self._pieces(addr, len(mv)))  # fault before writing anything
         for o, phys, n in pieces:
-            self.host.phys.write(phys, mv[o:o + n])
+            self.host.phys.write(phys, mv[o : o + n])
 
     # ----------------------------------------------------------------- the kernel's access
     def copy_from_user(self, addr: int, length: int) -> bytes | None:

@@ -34,14 +34,12 @@ from .desc import DESC_SIZE, MAX_CHAIN, Segment, build_chain, pair_scatter, spli
 from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
 from .platform import Platform
-from .regs import Stat, Target
+from .regs import BAR_DMA, BAR_USER, Stat, Target
 from .sg import Scatter, page_chunks, slice_scatter
-from .xdma import XdmaChannel, XdmaError
+from .xdma import Outcome, WriteBack, XdmaChannel, XdmaError
 
 log = logging.getLogger(__name__)
 
-BAR_GPIO = 0           # 4 KiB user space: LED, card RAM size
-BAR_DMA = 1            # 64 KiB XDMA registers
 # the original's longest descriptor (keeps lengths DWORD multiples when split)
 DESC_CHUNK_MAX = 0x0FFFFFFC
 # H2C2H chunk cap: a chunk's chain stays under MAX_CHAIN descriptors with 4 KiB pages
@@ -90,15 +88,17 @@ class RunRecord:
 
 
 class _Channel:
-    """One XDMA channel with its descriptor ring, write-back word and completion."""
+    """One XDMA channel with its descriptor ring and poll-mode write-back word."""
 
     def __init__(self, drv: PicoevbRdma, direction: Target, vector: int) -> None:
         self.direction = direction
         self.vector = vector
-        self.xdma = XdmaChannel(drv._bar, direction, vector=vector)
+        self.xdma = XdmaChannel(drv.platform, direction, vector=vector)
         self.ring = drv.platform.host.dma_alloc_coherent(MAX_CHAIN * DESC_SIZE)
         self.wb = drv.platform.host.dma_alloc_coherent(PAGE_SIZE)
-        self.done = drv.platform.completion()
+        self.writeback = WriteBack(
+            self.wb.bus, lambda: int.from_bytes(self.wb.read(0, 4), "little")
+        )
         self.expected = 0
         self.nbytes = 0
         self.t_start = 0.0
@@ -106,31 +106,6 @@ class _Channel:
     @property
     def name(self) -> str:
         return self.direction.name
-
-
-class _DmaBar:
-    """The DMA BAR as :class:`driver_model.xdma.DmaBus` for :class:`XdmaChannel`."""
-
-    def __init__(self, drv: PicoevbRdma) -> None:
-        self.drv = drv
-
-    async def read32(self, offset: int) -> int:
-        return await self.drv.platform.ioread32(BAR_DMA, offset)
-
-    async def write32(self, offset: int, value: int) -> None:
-        await self.drv.platform.iowrite32(BAR_DMA, offset, value)
-
-    async def wait_interrupt(self, vector: int, timeout_ns: float) -> bool:
-        comp = self.drv._irq_seen[vector]
-        got = await comp.wait(timeout_ns)
-        comp.reinit()
-        return got
-
-    async def sleep_ns(self, ns: float) -> None:
-        await self.drv.platform.sleep_ns(ns)
-
-    def now_ns(self) -> float:
-        return self.drv.platform.now_ns()
 
 
 @dataclass(eq=False)
@@ -146,7 +121,7 @@ class _Transfer:
             self.aborted = why
             log.warning("%s: DMA aborted: %s", self.drv.name, why)
         for ch in self.waiting:
-            ch.done.complete()
+            ch.xdma.interrupt()
 
 
 @dataclass(eq=False)
@@ -180,8 +155,9 @@ class _UserBuf:
         s.transfers.discard(self.xfer)
         if self.mapping is not None and self.mapping in s.maps:
             s.maps.remove(self.mapping)
-            rc = drv.p2p.nvidia_p2p_dma_unmap_pages(drv.platform.pci_dev, s.page_table,
-                                                    self.mapping)
+            rc = drv.p2p.nvidia_p2p_dma_unmap_pages(
+                drv.platform.pci_dev, s.page_table, self.mapping
+            )
             if rc:
                 log.error("%s: nvidia_p2p_dma_unmap_pages: %d", drv.name, rc)
         self.mapping = None
@@ -194,18 +170,16 @@ class PicoevbRdma:
     machine. Call :meth:`probe` once, then :meth:`open` per user-space ``open()``.
     """
 
-    def __init__(self, platform: Platform, p2p, config: DriverConfig | None = None,
-                 name: str = "picoevb0") -> None:
+    def __init__(
+        self, platform: Platform, p2p, config: DriverConfig | None = None, name: str = "picoevb0"
+    ) -> None:
         self.platform = platform
         self.p2p = p2p
         self.config = config or DriverConfig()
         self.name = name
-        self._bar = _DmaBar(self)
         self.fpga_ram_size = 0
         self.alignments: dict[Target, tuple[int, int, int]] = {}
         self.nvec = 0
-        self.irq_count: list[int] = []
-        self._irq_seen: list = []
         self._chans: dict[Target, _Channel] = {}
         self._by_vector: dict[int, list[_Channel]] = {}
         self.dma_lock = platform.mutex()
@@ -222,8 +196,6 @@ class PicoevbRdma:
         self.nvec = await p.pci_alloc_irq_vectors(1, MSI_VECTORS_WANTED)
         if self.nvec < 1:
             raise ProbeError(errno.ENODEV, f"{self.name}: no MSI vectors ({self.nvec})")
-        self.irq_count = [0] * self.nvec
-        self._irq_seen = [p.completion() for _ in range(self.nvec)]
         for v in range(self.nvec):
             p.request_irq(v, self._make_isr(v))
         try:
@@ -242,24 +214,33 @@ class PicoevbRdma:
             raise ProbeError(errno.ENODEV, f"{self.name}: not an XDMA engine: {e}") from e
         for d, ch in self._chans.items():
             a = await p.ioread32(BAR_DMA, ch.xdma.reg(regs.CH_ALIGNMENTS))
-            self.alignments[d] = (regs.ALIGN_ADDR.get(a) or 1,
-                                  regs.ALIGN_LEN_GRANULARITY.get(a) or 1,
-                                  regs.ALIGN_ADDR_BITS.get(a))
+            self.alignments[d] = (
+                regs.ALIGN_ADDR.get(a) or 1,
+                regs.ALIGN_LEN_GRANULARITY.get(a) or 1,
+                regs.ALIGN_ADDR_BITS.get(a),
+            )
             if self.alignments[d][2] < 64:
-                log.warning("%s: %s addresses only %d bits", self.name, d.name,
-                            self.alignments[d][2])
+                log.warning(
+                    "%s: %s addresses only %d bits", self.name, d.name, self.alignments[d][2]
+                )
             await ch.xdma.stop()
             await ch.xdma.status_clear()
-        vectors = sum(ch.vector << (i * regs.IRQ_VECTOR_STRIDE)
-                      for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H])))
+        vectors = sum(
+            ch.vector << (i * regs.IRQ_VECTOR_STRIDE)
+            for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H]))
+        )
         await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR), vectors)
-        self.fpga_ram_size = await p.ioread32(BAR_GPIO, regs.USER_RAM_SIZE)
+        self.fpga_ram_size = await p.ioread32(BAR_USER, regs.USER_RAM_SIZE)
         if self.fpga_ram_size == 0:
             raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")
         self.probed = True
-        log.info("%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s", self.name,
-                 self.nvec, self.fpga_ram_size,
-                 {d.name: a for d, a in self.alignments.items()})
+        log.info(
+            "%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s",
+            self.name,
+            self.nvec,
+            self.fpga_ram_size,
+            {d.name: a for d, a in self.alignments.items()},
+        )
 
     async def remove(self) -> None:
         """Release every open file, stop the channels, free the rings."""
@@ -282,10 +263,9 @@ class PicoevbRdma:
 
     def _make_isr(self, vector: int):
         def isr() -> None:
-            self.irq_count[vector] += 1
-            self._irq_seen[vector].complete()
             for ch in self._by_vector.get(vector, ()):
-                ch.done.complete()
+                ch.xdma.interrupt()
+
         return isr
 
     # ------------------------------------------------------------------ free callback
@@ -302,8 +282,12 @@ class PicoevbRdma:
         rc = self.p2p.nvidia_p2p_free_page_table(surf.page_table)
         if rc:
             log.error("%s: nvidia_p2p_free_page_table: %d", self.name, rc)
-        log.info("%s: surface handle %d (va %#x) freed by the GPU driver", self.name,
-                 surf.handle, surf.va + surf.offset)
+        log.info(
+            "%s: surface handle %d (va %#x) freed by the GPU driver",
+            self.name,
+            surf.handle,
+            surf.va + surf.offset,
+        )
         for x in list(surf.transfers):
             x.abort(f"CUDA surface handle {surf.handle} freed during the transfer")
 
@@ -314,8 +298,10 @@ class PicoevbRdma:
 
     def _check_alignment(self, ch: _Channel, segs: Sequence[Segment]) -> bool:
         addr_align, len_gran, _bits = self.alignments[ch.direction]
-        return all(s.src % addr_align == 0 and s.dst % addr_align == 0
-                   and s.length % len_gran == 0 for s in segs)
+        return all(
+            s.src % addr_align == 0 and s.dst % addr_align == 0 and s.length % len_gran == 0
+            for s in segs
+        )
 
     async def _start(self, ch: _Channel, segs: list[Segment], xfer: _Transfer) -> None:
         chain = build_chain(segs, ch.ring.bus, max_len=DESC_CHUNK_MAX)
@@ -323,7 +309,6 @@ class PicoevbRdma:
             ch.ring.write(addr - ch.ring.bus, data)
         ch.expected = len(chain)
         ch.nbytes = sum(s.length for s in chain.segments)
-        ch.done.reinit()
         poll = self.config.poll_mode
         if poll:
             ch.wb.write(0, bytes(4))
@@ -331,101 +316,87 @@ class PicoevbRdma:
         ch.t_start = self.platform.now_ns()
         await ch.xdma.start(chain, interrupt=not poll, poll_wb_addr=ch.wb.bus if poll else None)
 
-    async def _wait_irq(self, ch: _Channel, xfer: _Transfer, deadline: float) -> str:
-        p = self.platform
-        while True:
-            if xfer.aborted:
-                return "abort"
-            if not await ch.xdma.status() & Stat.BUSY:
-                return "done"
-            remaining = deadline - p.now_ns()
-            if remaining <= 0 or not await ch.done.wait(remaining):
-                return "abort" if xfer.aborted else "timeout"
-            # re-arm before the status read, so an MSI after the read is not lost
-            ch.done.reinit()
-
-    async def _wait_poll(self, ch: _Channel, xfer: _Transfer, deadline: float) -> str:
-        p, cfg = self.platform, self.config
-        polls = 0
-        while True:
-            if xfer.aborted:
-                return "abort"
-            wb = int.from_bytes(ch.wb.read(0, 4), "little")
-            polls += 1
-            written = regs.WB_ERROR.get(wb) or regs.WB_COUNT.get(wb) >= ch.expected
-            if written or polls % cfg.poll_status_every == 0:
-                if not await ch.xdma.status() & Stat.BUSY:
-                    return "done"
-            if p.now_ns() >= deadline:
-                return "timeout"
-            await p.sleep_ns(min(cfg.poll_interval_ns, max(1.0, deadline - p.now_ns())))
-
-    async def _halt(self, ch: _Channel) -> tuple[int, int, bool]:
-        """Clear Run and wait (bounded) for the engine to drain; (status, count, busy)."""
-        p = self.platform
-        await ch.xdma.stop()
-        end = p.now_ns() + self.config.stop_drain_ns
-        status = await ch.xdma.status()
-        while status & Stat.BUSY and p.now_ns() < end:
-            await p.sleep_ns(200)
-            status = await ch.xdma.status()
-        status = await ch.xdma.status_clear() | (status & Stat.BUSY)
-        return status, await ch.xdma.completed_count(), bool(status & Stat.BUSY)
-
     async def _dump(self, ch: _Channel, status: int, count: int, why: str) -> None:
         p = self.platform
         x = ch.xdma
         desc = (await p.ioread32(BAR_DMA, x.sgreg(regs.SG_DESC_HI)) << 32) | await p.ioread32(
-            BAR_DMA, x.sgreg(regs.SG_DESC_LO))
+            BAR_DMA, x.sgreg(regs.SG_DESC_LO)
+        )
         control = await p.ioread32(BAR_DMA, x.reg(regs.CH_CONTROL))
         req = await p.ioread32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_INT_REQ))
-        log.warning("%s: %s %s: status %#010x (%s), completed %d of %d descriptors, "
-                    "control %#010x, first descriptor %#x, channel irq request %#x, "
-                    "MSIs on vector %d: %d", self.name, ch.name, why, status,
-                    regs.describe_status(status, ch.direction), count, ch.expected, control,
-                    desc, req, ch.vector, self.irq_count[ch.vector])
+        log.warning(
+            "%s: %s %s: status %#010x (%s), completed %d of %d descriptors, "
+            "control %#010x, first descriptor %#x, channel irq request %#x, "
+            "MSIs on vector %d: %d",
+            self.name,
+            ch.name,
+            why,
+            status,
+            regs.describe_status(status, ch.direction),
+            count,
+            ch.expected,
+            control,
+            desc,
+            req,
+            ch.vector,
+            p.irq_count(ch.vector),
+        )
 
     async def _finish(self, ch: _Channel, xfer: _Transfer) -> int:
         """Wait for the chain on ``ch``, stop the channel, check it: 0 or -errno."""
-        p = self.platform
-        deadline = ch.t_start + self.timeout_ns(ch.nbytes)
+        p, cfg = self.platform, self.config
         try:
-            if self.config.poll_mode:
-                outcome = await self._wait_poll(ch, xfer, deadline)
-            else:
-                outcome = await self._wait_irq(ch, xfer, deadline)
+            outcome = await ch.xdma.wait(
+                ch.t_start + self.timeout_ns(ch.nbytes),
+                interrupt=not cfg.poll_mode,
+                writeback=ch.writeback if cfg.poll_mode else None,
+                expected=ch.expected,
+                aborted=lambda: xfer.aborted is not None,
+                poll_interval_ns=cfg.poll_interval_ns,
+                status_every=cfg.poll_status_every,
+            )
         finally:
             xfer.waiting.discard(ch)
-        if outcome == "done":
-            status = await ch.xdma.status_clear()
-            count = await ch.xdma.completed_count()
-            await ch.xdma.stop()
+        res = await ch.xdma.finish(outcome, ch.t_start, cfg.stop_drain_ns)
+        status, count = res.status, res.completed_count
+        if outcome is Outcome.DONE:
             if xfer.aborted:
                 rc = -errno.EFAULT
             elif status & FAIL_BITS:
                 await self._dump(ch, status, count, "failed")
                 rc = -errno.EIO
             elif count != ch.expected:
-                await self._dump(ch, status, count,
-                                 f"completed count {count} != chain length {ch.expected}")
+                await self._dump(
+                    ch, status, count, f"completed count {count} != chain length {ch.expected}"
+                )
                 rc = -errno.EIO
             else:
                 rc = 0
+        elif outcome is Outcome.TIMEOUT:
+            hint = (
+                "still busy after stop"
+                if res.busy
+                else "engine idle: the interrupt was lost"
+                if count == ch.expected
+                else "engine stopped early"
+            )
+            await self._dump(
+                ch, status, count, f"timed out after {self.timeout_ns(ch.nbytes):.0f} ns ({hint})"
+            )
+            rc = -errno.ETIMEDOUT
         else:
-            status, count, busy = await self._halt(ch)
-            if outcome == "timeout":
-                hint = ("still busy after stop" if busy else
-                        "engine idle: the interrupt was lost" if count == ch.expected else
-                        "engine stopped early")
-                await self._dump(ch, status, count,
-                                 f"timed out after {self.timeout_ns(ch.nbytes):.0f} ns ({hint})")
-                rc = -errno.ETIMEDOUT
-            else:
-                log.warning("%s: %s stopped after %d of %d descriptors: %s", self.name,
-                            ch.name, count, ch.expected, xfer.aborted)
-                rc = -errno.EFAULT
-        self.runs.append(RunRecord(ch.direction, ch.t_start, p.now_ns(), ch.expected,
-                                   ch.nbytes, rc))
+            log.warning(
+                "%s: %s stopped after %d of %d descriptors: %s",
+                self.name,
+                ch.name,
+                count,
+                ch.expected,
+                xfer.aborted,
+            )
+            rc = -errno.EFAULT
+        self.runs.append(
+            RunRecord(ch.direction, ch.t_start, p.now_ns(), ch.expected, ch.nbytes, rc)
+        )
         return rc
 
     async def _run(self, direction: Target, segs: list[Segment], xfer: _Transfer) -> int:
@@ -437,7 +408,7 @@ class PicoevbRdma:
         for i in range(0, len(segs), MAX_CHAIN):
             if xfer.aborted:
                 return -errno.EFAULT
-            await self._start(ch, segs[i:i + MAX_CHAIN], xfer)
+            await self._start(ch, segs[i : i + MAX_CHAIN], xfer)
             rc = await self._finish(ch, xfer)
             if rc:
                 return rc
@@ -447,15 +418,20 @@ class PicoevbRdma:
         """Source -> card RAM -> destination in chunks of half the card RAM, the H2C of
         chunk k+1 overlapping the C2H of chunk k."""
         half = min(self.fpga_ram_size // 2, H2C2H_CHUNK_MAX)
-        chunks = [(off, min(half, length - off), (k % 2) * half)
-                  for k, off in enumerate(range(0, length, half))]
-        h2c_segs = [pair_scatter(slice_scatter(src, off, n), [(card, n)])
-                    for off, n, card in chunks]
-        c2h_segs = [pair_scatter([(card, n)], slice_scatter(dst, off, n))
-                    for off, n, card in chunks]
+        chunks = [
+            (off, min(half, length - off), (k % 2) * half)
+            for k, off in enumerate(range(0, length, half))
+        ]
+        h2c_segs = [
+            pair_scatter(slice_scatter(src, off, n), [(card, n)]) for off, n, card in chunks
+        ]
+        c2h_segs = [
+            pair_scatter([(card, n)], slice_scatter(dst, off, n)) for off, n, card in chunks
+        ]
         h2c, c2h = self._chans[Target.H2C], self._chans[Target.C2H]
         if not all(self._check_alignment(h2c, s) for s in h2c_segs) or not all(
-                self._check_alignment(c2h, s) for s in c2h_segs):
+            self._check_alignment(c2h, s) for s in c2h_segs
+        ):
             return -errno.EINVAL
         if xfer.aborted:
             return -errno.EFAULT
@@ -519,19 +495,21 @@ class PicoevbFile:
             return True
         return False
 
-    def _get_userbuf(self, ptr: int, length: int, is_cuda: bool,
-                     xfer: _Transfer) -> tuple[int, _UserBuf | None]:
+    def _get_userbuf(
+        self, ptr: int, length: int, is_cuda: bool, xfer: _Transfer
+    ) -> tuple[int, _UserBuf | None]:
         """The bus chunks of a host pointer or a CUDA handle, ``length`` bytes."""
         if is_cuda:
             if ptr > INT_MAX:
                 return -errno.EINVAL, None
             surf = self.surfaces.get(ptr)
-            if surf is None:            # unknown, or dropped by the free callback
+            if surf is None:  # unknown, or dropped by the free callback
                 return -errno.EINVAL, None
             if length > surf.length:
                 return -errno.EINVAL, None
-            rc, mapping = self.drv.p2p.nvidia_p2p_dma_map_pages(self.drv.platform.pci_dev,
-                                                                surf.page_table)
+            rc, mapping = self.drv.p2p.nvidia_p2p_dma_map_pages(
+                self.drv.platform.pci_dev, surf.page_table
+            )
             if rc:
                 return rc, None
             surf.maps.append(mapping)
@@ -546,8 +524,9 @@ class PicoevbFile:
             return -errno.EFAULT, None
         return 0, _UserBuf(page_chunks(frames, PAGE_SIZE, offset, length))
 
-    async def _dma(self, src: tuple[int, bool] | None, dst: tuple[int, bool] | None,
-                   card: int, length: int) -> tuple[int, int]:
+    async def _dma(
+        self, src: tuple[int, bool] | None, dst: tuple[int, bool] | None, card: int, length: int
+    ) -> tuple[int, int]:
         """Run one DMA ioctl's transfer; (rc, dma_time_ns)."""
         drv = self.drv
         xfer = _Transfer(drv)
@@ -568,11 +547,9 @@ class PicoevbFile:
                 if sides[0] is not None and sides[1] is not None:
                     rc = await drv._h2c2h(sides[0], sides[1], length, xfer)
                 elif sides[0] is not None:
-                    rc = await drv._run(Target.H2C, pair_scatter(sides[0], [(card, length)]),
-                                        xfer)
+                    rc = await drv._run(Target.H2C, pair_scatter(sides[0], [(card, length)]), xfer)
                 else:
-                    rc = await drv._run(Target.C2H, pair_scatter([(card, length)], sides[1]),
-                                        xfer)
+                    rc = await drv._run(Target.C2H, pair_scatter([(card, length)], sides[1]), xfer)
                 t1 = drv.platform.now_ns()
             return rc, round(t1 - t0)
         finally:
@@ -594,7 +571,7 @@ class PicoevbFile:
         if cmd == uapi.PICOEVB_IOC_LED:
             if not isinstance(arg, int):
                 return -errno.EINVAL
-            await self.drv.platform.iowrite32(BAR_GPIO, regs.USER_LED, arg & 0xFFFFFFFF)
+            await self.drv.platform.iowrite32(BAR_USER, regs.USER_LED, arg & 0xFFFFFFFF)
             return 0
         ctype = uapi.ARG_TYPES[cmd]
         assert ctype is not None
@@ -620,15 +597,22 @@ class PicoevbFile:
             return -errno.EINVAL, None
         va, offset, aligned_len = pin_range(p.va, p.size)
         surf = _Surface(self, va, offset, p.size)
-        rc, pt = self.drv.p2p.nvidia_p2p_get_pages(0, 0, va, aligned_len,
-                                                   self.drv._p2p_free_callback, surf)
+        rc, pt = self.drv.p2p.nvidia_p2p_get_pages(
+            0, 0, va, aligned_len, self.drv._p2p_free_callback, surf
+        )
         if rc:
             return rc, None
         surf.page_table = pt
         surf.handle = self._idr_alloc(surf)
         p.handle = surf.handle
-        log.info("%s: pinned va %#x + %#x as handle %d (%d pages)", self.drv.name, p.va,
-                 p.size, surf.handle, aligned_len >> 16)
+        log.info(
+            "%s: pinned va %#x + %#x as handle %d (%d pages)",
+            self.drv.name,
+            p.va,
+            p.size,
+            surf.handle,
+            aligned_len >> 16,
+        )
         return 0, p
 
     async def _put(self, surf: _Surface) -> int:
@@ -650,9 +634,12 @@ class PicoevbFile:
     async def _h2c2h_dma(self, p: uapi.picoevb_rdma_h2c2h_dma):
         if p.flags & ~H2C2H_FLAGS or p.len == 0:
             return -errno.EINVAL, None
-        rc, t = await self._dma((p.src, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA)),
-                                (p.dst, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA)),
-                                0, p.len)
+        rc, t = await self._dma(
+            (p.src, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA)),
+            (p.dst, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA)),
+            0,
+            p.len,
+        )
         p.dma_time_ns = t
         return rc, p
 
@@ -712,18 +699,24 @@ class PicoevbFile:
 
     async def h2c2h_dma(self, src: int, dst: int, length: int, flags: int = 0) -> int:
         """Source -> card -> destination; the DMA time in ns."""
-        return await self._timed(uapi.PICOEVB_IOC_H2C2H_DMA, uapi.picoevb_rdma_h2c2h_dma(
-            src=src, dst=dst, len=length, flags=flags))
+        return await self._timed(
+            uapi.PICOEVB_IOC_H2C2H_DMA,
+            uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=length, flags=flags),
+        )
 
     async def h2c_dma(self, src: int, card: int, length: int, flags: int = 0) -> int:
         """Source -> card RAM at ``card``; the DMA time in ns."""
-        return await self._timed(uapi.PICOEVB_IOC_H2C_DMA, uapi.picoevb_rdma_h2c_dma(
-            src=src, dst=card, len=length, flags=flags))
+        return await self._timed(
+            uapi.PICOEVB_IOC_H2C_DMA,
+            uapi.picoevb_rdma_h2c_dma(src=src, dst=card, len=length, flags=flags),
+        )
 
     async def c2h_dma(self, dst: int, card: int, length: int, flags: int = 0) -> int:
         """Card RAM at ``card`` -> destination; the DMA time in ns."""
-        return await self._timed(uapi.PICOEVB_IOC_C2H_DMA, uapi.picoevb_rdma_c2h_dma(
-            dst=dst, src=card, len=length, flags=flags))
+        return await self._timed(
+            uapi.PICOEVB_IOC_C2H_DMA,
+            uapi.picoevb_rdma_c2h_dma(dst=dst, src=card, len=length, flags=flags),
+        )
 
 
 async def ioctl(fd: PicoevbFile, request: int, arg=0) -> int:

@@ -66,6 +66,10 @@ class Platform(Protocol):
         """Call ``handler()`` whenever MSI ``vector`` arrives."""
         ...
 
+    def irq_count(self, vector: int) -> int:
+        """MSIs delivered on ``vector`` so far (``/proc/interrupts``)."""
+        ...
+
     async def ioread32(self, bar: int, offset: int) -> int:
         """A 32-bit MMIO read of BAR ``bar`` (non-posted: returns the register value)."""
         ...

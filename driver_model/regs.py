@@ -35,6 +35,13 @@ class Field:
         return value << self.shift
 
 
+# --- BARs of the FPGA function --------------------------------------------------------------
+BAR_USER = 0  # the user BAR: LED and card RAM size registers (the picoevb's BAR0)
+BAR_DMA = 1  # the XDMA register space (PG195 "DMA/Bridge Subsystem registers")
+BAR_USER_SIZE = 4 << 10
+BAR_DMA_SIZE = 64 << 10
+
+
 # --- targets (PG195 "DMA register space") ------------------------------------------------
 class Target(enum.IntEnum):
     """Target block, address bits [15:12]; also the identifier's bits [19:16]."""
@@ -49,9 +56,13 @@ class Target(enum.IntEnum):
     MSIX = 0x8
 
 
-TARGET_SHIFT = 12
-CHANNEL_SHIFT = 8
-CHANNEL_STRIDE = 0x100
+# a DMA BAR offset: target [15:12], channel [11:8], register [7:0]
+ADDR_TARGET = Field(12, 4)
+ADDR_CHANNEL = Field(8, 4)
+ADDR_REG = Field(0, 8)
+TARGET_SHIFT = ADDR_TARGET.shift
+CHANNEL_SHIFT = ADDR_CHANNEL.shift
+CHANNEL_STRIDE = 1 << CHANNEL_SHIFT
 
 
 def block_base(target: Target, channel: int = 0) -> int:
@@ -132,8 +143,9 @@ CTRL_IE_ALL = (
 )
 # the picoevb driver's start value: every ie_* bit and Run
 PICOEVB_CONTROL_START = 0x00FFFE7F
-CTRL_WRITABLE = int(CTRL_IE_ALL | Ctrl.RUN | Ctrl.NON_INC_MODE | Ctrl.POLLMODE_WB_ENABLE
-                    | Ctrl.STREAM_WB_DISABLE)
+CTRL_WRITABLE = int(
+    CTRL_IE_ALL | Ctrl.RUN | Ctrl.NON_INC_MODE | Ctrl.POLLMODE_WB_ENABLE | Ctrl.STREAM_WB_DISABLE
+)
 
 
 class Stat(enum.IntFlag):
@@ -152,6 +164,8 @@ STAT_READ_ERROR = Field(9, 5)
 STAT_WRITE_ERROR = Field(14, 5)
 STAT_DESC_ERROR = Field(19, 5)
 STAT_LOGGED_MASK = 0x00FFFE7E
+# the status bits an engine event can set: [23:0]
+STAT_EVENT_WIDTH = STAT_DESC_ERROR.shift + STAT_DESC_ERROR.width
 
 
 class PcieErr(enum.IntFlag):
@@ -174,8 +188,11 @@ class AxiErr(enum.IntFlag):
     SLAVE = 1 << 1
 
 
-STAT_ERROR_MASK = STAT_READ_ERROR.mask | STAT_WRITE_ERROR.mask | STAT_DESC_ERROR.mask | int(
-    Stat.MAGIC_STOPPED | Stat.INVALID_LENGTH | Stat.ALIGN_MISMATCH
+STAT_ERROR_MASK = (
+    STAT_READ_ERROR.mask
+    | STAT_WRITE_ERROR.mask
+    | STAT_DESC_ERROR.mask
+    | int(Stat.MAGIC_STOPPED | Stat.INVALID_LENGTH | Stat.ALIGN_MISMATCH)
 )
 
 
@@ -184,13 +201,16 @@ def describe_status(status: int, direction: Target = Target.H2C) -> str:
     the encoding of ``direction`` (read_error is PCIe-side on H2C, AXI-side on C2H)."""
     names = [b.name.lower() for b in Stat if status & b and b.name]
     pcie_read = direction == Target.H2C
-    for fld, name, enc in ((STAT_READ_ERROR, "read_error", PcieErr if pcie_read else AxiErr),
-                           (STAT_WRITE_ERROR, "write_error", AxiErr if pcie_read else PcieErr),
-                           (STAT_DESC_ERROR, "desc_error", PcieErr)):
+    for fld, name, enc in (
+        (STAT_READ_ERROR, "read_error", PcieErr if pcie_read else AxiErr),
+        (STAT_WRITE_ERROR, "write_error", AxiErr if pcie_read else PcieErr),
+        (STAT_DESC_ERROR, "desc_error", PcieErr),
+    ):
         v = fld.get(status)
         if v:
             names.append(f"{name}={'|'.join(e.name for e in enc if v & e and e.name) or hex(v)}")
     return " ".join(names) if names else "0"
+
 
 ALIGN_ADDR = Field(16, 8)
 ALIGN_LEN_GRANULARITY = Field(8, 8)
@@ -230,6 +250,8 @@ SGC_CREDIT_MODE_W1S = 0x24
 SGC_CREDIT_MODE_W1C = 0x28
 SGC_H2C_DESC_HALT = Field(0, 4)
 SGC_C2H_DESC_HALT = Field(16, 4)
+# the writable bits of the halt and credit-mode registers: one per channel, each direction
+SGC_CHANNELS_MASK = SGC_H2C_DESC_HALT.mask | SGC_C2H_DESC_HALT.mask
 
 # --- IRQ block (0x2000) ------------------------------------------------------------------
 IRQ_IDENTIFIER = 0x00
@@ -247,6 +269,11 @@ IRQ_USER_VECTOR = (0x80, 0x84, 0x88, 0x8C)
 IRQ_CHAN_VECTOR = 0xA0
 IRQ_VECTOR_FIELD_WIDTH = 5
 IRQ_VECTOR_STRIDE = 8
+# four vector fields per vector register, each IRQ_VECTOR_FIELD_WIDTH bits
+IRQ_VECTOR_MASK = sum(
+    ((1 << IRQ_VECTOR_FIELD_WIDTH) - 1) << (i * IRQ_VECTOR_STRIDE) for i in range(4)
+)
+IRQ_USER_INT_FIELD = Field(0, 16)  # user interrupt enable/request/pending: one bit each
 
 
 def chan_irq_bit(direction: Target, channel: int = 0, h2c_channels: int = 1) -> int:
@@ -272,6 +299,14 @@ CFG_AXI_MRRS = 0x44
 CFG_WR_FLUSH_TIMEOUT = 0x60
 SYSTEM_ID_VALUE = 0xFF01
 DATA_WIDTH_ENCODING = {64: 0, 128: 1, 256: 2, 512: 3}
+CFG_BUS_FIELD = Field(8, 8)  # CFG_BUSDEV: the bus number
+CFG_SIZE_FIELD = Field(0, 3)  # CFG_MPS/MRRS/AXI_*: encoded 128 << n bytes
+CFG_MSI_FIELD = Field(0)  # CFG_MSI_ENABLE: MSI enabled by the host
+CFG_DATA_WIDTH_FIELD = Field(0, 3)
+# PG195 "Config PCIE Control": relaxed ordering on read requests (stored only here; PG195's
+# reset value is 1, this engine's 0)
+CFG_PCIE_CTRL_RELAXED_ORDERING = Field(0)
+CFG_WR_FLUSH_TIMEOUT_FIELD = Field(0, 5)
 
 # --- BAR0 user space -------------------------------------------------------------------
 USER_LED = 0x0
@@ -332,57 +367,132 @@ def register_table() -> list[RegInfo]:
     for d in (Target.H2C, Target.C2H):
         n = d.name
         rows += [
-            RegInfo(ch_reg(d, CH_IDENTIFIER), f"{n} identifier", "RO", identifier(d),
-                    "0x1FC, target, stream=0, channel, version"),
-            RegInfo(ch_reg(d, CH_CONTROL), f"{n} control", "RW", 0,
-                    "Run [0], ie_* [23:19,18:14,13:9,6:1], pollmode_wb_enable [26]"),
+            RegInfo(
+                ch_reg(d, CH_IDENTIFIER),
+                f"{n} identifier",
+                "RO",
+                identifier(d),
+                "0x1FC, target, stream=0, channel, version",
+            ),
+            RegInfo(
+                ch_reg(d, CH_CONTROL),
+                f"{n} control",
+                "RW",
+                0,
+                "Run [0], ie_* [23:19,18:14,13:9,6:1], pollmode_wb_enable [26]",
+            ),
             RegInfo(ch_reg(d, CH_CONTROL_W1S), f"{n} control W1S", "W1S", None, "set control bits"),
-            RegInfo(ch_reg(d, CH_CONTROL_W1C), f"{n} control W1C", "W1C", None,
-                    "clear control bits"),
-            RegInfo(ch_reg(d, CH_STATUS), f"{n} status", "RW1C", 0,
-                    "descr/write/read_error, idle/magic/align/len, completed, stopped, busy [0]"),
-            RegInfo(ch_reg(d, CH_STATUS_RC), f"{n} status (clear on read)", "RC", 0,
-                    "same bits, cleared by the read"),
-            RegInfo(ch_reg(d, CH_COMPLETED_COUNT), f"{n} completed descriptor count", "RO", 0,
-                    "cleared when Run rises"),
-            RegInfo(ch_reg(d, CH_ALIGNMENTS), f"{n} alignments", "RO", ALIGNMENTS_VALUE,
-                    "address alignment 1, length granularity 1, 64 address bits"),
-            RegInfo(ch_reg(d, CH_POLL_WB_LO), f"{n} poll-mode write-back address low", "RW", 0,
-                    "{err[31], count[23:0]} written here"),
-            RegInfo(ch_reg(d, CH_POLL_WB_HI), f"{n} poll-mode write-back address high", "RW", 0,
-                    ""),
-            RegInfo(ch_reg(d, CH_INT_MASK), f"{n} interrupt enable mask", "RW", 0,
-                    "same bit positions as the ie_* bits"),
+            RegInfo(
+                ch_reg(d, CH_CONTROL_W1C), f"{n} control W1C", "W1C", None, "clear control bits"
+            ),
+            RegInfo(
+                ch_reg(d, CH_STATUS),
+                f"{n} status",
+                "RW1C",
+                0,
+                "descr/write/read_error, idle/magic/align/len, completed, stopped, busy [0]",
+            ),
+            RegInfo(
+                ch_reg(d, CH_STATUS_RC),
+                f"{n} status (clear on read)",
+                "RC",
+                0,
+                "same bits, cleared by the read",
+            ),
+            RegInfo(
+                ch_reg(d, CH_COMPLETED_COUNT),
+                f"{n} completed descriptor count",
+                "RO",
+                0,
+                "cleared when Run rises",
+            ),
+            RegInfo(
+                ch_reg(d, CH_ALIGNMENTS),
+                f"{n} alignments",
+                "RO",
+                ALIGNMENTS_VALUE,
+                "address alignment 1, length granularity 1, 64 address bits",
+            ),
+            RegInfo(
+                ch_reg(d, CH_POLL_WB_LO),
+                f"{n} poll-mode write-back address low",
+                "RW",
+                0,
+                "{err[31], count[23:0]} written here",
+            ),
+            RegInfo(
+                ch_reg(d, CH_POLL_WB_HI), f"{n} poll-mode write-back address high", "RW", 0, ""
+            ),
+            RegInfo(
+                ch_reg(d, CH_INT_MASK),
+                f"{n} interrupt enable mask",
+                "RW",
+                0,
+                "same bit positions as the ie_* bits",
+            ),
             RegInfo(ch_reg(d, CH_INT_MASK_W1S), f"{n} interrupt enable mask W1S", "W1S", None, ""),
             RegInfo(ch_reg(d, CH_INT_MASK_W1C), f"{n} interrupt enable mask W1C", "W1C", None, ""),
-            RegInfo(ch_reg(d, CH_PERF_CTRL), f"{n} performance control", "RW", 0,
-                    "run [2], clear [1] (self-clearing), auto [0]"),
+            RegInfo(
+                ch_reg(d, CH_PERF_CTRL),
+                f"{n} performance control",
+                "RW",
+                0,
+                "run [2], clear [1] (self-clearing), auto [0]",
+            ),
             RegInfo(ch_reg(d, CH_PERF_CYC_LO), f"{n} performance cycle count low", "RO", 0, ""),
             RegInfo(ch_reg(d, CH_PERF_CYC_HI), f"{n} performance cycle count high", "RO", 0, ""),
-            RegInfo(ch_reg(d, CH_PERF_DATA_LO), f"{n} performance data count low", "RO", 0,
-                    "bytes of completed descriptors"),
+            RegInfo(
+                ch_reg(d, CH_PERF_DATA_LO),
+                f"{n} performance data count low",
+                "RO",
+                0,
+                "bytes of completed descriptors",
+            ),
             RegInfo(ch_reg(d, CH_PERF_DATA_HI), f"{n} performance data count high", "RO", 0, ""),
         ]
     rows += [
         RegInfo(irq_reg(IRQ_IDENTIFIER), "IRQ identifier", "RO", identifier(Target.IRQ), ""),
-        RegInfo(irq_reg(IRQ_USER_INT_EN), "user interrupt enable", "RW", 0,
-                "stored; no user interrupt inputs"),
+        RegInfo(
+            irq_reg(IRQ_USER_INT_EN),
+            "user interrupt enable",
+            "RW",
+            0,
+            "stored; no user interrupt inputs",
+        ),
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1S), "user interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1C), "user interrupt enable W1C", "W1C", None, ""),
-        RegInfo(irq_reg(IRQ_CHAN_INT_EN), "channel interrupt enable", "RW", 0,
-                "H2C0 [0], C2H0 [1]"),
+        RegInfo(
+            irq_reg(IRQ_CHAN_INT_EN), "channel interrupt enable", "RW", 0, "H2C0 [0], C2H0 [1]"
+        ),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1S), "channel interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1C), "channel interrupt enable W1C", "W1C", None, ""),
         RegInfo(irq_reg(IRQ_USER_INT_REQ), "user interrupt request", "RO", 0, ""),
-        RegInfo(irq_reg(IRQ_CHAN_INT_REQ), "channel interrupt request", "RO", 0,
-                "status & interrupt mask, per channel"),
+        RegInfo(
+            irq_reg(IRQ_CHAN_INT_REQ),
+            "channel interrupt request",
+            "RO",
+            0,
+            "status & interrupt mask, per channel",
+        ),
         RegInfo(irq_reg(IRQ_USER_INT_PEND), "user interrupt pending", "RO", 0, ""),
-        RegInfo(irq_reg(IRQ_CHAN_INT_PEND), "channel interrupt pending", "RO", 0,
-                "request & channel interrupt enable"),
-        *[RegInfo(irq_reg(o), f"user vector number {i}", "RW", 0, "") for i, o in
-          enumerate(IRQ_USER_VECTOR)],
-        RegInfo(irq_reg(IRQ_CHAN_VECTOR), "channel vector number", "RW", 0,
-                "H2C0 [4:0], C2H0 [12:8]: MSI vector"),
+        RegInfo(
+            irq_reg(IRQ_CHAN_INT_PEND),
+            "channel interrupt pending",
+            "RO",
+            0,
+            "request & channel interrupt enable",
+        ),
+        *[
+            RegInfo(irq_reg(o), f"user vector number {i}", "RW", 0, "")
+            for i, o in enumerate(IRQ_USER_VECTOR)
+        ],
+        RegInfo(
+            irq_reg(IRQ_CHAN_VECTOR),
+            "channel vector number",
+            "RW",
+            0,
+            "H2C0 [4:0], C2H0 [12:8]: MSI vector",
+        ),
         RegInfo(cfg_reg(CFG_IDENTIFIER), "config identifier", "RO", identifier(Target.CONFIG), ""),
         RegInfo(cfg_reg(CFG_BUSDEV), "bus/device", "RO", None, "bus [15:8]"),
         RegInfo(cfg_reg(CFG_MPS), "PCIe max payload size", "RO", None, "encoded, 128 << n"),
@@ -400,19 +510,44 @@ def register_table() -> list[RegInfo]:
         sg = Target.H2C_SGDMA if d == Target.H2C else Target.C2H_SGDMA
         rows += [
             RegInfo(sg_reg(d, SG_IDENTIFIER), f"{n} SGDMA identifier", "RO", identifier(sg), ""),
-            RegInfo(sg_reg(d, SG_DESC_LO), f"{n} first descriptor address low", "RW", 0,
-                    "32-byte aligned"),
+            RegInfo(
+                sg_reg(d, SG_DESC_LO),
+                f"{n} first descriptor address low",
+                "RW",
+                0,
+                "32-byte aligned",
+            ),
             RegInfo(sg_reg(d, SG_DESC_HI), f"{n} first descriptor address high", "RW", 0, ""),
-            RegInfo(sg_reg(d, SG_DESC_ADJ), f"{n} first descriptor adjacent count", "RW", 0,
-                    "Dsc_Adj [5:0]"),
-            RegInfo(sg_reg(d, SG_CREDITS), f"{n} descriptor credits", "RW", 0,
-                    "stored (credit mode is a stream feature)"),
+            RegInfo(
+                sg_reg(d, SG_DESC_ADJ),
+                f"{n} first descriptor adjacent count",
+                "RW",
+                0,
+                "Dsc_Adj [5:0]",
+            ),
+            RegInfo(
+                sg_reg(d, SG_CREDITS),
+                f"{n} descriptor credits",
+                "RW",
+                0,
+                "stored (credit mode is a stream feature)",
+            ),
         ]
     rows += [
-        RegInfo(sgc_reg(SGC_IDENTIFIER), "SGDMA common identifier", "RO",
-                identifier(Target.SGDMA_COMMON), ""),
-        RegInfo(sgc_reg(SGC_CONTROL), "descriptor halt", "RW", 0,
-                "h2c halt [3:0], c2h halt [19:16]: no new descriptor fetches"),
+        RegInfo(
+            sgc_reg(SGC_IDENTIFIER),
+            "SGDMA common identifier",
+            "RO",
+            identifier(Target.SGDMA_COMMON),
+            "",
+        ),
+        RegInfo(
+            sgc_reg(SGC_CONTROL),
+            "descriptor halt",
+            "RW",
+            0,
+            "h2c halt [3:0], c2h halt [19:16]: no new descriptor fetches",
+        ),
         RegInfo(sgc_reg(SGC_CONTROL_W1S), "descriptor halt W1S", "W1S", None, ""),
         RegInfo(sgc_reg(SGC_CONTROL_W1C), "descriptor halt W1C", "W1C", None, ""),
         RegInfo(sgc_reg(SGC_CREDIT_MODE), "credit mode enable", "RW", 0, "stored"),
@@ -428,4 +563,235 @@ def register_table_markdown() -> str:
     for r in register_table():
         reset = "-" if r.reset is None else f"0x{r.reset:08X}"
         lines.append(f"| 0x{r.offset:04X} | {r.name} | {r.access} | {reset} | {r.description} |")
+    return "\n".join(lines)
+
+
+# --- the Verilog header the RTL includes ---------------------------------------------------
+VERILOG_HEADER = "pevb_regs.vh"
+
+
+def _lit(value: int, width: int) -> str:
+    """A sized Verilog literal."""
+    return f"{width}'h{value:0{(width + 3) // 4}X}" if width > 4 else f"{width}'d{value}"
+
+
+def _concat(parts: list[tuple[Field, str]], width: int = 32) -> str:
+    """A concatenation placing each expression in its field, zeros elsewhere (MSB first)."""
+    out, pos = [], width
+    for fld, expr in sorted(parts, key=lambda p: -p[0].shift):
+        top = fld.shift + fld.width
+        if top < pos:
+            out.append(f"{pos - top}'d0")
+        out.append(expr)
+        pos = fld.shift
+    if pos:
+        out.append(f"{pos}'d0")
+    return "{" + ", ".join(out) + "}"
+
+
+def verilog_header() -> str:
+    """``hdl/pevb_regs.vh``: every offset, bit position, mask, magic number and error code
+    the RTL uses, as ``PEVB_*`` macros (a bit field is its ``msb:lsb`` range, a flag its
+    bit index). ``make regmap`` writes it; a test fails when it is stale."""
+    from . import desc
+
+    lines = [
+        "// SPDX-License-Identifier: MIT",
+        "// Language: Verilog 2001",
+        "//",
+        "// The XDMA register map, descriptor format and error codes of the engine, generated",
+        "// from driver_model/regs.py and driver_model/desc.py by `make regmap`: do not edit.",
+        "// A bit field is a part-select range (x[`PEVB_F]) with its lowest bit (`PEVB_F_LSB);",
+        "// a flag is a bit index (x[`PEVB_B]).",
+        "",
+        "`ifndef PEVB_REGS_VH",
+        "`define PEVB_REGS_VH",
+    ]
+
+    def section(title: str) -> None:
+        lines.extend(["", f"// {title}"])
+
+    def define(name: str, value: str) -> None:
+        lines.append(f"`define PEVB_{name} {value}")
+
+    def field(name: str, fld: Field) -> None:
+        define(name, f"{fld.shift + fld.width - 1}:{fld.shift}")
+        define(f"{name}_LSB", str(fld.shift))
+
+    def flags(prefix: str, enum_cls: type[enum.IntFlag]) -> None:
+        for member in enum_cls:
+            value = int(member)
+            if member.name and value & (value - 1) == 0:  # single bits
+                define(f"{prefix}_{member.name}", str(value.bit_length() - 1))
+
+    section("BARs of the FPGA function (the BAR id of a completer request) and their sizes")
+    define("BAR_USER", _lit(BAR_USER, 3))
+    define("BAR_DMA", _lit(BAR_DMA, 3))
+    define("BAR_USER_ADDR_WIDTH", str((BAR_USER_SIZE - 1).bit_length()))
+    define("BAR_DMA_ADDR_WIDTH", str((BAR_DMA_SIZE - 1).bit_length()))
+
+    section("DMA BAR offsets: target, channel, register; the targets")
+    field("ADDR_TARGET", ADDR_TARGET)
+    field("ADDR_CHANNEL", ADDR_CHANNEL)
+    field("ADDR_REG", ADDR_REG)
+    for target in Target:
+        define(f"TGT_{target.name}", _lit(int(target), ADDR_TARGET.width))
+
+    section("identifier register of every block")
+    define("ID_SUBSYSTEM_VALUE", _lit(ID_SUBSYSTEM_VALUE, ID_SUBSYSTEM.width))
+    define("ID_VERSION_VALUE", _lit(ID_VERSION_VALUE, ID_VERSION.width))
+    ident = _concat(
+        [
+            (ID_SUBSYSTEM, "`PEVB_ID_SUBSYSTEM_VALUE"),
+            (ID_TARGET, "(tgt)"),
+            (ID_STREAM, "1'b0"),
+            (ID_CHANNEL, "(chn)"),
+            (ID_VERSION, "`PEVB_ID_VERSION_VALUE"),
+        ]
+    )
+    define("IDENTIFIER(tgt, chn)", ident)
+
+    offsets = {
+        "channel registers (H2C and C2H blocks)": (
+            "CH_IDENTIFIER",
+            "CH_CONTROL",
+            "CH_CONTROL_W1S",
+            "CH_CONTROL_W1C",
+            "CH_STATUS",
+            "CH_STATUS_RC",
+            "CH_COMPLETED_COUNT",
+            "CH_ALIGNMENTS",
+            "CH_POLL_WB_LO",
+            "CH_POLL_WB_HI",
+            "CH_INT_MASK",
+            "CH_INT_MASK_W1S",
+            "CH_INT_MASK_W1C",
+            "CH_PERF_CTRL",
+            "CH_PERF_CYC_LO",
+            "CH_PERF_CYC_HI",
+            "CH_PERF_DATA_LO",
+            "CH_PERF_DATA_HI",
+        ),
+        "SGDMA registers": (
+            "SG_IDENTIFIER",
+            "SG_DESC_LO",
+            "SG_DESC_HI",
+            "SG_DESC_ADJ",
+            "SG_CREDITS",
+        ),
+        "SGDMA common registers": (
+            "SGC_IDENTIFIER",
+            "SGC_CONTROL",
+            "SGC_CONTROL_W1S",
+            "SGC_CONTROL_W1C",
+            "SGC_CREDIT_MODE",
+            "SGC_CREDIT_MODE_W1S",
+            "SGC_CREDIT_MODE_W1C",
+        ),
+        "IRQ block registers": (
+            "IRQ_IDENTIFIER",
+            "IRQ_USER_INT_EN",
+            "IRQ_USER_INT_EN_W1S",
+            "IRQ_USER_INT_EN_W1C",
+            "IRQ_CHAN_INT_EN",
+            "IRQ_CHAN_INT_EN_W1S",
+            "IRQ_CHAN_INT_EN_W1C",
+            "IRQ_USER_INT_REQ",
+            "IRQ_CHAN_INT_REQ",
+            "IRQ_USER_INT_PEND",
+            "IRQ_CHAN_INT_PEND",
+            "IRQ_CHAN_VECTOR",
+        ),
+        "config block registers": (
+            "CFG_IDENTIFIER",
+            "CFG_BUSDEV",
+            "CFG_MPS",
+            "CFG_MRRS",
+            "CFG_SYSTEM_ID",
+            "CFG_MSI_ENABLE",
+            "CFG_DATA_WIDTH",
+            "CFG_PCIE_CONTROL",
+            "CFG_AXI_MPS",
+            "CFG_AXI_MRRS",
+            "CFG_WR_FLUSH_TIMEOUT",
+        ),
+    }
+    g = globals()
+    for title, names in offsets.items():
+        section(title)
+        for name in names:
+            define(name, _lit(g[name], ADDR_REG.width))
+        if names[0] == "IRQ_IDENTIFIER":
+            for i, off in enumerate(IRQ_USER_VECTOR):
+                define(f"IRQ_USER_VECTOR{i}", _lit(off, ADDR_REG.width))
+
+    section("channel control bits and writable mask; the poll-mode write-back word")
+    flags("CTRL", Ctrl)
+    define("CTRL_WRITABLE", _lit(CTRL_WRITABLE, 32))
+    field("WB_COUNT", WB_COUNT)
+    define("WB_ERROR", str(WB_ERROR.shift))
+
+    section("channel status bits, error fields, the loggable mask and the event width")
+    flags("STAT", Stat)
+    field("STAT_READ_ERROR", STAT_READ_ERROR)
+    field("STAT_WRITE_ERROR", STAT_WRITE_ERROR)
+    field("STAT_DESC_ERROR", STAT_DESC_ERROR)
+    define("STAT_LOGGED_MASK", _lit(STAT_LOGGED_MASK, 32))
+    define("STAT_EVENT_WIDTH", str(STAT_EVENT_WIDTH))
+
+    section("error codes of the status error fields: PCIe side, card (AXI) side")
+    for e in PcieErr:
+        define(f"PCIE_ERR_{e.name}", _lit(int(e), STAT_READ_ERROR.width))
+    for e in AxiErr:
+        define(f"AXI_ERR_{e.name}", _lit(int(e), STAT_READ_ERROR.width))
+
+    section("other fields and values")
+    define("ALIGNMENTS_VALUE", _lit(ALIGNMENTS_VALUE, 32))
+    define("SYSTEM_ID_VALUE", _lit(SYSTEM_ID_VALUE, 32))
+    flags("PERF", Perf)
+    field("PERF_CTRL", Field(0, max(int(p) for p in Perf).bit_length()))
+    field("SG_DESC_ADJ_FIELD", SG_DESC_ADJ_FIELD)
+    field("SG_CREDITS_FIELD", SG_CREDITS_FIELD)
+    define("SGC_CHANNELS_MASK", _lit(SGC_CHANNELS_MASK, 32))
+    field("SGC_H2C_DESC_HALT", SGC_H2C_DESC_HALT)
+    field("SGC_C2H_DESC_HALT", SGC_C2H_DESC_HALT)
+    define("IRQ_VECTOR_MASK", _lit(IRQ_VECTOR_MASK, 32))
+    define("IRQ_VECTOR_WIDTH", str(IRQ_VECTOR_FIELD_WIDTH))
+    define("IRQ_VECTOR_STRIDE", str(IRQ_VECTOR_STRIDE))
+    field("IRQ_USER_INT_FIELD", IRQ_USER_INT_FIELD)
+    field("CFG_BUS_FIELD", CFG_BUS_FIELD)
+    field("CFG_SIZE_FIELD", CFG_SIZE_FIELD)
+    define("CFG_MSI_FIELD", str(CFG_MSI_FIELD.shift))
+    field("CFG_DATA_WIDTH_FIELD", CFG_DATA_WIDTH_FIELD)
+    width_enc = " : ".join(
+        f"(w) == {w} ? {_lit(code, CFG_DATA_WIDTH_FIELD.width)}"
+        for w, code in DATA_WIDTH_ENCODING.items()
+    )
+    define("DATA_WIDTH_ENC(w)", f"({width_enc} : {_lit(7, CFG_DATA_WIDTH_FIELD.width)})")
+    define("CFG_PCIE_CTRL_RELAXED_ORDERING", str(CFG_PCIE_CTRL_RELAXED_ORDERING.shift))
+    field("CFG_WR_FLUSH_TIMEOUT_FIELD", CFG_WR_FLUSH_TIMEOUT_FIELD)
+
+    section("user BAR")
+    define("USER_LED", _lit(USER_LED, 8))
+    define("USER_RAM_SIZE", _lit(USER_RAM_SIZE, 8))
+    field("LED_FIELD", LED_FIELD)
+    define("LED_RESET_VALUE", _lit(LED_RESET_VALUE, LED_FIELD.width))
+
+    section("descriptors: the DWORD index of each word, control word fields and flag bits,")
+    lines.append("// the length field, the magic")
+    dw_bits = (desc.DESC_SIZE // 4 - 1).bit_length()
+    for name in ("CONTROL", "LENGTH", "SRC", "DST", "NEXT"):
+        dw = getattr(desc, f"DESC_{name}_OFFSET") // 4
+        if name in ("SRC", "DST", "NEXT"):
+            define(f"DESC_DW_{name}_LO", _lit(dw, dw_bits))
+            define(f"DESC_DW_{name}_HI", _lit(dw + 1, dw_bits))
+        else:
+            define(f"DESC_DW_{name}", _lit(dw, dw_bits))
+    field("DESC_MAGIC_FIELD", desc.CTRL_MAGIC)
+    field("DESC_NXT_ADJ", desc.CTRL_NXT_ADJ)
+    flags("DESC", desc.DescFlag)
+    field("DESC_LEN", desc.LEN_FIELD)
+    define("DESC_MAGIC", _lit(desc.DESC_MAGIC, desc.CTRL_MAGIC.width))
+
+    lines.extend(["", "`endif", ""])
     return "\n".join(lines)

@@ -15,8 +15,7 @@ def page_chunks(addresses: Sequence[int], page_size: int, offset: int, length: i
     bus addresses are ``addresses``: one chunk per page (the first one offset), merged
     where consecutive pages are contiguous on the bus."""
     if offset < 0 or length <= 0 or offset + length > len(addresses) * page_size:
-        raise ValueError(f"{length} bytes at offset {offset:#x} outside the "
-                         f"{len(addresses)} pages")
+        raise ValueError(f"{length} bytes at offset {offset:#x} outside the {len(addresses)} pages")
     out: Scatter = []
     pos = offset
     end = offset + length

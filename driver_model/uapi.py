@@ -27,12 +27,19 @@ IOC_READ = 2
 def IOC(direction: int, type_: int | str, nr: int, size: int) -> int:
     """``_IOC(dir, type, nr, size)``."""
     t = ord(type_) if isinstance(type_, str) else type_
-    if not (0 <= direction < 1 << IOC_DIRBITS and 0 <= t < 1 << IOC_TYPEBITS
-            and 0 <= nr < 1 << IOC_NRBITS and 0 <= size < 1 << IOC_SIZEBITS):
-        raise ValueError(f"_IOC field out of range: dir={direction} type={t} nr={nr} "
-                         f"size={size}")
-    return (direction << IOC_DIRSHIFT) | (t << IOC_TYPESHIFT) | (nr << IOC_NRSHIFT) | (
-        size << IOC_SIZESHIFT)
+    if not (
+        0 <= direction < 1 << IOC_DIRBITS
+        and 0 <= t < 1 << IOC_TYPEBITS
+        and 0 <= nr < 1 << IOC_NRBITS
+        and 0 <= size < 1 << IOC_SIZEBITS
+    ):
+        raise ValueError(f"_IOC field out of range: dir={direction} type={t} nr={nr} size={size}")
+    return (
+        (direction << IOC_DIRSHIFT)
+        | (t << IOC_TYPESHIFT)
+        | (nr << IOC_NRSHIFT)
+        | (size << IOC_SIZESHIFT)
+    )
 
 
 def IOW(type_: int | str, nr: int, ctype: type) -> int:
@@ -99,8 +106,7 @@ class picoevb_rdma_card_info(_Struct):
 class picoevb_rdma_pin_cuda(_Struct):
     """``PICOEVB_IOC_PIN_CUDA``: ``va``/``size`` in, ``handle`` out."""
 
-    _fields_ = [("va", ctypes.c_uint64), ("size", ctypes.c_uint64),
-                ("handle", ctypes.c_uint32)]
+    _fields_ = [("va", ctypes.c_uint64), ("size", ctypes.c_uint64), ("handle", ctypes.c_uint32)]
 
 
 class picoevb_rdma_unpin_cuda(_Struct):
@@ -112,22 +118,37 @@ class picoevb_rdma_unpin_cuda(_Struct):
 class picoevb_rdma_h2c2h_dma(_Struct):
     """``PICOEVB_IOC_H2C2H_DMA``: host/GPU -> FPGA RAM -> host/GPU."""
 
-    _fields_ = [("src", ctypes.c_uint64), ("dst", ctypes.c_uint64), ("len", ctypes.c_uint64),
-                ("flags", ctypes.c_uint64), ("dma_time_ns", ctypes.c_uint64)]
+    _fields_ = [
+        ("src", ctypes.c_uint64),
+        ("dst", ctypes.c_uint64),
+        ("len", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("dma_time_ns", ctypes.c_uint64),
+    ]
 
 
 class picoevb_rdma_h2c_dma(_Struct):
     """``PICOEVB_IOC_H2C_DMA``: host/GPU -> FPGA RAM offset ``dst``."""
 
-    _fields_ = [("src", ctypes.c_uint64), ("dst", ctypes.c_uint64), ("len", ctypes.c_uint64),
-                ("flags", ctypes.c_uint64), ("dma_time_ns", ctypes.c_uint64)]
+    _fields_ = [
+        ("src", ctypes.c_uint64),
+        ("dst", ctypes.c_uint64),
+        ("len", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("dma_time_ns", ctypes.c_uint64),
+    ]
 
 
 class picoevb_rdma_c2h_dma(_Struct):
     """``PICOEVB_IOC_C2H_DMA``: FPGA RAM offset ``src`` -> host/GPU (``dst`` first)."""
 
-    _fields_ = [("dst", ctypes.c_uint64), ("src", ctypes.c_uint64), ("len", ctypes.c_uint64),
-                ("flags", ctypes.c_uint64), ("dma_time_ns", ctypes.c_uint64)]
+    _fields_ = [
+        ("dst", ctypes.c_uint64),
+        ("src", ctypes.c_uint64),
+        ("len", ctypes.c_uint64),
+        ("flags", ctypes.c_uint64),
+        ("dma_time_ns", ctypes.c_uint64),
+    ]
 
 
 PICOEVB_IOC_MAGIC = "P"
@@ -156,5 +177,6 @@ ARG_TYPES: dict[int, type[_Struct] | None] = {
     PICOEVB_IOC_C2H_DMA: picoevb_rdma_c2h_dma,
 }
 
-IOCTL_NAMES = {v: k for k, v in globals().items() if k.startswith("PICOEVB_IOC_")
-               and k != "PICOEVB_IOC_MAGIC"}
+IOCTL_NAMES = {
+    v: k for k, v in globals().items() if k.startswith("PICOEVB_IOC_") and k != "PICOEVB_IOC_MAGIC"
+}

@@ -1,58 +1,54 @@
-"""Programming an XDMA channel over MMIO: start a descriptor chain, wait, collect status.
+"""One XDMA channel programmed over MMIO: start a descriptor chain, wait for it, halt it,
+collect its result. The one place the driver model waits for the engine.
 
-No simulator dependency: the bus is anything with the :class:`DmaBus` methods (the
-testbench implements them on cocotbext-pcie; a unit test can fake them).
+No simulator dependency: MMIO, completions and time come from a
+:class:`~driver_model.platform.Platform` (the testbench implements it on cocotbext-pcie;
+a unit test can fake it).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from . import regs
 from .desc import Chain
-from .regs import Ctrl, Stat, Target
+from .platform import Platform
+from .regs import BAR_DMA, Ctrl, Stat, Target
 
 log = logging.getLogger(__name__)
 
 
-class DmaBus(Protocol):
-    """What the driver needs from the platform."""
-
-    async def read32(self, offset: int) -> int:
-        """Read a 32-bit register of the DMA BAR."""
-        ...
-
-    async def write32(self, offset: int, value: int) -> None:
-        """Write a 32-bit register of the DMA BAR."""
-        ...
-
-    async def wait_interrupt(self, vector: int, timeout_ns: float) -> bool:
-        """Wait for an MSI on ``vector``; False on timeout."""
-        ...
-
-    async def sleep_ns(self, ns: float) -> None:
-        """Let ``ns`` of (simulated) time pass."""
-        ...
-
-    def now_ns(self) -> float:
-        """The current (simulated) time."""
-        ...
-
-
 class XdmaError(RuntimeError):
-    """The engine did not behave like an XDMA engine (identifiers, timeouts)."""
+    """The engine did not behave like an XDMA engine (identifiers)."""
+
+
+class Outcome(enum.Enum):
+    """How waiting for a chain ended."""
+
+    DONE = "done"  # the channel went idle
+    TIMEOUT = "timeout"  # the deadline passed with the channel busy
+    ABORT = "abort"  # the caller's abort condition became true
 
 
 @dataclass
 class ChannelResult:
-    """What one chain run ended with."""
+    """What one chain run ended with: the status and completed count read at its end (after
+    a halt when it did not finish), how the wait ended, the simulated time it took, and
+    whether the channel was still busy when it was given up on."""
 
     status: int
     completed_count: int
-    timed_out: bool
+    outcome: Outcome
     elapsed_ns: float
+    busy: bool = False
+
+    @property
+    def timed_out(self) -> bool:
+        """The chain did not finish by its deadline."""
+        return self.outcome is Outcome.TIMEOUT
 
     @property
     def errors(self) -> int:
@@ -61,21 +57,48 @@ class ChannelResult:
 
     @property
     def ok(self) -> bool:
-        """No error bit and no timeout."""
-        return not self.timed_out and not self.errors
+        """Finished, with no error bit."""
+        return self.outcome is Outcome.DONE and not self.errors
+
+
+@dataclass
+class WriteBack:
+    """Poll-mode write-back: the bus address the engine writes ``{error, count}`` to, and
+    how the host reads that word."""
+
+    bus_addr: int
+    read: Callable[[], int]
 
 
 class XdmaChannel:
-    """One H2C or C2H channel of the DMA BAR."""
+    """One H2C or C2H channel of the DMA BAR.
 
-    def __init__(self, bus: DmaBus, direction: Target, channel: int = 0, vector: int = 0):
+    Interrupt mode waits on :attr:`done`, a completion whoever receives the channel's MSI
+    signals (:meth:`interrupt`: the driver's ISR, or the testbench's MSI handler).
+    """
+
+    def __init__(
+        self,
+        platform: Platform,
+        direction: Target,
+        channel: int = 0,
+        vector: int = 0,
+        bar: int = BAR_DMA,
+    ) -> None:
         if direction not in (Target.H2C, Target.C2H):
             raise ValueError(f"not a channel direction: {direction!r}")
-        self.bus = bus
+        self.platform = platform
+        self.bar = bar
         self.direction = direction
         self.channel = channel
         self.vector = vector
         self.irq_bit = regs.chan_irq_bit(direction, channel)
+        self.done = platform.completion()
+
+    @property
+    def name(self) -> str:
+        """``H2C0``, ``C2H1``, ..."""
+        return f"{self.direction.name}{self.channel}"
 
     def reg(self, offset: int) -> int:
         """Offset of a channel register."""
@@ -85,14 +108,26 @@ class XdmaChannel:
         """Offset of an SGDMA register of this channel."""
         return regs.sg_reg(self.direction, offset, self.channel)
 
+    async def read32(self, offset: int) -> int:
+        """Read a register of the DMA BAR."""
+        return await self.platform.ioread32(self.bar, offset)
+
+    async def write32(self, offset: int, value: int) -> None:
+        """Write a register of the DMA BAR (posted)."""
+        await self.platform.iowrite32(self.bar, offset, value)
+
+    def interrupt(self) -> None:
+        """The channel's MSI arrived (or a waiter must re-check): wake :meth:`wait`."""
+        self.done.complete()
+
     async def identify(self) -> None:
         """Check the channel and SGDMA identifiers; raise :class:`XdmaError` otherwise."""
+        sgdma = Target.H2C_SGDMA if self.direction == Target.H2C else Target.C2H_SGDMA
         for off, target in (
             (self.reg(regs.CH_IDENTIFIER), self.direction),
-            (self.sgreg(regs.SG_IDENTIFIER),
-             Target.H2C_SGDMA if self.direction == Target.H2C else Target.C2H_SGDMA),
+            (self.sgreg(regs.SG_IDENTIFIER), sgdma),
         ):
-            got = await self.bus.read32(off)
+            got = await self.read32(off)
             want = regs.identifier(target, self.channel)
             if regs.ID_SUBSYSTEM.get(got) != regs.ID_SUBSYSTEM_VALUE or regs.ID_TARGET.get(
                 got
@@ -101,15 +136,15 @@ class XdmaChannel:
 
     async def status(self) -> int:
         """Status without clearing it (0x40)."""
-        return await self.bus.read32(self.reg(regs.CH_STATUS))
+        return await self.read32(self.reg(regs.CH_STATUS))
 
     async def status_clear(self) -> int:
         """Status, clearing it (0x44)."""
-        return await self.bus.read32(self.reg(regs.CH_STATUS_RC))
+        return await self.read32(self.reg(regs.CH_STATUS_RC))
 
     async def completed_count(self) -> int:
         """Completed descriptor count (0x48)."""
-        return await self.bus.read32(self.reg(regs.CH_COMPLETED_COUNT))
+        return await self.read32(self.reg(regs.CH_COMPLETED_COUNT))
 
     async def start(
         self,
@@ -120,60 +155,130 @@ class XdmaChannel:
         control: int | None = None,
     ) -> None:
         """Program the first descriptor and start the channel (libxdma's sequence)."""
-        await self.bus.write32(self.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
-        await self.bus.write32(self.sgreg(regs.SG_DESC_HI), chain.first >> 32)
-        await self.bus.write32(self.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
+        self.done.reinit()
+        await self.write32(self.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
+        await self.write32(self.sgreg(regs.SG_DESC_HI), chain.first >> 32)
+        await self.write32(self.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
         ctrl = int(regs.CTRL_IE_ALL | Ctrl.RUN) if control is None else control | Ctrl.RUN
         if poll_wb_addr is not None:
-            await self.bus.write32(self.reg(regs.CH_POLL_WB_LO), poll_wb_addr & 0xFFFFFFFF)
-            await self.bus.write32(self.reg(regs.CH_POLL_WB_HI), poll_wb_addr >> 32)
+            await self.write32(self.reg(regs.CH_POLL_WB_LO), poll_wb_addr & 0xFFFFFFFF)
+            await self.write32(self.reg(regs.CH_POLL_WB_HI), poll_wb_addr >> 32)
             ctrl |= Ctrl.POLLMODE_WB_ENABLE | Ctrl.IE_DESC_COMPLETED
         # clear what a previous run left in the status before interrupts are enabled
-        await self.bus.read32(self.reg(regs.CH_STATUS_RC))
+        await self.read32(self.reg(regs.CH_STATUS_RC))
         mask = int(regs.CTRL_IE_ALL) if interrupt else 0
-        await self.bus.write32(self.reg(regs.CH_INT_MASK), mask)
+        await self.write32(self.reg(regs.CH_INT_MASK), mask)
         if interrupt:
-            await self.bus.write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1S), self.irq_bit)
-        await self.bus.write32(self.reg(regs.CH_PERF_CTRL), int(regs.Perf.RUN | regs.Perf.AUTO))
-        await self.bus.write32(self.reg(regs.CH_CONTROL), int(ctrl))
+            await self.write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1S), self.irq_bit)
+        await self.write32(self.reg(regs.CH_PERF_CTRL), int(regs.Perf.RUN | regs.Perf.AUTO))
+        await self.write32(self.reg(regs.CH_CONTROL), int(ctrl))
         # a read flushes the posted writes
-        await self.bus.read32(self.reg(regs.CH_STATUS))
+        await self.read32(self.reg(regs.CH_STATUS))
 
-    async def wait(self, *, timeout_ns: float, interrupt: bool = True,
-                   poll_interval_ns: float = 500.0) -> tuple[int, bool]:
-        """Wait until the channel is no longer busy; returns (status, timed_out)."""
-        deadline = self.bus.now_ns() + timeout_ns
-        got_irq = False
+    async def wait(
+        self,
+        deadline_ns: float,
+        *,
+        interrupt: bool = True,
+        writeback: WriteBack | None = None,
+        expected: int = 0,
+        aborted: Callable[[], bool] | None = None,
+        poll_interval_ns: float = 500.0,
+        status_every: int = 8,
+    ) -> Outcome:
+        """Wait until the channel is idle, ``deadline_ns`` (simulated time) passes, or
+        ``aborted()`` becomes true.
+
+        With ``interrupt`` the wait sleeps on :attr:`done` and checks the status when woken;
+        once woken with the channel still busy (an interrupt raised while the engine
+        drains, or one of another channel on a shared vector) it polls the status every
+        ``poll_interval_ns``. Without it, it polls: the ``writeback`` word when there is
+        one (the status every ``status_every`` polls, and whenever the word shows an error
+        or ``expected`` descriptors), else the status.
+        """
+        p = self.platform
+        polls = 0
+        polling = not interrupt
+        woken = False
         while True:
-            if interrupt and not got_irq:
-                remaining = deadline - self.bus.now_ns()
-                if remaining > 0:
-                    got_irq = await self.bus.wait_interrupt(self.vector, remaining)
-            else:
-                # polling, or an interrupt came while the engine was still draining
-                await self.bus.sleep_ns(poll_interval_ns)
-            status = await self.status()
-            if not status & Stat.BUSY:
-                return status, False
-            if self.bus.now_ns() >= deadline:
-                return status, True
+            if aborted is not None and aborted():
+                return Outcome.ABORT
+            polls += 1
+            check = True
+            if polling and writeback is not None:
+                wb = writeback.read()
+                written = regs.WB_ERROR.get(wb) or regs.WB_COUNT.get(wb) >= expected
+                check = bool(written) or polls % status_every == 0
+            if check:
+                if not await self.status() & Stat.BUSY:
+                    return Outcome.DONE
+                polling = polling or woken  # woken, yet busy: poll from now on
+            remaining = deadline_ns - p.now_ns()
+            if remaining <= 0:
+                return Outcome.TIMEOUT
+            if polling:
+                await p.sleep_ns(min(poll_interval_ns, max(1.0, remaining)))
+                continue
+            if not await self.done.wait(remaining):
+                return Outcome.ABORT if aborted is not None and aborted() else Outcome.TIMEOUT
+            # re-arm before the status read, so an interrupt after the read is not lost
+            self.done.reinit()
+            woken = True
 
     async def stop(self) -> None:
         """Clear Run and mask the channel interrupt."""
-        await self.bus.write32(self.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
-        await self.bus.write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1C), self.irq_bit)
-        await self.bus.read32(self.reg(regs.CH_STATUS))
+        await self.write32(self.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
+        await self.write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1C), self.irq_bit)
+        await self.read32(self.reg(regs.CH_STATUS))
 
-    async def run(self, chain: Chain, *, timeout_ns: float = 1e6, interrupt: bool = True,
-                  poll_wb_addr: int | None = None, control: int | None = None) -> ChannelResult:
-        """Start ``chain``, wait for the channel to go idle, stop it, collect the result."""
-        t0 = self.bus.now_ns()
-        await self.start(chain, interrupt=interrupt, poll_wb_addr=poll_wb_addr, control=control)
-        status, timed_out = await self.wait(timeout_ns=timeout_ns, interrupt=interrupt)
-        elapsed = self.bus.now_ns() - t0
-        count = await self.completed_count()
-        if timed_out:
-            log.warning("%s channel %d timed out, status %#010x count %d",
-                        self.direction.name, self.channel, status, count)
+    async def halt(self, drain_ns: float) -> tuple[int, int, bool]:
+        """Stop the channel and wait (at most ``drain_ns``) for it to drain; returns the
+        status (cleared; busy kept), the completed count, and whether it is still busy."""
+        p = self.platform
         await self.stop()
-        return ChannelResult(status, count, timed_out, elapsed)
+        end = p.now_ns() + drain_ns
+        status = await self.status()
+        while status & Stat.BUSY and p.now_ns() < end:
+            await p.sleep_ns(200)
+            status = await self.status()
+        status = await self.status_clear() | (status & Stat.BUSY)
+        return status, await self.completed_count(), bool(status & Stat.BUSY)
+
+    async def finish(
+        self, outcome: Outcome, started_ns: float, drain_ns: float = 20_000.0
+    ) -> ChannelResult:
+        """Collect a chain's result after :meth:`wait`: a finished chain's status (cleared)
+        and count, then stop the channel; an unfinished one is halted first."""
+        if outcome is Outcome.DONE:
+            status = await self.status_clear()
+            count = await self.completed_count()
+            await self.stop()
+            busy = False
+        else:
+            status, count, busy = await self.halt(drain_ns)
+        return ChannelResult(status, count, outcome, self.platform.now_ns() - started_ns, busy)
+
+    async def run(
+        self,
+        chain: Chain,
+        *,
+        timeout_ns: float = 1e6,
+        interrupt: bool = True,
+        poll_wb_addr: int | None = None,
+        control: int | None = None,
+    ) -> ChannelResult:
+        """Start ``chain``, wait for the channel to go idle, stop it, collect the result."""
+        t0 = self.platform.now_ns()
+        await self.start(chain, interrupt=interrupt, poll_wb_addr=poll_wb_addr, control=control)
+        outcome = await self.wait(t0 + timeout_ns, interrupt=interrupt)
+        res = await self.finish(outcome, t0)
+        if res.timed_out:
+            log.warning(
+                "%s timed out, status %#010x (%s), count %d%s",
+                self.name,
+                res.status,
+                regs.describe_status(res.status, self.direction),
+                res.completed_count,
+                ", still busy after stop" if res.busy else "",
+            )
+        return res

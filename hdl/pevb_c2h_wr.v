@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * C2H data mover: turns descriptors (card source, PCIe destination, length)
  * into memory write TLP commands split at MPS boundaries (hence never across
@@ -55,7 +57,7 @@ module pevb_c2h_wr #
 );
 
 localparam SLOTS = 4;
-localparam [4:0] RERR_DECODE = 5'b00001;
+localparam [4:0] RERR_DECODE = `PEVB_AXI_ERR_DECODE;
 
 reg [2:0] head_reg;
 reg [2:0] tail_reg;

@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * Completer for the UltraScale+ CQ/CC interfaces: turns single-DWORD memory
  * reads and writes to BAR0 and BAR1 into register accesses and returns the
@@ -48,7 +50,7 @@ module pevb_cq_cc #
     output wire                               reg_req_valid,
     output wire                               reg_req_we,
     output wire [2:0]                         reg_req_bar,
-    output wire [15:0]                        reg_req_addr,
+    output wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr,
     output wire [31:0]                        reg_req_wdata,
     output wire [3:0]                         reg_req_be,
     // combinational read data for the request on reg_req_* (sampled the
@@ -110,7 +112,7 @@ wire req_is_read = req_type == REQ_MEM_READ;
 wire req_is_write = req_type == REQ_MEM_WRITE;
 // posted requests: memory writes and messages; everything else needs a completion
 wire req_posted = req_is_write || req_type[3:2] == REQ_MSG[3:2];
-wire req_bar_ok = req_bar == 3'd0 || req_bar == 3'd1;
+wire req_bar_ok = req_bar == `PEVB_BAR_USER || req_bar == `PEVB_BAR_DMA;
 wire req_ok = req_bar_ok && req_dw_count == 11'd1;
 
 // byte count and lower address of a single-DWORD read completion (PCIe 2.3.1.1)
@@ -170,11 +172,11 @@ assign s_axis_cq_tready = state_reg == STATE_RX;
 assign reg_req_valid = reg_req_valid_reg;
 assign reg_req_we = req_is_write;
 assign reg_req_bar = req_bar;
-assign reg_req_addr = req_addr[15:0];
+assign reg_req_addr = req_addr[`PEVB_BAR_DMA_ADDR_WIDTH-1:0];
 
 // only the 64 KiB of the largest BAR is decoded; CQ tuser beyond the first byte enables
 // (last BE, byte enables per lane, SOP, discontinue) carries nothing a 1-DW completer needs
-wire unused_cq = ^{req_addr[63:16], s_axis_cq_tuser[AXIS_PCIE_CQ_USER_WIDTH-1:4]};
+wire unused_cq = ^{req_addr[63:`PEVB_BAR_DMA_ADDR_WIDTH], s_axis_cq_tuser[AXIS_PCIE_CQ_USER_WIDTH-1:4]};
 assign reg_req_wdata = cap_reg[4];
 assign reg_req_be = first_be_reg;
 

@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * Descriptor engine of one SGDMA channel.  On a rising Run bit it fetches
  * XDMA descriptors from the first-descriptor address, prefetching blocks of
@@ -79,7 +81,7 @@ module pevb_desc_eng #
     output wire [31:0]           m_wb_data,
 
     /* Status */
-    output wire [23:0]           event_out,
+    output wire [`PEVB_STAT_EVENT_WIDTH-1:0] event_out,
     output wire                  busy,
     output wire [31:0]           count,
     output wire                  bytes_valid,
@@ -89,25 +91,10 @@ module pevb_desc_eng #
 localparam LOG_DEPTH = $clog2(DESC_DEPTH);
 localparam BUF_DW = DESC_DEPTH*8;
 
-localparam [15:0] DESC_MAGIC = 16'hAD4B;
+localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 
-// control register bits (PG195)
-localparam CTRL_RUN = 0;
-localparam CTRL_IE_DESC_COMPLETED = 2;
-localparam CTRL_POLLMODE_WB = 26;
-
-// status/event bits (PG195)
-localparam EV_DESC_STOPPED = 1;
-localparam EV_DESC_COMPLETED = 2;
-localparam EV_ALIGN_MISMATCH = 3;
-localparam EV_MAGIC_STOPPED = 4;
-localparam EV_INVALID_LENGTH = 5;
-localparam EV_IDLE_STOPPED = 6;
-localparam EV_READ_ERROR = 9;
-localparam EV_WRITE_ERROR = 14;
-localparam EV_DESC_ERROR = 19;
-
-// descriptor control bits
+// the descriptor flags this engine passes to the data mover and gets back with each
+// completion: {EOP, Completed, Stop} (its own bus, not the descriptor's bit positions)
 localparam DC_STOP = 0;
 localparam DC_COMPLETED = 1;
 
@@ -143,13 +130,16 @@ reg [31:0] count_reg;
 reg wb_pending_reg;
 reg [31:0] wb_data_reg;
 
-reg [23:0] event_reg;
+reg [EVW-1:0] event_reg;
 reg bytes_valid_reg;
 reg [27:0] bytes_reg;
 reg restart_reg;
 
-wire run = control[CTRL_RUN];
-wire wb_enabled = control[CTRL_POLLMODE_WB] && control[CTRL_IE_DESC_COMPLETED];
+// the control bits this engine acts on are Run, pollmode_wb_enable and
+// ie_descriptor_completed; the others belong to the register block
+wire unused_control = ^control;
+wire run = control[`PEVB_CTRL_RUN];
+wire wb_enabled = control[`PEVB_CTRL_POLLMODE_WB_ENABLE] && control[`PEVB_CTRL_IE_DESC_COMPLETED];
 
 /* fetch */
 wire [LOG_DEPTH:0] used = wr_ptr_reg - rd_ptr_reg;
@@ -176,13 +166,13 @@ wire [LOG_DEPTH-1:0] head = rd_ptr_reg[LOG_DEPTH-1:0];
 wire [LOG_DEPTH-1:0] head_next = head + 1'b1;
 wire head_present = used != 0;
 wire head_ready = head_present && &dv_reg[head*8 +: 8];
-wire [31:0] h_ctrl = mem_reg[{head, 3'd0}];
-wire [27:0] h_len = mem_reg[{head, 3'd1}][27:0];
-wire [63:0] h_src = {mem_reg[{head, 3'd3}], mem_reg[{head, 3'd2}]};
-wire [63:0] h_dst = {mem_reg[{head, 3'd5}], mem_reg[{head, 3'd4}]};
-wire [63:0] h_next = {mem_reg[{head, 3'd7}], mem_reg[{head, 3'd6}]};
-wire [6:0] h_adj_total = {1'b0, h_ctrl[13:8]} + 7'd1;
-wire h_magic_ok = h_ctrl[31:16] == DESC_MAGIC;
+wire [31:0] h_ctrl = mem_reg[{head, `PEVB_DESC_DW_CONTROL}];
+wire [27:0] h_len = mem_reg[{head, `PEVB_DESC_DW_LENGTH}][`PEVB_DESC_LEN];
+wire [63:0] h_src = {mem_reg[{head, `PEVB_DESC_DW_SRC_HI}], mem_reg[{head, `PEVB_DESC_DW_SRC_LO}]};
+wire [63:0] h_dst = {mem_reg[{head, `PEVB_DESC_DW_DST_HI}], mem_reg[{head, `PEVB_DESC_DW_DST_LO}]};
+wire [63:0] h_next = {mem_reg[{head, `PEVB_DESC_DW_NEXT_HI}], mem_reg[{head, `PEVB_DESC_DW_NEXT_LO}]};
+wire [6:0] h_adj_total = {1'b0, h_ctrl[`PEVB_DESC_NXT_ADJ]} + 7'd1;
+wire h_magic_ok = h_ctrl[`PEVB_DESC_MAGIC_FIELD] == `PEVB_DESC_MAGIC;
 wire h_len_ok = h_len != 28'd0;
 
 wire can_dispatch = active && run && head_ready && !flush_pending_reg;
@@ -190,7 +180,7 @@ assign m_desc_valid = can_dispatch && h_magic_ok && h_len_ok;
 assign m_desc_src = h_src;
 assign m_desc_dst = h_dst;
 assign m_desc_len = h_len;
-assign m_desc_flags = h_ctrl[2:0];
+assign m_desc_flags = {h_ctrl[`PEVB_DESC_EOP], h_ctrl[`PEVB_DESC_COMPLETED], h_ctrl[`PEVB_DESC_STOP]};
 wire consume = m_desc_valid && m_desc_ready;
 
 // fetch is not issued in a cycle that consumes (both move the pointers)
@@ -246,7 +236,7 @@ end
 
 integer e, j;
 always @(posedge clk) begin
-    event_reg <= 24'd0;
+    event_reg <= {EVW{1'b0}};
     bytes_valid_reg <= 1'b0;
     restart_reg <= 1'b0;
     run_d_reg <= run;
@@ -269,7 +259,7 @@ always @(posedge clk) begin
 
     // fetch issue
     if (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned) begin
-        event_reg[EV_ALIGN_MISMATCH] <= 1'b1;
+        event_reg[`PEVB_STAT_ALIGN_MISMATCH] <= 1'b1;
         error_reg <= 1'b1;
     end
     if (fetch_fire) begin
@@ -286,16 +276,16 @@ always @(posedge clk) begin
     end
     fetch_out_reg <= fetch_out_reg + (fetch_fire ? 3'd1 : 3'd0) - (fetch_retire_valid ? 3'd1 : 3'd0);
     if (fetch_retire_valid && fetch_retire_err != 5'd0) begin
-        event_reg[EV_DESC_ERROR +: 5] <= fetch_retire_err;
+        event_reg[`PEVB_STAT_DESC_ERROR] <= fetch_retire_err;
         error_reg <= 1'b1;
     end
 
     // head descriptor checks
     if (can_dispatch && !h_magic_ok) begin
-        event_reg[EV_MAGIC_STOPPED] <= 1'b1;
+        event_reg[`PEVB_STAT_MAGIC_STOPPED] <= 1'b1;
         error_reg <= 1'b1;
     end else if (can_dispatch && !h_len_ok) begin
-        event_reg[EV_INVALID_LENGTH] <= 1'b1;
+        event_reg[`PEVB_STAT_INVALID_LENGTH] <= 1'b1;
         error_reg <= 1'b1;
     end
 
@@ -337,8 +327,8 @@ always @(posedge clk) begin
     // completions
     inflight_reg <= inflight_reg + (consume ? 4'd1 : 4'd0) - (done_valid ? 4'd1 : 4'd0);
     if (done_fail) begin
-        event_reg[EV_READ_ERROR +: 5] <= done_rd_err;
-        event_reg[EV_WRITE_ERROR +: 5] <= done_wr_err;
+        event_reg[`PEVB_STAT_READ_ERROR] <= done_rd_err;
+        event_reg[`PEVB_STAT_WRITE_ERROR] <= done_wr_err;
         error_reg <= 1'b1;
     end
     if (done_ok) begin
@@ -346,10 +336,10 @@ always @(posedge clk) begin
         bytes_valid_reg <= 1'b1;
         bytes_reg <= done_bytes;
         if (done_flags[DC_COMPLETED]) begin
-            event_reg[EV_DESC_COMPLETED] <= 1'b1;
+            event_reg[`PEVB_STAT_DESC_COMPLETED] <= 1'b1;
         end
         if (done_flags[DC_STOP]) begin
-            event_reg[EV_DESC_STOPPED] <= 1'b1;
+            event_reg[`PEVB_STAT_DESC_STOPPED] <= 1'b1;
         end
     end
 
@@ -359,17 +349,20 @@ always @(posedge clk) begin
     end
     if (done_ok && done_flags[DC_COMPLETED] && wb_enabled) begin
         wb_pending_reg <= 1'b1;
-        wb_data_reg <= {1'b0, 7'd0, count_reg[23:0] + 24'd1};
+        wb_data_reg <= 32'd0;
+        wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT] + 1'b1;
     end else if (error_reg && wb_enabled && !err_wb_done_reg && drained) begin
         wb_pending_reg <= 1'b1;
-        wb_data_reg <= {1'b1, 7'd0, count_reg[23:0]};
+        wb_data_reg <= 32'd0;
+        wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT];
+        wb_data_reg[`PEVB_WB_ERROR] <= 1'b1;
         err_wb_done_reg <= 1'b1;
     end
 
     if (finishing) begin
         running_reg <= 1'b0;
         if (!stopping_reg && !error_reg) begin
-            event_reg[EV_IDLE_STOPPED] <= 1'b1;
+            event_reg[`PEVB_STAT_IDLE_STOPPED] <= 1'b1;
         end
     end else if (!running_reg && start_pending_reg && run) begin
         // start a new chain
@@ -403,7 +396,7 @@ always @(posedge clk) begin
         inflight_reg <= 4'd0;
         count_reg <= 32'd0;
         wb_pending_reg <= 1'b0;
-        event_reg <= 24'd0;
+        event_reg <= {EVW{1'b0}};
         bytes_valid_reg <= 1'b0;
         restart_reg <= 1'b0;
     end

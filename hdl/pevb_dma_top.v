@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * Open XDMA-compatible DMA engine for the Xilinx UltraScale+ PCIe hard IP
  * user interface (CQ/CC completer, RQ/RC requester, MSI).  BAR0: 4 KiB user
@@ -125,7 +127,7 @@ assign cfg_interrupt_msi_function_number = 8'd0;
 wire reg_req_valid;
 wire reg_req_we;
 wire [2:0] reg_req_bar;
-wire [15:0] reg_req_addr;
+wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr;
 wire [31:0] reg_req_wdata;
 wire [3:0] reg_req_be;
 wire [31:0] reg_rd_data;
@@ -165,7 +167,7 @@ wire [127:0] ch_desc_addr;
 wire [11:0] ch_desc_adj;
 wire [127:0] ch_wb_addr;
 wire [1:0] ch_halt;
-wire [47:0] ch_event;
+wire [2*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event;
 wire [1:0] ch_busy;
 wire [63:0] ch_count;
 wire [1:0] ch_bytes_valid;
@@ -409,7 +411,7 @@ pevb_desc_eng #(
     .m_wb_ready(rq_wr_ready && wsel_h),
     .m_wb_addr(wbh_addr),
     .m_wb_data(wbh_data),
-    .event_out(ch_event[23:0]),
+    .event_out(ch_event[0 +: `PEVB_STAT_EVENT_WIDTH]),
     .busy(ch_busy[0]),
     .count(ch_count[31:0]),
     .bytes_valid(ch_bytes_valid[0]),
@@ -498,7 +500,7 @@ pevb_desc_eng #(
     .m_wb_ready(rq_wr_ready && wsel_c),
     .m_wb_addr(wbc_addr),
     .m_wb_data(wbc_data),
-    .event_out(ch_event[47:24]),
+    .event_out(ch_event[`PEVB_STAT_EVENT_WIDTH +: `PEVB_STAT_EVENT_WIDTH]),
     .busy(ch_busy[1]),
     .count(ch_count[63:32]),
     .bytes_valid(ch_bytes_valid[1]),

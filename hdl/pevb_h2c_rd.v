@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * H2C data mover: turns descriptors (PCIe source, card destination, length)
  * into memory read requests split at MRRS boundaries (hence never across
@@ -61,7 +63,7 @@ module pevb_h2c_rd #
 );
 
 localparam SLOTS = 4;
-localparam [4:0] WERR_DECODE = 5'b00001;
+localparam [4:0] WERR_DECODE = `PEVB_AXI_ERR_DECODE;
 
 reg [2:0] head_reg;
 reg [2:0] tail_reg;

@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * Read tag table and requester completion (RC) handler.  Allocates one of
  * TAG_COUNT tags per read request and keeps its context; accepts completions
@@ -107,11 +109,12 @@ localparam [2:0] CPL_SC = 3'b000;
 localparam [2:0] CPL_UR = 3'b001;
 localparam [2:0] CPL_CA = 3'b100;
 
-// XDMA read_error/descr_error bits
-localparam [4:0] XERR_UR = 5'b00001;
-localparam [4:0] XERR_CA = 5'b00010;
-localparam [4:0] XERR_EP = 5'b01000;
-localparam [4:0] XERR_UNEXP = 5'b10000;   // also used for completion timeout
+// XDMA read_error/descr_error codes (pevb_regs.vh); a completion timeout is reported as
+// an unexpected completion (PG195 has no code for it)
+localparam [4:0] XERR_UR = `PEVB_PCIE_ERR_UNSUPPORTED_REQUEST;
+localparam [4:0] XERR_CA = `PEVB_PCIE_ERR_COMPLETER_ABORT;
+localparam [4:0] XERR_EP = `PEVB_PCIE_ERR_POISONED;
+localparam [4:0] XERR_UNEXP = `PEVB_PCIE_ERR_UNEXPECTED_COMPLETION;
 
 initial begin
     if (TAG_COUNT > 256 || (1 << TAG_W) != TAG_COUNT) begin

@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * Register file: BAR0 user space (LED register at offset 0, card RAM size at
  * offset 4) and the BAR1 DMA
@@ -32,7 +34,7 @@ module pevb_regs #
     input  wire         reg_req_valid,
     input  wire         reg_req_we,
     input  wire [2:0]   reg_req_bar,
-    input  wire [15:0]  reg_req_addr,
+    input  wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr,
     input  wire [31:0]  reg_req_wdata,
     input  wire [3:0]   reg_req_be,
     output reg  [31:0]  reg_rd_data,
@@ -45,7 +47,7 @@ module pevb_regs #
     output wire [1:0]   ch_halt,
 
     /* Channel status */
-    input  wire [47:0]  ch_event,
+    input  wire [2*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
     input  wire [1:0]   ch_busy,
     input  wire [63:0]  ch_count,
     input  wire [1:0]   ch_bytes_valid,
@@ -67,23 +69,12 @@ module pevb_regs #
     output wire [2:0]   led
 );
 
-// target field of the DMA register address [15:12] (PG195)
-localparam [3:0] TGT_H2C = 4'h0;
-localparam [3:0] TGT_C2H = 4'h1;
-localparam [3:0] TGT_IRQ = 4'h2;
-localparam [3:0] TGT_CFG = 4'h3;
-localparam [3:0] TGT_H2C_SGDMA = 4'h4;
-localparam [3:0] TGT_C2H_SGDMA = 4'h5;
-localparam [3:0] TGT_SGDMA_COMMON = 4'h6;
-
-localparam [7:0] ID_VERSION = 8'h06;
+// register offsets, bits and masks come from pevb_regs.vh (generated from the Python
+// register map, driver_model/regs.py)
 localparam [31:0] RAM_SIZE_WORD = RAM_SIZE;
-
-// writable/loggable bit masks
-localparam [31:0] CTRL_MASK = 32'h0EFF_FE7F;
-localparam [31:0] STATUS_MASK = 32'h00FF_FE7E;
-localparam [31:0] ALIGNMENTS = 32'h0001_0140;  // 1 byte address/length granularity, 64 address bits
-localparam [31:0] SYSTEM_ID = 32'h0000_FF01;
+localparam [31:0] CTRL_MASK = `PEVB_CTRL_WRITABLE;
+localparam [31:0] STATUS_MASK = `PEVB_STAT_LOGGED_MASK;
+localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
@@ -114,7 +105,7 @@ reg [31:0] user_vec_reg [0:3];
 reg [31:0] chan_vec_reg;
 
 // config block
-reg [31:0] pcie_ctrl_reg;
+reg pcie_ro_reg;
 reg [4:0] wr_flush_timeout_reg;
 
 // MSI sender
@@ -139,24 +130,25 @@ function [31:0] merge;
     end
 endfunction
 
-wire bar1 = reg_req_bar == 3'd1;
-wire [3:0] tgt = reg_req_addr[15:12];
-wire [3:0] chn = reg_req_addr[11:8];
+wire bar1 = reg_req_bar == `PEVB_BAR_DMA;
+wire bar0 = reg_req_bar == `PEVB_BAR_USER;
+wire [3:0] tgt = reg_req_addr[`PEVB_ADDR_TARGET];
+wire [3:0] chn = reg_req_addr[`PEVB_ADDR_CHANNEL];
 wire [7:0] ofs = {reg_req_addr[7:2], 2'b00};
+// user BAR register (DWORD offset within the BAR)
+wire [11:0] user_ofs = {reg_req_addr[11:2], 2'b00};
 wire wr = reg_req_valid && reg_req_we;
 wire rd = reg_req_valid && !reg_req_we;
 
 // channel index addressed by a channel/SGDMA access, or 2 for none
-wire chan_tgt = tgt == TGT_H2C || tgt == TGT_C2H;
-wire sgdma_tgt = tgt == TGT_H2C_SGDMA || tgt == TGT_C2H_SGDMA;
+wire chan_tgt = tgt == `PEVB_TGT_H2C || tgt == `PEVB_TGT_C2H;
+wire sgdma_tgt = tgt == `PEVB_TGT_H2C_SGDMA || tgt == `PEVB_TGT_C2H_SGDMA;
 wire ch_sel = tgt[0];
 wire ch_hit = bar1 && chn == 4'd0 && (chan_tgt || sgdma_tgt);
 
 wire [2:0] mps_enc = cfg_max_payload;
 wire [2:0] mrrs_enc = cfg_max_read_req;
-wire [2:0] width_enc = AXIS_PCIE_DATA_WIDTH == 64 ? 3'd0 :
-                       AXIS_PCIE_DATA_WIDTH == 128 ? 3'd1 :
-                       AXIS_PCIE_DATA_WIDTH == 256 ? 3'd2 : 3'd3;
+wire [2:0] width_enc = `PEVB_DATA_WIDTH_ENC(AXIS_PCIE_DATA_WIDTH);
 
 // interrupt sources (XDMA: logged status bits enabled in the interrupt mask)
 wire [1:0] irq_src;
@@ -165,7 +157,7 @@ genvar g;
 generate
     for (g = 0; g < 2; g = g + 1) begin : irqs
         assign irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
-        assign irq_event[g] = |(ch_event[g*24 +: 24] & control_reg[g][23:0] & intmask_reg[g][23:0] & STATUS_MASK[23:0]);
+        assign irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
         assign ch_control[g*32 +: 32] = control_reg[g];
         assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
         assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
@@ -173,82 +165,91 @@ generate
     end
 endgenerate
 
-assign ch_halt = {halt_reg[16], halt_reg[0]};
+assign ch_halt = {halt_reg[`PEVB_SGC_C2H_DESC_HALT_LSB], halt_reg[`PEVB_SGC_H2C_DESC_HALT_LSB]};
 assign led = led_reg;
 assign cfg_interrupt_msi_int = msi_int_reg;
 
 // read mux
 always @* begin
     reg_rd_data = 32'd0;
-    if (reg_req_bar == 3'd0) begin
-        if (reg_req_addr[11:2] == 10'd0) begin
-            reg_rd_data = {29'd0, led_reg};
-        end else if (reg_req_addr[11:2] == 10'd1) begin
-            reg_rd_data = RAM_SIZE_WORD;
-        end
+    if (bar0) begin
+        case (user_ofs[7:0])
+            `PEVB_USER_LED: reg_rd_data[`PEVB_LED_FIELD] = led_reg;
+            `PEVB_USER_RAM_SIZE: reg_rd_data = RAM_SIZE_WORD;
+            default: reg_rd_data = 32'd0;
+        endcase
+        if (user_ofs[11:8] != 4'd0) reg_rd_data = 32'd0;
     end else if (bar1) begin
         if (ch_hit && chan_tgt) begin
             case (ofs)
-                8'h00: reg_rd_data = {12'h1FC, tgt, 1'b0, 3'd0, chn, ID_VERSION};
-                8'h04, 8'h08, 8'h0C: reg_rd_data = control_reg[ch_sel];
-                8'h40, 8'h44: reg_rd_data = status_reg[ch_sel] | {31'd0, ch_busy[ch_sel]};
-                8'h48: reg_rd_data = ch_count[ch_sel*32 +: 32];
-                8'h4C: reg_rd_data = ALIGNMENTS;
-                8'h88: reg_rd_data = wb_addr_reg[ch_sel][31:0];
-                8'h8C: reg_rd_data = wb_addr_reg[ch_sel][63:32];
-                8'h90, 8'h94, 8'h98: reg_rd_data = intmask_reg[ch_sel];
-                8'hC0: reg_rd_data = {29'd0, perf_ctrl_reg[ch_sel]};
-                8'hC4: reg_rd_data = perf_cyc_reg[ch_sel][31:0];
-                8'hC8: reg_rd_data = perf_cyc_reg[ch_sel][63:32];
-                8'hCC: reg_rd_data = perf_data_reg[ch_sel][31:0];
-                8'hD0: reg_rd_data = perf_data_reg[ch_sel][63:32];
+                `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_CH_CONTROL, `PEVB_CH_CONTROL_W1S, `PEVB_CH_CONTROL_W1C:
+                    reg_rd_data = control_reg[ch_sel];
+                `PEVB_CH_STATUS, `PEVB_CH_STATUS_RC: begin
+                    reg_rd_data = status_reg[ch_sel];
+                    reg_rd_data[`PEVB_STAT_BUSY] = ch_busy[ch_sel];
+                end
+                `PEVB_CH_COMPLETED_COUNT: reg_rd_data = ch_count[ch_sel*32 +: 32];
+                `PEVB_CH_ALIGNMENTS: reg_rd_data = `PEVB_ALIGNMENTS_VALUE;
+                `PEVB_CH_POLL_WB_LO: reg_rd_data = wb_addr_reg[ch_sel][31:0];
+                `PEVB_CH_POLL_WB_HI: reg_rd_data = wb_addr_reg[ch_sel][63:32];
+                `PEVB_CH_INT_MASK, `PEVB_CH_INT_MASK_W1S, `PEVB_CH_INT_MASK_W1C:
+                    reg_rd_data = intmask_reg[ch_sel];
+                `PEVB_CH_PERF_CTRL: reg_rd_data[`PEVB_PERF_CTRL] = perf_ctrl_reg[ch_sel];
+                `PEVB_CH_PERF_CYC_LO: reg_rd_data = perf_cyc_reg[ch_sel][31:0];
+                `PEVB_CH_PERF_CYC_HI: reg_rd_data = perf_cyc_reg[ch_sel][63:32];
+                `PEVB_CH_PERF_DATA_LO: reg_rd_data = perf_data_reg[ch_sel][31:0];
+                `PEVB_CH_PERF_DATA_HI: reg_rd_data = perf_data_reg[ch_sel][63:32];
                 default: reg_rd_data = 32'd0;
             endcase
         end else if (ch_hit && sgdma_tgt) begin
             case (ofs)
-                8'h00: reg_rd_data = {12'h1FC, tgt, 1'b0, 3'd0, chn, ID_VERSION};
-                8'h80: reg_rd_data = desc_addr_reg[ch_sel][31:0];
-                8'h84: reg_rd_data = desc_addr_reg[ch_sel][63:32];
-                8'h88: reg_rd_data = {26'd0, desc_adj_reg[ch_sel]};
-                8'h8C: reg_rd_data = {22'd0, credits_reg[ch_sel]};
+                `PEVB_SG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_SG_DESC_LO: reg_rd_data = desc_addr_reg[ch_sel][31:0];
+                `PEVB_SG_DESC_HI: reg_rd_data = desc_addr_reg[ch_sel][63:32];
+                `PEVB_SG_DESC_ADJ: reg_rd_data[`PEVB_SG_DESC_ADJ_FIELD] = desc_adj_reg[ch_sel];
+                `PEVB_SG_CREDITS: reg_rd_data[`PEVB_SG_CREDITS_FIELD] = credits_reg[ch_sel];
                 default: reg_rd_data = 32'd0;
             endcase
-        end else if (tgt == TGT_SGDMA_COMMON && chn == 4'd0) begin
+        end else if (tgt == `PEVB_TGT_SGDMA_COMMON && chn == 4'd0) begin
             case (ofs)
-                8'h00: reg_rd_data = {12'h1FC, tgt, 1'b0, 3'd0, chn, ID_VERSION};
-                8'h10, 8'h14, 8'h18: reg_rd_data = halt_reg;
-                8'h20, 8'h24, 8'h28: reg_rd_data = credit_mode_reg;
+                `PEVB_SGC_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_SGC_CONTROL, `PEVB_SGC_CONTROL_W1S, `PEVB_SGC_CONTROL_W1C:
+                    reg_rd_data = halt_reg;
+                `PEVB_SGC_CREDIT_MODE, `PEVB_SGC_CREDIT_MODE_W1S, `PEVB_SGC_CREDIT_MODE_W1C:
+                    reg_rd_data = credit_mode_reg;
                 default: reg_rd_data = 32'd0;
             endcase
-        end else if (tgt == TGT_IRQ && chn == 4'd0) begin
+        end else if (tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
             case (ofs)
-                8'h00: reg_rd_data = {12'h1FC, tgt, 1'b0, 3'd0, chn, ID_VERSION};
-                8'h04, 8'h08, 8'h0C: reg_rd_data = {16'd0, user_int_en_reg};
-                8'h10, 8'h14, 8'h18: reg_rd_data = {30'd0, chan_int_en_reg};
-                8'h40: reg_rd_data = 32'd0;
-                8'h44: reg_rd_data = {30'd0, irq_src};
-                8'h48: reg_rd_data = 32'd0;
-                8'h4C: reg_rd_data = {30'd0, irq_src & chan_int_en_reg};
-                8'h80: reg_rd_data = user_vec_reg[0];
-                8'h84: reg_rd_data = user_vec_reg[1];
-                8'h88: reg_rd_data = user_vec_reg[2];
-                8'h8C: reg_rd_data = user_vec_reg[3];
-                8'hA0: reg_rd_data = chan_vec_reg;
+                `PEVB_IRQ_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_IRQ_USER_INT_EN, `PEVB_IRQ_USER_INT_EN_W1S, `PEVB_IRQ_USER_INT_EN_W1C:
+                    reg_rd_data[`PEVB_IRQ_USER_INT_FIELD] = user_int_en_reg;
+                `PEVB_IRQ_CHAN_INT_EN, `PEVB_IRQ_CHAN_INT_EN_W1S, `PEVB_IRQ_CHAN_INT_EN_W1C:
+                    reg_rd_data[1:0] = chan_int_en_reg;
+                `PEVB_IRQ_USER_INT_REQ: reg_rd_data = 32'd0;
+                `PEVB_IRQ_CHAN_INT_REQ: reg_rd_data[1:0] = irq_src;
+                `PEVB_IRQ_USER_INT_PEND: reg_rd_data = 32'd0;
+                `PEVB_IRQ_CHAN_INT_PEND: reg_rd_data[1:0] = irq_src & chan_int_en_reg;
+                `PEVB_IRQ_USER_VECTOR0: reg_rd_data = user_vec_reg[0];
+                `PEVB_IRQ_USER_VECTOR1: reg_rd_data = user_vec_reg[1];
+                `PEVB_IRQ_USER_VECTOR2: reg_rd_data = user_vec_reg[2];
+                `PEVB_IRQ_USER_VECTOR3: reg_rd_data = user_vec_reg[3];
+                `PEVB_IRQ_CHAN_VECTOR: reg_rd_data = chan_vec_reg;
                 default: reg_rd_data = 32'd0;
             endcase
-        end else if (tgt == TGT_CFG && chn == 4'd0) begin
+        end else if (tgt == `PEVB_TGT_CONFIG && chn == 4'd0) begin
             case (ofs)
-                8'h00: reg_rd_data = {12'h1FC, tgt, 1'b0, 3'd0, chn, ID_VERSION};
-                8'h04: reg_rd_data = {16'd0, cfg_bus_number, 8'd0};
-                8'h08: reg_rd_data = {29'd0, mps_enc};
-                8'h0C: reg_rd_data = {29'd0, mrrs_enc};
-                8'h10: reg_rd_data = SYSTEM_ID;
-                8'h14: reg_rd_data = {31'd0, cfg_interrupt_msi_enable[0]};
-                8'h18: reg_rd_data = {29'd0, width_enc};
-                8'h1C: reg_rd_data = pcie_ctrl_reg;
-                8'h40: reg_rd_data = {29'd0, mps_enc};
-                8'h44: reg_rd_data = {29'd0, mrrs_enc};
-                8'h60: reg_rd_data = {27'd0, wr_flush_timeout_reg};
+                `PEVB_CFG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_CFG_BUSDEV: reg_rd_data[`PEVB_CFG_BUS_FIELD] = cfg_bus_number;
+                `PEVB_CFG_MPS, `PEVB_CFG_AXI_MPS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mps_enc;
+                `PEVB_CFG_MRRS, `PEVB_CFG_AXI_MRRS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mrrs_enc;
+                `PEVB_CFG_SYSTEM_ID: reg_rd_data = `PEVB_SYSTEM_ID_VALUE;
+                `PEVB_CFG_MSI_ENABLE: reg_rd_data[`PEVB_CFG_MSI_FIELD] = cfg_interrupt_msi_enable[0];
+                `PEVB_CFG_DATA_WIDTH: reg_rd_data[`PEVB_CFG_DATA_WIDTH_FIELD] = width_enc;
+                `PEVB_CFG_PCIE_CONTROL: reg_rd_data[`PEVB_CFG_PCIE_CTRL_RELAXED_ORDERING] = pcie_ro_reg;
+                `PEVB_CFG_WR_FLUSH_TIMEOUT:
+                    reg_rd_data[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] = wr_flush_timeout_reg;
                 default: reg_rd_data = 32'd0;
             endcase
         end
@@ -259,21 +260,21 @@ end
 integer c;
 always @(posedge clk) begin
     for (c = 0; c < 2; c = c + 1) begin
-        run_d_reg[c] <= control_reg[c][0];
+        run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
 
         // status: log events enabled in control, clear on Run rising
-        if (control_reg[c][0] && !run_d_reg[c]) begin
+        if (control_reg[c][`PEVB_CTRL_RUN] && !run_d_reg[c]) begin
             status_reg[c] <= 32'd0;
         end else begin
-            status_reg[c] <= status_reg[c] | ({8'd0, ch_event[c*24 +: 24]} & control_reg[c] & STATUS_MASK);
+            status_reg[c] <= status_reg[c] | ({{(32-EVW){1'b0}}, ch_event[c*EVW +: EVW]} & control_reg[c] & STATUS_MASK);
         end
 
         // performance counters
-        if (perf_ctrl_reg[c][1]) begin
+        if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
             perf_cyc_reg[c] <= 64'd0;
             perf_data_reg[c] <= 64'd0;
-            perf_ctrl_reg[c][1] <= 1'b0;
-        end else if (perf_ctrl_reg[c][2] && (!perf_ctrl_reg[c][0] || ch_busy[c])) begin
+            perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
+        end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
             perf_cyc_reg[c] <= perf_cyc_reg[c] + 64'd1;
             if (ch_bytes_valid[c]) begin
                 perf_data_reg[c] <= perf_data_reg[c] + {36'd0, ch_bytes[c*28 +: 28]};
@@ -281,79 +282,79 @@ always @(posedge clk) begin
         end
     end
 
-    if (wr && reg_req_bar == 3'd0 && reg_req_addr[11:2] == 10'd0 && reg_req_be[0]) begin
-        led_reg <= reg_req_wdata[2:0];
+    if (wr && bar0 && user_ofs == {4'd0, `PEVB_USER_LED} && reg_req_be[0]) begin
+        led_reg <= reg_req_wdata[`PEVB_LED_FIELD];
     end
 
     if (wr && ch_hit && chan_tgt) begin
         case (ofs)
-            8'h04: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
-            8'h08: control_reg[ch_sel] <= control_reg[ch_sel] | (wbits & CTRL_MASK);
-            8'h0C: control_reg[ch_sel] <= control_reg[ch_sel] & ~(wbits & CTRL_MASK);
-            8'h40: status_reg[ch_sel] <= status_reg[ch_sel] & ~(wbits & STATUS_MASK);
-            8'h88: wb_addr_reg[ch_sel][31:0] <= merge(wb_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
-            8'h8C: wb_addr_reg[ch_sel][63:32] <= merge(wb_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
-            8'h90: intmask_reg[ch_sel] <= merge(intmask_reg[ch_sel], reg_req_wdata, wmask & STATUS_MASK);
-            8'h94: intmask_reg[ch_sel] <= intmask_reg[ch_sel] | (wbits & STATUS_MASK);
-            8'h98: intmask_reg[ch_sel] <= intmask_reg[ch_sel] & ~(wbits & STATUS_MASK);
-            8'hC0: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[2:0]) | (reg_req_wdata[2:0] & wmask[2:0]);
+            `PEVB_CH_CONTROL: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
+            `PEVB_CH_CONTROL_W1S: control_reg[ch_sel] <= control_reg[ch_sel] | (wbits & CTRL_MASK);
+            `PEVB_CH_CONTROL_W1C: control_reg[ch_sel] <= control_reg[ch_sel] & ~(wbits & CTRL_MASK);
+            `PEVB_CH_STATUS: status_reg[ch_sel] <= status_reg[ch_sel] & ~(wbits & STATUS_MASK);
+            `PEVB_CH_POLL_WB_LO: wb_addr_reg[ch_sel][31:0] <= merge(wb_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
+            `PEVB_CH_POLL_WB_HI: wb_addr_reg[ch_sel][63:32] <= merge(wb_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
+            `PEVB_CH_INT_MASK: intmask_reg[ch_sel] <= merge(intmask_reg[ch_sel], reg_req_wdata, wmask & STATUS_MASK);
+            `PEVB_CH_INT_MASK_W1S: intmask_reg[ch_sel] <= intmask_reg[ch_sel] | (wbits & STATUS_MASK);
+            `PEVB_CH_INT_MASK_W1C: intmask_reg[ch_sel] <= intmask_reg[ch_sel] & ~(wbits & STATUS_MASK);
+            `PEVB_CH_PERF_CTRL: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[`PEVB_PERF_CTRL]) | (reg_req_wdata[`PEVB_PERF_CTRL] & wmask[`PEVB_PERF_CTRL]);
             default: ;
         endcase
     end
-    if (rd && ch_hit && chan_tgt && ofs == 8'h44) begin
+    if (rd && ch_hit && chan_tgt && ofs == `PEVB_CH_STATUS_RC) begin
         // clear-on-read status (events arriving this cycle are kept)
-        status_reg[ch_sel] <= {8'd0, ch_event[ch_sel*24 +: 24]} & control_reg[ch_sel] & STATUS_MASK;
+        status_reg[ch_sel] <= {{(32-EVW){1'b0}}, ch_event[ch_sel*EVW +: EVW]} & control_reg[ch_sel] & STATUS_MASK;
     end
 
     if (wr && ch_hit && sgdma_tgt) begin
         case (ofs)
-            8'h80: desc_addr_reg[ch_sel][31:0] <= merge(desc_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
-            8'h84: desc_addr_reg[ch_sel][63:32] <= merge(desc_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
-            8'h88: desc_adj_reg[ch_sel] <= (desc_adj_reg[ch_sel] & ~wmask[5:0]) | (reg_req_wdata[5:0] & wmask[5:0]);
-            8'h8C: credits_reg[ch_sel] <= (credits_reg[ch_sel] & ~wmask[9:0]) | (reg_req_wdata[9:0] & wmask[9:0]);
+            `PEVB_SG_DESC_LO: desc_addr_reg[ch_sel][31:0] <= merge(desc_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
+            `PEVB_SG_DESC_HI: desc_addr_reg[ch_sel][63:32] <= merge(desc_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
+            `PEVB_SG_DESC_ADJ: desc_adj_reg[ch_sel] <= (desc_adj_reg[ch_sel] & ~wmask[`PEVB_SG_DESC_ADJ_FIELD]) | (reg_req_wdata[`PEVB_SG_DESC_ADJ_FIELD] & wmask[`PEVB_SG_DESC_ADJ_FIELD]);
+            `PEVB_SG_CREDITS: credits_reg[ch_sel] <= (credits_reg[ch_sel] & ~wmask[`PEVB_SG_CREDITS_FIELD]) | (reg_req_wdata[`PEVB_SG_CREDITS_FIELD] & wmask[`PEVB_SG_CREDITS_FIELD]);
             default: ;
         endcase
     end
 
-    if (wr && bar1 && tgt == TGT_SGDMA_COMMON && chn == 4'd0) begin
+    if (wr && bar1 && tgt == `PEVB_TGT_SGDMA_COMMON && chn == 4'd0) begin
         case (ofs)
-            8'h10: halt_reg <= merge(halt_reg, reg_req_wdata, wmask & 32'h000F_000F);
-            8'h14: halt_reg <= halt_reg | (wbits & 32'h000F_000F);
-            8'h18: halt_reg <= halt_reg & ~(wbits & 32'h000F_000F);
-            8'h20: credit_mode_reg <= merge(credit_mode_reg, reg_req_wdata, wmask & 32'h000F_000F);
-            8'h24: credit_mode_reg <= credit_mode_reg | (wbits & 32'h000F_000F);
-            8'h28: credit_mode_reg <= credit_mode_reg & ~(wbits & 32'h000F_000F);
+            `PEVB_SGC_CONTROL: halt_reg <= merge(halt_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
+            `PEVB_SGC_CONTROL_W1S: halt_reg <= halt_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
+            `PEVB_SGC_CONTROL_W1C: halt_reg <= halt_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
+            `PEVB_SGC_CREDIT_MODE: credit_mode_reg <= merge(credit_mode_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
+            `PEVB_SGC_CREDIT_MODE_W1S: credit_mode_reg <= credit_mode_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
+            `PEVB_SGC_CREDIT_MODE_W1C: credit_mode_reg <= credit_mode_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
             default: ;
         endcase
     end
 
-    if (wr && bar1 && tgt == TGT_IRQ && chn == 4'd0) begin
+    if (wr && bar1 && tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
         case (ofs)
-            8'h04: user_int_en_reg <= (user_int_en_reg & ~wmask[15:0]) | (reg_req_wdata[15:0] & wmask[15:0]);
-            8'h08: user_int_en_reg <= user_int_en_reg | wbits[15:0];
-            8'h0C: user_int_en_reg <= user_int_en_reg & ~wbits[15:0];
-            8'h10: chan_int_en_reg <= (chan_int_en_reg & ~wmask[1:0]) | (reg_req_wdata[1:0] & wmask[1:0]);
-            8'h14: chan_int_en_reg <= chan_int_en_reg | wbits[1:0];
-            8'h18: chan_int_en_reg <= chan_int_en_reg & ~wbits[1:0];
-            8'h80: user_vec_reg[0] <= merge(user_vec_reg[0], reg_req_wdata, wmask & 32'h1F1F1F1F);
-            8'h84: user_vec_reg[1] <= merge(user_vec_reg[1], reg_req_wdata, wmask & 32'h1F1F1F1F);
-            8'h88: user_vec_reg[2] <= merge(user_vec_reg[2], reg_req_wdata, wmask & 32'h1F1F1F1F);
-            8'h8C: user_vec_reg[3] <= merge(user_vec_reg[3], reg_req_wdata, wmask & 32'h1F1F1F1F);
-            8'hA0: chan_vec_reg <= merge(chan_vec_reg, reg_req_wdata, wmask & 32'h1F1F1F1F);
+            `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[`PEVB_IRQ_USER_INT_FIELD]) | (reg_req_wdata[`PEVB_IRQ_USER_INT_FIELD] & wmask[`PEVB_IRQ_USER_INT_FIELD]);
+            `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[`PEVB_IRQ_USER_INT_FIELD];
+            `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[`PEVB_IRQ_USER_INT_FIELD];
+            `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[1:0]) | (reg_req_wdata[1:0] & wmask[1:0]);
+            `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[1:0];
+            `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[1:0];
+            `PEVB_IRQ_USER_VECTOR0: user_vec_reg[0] <= merge(user_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_USER_VECTOR1: user_vec_reg[1] <= merge(user_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_USER_VECTOR2: user_vec_reg[2] <= merge(user_vec_reg[2], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_USER_VECTOR3: user_vec_reg[3] <= merge(user_vec_reg[3], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_CHAN_VECTOR: chan_vec_reg <= merge(chan_vec_reg, reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
             default: ;
         endcase
     end
 
-    if (wr && bar1 && tgt == TGT_CFG && chn == 4'd0) begin
+    if (wr && bar1 && tgt == `PEVB_TGT_CONFIG && chn == 4'd0) begin
         case (ofs)
-            8'h1C: pcie_ctrl_reg <= merge(pcie_ctrl_reg, reg_req_wdata, wmask & 32'h1);
-            8'h60: wr_flush_timeout_reg <= (wr_flush_timeout_reg & ~wmask[4:0]) | (reg_req_wdata[4:0] & wmask[4:0]);
+            `PEVB_CFG_PCIE_CONTROL: if (reg_req_be[0]) pcie_ro_reg <= reg_req_wdata[`PEVB_CFG_PCIE_CTRL_RELAXED_ORDERING];
+            `PEVB_CFG_WR_FLUSH_TIMEOUT: wr_flush_timeout_reg <= (wr_flush_timeout_reg & ~wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]) | (reg_req_wdata[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] & wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]);
             default: ;
         endcase
     end
 
     if (rst) begin
-        led_reg <= 3'b111;
+        led_reg <= `PEVB_LED_RESET_VALUE;
         for (c = 0; c < 2; c = c + 1) begin
             control_reg[c] <= 32'd0;
             status_reg[c] <= 32'd0;
@@ -374,7 +375,7 @@ always @(posedge clk) begin
         user_int_en_reg <= 16'd0;
         chan_int_en_reg <= 2'd0;
         chan_vec_reg <= 32'd0;
-        pcie_ctrl_reg <= 32'd0;
+        pcie_ro_reg <= 1'b0;
         wr_flush_timeout_reg <= 5'd0;
     end
 end
@@ -391,7 +392,8 @@ wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
                      cfg_interrupt_msi_mmenable[11:3]};
 wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
 wire msi_sel = !msi_pending_reg[0];
-wire [4:0] msi_vec = (msi_sel ? chan_vec_reg[12:8] : chan_vec_reg[4:0]) & msi_vec_mask;
+wire [4:0] msi_vec = (msi_sel ? chan_vec_reg[`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH]
+                              : chan_vec_reg[0 +: `PEVB_IRQ_VECTOR_WIDTH]) & msi_vec_mask;
 
 always @(posedge clk) begin
     chan_int_en_d_reg <= chan_int_en_reg;

@@ -1,1 +1,4 @@
-"""cocotb testbench library: system topology, TB class, runner helpers and test modules."""
+"""The cocotb testbench: the environment (:mod:`tb.env`), debugging (:mod:`tb.debug`), the
+random regression (:mod:`tb.regress`), the demo programs (:mod:`tb.apps`), the bench
+(:mod:`tb.bench`), the cocotb test modules (:mod:`tb.tests`) and the runner that builds
+and runs the RTL (:mod:`tb.runner`)."""

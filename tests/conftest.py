@@ -10,14 +10,27 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--sim", default=os.environ.get("SIM", "icarus"),
-                     help="simulator for the full suite: icarus or verilator")
-    parser.addoption("--profile", default=os.environ.get("PROFILE", "picoevb"),
-                     help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)")
-    parser.addoption("--seeds", default=os.environ.get("SEEDS", "1-4"),
-                     help="seeds of the slow random regression: 1-20, 3,7,9, ...")
-    parser.addoption("--steps", type=int, default=int(os.environ.get("STEPS", "20")),
-                     help="steps per seed of the slow random regression")
+    parser.addoption(
+        "--sim",
+        default=os.environ.get("SIM", "icarus"),
+        help="simulator for the full suite: icarus or verilator",
+    )
+    parser.addoption(
+        "--profile",
+        default=os.environ.get("PROFILE", "picoevb"),
+        help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)",
+    )
+    parser.addoption(
+        "--seeds",
+        default=os.environ.get("SEEDS", "1-4"),
+        help="seeds of the slow random regression: 1-20, 3,7,9, ...",
+    )
+    parser.addoption(
+        "--steps",
+        type=int,
+        default=int(os.environ.get("STEPS", "20")),
+        help="steps per seed of the slow random regression",
+    )
 
 
 @pytest.fixture
@@ -40,7 +53,7 @@ _ARTIFACTS_AT = pytest.StashKey[int]()
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_controller(session.config):
         from tb.runner import ARTIFACTS_LOG
-        from tests.test_regress_sim import COVERAGE_DIR
+        from tests.sim.plan import COVERAGE_DIR
 
         shutil.rmtree(COVERAGE_DIR, ignore_errors=True)
         size = ARTIFACTS_LOG.stat().st_size if ARTIFACTS_LOG.is_file() else 0
@@ -56,8 +69,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     and passed, a missed coverage goal fails the session."""
     if not _is_controller(session.config):
         return
-    from tb.coverage import load
-    from tests.test_regress_sim import COVERAGE_DIR, DEFAULT, DRIVER_DEFAULT
+    from tb.regress.coverage import load
+    from tests.sim.plan import COVERAGE_DIR, regress_run_names
 
     files = sorted(COVERAGE_DIR.glob("*.json")) if COVERAGE_DIR.is_dir() else []
     if not files:
@@ -66,11 +79,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     out = COVERAGE_DIR.parent / "report.txt"
     out.write_text(cov.report() + "\n")
     cov.write(COVERAGE_DIR.parent / "merged.json")
-    lines = [cov.report(), f"report: {out} (merge any runs: python -m tb.coverage FILES)"]
+    lines = [cov.report(), f"report: {out} (merge any runs: python -m tb.regress.coverage FILES)"]
     names = {r.get("name") for r in cov.runs if r.get("passed")}
-    required = {f"{s}-{p}-seed{n}" for s, p, n in DEFAULT} | {
-        f"driver-{s}-{p}-seed{n}" for s, p, n in DRIVER_DEFAULT}
-    if required <= names and cov.missed():
+    if regress_run_names() <= names and cov.missed():
         lines.append("coverage goals missed: the session fails")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_REPORT] = lines

@@ -1,0 +1,288 @@
+"""The picoevb user-space applications, as async programs against the driver model.
+
+Each mirrors its C original (reference/picoevb.md): the same calls in the same order, the
+same messages on stdout/stderr, the same exit status. They need no simulator themselves:
+an :class:`AppEnv` gives them the device, the CUDA runtime, the process and the output.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from cuda_model import CudaError, CUpointer_attribute, cudaMemcpyKind, fill_surface, surface_word
+from driver_model import uapi
+from driver_model.host import HostMemoryError, UserProcess
+from driver_model.picoevb import PicoevbFile, ioctl
+
+D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
+SYNC_MEMOPS = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+PERF_MAX_SIZE = 100 << 20
+# mismatch lines printed before the rest are only counted (the original prints them all)
+MAX_MISMATCH_LINES = 16
+
+
+@dataclass
+class AppEnv:
+    """What a program sees: ``open()`` of /dev/picoevb, the CUDA runtime, its own address
+    space, and stdout/stderr. ``results`` collects figures for the caller (dma time...)."""
+
+    open: Callable[[], PicoevbFile]
+    cuda: object
+    process: UserProcess
+    out: Callable[[str], None]
+    err: Callable[[str], None]
+    results: dict = field(default_factory=dict)
+
+
+def expected_surface(width: int, height: int, xor_val: int = 0) -> np.ndarray:
+    """``DATA(x, y) ^ xor_val`` for every word of a surface, row-major."""
+    y, x = np.mgrid[0:height, 0:width]
+    return surface_word(x, y, xor_val).astype(np.uint32).ravel()
+
+
+def _check_surface(env: AppEnv, got: np.ndarray, width: int, height: int) -> int:
+    want = expected_surface(width, height)
+    bad = np.flatnonzero(got != want)
+    for i in bad[:MAX_MISMATCH_LINES]:
+        env.err(f"dst[0x{int(i):x}] is 0x{int(got[i]):x} not 0x{int(want[i]):x}")
+    if len(bad) > MAX_MISMATCH_LINES:
+        env.err(f"... and {len(bad) - MAX_MISMATCH_LINES} more mismatching words")
+    env.results["mismatches"] = len(bad)
+    return 1 if len(bad) else 0
+
+
+def _check_size(env: AppEnv, width: int, height: int) -> bool:
+    # the C code refuses these at compile time (#error)
+    if width < 16 or height < 16 or width % 16 or height % 16:
+        env.err(f"surface {width}x{height}: W and H must be multiples of 16, at least 16")
+        return False
+    return True
+
+
+async def _h2c2h(env: AppEnv, fd: PicoevbFile, src: int, dst: int, size: int, flags: int) -> bool:
+    """The H2C2H ioctl of both surface demos; records the DMA time."""
+    dma = uapi.picoevb_rdma_h2c2h_dma(src=src, dst=dst, len=size, flags=flags)
+    try:
+        await ioctl(fd, uapi.PICOEVB_IOC_H2C2H_DMA, dma)
+    except OSError as e:
+        env.err(f"ioctl(DMA) failed: -1 (errno {e.errno}: {e.strerror})")
+        return False
+    env.results.update(bytes=size, dma_time_ns=dma.dma_time_ns)
+    return True
+
+
+async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
+    """cudaMalloc two surfaces, pin them, fill them, H2C2H GPU -> FPGA -> GPU, verify."""
+    if not _check_size(env, width, height):
+        return 1
+    rt = env.cuda
+    size = width * height * 4
+    fd = env.open()
+    ptrs: dict[str, int] = {}
+    handles: dict[str, int] = {}
+    try:
+        for name in ("src", "dst"):
+            try:
+                ptrs[name] = rt.cudaMalloc(size)
+            except CudaError as e:
+                env.err(f"Allocation of {name}_d failed: {int(e.code)}")
+                return 1
+            try:
+                rt.cuPointerSetAttribute(1, SYNC_MEMOPS, ptrs[name])
+            except CudaError as e:
+                env.err(f"cuPointerSetAttribute({name}_d) failed: {int(e.code)}")
+                return 1
+        for name in ("src", "dst"):
+            pin = uapi.picoevb_rdma_pin_cuda(va=ptrs[name], size=size)
+            try:
+                await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
+            except OSError as e:
+                env.err(f"ioctl(PIN_CUDA {name}) failed: ret=-1 errno={e.errno}")
+                return 1
+            handles[name] = pin.handle
+        fill_surface(rt, ptrs["src"], 0, width, height)
+        fill_surface(rt, ptrs["dst"], 0xFFFFFFFF, width, height)
+        try:
+            rt.cudaDeviceSynchronize()
+        except CudaError as e:
+            env.err(f"cudaDeviceSynchronize() failed: {int(e.code)}")
+            return 1
+        flags = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+        if not await _h2c2h(env, fd, handles["src"], handles["dst"], size, flags):
+            return 1
+        dst_cpu = bytearray(size)
+        rt.cudaMemcpy(dst_cpu, ptrs["dst"], size, D2H)
+        return _check_surface(env, np.frombuffer(dst_cpu, dtype="<u4"), width, height)
+    finally:
+        for name, h in handles.items():
+            try:
+                await ioctl(fd, uapi.PICOEVB_IOC_UNPIN_CUDA, uapi.picoevb_rdma_unpin_cuda(h))
+            except OSError as e:
+                env.err(f"ioctl(UNPIN_CUDA {name}) failed: errno={e.errno}")
+        for p in ptrs.values():
+            rt.cudaFree(p)
+        await fd.release()
+
+
+async def rdma_malloc(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
+    """The same through malloc'd host buffers filled by the CPU (flags 0)."""
+    if not _check_size(env, width, height):
+        return 1
+    size = width * height * 4
+    proc = env.process
+    fd = env.open()
+    try:
+        src, dst = proc.malloc(size), proc.malloc(size)
+    except HostMemoryError:
+        env.err("malloc failed")
+        await fd.release()
+        return 1
+    try:
+        proc.write(src, expected_surface(width, height).astype("<u4").tobytes())
+        proc.write(dst, expected_surface(width, height, 0xFFFFFFFF).astype("<u4").tobytes())
+        if not await _h2c2h(env, fd, src, dst, size, 0):
+            return 1
+        got = np.frombuffer(proc.read(dst, size), dtype="<u4")
+        return _check_surface(env, got, width, height)
+    finally:
+        proc.free(src)
+        proc.free(dst)
+        await fd.release()
+
+
+async def _perf(env: AppEnv, to_card: bool, cuda: bool, size: int | None) -> int:
+    """One H2C or C2H of min(card RAM, 100 MiB) bytes; prints the rate."""
+    fd = env.open()
+    rt = env.cuda
+    ptr = handle = None
+    try:
+        try:
+            info = uapi.picoevb_rdma_card_info()
+            await ioctl(fd, uapi.PICOEVB_IOC_CARD_INFO, info)
+        except OSError as e:
+            env.err(f"ioctl(CARD_INFO) failed: errno={e.errno}")
+            return 1
+        size = min(info.fpga_ram_size, PERF_MAX_SIZE) if size is None else size
+        if cuda:
+            try:
+                ptr = rt.cudaMalloc(size)
+            except CudaError as e:
+                env.err(f"cudaMalloc failed: {int(e.code)}")
+                return 1
+            pin = uapi.picoevb_rdma_pin_cuda(va=ptr, size=size)
+            try:
+                await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
+            except OSError as e:
+                env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}")
+                return 1
+            handle = pin.handle
+            target = handle
+        else:
+            ptr = env.process.malloc(size)
+            target = ptr
+        if to_card:
+            dma = uapi.picoevb_rdma_h2c_dma(
+                src=target,
+                dst=0,
+                len=size,
+                flags=uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if cuda else 0,
+            )
+            cmd, name = uapi.PICOEVB_IOC_H2C_DMA, "H2C"
+        else:
+            dma = uapi.picoevb_rdma_c2h_dma(
+                dst=target,
+                src=0,
+                len=size,
+                flags=uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if cuda else 0,
+            )
+            cmd, name = uapi.PICOEVB_IOC_C2H_DMA, "C2H"
+        try:
+            await ioctl(fd, cmd, dma)
+        except OSError as e:
+            env.err(f"ioctl({name}_DMA) failed: {-e.errno}")
+            return 1
+        ns = dma.dma_time_ns
+        usecs = ns // 1000
+        mbps = size * 1000.0 / ns if ns else 0.0
+        env.out(f"Bytes:{size} usecs:{usecs} MB/s:{mbps:f}")
+        env.results.update(bytes=size, dma_time_ns=ns, mbps=mbps)
+        return 0
+    finally:
+        if handle is not None:
+            await ioctl(fd, uapi.PICOEVB_IOC_UNPIN_CUDA, uapi.picoevb_rdma_unpin_cuda(handle))
+        if ptr is not None:
+            if cuda:
+                rt.cudaFree(ptr)
+            else:
+                env.process.free(ptr)
+        await fd.release()
+
+
+async def set_leds(env: AppEnv, value: int) -> int:
+    """``set-leds N``: the LED ioctl (active low)."""
+    fd = env.open()
+    try:
+        await ioctl(fd, uapi.PICOEVB_IOC_LED, value)
+    except OSError as e:
+        env.err(f"ioctl(LED) failed: errno={e.errno}")
+        return 1
+    finally:
+        await fd.release()
+    return 0
+
+
+def _parse_surface(args: list[str]) -> tuple[int, int]:
+    if not args:
+        return 1024, 1024
+    w, _, h = args[0].lower().partition("x")
+    return int(w, 0), int(h or w, 0)
+
+
+def _perf_app(to_card: bool, cuda: bool):
+    async def app(env: AppEnv, args: list[str]) -> int:
+        return await _perf(env, to_card, cuda, int(args[0], 0) if args else None)
+
+    return app
+
+
+async def _surface_app_cuda(env: AppEnv, args: list[str]) -> int:
+    return await rdma_cuda(env, *_parse_surface(args))
+
+
+async def _surface_app_malloc(env: AppEnv, args: list[str]) -> int:
+    return await rdma_malloc(env, *_parse_surface(args))
+
+
+async def _set_leds_app(env: AppEnv, args: list[str]) -> int:
+    if len(args) != 1:
+        env.err("usage: set-leds <value>")
+        return 1
+    return await set_leds(env, int(args[0], 0))
+
+
+# name -> (program, argument help)
+DEMOS: dict[str, tuple[Callable[[AppEnv, list[str]], Awaitable[int]], str]] = {
+    "rdma-cuda": (_surface_app_cuda, "[WxH] surface in 32-bit words (default 1024x1024)"),
+    "rdma-malloc": (_surface_app_malloc, "[WxH] surface in 32-bit words (default 1024x1024)"),
+    "rdma-cuda-h2c-perf": (_perf_app(True, True), "[bytes] (default min(card RAM, 100 MiB))"),
+    "rdma-cuda-c2h-perf": (_perf_app(False, True), "[bytes]"),
+    "rdma-malloc-h2c-perf": (_perf_app(True, False), "[bytes]"),
+    "rdma-malloc-c2h-perf": (_perf_app(False, False), "[bytes]"),
+    "set-leds": (_set_leds_app, "<value> (LEDs are active low: 0 lights all)"),
+}
+
+
+async def run_demo(env: AppEnv, name: str, args: list[str]) -> int:
+    """Run demo ``name`` with command-line ``args``; its exit status."""
+    if name not in DEMOS:
+        env.err(f"unknown demo {name!r}; one of {', '.join(DEMOS)}")
+        return errno.EINVAL
+    try:
+        return await DEMOS[name][0](env, args)
+    except ValueError as e:
+        env.err(f"{name}: bad argument: {e}")
+        return 1

@@ -1,0 +1,2 @@
+"""``make bench``: the driver (:mod:`tb.bench.suite`) and its cocotb side
+(:mod:`tb.bench.engine`)."""

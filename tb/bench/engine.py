@@ -1,0 +1,144 @@
+"""cocotb side of ``make bench``: DMA engine throughput and simulator speed.
+
+``$BENCH_CASES`` is a JSON list of cases ``{"dir": "H2C"|"C2H", "desc": bytes per
+descriptor, "total": bytes}``; ``$BENCH_MPS`` overrides the profile's max payload size;
+the results (one dict per case) go to the JSON file ``$BENCH_OUT``. Each C2H case reads
+back what the H2C case before it wrote to the card, and the host buffer is compared, so a
+benchmark that moves wrong data fails.
+
+Per case:
+- ``run_ns``: simulated time from the driver's first register write (Run) to the channel
+  idle interrupt, the throughput a driver sees;
+- ``stream_ns``/``stream_bytes``: the span between the first and last data TLP on the
+  FPGA's link, with the bytes after the first, the steady streaming rate;
+- ``wall_s``/``cpu_s``: wall-clock and CPU seconds of the case (simulator and Python in
+  one process), for the simulator speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+
+import cocotb
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.tlp import TlpType
+
+from driver_model import regs
+from driver_model.desc import Segment
+from tb.env.harness import Harness, check_ok, pattern
+from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
+from tb.env.profiles import get_profile
+from tb.env.system import TB
+
+
+class DataClock:
+    """Times the data TLPs of one host buffer on the FPGA's link: its reads' completions
+    (H2C) or its writes (C2H)."""
+
+    def __init__(self) -> None:
+        self.tags: set[int] = set()
+        self.reset()
+
+    def reset(self, lo: int = 0, hi: int = 0) -> None:
+        """Start timing transfers to or from ``[lo, hi)``."""
+        self.lo, self.hi = lo, hi
+        self.first = self.last = None
+        self.first_bytes = self.bytes = 0
+        self.header = self.largest = 0  # header bytes and largest payload of a data TLP
+        self.tags.clear()
+
+    def _data(self, tlp, n: int) -> None:
+        self.header = tlp.get_header_size()
+        self.largest = max(self.largest, len(tlp.data))
+        now = get_sim_time("ns")
+        if self.first is None:
+            self.first, self.first_bytes = now, n
+        self.last = now
+        self.bytes += n
+
+    def observe(self, link: str, direction: str, tlp) -> None:
+        if link != "fpga":
+            return
+        ft = tlp.fmt_type
+        if direction == UP and (ft in MEM_WRITES or ft in MEM_READS):
+            if self.lo <= tlp.address < self.hi:
+                if ft in MEM_WRITES:
+                    self._data(tlp, len(tlp.data))
+                else:
+                    self.tags.add(tlp.tag)
+        elif direction == DOWN and ft == TlpType.CPL_DATA and tlp.tag in self.tags:
+            self._data(tlp, len(tlp.data) - (tlp.lower_address & 3))
+            if ends_request(tlp):
+                self.tags.discard(tlp.tag)
+
+
+@cocotb.test(timeout_time=60000, timeout_unit="ms")
+async def bench_engine(dut):
+    """Run the cases of ``$BENCH_CASES`` and write their figures to ``$BENCH_OUT``."""
+    cases = json.loads(os.environ["BENCH_CASES"])
+    profile = get_profile(os.environ.get("PEVB_PROFILE", "picoevb"))
+    if os.environ.get("BENCH_MPS"):
+        profile = replace(profile, mps=int(os.environ["BENCH_MPS"]))
+    tb = TB(dut, profile=profile)
+    await tb.init()
+    h = Harness(tb)
+    h.ram_size = await tb.user_read32(regs.USER_RAM_SIZE)  # the build may override it
+    clock = DataClock()
+    tb.links.add_observer(clock.observe)
+    biggest = max(c["total"] for c in cases)
+    assert biggest <= h.ram_size, f"cases need {biggest} bytes of card RAM, have {h.ram_size}"
+    src, dst = tb.alloc_host(biggest, "bench source"), tb.alloc_host(biggest, "bench dest")
+    src_base, dst_base = src.get_absolute_address(0), dst.get_absolute_address(0)
+    src[0:biggest] = pattern(biggest, 7)
+    results = []
+    for case in cases:
+        total, size, direction = case["total"], case["desc"], case["dir"]
+        assert total % size == 0, case
+        n = total // size
+        if direction == "H2C":
+            segs = [Segment(src_base + k * size, k * size, size) for k in range(n)]
+            clock.reset(src_base, src_base + total)
+        else:
+            dst[0:total] = bytes(total)
+            segs = [Segment(k * size, dst_base + k * size, size) for k in range(n)]
+            clock.reset(dst_base, dst_base + total)
+        ch = h.h2c if direction == "H2C" else h.c2h
+        wall0, cpu0, sim0 = time.perf_counter(), time.process_time(), get_sim_time("ns")
+        res = await h.run(ch, segs, timeout_ns=max(1e6, total * 20.0))
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        sim = get_sim_time("ns") - sim0
+        check_ok(res, n, f"{direction} {n} x {size} B")
+        assert clock.bytes == total, f"{direction}: {clock.bytes} data bytes seen, not {total}"
+        if direction == "C2H":
+            assert dst[0:total] == src[0:total], f"C2H {n} x {size} B: wrong data"
+        results.append(
+            {
+                **case,
+                "descriptors": n,
+                "run_ns": res.elapsed_ns,
+                "stream_ns": (clock.last or 0) - (clock.first or 0),
+                "stream_bytes": total - clock.first_bytes,
+                "sim_ns": sim,
+                "wall_s": wall,
+                "cpu_s": cpu,
+                "tlp_header": clock.header,
+                "tlp_payload_max": clock.largest,
+                "clk_hz": profile.user_clk_hz,
+                "mps": profile.mps,
+                "mrrs": profile.mrrs,
+            }
+        )
+        tb.log.info(
+            "%s %d x %d B: %.1f MB/s (run), %.1f us simulated in %.2f s",
+            direction,
+            n,
+            size,
+            total * 1e3 / res.elapsed_ns,
+            sim / 1e3,
+            wall,
+        )
+    with open(os.environ["BENCH_OUT"], "w") as f:
+        json.dump(results, f, indent=1)

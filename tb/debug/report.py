@@ -1,0 +1,189 @@
+"""The peer-transfer report of one run, made from its TLP trace (no simulator needed).
+
+``summarize`` counts the data the FPGA moved: H2C is the read data delivered to the FPGA
+(completions on the ``fpga`` link), C2H the memory writes it sent, each per target (host
+memory, and GPU BAR1 per pin). Descriptor fetches, MSIs and register accesses are counted
+apart. Bandwidth is bytes over the simulated time from the first to the last data TLP of
+that direction. ``write_report`` writes ``transfer_report.json`` and an HTML page with a
+timeline (an inline SVG: one lane per link direction, one mark per TLP coloured by
+target, and the descriptor chains).
+
+``python -m tb.report TRACE.jsonl [OUT_DIR]`` makes the report of any trace.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from .annotate import desc_label
+from .trace import read_trace
+
+COLOURS = {
+    "host": "#4e79a7",
+    "gpu_bar1": "#59a14f",
+    "desc": "#f28e2b",
+    "msi": "#e15759",
+    "fpga_reg": "#b07aa1",
+    "gpu_reg": "#9c755f",
+    "config": "#bab0ac",
+}
+
+
+def _data_bytes(rec: dict) -> int:
+    """Payload bytes a TLP carries for its request (completions: without the offset pad)."""
+    if rec["type"] == "CplD":
+        return max(0, min(rec["bc"], rec["len"] - (rec["la"] & 3)))
+    if rec["type"] == "MWr":
+        return rec["len"]
+    return 0
+
+
+def _target_key(target: dict) -> str:
+    if target["kind"] == "gpu_bar1":
+        return f"gpu pin#{target['pin']}" if "pin" in target else "gpu (unmapped)"
+    if target["kind"] == "host":
+        return f"host {target.get('buffer', '')}".strip()
+    return target["kind"]
+
+
+def summarize(records: list[dict]) -> dict:
+    """Bytes per direction and target, bandwidth, counts of the other TLPs."""
+    by_dir: dict[str, dict[str, int]] = {"H2C": defaultdict(int), "C2H": defaultdict(int)}
+    span: dict[str, list[float]] = {}
+    other: dict[str, int] = defaultdict(int)
+    chains = []
+    for rec in records:
+        if "event" in rec:
+            if rec["event"] == "chain":
+                chains.append(rec)
+            continue
+        if rec["link"] != "fpga":
+            continue
+        target = rec.get("target", {})
+        kind = target.get("kind")
+        n = _data_bytes(rec)
+        if kind in ("host", "gpu_bar1") and n:
+            if rec["type"] == "CplD" and rec["dir"] == "down":
+                d = "H2C"
+            elif rec["type"] == "MWr" and rec["dir"] == "up":
+                d = "C2H"
+            else:
+                continue
+            by_dir[d][_target_key(target)] += n
+            s = span.setdefault(d, [rec["t"], rec["t"]])
+            s[0], s[1] = min(s[0], rec["t"]), max(s[1], rec["t"])
+        elif kind in ("desc", "msi", "fpga_reg") and rec["dir"] == "up":
+            other[kind] += 1
+    out: dict = {"directions": {}, "other_tlps_from_fpga": dict(other), "chains": len(chains)}
+    for d, targets in by_dir.items():
+        total = sum(targets.values())
+        t0, t1 = span.get(d, [0.0, 0.0])
+        out["directions"][d] = {
+            "bytes": total,
+            "by_target": dict(sorted(targets.items())),
+            "first_ns": t0,
+            "last_ns": t1,
+            "mb_per_s": round(total / (t1 - t0) * 1e3, 1) if t1 > t0 else None,
+        }
+    return out
+
+
+def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> str:
+    """An SVG timeline: a lane per engine with a mark where each descriptor's data starts,
+    and a lane per link and direction with the TLPs as marks."""
+    tlps = [r for r in records if "link" in r]
+    descs = [r for r in records if r.get("event") == "desc"]
+    if not tlps:
+        return "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'/>"
+    t0 = min(r["t"] for r in tlps)
+    t1 = max(r["t"] for r in tlps)
+    scale = (width - 160) / max(t1 - t0, 1.0)
+    desc_lanes = sorted({r["channel"] for r in descs})
+    lanes = [(c, "descriptors") for c in desc_lanes] + sorted({(r["link"], r["dir"]) for r in tlps})
+    y_of = {lane: 30 + i * lane_h for i, lane in enumerate(lanes)}
+    parts = [
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' "
+        f"height='{40 + len(lanes) * lane_h}' font-family='monospace' font-size='11'>"
+    ]
+    for (link, d), y in y_of.items():
+        parts.append(f"<text x='4' y='{y + 14}'>{link} {d}</text>")
+    for r in descs:
+        x = 150 + int((r["t"] - t0) * scale)
+        label = html.escape(f"{r['t']:.0f} ns {desc_label(r)}")
+        parts.append(
+            f"<rect x='{x}' y='{y_of[(r['channel'], 'descriptors')] + 3}' "
+            f"width='3' height='{lane_h - 6}' fill='{COLOURS['desc']}'>"
+            f"<title>{label}</title></rect>"
+        )
+    # at most one mark per pixel column and lane and colour (large runs stay small)
+    seen: set[tuple[int, int, str]] = set()
+    for r in tlps:
+        x = 150 + int((r["t"] - t0) * scale)
+        kind = r.get("target", {}).get("kind", "config")
+        key = (x, y_of[(r["link"], r["dir"])], kind)
+        if key in seen:
+            continue
+        seen.add(key)
+        label = html.escape(
+            f"{r['t']:.0f} ns {r['type']} {r.get('len', 0)}B {r.get('target', {}).get('label', '')}"
+        )
+        parts.append(
+            f"<rect x='{x}' y='{key[1] + 3}' width='2' height='{lane_h - 6}' "
+            f"fill='{COLOURS.get(kind, '#888')}'><title>{label}</title></rect>"
+        )
+    parts.append(
+        f"<text x='150' y='14'>{t0:.0f} ns</text>"
+        f"<text x='{width - 90}' y='14'>{t1:.0f} ns</text></svg>"
+    )
+    return "".join(parts)
+
+
+def write_report(
+    trace: Path, out_dir: Path | None = None, records: list[dict] | None = None
+) -> tuple[Path, Path]:
+    """``transfer_report.json`` and ``transfer_report.html`` beside the trace (or in
+    ``out_dir``); returns their paths. ``records``: the trace, when already read."""
+    out_dir = out_dir or trace.parent
+    if records is None:
+        records = read_trace(trace)
+    summary = summarize(records)
+    jpath = out_dir / "transfer_report.json"
+    jpath.write_text(json.dumps(summary, indent=1))
+    rows = []
+    for d, s in summary["directions"].items():
+        for target, n in s["by_target"].items():
+            rows.append(f"<tr><td>{d}</td><td>{html.escape(target)}</td><td>{n}</td></tr>")
+        bw = f"{s['mb_per_s']} MB/s" if s["mb_per_s"] else "-"
+        rows.append(f"<tr><th>{d} total</th><td></td><th>{s['bytes']}</th><td>{bw}</td></tr>")
+    legend = " ".join(f"<span style='color:{c}'>&#9632; {k}</span>" for k, c in COLOURS.items())
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>transfer report"
+        f"</title></head><body><h2>Peer-transfer report</h2><p>{html.escape(str(trace))}"
+        f"</p><table border='1' cellpadding='4'><tr><th>direction</th><th>target</th>"
+        f"<th>bytes</th><th>bandwidth (simulated)</th></tr>{''.join(rows)}</table>"
+        f"<p>descriptor chains: {summary['chains']}; other TLPs from the FPGA: "
+        f"{html.escape(json.dumps(summary['other_tlps_from_fpga']))}</p>"
+        f"<p>{legend}</p>{timeline_svg(records)}</body></html>"
+    )
+    hpath = out_dir / "transfer_report.html"
+    hpath.write_text(page)
+    return jpath, hpath
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print("usage: python -m tb.report TRACE.jsonl [OUT_DIR]")
+        return 2
+    j, h = write_report(Path(args[0]), Path(args[1]) if len(args) > 1 else None)
+    print(json.dumps(json.loads(j.read_text())["directions"], indent=1))
+    print(f"report: {h}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

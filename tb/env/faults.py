@@ -1,0 +1,252 @@
+"""Fault injection on the FPGA's link: what the fabric and the completers can do to its reads.
+
+The :class:`FaultInjector` sits in front of the FPGA port's receive handler (ahead of the
+link observers, so the protocol checker sees what the FPGA gets). It learns each read
+request the FPGA sends (tag, address, byte count) from the link tap, classifies the
+target by address (host memory, GPU BAR1, or a named range such as a descriptor ring),
+and applies :class:`FaultRule` objects to the completions that come back:
+
+- ``ur`` / ``ca``: the request completes with Unsupported Request / Completer Abort (the
+  completer's data completions are discarded, the last one becomes the error);
+- ``poison``: its first completion carries data with EP set (poisoned);
+- ``drop``: every completion is lost; the hard IP's completion timeout reports it;
+- ``split``: completions are split at every read completion boundary and delivered out
+  of order across tags (in order within a request, as PCIe requires);
+- ``latency``: each completion is held for a random time, order within a request kept;
+- ``corrupt``: one payload byte of the first completion is flipped and nothing says so
+  (a fabric bug no status bit reports: only a scoreboard can see it).
+
+A rule fires on the matching requests after the first ``skip`` ones, ``count`` times
+(``count=0``: on every one). Every decision is recorded in ``injected``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import cocotb
+from cocotb.triggers import Event, Timer
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+
+from driver_model.regs import PcieErr
+
+from .link import COMPLETIONS, MEM_READS, UP, ends_request
+
+FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt")
+# the engine's error bits (H2C read_error, descr_error) for each completion fault
+FAULT_STATUS = {
+    "ur": PcieErr.UNSUPPORTED_REQUEST,
+    "ca": PcieErr.COMPLETER_ABORT,
+    "poison": PcieErr.POISONED,
+    "drop": PcieErr.UNEXPECTED_COMPLETION,  # the hard IP's completion timeout
+}
+
+
+@dataclass
+class FaultRule:
+    """Fault ``kind`` on reads to ``target`` ("host", "gpu", a named range, or "any")."""
+
+    kind: str
+    target: str = "any"
+    skip: int = 0
+    count: int = 1
+    max_delay_ns: float = 2000.0
+    rcb: int = 64
+    seen: int = 0
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault {self.kind!r}; choose one of {FAULT_KINDS}")
+
+    def take(self, target: str) -> bool:
+        """Whether this rule fires on the next request to ``target``."""
+        if self.target not in ("any", target):
+            return False
+        self.seen += 1
+        if self.seen <= self.skip or (self.count and self.fired >= self.count):
+            return False
+        self.fired += 1
+        return True
+
+
+@dataclass
+class Injection:
+    """One fault applied: when, which kind, which request."""
+
+    time_ns: float
+    kind: str
+    target: str
+    tag: int
+    address: int
+    nbytes: int
+
+
+@dataclass
+class _Req:
+    address: int
+    nbytes: int
+    target: str
+    rule: FaultRule | None = None
+    started: bool = False
+    last_release_ns: float = 0.0
+
+
+class FaultInjector:
+    """Faults on the completions delivered to one port (the FPGA's)."""
+
+    def __init__(self, port, link: str, seed: int = 1) -> None:
+        self.link = link
+        self.rules: list[FaultRule] = []
+        self.injected: list[Injection] = []
+        self.ranges: list[tuple[int, int, str]] = []
+        self.rng = random.Random(seed)
+        self._reqs: dict[int, _Req] = {}
+        self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
+        self._reorder: list[tuple[int, Tlp]] = []
+        self._reorder_kick = Event()
+        port.rx_handler = self._receive
+        cocotb.start_soon(self._run_reorder())
+
+    # --- configuration ------------------------------------------------------------------
+    def add(self, rule: FaultRule) -> FaultRule:
+        """Arm a rule; returns it (its ``fired`` count tells whether it hit)."""
+        self.rules.append(rule)
+        return rule
+
+    def clear(self) -> None:
+        """Disarm every rule (completions already held are still delivered)."""
+        self.rules.clear()
+
+    def name_range(self, base: int, size: int, name: str) -> None:
+        """Requests into ``[base, base+size)`` target ``name`` (newest naming wins)."""
+        self.ranges.insert(0, (base, size, name))
+
+    def target_of(self, address: int) -> str:
+        for base, size, name in self.ranges:
+            if base <= address < base + size:
+                return name
+        return "host"
+
+    # --- the link tap side: requests the FPGA sends ---------------------------------------
+    def observe(self, link: str, direction: str, tlp: Tlp) -> None:
+        """Link observer: remember the FPGA's read requests by tag."""
+        if link != self.link or direction != UP or tlp.fmt_type not in MEM_READS:
+            return
+        addr = tlp.address + tlp.get_first_be_offset()
+        self._reqs[tlp.tag] = _Req(addr, tlp.get_be_byte_count(), self.target_of(addr))
+
+    def forget(self, requester_id: int, tag: int) -> None:
+        """The hard IP timed the request out: drop what is known of it."""
+        self._reqs.pop(tag, None)
+
+    # --- the receive side: completions to the FPGA -----------------------------------------
+    async def _receive(self, tlp: Tlp) -> None:
+        req = self._reqs.get(tlp.tag) if tlp.fmt_type in COMPLETIONS else None
+        if req is None:
+            await self._deliver(tlp)
+            return
+        if not req.started:
+            req.started = True
+            for rule in self.rules:
+                if rule.take(req.target):
+                    req.rule = rule
+                    self.injected.append(
+                        Injection(
+                            get_sim_time("ns"),
+                            rule.kind,
+                            req.target,
+                            tlp.tag,
+                            req.address,
+                            req.nbytes,
+                        )
+                    )
+                    break
+        last = ends_request(tlp)
+        if last:
+            del self._reqs[tlp.tag]
+        kind = req.rule.kind if req.rule else None
+        if kind is None:
+            await self._deliver(tlp)
+        elif kind in ("ur", "ca"):
+            # the completer finishes the request, then the FPGA sees only the error
+            if not last:
+                tlp.release_fc()
+                return
+            tlp.fmt_type = TlpType.CPL
+            tlp.status = CplStatus.UR if kind == "ur" else CplStatus.CA
+            tlp.data = bytearray()
+            tlp.length = 0
+            await self._deliver(tlp)
+        elif kind == "poison":
+            tlp.ep = True
+            req.rule = None  # the rest of the request passes untouched
+            await self._deliver(tlp)
+        elif kind == "drop":
+            tlp.release_fc()
+        elif kind == "corrupt":
+            if tlp.data:
+                first = tlp.lower_address & 3
+                tlp.data[first] ^= 0xFF
+                self.injected[-1].address = req.address  # the byte flipped
+            req.rule = None
+            await self._deliver(tlp)
+        elif kind == "latency":
+            at = max(
+                get_sim_time("ns") + self.rng.randrange(int(req.rule.max_delay_ns) + 1),
+                req.last_release_ns + 1,
+            )
+            req.last_release_ns = at
+            cocotb.start_soon(self._deliver_at(at, tlp))
+        else:  # split
+            for piece in split_completion(tlp, req.rule.rcb):
+                self._reorder.append((tlp.tag, piece))
+            self._reorder_kick.set()
+
+    async def _deliver_at(self, at_ns: float, tlp: Tlp) -> None:
+        await Timer(max(round(at_ns - get_sim_time("ns")), 1), "ns")
+        await self._deliver(tlp)
+
+    async def _run_reorder(self) -> None:
+        """Deliver split completions in a random order across tags (per tag in order)."""
+        while True:
+            await self._reorder_kick.wait()
+            self._reorder_kick.clear()
+            # let completions of other requests gather for a moment
+            await Timer(200, "ns")
+            while self._reorder:
+                tags = list(dict.fromkeys(tag for tag, _ in self._reorder))
+                tag = self.rng.choice(tags)
+                i = next(k for k, (t, _) in enumerate(self._reorder) if t == tag)
+                _, piece = self._reorder.pop(i)
+                await self._deliver(piece)
+
+
+def split_completion(tlp: Tlp, rcb: int) -> list[Tlp]:
+    """Split a successful read completion at every ``rcb`` boundary (PCIe's rules: byte
+    count is what remains, lower address is the next byte's)."""
+    if tlp.fmt_type != TlpType.CPL_DATA or tlp.status != CplStatus.SC:
+        return [tlp]
+    la = tlp.lower_address & 0x7F
+    first_dw = la & ~3
+    carried = min(tlp.byte_count, tlp.length * 4 - (la & 3))
+    end = la + carried
+    pieces = []
+    a = la
+    while a < end:
+        b = min(end, (a // rcb + 1) * rcb)
+        p = Tlp(tlp)
+        p.release_fc_cb = None
+        p.lower_address = a & 0x7F
+        p.byte_count = tlp.byte_count - (a - la)
+        lo = (a & ~3) - first_dw
+        hi = ((b + 3) & ~3) - first_dw
+        p.data = bytearray(tlp.data[lo:hi])
+        p.length = (hi - lo) // 4
+        pieces.append(p)
+        a = b
+    pieces[-1].release_fc_cb = tlp.release_fc_cb
+    return pieces

@@ -1,0 +1,259 @@
+"""The UltraScale+ hard-IP model with the requester completion timeout of the real core.
+
+cocotbext-pcie's model keeps a non-posted request's tag busy until its last completion
+arrives; a completion that never comes would hold the tag forever, and the engine reusing
+it after its own timeout would trip the model's "active tag reused" assertion. The real
+core (PG213, requester completion timeout) gives up on such a request: it frees the tag
+and reports the timeout on the RC interface as a completion with error code 1001
+(``ErrorCode.TIMEOUT``) and Request Completed set. This subclass does the same after
+``cpl_timeout_ns`` and tells its listeners (the protocol checker) about it.
+
+Simulation speed: the base model wakes five coroutines on every user-clock edge (the
+configuration status, control and interrupt outputs, the CQ non-posted credit counter and
+the RQ sequence-number drain) even when nothing happens. For the signals this testbench
+connects, the subclass wakes them only when there is something to do: a configuration
+TLP (the outputs that follow config space), a change of ``cfg_interrupt_msi_int`` (then
+every cycle until it is low again, as the base model samples it), a request for the CQ
+interface, a sequence number to drop. The observable behaviour is the base model's; a
+build that connects more signals gets the base loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cocotb
+from cocotb.triggers import Event, First, RisingEdge, Timer
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.tlp import TlpAttr, TlpType
+from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
+from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
+
+# PCIe Device Control 2 completion timeout range A starts at 50 us
+DEFAULT_CPL_TIMEOUT_NS = 50_000.0
+
+# the configuration outputs and inputs the event-driven loop handles (the base model's
+# status/control/interrupt loops handle many more; connecting any of those falls back)
+FAST_CFG = {
+    "cfg_max_payload",
+    "cfg_max_read_req",
+    "cfg_bus_number",
+    "cfg_config_space_enable",
+    "cfg_interrupt_msi_enable",
+    "cfg_interrupt_msi_mmenable",
+    "cfg_interrupt_msi_int",
+    "cfg_interrupt_msi_sent",
+    "cfg_interrupt_msi_fail",
+    "cfg_interrupt_msi_function_number",
+}
+BASE_CFG = FAST_CFG | {
+    "cfg_phy_link_down",
+    "user_lnk_up",
+    "cfg_phy_link_status",
+    "cfg_negotiated_width",
+    "cfg_current_speed",
+    "cfg_function_status",
+    "cfg_local_error_out",
+    "cfg_rcb_status",
+    "cfg_interrupt_msi_attr",
+    "cfg_interrupt_msi_data",
+    "cfg_interrupt_msi_select",
+    "cfg_interrupt_msi_pending_status",
+    "cfg_interrupt_msi_pending_status_data_enable",
+    "cfg_interrupt_msi_pending_status_function_num",
+    "cfg_interrupt_msix_address",
+    "cfg_interrupt_msix_data",
+    "cfg_interrupt_msix_enable",
+    "cfg_interrupt_msix_int",
+    "cfg_interrupt_msix_mask",
+    "cfg_interrupt_msix_sent",
+    "cfg_interrupt_msix_fail",
+    "sys_reset",
+}
+CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
+
+
+class PevbUspDevice(UltraScalePlusPcieDevice):
+    """``UltraScalePlusPcieDevice`` plus the requester completion timeout."""
+
+    def __init__(self, *args, cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS, **kwargs) -> None:
+        self._cfg_changed = Event()
+        super().__init__(*args, **kwargs)
+        self.cpl_timeout_ns = cpl_timeout_ns
+        self.cpl_timeouts = 0
+        self.timeout_listeners: list[Callable[[int, int], None]] = []
+        self._first_seen: dict[int, tuple[object, float]] = {}
+        cocotb.start_soon(self._run_cpl_timeout())
+
+    async def _run_cpl_timeout(self) -> None:
+        step = max(self.cpl_timeout_ns / 8, 10.0)
+        while True:
+            await Timer(step, "ns")
+            now = get_sim_time("ns")
+            for tag, req in enumerate(self.active_request):
+                if req is None:
+                    self._first_seen.pop(tag, None)
+                    continue
+                seen = self._first_seen.get(tag)
+                if seen is None or seen[0] is not req:
+                    self._first_seen[tag] = (req, now)
+                elif now - seen[1] >= self.cpl_timeout_ns:
+                    self._time_out(tag, req)
+
+    def _time_out(self, tag: int, req) -> None:
+        self.log.warning("completion timeout: tag %d, %r", tag, req)
+        self.active_request[tag] = None
+        self._first_seen.pop(tag, None)
+        self.tag_available_count = self.get_available_tag_count()
+        cpl = Tlp_us()
+        cpl.fmt_type = TlpType.CPL
+        cpl.requester_id = req.requester_id
+        cpl.tag = tag
+        cpl.tc = req.tc
+        cpl.attr = req.attr
+        cpl.error_code = ErrorCode.TIMEOUT
+        cpl.request_completed = True
+        cpl.lower_address = (req.address + req.get_first_be_offset()) & 0xFFF
+        cpl.byte_count = req.get_be_byte_count() & 0x1FFF
+        self.rx_buf_cplh_fc_count += 1
+        self.rx_buf_cpld_fc_count += 1
+        self.rc_queue.put_nowait(cpl)
+        self.cpl_timeouts += 1
+        for listener in self.timeout_listeners:
+            listener(int(req.requester_id), tag)
+
+    # --- the base model's per-cycle loops, woken only when there is work -----------------
+    def _fast_cfg(self) -> bool:
+        return all(getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG)
+
+    async def upstream_recv(self, tlp) -> None:
+        await super().upstream_recv(tlp)
+        if tlp.fmt_type in CONFIG_TLPS:
+            self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
+
+    async def _run_cfg_status_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_status_logic()
+        # else: driven by _run_cfg_int_logic
+
+    async def _run_cfg_ctrl_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_ctrl_logic()
+
+    def _drive_cfg(self) -> None:
+        """The status and control outputs (and the config-space-enable input), as the
+        base model's loops drive them on each edge."""
+        f0 = self.functions[0]
+        if self.cfg_config_space_enable is not None:
+            self.config_space_enable = bool(self.cfg_config_space_enable.value)
+        outputs = (
+            (self.cfg_max_payload, lambda: f0.pcie_cap.max_payload_size & 3),
+            (self.cfg_max_read_req, lambda: f0.pcie_cap.max_read_request_size),
+            (self.cfg_bus_number, lambda: self.bus_num),
+            (
+                self.cfg_interrupt_msi_enable,
+                lambda: sum(
+                    1 << k
+                    for k in range(min(len(self.functions), 2))
+                    if self.functions[k].msi_cap.msi_enable
+                ),
+            ),
+            (
+                self.cfg_interrupt_msi_mmenable,
+                lambda: sum(
+                    (self.functions[k].msi_cap.msi_multiple_message_enable & 7) << (3 * k)
+                    for k in range(min(len(self.functions), 2))
+                ),
+            ),
+        )
+        for signal, value in outputs:
+            if signal is not None:
+                signal.value = value()
+
+    async def _run_cfg_int_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_int_logic()
+            return
+        edge = RisingEdge(self.user_clk)
+        msi = self.cfg_interrupt_msi_int
+        pulse = False  # cfg_interrupt_msi_sent is high for this one cycle
+        if self.cfg_interrupt_msi_fail is not None:
+            self.cfg_interrupt_msi_fail.value = 0
+        while True:
+            await edge
+            self._cfg_changed.clear()
+            self._drive_cfg()
+            if pulse and self.cfg_interrupt_msi_sent is not None:
+                self.cfg_interrupt_msi_sent.value = 0
+            pulse = False
+            msi_int = int(msi.value) if msi is not None else 0
+            if msi_int:
+                bits = [i for i in range(32) if msi_int >> i & 1]
+                fn = (
+                    int(self.cfg_interrupt_msi_function_number.value)
+                    if self.cfg_interrupt_msi_function_number is not None
+                    else 0
+                )
+                if len(bits) == 1 and fn < len(self.functions):
+                    self.log.info("Issue MSI interrupt (index %d)", bits[0])
+                    await self.functions[fn].msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
+                    if self.cfg_interrupt_msi_sent is not None:
+                        self.cfg_interrupt_msi_sent.value = 1
+                        pulse = True
+                continue  # sampled on every edge while it is not zero
+            if pulse:
+                continue
+            # idle: until the RTL raises an interrupt or the host touches config space
+            if msi is not None:
+                await First(self._cfg_changed.wait(), msi.value_change)
+            else:
+                await self._cfg_changed.wait()
+
+    async def _run_rq_seq_num_logic(self) -> None:
+        if self.pcie_rq_seq_num0 is not None or getattr(self, "pcie_rq_seq_num1", None):
+            await super()._run_rq_seq_num_logic()
+            return
+        while True:  # nothing to report them on: drop the sequence numbers as they come
+            await self.rq_seq_num.get()
+
+    async def _run_cq_logic(self) -> None:
+        if self.pcie_cq_np_req_count is not None:
+            await super()._run_cq_logic()
+            return
+        edge = RisingEdge(self.user_clk)
+        period = 1e9 / self.user_clk_frequency
+        last = get_sim_time("ns")  # credit accrues from the start, as on every base edge
+        exact = False  # pcie_cq_np_req was seen low: count credits edge by edge from now
+        while True:
+            pending = []
+            if not exact and self.cq_queue.empty() and self.cq_np_queue.empty():
+                pending.append(await self.cq_queue.get())
+            await edge
+            now = get_sim_time("ns")
+            cycles = 1 if exact else max(1, round((now - last) / period))
+            last = now
+            if self.pcie_cq_np_req is None or self.pcie_cq_np_req.value:
+                # the request credit grows by one per edge with pcie_cq_np_req high
+                self.cq_np_req_count = min(self.cq_np_req_count + cycles, 32)
+            else:
+                exact = True
+            while not self.cq_np_queue.empty() and self.cq_np_req_count > 0:
+                self.cq_np_req_count -= 1
+                await self.cq_source.send(self.cq_np_queue.get_nowait().pack_us_cq())
+            while not self.cq_queue.empty():
+                pending.append(self.cq_queue.get_nowait())
+            for tlp in pending:
+                if tlp.fmt_type in {
+                    TlpType.IO_READ,
+                    TlpType.IO_WRITE,
+                    TlpType.MEM_READ,
+                    TlpType.MEM_READ_64,
+                }:
+                    if self.cq_np_req_count > 0:
+                        self.cq_np_req_count -= 1
+                        await self.cq_source.send(tlp.pack_us_cq())
+                    else:
+                        self.cq_np_queue.put_nowait(tlp)
+                else:
+                    await self.cq_source.send(tlp.pack_us_cq())
+            # requests left waiting for credit: the loop runs again on the next edge

@@ -1,0 +1,372 @@
+"""Every PCIe link of the system, tapped: observers see each TLP as its receiver does.
+
+cocotbext-pcie joins two ``SimPort`` objects per link; after the data-link layer a port
+hands each TLP to its ``rx_handler``. :func:`tap_links` wraps those handlers on both ends
+of every link, so an observer (the :class:`ProtocolChecker`, a trace) sees every TLP in
+both directions, once, in arrival order. A fault injector can sit in front of a port's
+handler (see :mod:`tb.faults`); the observers then see what the receiver gets.
+
+The protocol checker knows the transaction-layer rules a DMA engine can break: payload
+size, read request size, 4 KiB crossings, byte enables, unique tags in flight, and
+completions (only for outstanding requests, byte count and lower address consistent,
+splits on the read completion boundary). A violation raises :class:`ProtocolViolation`
+naming the link, the rule and the offending TLP; in ``record`` mode it is only collected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+
+UP = "up"  # towards the root complex
+DOWN = "down"  # away from the root complex
+
+Observer = Callable[[str, str, Tlp], None]
+
+MEM_READS = frozenset({TlpType.MEM_READ, TlpType.MEM_READ_64})
+MEM_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
+COMPLETIONS = frozenset({TlpType.CPL, TlpType.CPL_DATA})
+_CFG_IO = {
+    TlpType.CFG_READ_0,
+    TlpType.CFG_WRITE_0,
+    TlpType.CFG_READ_1,
+    TlpType.CFG_WRITE_1,
+    TlpType.IO_READ,
+    TlpType.IO_WRITE,
+}
+_FIRST_BE_TO_END = {0xF, 0xE, 0xC, 0x8}  # first DW of a multi-DW request
+_LAST_BE_FROM_START = {0xF, 0x7, 0x3, 0x1}  # last DW of a multi-DW request
+
+
+def request_key(link: str, direction: str, tlp: Tlp) -> tuple[str, str, int, int]:
+    """The key of the request a TLP belongs to on ``link``: a request travelling
+    ``direction``, or the request a completion travelling ``direction`` answers."""
+    if tlp.fmt_type in COMPLETIONS:
+        direction = UP if direction == DOWN else DOWN
+    return (link, direction, int(tlp.requester_id), tlp.tag)
+
+
+def ends_request(cpl: Tlp) -> bool:
+    """Whether a completion is its request's last: unsuccessful, or carrying every byte
+    still owed (byte count no more than its payload past the lower-address offset)."""
+    return cpl.status != CplStatus.SC or cpl.byte_count <= cpl.length * 4 - (cpl.lower_address & 3)
+
+
+def describe(tlp: Tlp) -> str:
+    """A one-line summary of a TLP (type, IDs, tag, address or completion fields)."""
+    kind = getattr(tlp.fmt_type, "name", str(tlp.fmt_type))
+    text = f"{kind} req={tlp.requester_id} tag={tlp.tag} len={tlp.length}DW"
+    if tlp.fmt_type in COMPLETIONS:
+        text += (
+            f" cpl={tlp.completer_id} status={CplStatus(tlp.status).name} "
+            f"bc={tlp.byte_count} la={tlp.lower_address:#x}{' EP' if tlp.ep else ''}"
+        )
+    else:
+        text += f" addr={tlp.address:#x} be={tlp.first_be:x}/{tlp.last_be:x}"
+    return text
+
+
+class ProtocolViolation(AssertionError):
+    """A TLP broke a PCIe transaction-layer rule."""
+
+
+@dataclass
+class Violation:
+    """One broken rule: where, which rule, what was wrong, the TLP."""
+
+    link: str
+    direction: str
+    rule: str
+    message: str
+    tlp: str
+
+    def __str__(self) -> str:
+        return (
+            f"PCIe protocol violation on link {self.link} ({self.direction}): "
+            f"[{self.rule}] {self.message}\n  TLP: {self.tlp}"
+        )
+
+
+@dataclass
+class _Request:
+    kind: str  # "mem_read" or "other"
+    next_addr: int  # byte address of the next byte a completion must carry
+    remaining: int  # bytes still to complete
+    tlp: str
+
+
+class ProtocolChecker:
+    """Transaction-layer rules for every link, from the TLPs the links' receivers see.
+
+    ``mps`` and ``mrrs`` are the programmed Max Payload Size and Max Read Request Size in
+    bytes; ``rcb`` the read completion boundary the completers split at (64 or 128).
+    """
+
+    def __init__(self, mps: int, mrrs: int, rcb: int = 64, mode: str = "raise") -> None:
+        if mode not in ("raise", "record"):
+            raise ValueError("mode is 'raise' or 'record'")
+        self.mps = mps
+        self.mrrs = mrrs
+        self.rcb = rcb
+        self.mode = mode
+        self.violations: list[Violation] = []
+        self.tlp_count = 0
+        self.late_completions = 0
+        # (link, direction the request travelled, requester id, tag) -> request
+        self._outstanding: dict[tuple[str, str, int, int], _Request] = {}
+        self._timed_out: set[tuple[str, str, int, int]] = set()
+        self.log = logging.getLogger("cocotb.tb.pcie_checker")
+
+    # --- results ------------------------------------------------------------------------
+    def outstanding(self, link: str | None = None) -> list[str]:
+        """Requests still waiting for completions (optionally on one link)."""
+        return [r.tlp for k, r in self._outstanding.items() if link is None or k[0] == link]
+
+    def requester_timeout(self, link: str, direction: str, requester_id: int, tag: int) -> None:
+        """The requester gave a request up (completion timeout): later completions for it
+        are late, not violations, and its tag may be reused."""
+        key = (link, direction, int(requester_id), tag)
+        if self._outstanding.pop(key, None) is not None:
+            self._timed_out.add(key)
+
+    def _fail(self, link: str, direction: str, rule: str, message: str, tlp: Tlp) -> None:
+        v = Violation(link, direction, rule, message, describe(tlp))
+        self.violations.append(v)
+        self.log.error("%s", v)
+        if self.mode == "raise":
+            raise ProtocolViolation(str(v))
+
+    # --- the observer -------------------------------------------------------------------
+    def observe(self, link: str, direction: str, tlp: Tlp) -> None:
+        """Check one TLP received on ``link`` travelling ``direction``."""
+        self.tlp_count += 1
+        ft = tlp.fmt_type
+        if ft in COMPLETIONS:
+            self._completion(link, direction, tlp)
+            return
+        if ft in MEM_WRITES or ft in MEM_READS:
+            self._memory_request(link, direction, tlp)
+        elif ft in _CFG_IO:
+            if tlp.length != 1 or tlp.last_be != 0:
+                self._fail(
+                    link,
+                    direction,
+                    "cfg-io-length",
+                    "configuration and I/O requests are 1 DW, last BE 0",
+                    tlp,
+                )
+        else:
+            return  # messages and the rest: no request/completion bookkeeping
+        if tlp.is_nonposted():
+            key = request_key(link, direction, tlp)
+            if key in self._outstanding:
+                self._fail(
+                    link,
+                    direction,
+                    "tag-in-use",
+                    f"tag {tlp.tag} reused while {self._outstanding[key].tlp} is outstanding",
+                    tlp,
+                )
+            self._timed_out.discard(key)
+            if ft in MEM_READS:
+                first = tlp.address + tlp.get_first_be_offset()
+                self._outstanding[key] = _Request(
+                    "mem_read", first, tlp.get_be_byte_count(), describe(tlp)
+                )
+            else:
+                self._outstanding[key] = _Request("other", 0, 4, describe(tlp))
+
+    def _memory_request(self, link: str, direction: str, tlp: Tlp) -> None:
+        nbytes = tlp.length * 4
+        if tlp.fmt_type in MEM_WRITES:
+            if len(tlp.data) != nbytes:
+                self._fail(
+                    link,
+                    direction,
+                    "length",
+                    f"payload {len(tlp.data)} B but length field {tlp.length} DW",
+                    tlp,
+                )
+            if nbytes > self.mps:
+                self._fail(link, direction, "mps", f"payload {nbytes} B > MPS {self.mps}", tlp)
+        elif nbytes > self.mrrs:
+            self._fail(link, direction, "mrrs", f"read request {nbytes} B > MRRS {self.mrrs}", tlp)
+        if (tlp.address & 0xFFF) + nbytes > 0x1000:
+            self._fail(
+                link,
+                direction,
+                "4k",
+                f"request {tlp.address:#x}+{nbytes} crosses a 4 KiB boundary",
+                tlp,
+            )
+        if tlp.address & 3:
+            self._fail(link, direction, "address", "address bits [1:0] must be zero", tlp)
+        self._byte_enables(link, direction, tlp)
+
+    def _byte_enables(self, link: str, direction: str, tlp: Tlp) -> None:
+        first, last = tlp.first_be, tlp.last_be
+        if tlp.length == 1:
+            if last != 0:
+                self._fail(link, direction, "byte-enable", "1 DW request with last BE != 0", tlp)
+            if first == 0 and tlp.fmt_type in MEM_WRITES:
+                self._fail(link, direction, "byte-enable", "1 DW write with no byte enabled", tlp)
+            return
+        if first == 0 or last == 0:
+            self._fail(link, direction, "byte-enable", "multi-DW request with a zero BE", tlp)
+            return
+        if tlp.length == 2 and tlp.address & 7 == 0:
+            return  # QW-aligned 2 DW requests may use non-contiguous byte enables
+        if first not in _FIRST_BE_TO_END or last not in _LAST_BE_FROM_START:
+            self._fail(
+                link,
+                direction,
+                "byte-enable",
+                "byte enables of a multi-DW request must be contiguous",
+                tlp,
+            )
+
+    def _completion(self, link: str, direction: str, tlp: Tlp) -> None:
+        key = request_key(link, direction, tlp)
+        req = self._outstanding.get(key)
+        if req is None:
+            if key in self._timed_out:
+                self.late_completions += 1
+                self.log.warning(
+                    "late completion after the requester's timeout on %s: %s", link, describe(tlp)
+                )
+                return
+            self._fail(
+                link,
+                direction,
+                "unexpected-completion",
+                "completion matches no outstanding request",
+                tlp,
+            )
+            return
+        if tlp.status != CplStatus.SC:
+            if tlp.fmt_type != TlpType.CPL or tlp.length != 0:
+                self._fail(
+                    link,
+                    direction,
+                    "completion-data",
+                    "unsuccessful completion with a payload",
+                    tlp,
+                )
+            del self._outstanding[key]
+            return
+        if req.kind != "mem_read":
+            del self._outstanding[key]
+            return
+        if tlp.fmt_type != TlpType.CPL_DATA:
+            self._fail(
+                link, direction, "completion-data", "successful read completion without data", tlp
+            )
+            del self._outstanding[key]
+            return
+        payload = tlp.length * 4
+        if payload > self.mps:
+            self._fail(
+                link, direction, "mps", f"completion payload {payload} B > MPS {self.mps}", tlp
+            )
+        if len(tlp.data) != payload:
+            self._fail(
+                link,
+                direction,
+                "length",
+                f"payload {len(tlp.data)} B but length field {tlp.length} DW",
+                tlp,
+            )
+        if tlp.byte_count != req.remaining:
+            self._fail(
+                link,
+                direction,
+                "byte-count",
+                f"byte count {tlp.byte_count}, {req.remaining} B of {req.tlp} remain",
+                tlp,
+            )
+        if tlp.lower_address != req.next_addr & 0x7F:
+            self._fail(
+                link,
+                direction,
+                "lower-address",
+                f"lower address {tlp.lower_address:#x}, next byte is at {req.next_addr:#x}",
+                tlp,
+            )
+        offset = req.next_addr & 3
+        carried = min(req.remaining, payload - offset)
+        if carried <= 0:
+            self._fail(link, direction, "length", "completion carries no requested byte", tlp)
+            del self._outstanding[key]
+            return
+        if carried < req.remaining:
+            end = req.next_addr + carried
+            if end % self.rcb:
+                self._fail(
+                    link,
+                    direction,
+                    "rcb",
+                    f"partial completion ends at {end:#x}, "
+                    f"not on the {self.rcb} B read completion boundary",
+                    tlp,
+                )
+        elif (offset + carried + 3) // 4 != tlp.length:
+            self._fail(
+                link,
+                direction,
+                "length",
+                f"final completion of {carried} B at offset "
+                f"{offset} needs {(offset + carried + 3) // 4} DW",
+                tlp,
+            )
+        req.remaining -= carried
+        req.next_addr += carried
+        if req.remaining <= 0:
+            del self._outstanding[key]
+
+
+@dataclass
+class Link:
+    """One link: its name and the two ports (``upper`` faces the root complex)."""
+
+    name: str
+    upper: object
+    lower: object
+
+
+class LinkTaps:
+    """The observers of every tapped link; add one with :meth:`add_observer`."""
+
+    def __init__(self) -> None:
+        self.links: dict[str, Link] = {}
+        self.observers: list[Observer] = []
+
+    def add_observer(self, observer: Observer) -> None:
+        """Call ``observer(link, direction, tlp)`` for every TLP on every tapped link."""
+        self.observers.append(observer)
+
+    def tap(self, name: str, lower_port, upper_port=None) -> Link:
+        """Tap the link whose lower end (device side) is ``lower_port``."""
+        upper_port = upper_port if upper_port is not None else lower_port.other
+        if upper_port is None:
+            raise ValueError(f"link {name}: port is not connected")
+        link = Link(name, upper_port, lower_port)
+        self.links[name] = link
+        self._wrap(lower_port, name, DOWN)
+        self._wrap(upper_port, name, UP)
+        return link
+
+    def _wrap(self, port, name: str, direction: str) -> None:
+        inner = port.rx_handler
+        if inner is None:
+            raise ValueError(f"link {name}: port has no receive handler")
+        observers = self.observers
+
+        async def receive(tlp: Tlp) -> None:
+            for observe in observers:
+                observe(name, direction, tlp)
+            await inner(tlp)
+
+        port.rx_handler = receive

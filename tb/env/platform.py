@@ -1,0 +1,176 @@
+"""The driver model's :class:`~driver_model.platform.Platform` on the cocotbext-pcie system,
+and the bring-up every driver-level test and demo shares.
+
+Host RAM is one region of the root complex's memory (so user pages and descriptor rings
+are real bus addresses the FPGA reaches through the fabric), MMIO goes through the
+enumerated BARs, MSIs come from the root complex, completions and locks are cocotb
+triggers, and time is simulated time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cocotb.triggers import Event, Lock, SimTimeoutError, Timer, with_timeout
+from cocotb.utils import get_sim_time
+
+from cuda_model import PeerDevice
+from driver_model.host import PAGE_SIZE, HostMemory, UserProcess
+from driver_model.picoevb import DriverConfig, PicoevbFile, PicoevbRdma
+from driver_model.regs import BAR_DMA, BAR_USER
+
+from .system import MSI_VECTORS, TB
+
+HOST_RAM_SIZE = 64 << 20
+
+
+class RegionPhys:
+    """:class:`driver_model.host.PhysMemory` over a cocotbext-axi MemoryRegion."""
+
+    def __init__(self, region) -> None:
+        self.region = region
+        self.base = region.get_absolute_address(0)
+        self.size = len(region)
+
+    def _off(self, addr: int, length: int) -> int:
+        off = addr - self.base
+        if off < 0 or off + length > self.size:
+            raise ValueError(f"host physical {addr:#x}+{length:#x} outside host RAM")
+        return off
+
+    def read(self, addr: int, length: int) -> bytes:
+        off = self._off(addr, length)
+        return bytes(self.region.mem[off : off + length])
+
+    def write(self, addr: int, data) -> None:
+        off = self._off(addr, len(data))
+        self.region.mem[off : off + len(data)] = bytes(data)
+
+
+class CocotbCompletion:
+    """``struct completion`` on a cocotb Event."""
+
+    def __init__(self) -> None:
+        self._ev = Event()
+
+    def complete(self) -> None:
+        self._ev.set()
+
+    def reinit(self) -> None:
+        self._ev.clear()
+
+    @property
+    def done(self) -> bool:
+        return self._ev.is_set()
+
+    async def wait(self, timeout_ns: float) -> bool:
+        if self._ev.is_set():
+            return True
+        try:
+            await with_timeout(self._ev.wait(), max(1, round(timeout_ns)), "ns")
+        except SimTimeoutError:
+            return False
+        return True
+
+
+class TbPlatform:
+    """The machine the driver is loaded on: the FPGA function of ``tb``, host RAM, MSIs.
+
+    The one adapter between the driver model and the testbench: the driver and the test
+    harness's :class:`~driver_model.xdma.XdmaChannel` both reach the engine through it.
+    Host RAM (``host_size`` bytes of root-complex memory) is taken on first use.
+    """
+
+    def __init__(self, tb: TB, host_size: int = HOST_RAM_SIZE, seed: int = 1) -> None:
+        self.tb = tb
+        self.pci_dev = PeerDevice("picoevb")
+        self._host_size = host_size
+        self._seed = seed
+        self._host: HostMemory | None = None
+
+    @property
+    def host(self) -> HostMemory:
+        """Kernel memory and user pages, in a region of the root complex's memory."""
+        if self._host is None:
+            region = self.tb.alloc_host(self._host_size + PAGE_SIZE, "host RAM")
+            phys = RegionPhys(region)
+            base = -(-phys.base // PAGE_SIZE) * PAGE_SIZE
+            self._host = HostMemory(phys, base, self._host_size, self._seed)
+        return self._host
+
+    async def pci_enable_device(self) -> None:
+        await self.tb.pci.enable_device()
+
+    async def pci_set_master(self) -> None:
+        await self.tb.pci.set_master()
+
+    async def pci_alloc_irq_vectors(self, min_vecs: int, max_vecs: int) -> int:
+        return await self.tb.enable_msi(min_vecs, min(max_vecs, MSI_VECTORS))
+
+    def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
+        self.tb.irq_handlers[vector].append(handler)
+
+    def irq_count(self, vector: int) -> int:
+        return self.tb.msi_count[vector]
+
+    async def ioread32(self, bar: int, offset: int) -> int:
+        if bar == BAR_DMA:
+            return await self.tb.dma_read32(offset)
+        if bar == BAR_USER:
+            return await self.tb.user_read32(offset)
+        raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+
+    async def iowrite32(self, bar: int, offset: int, value: int) -> None:
+        if bar == BAR_DMA:
+            await self.tb.dma_write32(offset, value)
+        elif bar == BAR_USER:
+            await self.tb.user_write32(offset, value)
+        else:
+            raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+
+    def completion(self) -> CocotbCompletion:
+        return CocotbCompletion()
+
+    def mutex(self) -> Lock:
+        return Lock()
+
+    async def sleep_ns(self, ns: float) -> None:
+        await Timer(max(1, round(ns)), "ns")
+
+    def now_ns(self) -> float:
+        return get_sim_time("ns")
+
+
+@dataclass
+class Rig:
+    """A booted machine: the system, the loaded driver, one user process with the device
+    open, and that process's CUDA runtime."""
+
+    tb: TB
+    platform: TbPlatform
+    drv: PicoevbRdma
+    process: UserProcess
+    fd: PicoevbFile
+
+    @property
+    def cuda(self):
+        return self.tb.cuda
+
+    def open(self) -> PicoevbFile:
+        """Another ``open("/dev/picoevb")`` by the same process."""
+        return self.drv.open(self.process)
+
+
+async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
+    """Reset and enumerate, load the driver (probe), start a process that opens the device."""
+    tb = TB(dut, **tb_kwargs)
+    await tb.init(bind=False)
+    seed = int(os.environ.get("SEED", "1"))
+    platform = TbPlatform(tb, seed=seed)
+    platform.host  # host RAM before the driver's first allocation  # noqa: B018
+    drv = PicoevbRdma(platform, tb.p2p, config)
+    await drv.probe()
+    process = UserProcess(platform.host)
+    return Rig(tb, platform, drv, process, drv.open(process))

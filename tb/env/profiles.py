@@ -1,0 +1,77 @@
+"""Link/engine profiles: the HDL parameters and hard-IP configuration of each build."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+
+# the environment the runner hands a simulation: the profile's name and the build's
+# Verilog parameter overrides (JSON), so the testbench sees what the RTL was built with;
+# and modules (comma-separated) whose ``attach(tb)`` each new TB calls (debug sinks)
+PROFILE_ENV = "PEVB_PROFILE"
+OVERRIDES_ENV = "PEVB_HDL_OVERRIDES"
+PLUGINS_ENV = "PEVB_PLUGINS"
+# Verilog parameter -> Profile field
+_FIELDS = {
+    "AXIS_PCIE_DATA_WIDTH": "width",
+    "RAM_SIZE": "ram_size",
+    "DESC_DEPTH": "desc_depth",
+    "CPL_TIMEOUT_CYCLES": "cpl_timeout_cycles",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One FPGA configuration: PCIe link, AXI-stream width, user clock and card RAM."""
+
+    name: str
+    gen: int
+    lanes: int
+    width: int
+    user_clk_hz: float
+    ram_size: int = 65536
+    # max payload size supported by the hard IP, and what the host programs (bytes)
+    mps: int = 128
+    mrrs: int = 512
+    desc_depth: int = 8
+    cpl_timeout_cycles: int = 131072
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def hdl_parameters(self) -> dict[str, int]:
+        """Verilog parameters of ``pevb_dma_top`` (mirrors its parameter list)."""
+        return {name: getattr(self, attr) for name, attr in _FIELDS.items()} | self.extra
+
+    def with_overrides(self, overrides: dict[str, int] | None) -> Profile:
+        """This profile with some Verilog parameters of the build changed."""
+        if not overrides:
+            return self
+        known = {_FIELDS[k]: v for k, v in overrides.items() if k in _FIELDS}
+        extra = {**self.extra, **{k: v for k, v in overrides.items() if k not in _FIELDS}}
+        return replace(self, **known, extra=extra)
+
+
+PROFILES: dict[str, Profile] = {
+    # PicoEVB: Artix-7 XDMA, Gen2 x1, 64-bit AXI at 125 MHz, 64 KiB BRAM
+    "picoevb": Profile("picoevb", gen=2, lanes=1, width=64, user_clk_hz=125e6),
+    # HTG-K800-like: Gen3 x8, 256-bit AXI at 250 MHz
+    "gen3x8": Profile("gen3x8", gen=3, lanes=8, width=256, user_clk_hz=250e6, mps=256),
+    # the other AXI-stream widths the engine supports (regression coverage of the datapath)
+    "gen3x4": Profile("gen3x4", gen=3, lanes=4, width=128, user_clk_hz=250e6, mps=256),
+    "gen3x16": Profile("gen3x16", gen=3, lanes=16, width=512, user_clk_hz=250e6, mps=256),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """Look a profile up by name, with a clear error for unknown names."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}") from None
+
+
+def current_profile() -> Profile:
+    """The profile of the running simulation's build, overrides included (set by
+    :func:`tb.runner.run`; ``picoevb`` when nothing is set)."""
+    profile = get_profile(os.environ.get(PROFILE_ENV, "picoevb"))
+    return profile.with_overrides(json.loads(os.environ.get(OVERRIDES_ENV) or "{}"))

@@ -1,0 +1,369 @@
+"""The system under test: a cocotbext-pcie root complex and the FPGA (hard-IP model + DUT).
+
+``TB`` owns every clock, reset, BFM and monitor; tests never start clocks themselves. All
+waits have timeouts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import logging
+import os
+import random
+import warnings
+from collections.abc import Callable, Iterator
+
+from cocotb.triggers import RisingEdge, Timer, with_timeout
+from cocotbext.axi import AxiStreamBus
+from cocotbext.pcie.core import RootComplex, Switch
+from cocotbext.pcie.core.caps import PciCapId
+
+from cuda_model import CudaRuntime, Gpu, NvidiaP2P
+from driver_model.regs import BAR_DMA, BAR_DMA_SIZE, BAR_USER, BAR_USER_SIZE
+
+from .faults import FaultInjector
+from .gpu_endpoint import make_gpu_device
+from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from .link import UP, LinkTaps, ProtocolChecker
+from .profiles import PLUGINS_ENV, Profile, current_profile, get_profile
+
+# PCIe Device Control register (PCIe capability + 0x08)
+DEVCTL = 0x08
+DEVCTL_MPS_SHIFT = 5
+DEVCTL_EXT_TAG = 1 << 8
+DEVCTL_MRRS_SHIFT = 12
+
+MSI_VECTORS = 32
+
+# cocotbext-pcie logs every TLP and frame at INFO/DEBUG
+_NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top", "cuda_model")
+
+
+class _DropEnumerationNoise(logging.Filter):
+    """Enumeration probes every device number of every bus; the root complex and switch
+    log each unanswered probe as a warning. They are expected: drop them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to route config type 0")
+
+
+_ENUM_FILTER = _DropEnumerationNoise()
+
+
+def _size_code(nbytes: int) -> int:
+    code = (nbytes // 128).bit_length() - 1
+    if nbytes not in (128, 256, 512, 1024, 2048, 4096):
+        raise ValueError(f"{nbytes} is not a PCIe payload/read request size")
+    return code
+
+
+def pause_pattern(seed: int, duty: float = 0.3) -> Iterator[int]:
+    """An endless, seeded pause generator (1 = pause this cycle)."""
+    rng = random.Random(seed)
+    while True:
+        yield int(rng.random() < duty)
+
+
+class TB:
+    """Root complex, the FPGA (UltraScale+ hard-IP model bound to ``pevb_dma_top``) and the
+    GPU (``cuda_model`` endpoint), under one switch or on two root ports.
+
+    ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
+    API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``.
+
+    Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
+    ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
+    violation (``checker_mode="record"`` collects instead). ``tb.faults`` injects faults
+    into the completions the FPGA receives; the hard IP times requests out after
+    ``cpl_timeout_ns``. ``profile`` defaults to the build's (:func:`current_profile`).
+
+    Debug sinks (the TLP trace, the waveform's text tracks) are not built in: the modules
+    named in ``$PEVB_PLUGINS`` attach them (``attach(tb)``), or a test does
+    (:func:`tb.debug.trace.enable_trace`). ``tb.trace`` is the trace once one is attached;
+    ``tb.buffer_names`` names host memory ranges for it.
+    """
+
+    def __init__(
+        self,
+        dut,
+        profile: Profile | str | None = None,
+        topology: str | None = None,
+        gpu_vram: int = 16 << 30,
+        gpu_bar1: int = 256 << 20,
+        checker_mode: str = "raise",
+        cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
+        fault_seed: int = 1,
+    ) -> None:
+        self.dut = dut
+        if profile is None:
+            self.profile = current_profile()
+        else:
+            self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.log = logging.getLogger("cocotb.tb")
+        self.log.setLevel(logging.INFO)
+        level = os.environ.get("PCIE_LOG_LEVEL", "WARNING").upper()
+        for name in _NOISY_LOGGERS:
+            logging.getLogger(name).setLevel(level)
+        # the loggers are per instance (named with an id), so filter at the handlers
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_ENUM_FILTER)
+        # cocotbext-pcie still uses cocotb 1.x calls; their deprecation notes are not ours
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbext\.")
+
+        width = len(dut.m_axis_rq_tdata)
+        assert width == self.profile.width, (
+            f"DUT built with {width}-bit streams but profile {self.profile.name} wants "
+            f"{self.profile.width}"
+        )
+
+        self.rc = RootComplex()
+        self.rc.max_payload_size = _size_code(self.profile.mps)
+        self.rc.max_read_request_size = _size_code(self.profile.mrrs)
+
+        p = self.profile
+        self.dev = PevbUspDevice(
+            cpl_timeout_ns=cpl_timeout_ns,
+            pcie_generation=p.gen,
+            pcie_link_width=p.lanes,
+            user_clk_frequency=p.user_clk_hz,
+            alignment="dword",
+            cq_straddle=False,
+            cc_straddle=False,
+            rq_straddle=False,
+            rc_straddle=False,
+            rc_4tlp_straddle=False,
+            pf_count=1,
+            max_payload_size=p.mps,
+            enable_client_tag=True,
+            enable_extended_tag=False,
+            enable_parity=False,
+            enable_rx_msg_interface=False,
+            enable_sriov=False,
+            enable_extended_configuration=False,
+            pf0_msi_enable=True,
+            pf0_msi_count=MSI_VECTORS,
+            user_clk=dut.user_clk,
+            user_reset=dut.user_reset,
+            rq_bus=AxiStreamBus.from_prefix(dut, "m_axis_rq"),
+            rc_bus=AxiStreamBus.from_prefix(dut, "s_axis_rc"),
+            cq_bus=AxiStreamBus.from_prefix(dut, "s_axis_cq"),
+            pcie_cq_np_req=dut.pcie_cq_np_req,
+            cc_bus=AxiStreamBus.from_prefix(dut, "m_axis_cc"),
+            cfg_max_payload=dut.cfg_max_payload,
+            cfg_max_read_req=dut.cfg_max_read_req,
+            cfg_bus_number=dut.cfg_bus_number,
+            cfg_config_space_enable=dut.cfg_config_space_enable,
+            cfg_interrupt_msi_enable=dut.cfg_interrupt_msi_enable,
+            cfg_interrupt_msi_mmenable=dut.cfg_interrupt_msi_mmenable,
+            cfg_interrupt_msi_int=dut.cfg_interrupt_msi_int,
+            cfg_interrupt_msi_sent=dut.cfg_interrupt_msi_sent,
+            cfg_interrupt_msi_fail=dut.cfg_interrupt_msi_fail,
+            cfg_interrupt_msi_function_number=dut.cfg_interrupt_msi_function_number,
+        )
+        self.dev.log.setLevel(level)
+        for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
+            bus.log.setLevel(level)
+
+        self.dev.functions[0].vendor_id = 0x10DE
+        self.dev.functions[0].device_id = 0x0001
+        self.dev.functions[0].subsystem_vendor_id = 0x10DE
+        self.dev.functions[0].subsystem_id = 0x0001
+        self.dev.functions[0].class_code = 0x058000
+        self.dev.functions[0].configure_bar(BAR_USER, BAR_USER_SIZE)
+        self.dev.functions[0].configure_bar(BAR_DMA, BAR_DMA_SIZE)
+
+        # the GPU peer and the topology: one switch above both (default), or each on its
+        # own root port of the root complex
+        self.gpu = Gpu(vram_size=gpu_vram, bar1_size=gpu_bar1)
+        self.cuda = CudaRuntime(self.gpu)
+        self.p2p = NvidiaP2P(self.gpu)
+        self.gpu_dev, self.gpu_ep = make_gpu_device(self.gpu)
+        self.topology = topology or os.environ.get("PEVB_TOPOLOGY", "switch")
+        if self.topology == "switch":
+            self.switch = Switch()
+            self.rc.make_port().connect(self.switch)
+            self.switch.make_port().connect(self.dev)
+            self.switch.make_port().connect(self.gpu_dev)
+        elif self.topology == "root_ports":
+            self.switch = None
+            self.rc.make_port().connect(self.dev)
+            self.rc.make_port().connect(self.gpu_dev)
+        else:
+            raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
+        self.gpu_pci = None
+
+        # taps on every link, the protocol checker, and the fault injector in front of the
+        # FPGA (so the checker sees what the FPGA receives)
+        self.links = LinkTaps()
+        self.links.tap("fpga", self.dev.upstream_port)
+        self.links.tap("gpu", self.gpu_dev.upstream_port)
+        if self.switch is not None:
+            self.links.tap("switch", self.switch.upstream_bridge.upstream_port)
+        self.checker = ProtocolChecker(p.mps, p.mrrs, rcb=64, mode=checker_mode)
+        self.links.add_observer(self.checker.observe)
+        self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
+        self.links.add_observer(self.faults.observe)
+        self.dev.timeout_listeners.append(
+            lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag)
+        )
+        self.dev.timeout_listeners.append(self.faults.forget)
+        self.log.info(
+            "topology: %s (FPGA and GPU %s)",
+            self.topology,
+            "under one switch" if self.switch else "on two root ports",
+        )
+
+        self.pci = None
+        self.user_bar = None
+        self.dma_bar = None
+        self.msi_count = [0] * MSI_VECTORS
+        self.msi_masked: set[int] = set()
+        self.msi_lost = [0] * MSI_VECTORS
+        self.irq_handlers: list[list[Callable[[], None]]] = [[] for _ in range(MSI_VECTORS)]
+        self._irq_requested: set[int] = set()
+        self._mem_regions: list = []
+        # (base, size, name) of named host memory, newest first (the TLP trace reads it)
+        self.buffer_names: list[tuple[int, int, str]] = []
+        self.trace = None  # a tb.debug.trace.TlpTrace once one is attached
+        for name in filter(None, os.environ.get(PLUGINS_ENV, "").split(",")):
+            importlib.import_module(name.strip()).attach(self)
+
+    @property
+    def clock_period_ns(self) -> float:
+        """User clock period in ns."""
+        return 1e9 / self.profile.user_clk_hz
+
+    async def cycle_reset(self) -> None:
+        """Wait for the hard IP's user reset to come out (it starts in reset)."""
+
+        async def _wait() -> None:
+            await RisingEdge(self.dut.user_clk)
+            while True:
+                await RisingEdge(self.dut.user_clk)
+                if self.dut.user_reset.value.is_resolvable and not int(self.dut.user_reset.value):
+                    break
+            for _ in range(4):
+                await RisingEdge(self.dut.user_clk)
+
+        await with_timeout(_wait(), 100, "us")
+
+    async def init(self, bind: bool = True) -> None:
+        """Reset, enumerate, program MPS/MRRS; with ``bind`` also enable the function, bus
+        mastering and its MSI vectors (a driver model does that itself: ``bind=False``)."""
+        await self.cycle_reset()
+        await with_timeout(self.rc.enumerate(), 2, "ms")
+        self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
+        assert self.pci is not None, "FPGA function not found by enumeration"
+        await self.program_device_control(self.profile.mps, self.profile.mrrs)
+        if bind:
+            await self.pci.enable_device()
+            await self.pci.set_master()
+            nvec = await self.enable_msi(1, MSI_VECTORS)
+            assert nvec >= 1, "MSI vector allocation failed"
+        self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
+        assert self.gpu_pci is not None, "GPU function not found by enumeration"
+        await self.gpu_pci.enable_device()
+        self.gpu_ep.pcie_cap.max_payload_size = _size_code(self.profile.mps)
+        self.faults.name_range(self.gpu_ep.bar1_bus_address(), self.gpu.bar1_size, "gpu")
+        self.user_bar = self.pci.bar_window[BAR_USER]
+        self.dma_bar = self.pci.bar_window[BAR_DMA]
+        # let the config status reach the DUT
+        for _ in range(8):
+            await RisingEdge(self.dut.user_clk)
+
+    async def enable_msi(self, min_vecs: int, max_vecs: int) -> int:
+        """Enable MSI on the FPGA function; the vectors granted, each counted by the TB and
+        dispatched to ``irq_handlers[vector]``."""
+        nvec = await with_timeout(self.pci.alloc_irq_vectors(min_vecs, max_vecs), 100, "us")
+        for i in range(max(nvec, 0)):
+            if i not in self._irq_requested:
+                self.pci.request_irq(i, self._make_msi_handler(i))
+                self._irq_requested.add(i)
+        return nvec
+
+    async def program_device_control(self, mps: int, mrrs: int) -> None:
+        """Write MPS and MRRS into the function's PCIe Device Control register."""
+        val = await self.pci.capability_read_word(PciCapId.EXP, DEVCTL)
+        val &= ~((7 << DEVCTL_MPS_SHIFT) | (7 << DEVCTL_MRRS_SHIFT) | DEVCTL_EXT_TAG)
+        val |= _size_code(mps) << DEVCTL_MPS_SHIFT
+        val |= _size_code(mrrs) << DEVCTL_MRRS_SHIFT
+        await self.pci.capability_write_word(PciCapId.EXP, DEVCTL, val)
+
+    def _make_msi_handler(self, vector: int) -> Callable:
+        async def handler() -> None:
+            if vector in self.msi_masked:
+                self.msi_lost[vector] += 1
+                return
+            self.msi_count[vector] += 1
+            for isr in self.irq_handlers[vector]:
+                isr()
+
+        return handler
+
+    def mask_msi(self, vector: int, masked: bool = True) -> None:
+        """Host-side interrupt masking: MSIs on ``vector`` are dropped (counted in
+        ``msi_lost``) until unmasked, as an interrupt lost between device and CPU."""
+        if masked:
+            self.msi_masked.add(vector)
+        else:
+            self.msi_masked.discard(vector)
+
+    def clear_msi(self) -> None:
+        """Forget the MSIs counted so far."""
+        self.msi_count = [0] * MSI_VECTORS
+
+    # --- memory -----------------------------------------------------------------------
+    def alloc_host(self, size: int, name: str | None = None):
+        """Host memory from the root complex's pool (a cocotbext-axi MemoryRegion), named
+        ``name`` in the TLP trace."""
+        region = self.rc.mem_pool.alloc_region(size)
+        self._mem_regions.append(region)
+        self.name_host(
+            region.get_absolute_address(0), size, name or f"buffer{len(self._mem_regions)}"
+        )
+        return region
+
+    def peek_host(self, addr: int, size: int) -> bytes | None:
+        """Host memory ``[addr, addr+size)`` read directly (no TLPs), or None when it is
+        not all in one region allocated here."""
+        for region in self._mem_regions:
+            base = region.get_absolute_address(0)
+            if base <= addr and addr + size <= base + region.size:
+                return bytes(region[addr - base : addr - base + size])
+        return None
+
+    def name_host(self, base: int, size: int, name: str) -> None:
+        """Name a host memory range (the TLP trace labels accesses with it)."""
+        self.buffer_names.insert(0, (base, size, name))
+
+    # --- MMIO (every access has a timeout) ----------------------------------------------
+    async def dma_read32(self, offset: int) -> int:
+        """Read a 32-bit register of the DMA BAR."""
+        return await with_timeout(self.dma_bar.read_dword(offset), 100, "us")
+
+    async def dma_write32(self, offset: int, value: int) -> None:
+        """Write a 32-bit register of the DMA BAR (posted; a read flushes it)."""
+        await with_timeout(self.dma_bar.write_dword(offset, value & 0xFFFFFFFF), 100, "us")
+
+    async def user_read32(self, offset: int) -> int:
+        """Read a 32-bit register of the user BAR."""
+        return await with_timeout(self.user_bar.read_dword(offset), 100, "us")
+
+    async def user_write32(self, offset: int, value: int) -> None:
+        """Write a 32-bit register of the user BAR."""
+        await with_timeout(self.user_bar.write_dword(offset, value & 0xFFFFFFFF), 100, "us")
+
+    async def wait_cycles(self, n: int) -> None:
+        """Wait ``n`` user clock cycles."""
+        await Timer(n * self.clock_period_ns, "ns")
+
+    # --- stimulus shaping ---------------------------------------------------------------
+    def set_idle_backpressure(self, seed: int | None = None, duty: float = 0.3) -> None:
+        """Insert idle cycles on CQ/RC and back-pressure on RQ/CC; ``None`` turns it off."""
+        streams = (self.dev.rq_sink, self.dev.cc_sink, self.dev.rc_source, self.dev.cq_source)
+        for i, s in zip(itertools.count(), streams):
+            if seed is None:
+                s.clear_pause_generator()
+            else:
+                s.set_pause_generator(pause_pattern(seed * 7 + i, duty))

@@ -1,0 +1,177 @@
+"""Functional coverage of descriptor chains: coverpoints, per-run reports, merging, goals.
+
+A run writes one JSON file (``{"coverpoints": {name: {bin: hits}}, "runs": [...]}``);
+``python -m tb.regress.coverage [files or folders...]`` merges any number of them and prints the
+report: per coverpoint the bins hit out of the bins defined, and the bins never hit.
+Exit status 1 when a goal is missed (``--goals``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from .generator import STEP_FAULTS
+
+# every coverpoint and its bins; the goal of the default regression is every bin hit
+COVERPOINTS: dict[str, tuple[str, ...]] = {
+    "chain_length": ("1", "2-3", "4-15", "16-63", "64+"),
+    "desc_length": ("1-3", "4-63", "64-255", "256-4095", "4096", "4097-65535", "64K+"),
+    "pcie_align": ("0", "1", "2", "3"),
+    "card_align": ("0", "1", "2", "3"),
+    "crosses_4k": ("no", "yes"),
+    "crosses_64k": ("no", "yes"),
+    "target": ("h2c:host", "h2c:gpu", "c2h:host", "c2h:gpu", "h2c:mixed", "c2h:mixed"),
+    "outcome": ("ok", *STEP_FAULTS),
+    "concurrency": ("h2c", "c2h", "both"),
+    "completed_flags": ("last_only", "some", "all"),
+    "descriptor_layout": ("adjacent", "scattered"),
+    "fabric": ("plain", "split_reorder", "latency"),
+    # the random driver regression: ioctl, source > destination, and what it returned
+    "driver_op": (
+        "h2c2h:host>host",
+        "h2c2h:host>gpu",
+        "h2c2h:gpu>host",
+        "h2c2h:gpu>gpu",
+        "h2c:host",
+        "h2c:gpu",
+        "c2h:host",
+        "c2h:gpu",
+    ),
+    "driver_result": ("ok", "EIO"),
+}
+# bins the default suite (a few seeds) is not required to reach
+OPTIONAL: dict[str, set[str]] = {"chain_length": {"64+"}, "desc_length": {"64K+"}}
+
+
+class Coverage:
+    """Hit counts per coverpoint bin."""
+
+    def __init__(self) -> None:
+        self.points: dict[str, dict[str, int]] = {
+            name: dict.fromkeys(bins, 0) for name, bins in COVERPOINTS.items()
+        }
+        self.runs: list[dict] = []
+
+    def hit(self, point: str, bin_: str) -> None:
+        """Count one hit; unknown points or bins are programming errors."""
+        bins = self.points[point]
+        if bin_ not in bins:
+            raise KeyError(f"coverpoint {point} has no bin {bin_!r}")
+        bins[bin_] += 1
+
+    def merge(self, other: Coverage) -> None:
+        for name, bins in other.points.items():
+            mine = self.points.setdefault(name, {})
+            for b, n in bins.items():
+                mine[b] = mine.get(b, 0) + n
+        self.runs.extend(other.runs)
+
+    def to_json(self) -> dict:
+        return {"coverpoints": self.points, "runs": self.runs}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Coverage:
+        cov = cls()
+        for name, bins in data.get("coverpoints", {}).items():
+            target = cov.points.setdefault(name, {})
+            for b, n in bins.items():
+                target[b] = target.get(b, 0) + int(n)
+        cov.runs = list(data.get("runs", []))
+        return cov
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True))
+
+    def missed(self, include_optional: bool = False) -> dict[str, list[str]]:
+        """Bins never hit, per coverpoint (optional bins left out unless asked)."""
+        out = {}
+        for name, bins in self.points.items():
+            skip = set() if include_optional else OPTIONAL.get(name, set())
+            miss = [b for b, n in bins.items() if n == 0 and b not in skip]
+            if miss:
+                out[name] = miss
+        return out
+
+    def report(self) -> str:
+        """A text report: one line per coverpoint, hit bins and counts, then the misses."""
+        lines = [
+            f"functional coverage over {len(self.runs)} run(s): "
+            + ", ".join(sorted({r.get("name", "?") for r in self.runs}))
+        ]
+        total = hit = 0
+        for name, bins in self.points.items():
+            n_hit = sum(1 for v in bins.values() if v)
+            total += len(bins)
+            hit += n_hit
+            cells = " ".join(f"{b}={v}" for b, v in bins.items())
+            lines.append(f"  {name:18s} {n_hit:2d}/{len(bins):2d}  {cells}")
+        lines.append(f"  bins hit: {hit}/{total} ({100.0 * hit / max(total, 1):.1f}%)")
+        missed = self.missed()
+        if missed:
+            lines.append(
+                "  goal missed, never hit: "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in missed.items())
+            )
+        else:
+            lines.append("  goal met: every required bin hit")
+        return "\n".join(lines)
+
+
+def length_bin(n: int) -> str:
+    if n < 4:
+        return "1-3"
+    if n < 64:
+        return "4-63"
+    if n < 256:
+        return "64-255"
+    if n < 4096:
+        return "256-4095"
+    if n == 4096:
+        return "4096"
+    if n < 65536:
+        return "4097-65535"
+    return "64K+"
+
+
+def chain_bin(n: int) -> str:
+    if n == 1:
+        return "1"
+    if n < 4:
+        return "2-3"
+    if n < 16:
+        return "4-15"
+    if n < 64:
+        return "16-63"
+    return "64+"
+
+
+def load(paths: Iterable[Path]) -> Coverage:
+    """Merge every coverage JSON file in ``paths`` (folders are searched recursively)."""
+    total = Coverage()
+    for p in paths:
+        files = sorted(p.rglob("*.json")) if p.is_dir() else [p]
+        for f in files:
+            total.merge(Coverage.from_json(json.loads(f.read_text())))
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="*", type=Path, default=[Path("sim_build/coverage")])
+    ap.add_argument("--goals", action="store_true", help="exit 1 if a required bin is missed")
+    ap.add_argument("-o", "--output", type=Path, help="also write the merged JSON here")
+    args = ap.parse_args(argv)
+    cov = load(args.paths)
+    print(cov.report())
+    if args.output:
+        cov.write(args.output)
+    return 1 if args.goals and cov.missed() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

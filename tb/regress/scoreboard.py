@@ -1,0 +1,84 @@
+"""The scoreboard of the random regression and of the fault tests.
+
+:class:`Scoreboard` keeps the expected image of every memory (``numpy`` arrays), applies
+each descriptor's copy according to what the engine reported (done, maybe: a byte may be
+old or new, untouched), and compares whole images: every byte that should change did,
+nothing else changed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_bytes(data) -> np.ndarray:
+    """A ``uint8`` view of an array or of anything ``bytes()`` accepts."""
+    if isinstance(data, np.ndarray):
+        return data.astype(np.uint8, copy=False)
+    return np.frombuffer(bytes(data), dtype=np.uint8)
+
+
+class Scoreboard:
+    """Expected images of every memory, checked whole against the real ones."""
+
+    def __init__(self) -> None:
+        self.images: dict[str, np.ndarray] = {}
+        self.maybe: dict[str, np.ndarray] = {}
+        self.old: dict[str, np.ndarray] = {}
+        # per memory with "maybe" bytes: the image if every maybe-copy had landed
+        self.new: dict[str, np.ndarray] = {}
+
+    def load(self, name: str, data) -> None:
+        """Start tracking ``name`` with its current contents."""
+        self.images[name] = _as_bytes(data).copy()
+
+    def forget(self, name: str) -> None:
+        self.images.pop(name, None)
+
+    def begin_step(self) -> None:
+        """Snapshot the expected images: sources of this step read the old contents."""
+        self.old = {k: v.copy() for k, v in self.images.items()}
+        self.maybe = {k: np.zeros(len(v), dtype=bool) for k, v in self.images.items()}
+        self.new = {}
+
+    def copy(self, src: str, src_off: int, dst: str, dst_off: int, n: int, state: str) -> None:
+        """Apply one descriptor: ``done`` (must land), ``maybe`` (may land), or ``none``."""
+        if state == "none" or dst not in self.images:
+            return
+        data = self.old[src][src_off : src_off + n]
+        if state == "done":
+            self.images[dst][dst_off : dst_off + n] = data
+        else:
+            self.maybe[dst][dst_off : dst_off + n] = True
+            self.new.setdefault(dst, self.old[dst].copy())[dst_off : dst_off + n] = data
+
+    def check(self, name: str, actual) -> str | None:
+        """Compare ``actual`` with the expected image of ``name``; a message when wrong.
+        Where a byte was allowed to land or not, it must be the old or the new value; the
+        expected image then takes the actual byte."""
+        got = _as_bytes(actual)
+        want = self.images[name]
+        if len(got) != len(want):
+            return f"{name}: size {len(got)} != {len(want)}"
+        maybe = self.maybe.get(name)
+        new = self.new.get(name)
+        ok = got == want
+        if maybe is not None and maybe.any() and new is not None:
+            ok |= maybe & ((got == self.old[name]) | (got == new))
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            first = int(bad[0])
+            return (
+                f"{name}: {len(bad)} byte(s) differ, first at {first:#x}: got "
+                f"{int(got[first]):#04x} expected {int(want[first]):#04x} "
+                f"(old {int(self.old.get(name, want)[first]):#04x}); "
+                f"bad range {int(bad[0]):#x}..{int(bad[-1]):#x}"
+            )
+        if maybe is not None:
+            want[maybe] = got[maybe]
+        return None
+
+    def end_step(self) -> None:
+        """Forget the step's maybe-copies (the images already follow what landed)."""
+        self.new = {}
+        self.maybe = {}

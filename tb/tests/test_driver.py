@@ -1,0 +1,390 @@
+"""cocotb tests of the picoevb-rdma driver model through the RTL: every ioctl's success and
+error paths, host/CUDA combinations of H2C2H, odd surfaces, chains longer than the card
+RAM, cudaFree during a transfer, a lost interrupt, poll mode."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+
+import cocotb
+from cocotb.triggers import Timer
+
+from cuda_model import CUpointer_attribute, cudaMemcpyKind
+from driver_model import regs, uapi
+from driver_model.picoevb import DriverConfig, ioctl
+from driver_model.regs import Target
+from tb.env.harness import GUARD, pattern
+from tb.env.platform import Rig, bring_up
+
+D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
+H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
+SYNC = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
+DST_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+
+
+async def expect_errno(coro, err: int, what: str) -> None:
+    try:
+        await coro
+    except OSError as e:
+        assert e.errno == err, f"{what}: errno {e.errno} ({e}), expected {err}"
+        return
+    raise AssertionError(f"{what}: succeeded, expected errno {err}")
+
+
+class Side:
+    """One side of a transfer: a malloc'd host buffer or a pinned cudaMalloc surface, with
+    guard bytes around the ``length`` bytes at ``skew`` (an offset into the buffer)."""
+
+    def __init__(
+        self,
+        rig: Rig,
+        length: int,
+        cuda: bool,
+        skew: int = 0,
+        fill: bytes = b"",
+        pad: int = 4096,
+        own_pages: bool = False,
+    ) -> None:
+        self.rig, self.length, self.cuda, self.skew, self.pad = rig, length, cuda, skew, pad
+        self.total = pad + skew + length + pad
+        image = bytearray([GUARD]) * self.total
+        if fill:
+            image[pad + skew : pad + skew + length] = fill
+        self.image = bytes(image)
+        self.handle: int | None = None
+        if cuda:
+            rt = rig.cuda
+            # small allocations share 2 MiB pool chunks, so a pin's 64 KiB pages may
+            # cover a neighbour; ``own_pages`` asks for a 2 MiB allocation of its own
+            self.base = rt.cudaMalloc(max(self.total, 2 << 20) if own_pages else self.total)
+            rt.cuPointerSetAttribute(1, SYNC, self.base)
+            rt.cudaMemcpy(self.base, self.image, self.total, H2D)
+        else:
+            self.base = rig.process.malloc(self.total)
+            rig.process.write(self.base, self.image)
+
+    @property
+    def addr(self) -> int:
+        """Address of the transfer's first byte."""
+        return self.base + self.pad + self.skew
+
+    async def pin(self) -> int:
+        """Pin the transfer's range (not the guards' pages beyond it) and return the
+        handle to pass as src/dst, or the user pointer for host memory."""
+        if not self.cuda:
+            return self.addr
+        self.handle = await self.rig.fd.pin_cuda(self.addr, self.length)
+        return self.handle
+
+    def read_all(self) -> bytes:
+        if self.cuda:
+            out = bytearray(self.total)
+            self.rig.cuda.cudaMemcpy(out, self.base, self.total, D2H)
+            return bytes(out)
+        return self.rig.process.read(self.base, self.total)
+
+    def expect(self, data: bytes, what: str) -> None:
+        """The transfer bytes equal ``data``, guards untouched."""
+        got = self.read_all()
+        want = bytearray(self.image)
+        want[self.pad + self.skew : self.pad + self.skew + self.length] = data
+        if got != bytes(want):
+            first = next(i for i in range(self.total) if got[i] != want[i])
+            raise AssertionError(
+                f"{what}: byte {first - self.pad - self.skew:#x} of the "
+                f"transfer is {got[first]:#04x}, expected {want[first]:#04x}"
+            )
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_probe_led_card_info(dut):
+    """probe found the engine; LED and CARD_INFO through both call styles; bad ioctls."""
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    assert rig.drv.fpga_ram_size == tb.profile.ram_size
+    assert rig.drv.nvec >= 2, "MSI vectors for H2C and C2H"
+    assert all(a[:2] == (1, 1) for a in rig.drv.alignments.values())
+    await ioctl(fd, uapi.PICOEVB_IOC_LED, 0x2)
+    assert await tb.user_read32(regs.USER_LED) == 0x2  # the read flushes the posted write
+    assert int(dut.led.value) == 0x2
+    await fd.led(0x5)
+    assert await tb.user_read32(regs.USER_LED) == 0x5
+    # CARD_INFO through a user pointer (the C way) and through a struct
+    ptr = rig.process.malloc(64)
+    rig.process.write(ptr, b"\xee" * 8)
+    await ioctl(fd, uapi.PICOEVB_IOC_CARD_INFO, ptr)
+    assert int.from_bytes(rig.process.read(ptr, 8), "little") == tb.profile.ram_size
+    assert await fd.card_info() == tb.profile.ram_size
+    # unknown ioctls: wrong number, wrong size, wrong magic
+    for cmd in (
+        uapi.IOWR("P", 7, uapi.picoevb_rdma_h2c_dma),
+        uapi.IOWR("P", 3, ctypes.c_uint64),
+        uapi.IOR("Q", 4, ctypes.c_uint64),
+    ):
+        await expect_errno(ioctl(fd, cmd, ptr), errno.EINVAL, f"ioctl {cmd:#x}")
+    # a pointer to unmapped user memory
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_CARD_INFO, 0x1000), errno.EFAULT, "CARD_INFO to NULL page"
+    )
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, bytearray(8)),
+        errno.EFAULT,
+        "PIN_CUDA with a short argument",
+    )
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_h2c2h_four_combinations(dut):
+    """H2C2H host->host, host->CUDA, CUDA->host, CUDA->CUDA, longer than the card RAM,
+    odd offsets; data, guards and dma_time_ns checked; chunks overlap."""
+    rig = await bring_up(dut)
+    ram = rig.drv.fpga_ram_size
+    length = ram + 0x1234 + 12  # 3 chunks of half the card RAM, the last short
+    for i, flags in enumerate((0, DST_CUDA, SRC_CUDA, SRC_CUDA | DST_CUDA)):
+        data = pattern(length, 10 + i)
+        src = Side(rig, length, bool(flags & SRC_CUDA), skew=0x1234 + 3 * i, fill=data)
+        dst = Side(rig, length, bool(flags & DST_CUDA), skew=0x10000 - 0x40 + i)
+        s, d = await src.pin(), await dst.pin()
+        before = len(rig.drv.runs)
+        t = await rig.fd.h2c2h_dma(s, d, length, flags)
+        dst.expect(data, f"H2C2H flags {flags}")
+        src.expect(data, f"H2C2H flags {flags} source")
+        runs = list(rig.drv.runs)[before:]
+        h2c = [r for r in runs if r.direction == Target.H2C]
+        c2h = [r for r in runs if r.direction == Target.C2H]
+        nchunks = -(-length // (ram // 2))
+        assert len(h2c) == len(c2h) == nchunks, f"{len(h2c)}/{len(c2h)} runs, {nchunks} chunks"
+        assert all(r.rc == 0 for r in runs)
+        assert sum(r.nbytes for r in h2c) == sum(r.nbytes for r in c2h) == length
+        # double buffering: each H2C after the first overlaps the previous chunk's C2H
+        for k in range(1, nchunks):
+            assert h2c[k].start_ns < c2h[k - 1].end_ns, f"chunk {k}: no overlap"
+        span = runs[-1].end_ns - runs[0].start_ns
+        assert 0 < t and abs(t - span) < span * 0.5, f"dma_time_ns {t} vs runs {span:.0f}"
+        if not flags & SRC_CUDA:
+            # host source: scattered 4 KiB pages, so chains of several descriptors
+            assert max(r.descriptors for r in h2c) > 1
+        for side in (src, dst):
+            if side.handle is not None:
+                await rig.fd.unpin_cuda(side.handle)
+    assert rig.tb.p2p.live_mappings() == 0, "DMA mappings leaked"
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_ioctl_errors(dut):
+    """Every argument check returns its errno and moves no data; handles are per file and
+    lowest-free; double unpin, closed file, close with pins outstanding."""
+    rig = await bring_up(dut)
+    fd, rt, tb = rig.fd, rig.cuda, rig.tb
+    ram = rig.drv.fpga_ram_size
+    surf = rt.cudaMalloc(256 << 10)
+    host = rig.process.malloc(64 << 10)
+    runs_before = len(rig.drv.runs)
+    bar1_free = tb.gpu.bar1_free_bytes
+    # PIN_CUDA
+    await expect_errno(fd.pin_cuda(surf, 0), errno.EINVAL, "pin of 0 bytes")
+    await expect_errno(fd.pin_cuda(host, 4096), errno.EINVAL, "pin of host memory")
+    await expect_errno(fd.pin_cuda(surf + (512 << 10), 4096), errno.EINVAL, "pin unallocated")
+    h0 = await fd.pin_cuda(surf + 0x100, 100 << 10)
+    h1 = await fd.pin_cuda(surf, 256 << 10)
+    assert (h0, h1) == (0, 1), "IDR handles start at 0"
+    # UNPIN
+    await fd.unpin_cuda(h0)
+    await expect_errno(fd.unpin_cuda(h0), errno.EINVAL, "double unpin")
+    await expect_errno(fd.unpin_cuda(77), errno.EINVAL, "unpin of an unknown handle")
+    assert await fd.pin_cuda(surf + 0x100, 100 << 10) == 0, "lowest free handle reused"
+    # H2C2H
+    both = SRC_CUDA | DST_CUDA
+    await expect_errno(fd.h2c2h_dma(0, 1, 64, 1 << 2), errno.EINVAL, "H2C2H bad flag")
+    await expect_errno(fd.h2c2h_dma(0, 1, 0, both), errno.EINVAL, "H2C2H of 0 bytes")
+    await expect_errno(fd.h2c2h_dma(0, 9, 64, both), errno.EINVAL, "H2C2H unknown dst handle")
+    await expect_errno(fd.h2c2h_dma(1 << 32, 1, 64, both), errno.EINVAL, "handle > INT_MAX")
+    await expect_errno(
+        fd.h2c2h_dma(0, 1, (100 << 10) + 1, both),
+        errno.EINVAL,
+        "H2C2H longer than the source surface",
+    )
+    await expect_errno(fd.h2c2h_dma(0x1000, host, 64, 0), errno.EFAULT, "unmapped source")
+    mapping_end = host - 16 + (17 << 12)  # malloc: 16-byte header, 17 pages mapped
+    await expect_errno(
+        fd.h2c2h_dma(host, mapping_end - 8, 64, 0),
+        errno.EFAULT,
+        "destination runs past its mapping",
+    )
+    # H2C / C2H against the card RAM
+    await expect_errno(fd.h2c_dma(host, 0, 64, 2), errno.EINVAL, "H2C bad flag")
+    await expect_errno(fd.c2h_dma(host, 0, 64, 2), errno.EINVAL, "C2H bad flag")
+    for card, n in ((0, ram + 1), (ram - 63, 64), (ram, 1), ((1 << 64) - 1, 2), (0, 0)):
+        await expect_errno(fd.h2c_dma(host, card, n), errno.EINVAL, f"H2C {n} at {card:#x}")
+        await expect_errno(fd.c2h_dma(host, card, n), errno.EINVAL, f"C2H {n} at {card:#x}")
+    await expect_errno(fd.h2c_dma(5, 0, 64, 1), errno.EINVAL, "H2C unknown handle")
+    assert len(rig.drv.runs) == runs_before, "a rejected ioctl started the engine"
+    assert tb.p2p.live_mappings() == 0
+    # handles belong to their file
+    fd2 = rig.open()
+    await expect_errno(fd2.unpin_cuda(1), errno.EINVAL, "another file's handle")
+    assert await fd2.pin_cuda(surf, 64 << 10) == 0
+    # close with pins outstanding releases them; the closed file refuses ioctls
+    pins = [p for p in tb.gpu.pins.values() if p.state.name == "LIVE"]
+    assert len(pins) == 3, pins
+    await fd2.release()
+    await fd.release()
+    assert all(p.state.name == "RELEASED" for p in pins), [p.state for p in pins]
+    assert tb.gpu.bar1_free_bytes == bar1_free, "BAR1 pages leaked by release"
+    await expect_errno(fd.card_info(), errno.EBADF, "ioctl on a closed file")
+    rt.cudaFree(surf)
+    # small buffers share 64 KiB pages: freeing the neighbour revokes the pin (the free
+    # callback drops the handle), and the file still works for the next pin
+    fd3 = rig.open()
+    a, b = rt.cudaMalloc(1000), rt.cudaMalloc(1000)
+    ha = await fd3.pin_cuda(a, 1000)
+    rt.cudaFree(b)
+    await expect_errno(fd3.unpin_cuda(ha), errno.EINVAL, "unpin after the neighbour's free")
+    assert await fd3.pin_cuda(a, 1000) == ha
+    # remove() releases the open files; the device cannot be opened afterwards
+    await rig.drv.remove()
+    assert not [p for p in tb.gpu.pins.values() if p.state.name == "LIVE"]
+    try:
+        rig.open()
+    except OSError as e:
+        assert e.errno == errno.ENODEV
+    else:
+        raise AssertionError("open() after remove() succeeded")
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_h2c_c2h_and_odd_surfaces(dut):
+    """H2C and C2H ioctls at card offsets (host and CUDA sides, full card RAM), and
+    H2C2H of surfaces at odd VAs with odd sizes across 64 KiB pages."""
+    rig = await bring_up(dut)
+    fd = rig.fd
+    ram = rig.drv.fpga_ram_size
+    # whole card: CUDA -> card, card -> host
+    data = pattern(ram, 3)
+    src = Side(rig, ram, True, skew=0x8765, fill=data)
+    back = Side(rig, ram, False, skew=0x321)
+    t = await fd.h2c_dma(await src.pin(), 0, ram, uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA)
+    assert t > 0
+    await fd.c2h_dma(await back.pin(), 0, ram)
+    back.expect(data, "card -> host, whole card")
+    # host -> card at an odd offset, card -> CUDA from there
+    data2 = pattern(5000, 4)
+    hsrc = Side(rig, 5000, False, skew=0xFFD, fill=data2)
+    cdst = Side(rig, 5000, True, skew=0xFFF3)
+    await fd.h2c_dma(await hsrc.pin(), 0x1003, 5000)
+    await fd.c2h_dma(await cdst.pin(), 0x1003, 5000, uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA)
+    cdst.expect(data2, "host -> card+0x1003 -> CUDA")
+    # odd surfaces: pinned range starts anywhere in a 64 KiB page, odd lengths
+    for i, (skew, n) in enumerate(
+        ((0xFFFF - 0x1000, 3), (0x1, 0x10001), (0xFFF0, 0x20), (0x7FFF, 0x18000 + 5))
+    ):
+        d = pattern(n, 20 + i)
+        a = Side(rig, n, True, skew=skew, fill=d)
+        b = Side(rig, n, True, skew=(skew * 7) & 0xFFFF)
+        await fd.h2c2h_dma(await a.pin(), await b.pin(), n, SRC_CUDA | DST_CUDA)
+        b.expect(d, f"odd surface {i}: {n} bytes at page offset {skew:#x}")
+        await fd.unpin_cuda(a.handle)
+        await fd.unpin_cuda(b.handle)
+    assert rig.tb.p2p.live_mappings() == 0
+
+
+async def wait_for_run(rig: Rig, direction: Target, budget_us: int = 5000) -> None:
+    for _ in range(budget_us):
+        if any(r.direction == direction for r in rig.drv.runs):
+            return
+        await Timer(1, "us")
+    raise AssertionError(f"no {direction.name} run finished within {budget_us} us")
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_cudafree_during_transfer(dut):
+    """cudaFree of the destination, then of the source, while H2C2H runs: the ioctl fails
+    with EFAULT (no hang), the handle is gone, no byte reaches the freed VRAM after the
+    callback, and the device works afterwards."""
+    rig = await bring_up(dut)
+    fd, rt, gpu = rig.fd, rig.cuda, rig.tb.gpu
+    ram = rig.drv.fpga_ram_size
+    length = 3 * ram + 100
+    for victim in ("dst", "src"):
+        rig.drv.runs.clear()
+        data = pattern(length, 5)
+        src = Side(rig, length, True, skew=0x40, fill=data, own_pages=True)
+        dst = Side(rig, length, True, skew=0x80, own_pages=True)
+        hs, hd = await src.pin(), await dst.pin()
+        side = dst if victim == "dst" else src
+        phys = [gpu.translate(side.base + off) for off in range(0, side.total, 4096)]
+        task = cocotb.start_soon(fd.h2c2h_dma(hs, hd, length, SRC_CUDA | DST_CUDA))
+        await wait_for_run(rig, Target.C2H)
+        rt.cudaFree(side.base)  # fires the free callback, then unmaps
+        freed = [bytes(gpu.vram.read(p, 4096)) for p in phys]
+        await expect_errno(task, errno.EFAULT, f"H2C2H with the {victim} freed")
+        await Timer(20, "us")  # let anything in flight land
+        assert [bytes(gpu.vram.read(p, 4096)) for p in phys] == freed, (
+            f"bytes reached the freed {victim} after the callback"
+        )
+        assert all(r.rc in (0, -errno.EFAULT) for r in rig.drv.runs)
+        gone = side.handle
+        await expect_errno(fd.unpin_cuda(gone), errno.EINVAL, "unpin of a revoked handle")
+        await expect_errno(fd.h2c_dma(gone, 0, 64, 1), errno.EINVAL, "DMA on a revoked handle")
+        other = src if victim == "dst" else dst
+        await fd.unpin_cuda(other.handle)
+        rt.cudaFree(other.base)
+        assert rig.tb.p2p.live_mappings() == 0
+    # the device still works
+    data = pattern(ram + 7, 6)
+    a = Side(rig, ram + 7, False, fill=data)
+    b = Side(rig, ram + 7, True, skew=0x10)
+    await fd.h2c2h_dma(await a.pin(), await b.pin(), ram + 7, DST_CUDA)
+    b.expect(data, "transfer after the revocations")
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_lost_interrupt_times_out(dut):
+    """A masked MSI: the ioctl returns ETIMEDOUT after the driver timeout (the original
+    hung), the engine is stopped, and the next transfers work."""
+    cfg = DriverConfig(timeout_base_ns=30_000, timeout_ns_per_byte=5)
+    rig = await bring_up(dut, cfg)
+    fd, tb = rig.fd, rig.tb
+    data = pattern(8192, 7)
+    src = Side(rig, 8192, False, fill=data)
+    for vec in range(rig.drv.nvec):
+        tb.mask_msi(vec)
+    t0 = rig.platform.now_ns()
+    await expect_errno(fd.h2c_dma(await src.pin(), 0, 8192), errno.ETIMEDOUT, "lost MSI")
+    waited = rig.platform.now_ns() - t0
+    assert rig.drv.timeout_ns(8192) <= waited < rig.drv.timeout_ns(8192) + 20_000, waited
+    assert sum(tb.msi_lost) >= 1, "the engine never raised the interrupt"
+    h2c = rig.drv._chans[Target.H2C].xdma
+    assert not await h2c.status() & regs.Stat.BUSY
+    for vec in range(rig.drv.nvec):
+        tb.mask_msi(vec, False)
+    back = Side(rig, 8192, False, skew=3)
+    await fd.h2c_dma(src.addr, 0, 8192)
+    await fd.c2h_dma(await back.pin(), 0, 8192)
+    back.expect(data, "round trip after the timeout")
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_poll_mode_and_engine_error(dut):
+    """Poll-mode write-back completes transfers with no MSI at all; an IOMMU sending the
+    engine to a dead address makes the H2C fail with EIO, and recovery works."""
+    rig = await bring_up(dut, DriverConfig(poll_mode=True))
+    fd, tb = rig.fd, rig.tb
+    ram = rig.drv.fpga_ram_size
+    msis = sum(tb.msi_count)
+    data = pattern(ram + 999, 8)
+    a = Side(rig, ram + 999, True, skew=0x333, fill=data)
+    b = Side(rig, ram + 999, False, skew=0x444)
+    await fd.h2c2h_dma(await a.pin(), await b.pin(), ram + 999, SRC_CUDA)
+    b.expect(data, "poll-mode H2C2H")
+    assert sum(tb.msi_count) == msis, "poll mode took interrupts"
+    # a broken IOMMU mapping: BAR1 reads go to an address nobody decodes (UR)
+    rig.platform.pci_dev.iommu = lambda addr: addr | (1 << 46)
+    await expect_errno(fd.h2c_dma(a.handle, 0, 4096, 1), errno.EIO, "H2C from a dead address")
+    rig.platform.pci_dev.iommu = None
+    c = Side(rig, 4096, False)
+    await fd.h2c_dma(a.handle, 0, 4096, 1)
+    await fd.c2h_dma(await c.pin(), 0, 4096)
+    c.expect(data[:4096], "after the error")

@@ -1,0 +1,410 @@
+"""cocotb tests of the DMA engine: registers, descriptor chains, errors, interrupts.
+
+Every destination is checked with guard bytes on both sides; every status by named bit.
+"""
+
+from __future__ import annotations
+
+import random
+
+import cocotb
+
+from driver_model import regs
+from driver_model.desc import DescFlag, Segment, build_chain
+from driver_model.regs import AxiErr, Ctrl, PcieErr, Stat, Target
+from tb.env.harness import (
+    GUARD,
+    PAGE,
+    UNMAPPED_HOST,
+    Harness,
+    check_ok,
+    pattern,
+    recover,
+    roundtrip,
+    run_pair,
+    setup,
+)
+
+
+def card_layout(lengths: list[int], ram_size: int, align_pad: int = 7) -> list[int]:
+    """Card addresses for pieces placed back to back with odd gaps (all must fit)."""
+    addrs, a = [], 0
+    for n in lengths:
+        if a + n > ram_size:
+            a = 0
+        addrs.append(a)
+        a += n + align_pad
+    return addrs
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_identifiers(dut):
+    """Every block reports its identifier; LED, alignment and config registers read right."""
+    h = await setup(dut)
+    tb = h.tb
+    await h.h2c.identify()
+    await h.c2h.identify()
+    for target, base in (
+        (Target.IRQ, regs.irq_reg(0)),
+        (Target.CONFIG, regs.cfg_reg(0)),
+        (Target.SGDMA_COMMON, regs.sgc_reg(0)),
+    ):
+        assert await tb.dma_read32(base) == regs.identifier(target)
+    assert await tb.dma_read32(regs.ch_reg(Target.H2C, 0, channel=1)) == 0, "absent channel"
+    assert await tb.dma_read32(h.h2c.reg(regs.CH_ALIGNMENTS)) == regs.ALIGNMENTS_VALUE
+    assert await tb.dma_read32(regs.cfg_reg(regs.CFG_SYSTEM_ID)) == regs.SYSTEM_ID_VALUE
+    assert (
+        await tb.dma_read32(regs.cfg_reg(regs.CFG_DATA_WIDTH))
+        == regs.DATA_WIDTH_ENCODING[tb.profile.width]
+    )
+    assert await tb.dma_read32(regs.cfg_reg(regs.CFG_MSI_ENABLE)) & 1 == 1
+    assert await tb.user_read32(regs.USER_LED) == regs.LED_RESET_VALUE
+    assert await tb.user_read32(regs.USER_RAM_SIZE) == tb.profile.ram_size
+    await tb.user_write32(regs.USER_LED, 0x5)
+    assert await tb.user_read32(regs.USER_LED) == 0x5
+    assert dut.led.value == 0x5
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_register_access(dut):
+    """Control W1S/W1C, interrupt mask, SGDMA, halt and vector registers keep their values."""
+    h = await setup(dut)
+    tb = h.tb
+    ctl = h.h2c.reg(regs.CH_CONTROL)
+    await tb.dma_write32(ctl, 0xFFFFFFFE)
+    assert await tb.dma_read32(ctl) == regs.CTRL_WRITABLE & ~int(Ctrl.RUN)
+    await tb.dma_write32(h.h2c.reg(regs.CH_CONTROL_W1C), int(Ctrl.IE_READ_ERROR))
+    assert await tb.dma_read32(ctl) == regs.CTRL_WRITABLE & ~int(Ctrl.RUN | Ctrl.IE_READ_ERROR)
+    await tb.dma_write32(h.h2c.reg(regs.CH_CONTROL_W1S), int(Ctrl.IE_READ_ERROR))
+    await tb.dma_write32(h.h2c.reg(regs.CH_CONTROL_W1C), 0xFFFFFFFF)
+    assert await tb.dma_read32(ctl) == 0
+    await tb.dma_write32(h.c2h.reg(regs.CH_INT_MASK), 0xFFFFFFFF)
+    assert await tb.dma_read32(h.c2h.reg(regs.CH_INT_MASK)) == regs.STAT_LOGGED_MASK
+    await tb.dma_write32(h.c2h.reg(regs.CH_INT_MASK_W1C), int(Stat.DESC_COMPLETED))
+    assert await tb.dma_read32(h.c2h.reg(regs.CH_INT_MASK)) == regs.STAT_LOGGED_MASK & ~int(
+        Stat.DESC_COMPLETED
+    )
+    for d, v in ((Target.H2C, 0x1234_5660), (Target.C2H, 0xDEAD_BEE0)):
+        await tb.dma_write32(regs.sg_reg(d, regs.SG_DESC_LO), v)
+        await tb.dma_write32(regs.sg_reg(d, regs.SG_DESC_HI), ~v & 0xFFFFFFFF)
+        await tb.dma_write32(regs.sg_reg(d, regs.SG_DESC_ADJ), 0xFF)
+        assert await tb.dma_read32(regs.sg_reg(d, regs.SG_DESC_LO)) == v
+        assert await tb.dma_read32(regs.sg_reg(d, regs.SG_DESC_HI)) == ~v & 0xFFFFFFFF
+        assert await tb.dma_read32(regs.sg_reg(d, regs.SG_DESC_ADJ)) == 0x3F
+    halt = regs.SGC_H2C_DESC_HALT.put(1) | regs.SGC_C2H_DESC_HALT.put(1)
+    await tb.dma_write32(regs.sgc_reg(regs.SGC_CONTROL_W1S), 0xFFFFFFFF)
+    assert (
+        await tb.dma_read32(regs.sgc_reg(regs.SGC_CONTROL))
+        == regs.SGC_H2C_DESC_HALT.mask | regs.SGC_C2H_DESC_HALT.mask
+    )
+    await tb.dma_write32(regs.sgc_reg(regs.SGC_CONTROL_W1C), 0xFFFFFFFF)
+    assert await tb.dma_read32(regs.sgc_reg(regs.SGC_CONTROL)) == 0
+    await tb.dma_write32(regs.sgc_reg(regs.SGC_CONTROL), halt)
+    assert await tb.dma_read32(regs.sgc_reg(regs.SGC_CONTROL)) == halt
+    await tb.dma_write32(regs.sgc_reg(regs.SGC_CONTROL), 0)
+    await tb.dma_write32(regs.irq_reg(regs.IRQ_CHAN_VECTOR), 0xFFFFFFFF)
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_CHAN_VECTOR)) == 0x1F1F1F1F
+    await tb.dma_write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1S), 0x3)
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_CHAN_INT_EN)) == 0x3
+    await tb.dma_write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1C), 0x1)
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_CHAN_INT_EN)) == 0x2
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_chain_lengths(dut):
+    """Chains of 1, 2, 64 and 1000 descriptors over scattered, non-contiguous host pages."""
+    h = await setup(dut)
+    rng = random.Random(11)
+    for count in (1, 2, 64, 1000):
+        n = max(1, min(4096, (h.ram_size - 8 * count) // count))
+        lengths = [rng.randint(max(1, n // 2), n) for _ in range(count)]
+        cards = card_layout(lengths, h.ram_size)
+        pieces = [(rng.randint(0, 3), c, n) for c, n in zip(cards, lengths, strict=True)]
+        if count >= 64:
+            # fewer, shared host buffers keep the 1000-descriptor case quick
+            await roundtrip_scattered(h, pieces, seed=count)
+        else:
+            await roundtrip(h, pieces, seed=count)
+
+
+async def roundtrip_scattered(h: Harness, pieces, seed: int) -> None:
+    """Like roundtrip, but pieces live in shuffled pages of one source and one destination."""
+    slot = PAGE * ((max(off + n for off, _, n in pieces) + PAGE - 1) // PAGE + 1)
+    order = list(range(len(pieces)))
+    random.Random(seed).shuffle(order)
+    span = slot * len(pieces)
+    src = h.tb.alloc_host(span)
+    dst = h.tb.alloc_host(span)
+    dst[0:span] = bytes([GUARD]) * span
+    sbase, dbase = src.get_absolute_address(0), dst.get_absolute_address(0)
+    h2c_segs, c2h_segs = [], []
+    image = bytearray([GUARD]) * span
+    blob = pattern(sum(n for _, _, n in pieces), seed)
+    p = 0
+    for i, (off, card, n) in enumerate(pieces):
+        at = order[i] * slot + off
+        data = blob[p : p + n]
+        p += n
+        src[at : at + n] = data
+        image[at : at + n] = data
+        h2c_segs.append(Segment(sbase + at, card, n))
+        c2h_segs.append(Segment(card, dbase + at, n))
+    # the card holds every piece at once only if they do not overlap: copy in batches
+    batch: list[int] = []
+    used_end = 0
+    for i, (_, card, n) in enumerate(pieces):
+        if card < used_end and batch:
+            await run_pair(h, [h2c_segs[j] for j in batch], [c2h_segs[j] for j in batch])
+            batch = []
+        batch.append(i)
+        used_end = card + n
+    await run_pair(h, [h2c_segs[j] for j in batch], [c2h_segs[j] for j in batch])
+    got = bytes(dst[0:span])
+    assert got == bytes(image), "destination image differs"
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_lengths_and_offsets(dut):
+    """Lengths 1..bus+3, around 128 B, 4 KiB and 64 KiB; offsets 0-3 and 4093-4095."""
+    h = await setup(dut)
+    bus_bytes = h.tb.profile.width // 8
+    rng = random.Random(5)
+    lengths = [*list(range(1, bus_bytes + 4)), 127, 128, 129, 4095, 4096, 4097]
+    offsets = [0, 1, 2, 3, 4093, 4094, 4095]
+    pieces = []
+    for i, n in enumerate(lengths):
+        pieces.append((offsets[i % len(offsets)], rng.randrange(0, h.ram_size - n), n))
+    # card destinations must not overlap inside one chain
+    cards = card_layout([n for _, _, n in pieces], h.ram_size, align_pad=5)
+    pieces = [(off, c, n) for (off, _, n), c in zip(pieces, cards, strict=True)]
+    await roundtrip(h, pieces, seed=2)
+    # the whole card RAM in one descriptor, and 64 KiB - 1 at an odd card address
+    big = h.ram_size
+    await roundtrip(h, [(4093, 0, big)], seed=3)
+    await roundtrip(h, [(1, 1, big - 1)], seed=4)
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_idle_backpressure(dut):
+    """Chains with idle cycles on CQ/RC and back-pressure on RQ/CC."""
+    h = await setup(dut)
+    h.tb.set_idle_backpressure(seed=3, duty=0.4)
+    bus_bytes = h.tb.profile.width // 8
+    lengths = [1, bus_bytes - 1, bus_bytes + 3, 128, 129, 1000, 4096]
+    cards = card_layout(lengths, h.ram_size)
+    pieces = [
+        (i % 4 if i % 2 else 4093 + i % 3, c, n)
+        for i, (c, n) in enumerate(zip(cards, lengths, strict=True))
+    ]
+    await roundtrip(h, pieces, seed=7)
+    h.tb.rc.split_on_all_rcb = True
+    await roundtrip(h, pieces, seed=8)
+    h.tb.set_idle_backpressure(None)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_rcb_split_completions(dut):
+    """Completions split at every RCB are reassembled (reads and descriptor fetches)."""
+    h = await setup(dut)
+    h.tb.rc.split_on_all_rcb = True
+    cards = card_layout([4096, 3000, 333], h.ram_size)
+    await roundtrip(h, [(3, cards[0], 4096), (4094, cards[1], 3000), (0, cards[2], 333)], 9)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_stop_mid_chain(dut):
+    """Stop on descriptor 2 of 6: count 3, descriptor_stopped, later descriptors not run."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(6 * 256)
+    dst = h.tb.alloc_host(6 * 256)
+    src[0 : 6 * 256] = pattern(6 * 256, 1)
+    dst[0 : 6 * 256] = bytes([GUARD]) * (6 * 256)
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    res = await h.run(h.h2c, [Segment(sa + 256 * i, 256 * i, 256) for i in range(6)])
+    check_ok(res, 6, "H2C")
+    res = await h.run(h.c2h, [Segment(256 * i, da + 256 * i, 256) for i in range(6)], stop_at=2)
+    check_ok(res, 3, "C2H stopped")
+    assert res.status & Stat.DESC_STOPPED
+    got = bytes(dst[0 : 6 * 256])
+    assert got[:768] == bytes(src[0:768])
+    assert got[768:] == bytes([GUARD]) * (3 * 256), "descriptors after Stop were executed"
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_completed_and_writeback(dut):
+    """Completed on some descriptors only; poll-mode write-back of the count; no MSI masked."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(PAGE)
+    wb = h.tb.alloc_host(PAGE)
+    sa, wa = src.get_absolute_address(0), wb.get_absolute_address(0)
+    segs = [Segment(sa + 64 * i, 64 * i, 64) for i in range(8)]
+    # no Completed except on the last (build_chain sets Stop|EOP|Completed there)
+    res = await h.run(h.h2c, segs)
+    check_ok(res, 8, "H2C")
+    assert res.status & Stat.DESC_COMPLETED and res.status & Stat.DESC_STOPPED
+    # Completed on 1 and 3 only, last one forced Completed too; poll mode, interrupts off
+    wb[0:4] = b"\xff\xff\xff\xff"
+    chain = h.place_chain(segs[:4], completed=[1])
+    chain.descriptors[-1].flags = DescFlag.STOP | DescFlag.EOP  # no Completed on the last
+    h.write_chain(chain)
+    h.tb.clear_msi()
+    res = await h.h2c.run(chain, interrupt=False, poll_wb_addr=wa)
+    check_ok(res, 4, "H2C poll")
+    assert res.status & Stat.DESC_COMPLETED
+    value = int.from_bytes(bytes(wb[0:4]), "little")
+    assert regs.WB_ERROR.get(value) == 0
+    assert regs.WB_COUNT.get(value) == 2, f"write-back {value:#x}: count after descriptor 1"
+    assert sum(h.tb.msi_count) == 0, "MSI sent with the channel interrupt masked"
+    # no Completed anywhere: no descriptor_completed status, count still 4
+    chain = h.place_chain(segs[:4])
+    chain.descriptors[-1].flags = DescFlag.STOP
+    h.write_chain(chain)
+    res = await h.h2c.run(chain, interrupt=False)
+    check_ok(res, 4, "H2C no completed")
+    assert not res.status & Stat.DESC_COMPLETED
+    assert res.status & Stat.DESC_STOPPED
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_msi_one_per_completion(dut):
+    """One MSI per completed chain when enabled, none when the channel interrupt is masked."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(PAGE)
+    sa = src.get_absolute_address(0)
+    for i in range(3):
+        res = await h.run(h.h2c, [Segment(sa, 0, 512), Segment(sa + 512, 512, 512)])
+        check_ok(res, 2, f"H2C run {i}")
+        await h.tb.wait_cycles(200)
+        assert h.tb.msi_count[0] == 1, f"run {i}: {h.tb.msi_count[0]} MSIs"
+    res = await h.run(h.h2c, [Segment(sa, 0, 512)], interrupt=False)
+    check_ok(res, 1, "H2C masked")
+    await h.tb.wait_cycles(200)
+    assert sum(h.tb.msi_count) == 0
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_concurrent_h2c_c2h(dut):
+    """H2C and C2H channels running at the same time on separate card regions."""
+    h = await setup(dut)
+    half = h.ram_size // 2
+    n = min(half, 16384)
+    src = h.tb.alloc_host(2 * n)
+    out = h.tb.alloc_host(n + 2 * PAGE)
+    data_a, data_b = pattern(n, 21), pattern(n, 22)
+    src[0:n] = data_a
+    src[n : 2 * n] = data_b
+    out[0 : n + 2 * PAGE] = bytes([GUARD]) * (n + 2 * PAGE)
+    sa, oa = src.get_absolute_address(0), out.get_absolute_address(0)
+    res = await h.run(h.h2c, [Segment(sa, half, n)])
+    check_ok(res, 1, "preload")
+    chain_in = h.place_chain([Segment(sa + n + i, i, 1024) for i in range(0, n, 1024)])
+    chain_out = h.place_chain([Segment(half + i, oa + PAGE + i, 1024) for i in range(0, n, 1024)])
+    h.tb.clear_msi()
+    t_in = cocotb.start_soon(h.h2c.run(chain_in))
+    t_out = cocotb.start_soon(h.c2h.run(chain_out))
+    r_in, r_out = await t_in, await t_out
+    for ch, r in ((h.h2c, r_in), (h.c2h, r_out)):
+        if r.timed_out:
+            h.snapshot(ch)
+    check_ok(r_in, n // 1024, "H2C")
+    check_ok(r_out, n // 1024, "C2H")
+    got = bytes(out[0 : n + 2 * PAGE])
+    assert got[PAGE : PAGE + n] == data_a
+    assert got[:PAGE] == bytes([GUARD]) * PAGE and got[PAGE + n :] == bytes([GUARD]) * PAGE
+    await roundtrip(h, [(0, 0, n)], seed=23)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_bad_magic(dut):
+    """A descriptor with bad magic stops the channel (magic_stopped), nothing is written."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(PAGE)
+    dst = h.tb.alloc_host(PAGE)
+    dst[0:PAGE] = bytes([GUARD]) * PAGE
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    res = await h.run(h.h2c, [Segment(sa, 0, 512)])
+    check_ok(res, 1, "H2C")
+    chain = h.place_chain([Segment(0, da, 256), Segment(256, da + 256, 256)])
+    chain.descriptors[1].magic = 0xAD4C
+    h.write_chain(chain)
+    res = await h.c2h.run(chain)
+    assert not res.timed_out
+    assert res.status & Stat.MAGIC_STOPPED
+    assert res.completed_count == 1
+    assert bytes(dst[256:PAGE]) == bytes([GUARD]) * (PAGE - 256), "bad descriptor executed"
+    # bad magic on the first descriptor: nothing at all
+    dst[0:PAGE] = bytes([GUARD]) * PAGE
+    chain.descriptors[0].magic = 0
+    h.write_chain(chain)
+    res = await h.c2h.run(chain)
+    assert res.status & Stat.MAGIC_STOPPED and res.completed_count == 0
+    assert bytes(dst[0:PAGE]) == bytes([GUARD]) * PAGE
+    await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_unmapped_read(dut):
+    """H2C from an unmapped host address: UR -> read_error, channel stops, Run toggle recovers."""
+    h = await setup(dut)
+    res = await h.run(h.h2c, [Segment(UNMAPPED_HOST, 0, 1000)])
+    assert not res.timed_out
+    assert regs.STAT_READ_ERROR.get(res.status) == PcieErr.UNSUPPORTED_REQUEST
+    assert res.completed_count == 0
+    await recover(h)
+    # error in the middle of a chain: the first descriptor counts, the rest does not run
+    src = h.tb.alloc_host(PAGE)
+    sa = src.get_absolute_address(0)
+    res = await h.run(
+        h.h2c, [Segment(sa, 0, 256), Segment(UNMAPPED_HOST, 256, 256), Segment(sa, 512, 256)]
+    )
+    assert regs.STAT_READ_ERROR.get(res.status) == PcieErr.UNSUPPORTED_REQUEST
+    assert res.completed_count == 1
+    await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_descriptor_fetch_error(dut):
+    """A descriptor address that does not decode: UR -> descr_error; misaligned: align_mismatch."""
+    h = await setup(dut)
+    chain = build_chain([Segment(0, 0, 64)], UNMAPPED_HOST)
+    res = await h.h2c.run(chain)
+    assert regs.STAT_DESC_ERROR.get(res.status) == PcieErr.UNSUPPORTED_REQUEST
+    assert res.completed_count == 0
+    await recover(h)
+    good = h.place_chain([Segment(0, 0, 64)])
+    good.addresses[0] += 8
+    res = await h.c2h.run(good)
+    assert res.status & Stat.ALIGN_MISMATCH
+    await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_card_out_of_range(dut):
+    """Card addresses beyond card RAM: H2C write_error decode, C2H read_error decode."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(PAGE)
+    dst = h.tb.alloc_host(PAGE)
+    dst[0:PAGE] = bytes([GUARD]) * PAGE
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    res = await h.run(h.h2c, [Segment(sa, h.ram_size - 10, 11)])
+    assert regs.STAT_WRITE_ERROR.get(res.status) == AxiErr.DECODE
+    assert res.completed_count == 0
+    await recover(h)
+    res = await h.run(h.c2h, [Segment(h.ram_size, da, 4)])
+    assert regs.STAT_READ_ERROR.get(res.status) == AxiErr.DECODE
+    assert bytes(dst[0:PAGE]) == bytes([GUARD]) * PAGE
+    res = await h.run(h.c2h, [Segment(1 << 40, da, 4)])
+    assert regs.STAT_READ_ERROR.get(res.status) == AxiErr.DECODE
+    await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_zero_length(dut):
+    """A zero-length descriptor stops the channel with invalid_length."""
+    h = await setup(dut)
+    chain = h.place_chain([Segment(0, 0, 1)])
+    chain.descriptors[0].length = 0
+    h.write_chain(chain)
+    res = await h.h2c.run(chain)
+    assert res.status & Stat.INVALID_LENGTH and res.completed_count == 0
+    await recover(h)

@@ -1,0 +1,295 @@
+"""cocotb tests of fault handling and of the PCIe protocol checker.
+
+Each fault has an expected outcome (status bits, completed count, card RAM contents) and is
+followed by a good transfer in the same simulation.
+"""
+
+from __future__ import annotations
+
+import cocotb
+import numpy as np
+from cocotb.triggers import Timer, with_timeout
+from cocotbext.pcie.core.tlp import Tlp, TlpType
+
+from driver_model import regs
+from driver_model.desc import Segment
+from driver_model.regs import Ctrl, PcieErr, Stat
+from tb.env.faults import FAULT_STATUS, FaultRule
+from tb.env.harness import Harness, Surface, check_ok, recover, segments, setup
+from tb.env.system import TB
+from tb.regress.scoreboard import Scoreboard
+
+KIB = 1024
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_checker_sees_every_link(dut):
+    """Host and peer traffic cross every link; the checker sees it and finds nothing wrong;
+    the card RAM backdoor agrees with what H2C wrote."""
+    h = await setup(dut)
+    tb = h.tb
+    seen: dict[tuple[str, str], int] = {}
+    tb.links.add_observer(
+        lambda link, d, tlp: seen.__setitem__((link, d), seen.get((link, d), 0) + 1)
+    )
+    sa, data = await h.host_source(3000, 1)
+    res = await h.run(h.h2c, [Segment(sa, 100, 3000)])
+    check_ok(res, 1, "H2C host")
+    surf = Surface(tb, 256 * KIB)
+    res = await h.run(h.h2c, segments(surf.chunks(60 * KIB, 8 * KIB), 8 * KIB, True))
+    check_ok(res, len(surf.chunks(60 * KIB, 8 * KIB)), "H2C GPU")
+    image = h.card_image()
+    assert bytes(image[100:3100]) == data, "backdoor disagrees with the H2C data"
+    assert bytes(image[8 * KIB : 16 * KIB]) == surf.read(60 * KIB, 8 * KIB)
+    expected_links = {"fpga", "gpu"} | ({"switch"} if tb.switch is not None else set())
+    for link in expected_links:
+        for d in ("up", "down"):
+            assert seen.get((link, d), 0) > 0, f"no TLP seen on {link} {d}: {seen}"
+    assert tb.checker.violations == []
+    assert tb.checker.outstanding("fpga") == [], tb.checker.outstanding("fpga")
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_checker_records_unexpected_completion(dut):
+    """A completion nobody asked for is a violation the checker names; the engine ignores
+    it (the hard IP flags its tag invalid) and keeps working."""
+    h = await setup(dut, checker_mode="record")
+    tb = h.tb
+    tb.checker.violations.clear()
+    await tb.dev.upstream_port.rx_handler(stray_completion(tb, tag=5))
+    assert [v.rule for v in tb.checker.violations] == ["unexpected-completion"]
+    assert "tag=5" in str(tb.checker.violations[0])
+    await tb.wait_cycles(50)
+    await recover(h)
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms", expect_fail=True)
+async def test_checker_fails_the_test(dut):
+    """In its default mode a violation fails the running test (this test must fail)."""
+    h = await setup(dut)
+    await h.tb.dev.upstream_port.rx_handler(stray_completion(h.tb, tag=3))
+    await Timer(1, "us")
+
+
+def stray_completion(tb: TB, tag: int) -> Tlp:
+    cpl = Tlp()
+    cpl.fmt_type = TlpType.CPL_DATA
+    cpl.requester_id = tb.dev.functions[0].pcie_id
+    cpl.tag = tag
+    cpl.byte_count = 4
+    cpl.set_data(b"\x11\x22\x33\x44")
+    return cpl
+
+
+async def h2c_with_fault(h: Harness, rule: FaultRule, source: str, surf: Surface | None):
+    """Four 1 KiB H2C descriptors (two reads each); ``rule`` hits the third data read, in
+    descriptor 1. Returns the result and the source bytes."""
+    if source == "gpu":
+        off = 64 * KIB - 2 * KIB  # across a 64 KiB GPU page boundary
+        segs = [Segment(a, c, n) for a, c, n in split_kib(surf.chunks(off, 4 * KIB))]
+        data = surf.read(off, 4 * KIB)
+    else:
+        sa, data = await h.host_source(4 * KIB, 7)
+        segs = [Segment(sa + i * KIB, i * KIB, KIB) for i in range(4)]
+    h.tb.faults.add(rule)
+    res = await h.run(h.h2c, segs)
+    h.tb.faults.clear()
+    return res, data
+
+
+def split_kib(chunks: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    out, card = [], 0
+    for addr, n in chunks:
+        for o in range(0, n, KIB):
+            out.append((addr + o, card, min(KIB, n - o)))
+            card += min(KIB, n - o)
+    return out
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_completion_faults(dut):
+    """UR, CA, poisoned and dropped completions on data reads from host memory and from GPU
+    BAR1: read_error names the fault, descriptors before it complete and land, the rest
+    do not run, and a good transfer follows."""
+    h = await setup(dut)
+    surf = Surface(h.tb, 256 * KIB)
+    for source in ("host", "gpu"):
+        for kind, bits in FAULT_STATUS.items():
+            rule = FaultRule(kind, target=source, skip=2)
+            before = h.card_image()
+            res, data = await h2c_with_fault(h, rule, source, surf)
+            what = f"{kind} on {source}"
+            assert rule.fired == 1, f"{what}: the fault did not fire"
+            assert not res.timed_out, f"{what}: timed out"
+            assert regs.STAT_READ_ERROR.get(res.status) == bits, (
+                f"{what}: status {res.status:#010x} "
+                f"({regs.describe_status(res.status, regs.Target.H2C)})"
+            )
+            assert res.completed_count == 1, f"{what}: count {res.completed_count}"
+            after = h.card_image()
+            assert bytes(after[0:KIB]) == data[0:KIB], f"{what}: descriptor 0 not landed"
+            # descriptors from the faulted one on may have landed in part (reads were in
+            # flight when the fault came), with the right bytes only; nothing else changed
+            src = np.frombuffer(data, dtype=np.uint8)
+            maybe = (after[KIB : 4 * KIB] == before[KIB : 4 * KIB]) | (
+                after[KIB : 4 * KIB] == src[KIB:]
+            )
+            assert maybe.all(), f"{what}: wrong bytes in the aborted descriptors' range"
+            assert (after[4 * KIB :] == before[4 * KIB :]).all(), (
+                f"{what}: the card changed outside the chain's destinations"
+            )
+            await recover(h)
+    assert h.tb.dev.cpl_timeouts == 2, "each dropped completion ends in one hard-IP timeout"
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_descriptor_fetch_faults(dut):
+    """Faults on descriptor fetches: descr_error names the fault, nothing moves."""
+    h = await setup(dut)
+    dst = h.tb.alloc_host(4 * KIB)
+    dst[0 : 4 * KIB] = bytes(4 * KIB)
+    da = dst.get_absolute_address(0)
+    for kind, bits in FAULT_STATUS.items():
+        for ch in (h.h2c, h.c2h):
+            rule = h.tb.faults.add(FaultRule(kind, target="desc"))
+            if ch is h.h2c:
+                sa, _ = await h.host_source(KIB, 3)
+                res = await h.run(ch, [Segment(sa, 0, KIB)])
+            else:
+                dst[0 : 4 * KIB] = bytes(4 * KIB)
+                res = await h.run(ch, [Segment(0, da, KIB)])
+            h.tb.faults.clear()
+            what = f"{kind} on {ch.direction.name} descriptor fetch"
+            assert rule.fired == 1, f"{what}: did not fire"
+            assert regs.STAT_DESC_ERROR.get(res.status) == bits, f"{what}: {res.status:#x}"
+            assert res.completed_count == 0
+            if ch is h.c2h:
+                assert bytes(dst[0 : 4 * KIB]) == bytes(4 * KIB), f"{what}: data moved"
+            await recover(h)
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_split_reorder_and_latency(dut):
+    """Completions split at every 64 B boundary and delivered out of order across tags, then
+    completions held for random times: the data lands right, in both directions at once."""
+    h = await setup(dut)
+    for rule in (FaultRule("split", count=0), FaultRule("latency", count=0, max_delay_ns=3000)):
+        h.tb.faults.add(rule)
+        sa, data = await h.host_source(24 * KIB, 11)
+        # odd offsets and lengths, several reads in flight
+        pieces = [
+            (sa + 3, 5, 6 * KIB + 1),
+            (sa + 8 * KIB + 2, 8 * KIB, 7 * KIB - 3),
+            (sa + 16 * KIB, 20 * KIB, 8 * KIB),
+        ]
+        res = await h.run(h.h2c, [Segment(a, c, n) for a, c, n in pieces])
+        check_ok(res, 3, rule.kind)
+        image = h.card_image()
+        for a, c, n in pieces:
+            assert bytes(image[c : c + n]) == data[a - sa : a - sa + n], f"{rule.kind}: {c:#x}"
+        assert rule.fired > 6, f"{rule.kind}: fired only {rule.fired} times"
+        h.tb.faults.clear()
+    assert h.tb.checker.violations == []
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_bar1_revoked_mid_chain(dut):
+    """cudaFree of a pinned surface while H2C reads it: later reads complete with UR, the
+    descriptors before land; C2H writes to a revoked surface are dropped by the GPU."""
+    h = await setup(dut)
+    tb = h.tb
+    surf = Surface(tb, 1024 * KIB)
+    # sixteen 4 KiB descriptors, one per 64 KiB GPU page
+    segs = []
+    for i in range(16):
+        ((addr, n),) = surf.chunks(i * 64 * KIB, 4 * KIB)
+        segs.append(Segment(addr, i * 4 * KIB, n))
+    expect = [surf.read(i * 64 * KIB, 4 * KIB) for i in range(16)]
+    chain = h.place_chain(segs)
+    tb.clear_msi()
+    task = cocotb.start_soon(h.h2c.run(chain, timeout_ns=5e6))
+
+    async def free_after_two() -> None:
+        while await h.h2c.completed_count() < 2:
+            await Timer(200, "ns")
+        tb.cuda.cudaFree(surf.va)
+
+    await with_timeout(free_after_two(), 2, "ms")
+    res = await task
+    assert surf.freed, "the free callback did not run"
+    assert regs.STAT_READ_ERROR.get(res.status) == PcieErr.UNSUPPORTED_REQUEST, (
+        f"status {res.status:#010x}"
+    )
+    assert 2 <= res.completed_count < 16, res.completed_count
+    image = h.card_image()
+    for i in range(res.completed_count):
+        assert bytes(image[i * 4 * KIB : (i + 1) * 4 * KIB]) == expect[i], f"descriptor {i}"
+    reads_refused = sum(1 for f in tb.gpu.fault_log if f.op == "read")
+    assert reads_refused >= 1
+    await recover(h)
+    # C2H into a revoked surface: posted writes, dropped at the GPU; the engine completes
+    victim = Surface(tb, 256 * KIB)
+    chunks = victim.chunks(0, 8 * KIB)
+    tb.cuda.cudaFree(victim.va)
+    writes_before = sum(1 for f in tb.gpu.fault_log if f.op == "write")
+    res = await h.run(h.c2h, segments(chunks, 0, False))
+    check_ok(res, len(chunks), "C2H to revoked")
+    assert sum(1 for f in tb.gpu.fault_log if f.op == "write") > writes_before
+    await recover(h)
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_run_cleared_mid_chain(dut):
+    """Clearing Run while a chain runs (the driver's engine stop): the channel drains what
+    is in flight and goes idle with idle_stopped; completed descriptors landed, later ones
+    never started; a new chain then runs normally."""
+    h = await setup(dut)
+    tb = h.tb
+    n, size = 16, 4 * KIB
+    sa0, old = await h.host_source(n * size, 21)
+    res = await h.run(h.h2c, [Segment(sa0, 0, n * size)])
+    check_ok(res, 1, "preload")
+    sa, new = await h.host_source(n * size, 22)
+    chain = h.place_chain([Segment(sa + i * size, i * size, size) for i in range(n)])
+    await h.h2c.start(chain, interrupt=False)
+    while await h.h2c.completed_count() < 2:
+        await Timer(200, "ns")
+    await tb.dma_write32(h.h2c.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
+
+    async def idle() -> int:
+        while (status := await h.h2c.status()) & Stat.BUSY:
+            await Timer(200, "ns")
+        return status
+
+    status = await with_timeout(idle(), 1, "ms")
+    count = await h.h2c.completed_count()
+    assert status & Stat.IDLE_STOPPED, f"status {status:#010x}"
+    assert not status & regs.STAT_ERROR_MASK
+    assert 2 <= count < n, count
+    image = h.card_image()
+    assert bytes(image[: count * size]) == new[: count * size], "completed descriptors"
+    assert bytes(image[count * size : n * size]) == old[count * size :], (
+        "descriptors after the stop ran"
+    )
+    await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_scoreboard_sees_silent_corruption(dut):
+    """A completion byte flipped in the fabric: the engine reports success, and the
+    scoreboard's whole-image check finds exactly that byte."""
+    h = await setup(dut)
+    sb = Scoreboard()
+    sa, data = await h.host_source(3 * KIB, 31)
+    sb.load("src", data)
+    sb.load("card", h.card_image())
+    sb.begin_step()
+    sb.copy("src", 0, "card", 512, 3 * KIB, "done")
+    rule = h.tb.faults.add(FaultRule("corrupt", target="host", skip=1))
+    res = await h.run(h.h2c, [Segment(sa, 512, 3 * KIB)])
+    check_ok(res, 1, "corrupted H2C")
+    assert rule.fired == 1
+    msg = sb.check("card", h.card_image())
+    assert msg is not None and "1 byte(s) differ" in msg, msg
+    flipped = h.tb.faults.injected[-1].address - sa  # first byte of the second read
+    assert f"first at {512 + flipped:#x}" in msg, (msg, flipped)

@@ -1,0 +1,486 @@
+"""The constrained-random regression: seeded chains over host memory, GPU BAR1 and the card,
+with faults, checked whole by the numpy scoreboard, with functional coverage.
+
+Environment: ``REGRESS_SEED`` (plan seed), ``REGRESS_STEPS``, ``REGRESS_MAX_LEN``,
+``REGRESS_MAX_DESC``, ``REGRESS_COVERAGE`` (where to write this run's coverage JSON),
+``REGRESS_NAME`` (the run's name in reports). The card RAM is the build's (the profile).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import cocotb
+import numpy as np
+from cocotb.triggers import Timer
+
+from cuda_model import cudaMemcpyKind
+from driver_model import regs, uapi
+from driver_model.desc import DESC_SIZE, Segment, build_chain
+from driver_model.regs import Ctrl, PcieErr, Stat, Target
+from driver_model.xdma import XdmaChannel
+from tb.env.backdoor import read_card_ram
+from tb.env.faults import FAULT_STATUS, FaultRule
+from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, recover, setup
+from tb.env.platform import bring_up
+from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
+from tb.regress.generator import FAULT_OUTCOMES, Arena, ChainGenerator, ChainPlan, Limits, StepPlan
+from tb.regress.scoreboard import Scoreboard
+
+KIB = 1024
+BITS_TO_FAULT = {int(v): k for k, v in FAULT_STATUS.items()}
+RING_SLOTS = RING_BYTES // DESC_SIZE
+H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
+SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
+DST_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+
+
+@dataclass
+class Desc:
+    """One descriptor of a planned chain: which piece it comes from and where it copies."""
+
+    piece: int
+    arena: str
+    offset: int
+    bus: int
+    card: int
+    length: int
+
+
+class RandomRig:
+    """The memories of the regression, their images, and the chain runner."""
+
+    def __init__(self, h: Harness, seed: int, card_size: int) -> None:
+        self.h = h
+        self.tb = h.tb
+        self.card_size = card_size
+        self.rng = random.Random(seed ^ 0x5A5A)
+        self.sb = Scoreboard()
+        self.host: dict[str, object] = {}
+        self.gpu: dict[str, Surface] = {}
+        self.arenas: list[Arena] = []
+
+    def add_host(self, name: str, size: int) -> None:
+        region = self.tb.alloc_host(size)
+        region[0:size] = self.rng.randbytes(size)
+        self.host[name] = region
+        self.tb.faults.name_range(region.get_absolute_address(0), size, "host")
+        self.arenas.append(Arena(name, "host", size))
+        self.sb.load(name, region[0:size])
+
+    def add_gpu(self, name: str, size: int) -> None:
+        surf = Surface(self.tb, size, xor_val=self.rng.getrandbits(32))
+        self.gpu[name] = surf
+        if not any(a.name == name for a in self.arenas):
+            self.arenas.append(Arena(name, "gpu", size))
+        self.sb.load(name, self.tb.gpu.read_va(surf.va, size))
+
+    def kind(self, arena: str) -> str:
+        return "gpu" if arena in self.gpu else "host"
+
+    def card_image(self):
+        return self.h.card_image()
+
+    def descriptors(self, plan: ChainPlan) -> list[Desc]:
+        """Pieces to descriptors: a GPU range is split at its BAR1 pages."""
+        out = []
+        for i, p in enumerate(plan.pieces):
+            if p.arena in self.gpu:
+                chunks = self.gpu[p.arena].chunks(p.offset, p.length)
+            else:
+                chunks = [(self.host[p.arena].get_absolute_address(p.offset), p.length)]
+            done = 0
+            for addr, n in chunks:
+                out.append(Desc(i, p.arena, p.offset + done, addr, p.card + done, n))
+                done += n
+        return out
+
+    def place(self, plan: ChainPlan, descs: list[Desc], half: int):
+        """Build and write the chain in its half of the descriptor ring."""
+        n = len(descs)
+        lo = half * (RING_SLOTS // 2)
+        if plan.layout == "adjacent":
+            first = lo + self.rng.randrange(0, RING_SLOTS // 2 - n)
+            slots = list(range(first, first + n))
+        else:
+            slots = self.rng.sample(range(lo, lo + RING_SLOTS // 2), n)
+        addrs = [self.h.ring_base + s * DESC_SIZE for s in slots]
+        segs = [
+            Segment(d.bus, d.card, d.length)
+            if plan.direction == "h2c"
+            else Segment(d.card, d.bus, d.length)
+            for d in descs
+        ]
+        last_of = {d.piece: i for i, d in enumerate(descs)}
+        first_of = {}
+        for i, d in enumerate(descs):
+            first_of.setdefault(d.piece, i)
+        completed = [last_of[p] for p in plan.completed]
+        stop_at = last_of[plan.stop_at] if plan.stop_at is not None else None
+        chain = build_chain(segs, addrs, completed=completed, stop_at=stop_at)
+        magic_at = None
+        if plan.fault == "bad_magic":
+            magic_at = first_of[plan.magic_at]
+            chain.descriptors[magic_at].magic = 0xBAD
+        self.h.write_chain(chain)
+        return chain, stop_at, magic_at
+
+
+async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nbytes: int):
+    """Start, act on the running chain (Run clear, cudaFree), wait, collect, stop."""
+    tb = rig.tb
+    t0 = ch.platform.now_ns()
+    await ch.start(chain)
+    if plan.fault in ("run_cleared", "bar1_revoked"):
+        while await ch.completed_count() < 1 and (await ch.status()) & Stat.BUSY:
+            await Timer(100, "ns")
+        if plan.fault == "run_cleared":
+            await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
+        else:
+            tb.cuda.cudaFree(rig.gpu["victim"].va)
+    res = await ch.finish(await ch.wait(t0 + 400e3 + 40 * nbytes), t0)
+    return res.status, res.completed_count, res.timed_out
+
+
+def outcome_of(status: int, plan: ChainPlan, stop_at: int | None) -> str:
+    """The outcome the engine reported, named as the coverage bins are."""
+    rd = regs.STAT_READ_ERROR.get(status)
+    if regs.STAT_DESC_ERROR.get(status):
+        return "desc_fault"
+    if status & Stat.MAGIC_STOPPED:
+        return "bad_magic"
+    if rd and plan.fault == "bar1_revoked":
+        return "bar1_revoked"
+    if rd and plan.direction == "h2c":
+        return BITS_TO_FAULT.get(rd, f"read_error_{rd:#x}")
+    if status & Stat.IDLE_STOPPED:
+        return "run_cleared"
+    if stop_at is not None:
+        return "stop_early"
+    return "ok"
+
+
+def expect(plan: ChainPlan, rules, status: int, count: int, n: int, stop_at, magic_at) -> list[str]:
+    """What must hold for this chain's status and count; the broken rules."""
+    errs = []
+    err_bits = status & regs.STAT_ERROR_MASK
+    fired = [r for r in rules if r.fired]
+    if plan.fault in FAULT_STATUS and fired:
+        want = FAULT_STATUS[plan.fault]
+        if regs.STAT_READ_ERROR.get(status) != want:
+            errs.append(f"read_error {regs.STAT_READ_ERROR.get(status):#x}, want {want!r}")
+        if count >= n:
+            errs.append(f"count {count} with a failed read")
+    elif plan.fault == "desc_fault" and fired:
+        want = FAULT_STATUS[plan.fault_kind]
+        if regs.STAT_DESC_ERROR.get(status) != want:
+            errs.append(f"descr_error {regs.STAT_DESC_ERROR.get(status):#x}, want {want!r}")
+    elif plan.fault == "bad_magic":
+        if not status & Stat.MAGIC_STOPPED or count != magic_at:
+            errs.append(f"bad magic at {magic_at}: status {status:#x} count {count}")
+    elif plan.fault == "stop_early":
+        if err_bits or not status & Stat.DESC_STOPPED or count != stop_at + 1:
+            errs.append(f"stop at {stop_at}: status {status:#x} count {count}")
+    elif plan.fault == "run_cleared":
+        if err_bits or count > n or (count < n and not status & Stat.IDLE_STOPPED):
+            errs.append(f"run cleared: status {status:#x} count {count}/{n}")
+    elif plan.fault == "bar1_revoked":
+        rd = regs.STAT_READ_ERROR.get(status)
+        if (
+            rd not in (0, PcieErr.UNSUPPORTED_REQUEST)
+            or (rd and count >= n)
+            or (not rd and count != n)
+        ):
+            errs.append(f"revoke: status {status:#x} count {count}/{n}")
+    elif err_bits or count != n:
+        direction = Target.H2C if plan.direction == "h2c" else Target.C2H
+        errs.append(
+            f"expected success: status {status:#x} "
+            f"({regs.describe_status(status, direction)}) count {count}/{n}"
+        )
+    return errs
+
+
+def record_coverage(
+    cov: Coverage, rig: RandomRig, plan: ChainPlan, descs: list[Desc], outcome: str, step: StepPlan
+) -> None:
+    cov.hit("chain_length", chain_bin(len(descs)))
+    for d in descs:
+        cov.hit("desc_length", length_bin(d.length))
+        cov.hit("pcie_align", str(d.bus & 3))
+        cov.hit("card_align", str(d.card & 3))
+        cov.hit("crosses_4k", "yes" if (d.bus & 0xFFF) + d.length > 4096 else "no")
+    for p in plan.pieces:
+        if p.arena in rig.gpu:
+            start = rig.gpu[p.arena].offset + p.offset  # offset inside the first GPU page
+        else:
+            start = rig.host[p.arena].get_absolute_address(p.offset)
+        crosses = (start % (64 * KIB)) + p.length > 64 * KIB
+        cov.hit("crosses_64k", "yes" if crosses else "no")
+    kinds = {rig.kind(p.arena) for p in plan.pieces}
+    cov.hit("target", f"{plan.direction}:{kinds.pop() if len(kinds) == 1 else 'mixed'}")
+    cov.hit("outcome", outcome)
+    k = len(plan.pieces)
+    flags = (
+        "all"
+        if len(plan.completed) == k
+        else "last_only"
+        if not plan.completed or (plan.completed == [k - 1])
+        else "some"
+    )
+    cov.hit("completed_flags", flags)
+    cov.hit("descriptor_layout", plan.layout)
+    cov.hit("fabric", step.fabric)
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_random_chains(dut):
+    """Seeded random steps (chains, concurrency, faults), every memory checked whole."""
+    seed = int(os.environ.get("REGRESS_SEED", "1"))
+    h = await setup(dut)
+    tb = h.tb
+    card_size = h.ram_size
+    limits = Limits(
+        card_size=card_size,
+        max_len=int(os.environ.get("REGRESS_MAX_LEN", str(min(card_size, 65536)))),
+        max_descriptors=int(os.environ.get("REGRESS_MAX_DESC", "40")),
+        steps=int(os.environ.get("REGRESS_STEPS", "12")),
+    )
+    name = os.environ.get("REGRESS_NAME", f"seed{seed}")
+    rig = RandomRig(h, seed, card_size)
+    host_size = max(256 * KIB, 2 * limits.max_len)
+    rig.add_host("host0", host_size)
+    rig.add_host("host1", host_size)
+    rig.add_gpu("gpu0", max(1024 * KIB, 2 * limits.max_len))
+    rig.add_gpu("victim", 256 * KIB)
+    rig.sb.load("card", rig.card_image())
+    cov = Coverage()
+    gen = ChainGenerator(seed, rig.arenas, limits)
+    plans = gen.steps()
+    tb.log.info("random regression %s: %d steps, limits %s", name, len(plans), limits)
+    failures: list[str] = []
+    for si, step in enumerate(plans):
+        rig.sb.begin_step()
+        tb.faults.clear()
+        chans, jobs = [], []
+        for ci, plan in enumerate(step.chains):
+            ch = h.h2c if plan.direction == "h2c" else h.c2h
+            descs = rig.descriptors(plan)
+            chain, stop_at, magic_at = rig.place(plan, descs, ci)
+            rules = []
+            if plan.fault in FAULT_STATUS:
+                rules.append(
+                    FaultRule(plan.fault_kind, target=plan.fault_target, skip=plan.fault_skip)
+                )
+            elif plan.fault == "desc_fault":
+                rules.append(FaultRule(plan.fault_kind, target="desc", skip=plan.fault_skip))
+            for r in rules:
+                tb.faults.add(r)
+            chans.append((plan, ch, descs, chain, stop_at, magic_at, rules))
+        if step.fabric == "split_reorder":
+            tb.faults.add(FaultRule("split", count=0))
+        elif step.fabric == "latency":
+            tb.faults.add(FaultRule("latency", count=0, max_delay_ns=1500))
+        tb.clear_msi()
+        for plan, ch, descs, chain, *_ in chans:
+            nbytes = sum(d.length for d in descs)
+            jobs.append(cocotb.start_soon(run_chain(rig, ch, chain, plan, nbytes)))
+        results = [await j for j in jobs]
+        tb.faults.clear()
+        concurrency = "both" if len(chans) == 2 else chans[0][0].direction
+        cov.hit("concurrency", concurrency)
+        for (plan, _ch, descs, _chain, stop_at, magic_at, rules), (status, count, timed_out) in zip(
+            chans, results, strict=True
+        ):
+            n = len(descs)
+            outcome = outcome_of(
+                status, plan, stop_at if stop_at is not None and stop_at < n - 1 else None
+            )
+            what = (
+                f"step {si} {plan.direction} {n} desc fault={plan.fault} "
+                f"{plan.fault_kind} fabric={step.fabric}"
+            )
+            tb.log.info("%s: status %#010x count %d -> %s", what, status, count, outcome)
+            if timed_out:
+                failures.append(f"{what}: timed out, status {status:#x} count {count}")
+            failures += [
+                f"{what}: {e}" for e in expect(plan, rules, status, count, n, stop_at, magic_at)
+            ]
+            record_coverage(cov, rig, plan, descs, outcome, step)
+            # what may have landed: the engine reported `count` descriptors done
+            errored = bool(status & regs.STAT_ERROR_MASK) and not status & Stat.MAGIC_STOPPED
+            for i, d in enumerate(descs):
+                state = "done" if i < count else "maybe" if errored else "none"
+                if plan.direction == "h2c":
+                    rig.sb.copy(d.arena, d.offset, "card", d.card, d.length, state)
+                else:
+                    rig.sb.copy("card", d.card, d.arena, d.offset, d.length, state)
+        # every memory, whole
+        for nm, region in rig.host.items():
+            if (msg := rig.sb.check(nm, region[0 : len(rig.sb.images[nm])])) is not None:
+                failures.append(f"step {si}: {msg}")
+        for nm, surf in list(rig.gpu.items()):
+            if surf.freed:
+                continue
+            if (msg := rig.sb.check(nm, tb.gpu.read_va(surf.va, surf.size))) is not None:
+                failures.append(f"step {si}: {msg}")
+        if (msg := rig.sb.check("card", rig.card_image())) is not None:
+            failures.append(f"step {si}: {msg}")
+        rig.sb.end_step()
+        if rig.gpu["victim"].freed:
+            rig.sb.forget("victim")
+            rig.add_gpu("victim", 256 * KIB)
+        if failures:
+            break
+    if not failures:
+        await recover(h)
+    assert tb.checker.violations == []
+    out = os.environ.get("REGRESS_COVERAGE")
+    if out:
+        cov.runs.append({"name": name, "seed": seed, "steps": len(plans), "passed": not failures})
+        cov.write(Path(out))
+    tb.log.info("coverage of this run:\n%s", cov.report())
+    assert not failures, "\n".join(failures)
+
+
+DRIVER_OPS = COVERPOINTS["driver_op"]
+
+
+@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def test_random_driver(dut):
+    """Seeded random ioctls through the driver model (H2C2H in all four host/CUDA
+    combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR, CA,
+    poisoned or dropped completion on a GPU read (EIO), every memory checked whole after
+    each call."""
+    seed = int(os.environ.get("REGRESS_SEED", "1"))
+    steps = int(os.environ.get("REGRESS_STEPS", "10"))
+    max_len = int(os.environ.get("REGRESS_MAX_LEN", str(48 * KIB)))
+    name = os.environ.get("REGRESS_NAME", f"driver-seed{seed}")
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    rng = random.Random(seed)
+    card_size = rig.drv.fpga_ram_size
+    size = max(512 * KIB, 4 * max_len)
+    gpu_va = rig.cuda.cudaMalloc(size)
+    rig.cuda.cuPointerSetAttribute(1, SYNC_MEMOPS, gpu_va)
+    rig.cuda.cudaMemcpy(gpu_va, rng.randbytes(size), size, H2D)
+    host_va = rig.process.malloc(size)
+    rig.process.write(host_va, rng.randbytes(size))
+    tb.faults.name_range(tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size, "gpu")
+    sb = Scoreboard()
+    cov = Coverage()
+
+    def read_gpu() -> np.ndarray:
+        return tb.gpu.read_va(gpu_va, size)
+
+    def read_card() -> np.ndarray:
+        return read_card_ram(dut, card_size, tb.profile.width // 8)
+
+    sb.load("gpu", read_gpu())
+    sb.load("host", rig.process.read(host_va, size))
+    sb.load("card", read_card())
+    gen = ChainGenerator(
+        seed,
+        [Arena("host", "host", size), Arena("gpu", "gpu", size)],
+        Limits(card_size=card_size, max_len=max_len),
+    )
+    ops = list(DRIVER_OPS) + [rng.choice(DRIVER_OPS) for _ in range(max(0, steps - 8))]
+    rng.shuffle(ops)
+    fault_at = rng.choice([i for i, op in enumerate(ops) if "gpu>" in op or op == "h2c:gpu"])
+    failures: list[str] = []
+    for si, op in enumerate(ops):
+        kind, sides = op.split(":")
+        src_kind, _, dst_kind = sides.partition(">")
+        n = gen.length(max_len if kind == "h2c2h" else card_size)
+        src_off = gen.offset(size, n)
+        dst_off = gen.offset(size, n)
+        if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
+            dst_off = (src_off + n + rng.randint(0, 4 * KIB)) % (size - n)
+            if dst_off < src_off + n and src_off < dst_off + n:
+                dst_off = 0 if src_off >= n else size - n
+        card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
+        sb.begin_step()
+        handles: list[int] = []
+
+        async def side(k: str, off: int, n: int = n, handles: list[int] = handles) -> int:
+            """A user pointer, or the handle of a pin of the range (unpinned after)."""
+            if k == "host":
+                return host_va + off
+            h_ = await fd.pin_cuda(gpu_va + off, n)
+            handles.append(h_)
+            return h_
+
+        rule = None
+        if si == fault_at:
+            # the first GPU read of the call: every candidate op reads GPU memory
+            rule = tb.faults.add(FaultRule(rng.choice(FAULT_OUTCOMES), target="gpu"))
+        result = "ok"
+        try:
+            if kind == "h2c2h":
+                flags = (SRC_CUDA if src_kind == "gpu" else 0) | (
+                    DST_CUDA if dst_kind == "gpu" else 0
+                )
+                await fd.h2c2h_dma(
+                    await side(src_kind, src_off), await side(dst_kind, dst_off), n, flags
+                )
+            elif kind == "h2c":
+                await fd.h2c_dma(
+                    await side(src_kind, src_off),
+                    card_off,
+                    n,
+                    uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu" else 0,
+                )
+            else:
+                dst_kind = src_kind
+                dst_off = src_off
+                await fd.c2h_dma(
+                    await side(dst_kind, dst_off),
+                    card_off,
+                    n,
+                    uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu" else 0,
+                )
+        except OSError as e:
+            result = errno.errorcode.get(e.errno, str(e.errno))
+        tb.faults.clear()
+        for h_ in handles:
+            await fd.unpin_cuda(h_)
+        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x}"
+        tb.log.info("%s -> %s", what, result)
+        fired = rule is not None and rule.fired
+        if rule is not None and not fired:
+            failures.append(f"{what}: the {rule.kind} fault on a GPU read never fired")
+        if fired and result != "EIO":
+            failures.append(f"{what}: a {rule.kind} on a GPU read returned {result}, expected EIO")
+        if not fired and result != "ok":
+            failures.append(f"{what}: failed with {result}")
+        cov.hit("driver_op", op)
+        if result in COVERPOINTS["driver_result"]:
+            cov.hit("driver_result", result)
+        state = "done" if result == "ok" else "maybe"
+        if kind == "h2c2h":
+            sb.copy(src_kind, src_off, dst_kind, dst_off, n, state)
+        elif kind == "h2c":
+            sb.copy(src_kind, src_off, "card", card_off, n, state)
+        else:
+            sb.copy("card", card_off, dst_kind, dst_off, n, state)
+        for nm, actual in (("gpu", read_gpu()), ("host", rig.process.read(host_va, size))):
+            if (msg := sb.check(nm, actual)) is not None:
+                failures.append(f"{what}: {msg}")
+        card = read_card()
+        if kind == "h2c2h":
+            sb.load("card", card)  # the bounce buffer's contents are the driver's business
+        elif (msg := sb.check("card", card)) is not None:
+            failures.append(f"{what}: {msg}")
+        sb.end_step()
+        if failures:
+            break
+    assert tb.checker.violations == []
+    out = os.environ.get("REGRESS_COVERAGE")
+    if out:
+        cov.runs.append({"name": name, "seed": seed, "steps": len(ops), "passed": not failures})
+        cov.write(Path(out))
+    assert not failures, "\n".join(failures)

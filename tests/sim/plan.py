@@ -1,0 +1,194 @@
+"""What the simulation suite runs, declared in one place.
+
+Every ``@cocotb.test`` of every cocotb module in ``tb/tests`` runs on the selected
+simulator and profile (``--sim``, ``--profile``), found from the module's source: adding
+a test to a module needs no second edit. Declared here are only the exceptions: the
+modules that run once per variant (an environment), the subsets that also run on other
+configurations (Verilator, gen3x8, the other stream widths), the modules launched by a
+pytest file of their own, and the random regression's default seeds.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tb import runner
+
+TB_TESTS = runner.ROOT / "tb" / "tests"
+PACKAGE = "tb.tests"
+
+# modules whose tests need per-run settings: their own pytest file launches them
+OWN_LAUNCHER = {"test_regress": "tests/sim/test_regress.py"}
+
+# module -> {variant: extra environment}: the module runs once per variant
+VARIANTS: dict[str, dict[str, dict[str, str]]] = {
+    "test_gpu_peer": {
+        "switch": {"PEVB_TOPOLOGY": "switch"},
+        "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
+    },
+}
+
+_ENGINE_SMOKE = [
+    "test_identifiers",
+    "test_stop_mid_chain",
+    "test_unmapped_read",
+    "test_msi_one_per_completion",
+]
+_ENGINE_WIDTHS = [
+    "test_identifiers",
+    "test_lengths_and_offsets",
+    "test_rcb_split_completions",
+    "test_concurrent_h2c_c2h",
+    "test_unmapped_read",
+]
+
+
+@dataclass(frozen=True)
+class Subset:
+    """Tests that also run on another simulator and/or profile."""
+
+    name: str
+    tests: dict[str, list[str]]
+    sim: str | None = None  # None: the selected one
+    profile: str | None = None
+    marks: tuple[str, ...] = field(default_factory=tuple)
+
+
+SUBSETS = [
+    Subset(
+        "verilator",
+        sim="verilator",
+        marks=("verilator",),
+        tests={
+            "test_engine": _ENGINE_SMOKE,
+            "test_driver": ["test_h2c2h_four_combinations", "test_ioctl_errors"],
+            "test_faults": [
+                "test_checker_sees_every_link",
+                "test_completion_faults",
+                "test_split_reorder_and_latency",
+            ],
+        },
+    ),
+    Subset(
+        "gen3x8",
+        profile="gen3x8",
+        tests={
+            "test_engine": [*_ENGINE_SMOKE, "test_lengths_and_offsets", "test_concurrent_h2c_c2h"],
+            "test_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
+            "test_faults": ["test_completion_faults", "test_split_reorder_and_latency"],
+        },
+    ),
+    # the 128-bit and 512-bit builds of the engine's datapath
+    Subset("gen3x4", profile="gen3x4", tests={"test_engine": _ENGINE_WIDTHS}),
+    Subset("gen3x16", profile="gen3x16", tests={"test_engine": _ENGINE_WIDTHS}),
+]
+
+# the random regression's default runs, (simulator, profile, seed); the coverage of these
+# together must meet the goal
+REGRESS_DEFAULT = [
+    ("icarus", "picoevb", 1),
+    ("icarus", "picoevb", 2),
+    ("verilator", "picoevb", 3),
+    ("verilator", "gen3x8", 4),
+]
+DRIVER_REGRESS_DEFAULT = [("verilator", "picoevb", 1)]
+COVERAGE_DIR = runner.BUILD_ROOT / "coverage" / "session"
+
+
+def regress_run_names() -> set[str]:
+    """The names the default regression runs record in their coverage."""
+    return {f"{s}-{p}-seed{n}" for s, p, n in REGRESS_DEFAULT} | {
+        f"driver-{s}-{p}-seed{n}" for s, p, n in DRIVER_REGRESS_DEFAULT
+    }
+
+
+def _is_cocotb_test(decorator: ast.expr) -> bool:
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "test"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "cocotb"
+    )
+
+
+def cocotb_tests(path: Path) -> list[str]:
+    """The ``@cocotb.test`` functions of a cocotb module, in source order (read from its
+    source, so the module is not imported)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.AsyncFunctionDef | ast.FunctionDef)
+        and any(_is_cocotb_test(d) for d in node.decorator_list)
+    ]
+
+
+def cocotb_modules() -> dict[str, list[str]]:
+    """Every cocotb module of ``tb/tests`` (by name) and its tests."""
+    return {p.stem: cocotb_tests(p) for p in sorted(TB_TESTS.glob("test_*.py"))}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One cocotb test on one configuration: a pytest item."""
+
+    module: str
+    test: str
+    sim: str
+    profile: str
+    variant: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    marks: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        short = self.module.removeprefix("test_")
+        tail = f"-{self.variant}" if self.variant else ""
+        return f"{short}.{self.test}-{self.sim}-{self.profile}{tail}"
+
+    @property
+    def module_path(self) -> str:
+        return f"{PACKAGE}.{self.module}"
+
+
+def cases(sim: str, profile: str) -> list[Case]:
+    """The pytest items of the cocotb modules for the selected simulator and profile: all
+    tests there, and each subset on its own configuration unless that is the selected one.
+    Raises ``ValueError`` when the plan names a module or test that does not exist."""
+    modules = cocotb_modules()
+    for where, names in [
+        *[("VARIANTS", [m]) for m in VARIANTS],
+        *[("OWN_LAUNCHER", [m]) for m in OWN_LAUNCHER],
+    ]:
+        for m in names:
+            if m not in modules:
+                raise ValueError(f"plan {where} names {m!r}, not a module of {TB_TESTS}")
+    configs: list[tuple[str, str, tuple[str, ...], dict[str, list[str]] | None]] = [
+        (sim, profile, (), None)
+    ]
+    for s in SUBSETS:
+        for m, tests in s.tests.items():
+            unknown = [t for t in tests if t not in modules.get(m, [])]
+            if m not in modules or unknown:
+                raise ValueError(f"subset {s.name}: {m} has no {unknown or 'module'}")
+        ssim, sprof = s.sim or sim, s.profile or profile
+        if (ssim, sprof) != (sim, profile):
+            configs.append((ssim, sprof, s.marks, s.tests))
+    out: list[Case] = []
+    for csim, cprof, marks, only in configs:
+        for module, tests in modules.items():
+            if module in OWN_LAUNCHER:
+                continue
+            selected = tests if only is None else only.get(module, [])
+            variants = VARIANTS.get(module, {"": {}})
+            # every run on Verilator carries the mark (-m "not verilator" leaves them out)
+            tags = (
+                (*marks, "verilator") if csim == "verilator" and "verilator" not in marks else marks
+            )
+            for test in selected:
+                for variant, env in variants.items():
+                    out.append(Case(module, test, csim, cprof, variant, tuple(env.items()), tags))
+    return out

@@ -1,0 +1,38 @@
+"""The engine benchmark on a short transfer (the figures make bench reports)."""
+
+from __future__ import annotations
+
+import json
+
+from tb import runner
+from tb.bench import suite as bench
+
+KIB = 1024
+
+
+def test_engine_streams_near_the_link_ceiling(sim: str, profile: str, tmp_path) -> None:
+    """16 KiB each way in 4 KiB descriptors: the data arrives intact (the bench checks
+    it), the streaming rate never beats the link's payload ceiling (it would mean the
+    ceiling or the timing is wrong) and reaches most of it, and the driver-visible rate
+    (Run to interrupt) stays below the streaming rate."""
+    out = tmp_path / "bench.json"
+    cases = [{"dir": d, "desc": 4 * KIB, "total": 16 * KIB} for d in ("H2C", "C2H")]
+    results = runner.run(
+        "bench_engine",
+        sim=sim,
+        profile=profile,
+        module="tb.bench.engine",
+        trace=False,
+        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_OUT": str(out)},
+    )
+    assert not runner.failures(results), runner.failure_messages(results)
+    rows = json.loads(out.read_text())
+    assert [(r["dir"], r["descriptors"]) for r in rows] == [("H2C", 4), ("C2H", 4)]
+    for r in rows:
+        ceiling = bench.ceiling_mb_s(profile, r["mps"], r["dir"], r["tlp_header"])
+        stream = r["stream_bytes"] * 1e3 / r["stream_ns"]
+        run = r["total"] * 1e3 / r["run_ns"]
+        assert r["tlp_payload_max"] <= r["mps"]
+        assert stream <= ceiling * 1.001, (r["dir"], stream, ceiling)
+        assert stream >= 0.85 * ceiling, (r["dir"], stream, ceiling)
+        assert run < stream, (r["dir"], run, stream)

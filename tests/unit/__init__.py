@@ -1,0 +1,1 @@
+"""Model and tool tests that need no simulator (``make test-unit``)."""

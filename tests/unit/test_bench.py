@@ -1,0 +1,119 @@
+"""make bench's arithmetic: the link payload ceiling, the targets and the tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from tb.bench import suite as bench
+
+
+def test_payload_ceiling_of_each_profile() -> None:
+    # Gen3 x8: 8 GT/s, 128b/130b, 8 lanes = 7877 MB/s of symbols; a 256 B write with a
+    # 16-byte header and 8 bytes of framing/sequence/LCRC carries 256/280 of it
+    assert bench.ceiling_mb_s("gen3x8", 256, "C2H", 16) == pytest.approx(
+        8e9 * 128 / 130 * 8 / 8 * 256 / 280 / 1e6
+    )
+    # reads come back as completions with a 12-byte header
+    assert bench.ceiling_mb_s("gen3x8", 256, "H2C") == pytest.approx(
+        8e9 * 128 / 130 * 256 / 276 / 1e6
+    )
+    # Gen2 x1 (picoevb): 5 GT/s with 8b/10b = 500 MB/s of symbols
+    assert bench.ceiling_mb_s("picoevb", 128, "C2H", 12) == pytest.approx(500 * 128 / 148)
+    # a smaller MPS leaves less for the payload
+    assert bench.ceiling_mb_s("gen3x8", 128, "H2C") < bench.ceiling_mb_s("gen3x8", 256, "H2C")
+
+
+def _engine_row(profile: str, mps: int, direction: str, eff: float) -> dict:
+    ceiling = bench.ceiling_mb_s(profile, mps, direction)
+    return {
+        "profile": profile,
+        "mps": mps,
+        "dir": direction,
+        "bytes": 1 << 20,
+        "ceiling_mb_s": ceiling,
+        "run_mb_s": ceiling * eff,
+        "stream_mb_s": ceiling,
+        "run_eff": eff,
+        "stream_eff": 1.0,
+    }
+
+
+def test_targets_say_which_are_met() -> None:
+    res = {
+        "engine": [
+            _engine_row("gen3x8", 256, "H2C", 0.96),
+            _engine_row("gen3x8", 256, "C2H", 0.94),
+            _engine_row("gen3x8", 128, "C2H", 0.5),
+        ],  # not the profile's MPS: no target
+        "desc": [
+            {
+                "profile": "gen3x8",
+                "mps": 256,
+                "dir": "H2C",
+                "desc": 4096,
+                "descriptors": 256,
+                "bytes": 1 << 20,
+                "run_mb_s": 1,
+                "vs_1mib": 0.91,
+            },
+            {
+                "profile": "gen3x8",
+                "mps": 256,
+                "dir": "C2H",
+                "desc": 64,
+                "descriptors": 2048,
+                "bytes": 1 << 17,
+                "run_mb_s": 1,
+                "vs_1mib": 0.2,
+            },
+        ],
+        "speed": [
+            {
+                "sim": "icarus",
+                "profile": "gen3x8",
+                "sim_us_per_s": 60.0,
+                "cycles_per_s": 15000,
+                "mb_per_wall_s": 0.4,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
+                "sim": "verilator",
+                "profile": "gen3x8",
+                "sim_us_per_s": 1.0,
+                "cycles_per_s": 1,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
+                "sim": "icarus",
+                "profile": "picoevb",
+                "sim_us_per_s": 1.0,
+                "cycles_per_s": 1,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+        ],
+        "demo": {
+            "demo": "rdma-cuda 1024x1024",
+            "wall_s": 61.0,
+            "demo_wall_s": 50.0,
+            "sim_ms": 25.0,
+            "mb_s": 300.0,
+        },
+    }
+    got = {t["target"]: t["met"] for t in bench.targets(res)}
+    assert got == {
+        "gen3x8 H2C 1 MiB >= 95% of the ceiling (Run->IRQ)": True,
+        "gen3x8 C2H 1 MiB >= 95% of the ceiling (Run->IRQ)": False,
+        "gen3x8 H2C 4 KiB descriptors >= 90% of 1 MiB": True,
+        "icarus gen3x8 >= 57 us simulated per s (10x the reference)": True,
+        "4 MiB rdma-cuda demo < 60 s on Verilator": False,
+    }
+    res["targets"] = bench.targets(res)
+    text = bench.table(res)
+    assert "| gen3x8 | 256 | C2H |" in text and "94.0%" in text
+    assert "| gen3x8 | C2H | 64 B | 2048 |" in text
+    assert "| 4 MiB rdma-cuda demo < 60 s on Verilator | 61.0 s | **no** |" in text

@@ -1,0 +1,164 @@
+"""The PCIe protocol checker and the completion splitter, on hand-made TLPs (no simulator)."""
+
+from __future__ import annotations
+
+import pytest
+from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.core.utils import PcieId
+
+from tb.env.faults import FaultRule, split_completion
+from tb.env.link import DOWN, UP, ProtocolChecker, ProtocolViolation
+from tests.unit.tlps import FPGA, mem_read, mem_write
+
+
+def cpl(req: Tlp, first: int, nbytes_in_tlp: int, remaining: int) -> Tlp:
+    """A completion carrying ``nbytes_in_tlp`` bytes starting at byte address ``first``."""
+    c = Tlp.create_completion_data_for_tlp(req, PcieId(0, 0, 0))
+    c.lower_address = first & 0x7F
+    c.byte_count = remaining
+    dws = ((first & 3) + nbytes_in_tlp + 3) // 4
+    c.set_data(bytes(range(256)) * (dws * 4 // 256 + 1))
+    c.set_data(c.data[: dws * 4])
+    return c
+
+
+def checker() -> ProtocolChecker:
+    return ProtocolChecker(mps=256, mrrs=512, rcb=64, mode="record")
+
+
+def rules(ch: ProtocolChecker) -> list[str]:
+    return [v.rule for v in ch.violations]
+
+
+def test_good_read_split_at_rcb_is_clean() -> None:
+    ch = checker()
+    r = mem_read(0x1000 + 2, 300)
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1002, 62, 300))  # up to 0x1040
+    ch.observe("fpga", DOWN, cpl(r, 0x1040, 238, 238))  # the rest, final
+    assert ch.violations == [] and ch.outstanding() == []
+
+
+@pytest.mark.parametrize(
+    "tlp,rule",
+    [
+        (mem_write(0x1000, bytes(512)), "mps"),
+        (mem_read(0x1000, 1024), "mrrs"),
+        (mem_read(0x1F00, 512), "4k"),
+        (mem_write(0x1FFC, bytes(8)), "4k"),
+    ],
+)
+def test_request_rules(tlp: Tlp, rule: str) -> None:
+    ch = checker()
+    ch.observe("fpga", UP, tlp)
+    assert rule in rules(ch)
+
+
+def test_byte_enable_rules() -> None:
+    ch = checker()
+    t = mem_read(0x1000, 16)
+    t.last_be = 0
+    ch.observe("fpga", UP, t)
+    t = mem_read(0x1000, 4, tag=2)
+    t.last_be = 0xF
+    ch.observe("fpga", UP, t)
+    t = mem_read(0x1004, 12, tag=3)  # 3 DW, first BE with a hole
+    t.first_be = 0b1011
+    ch.observe("fpga", UP, t)
+    assert rules(ch) == ["byte-enable"] * 3
+    ok = mem_read(0x1000, 8, tag=4)  # QW-aligned 2 DW: holes allowed
+    ok.first_be, ok.last_be = 0b0101, 0b1010
+    ch.observe("fpga", UP, ok)
+    assert len(ch.violations) == 3
+
+
+def test_tag_reuse_and_unexpected_completion() -> None:
+    ch = checker()
+    r = mem_read(0x2000, 64, tag=9)
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", UP, mem_read(0x3000, 64, tag=9))
+    assert rules(ch) == ["tag-in-use"]
+    stray = cpl(mem_read(0x4000, 4, tag=20), 0x4000, 4, 4)
+    ch.observe("fpga", DOWN, stray)
+    assert rules(ch)[-1] == "unexpected-completion"
+    # the same tag on another link or in the other direction is independent
+    ch2 = checker()
+    ch2.observe("fpga", UP, mem_read(0x2000, 64, tag=9))
+    ch2.observe("gpu", DOWN, mem_read(0x2000, 64, tag=9))
+    assert ch2.violations == []
+
+
+def test_completion_field_rules() -> None:
+    ch = checker()
+    r = mem_read(0x1000, 256)
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1000, 100, 256))  # ends mid-RCB
+    assert "rcb" in rules(ch)
+    ch = checker()
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1000, 64, 200))  # wrong byte count
+    assert "byte-count" in rules(ch)
+    ch = checker()
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1008, 64, 256))  # wrong lower address
+    assert "lower-address" in rules(ch)
+    ch = checker()
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1000, 512, 256))  # more data than requested
+    assert "mps" in rules(ch) or "length" in rules(ch)
+
+
+def test_error_completion_retires_and_timeout_forgives_late_ones() -> None:
+    ch = checker()
+    r = mem_read(0x1000, 64, tag=4)
+    ch.observe("fpga", UP, r)
+    ur = Tlp.create_ur_completion_for_tlp(r, PcieId(0, 0, 0))
+    ch.observe("fpga", DOWN, ur)
+    assert ch.violations == [] and ch.outstanding() == []
+    ch.observe("fpga", UP, r)
+    ch.requester_timeout("fpga", UP, int(FPGA), 4)
+    ch.observe("fpga", DOWN, cpl(r, 0x1000, 64, 64))
+    assert ch.violations == [] and ch.late_completions == 1
+    bad = Tlp.create_ur_completion_for_tlp(r, PcieId(0, 0, 0))
+    bad.set_data(bytes(4))
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, bad)
+    assert rules(ch) == ["completion-data"]
+
+
+def test_raise_mode_names_link_rule_and_tlp() -> None:
+    ch = ProtocolChecker(mps=128, mrrs=512)
+    with pytest.raises(ProtocolViolation) as e:
+        ch.observe("fpga", UP, mem_write(0x1000, bytes(256)))
+    text = str(e.value)
+    assert "fpga" in text and "[mps]" in text and "MEM_WRITE_64" in text and "0x1000" in text
+
+
+@pytest.mark.parametrize("first,nbytes", [(0x1000, 256), (0x1003, 300), (0x1041, 7), (0x107F, 130)])
+def test_split_completion_is_valid_and_lossless(first: int, nbytes: int) -> None:
+    r = mem_read(first, nbytes)
+    whole = cpl(r, first, nbytes, nbytes)
+    whole.set_data(bytes((i * 7) & 0xFF for i in range(len(whole.data))))
+    pieces = split_completion(whole, 64)
+    ch = checker()
+    ch.observe("fpga", UP, r)
+    for p in pieces:
+        ch.observe("fpga", DOWN, p)
+    assert ch.violations == [] and ch.outstanding() == []
+    # the bytes carried, in order, are the original ones
+    got = b""
+    for p in pieces:
+        off = p.lower_address & 3
+        got += bytes(p.data[off : off + min(p.byte_count, len(p.data) - off)])
+    off = first & 3
+    assert got == bytes(whole.data[off : off + nbytes])
+    assert len(pieces) == len({(a // 64) for a in range(first, first + nbytes)})
+
+
+def test_fault_rule_skip_and_count() -> None:
+    rule = FaultRule("ur", target="gpu", skip=1, count=2)
+    hits = [rule.take(t) for t in ("host", "gpu", "gpu", "gpu", "gpu")]
+    assert hits == [False, False, True, True, False]
+    with pytest.raises(ValueError):
+        FaultRule("nonsense")
+    assert FaultRule("ur").kind == "ur"

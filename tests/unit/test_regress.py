@@ -1,0 +1,156 @@
+"""The random chain generator, the scoreboard and the coverage model (no simulator)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from tb.regress import coverage
+from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
+from tb.regress.generator import STEP_FAULTS, Arena, ChainGenerator, Limits
+from tb.regress.scoreboard import Scoreboard
+
+ARENAS = [
+    Arena("host0", "host", 256 << 10),
+    Arena("host1", "host", 256 << 10),
+    Arena("gpu0", "gpu", 1 << 20),
+    Arena("victim", "gpu", 256 << 10),
+]
+
+
+def plans(seed: int, limits: Limits | None = None):
+    return ChainGenerator(seed, ARENAS, limits or Limits()).steps()
+
+
+def test_same_seed_same_plan_other_seed_other_plan() -> None:
+    assert repr(plans(7)) == repr(plans(7))
+    assert repr(plans(7)) != repr(plans(8))
+
+
+@pytest.mark.parametrize("seed", range(1, 40))
+def test_plans_respect_the_constraints(seed: int) -> None:
+    lim = Limits()
+    sizes = {a.name: a.size for a in ARENAS}
+    steps = plans(seed, lim)
+    faults = [c.fault for s in steps for c in s.chains if c.fault]
+    assert sorted(faults) == sorted(STEP_FAULTS), "every fault once per seed"
+    for step in steps:
+        assert 1 <= len(step.chains) <= 2
+        card_written: list[tuple[int, int]] = []
+        pcie_written: list[tuple[str, int, int]] = []
+        pcie_read: list[tuple[str, int, int]] = []
+        for plan in step.chains:
+            assert plan.pieces
+            for p in plan.pieces:
+                assert p.length >= 1 and p.length <= lim.max_len
+                assert 0 <= p.card and p.card + p.length <= lim.card_size
+                assert 0 <= p.offset and p.offset + p.length <= sizes[p.arena]
+                if plan.fault == "bar1_revoked":
+                    assert p.arena == "victim"
+                else:
+                    assert p.arena != "victim"
+                if plan.direction == "h2c":
+                    card_written.append((p.card, p.length))
+                    pcie_read.append((p.arena, p.offset, p.length))
+                else:
+                    pcie_written.append((p.arena, p.offset, p.length))
+            if plan.stop_at is not None:
+                assert 0 <= plan.stop_at < len(plan.pieces) - 1
+            assert all(0 <= i < len(plan.pieces) for i in plan.completed)
+        # no two writers of one byte, no write under a concurrent read
+        card_written.sort()
+        for (a, n), (b, _) in itertools.pairwise(card_written):
+            assert a + n <= b, f"card destinations overlap in {step}"
+        for i, (arena, o, n) in enumerate(pcie_written):
+            for arena2, o2, n2 in pcie_written[i + 1 :] + pcie_read:
+                assert arena != arena2 or o + n <= o2 or o2 + n2 <= o, "PCIe-side overlap"
+        if len(step.chains) == 2:
+            h2c, c2h = step.chains
+            for p in h2c.pieces:
+                for q in c2h.pieces:
+                    assert p.card + p.length <= q.card or q.card + q.length <= p.card, (
+                        "C2H reads card bytes the concurrent H2C writes"
+                    )
+
+
+def test_lengths_and_boundaries_are_exercised() -> None:
+    lengths, crossings = [], 0
+    for seed in range(1, 30):
+        for step in plans(seed):
+            for plan in step.chains:
+                for p in plan.pieces:
+                    lengths.append(p.length)
+                    crossings += (p.offset % 4096) + p.length > 4096
+    assert min(lengths) == 1 and max(lengths) > 32 << 10
+    assert crossings > len(lengths) // 5
+
+
+def test_scoreboard_catches_wrong_missing_and_stray_bytes() -> None:
+    sb = Scoreboard()
+    src = np.arange(256, dtype=np.uint8)
+    sb.load("host", src)
+    sb.load("card", np.zeros(256, dtype=np.uint8))
+    sb.begin_step()
+    sb.copy("host", 10, "card", 100, 20, "done")
+    good = np.zeros(256, dtype=np.uint8)
+    good[100:120] = src[10:30]
+    assert sb.check("card", good) is None
+    sb.end_step()
+    for mutate in (
+        lambda a: a.__setitem__(105, 0),  # a byte that should change
+        lambda a: a.__setitem__(99, 1),  # a byte outside the target
+        lambda a: a.__setitem__(120, 7),
+    ):
+        sb2 = Scoreboard()
+        sb2.load("host", src)
+        sb2.load("card", np.zeros(256, dtype=np.uint8))
+        sb2.begin_step()
+        sb2.copy("host", 10, "card", 100, 20, "done")
+        bad = good.copy()
+        mutate(bad)
+        assert sb2.check("card", bad) is not None
+
+
+def test_scoreboard_maybe_means_old_or_new_per_byte() -> None:
+    sb = Scoreboard()
+    sb.load("host", np.full(64, 0xAA, dtype=np.uint8))
+    sb.load("card", np.full(64, 0x11, dtype=np.uint8))
+    sb.begin_step()
+    sb.copy("host", 0, "card", 8, 16, "maybe")
+    sb.copy("host", 0, "card", 40, 8, "none")
+    got = np.full(64, 0x11, dtype=np.uint8)
+    got[8:12] = 0xAA  # the first four landed
+    assert sb.check("card", got) is None
+    assert (sb.images["card"][8:12] == 0xAA).all(), "the image follows what landed"
+    got[13] = 0x55  # neither old nor new
+    sb.end_step()
+    sb.begin_step()
+    sb.copy("host", 0, "card", 8, 16, "maybe")
+    assert "card" in (sb.check("card", got) or "")
+
+
+def test_coverage_bins_merge_report_and_goals(tmp_path) -> None:
+    assert [chain_bin(n) for n in (1, 2, 4, 16, 64)] == list(COVERPOINTS["chain_length"])
+    assert [length_bin(n) for n in (1, 4, 64, 256, 4096, 4097, 65536)] == list(
+        COVERPOINTS["desc_length"]
+    )
+    a, b = Coverage(), Coverage()
+    for name, bins in COVERPOINTS.items():
+        for i, bin_ in enumerate(bins):
+            (a if i % 2 else b).hit(name, bin_)
+    a.runs.append({"name": "a"})
+    b.runs.append({"name": "b"})
+    assert a.missed() and b.missed()
+    a.write(tmp_path / "a.json")
+    b.write(tmp_path / "sub" / "b.json")
+    merged = coverage.load([tmp_path])
+    assert merged.missed() == {}
+    assert "goal met" in merged.report() and "a, b" in merged.report()
+    with pytest.raises(KeyError):
+        a.hit("outcome", "nonsense")
+    assert coverage.main([str(tmp_path / "a.json"), "--goals"]) == 1
+    assert coverage.main([str(tmp_path), "--goals", "-o", str(tmp_path / "m.json")]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["coverpoints"]["outcome"]["ok"] == 1
