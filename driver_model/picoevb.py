@@ -1,22 +1,9 @@
 """The picoevb-rdma kernel driver, modelled against :class:`~driver_model.platform.Platform`.
 
-Faithful to the original where it is right: the uapi, the argument checks and errno
-values, the 64 KiB pinning arithmetic, ``nvidia_p2p_dma_map_pages`` around each DMA, the
-free callback, host buffers through ``get_user_pages``. Fixed where it is weak:
-
-- every DMA run is a descriptor *chain* (the original used one descriptor per run);
-- H2C2H is chunked by half the card RAM and double-buffered: the H2C of one half runs
-  while the C2H of the other drains;
-- completion by MSI (not legacy INTx), the completed-descriptor count cross-checked
-  against the chain length, poll-mode write-back as an option;
-- every wait has a timeout: the engine is stopped, its state dumped, and the ioctl
-  returns ``-ETIMEDOUT`` (the original waits forever);
-- a surface freed while a DMA uses it aborts that DMA with ``-EFAULT`` (no hang), and the
-  GPU unmaps its BAR1 pages as the callback returns, so nothing reaches the freed memory.
-
-Kernel shapes are kept: ioctls return ``0`` or a negative errno (``PicoevbFile.ioctl``);
-:func:`ioctl` is the user-space call that raises :class:`OSError` instead, and
-``PicoevbFile`` has friendly async methods on top (``pin_cuda``, ``h2c2h_dma``...).
+Faithful to the original's uapi, argument checks, errno values and pinning; fixed where it
+is weak (descriptor chains, double-buffered H2C2H, MSI, timeouts, a freed surface aborts
+its DMA): see docs/internals.md. Ioctls return 0 or -errno (``PicoevbFile.ioctl``);
+:func:`ioctl` is the user-space call that raises :class:`OSError`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""cocotb side of ``make bench``: DMA engine throughput and simulator speed.
-
-``$BENCH_CASES`` is a JSON list of cases ``{"dir": "H2C"|"C2H", "desc": bytes per
-descriptor, "total": bytes}``; ``$BENCH_MPS`` overrides the profile's max payload size;
-the results (one dict per case) go to the JSON file ``$BENCH_OUT``. Each C2H case reads
-back what the H2C case before it wrote to the card, and the host buffer is compared, so a
-benchmark that moves wrong data fails.
-
-Per case:
-- ``run_ns``: simulated time from the driver's first register write (Run) to the channel
-  idle interrupt, the throughput a driver sees;
-- ``stream_ns``/``stream_bytes``: the span between the first and last data TLP on the
-  FPGA's link, with the bytes after the first, the steady streaming rate;
-- ``wall_s``/``cpu_s``: wall-clock and CPU seconds of the case (simulator and Python in
-  one process), for the simulator speed.
+"""cocotb side of ``make bench``: runs the cases of ``$BENCH_CASES`` (JSON: direction,
+bytes per descriptor, total) against host memory, checks the data, and writes each case's
+figures (Run-to-IRQ and streaming time, wall and CPU seconds) to ``$BENCH_OUT``. See
+docs/internals.md.
 """
 
 from __future__ import annotations
@@ -26,11 +15,10 @@ import cocotb
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import TlpType
 
-from driver_model import regs
 from driver_model.desc import Segment
 from tb.env.harness import Harness, check_ok, pattern
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
-from tb.env.profiles import get_profile
+from tb.env.profiles import current_profile
 from tb.env.system import TB
 
 
@@ -79,13 +67,12 @@ class DataClock:
 async def bench_engine(dut):
     """Run the cases of ``$BENCH_CASES`` and write their figures to ``$BENCH_OUT``."""
     cases = json.loads(os.environ["BENCH_CASES"])
-    profile = get_profile(os.environ.get("PEVB_PROFILE", "picoevb"))
+    profile = current_profile()  # the build's, card RAM override included
     if os.environ.get("BENCH_MPS"):
         profile = replace(profile, mps=int(os.environ["BENCH_MPS"]))
     tb = TB(dut, profile=profile)
     await tb.init()
     h = Harness(tb)
-    h.ram_size = await tb.user_read32(regs.USER_RAM_SIZE)  # the build may override it
     clock = DataClock()
     tb.links.add_observer(clock.observe)
     biggest = max(c["total"] for c in cases)

@@ -1,17 +1,7 @@
-"""``make bench``: DMA engine efficiency against the link's payload ceiling, descriptor
-overhead, end-to-end driver figures, and simulator speed. Writes
-``sim_build/bench/results.json`` and ``results.md`` (the table the README carries).
-
-Usage: ``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo] [--readme]``
-(``--readme`` puts the table into README.md between its bench markers).
-
-The payload ceiling of a link is what its TLPs can carry: the lane rate after line
-coding (8b/10b for Gen1/2, 128b/130b for Gen3) times the lanes, times
-``payload / (payload + header + 8)`` where 8 bytes are the sequence number, LCRC and
-framing (cocotbext-pcie charges the same ``get_wire_size``). For writes (C2H) the payload
-is the MPS and the header is the MWr's (16 bytes with 64-bit addresses); for reads (H2C)
-the completer answers in completions of up to MPS bytes with a 12-byte header. DLLPs
-(ACKs, flow-control updates) are not counted against it.
+"""``make bench`` (``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo]
+[--readme]``): engine efficiency against the link's payload ceiling, descriptor overhead,
+end-to-end driver figures and simulator speed, written to ``sim_build/bench/``. The
+method is in the README and docs/internals.md.
 """
 
 from __future__ import annotations

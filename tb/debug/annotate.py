@@ -1,15 +1,6 @@
-"""Text tracks in the waveform: each TLP and each descriptor, decoded, beside the RTL.
-
-The testbench-only module ``pevb_annot`` (``tb/debug/hdl/pevb_annot.v``, in waves builds only)
-holds one 64-character register per track. :class:`WaveAnnotations` is a TLP-trace sink
-(:mod:`tb.trace`) that writes each record's label into its track at the record's
-simulated time, so the dump carries it and GTKWave shows it as ASCII (the save file of
-:mod:`tb.gtkwave` sets that up), for example::
-
-    fpga_tx   MWr 256B -> GPU BAR1 pin#2 va+0x10000
-    h2c_desc  desc 17/64 H2C 4096B <- host src+0x11000
-
-Descriptor indices count from 0, as in the trace; ``/64`` is the chain's length.
+"""Text tracks in the waveform: each TLP and each descriptor, decoded, written into the
+testbench-only module ``pevb_annot`` (``tb/debug/hdl``) as the simulation runs, shown as
+ASCII by the save file of :mod:`tb.debug.gtkwave`. See docs/internals.md.
 """
 
 from __future__ import annotations

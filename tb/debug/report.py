@@ -1,14 +1,6 @@
-"""The peer-transfer report of one run, made from its TLP trace (no simulator needed).
-
-``summarize`` counts the data the FPGA moved: H2C is the read data delivered to the FPGA
-(completions on the ``fpga`` link), C2H the memory writes it sent, each per target (host
-memory, and GPU BAR1 per pin). Descriptor fetches, MSIs and register accesses are counted
-apart. Bandwidth is bytes over the simulated time from the first to the last data TLP of
-that direction. ``write_report`` writes ``transfer_report.json`` and an HTML page with a
-timeline (an inline SVG: one lane per link direction, one mark per TLP coloured by
-target, and the descriptor chains).
-
-``python -m tb.report TRACE.jsonl [OUT_DIR]`` makes the report of any trace.
+"""The peer-transfer report of one run, made from its TLP trace: bytes and bandwidth per
+direction and target, and an HTML timeline. ``python -m tb.debug.report TRACE.jsonl
+[OUT_DIR]`` makes the report of any trace. See docs/internals.md.
 """
 
 from __future__ import annotations

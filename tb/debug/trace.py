@@ -1,28 +1,6 @@
-"""The TLP trace: every TLP on every link, one JSON object per line, with what it touched.
-
-:class:`TlpTrace` is a link observer (see :mod:`tb.env.link`). Each record holds the
-simulated time, link and direction, TLP type, requester/completer, tag, address, length,
-completion status, and the decoded ``target``:
-
-- ``host``: host memory, with the name of the buffer when one was registered;
-- ``gpu_bar1``: the pin (handle), GPU virtual address, BAR1 page and VRAM offset;
-- ``fpga_reg`` / ``gpu_reg``: the register name from the register map;
-- ``msi``: an MSI write and its vector;
-- ``desc``: a descriptor fetch, with the channel, chain number and descriptor indices.
-
-Descriptor fetches are recognised without help from the driver: a write to a channel's
-first-descriptor registers starts a chain, and the next pointers in fetched descriptors
-(read from the completion data) number the descriptors that follow. Completions carry the
-target of the request they answer (and ``off``, their byte offset in it). A ``chain``
-record appears when a chain's last descriptor (Stop) is seen, giving its length.
-
-Data TLPs are linked to the descriptor they move data for: the FPGA's reads (H2C) and
-writes (C2H) are matched, in chain order, against the address ranges of the fetched
-descriptors, and carry ``desc`` (channel, chain, index). The first data TLP of each
-descriptor is preceded by a ``desc`` event record with the descriptor's length and the
-chain's length (``total``), which the trace counts by walking the chain in host memory
-when ``peek_host`` can read it (None when it cannot: a chain outside host memory, or one
-that is corrupt).
+"""The TLP trace: every TLP on every link as one JSON object per line, decoded (host
+buffer, GPU BAR1 pin and VA, register names, MSI vectors, numbered descriptor fetches),
+with data TLPs linked to their descriptors. See docs/internals.md for the record format.
 """
 
 from __future__ import annotations
@@ -35,6 +13,7 @@ from typing import TextIO
 
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
+from cuda_model.gpu import BAR0, BAR1, NV_PMC_BOOT_0
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 from tb.env.link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request, request_key
@@ -55,7 +34,7 @@ TYPE_NAMES = {
 }
 MSI_BASE, MSI_SIZE = 0x8000_0000, 16  # cocotbext-pcie's root complex MSI region
 USER_REGS = {regs.USER_LED: "LED", regs.USER_RAM_SIZE: "card RAM size"}
-GPU_REGS = {0x0: "NV_PMC_BOOT_0"}
+GPU_REGS = {NV_PMC_BOOT_0: "NV_PMC_BOOT_0"}
 WALK_LIMIT = 1 << 16  # descriptors walked to count a chain (a ring that loops has no end)
 
 
@@ -105,7 +84,7 @@ class TlpTrace:
         fpga = self.tb.dev.functions[0].match_bar(addr)
         if fpga is not None:
             bar, off = fpga
-            if bar == 0:
+            if bar == regs.BAR_USER:
                 name = USER_REGS.get(off, f"user+{off:#x}")
             else:
                 name = self.dma_names.get(off, f"dma+{off:#x}")
@@ -113,9 +92,9 @@ class TlpTrace:
         gpu = self.tb.gpu_ep.match_bar(addr)
         if gpu is not None:
             bar, off = gpu
-            if bar == 1:
+            if bar == BAR1:
                 return self._bar1_target(off)
-            name = GPU_REGS.get(off, f"+{off:#x}") if bar == 0 else f"+{off:#x}"
+            name = GPU_REGS.get(off, f"+{off:#x}") if bar == BAR0 else f"+{off:#x}"
             return {"kind": "gpu_reg", "bar": bar, "offset": off, "label": f"GPU BAR{bar} {name}"}
         if MSI_BASE <= addr < MSI_BASE + MSI_SIZE:
             return {"kind": "msi", "label": "MSI"}

@@ -1,23 +1,6 @@
-"""Fault injection on the FPGA's link: what the fabric and the completers can do to its reads.
-
-The :class:`FaultInjector` sits in front of the FPGA port's receive handler (ahead of the
-link observers, so the protocol checker sees what the FPGA gets). It learns each read
-request the FPGA sends (tag, address, byte count) from the link tap, classifies the
-target by address (host memory, GPU BAR1, or a named range such as a descriptor ring),
-and applies :class:`FaultRule` objects to the completions that come back:
-
-- ``ur`` / ``ca``: the request completes with Unsupported Request / Completer Abort (the
-  completer's data completions are discarded, the last one becomes the error);
-- ``poison``: its first completion carries data with EP set (poisoned);
-- ``drop``: every completion is lost; the hard IP's completion timeout reports it;
-- ``split``: completions are split at every read completion boundary and delivered out
-  of order across tags (in order within a request, as PCIe requires);
-- ``latency``: each completion is held for a random time, order within a request kept;
-- ``corrupt``: one payload byte of the first completion is flipped and nothing says so
-  (a fabric bug no status bit reports: only a scoreboard can see it).
-
-A rule fires on the matching requests after the first ``skip`` ones, ``count`` times
-(``count=0``: on every one). Every decision is recorded in ``injected``.
+"""Fault injection on the FPGA's link: :class:`FaultRule` kinds ``ur``, ``ca``, ``poison``,
+``drop``, ``split``, ``latency`` and ``corrupt`` applied by the :class:`FaultInjector` to
+the completions of the FPGA's reads, by target. See docs/internals.md.
 """
 
 from __future__ import annotations

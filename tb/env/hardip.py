@@ -1,21 +1,7 @@
-"""The UltraScale+ hard-IP model with the requester completion timeout of the real core.
-
-cocotbext-pcie's model keeps a non-posted request's tag busy until its last completion
-arrives; a completion that never comes would hold the tag forever, and the engine reusing
-it after its own timeout would trip the model's "active tag reused" assertion. The real
-core (PG213, requester completion timeout) gives up on such a request: it frees the tag
-and reports the timeout on the RC interface as a completion with error code 1001
-(``ErrorCode.TIMEOUT``) and Request Completed set. This subclass does the same after
-``cpl_timeout_ns`` and tells its listeners (the protocol checker) about it.
-
-Simulation speed: the base model wakes five coroutines on every user-clock edge (the
-configuration status, control and interrupt outputs, the CQ non-posted credit counter and
-the RQ sequence-number drain) even when nothing happens. For the signals this testbench
-connects, the subclass wakes them only when there is something to do: a configuration
-TLP (the outputs that follow config space), a change of ``cfg_interrupt_msi_int`` (then
-every cycle until it is low again, as the base model samples it), a request for the CQ
-interface, a sequence number to drop. The observable behaviour is the base model's; a
-build that connects more signals gets the base loops.
+"""The UltraScale+ hard-IP model with the requester completion timeout of the real core
+(PG213): a request whose completion never comes frees its tag after ``cpl_timeout_ns`` and
+is reported on RC with error code 1001. Its per-cycle loops wake only when there is work.
+See docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Every PCIe link of the system, tapped: observers see each TLP as its receiver does.
-
-cocotbext-pcie joins two ``SimPort`` objects per link; after the data-link layer a port
-hands each TLP to its ``rx_handler``. :func:`tap_links` wraps those handlers on both ends
-of every link, so an observer (the :class:`ProtocolChecker`, a trace) sees every TLP in
-both directions, once, in arrival order. A fault injector can sit in front of a port's
-handler (see :mod:`tb.faults`); the observers then see what the receiver gets.
-
-The protocol checker knows the transaction-layer rules a DMA engine can break: payload
-size, read request size, 4 KiB crossings, byte enables, unique tags in flight, and
-completions (only for outstanding requests, byte count and lower address consistent,
-splits on the read completion boundary). A violation raises :class:`ProtocolViolation`
-naming the link, the rule and the offending TLP; in ``record`` mode it is only collected.
+"""Every PCIe link of the system, tapped (observers see each TLP as its receiver does), and
+the :class:`ProtocolChecker` of the transaction-layer rules a DMA engine can break. See
+docs/internals.md.
 """
 
 from __future__ import annotations
