@@ -79,19 +79,19 @@ localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
 // BAR0
-reg [2:0] led_reg;
+reg [`PEVB_LED_FIELD] led_reg;
 
 // per channel registers
 reg [31:0] control_reg [0:1];
 reg [31:0] status_reg [0:1];
 reg [31:0] intmask_reg [0:1];
 reg [63:0] wb_addr_reg [0:1];
-reg [2:0] perf_ctrl_reg [0:1];
+reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:1];
 reg [63:0] perf_cyc_reg [0:1];
 reg [63:0] perf_data_reg [0:1];
 reg [63:0] desc_addr_reg [0:1];
-reg [5:0] desc_adj_reg [0:1];
-reg [9:0] credits_reg [0:1];
+reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:1];
+reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:1];
 reg run_d_reg [0:1];
 
 // SGDMA common
@@ -99,14 +99,14 @@ reg [31:0] halt_reg;
 reg [31:0] credit_mode_reg;
 
 // IRQ block
-reg [15:0] user_int_en_reg;
+reg [`PEVB_IRQ_USER_INT_FIELD] user_int_en_reg;
 reg [1:0] chan_int_en_reg;
 reg [31:0] user_vec_reg [0:3];
 reg [31:0] chan_vec_reg;
 
 // config block
 reg pcie_ro_reg;
-reg [4:0] wr_flush_timeout_reg;
+reg [`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] wr_flush_timeout_reg;
 
 // MSI sender
 reg [1:0] msi_state_reg;
@@ -136,7 +136,7 @@ wire [3:0] tgt = reg_req_addr[`PEVB_ADDR_TARGET];
 wire [3:0] chn = reg_req_addr[`PEVB_ADDR_CHANNEL];
 wire [7:0] ofs = {reg_req_addr[7:2], 2'b00};
 // user BAR register (DWORD offset within the BAR)
-wire [11:0] user_ofs = {reg_req_addr[11:2], 2'b00};
+wire [`PEVB_BAR_USER_ADDR_WIDTH-1:0] user_ofs = {reg_req_addr[`PEVB_BAR_USER_ADDR_WIDTH-1:2], 2'b00};
 wire wr = reg_req_valid && reg_req_we;
 wire rd = reg_req_valid && !reg_req_we;
 
@@ -178,7 +178,7 @@ always @* begin
             `PEVB_USER_RAM_SIZE: reg_rd_data = RAM_SIZE_WORD;
             default: reg_rd_data = 32'd0;
         endcase
-        if (user_ofs[11:8] != 4'd0) reg_rd_data = 32'd0;
+        if (user_ofs[`PEVB_BAR_USER_ADDR_WIDTH-1:8] != 0) reg_rd_data = 32'd0;
     end else if (bar1) begin
         if (ch_hit && chan_tgt) begin
             case (ofs)
@@ -282,7 +282,7 @@ always @(posedge clk) begin
         end
     end
 
-    if (wr && bar0 && user_ofs == {4'd0, `PEVB_USER_LED} && reg_req_be[0]) begin
+    if (wr && bar0 && user_ofs[`PEVB_BAR_USER_ADDR_WIDTH-1:8] == 0 && user_ofs[7:0] == `PEVB_USER_LED && reg_req_be[0]) begin
         led_reg <= reg_req_wdata[`PEVB_LED_FIELD];
     end
 
@@ -360,23 +360,23 @@ always @(posedge clk) begin
             status_reg[c] <= 32'd0;
             intmask_reg[c] <= 32'd0;
             wb_addr_reg[c] <= 64'd0;
-            perf_ctrl_reg[c] <= 3'd0;
+            perf_ctrl_reg[c] <= 0;
             perf_cyc_reg[c] <= 64'd0;
             perf_data_reg[c] <= 64'd0;
             desc_addr_reg[c] <= 64'd0;
-            desc_adj_reg[c] <= 6'd0;
-            credits_reg[c] <= 10'd0;
+            desc_adj_reg[c] <= 0;
+            credits_reg[c] <= 0;
             run_d_reg[c] <= 1'b0;
             user_vec_reg[c] <= 32'd0;
             user_vec_reg[c+2] <= 32'd0;
         end
         halt_reg <= 32'd0;
         credit_mode_reg <= 32'd0;
-        user_int_en_reg <= 16'd0;
+        user_int_en_reg <= 0;
         chan_int_en_reg <= 2'd0;
         chan_vec_reg <= 32'd0;
         pcie_ro_reg <= 1'b0;
-        wr_flush_timeout_reg <= 5'd0;
+        wr_flush_timeout_reg <= 0;
     end
 end
 
