@@ -169,7 +169,6 @@ async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
     await tb.init(bind=False)
     seed = int(os.environ.get("SEED", "1"))
     platform = TbPlatform(tb, seed=seed)
-    platform.host  # host RAM before the driver's first allocation  # noqa: B018
     drv = PicoevbRdma(platform, tb.p2p, config)
     await drv.probe()
     process = UserProcess(platform.host)

