@@ -11,7 +11,7 @@ pytest file of their own, and the random regression's default seeds.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tb import runner
@@ -53,14 +53,12 @@ class Subset:
     tests: dict[str, list[str]]
     sim: str | None = None  # None: the selected one
     profile: str | None = None
-    marks: tuple[str, ...] = field(default_factory=tuple)
 
 
 SUBSETS = [
     Subset(
         "verilator",
         sim="verilator",
-        marks=("verilator",),
         tests={
             "test_engine": _ENGINE_SMOKE,
             "test_driver": ["test_h2c2h_four_combinations", "test_ioctl_errors"],
@@ -159,16 +157,10 @@ def cases(sim: str, profile: str) -> list[Case]:
     tests there, and each subset on its own configuration unless that is the selected one.
     Raises ``ValueError`` when the plan names a module or test that does not exist."""
     modules = cocotb_modules()
-    for where, names in [
-        *[("VARIANTS", [m]) for m in VARIANTS],
-        *[("OWN_LAUNCHER", [m]) for m in OWN_LAUNCHER],
-    ]:
-        for m in names:
-            if m not in modules:
-                raise ValueError(f"plan {where} names {m!r}, not a module of {TB_TESTS}")
-    configs: list[tuple[str, str, tuple[str, ...], dict[str, list[str]] | None]] = [
-        (sim, profile, (), None)
-    ]
+    for m in [*VARIANTS, *OWN_LAUNCHER]:
+        if m not in modules:
+            raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
+    configs: list[tuple[str, str, dict[str, list[str]] | None]] = [(sim, profile, None)]
     for s in SUBSETS:
         for m, tests in s.tests.items():
             unknown = [t for t in tests if t not in modules.get(m, [])]
@@ -176,18 +168,16 @@ def cases(sim: str, profile: str) -> list[Case]:
                 raise ValueError(f"subset {s.name}: {m} has no {unknown or 'module'}")
         ssim, sprof = s.sim or sim, s.profile or profile
         if (ssim, sprof) != (sim, profile):
-            configs.append((ssim, sprof, s.marks, s.tests))
+            configs.append((ssim, sprof, s.tests))
     out: list[Case] = []
-    for csim, cprof, marks, only in configs:
+    for csim, cprof, only in configs:
+        # every run on Verilator carries the mark (-m "not verilator" leaves them out)
+        tags = ("verilator",) if csim == "verilator" else ()
         for module, tests in modules.items():
             if module in OWN_LAUNCHER:
                 continue
             selected = tests if only is None else only.get(module, [])
             variants = VARIANTS.get(module, {"": {}})
-            # every run on Verilator carries the mark (-m "not verilator" leaves them out)
-            tags = (
-                (*marks, "verilator") if csim == "verilator" and "verilator" not in marks else marks
-            )
             for test in selected:
                 for variant, env in variants.items():
                     out.append(Case(module, test, csim, cprof, variant, tuple(env.items()), tags))
