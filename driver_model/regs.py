@@ -141,6 +141,16 @@ CTRL_IE_ALL = (
     | Ctrl.IE_WRITE_ERROR
     | Ctrl.IE_DESC_ERROR
 )
+# libxdma's start value in poll mode: Run, the error enables, the write-back; no
+# ie_descriptor_completed/stopped (so those status bits are not logged)
+LIBXDMA_POLL_CONTROL = (
+    Ctrl.RUN
+    | Ctrl.IE_READ_ERROR
+    | Ctrl.IE_DESC_ERROR
+    | Ctrl.IE_ALIGN_MISMATCH
+    | Ctrl.IE_MAGIC_STOPPED
+    | Ctrl.POLLMODE_WB_ENABLE
+)
 # the picoevb driver's start value: every ie_* bit and Run
 PICOEVB_CONTROL_START = 0x00FFFE7F
 CTRL_WRITABLE = int(
@@ -303,9 +313,10 @@ CFG_BUS_FIELD = Field(8, 8)  # CFG_BUSDEV: the bus number
 CFG_SIZE_FIELD = Field(0, 3)  # CFG_MPS/MRRS/AXI_*: encoded 128 << n bytes
 CFG_MSI_FIELD = Field(0)  # CFG_MSI_ENABLE: MSI enabled by the host
 CFG_DATA_WIDTH_FIELD = Field(0, 3)
-# PG195 "Config PCIE Control": relaxed ordering on read requests (stored only here; PG195's
-# reset value is 1, this engine's 0)
+# PG195 "Config PCIE Control": relaxed ordering on read requests (stored only here), 1 out
+# of reset as in PG195
 CFG_PCIE_CTRL_RELAXED_ORDERING = Field(0)
+CFG_PCIE_CONTROL_RESET = CFG_PCIE_CTRL_RELAXED_ORDERING.mask
 CFG_WR_FLUSH_TIMEOUT_FIELD = Field(0, 5)
 
 # --- BAR0 user space -------------------------------------------------------------------
@@ -500,7 +511,9 @@ def register_table() -> list[RegInfo]:
         RegInfo(cfg_reg(CFG_SYSTEM_ID), "system id", "RO", SYSTEM_ID_VALUE, ""),
         RegInfo(cfg_reg(CFG_MSI_ENABLE), "MSI enable", "RO", None, "MSI [0]"),
         RegInfo(cfg_reg(CFG_DATA_WIDTH), "datapath width", "RO", None, "0:64 1:128 2:256 3:512"),
-        RegInfo(cfg_reg(CFG_PCIE_CONTROL), "PCIe control", "RW", 0, "stored"),
+        RegInfo(
+            cfg_reg(CFG_PCIE_CONTROL), "PCIe control", "RW", CFG_PCIE_CONTROL_RESET, "rlx ord [0]"
+        ),
         RegInfo(cfg_reg(CFG_AXI_MPS), "AXI max payload size", "RO", None, "same as PCIe"),
         RegInfo(cfg_reg(CFG_AXI_MRRS), "AXI max read request size", "RO", None, "same as PCIe"),
         RegInfo(cfg_reg(CFG_WR_FLUSH_TIMEOUT), "write flush timeout", "RW", 0, "stored"),

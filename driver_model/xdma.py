@@ -163,7 +163,8 @@ class XdmaChannel:
         if poll_wb_addr is not None:
             await self.write32(self.reg(regs.CH_POLL_WB_LO), poll_wb_addr & 0xFFFFFFFF)
             await self.write32(self.reg(regs.CH_POLL_WB_HI), poll_wb_addr >> 32)
-            ctrl |= Ctrl.POLLMODE_WB_ENABLE | Ctrl.IE_DESC_COMPLETED
+            # bit 26 alone enables the write-back, as libxdma programs it
+            ctrl |= Ctrl.POLLMODE_WB_ENABLE
         # clear what a previous run left in the status before interrupts are enabled
         await self.read32(self.reg(regs.CH_STATUS_RC))
         mask = int(regs.CTRL_IE_ALL) if interrupt else 0

@@ -135,11 +135,13 @@ reg bytes_valid_reg;
 reg [27:0] bytes_reg;
 reg restart_reg;
 
-// the control bits this engine acts on are Run, pollmode_wb_enable and
-// ie_descriptor_completed; the others belong to the register block
+// the control bits this engine acts on are Run and pollmode_wb_enable; the others belong
+// to the register block.  The write-back needs pollmode_wb_enable alone (PG195's control
+// register table; libxdma and Xilinx's Windows driver enable poll mode without
+// ie_descriptor_completed)
 wire unused_control = ^control;
 wire run = control[`PEVB_CTRL_RUN];
-wire wb_enabled = control[`PEVB_CTRL_POLLMODE_WB_ENABLE] && control[`PEVB_CTRL_IE_DESC_COMPLETED];
+wire wb_enabled = control[`PEVB_CTRL_POLLMODE_WB_ENABLE];
 
 /* fetch */
 wire [LOG_DEPTH:0] used = wr_ptr_reg - rd_ptr_reg;

@@ -375,7 +375,8 @@ always @(posedge clk) begin
         user_int_en_reg <= 0;
         chan_int_en_reg <= 2'd0;
         chan_vec_reg <= 32'd0;
-        pcie_ro_reg <= 1'b0;
+        // relaxed ordering enabled out of reset (PG195 PCIE Control register)
+        pcie_ro_reg <= 1'b1;
         wr_flush_timeout_reg <= 0;
     end
 end

@@ -58,6 +58,8 @@ async def test_identifiers(dut):
         == regs.DATA_WIDTH_ENCODING[tb.profile.width]
     )
     assert await tb.dma_read32(regs.cfg_reg(regs.CFG_MSI_ENABLE)) & 1 == 1
+    pcie_control = await tb.dma_read32(regs.cfg_reg(regs.CFG_PCIE_CONTROL))
+    assert pcie_control == regs.CFG_PCIE_CONTROL_RESET, f"PCIe control {pcie_control:#x}"
     assert await tb.user_read32(regs.USER_LED) == regs.LED_RESET_VALUE
     assert await tb.user_read32(regs.USER_RAM_SIZE) == tb.profile.ram_size
     await tb.user_write32(regs.USER_LED, 0x5)
@@ -263,6 +265,29 @@ async def test_completed_and_writeback(dut):
     check_ok(res, 4, "H2C no completed")
     assert not res.status & Stat.DESC_COMPLETED
     assert res.status & Stat.DESC_STOPPED
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_poll_writeback_libxdma_control(dut):
+    """libxdma's poll mode: pollmode_wb_enable without ie_descriptor_completed still writes back."""
+    h = await setup(dut)
+    src = h.tb.alloc_host(PAGE)
+    wb = h.tb.alloc_host(PAGE)
+    sa, wa = src.get_absolute_address(0), wb.get_absolute_address(0)
+    control = int(regs.LIBXDMA_POLL_CONTROL)
+    assert not control & Ctrl.IE_DESC_COMPLETED
+    for n in (1, 5):
+        wb[0:4] = b"\xff\xff\xff\xff"
+        chain = h.place_chain([Segment(sa + 128 * i, 128 * i, 128) for i in range(n)])
+        h.write_chain(chain)
+        res = await h.h2c.run(chain, interrupt=False, poll_wb_addr=wa, control=control)
+        check_ok(res, n, f"H2C poll, {n} descriptors")
+        value = int.from_bytes(bytes(wb[0:4]), "little")
+        assert regs.WB_ERROR.get(value) == 0, f"write-back {value:#x} flags an error"
+        assert regs.WB_COUNT.get(value) == n, f"write-back {value:#x}, expected count {n}"
+        # descriptor_completed is not logged without its enable
+        assert not res.status & Stat.DESC_COMPLETED
+    assert bytes(h.card_image()[: 5 * 128]) == bytes(src[0 : 5 * 128])
 
 
 @cocotb.test(timeout_time=10, timeout_unit="ms")
