@@ -10,15 +10,17 @@
 /*
  * C2H data mover: turns descriptors (card source, PCIe destination, length)
  * into memory write TLP commands split at MPS boundaries (hence never across
- * 4 KiB); pevb_rq_tx reads the payload from card RAM.  A descriptor is done
- * when its last TLP has left on RQ; done is reported strictly in order.  A
- * source outside card RAM fails the descriptor with read_error[0] (decode)
- * before anything is written and aborts the descriptors behind it.
+ * 4 KiB), with up to SLOTS descriptors in flight; pevb_axi_rd reads each TLP's
+ * payload from the AXI4 master.  A descriptor is done when every TLP of it has
+ * left on RQ or was dropped; done is reported strictly in order.  A dropped TLP
+ * with a read error (AXI SLVERR/DECERR) fails its descriptor with the
+ * read_error bits and aborts the descriptors behind it (reported with
+ * m_done_abort).
  */
 module pevb_c2h_wr #
 (
-    // card RAM byte address width (size = 2**RAM_ADDR_WIDTH)
-    parameter RAM_ADDR_WIDTH = 16
+    // card (AXI) address width
+    parameter ADDR_WIDTH = 64
 )
 (
     input  wire                      clk,
@@ -48,12 +50,17 @@ module pevb_c2h_wr #
     input  wire                      m_wr_ready,
     output wire [63:0]               m_wr_addr,
     output wire [12:0]               m_wr_len,
-    output wire [RAM_ADDR_WIDTH-1:0] m_wr_ram_addr,
-    output wire                      m_wr_last,
+    output wire [ADDR_WIDTH-1:0]     m_wr_card_addr,
+    output wire [1:0]                m_wr_slot,
 
-    /* Write TLP sent */
-    input  wire                      wr_done_valid,
-    input  wire                      wr_done_last
+    /* Write TLP sent on RQ */
+    input  wire                      sent_valid,
+    input  wire [1:0]                sent_slot,
+
+    /* Write TLP dropped (err: read_error code, 0 when dropped behind an error) */
+    input  wire                      drop_valid,
+    input  wire [1:0]                drop_slot,
+    input  wire [4:0]                drop_err
 );
 
 localparam SLOTS = 4;
@@ -61,16 +68,17 @@ localparam [4:0] RERR_DECODE = `PEVB_AXI_ERR_DECODE;
 
 reg [2:0] head_reg;
 reg [2:0] tail_reg;
-reg [SLOTS-1:0] slot_notlp_reg;
+reg [7:0] slot_cnt_reg [0:SLOTS-1];
+reg [SLOTS-1:0] slot_issued_reg;
 reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
 reg [27:0] slot_len_reg [0:SLOTS-1];
-reg [2:0] last_sent_reg;
 
 reg cur_active_reg;
+reg [1:0] cur_slot_reg;
 reg [63:0] cur_addr_reg;
-reg [RAM_ADDR_WIDTH-1:0] cur_card_reg;
+reg [ADDR_WIDTH-1:0] cur_card_reg;
 reg [27:0] cur_rem_reg;
 
 reg abort_reg;
@@ -87,22 +95,21 @@ wire [12:0] to_boundary = mps - ({1'b0, cur_addr_reg[11:0]} & (mps - 13'd1));
 wire [12:0] wr_len = cur_rem_reg < {15'd0, to_boundary} ? cur_rem_reg[12:0] : to_boundary;
 wire wr_last = cur_rem_reg == {15'd0, wr_len};
 
-wire [28:0] src_end = {1'b0, s_desc_src[27:0]} + {1'b0, s_desc_len};
-wire src_ok = (s_desc_src[63:RAM_ADDR_WIDTH] == {(64-RAM_ADDR_WIDTH){1'b0}}) &&
-              src_end <= (29'd1 << RAM_ADDR_WIDTH);
+// a source beyond the AXI address space fails (decode) before anything moves
+wire [64:0] src_last = {1'b0, s_desc_src} + {37'd0, s_desc_len} - 65'd1;
+wire src_ok = (src_last >> ADDR_WIDTH) == 65'd0;
 
 assign s_desc_ready = !cur_active_reg && !full;
 wire accept = s_desc_valid && s_desc_ready;
 
-assign m_wr_valid = cur_active_reg;
+assign m_wr_valid = cur_active_reg && !abort_reg;
 assign m_wr_addr = cur_addr_reg;
 assign m_wr_len = wr_len;
-assign m_wr_ram_addr = cur_card_reg;
-assign m_wr_last = wr_last;
+assign m_wr_card_addr = cur_card_reg;
+assign m_wr_slot = cur_slot_reg;
 wire issue = m_wr_valid && m_wr_ready;
 
-wire sent = wr_done_valid && wr_done_last;
-wire head_done = !empty && (slot_notlp_reg[head] || last_sent_reg != 3'd0);
+wire head_done = !empty && slot_issued_reg[head] && slot_cnt_reg[head] == 8'd0;
 assign m_done_valid = head_done;
 assign m_done_flags = slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
@@ -110,9 +117,33 @@ assign m_done_wr_err = 5'd0;
 assign m_done_abort = slot_abort_reg[head];
 assign m_done_bytes = slot_len_reg[head];
 
+// ring distance from the head: occupied slots behind the failing one are aborted
+wire fail = drop_valid && drop_err != 5'd0;
+wire [1:0] fail_dist = drop_slot - head;
+reg [SLOTS-1:0] behind_fail;
+reg [1:0] ring_dist;
+integer d;
+always @* begin
+    for (d = 0; d < SLOTS; d = d + 1) begin
+        ring_dist = d[1:0] - head;
+        behind_fail[d] = {1'b0, ring_dist} < used_slots && ring_dist > fail_dist;
+    end
+end
+
+integer s;
 always @(posedge clk) begin
-    last_sent_reg <= last_sent_reg + (sent ? 3'd1 : 3'd0)
-                     - ((head_done && !slot_notlp_reg[head]) ? 3'd1 : 3'd0);
+    for (s = 0; s < SLOTS; s = s + 1) begin
+        slot_cnt_reg[s] <= slot_cnt_reg[s]
+            + ((issue && cur_slot_reg == s[1:0]) ? 8'd1 : 8'd0)
+            - ((sent_valid && sent_slot == s[1:0]) ? 8'd1 : 8'd0)
+            - ((drop_valid && drop_slot == s[1:0]) ? 8'd1 : 8'd0);
+    end
+
+    if (fail) begin
+        slot_rd_err_reg[drop_slot] <= slot_rd_err_reg[drop_slot] | drop_err;
+        abort_reg <= 1'b1;
+        slot_abort_reg <= slot_abort_reg | behind_fail;
+    end
 
     if (head_done) begin
         head_reg <= head_reg + 3'd1;
@@ -125,25 +156,34 @@ always @(posedge clk) begin
         slot_rd_err_reg[tail] <= src_ok ? 5'd0 : RERR_DECODE;
         slot_abort_reg[tail] <= abort_reg;
         if (!src_ok || abort_reg) begin
-            slot_notlp_reg[tail] <= 1'b1;
+            slot_issued_reg[tail] <= 1'b1;
             if (!src_ok) begin
                 abort_reg <= 1'b1;
             end
         end else begin
-            slot_notlp_reg[tail] <= 1'b0;
+            slot_issued_reg[tail] <= 1'b0;
             cur_active_reg <= 1'b1;
+            cur_slot_reg <= tail;
             cur_addr_reg <= s_desc_dst;
-            cur_card_reg <= s_desc_src[RAM_ADDR_WIDTH-1:0];
+            cur_card_reg <= s_desc_src[ADDR_WIDTH-1:0];
             cur_rem_reg <= s_desc_len;
         end
     end
 
     if (issue) begin
         cur_addr_reg <= cur_addr_reg + {51'd0, wr_len};
-        cur_card_reg <= cur_card_reg + {{(RAM_ADDR_WIDTH-13){1'b0}}, wr_len};
+        cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, wr_len};
         cur_rem_reg <= cur_rem_reg - {15'd0, wr_len};
         if (wr_last) begin
             cur_active_reg <= 1'b0;
+            slot_issued_reg[cur_slot_reg] <= 1'b1;
+        end
+    end else if (cur_active_reg && abort_reg) begin
+        // stop issuing the rest of an aborted descriptor
+        cur_active_reg <= 1'b0;
+        slot_issued_reg[cur_slot_reg] <= 1'b1;
+        if (slot_rd_err_reg[cur_slot_reg] == 5'd0 && !(fail && drop_slot == cur_slot_reg)) begin
+            slot_abort_reg[cur_slot_reg] <= 1'b1;
         end
     end
 
@@ -154,13 +194,13 @@ always @(posedge clk) begin
     if (rst) begin
         head_reg <= 3'd0;
         tail_reg <= 3'd0;
-        last_sent_reg <= 3'd0;
-        slot_notlp_reg <= {SLOTS{1'b0}};
+        slot_issued_reg <= {SLOTS{1'b0}};
         slot_abort_reg <= {SLOTS{1'b0}};
         cur_active_reg <= 1'b0;
         abort_reg <= 1'b0;
-        // the RAM read address also serves write-back TLPs, which carry no payload
-        cur_card_reg <= {RAM_ADDR_WIDTH{1'b0}};
+        for (s = 0; s < SLOTS; s = s + 1) begin
+            slot_cnt_reg[s] <= 8'd0;
+        end
     end
 end
 

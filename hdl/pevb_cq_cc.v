@@ -13,7 +13,8 @@
  * read completions.  Reads longer than one DWORD complete with Completer
  * Abort, other non-posted requests (I/O, atomics, locked reads) with
  * Unsupported Request; writes longer than one DWORD and other posted requests
- * are dropped.  One request is handled at a time (CQ back-pressured while busy).
+ * are dropped.  One request is handled at a time (CQ back-pressured while busy,
+ * until the register block or the AXI-Lite master acknowledges the access).
  */
 module pevb_cq_cc #
 (
@@ -53,8 +54,9 @@ module pevb_cq_cc #
     output wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr,
     output wire [31:0]                        reg_req_wdata,
     output wire [3:0]                         reg_req_be,
-    // combinational read data for the request on reg_req_* (sampled the
-    // cycle reg_req_valid is high)
+    // the access is done (one cycle or more after the reg_req_valid pulse); read
+    // data is valid with it
+    input  wire                               reg_ack,
     input  wire [31:0]                        reg_rd_data
 );
 
@@ -207,9 +209,10 @@ always @(posedge clk) begin
         STATE_EXEC: begin
             cc_beat_reg <= 1'b0;
             if (req_posted) begin
-                // memory writes go to the registers; messages are ignored
+                // memory writes go to the registers (and wait for their acknowledge, so
+                // that accesses stay in order); messages are ignored
                 reg_req_valid_reg <= req_is_write && req_ok;
-                state_reg <= STATE_RX;
+                state_reg <= req_is_write && req_ok ? STATE_WAIT : STATE_RX;
             end else if (req_is_read && req_ok) begin
                 reg_req_valid_reg <= 1'b1;
                 cc_status_reg <= CPL_SC;
@@ -223,8 +226,10 @@ always @(posedge clk) begin
             end
         end
         STATE_WAIT: begin
-            // register read data is valid one cycle after the request
-            state_reg <= STATE_CC;
+            // the register read data is valid with the acknowledge
+            if (reg_ack) begin
+                state_reg <= req_is_read ? STATE_CC : STATE_RX;
+            end
         end
         STATE_CC: begin
             if (m_axis_cc_tready) begin
@@ -238,7 +243,7 @@ always @(posedge clk) begin
         default: state_reg <= STATE_RX;
     endcase
 
-    if (state_reg == STATE_WAIT) begin
+    if (state_reg == STATE_WAIT && reg_ack) begin
         cc_data_reg <= reg_rd_data;
     end
 

@@ -5,15 +5,11 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-`include "pevb_regs.vh"
-
 /*
- * Open XDMA-compatible DMA engine for the Xilinx UltraScale+ PCIe hard IP
- * user interface (CQ/CC completer, RQ/RC requester, MSI).  BAR0: 4 KiB user
- * space with the LED register at offset 0.  BAR1: 64 KiB DMA register space
- * (PG195 programming model) for one H2C and one C2H memory-mapped channel
- * running concurrently over descriptor chains in host or peer memory, with a
- * card RAM of RAM_SIZE bytes behind them.
+ * The picoevb card, built as the board's design is: the XDMA engine
+ * (pevb_xdma) with an AXI BRAM of RAM_SIZE bytes on its AXI4 memory-mapped
+ * master and an AXI GPIO (LEDs, RAM size register) on its AXI4-Lite master
+ * behind the user BAR.
  */
 module pevb_dma_top #
 (
@@ -94,446 +90,210 @@ module pevb_dma_top #
 );
 
 localparam DW = AXIS_PCIE_DATA_WIDTH;
-localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
-localparam BYTES = DW/8;
-localparam RAM_ADDR_WIDTH = $clog2(RAM_SIZE);
-localparam WAW = RAM_ADDR_WIDTH - $clog2(BYTES);
-localparam DESC_IDX_WIDTH = $clog2(DESC_DEPTH*8);
-
-// tag context kinds (see pevb_rc_rx)
-localparam [1:0] KIND_H2C_DESC = 2'd0;
-localparam [1:0] KIND_C2H_DESC = 2'd1;
-localparam [1:0] KIND_H2C_DATA = 2'd2;
+localparam AXI_ADDR_WIDTH = 64;
+localparam AXI_ID_WIDTH = 4;
 
 initial begin
-    if ((1 << RAM_ADDR_WIDTH) != RAM_SIZE || RAM_ADDR_WIDTH < 13 || RAM_ADDR_WIDTH > 28) begin
+    if (RAM_SIZE < 8192 || RAM_SIZE > (1 << 28) || (RAM_SIZE & (RAM_SIZE - 1)) != 0) begin
         $error("Error: RAM_SIZE must be a power of two from 8 KiB to 256 MiB (instance %m)");
-        $finish;
-    end
-    if (DESC_IDX_WIDTH > RAM_ADDR_WIDTH) begin
-        $error("Error: DESC_DEPTH too large for RAM_SIZE (instance %m)");
         $finish;
     end
 end
 
-wire clk = user_clk;
-wire rst = user_reset;
+wire [AXI_ID_WIDTH-1:0] axi_awid, axi_bid, axi_arid, axi_rid;
+wire [AXI_ADDR_WIDTH-1:0] axi_awaddr, axi_araddr;
+wire [7:0] axi_awlen, axi_arlen;
+wire [2:0] axi_awsize, axi_arsize, axi_awprot, axi_arprot;
+wire [1:0] axi_awburst, axi_arburst, axi_bresp, axi_rresp;
+wire axi_awlock, axi_arlock;
+wire [3:0] axi_awcache, axi_arcache;
+wire axi_awvalid, axi_awready, axi_wlast, axi_wvalid, axi_wready, axi_bvalid, axi_bready;
+wire axi_arvalid, axi_arready, axi_rlast, axi_rvalid, axi_rready;
+wire [DW-1:0] axi_wdata, axi_rdata;
+wire [DW/8-1:0] axi_wstrb;
 
-assign pcie_cq_np_req = 2'b01;
-assign cfg_config_space_enable = 1'b1;
-assign cfg_interrupt_msi_function_number = 8'd0;
+wire [31:0] axil_awaddr, axil_wdata, axil_araddr, axil_rdata;
+wire [2:0] axil_awprot, axil_arprot;
+wire [3:0] axil_wstrb;
+wire [1:0] axil_bresp, axil_rresp;
+wire axil_awvalid, axil_awready, axil_wvalid, axil_wready, axil_bvalid, axil_bready;
+wire axil_arvalid, axil_arready, axil_rvalid, axil_rready;
 
-/* register access */
-wire reg_req_valid;
-wire reg_req_we;
-wire [2:0] reg_req_bar;
-wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr;
-wire [31:0] reg_req_wdata;
-wire [3:0] reg_req_be;
-wire [31:0] reg_rd_data;
-
-pevb_cq_cc #(
-    .AXIS_PCIE_DATA_WIDTH(DW),
-    .AXIS_PCIE_KEEP_WIDTH(KEEP),
+pevb_xdma #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
     .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
-    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
-) cq_cc_inst (
-    .clk(clk),
-    .rst(rst),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
+    .AXI_ID_WIDTH(AXI_ID_WIDTH),
+    .DESC_DEPTH(DESC_DEPTH),
+    .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
+) xdma_inst (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
     .s_axis_cq_tdata(s_axis_cq_tdata),
     .s_axis_cq_tkeep(s_axis_cq_tkeep),
-    .s_axis_cq_tvalid(s_axis_cq_tvalid),
-    .s_axis_cq_tready(s_axis_cq_tready),
     .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
     .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
     .m_axis_cc_tdata(m_axis_cc_tdata),
     .m_axis_cc_tkeep(m_axis_cc_tkeep),
-    .m_axis_cc_tvalid(m_axis_cc_tvalid),
-    .m_axis_cc_tready(m_axis_cc_tready),
     .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
     .m_axis_cc_tuser(m_axis_cc_tuser),
-    .reg_req_valid(reg_req_valid),
-    .reg_req_we(reg_req_we),
-    .reg_req_bar(reg_req_bar),
-    .reg_req_addr(reg_req_addr),
-    .reg_req_wdata(reg_req_wdata),
-    .reg_req_be(reg_req_be),
-    .reg_rd_data(reg_rd_data)
-);
-
-/* channel control and status (index 0: H2C0, 1: C2H0) */
-wire [63:0] ch_control;
-wire [127:0] ch_desc_addr;
-wire [11:0] ch_desc_adj;
-wire [127:0] ch_wb_addr;
-wire [1:0] ch_halt;
-wire [2*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event;
-wire [1:0] ch_busy;
-wire [63:0] ch_count;
-wire [1:0] ch_bytes_valid;
-wire [55:0] ch_bytes;
-
-pevb_regs #(
-    .AXIS_PCIE_DATA_WIDTH(DW),
-    .RAM_SIZE(RAM_SIZE)
-) regs_inst (
-    .clk(clk),
-    .rst(rst),
-    .reg_req_valid(reg_req_valid),
-    .reg_req_we(reg_req_we),
-    .reg_req_bar(reg_req_bar),
-    .reg_req_addr(reg_req_addr),
-    .reg_req_wdata(reg_req_wdata),
-    .reg_req_be(reg_req_be),
-    .reg_rd_data(reg_rd_data),
-    .ch_control(ch_control),
-    .ch_desc_addr(ch_desc_addr),
-    .ch_desc_adj(ch_desc_adj),
-    .ch_wb_addr(ch_wb_addr),
-    .ch_halt(ch_halt),
-    .ch_event(ch_event),
-    .ch_busy(ch_busy),
-    .ch_count(ch_count),
-    .ch_bytes_valid(ch_bytes_valid),
-    .ch_bytes(ch_bytes),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
     .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),
     .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
     .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
     .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
     .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .m_axi_awid(axi_awid),
+    .m_axi_awaddr(axi_awaddr),
+    .m_axi_awlen(axi_awlen),
+    .m_axi_awsize(axi_awsize),
+    .m_axi_awburst(axi_awburst),
+    .m_axi_awlock(axi_awlock),
+    .m_axi_awcache(axi_awcache),
+    .m_axi_awprot(axi_awprot),
+    .m_axi_awvalid(axi_awvalid),
+    .m_axi_awready(axi_awready),
+    .m_axi_wdata(axi_wdata),
+    .m_axi_wstrb(axi_wstrb),
+    .m_axi_wlast(axi_wlast),
+    .m_axi_wvalid(axi_wvalid),
+    .m_axi_wready(axi_wready),
+    .m_axi_bid(axi_bid),
+    .m_axi_bresp(axi_bresp),
+    .m_axi_bvalid(axi_bvalid),
+    .m_axi_bready(axi_bready),
+    .m_axi_arid(axi_arid),
+    .m_axi_araddr(axi_araddr),
+    .m_axi_arlen(axi_arlen),
+    .m_axi_arsize(axi_arsize),
+    .m_axi_arburst(axi_arburst),
+    .m_axi_arlock(axi_arlock),
+    .m_axi_arcache(axi_arcache),
+    .m_axi_arprot(axi_arprot),
+    .m_axi_arvalid(axi_arvalid),
+    .m_axi_arready(axi_arready),
+    .m_axi_rid(axi_rid),
+    .m_axi_rdata(axi_rdata),
+    .m_axi_rresp(axi_rresp),
+    .m_axi_rlast(axi_rlast),
+    .m_axi_rvalid(axi_rvalid),
+    .m_axi_rready(axi_rready),
+    .m_axil_awaddr(axil_awaddr),
+    .m_axil_awprot(axil_awprot),
+    .m_axil_awvalid(axil_awvalid),
+    .m_axil_awready(axil_awready),
+    .m_axil_wdata(axil_wdata),
+    .m_axil_wstrb(axil_wstrb),
+    .m_axil_wvalid(axil_wvalid),
+    .m_axil_wready(axil_wready),
+    .m_axil_bresp(axil_bresp),
+    .m_axil_bvalid(axil_bvalid),
+    .m_axil_bready(axil_bready),
+    .m_axil_araddr(axil_araddr),
+    .m_axil_arprot(axil_arprot),
+    .m_axil_arvalid(axil_arvalid),
+    .m_axil_arready(axil_arready),
+    .m_axil_rdata(axil_rdata),
+    .m_axil_rresp(axil_rresp),
+    .m_axil_rvalid(axil_rvalid),
+    .m_axil_rready(axil_rready)
+);
+
+pevb_axi_ram #(
+    .DATA_WIDTH(DW),
+    .ADDR_WIDTH(AXI_ADDR_WIDTH),
+    .ID_WIDTH(AXI_ID_WIDTH),
+    .SIZE(RAM_SIZE)
+) card_ram_inst (
+    .clk(user_clk),
+    .rst(user_reset),
+    .s_axi_awid(axi_awid),
+    .s_axi_awaddr(axi_awaddr),
+    .s_axi_awlen(axi_awlen),
+    .s_axi_awsize(axi_awsize),
+    .s_axi_awburst(axi_awburst),
+    .s_axi_awlock(axi_awlock),
+    .s_axi_awcache(axi_awcache),
+    .s_axi_awprot(axi_awprot),
+    .s_axi_awvalid(axi_awvalid),
+    .s_axi_awready(axi_awready),
+    .s_axi_wdata(axi_wdata),
+    .s_axi_wstrb(axi_wstrb),
+    .s_axi_wlast(axi_wlast),
+    .s_axi_wvalid(axi_wvalid),
+    .s_axi_wready(axi_wready),
+    .s_axi_bid(axi_bid),
+    .s_axi_bresp(axi_bresp),
+    .s_axi_bvalid(axi_bvalid),
+    .s_axi_bready(axi_bready),
+    .s_axi_arid(axi_arid),
+    .s_axi_araddr(axi_araddr),
+    .s_axi_arlen(axi_arlen),
+    .s_axi_arsize(axi_arsize),
+    .s_axi_arburst(axi_arburst),
+    .s_axi_arlock(axi_arlock),
+    .s_axi_arcache(axi_arcache),
+    .s_axi_arprot(axi_arprot),
+    .s_axi_arvalid(axi_arvalid),
+    .s_axi_arready(axi_arready),
+    .s_axi_rid(axi_rid),
+    .s_axi_rdata(axi_rdata),
+    .s_axi_rresp(axi_rresp),
+    .s_axi_rlast(axi_rlast),
+    .s_axi_rvalid(axi_rvalid),
+    .s_axi_rready(axi_rready)
+);
+
+pevb_axil_gpio #(
+    .RAM_SIZE(RAM_SIZE)
+) gpio_inst (
+    .clk(user_clk),
+    .rst(user_reset),
+    .s_axil_awaddr(axil_awaddr),
+    .s_axil_awprot(axil_awprot),
+    .s_axil_awvalid(axil_awvalid),
+    .s_axil_awready(axil_awready),
+    .s_axil_wdata(axil_wdata),
+    .s_axil_wstrb(axil_wstrb),
+    .s_axil_wvalid(axil_wvalid),
+    .s_axil_wready(axil_wready),
+    .s_axil_bresp(axil_bresp),
+    .s_axil_bvalid(axil_bvalid),
+    .s_axil_bready(axil_bready),
+    .s_axil_araddr(axil_araddr),
+    .s_axil_arprot(axil_arprot),
+    .s_axil_arvalid(axil_arvalid),
+    .s_axil_arready(axil_arready),
+    .s_axil_rdata(axil_rdata),
+    .s_axil_rresp(axil_rresp),
+    .s_axil_rvalid(axil_rvalid),
+    .s_axil_rready(axil_rready),
     .led(led)
-);
-
-/* read request sources */
-wire fh_rd_valid, fc_rd_valid, dh_rd_valid;
-wire [63:0] fh_rd_addr, fc_rd_addr, dh_rd_addr;
-wire [12:0] fh_rd_len, fc_rd_len, dh_rd_len;
-wire [DESC_IDX_WIDTH-1:0] fh_rd_info, fc_rd_info;
-wire [RAM_ADDR_WIDTH-1:0] dh_rd_info;
-wire [1:0] dh_rd_slot;
-
-wire tag_avail;
-wire [7:0] tag_free;
-wire rq_rd_ready;
-
-// fixed priority: descriptor fetches (small, on the critical path) before data
-wire sel_fh = fh_rd_valid;
-wire sel_fc = !fh_rd_valid && fc_rd_valid;
-wire sel_dh = !fh_rd_valid && !fc_rd_valid && dh_rd_valid;
-wire rd_any = fh_rd_valid || fc_rd_valid || dh_rd_valid;
-wire rd_fire = rd_any && tag_avail && rq_rd_ready;
-
-wire [63:0] rd_addr = sel_fh ? fh_rd_addr : sel_fc ? fc_rd_addr : dh_rd_addr;
-wire [12:0] rd_len = sel_fh ? fh_rd_len : sel_fc ? fc_rd_len : dh_rd_len;
-wire [1:0] rd_kind = sel_fh ? KIND_H2C_DESC : sel_fc ? KIND_C2H_DESC : KIND_H2C_DATA;
-wire [RAM_ADDR_WIDTH-1:0] rd_info = sel_fh ? {{(RAM_ADDR_WIDTH-DESC_IDX_WIDTH){1'b0}}, fh_rd_info} :
-                                    sel_fc ? {{(RAM_ADDR_WIDTH-DESC_IDX_WIDTH){1'b0}}, fc_rd_info} :
-                                    dh_rd_info;
-
-/* write request sources */
-wire wbh_valid, wbc_valid, dc_wr_valid;
-wire [63:0] wbh_addr, wbc_addr, dc_wr_addr;
-wire [31:0] wbh_data, wbc_data;
-wire [12:0] dc_wr_len;
-wire [RAM_ADDR_WIDTH-1:0] dc_wr_ram_addr;
-wire dc_wr_last;
-wire rq_wr_ready;
-
-// write-backs before data (a write-back is only requested after its data left)
-wire wsel_h = wbh_valid;
-wire wsel_c = !wbh_valid && wbc_valid;
-wire wsel_d = !wbh_valid && !wbc_valid && dc_wr_valid;
-wire wr_any = wbh_valid || wbc_valid || dc_wr_valid;
-
-wire [1:0] wr_done_id;
-wire wr_done_valid;
-
-/* card RAM */
-wire [BYTES-1:0] ram_wr_en;
-wire [BYTES*WAW-1:0] ram_wr_addr;
-wire [DW-1:0] ram_wr_data;
-wire ram_rd_en;
-wire [BYTES*WAW-1:0] ram_rd_addr;
-wire [DW-1:0] ram_rd_data;
-
-pevb_card_ram #(
-    .BYTE_LANES(BYTES),
-    .ADDR_WIDTH(WAW)
-) ram_inst (
-    .clk(clk),
-    .wr_en(ram_wr_en),
-    .wr_addr(ram_wr_addr),
-    .wr_data(ram_wr_data),
-    .rd_en(ram_rd_en),
-    .rd_addr(ram_rd_addr),
-    .rd_data(ram_rd_data)
-);
-
-pevb_rq_tx #(
-    .AXIS_PCIE_DATA_WIDTH(DW),
-    .AXIS_PCIE_KEEP_WIDTH(KEEP),
-    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
-    .RAM_ADDR_WIDTH(RAM_ADDR_WIDTH),
-    .WR_ID_WIDTH(2)
-) rq_tx_inst (
-    .clk(clk),
-    .rst(rst),
-    .s_rd_valid(rd_any && tag_avail),
-    .s_rd_ready(rq_rd_ready),
-    .s_rd_addr(rd_addr),
-    .s_rd_len(rd_len),
-    .s_rd_tag(tag_free),
-    .s_wr_valid(wr_any),
-    .s_wr_ready(rq_wr_ready),
-    .s_wr_addr(wsel_h ? wbh_addr : wsel_c ? wbc_addr : dc_wr_addr),
-    .s_wr_len(dc_wr_len),
-    .s_wr_ram_addr(dc_wr_ram_addr),
-    .s_wr_imm(!wsel_d),
-    .s_wr_imm_data(wsel_h ? wbh_data : wbc_data),
-    .s_wr_id({wsel_d, dc_wr_last}),
-    .m_wr_done_valid(wr_done_valid),
-    .m_wr_done_id(wr_done_id),
-    .ram_rd_en(ram_rd_en),
-    .ram_rd_addr(ram_rd_addr),
-    .ram_rd_data(ram_rd_data),
-    .m_axis_rq_tdata(m_axis_rq_tdata),
-    .m_axis_rq_tkeep(m_axis_rq_tkeep),
-    .m_axis_rq_tvalid(m_axis_rq_tvalid),
-    .m_axis_rq_tready(m_axis_rq_tready),
-    .m_axis_rq_tlast(m_axis_rq_tlast),
-    .m_axis_rq_tuser(m_axis_rq_tuser)
-);
-
-wire [KEEP-1:0] desc_wr_en_h2c, desc_wr_en_c2h;
-wire [DESC_IDX_WIDTH-1:0] desc_wr_idx;
-wire [DW-1:0] desc_wr_data;
-wire retire_valid;
-wire [1:0] retire_kind;
-wire [1:0] retire_slot;
-wire [4:0] retire_err;
-wire [3:0] h2c_discard;
-wire [7:0] tags_in_flight;
-wire unexpected_cpl;
-// debug only (waveforms): tags outstanding and completions matching no request
-wire unused_rc_status = ^{tags_in_flight, unexpected_cpl};
-
-pevb_rc_rx #(
-    .AXIS_PCIE_DATA_WIDTH(DW),
-    .AXIS_PCIE_KEEP_WIDTH(KEEP),
-    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
-    .RAM_ADDR_WIDTH(RAM_ADDR_WIDTH),
-    .DESC_IDX_WIDTH(DESC_IDX_WIDTH),
-    .TAG_COUNT(32),
-    .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
-) rc_rx_inst (
-    .clk(clk),
-    .rst(rst),
-    .tag_avail(tag_avail),
-    .tag_free(tag_free),
-    .alloc_valid(rd_fire),
-    .alloc_kind(rd_kind),
-    .alloc_slot(dh_rd_slot),
-    .alloc_addr_lo(rd_addr[11:0]),
-    .alloc_info(rd_info),
-    .s_axis_rc_tdata(s_axis_rc_tdata),
-    .s_axis_rc_tkeep(s_axis_rc_tkeep),
-    .s_axis_rc_tvalid(s_axis_rc_tvalid),
-    .s_axis_rc_tready(s_axis_rc_tready),
-    .s_axis_rc_tlast(s_axis_rc_tlast),
-    .s_axis_rc_tuser(s_axis_rc_tuser),
-    .h2c_discard(h2c_discard),
-    .ram_wr_en(ram_wr_en),
-    .ram_wr_addr(ram_wr_addr),
-    .ram_wr_data(ram_wr_data),
-    .desc_wr_en_h2c(desc_wr_en_h2c),
-    .desc_wr_en_c2h(desc_wr_en_c2h),
-    .desc_wr_idx(desc_wr_idx),
-    .desc_wr_data(desc_wr_data),
-    .retire_valid(retire_valid),
-    .retire_kind(retire_kind),
-    .retire_slot(retire_slot),
-    .retire_err(retire_err),
-    .tags_in_flight(tags_in_flight),
-    .unexpected_cpl(unexpected_cpl)
-);
-
-/* H2C channel 0 */
-wire h2c_desc_valid, h2c_desc_ready;
-wire [63:0] h2c_desc_src, h2c_desc_dst;
-wire [27:0] h2c_desc_len;
-wire [2:0] h2c_desc_flags;
-wire h2c_restart;
-wire h2c_done_valid;
-wire [2:0] h2c_done_flags;
-wire [4:0] h2c_done_rd_err, h2c_done_wr_err;
-wire h2c_done_abort;
-wire [27:0] h2c_done_bytes;
-
-pevb_desc_eng #(
-    .KEEP(KEEP),
-    .DESC_DEPTH(DESC_DEPTH)
-) h2c_desc_inst (
-    .clk(clk),
-    .rst(rst),
-    .control(ch_control[31:0]),
-    .desc_addr(ch_desc_addr[63:0]),
-    .desc_adj(ch_desc_adj[5:0]),
-    .wb_addr(ch_wb_addr[63:0]),
-    .halt(ch_halt[0]),
-    .mrrs_enc(cfg_max_read_req),
-    .m_rd_valid(fh_rd_valid),
-    .m_rd_ready(rd_fire && sel_fh),
-    .m_rd_addr(fh_rd_addr),
-    .m_rd_len(fh_rd_len),
-    .m_rd_info(fh_rd_info),
-    .buf_wr_en(desc_wr_en_h2c),
-    .buf_wr_idx(desc_wr_idx),
-    .buf_wr_data(desc_wr_data),
-    .fetch_retire_valid(retire_valid && retire_kind == KIND_H2C_DESC),
-    .fetch_retire_err(retire_err),
-    .m_desc_valid(h2c_desc_valid),
-    .m_desc_ready(h2c_desc_ready),
-    .m_desc_src(h2c_desc_src),
-    .m_desc_dst(h2c_desc_dst),
-    .m_desc_len(h2c_desc_len),
-    .m_desc_flags(h2c_desc_flags),
-    .mover_restart(h2c_restart),
-    .done_valid(h2c_done_valid),
-    .done_flags(h2c_done_flags),
-    .done_rd_err(h2c_done_rd_err),
-    .done_wr_err(h2c_done_wr_err),
-    .done_abort(h2c_done_abort),
-    .done_bytes(h2c_done_bytes),
-    .m_wb_valid(wbh_valid),
-    .m_wb_ready(rq_wr_ready && wsel_h),
-    .m_wb_addr(wbh_addr),
-    .m_wb_data(wbh_data),
-    .event_out(ch_event[0 +: `PEVB_STAT_EVENT_WIDTH]),
-    .busy(ch_busy[0]),
-    .count(ch_count[31:0]),
-    .bytes_valid(ch_bytes_valid[0]),
-    .bytes(ch_bytes[27:0])
-);
-
-pevb_h2c_rd #(
-    .RAM_ADDR_WIDTH(RAM_ADDR_WIDTH)
-) h2c_rd_inst (
-    .clk(clk),
-    .rst(rst),
-    .restart(h2c_restart),
-    .mrrs_enc(cfg_max_read_req),
-    .s_desc_valid(h2c_desc_valid),
-    .s_desc_ready(h2c_desc_ready),
-    .s_desc_src(h2c_desc_src),
-    .s_desc_dst(h2c_desc_dst),
-    .s_desc_len(h2c_desc_len),
-    .s_desc_flags(h2c_desc_flags),
-    .m_done_valid(h2c_done_valid),
-    .m_done_flags(h2c_done_flags),
-    .m_done_rd_err(h2c_done_rd_err),
-    .m_done_wr_err(h2c_done_wr_err),
-    .m_done_abort(h2c_done_abort),
-    .m_done_bytes(h2c_done_bytes),
-    .m_rd_valid(dh_rd_valid),
-    .m_rd_ready(rd_fire && sel_dh),
-    .m_rd_addr(dh_rd_addr),
-    .m_rd_len(dh_rd_len),
-    .m_rd_info(dh_rd_info),
-    .m_rd_slot(dh_rd_slot),
-    .retire_valid(retire_valid && retire_kind == KIND_H2C_DATA),
-    .retire_slot(retire_slot),
-    .retire_err(retire_err),
-    .discard(h2c_discard)
-);
-
-/* C2H channel 0 */
-wire c2h_desc_valid, c2h_desc_ready;
-wire [63:0] c2h_desc_src, c2h_desc_dst;
-wire [27:0] c2h_desc_len;
-wire [2:0] c2h_desc_flags;
-wire c2h_restart;
-wire c2h_done_valid;
-wire [2:0] c2h_done_flags;
-wire [4:0] c2h_done_rd_err, c2h_done_wr_err;
-wire c2h_done_abort;
-wire [27:0] c2h_done_bytes;
-
-pevb_desc_eng #(
-    .KEEP(KEEP),
-    .DESC_DEPTH(DESC_DEPTH)
-) c2h_desc_inst (
-    .clk(clk),
-    .rst(rst),
-    .control(ch_control[63:32]),
-    .desc_addr(ch_desc_addr[127:64]),
-    .desc_adj(ch_desc_adj[11:6]),
-    .wb_addr(ch_wb_addr[127:64]),
-    .halt(ch_halt[1]),
-    .mrrs_enc(cfg_max_read_req),
-    .m_rd_valid(fc_rd_valid),
-    .m_rd_ready(rd_fire && sel_fc),
-    .m_rd_addr(fc_rd_addr),
-    .m_rd_len(fc_rd_len),
-    .m_rd_info(fc_rd_info),
-    .buf_wr_en(desc_wr_en_c2h),
-    .buf_wr_idx(desc_wr_idx),
-    .buf_wr_data(desc_wr_data),
-    .fetch_retire_valid(retire_valid && retire_kind == KIND_C2H_DESC),
-    .fetch_retire_err(retire_err),
-    .m_desc_valid(c2h_desc_valid),
-    .m_desc_ready(c2h_desc_ready),
-    .m_desc_src(c2h_desc_src),
-    .m_desc_dst(c2h_desc_dst),
-    .m_desc_len(c2h_desc_len),
-    .m_desc_flags(c2h_desc_flags),
-    .mover_restart(c2h_restart),
-    .done_valid(c2h_done_valid),
-    .done_flags(c2h_done_flags),
-    .done_rd_err(c2h_done_rd_err),
-    .done_wr_err(c2h_done_wr_err),
-    .done_abort(c2h_done_abort),
-    .done_bytes(c2h_done_bytes),
-    .m_wb_valid(wbc_valid),
-    .m_wb_ready(rq_wr_ready && wsel_c),
-    .m_wb_addr(wbc_addr),
-    .m_wb_data(wbc_data),
-    .event_out(ch_event[`PEVB_STAT_EVENT_WIDTH +: `PEVB_STAT_EVENT_WIDTH]),
-    .busy(ch_busy[1]),
-    .count(ch_count[63:32]),
-    .bytes_valid(ch_bytes_valid[1]),
-    .bytes(ch_bytes[55:28])
-);
-
-pevb_c2h_wr #(
-    .RAM_ADDR_WIDTH(RAM_ADDR_WIDTH)
-) c2h_wr_inst (
-    .clk(clk),
-    .rst(rst),
-    .restart(c2h_restart),
-    .mps_enc(cfg_max_payload),
-    .s_desc_valid(c2h_desc_valid),
-    .s_desc_ready(c2h_desc_ready),
-    .s_desc_src(c2h_desc_src),
-    .s_desc_dst(c2h_desc_dst),
-    .s_desc_len(c2h_desc_len),
-    .s_desc_flags(c2h_desc_flags),
-    .m_done_valid(c2h_done_valid),
-    .m_done_flags(c2h_done_flags),
-    .m_done_rd_err(c2h_done_rd_err),
-    .m_done_wr_err(c2h_done_wr_err),
-    .m_done_abort(c2h_done_abort),
-    .m_done_bytes(c2h_done_bytes),
-    .m_wr_valid(dc_wr_valid),
-    .m_wr_ready(rq_wr_ready && wsel_d),
-    .m_wr_addr(dc_wr_addr),
-    .m_wr_len(dc_wr_len),
-    .m_wr_ram_addr(dc_wr_ram_addr),
-    .m_wr_last(dc_wr_last),
-    .wr_done_valid(wr_done_valid && wr_done_id[1]),
-    .wr_done_last(wr_done_id[0])
 );
 
 endmodule

@@ -10,17 +10,18 @@
 /*
  * H2C data mover: turns descriptors (PCIe source, card destination, length)
  * into memory read requests split at MRRS boundaries (hence never across
- * 4 KiB), with up to SLOTS descriptors in flight.  Completion data is written
- * to card RAM by pevb_rc_rx; this block counts outstanding tags per descriptor
- * and reports descriptors done strictly in order.  A destination outside card
- * RAM fails the descriptor with write_error[0] (decode) before any read; a
- * completion error fails it with the read_error bits and aborts the
- * descriptors behind it (reported with m_done_abort, nothing transferred).
+ * 4 KiB), with up to SLOTS descriptors in flight.  pevb_rc_rx turns each
+ * completion into an AXI write job for pevb_axi_wr; this block counts
+ * outstanding tags and unacknowledged write jobs per descriptor and reports
+ * descriptors done strictly in order.  A completion error fails the descriptor
+ * with the read_error bits, an AXI write error (SLVERR/DECERR) with the
+ * write_error bits; either aborts the descriptors behind it (reported with
+ * m_done_abort) and discards their data.
  */
 module pevb_h2c_rd #
 (
-    // card RAM byte address width (size = 2**RAM_ADDR_WIDTH)
-    parameter RAM_ADDR_WIDTH = 16
+    // card (AXI) address width
+    parameter ADDR_WIDTH = 64
 )
 (
     input  wire                      clk,
@@ -50,13 +51,20 @@ module pevb_h2c_rd #
     input  wire                      m_rd_ready,
     output wire [63:0]               m_rd_addr,
     output wire [12:0]               m_rd_len,
-    output wire [RAM_ADDR_WIDTH-1:0] m_rd_info,
+    output wire [ADDR_WIDTH-1:0]     m_rd_info,
     output wire [1:0]                m_rd_slot,
 
     /* Tag retirement for H2C data */
     input  wire                      retire_valid,
     input  wire [1:0]                retire_slot,
     input  wire [4:0]                retire_err,
+
+    /* AXI write jobs: one per completion, done when its writes are acknowledged */
+    input  wire                      job_valid,
+    input  wire [1:0]                job_slot,
+    input  wire                      job_done_valid,
+    input  wire [1:0]                job_done_slot,
+    input  wire [4:0]                job_done_err,
 
     // per-slot discard of completion data (failed or aborted descriptors)
     output wire [3:0]                discard
@@ -68,6 +76,7 @@ localparam [4:0] WERR_DECODE = `PEVB_AXI_ERR_DECODE;
 reg [2:0] head_reg;
 reg [2:0] tail_reg;
 reg [5:0] slot_cnt_reg [0:SLOTS-1];
+reg [9:0] slot_jobs_reg [0:SLOTS-1];
 reg [SLOTS-1:0] slot_issued_reg;
 reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
@@ -78,7 +87,7 @@ reg [27:0] slot_len_reg [0:SLOTS-1];
 reg cur_active_reg;
 reg [1:0] cur_slot_reg;
 reg [63:0] cur_addr_reg;
-reg [RAM_ADDR_WIDTH-1:0] cur_card_reg;
+reg [ADDR_WIDTH-1:0] cur_card_reg;
 reg [27:0] cur_rem_reg;
 
 reg abort_reg;
@@ -95,10 +104,9 @@ wire [12:0] to_boundary = mrrs - ({1'b0, cur_addr_reg[11:0]} & (mrrs - 13'd1));
 wire [12:0] rd_len = cur_rem_reg < {15'd0, to_boundary} ? cur_rem_reg[12:0] : to_boundary;
 wire rd_last = cur_rem_reg == {15'd0, rd_len};
 
-// destination range check
-wire [28:0] dst_end = {1'b0, s_desc_dst[27:0]} + {1'b0, s_desc_len};
-wire dst_ok = (s_desc_dst[63:RAM_ADDR_WIDTH] == {(64-RAM_ADDR_WIDTH){1'b0}}) &&
-              dst_end <= (29'd1 << RAM_ADDR_WIDTH);
+// a destination beyond the AXI address space fails (decode) before anything moves
+wire [64:0] dst_last = {1'b0, s_desc_dst} + {37'd0, s_desc_len} - 65'd1;
+wire dst_ok = (dst_last >> ADDR_WIDTH) == 65'd0;
 
 assign s_desc_ready = !cur_active_reg && !full;
 wire accept = s_desc_valid && s_desc_ready;
@@ -110,7 +118,8 @@ assign m_rd_info = cur_card_reg;
 assign m_rd_slot = cur_slot_reg;
 wire issue = m_rd_valid && m_rd_ready;
 
-wire head_done = !empty && slot_issued_reg[head] && slot_cnt_reg[head] == 6'd0;
+wire head_done = !empty && slot_issued_reg[head] && slot_cnt_reg[head] == 6'd0 &&
+                 slot_jobs_reg[head] == 10'd0;
 assign m_done_valid = head_done;
 assign m_done_flags = slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
@@ -122,21 +131,24 @@ reg [SLOTS-1:0] slot_failed;
 integer f;
 always @* begin
     for (f = 0; f < SLOTS; f = f + 1) begin
-        slot_failed[f] = slot_rd_err_reg[f] != 5'd0;
+        slot_failed[f] = slot_rd_err_reg[f] != 5'd0 || slot_wr_err_reg[f] != 5'd0;
     end
 end
 assign discard = slot_abort_reg | slot_failed;
 
-// ring distance from the head: occupied slots behind the failing one are aborted
-wire [1:0] fail_dist = retire_slot - head;
-wire [2:0] occupancy = used_slots;
+// ring distance from the head: occupied slots behind a failing one are aborted
+wire rd_fail = retire_valid && retire_err != 5'd0;
+wire wr_fail = job_done_valid && job_done_err != 5'd0;
+wire [1:0] rd_fail_dist = retire_slot - head;
+wire [1:0] wr_fail_dist = job_done_slot - head;
 reg [SLOTS-1:0] behind_fail;
 reg [1:0] ring_dist;
 integer d;
 always @* begin
     for (d = 0; d < SLOTS; d = d + 1) begin
         ring_dist = d[1:0] - head;
-        behind_fail[d] = {1'b0, ring_dist} < occupancy && ring_dist > fail_dist;
+        behind_fail[d] = {1'b0, ring_dist} < used_slots &&
+                         ((rd_fail && ring_dist > rd_fail_dist) || (wr_fail && ring_dist > wr_fail_dist));
     end
 end
 
@@ -146,10 +158,18 @@ always @(posedge clk) begin
         slot_cnt_reg[s] <= slot_cnt_reg[s]
             + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
             - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
+        slot_jobs_reg[s] <= slot_jobs_reg[s]
+            + ((job_valid && job_slot == s[1:0]) ? 10'd1 : 10'd0)
+            - ((job_done_valid && job_done_slot == s[1:0]) ? 10'd1 : 10'd0);
     end
 
-    if (retire_valid && retire_err != 5'd0) begin
+    if (rd_fail) begin
         slot_rd_err_reg[retire_slot] <= slot_rd_err_reg[retire_slot] | retire_err;
+    end
+    if (wr_fail) begin
+        slot_wr_err_reg[job_done_slot] <= slot_wr_err_reg[job_done_slot] | job_done_err;
+    end
+    if (rd_fail || wr_fail) begin
         abort_reg <= 1'b1;
         slot_abort_reg <= slot_abort_reg | behind_fail;
     end
@@ -175,14 +195,14 @@ always @(posedge clk) begin
             cur_active_reg <= 1'b1;
             cur_slot_reg <= tail;
             cur_addr_reg <= s_desc_src;
-            cur_card_reg <= s_desc_dst[RAM_ADDR_WIDTH-1:0];
+            cur_card_reg <= s_desc_dst[ADDR_WIDTH-1:0];
             cur_rem_reg <= s_desc_len;
         end
     end
 
     if (issue) begin
         cur_addr_reg <= cur_addr_reg + {51'd0, rd_len};
-        cur_card_reg <= cur_card_reg + {{(RAM_ADDR_WIDTH-13){1'b0}}, rd_len};
+        cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, rd_len};
         cur_rem_reg <= cur_rem_reg - {15'd0, rd_len};
         if (rd_last) begin
             cur_active_reg <= 1'b0;
@@ -192,7 +212,7 @@ always @(posedge clk) begin
         // stop issuing the rest of an aborted descriptor
         cur_active_reg <= 1'b0;
         slot_issued_reg[cur_slot_reg] <= 1'b1;
-        if (slot_rd_err_reg[cur_slot_reg] == 5'd0) begin
+        if (!slot_failed[cur_slot_reg]) begin
             slot_abort_reg[cur_slot_reg] <= 1'b1;
         end
     end
@@ -210,6 +230,7 @@ always @(posedge clk) begin
         abort_reg <= 1'b0;
         for (s = 0; s < SLOTS; s = s + 1) begin
             slot_cnt_reg[s] <= 6'd0;
+            slot_jobs_reg[s] <= 10'd0;
         end
     end
 end

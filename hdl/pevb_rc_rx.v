@@ -10,9 +10,10 @@
 /*
  * Read tag table and requester completion (RC) handler.  Allocates one of
  * TAG_COUNT tags per read request and keeps its context; accepts completions
- * split at any DWORD boundary and in any order across tags; writes H2C data
- * straight into card RAM (per-lane addresses, any byte alignment) and
- * descriptor DWORDs into the owning channel's descriptor buffer; retires a tag
+ * split at any DWORD boundary and in any order across tags; hands each
+ * completion of H2C data to pevb_axi_wr as a write job (card address, length,
+ * first byte's lane) followed by its payload beats, and writes descriptor
+ * DWORDs into the owning channel's descriptor buffer; retires a tag
  * on its last completion, on an error completion, or on completion timeout,
  * reporting the owner and the error bits in XDMA read_error encoding.
  * Context kinds: 0 = H2C descriptor fetch, 1 = C2H descriptor fetch,
@@ -26,8 +27,8 @@ module pevb_rc_rx #
     parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
     // RC tuser width
     parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
-    // card RAM byte address width
-    parameter RAM_ADDR_WIDTH = 16,
+    // card (AXI) address width
+    parameter ADDR_WIDTH = 64,
     // descriptor buffer DWORD index width
     parameter DESC_IDX_WIDTH = 6,
     // number of tags (32 without extended tags)
@@ -46,7 +47,7 @@ module pevb_rc_rx #
     input  wire [1:0]                           alloc_kind,
     input  wire [1:0]                           alloc_slot,
     input  wire [11:0]                          alloc_addr_lo,
-    input  wire [RAM_ADDR_WIDTH-1:0]            alloc_info,
+    input  wire [ADDR_WIDTH-1:0]                alloc_info,
 
     /* Requester completion (RC) */
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      s_axis_rc_tdata,
@@ -59,10 +60,15 @@ module pevb_rc_rx #
     /* H2C data discard per in-flight descriptor slot (failed or aborted) */
     input  wire [3:0]                           h2c_discard,
 
-    /* Card RAM write port */
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]    ram_wr_en,
-    output wire [(AXIS_PCIE_DATA_WIDTH/8)*(RAM_ADDR_WIDTH-$clog2(AXIS_PCIE_DATA_WIDTH/8))-1:0] ram_wr_addr,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]      ram_wr_data,
+    /* H2C write jobs and their payload beats (pevb_axi_wr) */
+    input  wire                                 wr_space_ok,
+    output wire                                 m_job_valid,
+    output wire [ADDR_WIDTH-1:0]                m_job_addr,
+    output wire [12:0]                          m_job_len,
+    output wire [$clog2(AXIS_PCIE_DATA_WIDTH/8)-1:0] m_job_ofs,
+    output wire [1:0]                           m_job_slot,
+    output wire                                 m_dat_valid,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]      m_dat_data,
 
     /* Descriptor buffer writes (index of lane 0, lanes consecutive) */
     output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_h2c,
@@ -86,7 +92,6 @@ localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
 localparam BYTES = DW/8;
 localparam LOG_BYTES = $clog2(BYTES);
 localparam LOG_KEEP = $clog2(KEEP);
-localparam WAW = RAM_ADDR_WIDTH - LOG_BYTES;
 localparam TAG_W = $clog2(TAG_COUNT);
 localparam TICK_W = 8;
 localparam TIMEOUT_TICKS = (CPL_TIMEOUT_CYCLES + (1 << TICK_W) - 1) >> TICK_W;
@@ -132,7 +137,7 @@ reg [TAG_COUNT-1:0] active_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
 reg [1:0] ctx_slot_reg [0:TAG_COUNT-1];
 reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
-reg [RAM_ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
+reg [ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
 reg [4:0] ctx_err_reg [0:TAG_COUNT-1];
 reg [TO_W-1:0] ctx_timer_reg [0:TAG_COUNT-1];
 reg [TICK_W-1:0] tick_reg;
@@ -178,7 +183,8 @@ wire unused_rc_tuser = ^s_axis_rc_tuser;
 reg [10:0] rc_beat_reg;     // beat index of rc_*_reg within its TLP
 reg [95:0] hdr_reg;
 
-assign s_axis_rc_tready = 1'b1;
+// back-pressure when the AXI write side is short of room (covers the input stage)
+assign s_axis_rc_tready = wr_space_ok;
 
 // header DWORDs seen so far, including the current beat
 reg [95:0] hdr;
@@ -206,7 +212,7 @@ wire [TAG_W-1:0] tag = h_tag[TAG_W-1:0];
 // completion timeout): it belongs to no request of ours, even if the tag is in use again
 wire tag_ok = (h_tag >> TAG_W) == 8'd0 && active_reg[tag] && h_err_code != RC_ERR_INVALID_TAG;
 wire [1:0] c_kind = ctx_kind_reg[tag];
-wire [RAM_ADDR_WIDTH-1:0] c_info = ctx_info_reg[tag];
+wire [ADDR_WIDTH-1:0] c_info = ctx_info_reg[tag];
 wire [11:0] c_lo = ctx_lo_reg[tag];
 
 reg [4:0] cpl_err;
@@ -238,41 +244,31 @@ wire cpl_good = tag_ok && cpl_err == 5'd0;
 // offset of the completion inside its request
 wire [11:0] req_offset = h_lower_addr - c_lo;
 
-// data: card address of stream byte 0 of this TLP (payload starts at byte 12)
-wire [RAM_ADDR_WIDTH-1:0] data_base = c_info + {{(RAM_ADDR_WIDTH-12){1'b0}}, req_offset}
-                                      - {{(RAM_ADDR_WIDTH-2){1'b0}}, h_lower_addr[1:0]} - 12;
-wire [RAM_ADDR_WIDTH-1:0] beat_base = data_base + ({{(RAM_ADDR_WIDTH-11){1'b0}}, rc_beat_reg} << LOG_BYTES);
-wire [WAW-1:0] beat_word = beat_base[RAM_ADDR_WIDTH-1:LOG_BYTES];
-wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
-wire [15:0] first_byte = 16'd12 + {14'd0, h_lower_addr[1:0]};
-wire [15:0] end_byte = first_byte + {2'd0, cpl_bytes};
+// H2C data: payload byte 0 sits at stream byte 12 + lower address[1:0]; the beats from
+// the one holding it on go to the write side, announced by a job on that beat (the
+// header is complete by then at every width)
+wire [6:0] first_byte = 7'd12 + {5'd0, h_lower_addr[1:0]};
+wire [6:0] first_beat = first_byte >> LOG_BYTES;
+wire [LOG_BYTES-1:0] first_lane = first_byte[LOG_BYTES-1:0];
+localparam [31:0] BYTES_M1 = BYTES - 1;
+wire [13:0] data_span = {{(14-LOG_BYTES){1'b0}}, first_lane} + cpl_bytes + BYTES_M1[13:0];
+wire [13:0] data_beats = data_span >> LOG_BYTES;
 
-wire data_wr = rc_valid_reg && cpl_good && c_kind == KIND_H2C_DATA && !h2c_discard[ctx_slot_reg[tag]];
 wire desc_wr = rc_valid_reg && cpl_good && (c_kind == KIND_H2C_DESC || c_kind == KIND_C2H_DESC);
 
-// RAM lane m takes stream byte (m - rotation) modulo the lanes; its position in the TLP
-// says whether it is payload to write (continuous assignments, one set per lane)
-wire [2*DW-1:0] rc_twice = {rc_data_reg, rc_data_reg};
-wire [LOG_BYTES:0] rot_back = {1'b1, {LOG_BYTES{1'b0}}} - {1'b0, beat_rot};  // BYTES - rot
-wire [DW-1:0] wr_data = rc_twice[{rot_back, 3'b000} +: DW];
-wire [BYTES-1:0] below_rot = ~({BYTES{1'b1}} << beat_rot);  // lanes m < rotation
-wire [15:0] beat_pos = {5'd0, rc_beat_reg} << LOG_BYTES;
-wire [BYTES-1:0] wr_en;
-wire [BYTES*WAW-1:0] wr_addr;
-genvar gm;
-generate
-    for (gm = 0; gm < BYTES; gm = gm + 1) begin : wr_lane
-        localparam [LOG_BYTES-1:0] LANE = gm;
-        wire [LOG_BYTES-1:0] src_lane = LANE - beat_rot;
-        wire [15:0] pos = beat_pos + {{(16-LOG_BYTES){1'b0}}, src_lane};
-        assign wr_addr[gm*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, below_rot[gm]};
-        assign wr_en[gm] = data_wr && pos >= first_byte && pos < end_byte;
-    end
-endgenerate
+wire data_cpl = rc_valid_reg && cpl_good && c_kind == KIND_H2C_DATA && cpl_bytes != 14'd0;
+wire job_push = data_cpl && !h2c_discard[ctx_slot_reg[tag]] && rc_beat_reg == {4'd0, first_beat};
+// the decision taken on the job's beat holds for the rest of the completion
+reg dat_on_reg;
+wire dat_push = (job_push || dat_on_reg) && {3'd0, rc_beat_reg} < {7'd0, first_beat} + data_beats;
 
-assign ram_wr_en = wr_en;
-assign ram_wr_addr = wr_addr;
-assign ram_wr_data = wr_data;
+assign m_job_valid = job_push;
+assign m_job_addr = c_info + {{(ADDR_WIDTH-12){1'b0}}, req_offset};
+assign m_job_len = cpl_bytes[12:0];
+assign m_job_ofs = first_lane;
+assign m_job_slot = ctx_slot_reg[tag];
+assign m_dat_valid = rc_valid_reg && dat_push;
+assign m_dat_data = rc_data_reg;
 
 // descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
 wire [KEEP-1:0] dsc_en;
@@ -306,14 +302,20 @@ assign unexpected_cpl = rc_valid_reg && rc_last_reg && !tag_ok;
 
 integer tt;
 always @(posedge clk) begin
-    rc_valid_reg <= s_axis_rc_tvalid;
-    if (s_axis_rc_tvalid) begin
+    rc_valid_reg <= s_axis_rc_tvalid && s_axis_rc_tready;
+    if (s_axis_rc_tvalid && s_axis_rc_tready) begin
         rc_data_reg <= s_axis_rc_tdata;
         rc_keep_reg <= s_axis_rc_tkeep;
         rc_last_reg <= s_axis_rc_tlast;
     end
     if (rc_valid_reg) begin
         hdr_reg <= hdr;
+        if (job_push) begin
+            dat_on_reg <= 1'b1;
+        end
+        if (rc_last_reg) begin
+            dat_on_reg <= 1'b0;
+        end
         if (rc_last_reg) begin
             rc_beat_reg <= 11'd0;
         end else if (rc_beat_reg != 11'h7ff) begin
@@ -356,6 +358,7 @@ always @(posedge clk) begin
         active_reg <= {TAG_COUNT{1'b0}};
         rc_valid_reg <= 1'b0;
         rc_beat_reg <= 11'd0;
+        dat_on_reg <= 1'b0;
         tick_reg <= {TICK_W{1'b0}};
     end
 end

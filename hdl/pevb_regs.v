@@ -8,9 +8,7 @@
 `include "pevb_regs.vh"
 
 /*
- * Register file: BAR0 user space (LED register at offset 0, card RAM size at
- * offset 4) and the BAR1 DMA
- * register space following the XDMA (PG195) programming model for one H2C and
+ * Register file: the BAR1 DMA register space following the XDMA (PG195) programming model for one H2C and
  * one C2H memory-mapped channel: channel, SGDMA, SGDMA common, IRQ and config
  * blocks.  Also owns the channel interrupt logic and the MSI sender on the
  * hard IP's cfg_interrupt_msi_* interface.  Channel index 0 is H2C0, 1 is C2H0.
@@ -21,8 +19,6 @@ module pevb_regs #
 (
     // PCIe AXI stream data width, reported in the config block
     parameter AXIS_PCIE_DATA_WIDTH = 64,
-    // card RAM size in bytes, reported read-only at BAR0 offset 4
-    parameter RAM_SIZE = 65536,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
     parameter MSI_TIMEOUT_CYCLES = 65536
 )
@@ -63,15 +59,11 @@ module pevb_regs #
     input  wire [11:0]  cfg_interrupt_msi_mmenable,
     output wire [31:0]  cfg_interrupt_msi_int,
     input  wire         cfg_interrupt_msi_sent,
-    input  wire         cfg_interrupt_msi_fail,
-
-    /* User outputs */
-    output wire [2:0]   led
+    input  wire         cfg_interrupt_msi_fail
 );
 
 // register offsets, bits and masks come from pevb_regs.vh (generated from the Python
 // register map, driver_model/regs.py)
-localparam [31:0] RAM_SIZE_WORD = RAM_SIZE;
 localparam [31:0] CTRL_MASK = `PEVB_CTRL_WRITABLE;
 localparam [31:0] STATUS_MASK = `PEVB_STAT_LOGGED_MASK;
 localparam EVW = `PEVB_STAT_EVENT_WIDTH;
@@ -79,7 +71,6 @@ localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
 // BAR0
-reg [`PEVB_LED_FIELD] led_reg;
 
 // per channel registers
 reg [31:0] control_reg [0:1];
@@ -131,12 +122,9 @@ function [31:0] merge;
 endfunction
 
 wire bar1 = reg_req_bar == `PEVB_BAR_DMA;
-wire bar0 = reg_req_bar == `PEVB_BAR_USER;
 wire [3:0] tgt = reg_req_addr[`PEVB_ADDR_TARGET];
 wire [3:0] chn = reg_req_addr[`PEVB_ADDR_CHANNEL];
 wire [7:0] ofs = {reg_req_addr[7:2], 2'b00};
-// user BAR register (DWORD offset within the BAR)
-wire [`PEVB_BAR_USER_ADDR_WIDTH-1:0] user_ofs = {reg_req_addr[`PEVB_BAR_USER_ADDR_WIDTH-1:2], 2'b00};
 wire wr = reg_req_valid && reg_req_we;
 wire rd = reg_req_valid && !reg_req_we;
 
@@ -166,20 +154,12 @@ generate
 endgenerate
 
 assign ch_halt = {halt_reg[`PEVB_SGC_C2H_DESC_HALT_LSB], halt_reg[`PEVB_SGC_H2C_DESC_HALT_LSB]};
-assign led = led_reg;
 assign cfg_interrupt_msi_int = msi_int_reg;
 
 // read mux
 always @* begin
     reg_rd_data = 32'd0;
-    if (bar0) begin
-        case (user_ofs[7:0])
-            `PEVB_USER_LED: reg_rd_data[`PEVB_LED_FIELD] = led_reg;
-            `PEVB_USER_RAM_SIZE: reg_rd_data = RAM_SIZE_WORD;
-            default: reg_rd_data = 32'd0;
-        endcase
-        if (user_ofs[`PEVB_BAR_USER_ADDR_WIDTH-1:8] != 0) reg_rd_data = 32'd0;
-    end else if (bar1) begin
+    if (bar1) begin
         if (ch_hit && chan_tgt) begin
             case (ofs)
                 `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
@@ -282,10 +262,6 @@ always @(posedge clk) begin
         end
     end
 
-    if (wr && bar0 && user_ofs[`PEVB_BAR_USER_ADDR_WIDTH-1:8] == 0 && user_ofs[7:0] == `PEVB_USER_LED && reg_req_be[0]) begin
-        led_reg <= reg_req_wdata[`PEVB_LED_FIELD];
-    end
-
     if (wr && ch_hit && chan_tgt) begin
         case (ofs)
             `PEVB_CH_CONTROL: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
@@ -354,7 +330,6 @@ always @(posedge clk) begin
     end
 
     if (rst) begin
-        led_reg <= `PEVB_LED_RESET_VALUE;
         for (c = 0; c < 2; c = c + 1) begin
             control_reg[c] <= 32'd0;
             status_reg[c] <= 32'd0;

@@ -8,12 +8,12 @@
 /*
  * Requester request (RQ) generator.  Accepts read commands (header-only
  * memory read TLPs with the caller's tag) and write commands (memory write
- * TLPs whose payload comes from card RAM at any byte alignment, or one
- * immediate DWORD for status write-back), arbitrates between them round-robin
- * and streams DWORD-aligned TLPs onto the UltraScale+ RQ interface.  Callers
- * split requests so that none crosses 4 KiB and payloads respect MPS/MRRS.
- * Write payload is read from card RAM one beat ahead through per-lane
- * addresses and rotated into place, so back-to-back TLPs need no idle cycles.
+ * TLPs whose payload waits in pevb_axi_rd's buffer already laid out as the
+ * TLP's beats, or one immediate DWORD for status write-back), arbitrates
+ * between them round-robin and streams DWORD-aligned TLPs onto the
+ * UltraScale+ RQ interface.  Callers split requests so that none crosses
+ * 4 KiB and payloads respect MPS/MRRS.  Payload beats are read one beat ahead
+ * (the buffer reads like a RAM), so back-to-back TLPs need no idle cycles.
  */
 module pevb_rq_tx #
 (
@@ -23,8 +23,6 @@ module pevb_rq_tx #
     parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
     // RQ tuser width
     parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
-    // card RAM byte address width
-    parameter RAM_ADDR_WIDTH = 16,
     // width of the write command id echoed on completion of the TLP
     parameter WR_ID_WIDTH = 4
 )
@@ -44,7 +42,6 @@ module pevb_rq_tx #
     output wire                                 s_wr_ready,
     input  wire [63:0]                          s_wr_addr,
     input  wire [12:0]                          s_wr_len,
-    input  wire [RAM_ADDR_WIDTH-1:0]            s_wr_ram_addr,
     input  wire                                 s_wr_imm,
     input  wire [31:0]                          s_wr_imm_data,
     input  wire [WR_ID_WIDTH-1:0]               s_wr_id,
@@ -53,10 +50,9 @@ module pevb_rq_tx #
     output wire                                 m_wr_done_valid,
     output wire [WR_ID_WIDTH-1:0]               m_wr_done_id,
 
-    /* Card RAM read port */
-    output wire                                 ram_rd_en,
-    output wire [(AXIS_PCIE_DATA_WIDTH/8)*(RAM_ADDR_WIDTH-$clog2(AXIS_PCIE_DATA_WIDTH/8))-1:0] ram_rd_addr,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      ram_rd_data,
+    /* Payload buffer read port: the TLP's beats from beat PAYLOAD_BEAT on */
+    output wire                                 pay_rd_en,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      pay_rd_data,
 
     /* Requester request (RQ) */
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]      m_axis_rq_tdata,
@@ -72,7 +68,8 @@ localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
 localparam BYTES = DW/8;
 localparam LOG_BYTES = $clog2(BYTES);
 localparam LOG_KEEP = $clog2(KEEP);
-localparam WAW = RAM_ADDR_WIDTH - LOG_BYTES;
+// first beat holding payload (the 4 DWORD descriptor fills the beats before it)
+localparam PAYLOAD_BEAT = 16 >> LOG_BYTES;
 
 // RQ request types (PG213 req_type)
 localparam [3:0] REQ_MEM_READ = 4'b0000;
@@ -101,9 +98,8 @@ reg [3:0] cur_last_be_reg;
 reg [10:0] cur_dw_total_reg;     // header + payload DWORDs (at most 4 + 1025)
 reg [10:0] cur_beat_reg;
 reg [10:0] cur_last_beat_reg;
-reg [RAM_ADDR_WIDTH-1:0] cur_base_reg;  // card address of stream byte 0
 
-/* Stage 2: output beat (RAM data for it arrives with the stage) */
+/* Stage 2: output beat (payload data for it arrives with the stage) */
 reg s2_valid_reg;
 reg s2_wr_reg;
 reg s2_last_reg;
@@ -113,7 +109,6 @@ reg [KEEP-1:0] s2_fixed_lanes_reg;    // lanes carrying header or immediate data
 reg [DW-1:0] s2_fixed_data_reg;
 reg [3:0] s2_first_be_reg;
 reg [3:0] s2_last_be_reg;
-reg [LOG_BYTES-1:0] s2_rot_reg;
 
 reg rr_prefer_wr_reg;
 
@@ -142,29 +137,18 @@ wire [31:0] sel_dw0 = {sel_addr[31:2], 2'b00};
 wire [31:0] sel_dw1 = sel_addr[63:32];
 wire [31:0] sel_dw2 = {16'd0, 1'b0, pick_wr ? REQ_MEM_WRITE : REQ_MEM_READ, sel_dw_count};
 wire [31:0] sel_dw3 = {1'b0, 3'b000, 3'b000, 1'b0, 16'd0, pick_wr ? 8'd0 : s_rd_tag};
-// card address of stream byte 0 (payload starts after the 16-byte header)
-wire [RAM_ADDR_WIDTH-1:0] sel_base = s_wr_ram_addr - {{(RAM_ADDR_WIDTH-2){1'b0}}, sel_addr[1:0]} - 16;
 
-// beat from stage 1: RAM addresses and fixed lanes
-wire [RAM_ADDR_WIDTH-1:0] beat_base = cur_base_reg + ({{(RAM_ADDR_WIDTH-11){1'b0}}, cur_beat_reg} << LOG_BYTES);
-wire [WAW-1:0] beat_word = beat_base[RAM_ADDR_WIDTH-1:LOG_BYTES];
-wire [LOG_BYTES-1:0] beat_rot = beat_base[LOG_BYTES-1:0];
+// beat from stage 1: fixed lanes
 
 wire [31:0] cur_dw_base = {21'd0, cur_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
 
-// per lane: RAM word address (lanes below the rotation read the next word), stream
-// DWORDs kept, and the lanes carrying header or immediate data (continuous assignments,
-// one set per lane)
-wire [BYTES*WAW-1:0] rd_addr;
+// per lane: stream DWORDs kept, and the lanes carrying header or immediate data
+// (continuous assignments, one set per lane)
 wire [KEEP-1:0] beat_keep;
 wire [KEEP-1:0] beat_fixed_lanes;
 wire [DW-1:0] beat_fixed_data;
-wire [BYTES-1:0] below_rot = ~({BYTES{1'b1}} << beat_rot);  // lanes m < rotation
-genvar gm, gj;
+genvar gj;
 generate
-    for (gm = 0; gm < BYTES; gm = gm + 1) begin : rd_lane
-        assign rd_addr[gm*WAW +: WAW] = beat_word + {{(WAW-1){1'b0}}, below_rot[gm]};
-    end
     for (gj = 0; gj < KEEP; gj = gj + 1) begin : beat_lane
         wire [31:0] dw_idx = cur_dw_base + gj;
         wire is_hdr = dw_idx < 4;
@@ -176,19 +160,18 @@ generate
     end
 endgenerate
 
-assign ram_rd_en = advance && cur_valid_reg;
-assign ram_rd_addr = rd_addr;
+localparam [10:0] PAYLOAD_BEAT_W = PAYLOAD_BEAT;
+// (written as beat + 1 > first so that it is no constant comparison where the first is 0)
+assign pay_rd_en = advance && cur_valid_reg && cur_wr_reg && !cur_imm_reg &&
+                   cur_beat_reg + 11'd1 > PAYLOAD_BEAT_W;
 
-// stage 2 output: rotate RAM data into place (stream byte b is RAM lane b + rotation,
-// modulo the lanes), overlay header/immediate lanes
-wire [2*DW-1:0] rd_twice = {ram_rd_data, ram_rd_data};
-wire [DW-1:0] rd_rotated = rd_twice[{1'b0, s2_rot_reg, 3'b000} +: DW];
+// stage 2 output: payload with the header/immediate lanes overlaid
 wire [DW-1:0] out_data;
 genvar gl;
 generate
     for (gl = 0; gl < KEEP; gl = gl + 1) begin : out_lane
         assign out_data[gl*32 +: 32] = s2_fixed_lanes_reg[gl] ? s2_fixed_data_reg[gl*32 +: 32]
-                                                              : rd_rotated[gl*32 +: 32];
+                                                              : pay_rd_data[gl*32 +: 32];
     end
 endgenerate
 
@@ -223,7 +206,6 @@ always @(posedge clk) begin
         s2_fixed_data_reg <= beat_fixed_data;
         s2_first_be_reg <= cur_first_be_reg;
         s2_last_be_reg <= cur_last_be_reg;
-        s2_rot_reg <= beat_rot;
 
         if (cur_valid_reg && !cur_done) begin
             cur_beat_reg <= cur_beat_reg + 11'd1;
@@ -242,7 +224,6 @@ always @(posedge clk) begin
         cur_dw_total_reg <= sel_dw_total;
         cur_beat_reg <= 11'd0;
         cur_last_beat_reg <= sel_dw_last >> LOG_KEEP;
-        cur_base_reg <= sel_base;
         if (s_rd_valid && s_wr_valid) begin
             rr_prefer_wr_reg <= !pick_wr;
         end

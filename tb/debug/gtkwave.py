@@ -35,15 +35,24 @@ _ENGINE = (
     "wr_ptr_reg",
     "wb_pending_reg",
 )
+# the card top's wires between the engine's AXI4 master and the BRAM
+_AXI_W = ("awvalid", "awready", "awaddr", "awlen", "wvalid", "wready", "wlast", "wstrb", "wdata")
+_AXI_W += ("bvalid", "bresp")
+_AXI_R = ("arvalid", "arready", "araddr", "arlen", "rvalid", "rready", "rlast", "rresp", "rdata")
 GROUPS: list[tuple[str, list[str]]] = [
     ("CQ: host requests to the FPGA (MMIO)", [f"s_axis_cq_{s}" for s in _STREAM]),
     ("CC: the FPGA's register completions", [f"m_axis_cc_{s}" for s in _STREAM]),
     ("RQ: FPGA reads, writes (peer and host), MSI", [f"m_axis_rq_{s}" for s in _STREAM]),
     ("RC: completions to the FPGA (read data)", [f"s_axis_rc_{s}" for s in _STREAM]),
     ("MSI", ["cfg_interrupt_msi_int", "cfg_interrupt_msi_sent", "cfg_interrupt_msi_fail"]),
-    ("H2C descriptor engine", [f"h2c_desc_inst.{s}" for s in _ENGINE]),
-    ("C2H descriptor engine", [f"c2h_desc_inst.{s}" for s in _ENGINE]),
-    ("Read tags in flight", ["rc_rx_inst.tags_in_flight", "rc_rx_inst.active_reg"]),
+    ("H2C descriptor engine", [f"xdma_inst.h2c_desc_inst.{s}" for s in _ENGINE]),
+    ("C2H descriptor engine", [f"xdma_inst.c2h_desc_inst.{s}" for s in _ENGINE]),
+    (
+        "Read tags in flight",
+        ["xdma_inst.rc_rx_inst.tags_in_flight", "xdma_inst.rc_rx_inst.active_reg"],
+    ),
+    ("AXI4 master: card RAM writes (H2C)", [f"axi_{s}" for s in _AXI_W]),
+    ("AXI4 master: card RAM reads (C2H)", [f"axi_{s}" for s in _AXI_R]),
     ("Board", ["led", "user_clk", "user_reset"]),
 ]
 

@@ -1,7 +1,8 @@
-"""Backdoor access to the RTL's card RAM (for scoreboards; the DMA path is not used).
+"""Backdoor access to the picoevb card's RAM (for scoreboards; the DMA path is not used).
 
-``pevb_card_ram`` keeps one memory per byte lane: card byte ``a`` lives in lane
-``a % BYTE_LANES`` at word ``a // BYTE_LANES``.
+``pevb_axi_ram`` (instance ``card_ram_inst`` of the card top) keeps one memory of
+bus-wide words: card byte ``a`` is byte ``a % lanes`` (little-endian) of word
+``a // lanes``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ import numpy as np
 
 def read_card_ram(dut, ram_size: int, lanes: int) -> np.ndarray:
     """The whole card RAM as a ``uint8`` array of ``ram_size`` bytes."""
-    words = ram_size // lanes
-    image = np.empty(ram_size, dtype=np.uint8)
-    for n in range(lanes):
-        mem = dut.ram_inst.lane[n].mem
-        values = mem.value
-        image[n::lanes] = np.fromiter((int(v) for v in values), dtype=np.uint8, count=words)
-    return image
+    words = [int(v).to_bytes(lanes, "little") for v in dut.card_ram_inst.mem.value]
+    if len(words) * lanes != ram_size:
+        raise ValueError(f"card RAM holds {len(words) * lanes} bytes, expected {ram_size}")
+    return np.frombuffer(b"".join(words), dtype=np.uint8).copy()

@@ -89,7 +89,8 @@ class Harness:
 
     def snapshot(self, ch: XdmaChannel) -> None:
         """Log the descriptor engine's state (debug aid for timeouts)."""
-        d = self.tb.dut.h2c_desc_inst if ch.direction == Target.H2C else self.tb.dut.c2h_desc_inst
+        xdma = self.tb.dut.xdma_inst
+        d = xdma.h2c_desc_inst if ch.direction == Target.H2C else xdma.c2h_desc_inst
         names = (
             "running_reg",
             "stopping_reg",

