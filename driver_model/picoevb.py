@@ -216,7 +216,7 @@ class PicoevbRdma:
             ch.vector << (i * regs.IRQ_VECTOR_STRIDE)
             for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H]))
         )
-        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR), vectors)
+        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR[0]), vectors)
         self.fpga_ram_size = await p.ioread32(BAR_USER, regs.USER_RAM_SIZE)
         if self.fpga_ram_size == 0:
             raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")

@@ -276,7 +276,7 @@ IRQ_CHAN_INT_REQ = 0x44
 IRQ_USER_INT_PEND = 0x48
 IRQ_CHAN_INT_PEND = 0x4C
 IRQ_USER_VECTOR = (0x80, 0x84, 0x88, 0x8C)
-IRQ_CHAN_VECTOR = 0xA0
+IRQ_CHAN_VECTOR = (0xA0, 0xA4)  # interrupt bits 0-3, 4-7 (H2C channels first, then C2H)
 IRQ_VECTOR_FIELD_WIDTH = 5
 IRQ_VECTOR_STRIDE = 8
 # four vector fields per vector register, each IRQ_VECTOR_FIELD_WIDTH bits
@@ -473,7 +473,7 @@ def register_table() -> list[RegInfo]:
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1S), "user interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1C), "user interrupt enable W1C", "W1C", None, ""),
         RegInfo(
-            irq_reg(IRQ_CHAN_INT_EN), "channel interrupt enable", "RW", 0, "H2C0 [0], C2H0 [1]"
+            irq_reg(IRQ_CHAN_INT_EN), "channel interrupt enable", "RW", 0, "H2C channels, then C2H"
         ),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1S), "channel interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1C), "channel interrupt enable W1C", "W1C", None, ""),
@@ -497,13 +497,17 @@ def register_table() -> list[RegInfo]:
             RegInfo(irq_reg(o), f"user vector number {i}", "RW", 0, "")
             for i, o in enumerate(IRQ_USER_VECTOR)
         ],
-        RegInfo(
-            irq_reg(IRQ_CHAN_VECTOR),
-            "channel vector number",
-            "RW",
-            0,
-            "H2C0 [4:0], C2H0 [12:8]: MSI vector",
-        ),
+        *[
+            RegInfo(
+                irq_reg(o),
+                f"channel vector number {i}",
+                "RW",
+                0,
+                f"interrupt bits {4 * i}-{4 * i + 3}: vector in [4:0], [12:8], [20:16], "
+                "[28:24]; H2C channels first, then C2H",
+            )
+            for i, o in enumerate(IRQ_CHAN_VECTOR)
+        ],
         RegInfo(cfg_reg(CFG_IDENTIFIER), "config identifier", "RO", identifier(Target.CONFIG), ""),
         RegInfo(cfg_reg(CFG_BUSDEV), "bus/device", "RO", None, "bus [15:8]"),
         RegInfo(cfg_reg(CFG_MPS), "PCIe max payload size", "RO", None, "encoded, 128 << n"),
@@ -657,12 +661,12 @@ def verilog_header() -> str:
         [
             (ID_SUBSYSTEM, "`PEVB_ID_SUBSYSTEM_VALUE"),
             (ID_TARGET, "(tgt)"),
-            (ID_STREAM, "1'b0"),
+            (ID_STREAM, "(strm)"),
             (ID_CHANNEL, "(chn)"),
             (ID_VERSION, "`PEVB_ID_VERSION_VALUE"),
         ]
     )
-    define("IDENTIFIER(tgt, chn)", ident)
+    define("IDENTIFIER(tgt, strm, chn)", ident)
 
     offsets = {
         "channel registers (H2C and C2H blocks)": (
@@ -713,7 +717,6 @@ def verilog_header() -> str:
             "IRQ_CHAN_INT_REQ",
             "IRQ_USER_INT_PEND",
             "IRQ_CHAN_INT_PEND",
-            "IRQ_CHAN_VECTOR",
         ),
         "config block registers": (
             "CFG_IDENTIFIER",
@@ -737,6 +740,8 @@ def verilog_header() -> str:
         if names[0] == "IRQ_IDENTIFIER":
             for i, off in enumerate(IRQ_USER_VECTOR):
                 define(f"IRQ_USER_VECTOR{i}", _lit(off, ADDR_REG.width))
+            for i, off in enumerate(IRQ_CHAN_VECTOR):
+                define(f"IRQ_CHAN_VECTOR{i}", _lit(off, ADDR_REG.width))
 
     section("channel control bits and writable mask; the poll-mode write-back word")
     flags("CTRL", Ctrl)

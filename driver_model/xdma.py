@@ -21,8 +21,39 @@ from .regs import BAR_DMA, Ctrl, Stat, Target
 log = logging.getLogger(__name__)
 
 
+MAX_CHANNELS = 4  # per direction (PG195)
+
+
 class XdmaError(RuntimeError):
     """The engine did not behave like an XDMA engine (identifiers)."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A channel a probe found: its direction, number, and whether it is a stream
+    (AXI4-Stream) channel rather than a memory-mapped one."""
+
+    direction: Target
+    channel: int
+    stream: bool
+
+
+async def probe_engines(platform: Platform, bar: int = BAR_DMA) -> list[Engine]:
+    """Find the engine's channels as libxdma does: in each direction, channel 0, 1, ...
+    until the first whose channel block identifier does not name that target and
+    channel, or whose SGDMA block disagrees with it; H2C channels first."""
+    found = []
+    for direction, sgdma in ((Target.H2C, Target.H2C_SGDMA), (Target.C2H, Target.C2H_SGDMA)):
+        for n in range(MAX_CHANNELS):
+            ident = await platform.ioread32(bar, regs.ch_reg(direction, regs.CH_IDENTIFIER, n))
+            sg_ident = await platform.ioread32(bar, regs.sg_reg(direction, regs.SG_IDENTIFIER, n))
+            stream = bool(regs.ID_STREAM.get(ident))
+            if ident != regs.identifier(direction, n, stream) or sg_ident != regs.identifier(
+                sgdma, n, stream
+            ):
+                break
+            found.append(Engine(direction, n, stream))
+    return found
 
 
 class Outcome(enum.Enum):
@@ -84,15 +115,20 @@ class XdmaChannel:
         channel: int = 0,
         vector: int = 0,
         bar: int = BAR_DMA,
+        h2c_channels: int = 1,
     ) -> None:
+        """``h2c_channels``: how many H2C channels the engine has (the C2H channels'
+        interrupt bits follow theirs)."""
         if direction not in (Target.H2C, Target.C2H):
             raise ValueError(f"not a channel direction: {direction!r}")
+        if not 0 <= channel < MAX_CHANNELS or not 1 <= h2c_channels <= MAX_CHANNELS:
+            raise ValueError(f"no channel {channel} of {h2c_channels} H2C channels")
         self.platform = platform
         self.bar = bar
         self.direction = direction
         self.channel = channel
         self.vector = vector
-        self.irq_bit = regs.chan_irq_bit(direction, channel)
+        self.irq_bit = regs.chan_irq_bit(direction, channel, h2c_channels)
         self.done = platform.completion()
 
     @property

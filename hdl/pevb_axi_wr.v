@@ -32,7 +32,9 @@ module pevb_axi_wr #
     // data beats buffered (power of two)
     parameter DATA_DEPTH = 8192/(DATA_WIDTH/8),
     // write bursts outstanding (power of two)
-    parameter BURSTS = 16
+    parameter BURSTS = 16,
+    // job owner tag width (echoed with the job's completion)
+    parameter SLOT_WIDTH = 2
 )
 (
     input  wire                            clk,
@@ -43,7 +45,7 @@ module pevb_axi_wr #
     input  wire [ADDR_WIDTH-1:0]           s_job_addr,
     input  wire [12:0]                     s_job_len,
     input  wire [$clog2(DATA_WIDTH/8)-1:0] s_job_ofs,
-    input  wire [1:0]                      s_job_slot,
+    input  wire [SLOT_WIDTH-1:0]           s_job_slot,
 
     /* Data beats of the jobs, in order */
     input  wire                            s_dat_valid,
@@ -54,7 +56,7 @@ module pevb_axi_wr #
 
     /* Job written (all its bursts acknowledged), in order */
     output wire                            m_done_valid,
-    output wire [1:0]                      m_done_slot,
+    output wire [SLOT_WIDTH-1:0]           m_done_slot,
     output wire [4:0]                      m_done_err,
 
     /* AXI4 write channels */
@@ -111,7 +113,7 @@ end
 reg [ADDR_WIDTH-1:0] job_addr_mem [0:JOB_DEPTH-1];
 reg [12:0] job_len_mem [0:JOB_DEPTH-1];
 reg [LOG_BYTES-1:0] job_ofs_mem [0:JOB_DEPTH-1];
-reg [1:0] job_slot_mem [0:JOB_DEPTH-1];
+reg [SLOT_WIDTH-1:0] job_slot_mem [0:JOB_DEPTH-1];
 reg [LOG_JD:0] job_wr_ptr_reg;
 reg [LOG_JD:0] job_aw_ptr_reg;
 reg [LOG_JD:0] job_w_ptr_reg;
@@ -151,7 +153,7 @@ wire [CW-1:0] a_len = a_rem < a_room ? a_rem : a_room;
 wire a_last = a_rem == a_len;
 
 /* burst queue: job slot and last burst of the job, in AW order */
-reg [1:0] bq_slot_mem [0:BURSTS-1];
+reg [SLOT_WIDTH-1:0] bq_slot_mem [0:BURSTS-1];
 reg bq_last_mem [0:BURSTS-1];
 reg [LOG_BQ:0] bq_wr_ptr_reg;
 reg [LOG_BQ:0] bq_rd_ptr_reg;

@@ -27,6 +27,10 @@ module pevb_dma_top #
     parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
     // card RAM size in bytes (power of two, 8 KiB to 256 MiB)
     parameter RAM_SIZE = 65536,
+    // DMA channels each way (1 to 4; the picoevb's XDMA has one of each), all
+    // on the card RAM
+    parameter H2C_CHANNELS = 1,
+    parameter C2H_CHANNELS = 1,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
     // completion timeout in user clock cycles
@@ -128,6 +132,8 @@ pevb_xdma #(
     .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
     .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
     .AXI_ID_WIDTH(AXI_ID_WIDTH),
+    .H2C_CHANNELS(H2C_CHANNELS),
+    .C2H_CHANNELS(C2H_CHANNELS),
     .DESC_DEPTH(DESC_DEPTH),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) xdma_inst (

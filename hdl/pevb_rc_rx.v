@@ -31,6 +31,9 @@ module pevb_rc_rx #
     parameter ADDR_WIDTH = 64,
     // descriptor buffer DWORD index width
     parameter DESC_IDX_WIDTH = 6,
+    // owner of a tag beside its kind: {channel, descriptor slot} of H2C data,
+    // {channel, 0} of a descriptor fetch
+    parameter SLOT_WIDTH = 2,
     // number of tags (32 without extended tags)
     parameter TAG_COUNT = 32,
     // completion timeout in clock cycles
@@ -45,7 +48,7 @@ module pevb_rc_rx #
     output wire [7:0]                           tag_free,
     input  wire                                 alloc_valid,
     input  wire [1:0]                           alloc_kind,
-    input  wire [1:0]                           alloc_slot,
+    input  wire [SLOT_WIDTH-1:0]                alloc_slot,
     input  wire [11:0]                          alloc_addr_lo,
     input  wire [ADDR_WIDTH-1:0]                alloc_info,
 
@@ -58,7 +61,7 @@ module pevb_rc_rx #
     input  wire [AXIS_PCIE_RC_USER_WIDTH-1:0]   s_axis_rc_tuser,
 
     /* H2C data discard per in-flight descriptor slot (failed or aborted) */
-    input  wire [3:0]                           h2c_discard,
+    input  wire [(1<<SLOT_WIDTH)-1:0]           h2c_discard,
 
     /* H2C write jobs and their payload beats (pevb_axi_wr) */
     input  wire                                 wr_space_ok,
@@ -66,20 +69,21 @@ module pevb_rc_rx #
     output wire [ADDR_WIDTH-1:0]                m_job_addr,
     output wire [12:0]                          m_job_len,
     output wire [$clog2(AXIS_PCIE_DATA_WIDTH/8)-1:0] m_job_ofs,
-    output wire [1:0]                           m_job_slot,
+    output wire [SLOT_WIDTH-1:0]                m_job_slot,
     output wire                                 m_dat_valid,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]      m_dat_data,
 
     /* Descriptor buffer writes (index of lane 0, lanes consecutive) */
     output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_h2c,
     output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_c2h,
+    output wire [SLOT_WIDTH-1:0]                desc_wr_slot,
     output wire [DESC_IDX_WIDTH-1:0]            desc_wr_idx,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]      desc_wr_data,
 
     /* Tag retirement */
     output wire                                 retire_valid,
     output wire [1:0]                           retire_kind,
-    output wire [1:0]                           retire_slot,
+    output wire [SLOT_WIDTH-1:0]                retire_slot,
     output wire [4:0]                           retire_err,
 
     /* Status */
@@ -135,7 +139,7 @@ end
 /* tag table */
 reg [TAG_COUNT-1:0] active_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
-reg [1:0] ctx_slot_reg [0:TAG_COUNT-1];
+reg [SLOT_WIDTH-1:0] ctx_slot_reg [0:TAG_COUNT-1];
 reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
 reg [ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
 reg [4:0] ctx_err_reg [0:TAG_COUNT-1];
@@ -287,6 +291,7 @@ wire [DESC_IDX_WIDTH-1:0] desc_idx = c_info[DESC_IDX_WIDTH-1:0] + req_offset[DES
 
 assign desc_wr_en_h2c = c_kind == KIND_H2C_DESC ? dsc_en : {KEEP{1'b0}};
 assign desc_wr_en_c2h = c_kind == KIND_C2H_DESC ? dsc_en : {KEEP{1'b0}};
+assign desc_wr_slot = ctx_slot_reg[tag];
 assign desc_wr_idx = desc_idx;
 assign desc_wr_data = rc_data_reg;
 

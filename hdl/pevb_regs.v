@@ -8,17 +8,24 @@
 `include "pevb_regs.vh"
 
 /*
- * Register file: the BAR1 DMA register space following the XDMA (PG195) programming model for one H2C and
- * one C2H memory-mapped channel: channel, SGDMA, SGDMA common, IRQ and config
- * blocks.  Also owns the channel interrupt logic and the MSI sender on the
- * hard IP's cfg_interrupt_msi_* interface.  Channel index 0 is H2C0, 1 is C2H0.
- * Read data is combinational from the request address; side effects (W1S,
- * W1C, RW1C, clear-on-read) happen on the cycle reg_req_valid is high.
+ * Register file: the BAR1 DMA register space following the XDMA (PG195)
+ * programming model for H2C_CHANNELS H2C and C2H_CHANNELS C2H channels:
+ * channel, SGDMA, SGDMA common, IRQ and config blocks.  Also owns the channel
+ * interrupt logic and the MSI sender on the hard IP's cfg_interrupt_msi_*
+ * interface.  The channel buses hold 8 channels, index {direction, number}:
+ * 0-3 H2C0-3, 4-7 C2H0-3; channels not built read as zero (identifiers too,
+ * so a probe finds exactly the channels built).  Interrupt bits (channel
+ * interrupt enable/request/pending, vector fields): H2C channels first, then
+ * C2H.  Read data is combinational from the request address; side effects
+ * (W1S, W1C, RW1C, clear-on-read) happen on the cycle reg_req_valid is high.
  */
 module pevb_regs #
 (
     // PCIe AXI stream data width, reported in the config block
     parameter AXIS_PCIE_DATA_WIDTH = 64,
+    // channels built in each direction (1 to 4)
+    parameter H2C_CHANNELS = 1,
+    parameter C2H_CHANNELS = 1,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
     parameter MSI_TIMEOUT_CYCLES = 65536
 )
@@ -35,19 +42,19 @@ module pevb_regs #
     input  wire [3:0]   reg_req_be,
     output reg  [31:0]  reg_rd_data,
 
-    /* Channel control (index 0: H2C0, 1: C2H0) */
-    output wire [63:0]  ch_control,
-    output wire [127:0] ch_desc_addr,
-    output wire [11:0]  ch_desc_adj,
-    output wire [127:0] ch_wb_addr,
-    output wire [1:0]   ch_halt,
+    /* Channel control (index {direction, number}: 0-3 H2C0-3, 4-7 C2H0-3) */
+    output wire [8*32-1:0] ch_control,
+    output wire [8*64-1:0] ch_desc_addr,
+    output wire [8*6-1:0]  ch_desc_adj,
+    output wire [8*64-1:0] ch_wb_addr,
+    output wire [7:0]      ch_halt,
 
     /* Channel status */
-    input  wire [2*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
-    input  wire [1:0]   ch_busy,
-    input  wire [63:0]  ch_count,
-    input  wire [1:0]   ch_bytes_valid,
-    input  wire [55:0]  ch_bytes,
+    input  wire [8*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
+    input  wire [7:0]      ch_busy,
+    input  wire [8*32-1:0] ch_count,
+    input  wire [7:0]      ch_bytes_valid,
+    input  wire [8*28-1:0] ch_bytes,
 
     /* Configuration status from the hard IP */
     input  wire [2:0]   cfg_max_payload,
@@ -68,22 +75,41 @@ localparam [31:0] CTRL_MASK = `PEVB_CTRL_WRITABLE;
 localparam [31:0] STATUS_MASK = `PEVB_STAT_LOGGED_MASK;
 localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 
+localparam NH = H2C_CHANNELS;
+localparam NC = C2H_CHANNELS;
+// channel interrupt bits: H2C channels, then C2H channels
+localparam NIRQ = NH + NC;
+localparam IRQ_IDX_W = 3;
+
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
-// BAR0
+initial begin
+    if (NH < 1 || NH > 4 || NC < 1 || NC > 4) begin
+        $error("Error: H2C_CHANNELS and C2H_CHANNELS must be 1 to 4 (instance %m)");
+        $finish;
+    end
+end
+
+// channel index {direction, number} -> built
+function present;
+    input [2:0] ci;
+    begin
+        present = ci[2] ? {1'b0, ci[1:0]} < NC[2:0] : {1'b0, ci[1:0]} < NH[2:0];
+    end
+endfunction
 
 // per channel registers
-reg [31:0] control_reg [0:1];
-reg [31:0] status_reg [0:1];
-reg [31:0] intmask_reg [0:1];
-reg [63:0] wb_addr_reg [0:1];
-reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:1];
-reg [63:0] perf_cyc_reg [0:1];
-reg [63:0] perf_data_reg [0:1];
-reg [63:0] desc_addr_reg [0:1];
-reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:1];
-reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:1];
-reg run_d_reg [0:1];
+reg [31:0] control_reg [0:7];
+reg [31:0] status_reg [0:7];
+reg [31:0] intmask_reg [0:7];
+reg [63:0] wb_addr_reg [0:7];
+reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:7];
+reg [63:0] perf_cyc_reg [0:7];
+reg [63:0] perf_data_reg [0:7];
+reg [63:0] desc_addr_reg [0:7];
+reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:7];
+reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:7];
+reg run_d_reg [0:7];
 
 // SGDMA common
 reg [31:0] halt_reg;
@@ -91,9 +117,9 @@ reg [31:0] credit_mode_reg;
 
 // IRQ block
 reg [`PEVB_IRQ_USER_INT_FIELD] user_int_en_reg;
-reg [1:0] chan_int_en_reg;
+reg [NIRQ-1:0] chan_int_en_reg;
 reg [31:0] user_vec_reg [0:3];
-reg [31:0] chan_vec_reg;
+reg [31:0] chan_vec_reg [0:1];
 
 // config block
 reg pcie_ro_reg;
@@ -101,7 +127,7 @@ reg [`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] wr_flush_timeout_reg;
 
 // MSI sender
 reg [1:0] msi_state_reg;
-reg [1:0] msi_pending_reg;
+reg [NIRQ-1:0] msi_pending_reg;
 reg [31:0] msi_int_reg;
 reg [16:0] msi_timer_reg;
 
@@ -128,32 +154,39 @@ wire [7:0] ofs = {reg_req_addr[7:2], 2'b00};
 wire wr = reg_req_valid && reg_req_we;
 wire rd = reg_req_valid && !reg_req_we;
 
-// channel index addressed by a channel/SGDMA access, or 2 for none
+// channel addressed by a channel/SGDMA access: {direction (target bit 0), number}
 wire chan_tgt = tgt == `PEVB_TGT_H2C || tgt == `PEVB_TGT_C2H;
 wire sgdma_tgt = tgt == `PEVB_TGT_H2C_SGDMA || tgt == `PEVB_TGT_C2H_SGDMA;
-wire ch_sel = tgt[0];
-wire ch_hit = bar1 && chn == 4'd0 && (chan_tgt || sgdma_tgt);
+wire [2:0] ch_sel = {tgt[0], chn[1:0]};
+wire ch_hit = bar1 && chn[3:2] == 2'd0 && present(ch_sel) && (chan_tgt || sgdma_tgt);
 
 wire [2:0] mps_enc = cfg_max_payload;
 wire [2:0] mrrs_enc = cfg_max_read_req;
 wire [2:0] width_enc = `PEVB_DATA_WIDTH_ENC(AXIS_PCIE_DATA_WIDTH);
 
-// interrupt sources (XDMA: logged status bits enabled in the interrupt mask)
-wire [1:0] irq_src;
-wire [1:0] irq_event;
+// interrupt sources (XDMA: logged status bits enabled in the interrupt mask), per
+// channel index and per interrupt bit
+wire [7:0] ch_irq_src;
+wire [7:0] ch_irq_event;
+wire [NIRQ-1:0] irq_src;
+wire [NIRQ-1:0] irq_event;
 genvar g;
 generate
-    for (g = 0; g < 2; g = g + 1) begin : irqs
-        assign irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
-        assign irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
+    for (g = 0; g < 8; g = g + 1) begin : chans
+        assign ch_irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
+        assign ch_irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
         assign ch_control[g*32 +: 32] = control_reg[g];
         assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
         assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
         assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
+        assign ch_halt[g] = halt_reg[(g >= 4 ? `PEVB_SGC_C2H_DESC_HALT_LSB : `PEVB_SGC_H2C_DESC_HALT_LSB) + g % 4];
+    end
+    for (g = 0; g < NIRQ; g = g + 1) begin : irq_bits
+        localparam CI = g < NH ? g : 4 + g - NH;
+        assign irq_src[g] = ch_irq_src[CI];
+        assign irq_event[g] = ch_irq_event[CI];
     end
 endgenerate
-
-assign ch_halt = {halt_reg[`PEVB_SGC_C2H_DESC_HALT_LSB], halt_reg[`PEVB_SGC_H2C_DESC_HALT_LSB]};
 assign cfg_interrupt_msi_int = msi_int_reg;
 
 // read mux
@@ -162,7 +195,7 @@ always @* begin
     if (bar1) begin
         if (ch_hit && chan_tgt) begin
             case (ofs)
-                `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_CH_CONTROL, `PEVB_CH_CONTROL_W1S, `PEVB_CH_CONTROL_W1C:
                     reg_rd_data = control_reg[ch_sel];
                 `PEVB_CH_STATUS, `PEVB_CH_STATUS_RC: begin
@@ -184,7 +217,7 @@ always @* begin
             endcase
         end else if (ch_hit && sgdma_tgt) begin
             case (ofs)
-                `PEVB_SG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_SG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_SG_DESC_LO: reg_rd_data = desc_addr_reg[ch_sel][31:0];
                 `PEVB_SG_DESC_HI: reg_rd_data = desc_addr_reg[ch_sel][63:32];
                 `PEVB_SG_DESC_ADJ: reg_rd_data[`PEVB_SG_DESC_ADJ_FIELD] = desc_adj_reg[ch_sel];
@@ -193,7 +226,7 @@ always @* begin
             endcase
         end else if (tgt == `PEVB_TGT_SGDMA_COMMON && chn == 4'd0) begin
             case (ofs)
-                `PEVB_SGC_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_SGC_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_SGC_CONTROL, `PEVB_SGC_CONTROL_W1S, `PEVB_SGC_CONTROL_W1C:
                     reg_rd_data = halt_reg;
                 `PEVB_SGC_CREDIT_MODE, `PEVB_SGC_CREDIT_MODE_W1S, `PEVB_SGC_CREDIT_MODE_W1C:
@@ -202,25 +235,26 @@ always @* begin
             endcase
         end else if (tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
             case (ofs)
-                `PEVB_IRQ_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_IRQ_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_IRQ_USER_INT_EN, `PEVB_IRQ_USER_INT_EN_W1S, `PEVB_IRQ_USER_INT_EN_W1C:
                     reg_rd_data[`PEVB_IRQ_USER_INT_FIELD] = user_int_en_reg;
                 `PEVB_IRQ_CHAN_INT_EN, `PEVB_IRQ_CHAN_INT_EN_W1S, `PEVB_IRQ_CHAN_INT_EN_W1C:
-                    reg_rd_data[1:0] = chan_int_en_reg;
+                    reg_rd_data[NIRQ-1:0] = chan_int_en_reg;
                 `PEVB_IRQ_USER_INT_REQ: reg_rd_data = 32'd0;
-                `PEVB_IRQ_CHAN_INT_REQ: reg_rd_data[1:0] = irq_src;
+                `PEVB_IRQ_CHAN_INT_REQ: reg_rd_data[NIRQ-1:0] = irq_src;
                 `PEVB_IRQ_USER_INT_PEND: reg_rd_data = 32'd0;
-                `PEVB_IRQ_CHAN_INT_PEND: reg_rd_data[1:0] = irq_src & chan_int_en_reg;
+                `PEVB_IRQ_CHAN_INT_PEND: reg_rd_data[NIRQ-1:0] = irq_src & chan_int_en_reg;
                 `PEVB_IRQ_USER_VECTOR0: reg_rd_data = user_vec_reg[0];
                 `PEVB_IRQ_USER_VECTOR1: reg_rd_data = user_vec_reg[1];
                 `PEVB_IRQ_USER_VECTOR2: reg_rd_data = user_vec_reg[2];
                 `PEVB_IRQ_USER_VECTOR3: reg_rd_data = user_vec_reg[3];
-                `PEVB_IRQ_CHAN_VECTOR: reg_rd_data = chan_vec_reg;
+                `PEVB_IRQ_CHAN_VECTOR0: reg_rd_data = chan_vec_reg[0];
+                `PEVB_IRQ_CHAN_VECTOR1: reg_rd_data = chan_vec_reg[1];
                 default: reg_rd_data = 32'd0;
             endcase
         end else if (tgt == `PEVB_TGT_CONFIG && chn == 4'd0) begin
             case (ofs)
-                `PEVB_CFG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, chn);
+                `PEVB_CFG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_CFG_BUSDEV: reg_rd_data[`PEVB_CFG_BUS_FIELD] = cfg_bus_number;
                 `PEVB_CFG_MPS, `PEVB_CFG_AXI_MPS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mps_enc;
                 `PEVB_CFG_MRRS, `PEVB_CFG_AXI_MRRS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mrrs_enc;
@@ -239,7 +273,7 @@ end
 // per-channel register updates
 integer c;
 always @(posedge clk) begin
-    for (c = 0; c < 2; c = c + 1) begin
+    for (c = 0; c < 8; c = c + 1) begin
         run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
 
         // status: log events enabled in control, clear on Run rising
@@ -309,14 +343,15 @@ always @(posedge clk) begin
             `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[`PEVB_IRQ_USER_INT_FIELD]) | (reg_req_wdata[`PEVB_IRQ_USER_INT_FIELD] & wmask[`PEVB_IRQ_USER_INT_FIELD]);
             `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[`PEVB_IRQ_USER_INT_FIELD];
             `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[`PEVB_IRQ_USER_INT_FIELD];
-            `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[1:0]) | (reg_req_wdata[1:0] & wmask[1:0]);
-            `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[1:0];
-            `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[1:0];
+            `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[NIRQ-1:0]) | (reg_req_wdata[NIRQ-1:0] & wmask[NIRQ-1:0]);
+            `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[NIRQ-1:0];
+            `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[NIRQ-1:0];
             `PEVB_IRQ_USER_VECTOR0: user_vec_reg[0] <= merge(user_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
             `PEVB_IRQ_USER_VECTOR1: user_vec_reg[1] <= merge(user_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
             `PEVB_IRQ_USER_VECTOR2: user_vec_reg[2] <= merge(user_vec_reg[2], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
             `PEVB_IRQ_USER_VECTOR3: user_vec_reg[3] <= merge(user_vec_reg[3], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_CHAN_VECTOR: chan_vec_reg <= merge(chan_vec_reg, reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_CHAN_VECTOR0: chan_vec_reg[0] <= merge(chan_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+            `PEVB_IRQ_CHAN_VECTOR1: chan_vec_reg[1] <= merge(chan_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
             default: ;
         endcase
     end
@@ -329,8 +364,9 @@ always @(posedge clk) begin
         endcase
     end
 
-    if (rst) begin
-        for (c = 0; c < 2; c = c + 1) begin
+    // channels not built keep their reset values
+    for (c = 0; c < 8; c = c + 1) begin
+        if (rst || !present(c[2:0])) begin
             control_reg[c] <= 32'd0;
             status_reg[c] <= 32'd0;
             intmask_reg[c] <= 32'd0;
@@ -342,14 +378,18 @@ always @(posedge clk) begin
             desc_adj_reg[c] <= 0;
             credits_reg[c] <= 0;
             run_d_reg[c] <= 1'b0;
+        end
+    end
+    if (rst) begin
+        for (c = 0; c < 4; c = c + 1) begin
             user_vec_reg[c] <= 32'd0;
-            user_vec_reg[c+2] <= 32'd0;
         end
         halt_reg <= 32'd0;
         credit_mode_reg <= 32'd0;
         user_int_en_reg <= 0;
-        chan_int_en_reg <= 2'd0;
-        chan_vec_reg <= 32'd0;
+        chan_int_en_reg <= {NIRQ{1'b0}};
+        chan_vec_reg[0] <= 32'd0;
+        chan_vec_reg[1] <= 32'd0;
         // relaxed ordering enabled out of reset (PG195 PCIE Control register)
         pcie_ro_reg <= 1'b1;
         wr_flush_timeout_reg <= 0;
@@ -358,18 +398,39 @@ end
 
 // MSI sender: one message per new enabled interrupt event (coalesced while
 // one is pending for the same channel), and one when a channel's interrupt
-// enable is set while its source is already active.
-reg [1:0] chan_int_en_d_reg;
-wire [1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
+// enable is set while its source is already active; pending channels are
+// served round-robin, each with the vector its field of the channel vector
+// registers holds.
+reg [NIRQ-1:0] chan_int_en_d_reg;
+wire [NIRQ-1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
 wire [2:0] msi_mme = cfg_interrupt_msi_mmenable[2:0];
 
 // registers are DWORDs; only physical function 0 has MSI
 wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
                      cfg_interrupt_msi_mmenable[11:3]};
 wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
-wire msi_sel = !msi_pending_reg[0];
-wire [4:0] msi_vec = (msi_sel ? chan_vec_reg[`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH]
-                              : chan_vec_reg[0 +: `PEVB_IRQ_VECTOR_WIDTH]) & msi_vec_mask;
+
+wire msi_send = msi_state_reg == MSI_IDLE && cfg_interrupt_msi_enable[0] && msi_pending_reg != {NIRQ{1'b0}};
+wire msi_sel_valid;
+wire [IRQ_IDX_W-1:0] msi_sel;
+wire [NIRQ-1:0] msi_sel_mask;
+// (the field of interrupt bit k: register k / 4, byte k % 4)
+wire [31:0] msi_vec_word = chan_vec_reg[msi_sel[2]];
+wire [4:0] msi_vec = msi_vec_word[msi_sel[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH] & msi_vec_mask;
+wire unused_msi_sel = msi_sel_valid;
+
+pevb_rr_arb #(
+    .N(NIRQ),
+    .IDX_WIDTH(IRQ_IDX_W)
+) msi_arb_inst (
+    .clk(clk),
+    .rst(rst),
+    .req(msi_pending_reg),
+    .fire(msi_send),
+    .grant_valid(msi_sel_valid),
+    .grant_idx(msi_sel),
+    .grant(msi_sel_mask)
+);
 
 always @(posedge clk) begin
     chan_int_en_d_reg <= chan_int_en_reg;
@@ -380,10 +441,10 @@ always @(posedge clk) begin
             msi_pending_reg <= msi_pending_reg | msi_trigger;
             if (!cfg_interrupt_msi_enable[0]) begin
                 // MSI disabled by the host: nothing can be sent, nothing is queued
-                msi_pending_reg <= 2'd0;
-            end else if (msi_pending_reg != 2'd0) begin
+                msi_pending_reg <= {NIRQ{1'b0}};
+            end else if (msi_send) begin
                 msi_int_reg <= 32'd1 << msi_vec;
-                msi_pending_reg <= (msi_pending_reg & ~(2'b01 << msi_sel)) | msi_trigger;
+                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask) | msi_trigger;
                 msi_timer_reg <= 17'd0;
                 msi_state_reg <= MSI_WAIT;
             end
@@ -399,9 +460,9 @@ always @(posedge clk) begin
     endcase
 
     if (rst) begin
-        chan_int_en_d_reg <= 2'd0;
+        chan_int_en_d_reg <= {NIRQ{1'b0}};
         msi_state_reg <= MSI_IDLE;
-        msi_pending_reg <= 2'd0;
+        msi_pending_reg <= {NIRQ{1'b0}};
         msi_int_reg <= 32'd0;
         msi_timer_reg <= 17'd0;
     end

@@ -34,7 +34,7 @@
 // identifier register of every block
 `define PEVB_ID_SUBSYSTEM_VALUE 12'h1FC
 `define PEVB_ID_VERSION_VALUE 8'h06
-`define PEVB_IDENTIFIER(tgt, chn) {`PEVB_ID_SUBSYSTEM_VALUE, (tgt), 1'b0, 3'd0, (chn), `PEVB_ID_VERSION_VALUE}
+`define PEVB_IDENTIFIER(tgt, strm, chn) {`PEVB_ID_SUBSYSTEM_VALUE, (tgt), (strm), 3'd0, (chn), `PEVB_ID_VERSION_VALUE}
 
 // channel registers (H2C and C2H blocks)
 `define PEVB_CH_IDENTIFIER 8'h00
@@ -84,11 +84,12 @@
 `define PEVB_IRQ_CHAN_INT_REQ 8'h44
 `define PEVB_IRQ_USER_INT_PEND 8'h48
 `define PEVB_IRQ_CHAN_INT_PEND 8'h4C
-`define PEVB_IRQ_CHAN_VECTOR 8'hA0
 `define PEVB_IRQ_USER_VECTOR0 8'h80
 `define PEVB_IRQ_USER_VECTOR1 8'h84
 `define PEVB_IRQ_USER_VECTOR2 8'h88
 `define PEVB_IRQ_USER_VECTOR3 8'h8C
+`define PEVB_IRQ_CHAN_VECTOR0 8'hA0
+`define PEVB_IRQ_CHAN_VECTOR1 8'hA4
 
 // config block registers
 `define PEVB_CFG_IDENTIFIER 8'h00

@@ -50,8 +50,10 @@ module pevb_rq_tx #
     output wire                                 m_wr_done_valid,
     output wire [WR_ID_WIDTH-1:0]               m_wr_done_id,
 
-    /* Payload buffer read port: the TLP's beats from beat PAYLOAD_BEAT on */
+    /* Payload buffer read port: the TLP's beats from beat PAYLOAD_BEAT on
+       (pay_rd_id: the id of the write whose payload is read) */
     output wire                                 pay_rd_en,
+    output wire [WR_ID_WIDTH-1:0]               pay_rd_id,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      pay_rd_data,
 
     /* Requester request (RQ) */
@@ -162,6 +164,7 @@ endgenerate
 
 localparam [10:0] PAYLOAD_BEAT_W = PAYLOAD_BEAT;
 // (written as beat + 1 > first so that it is no constant comparison where the first is 0)
+assign pay_rd_id = cur_id_reg;
 assign pay_rd_en = advance && cur_valid_reg && cur_wr_reg && !cur_imm_reg &&
                    cur_beat_reg + 11'd1 > PAYLOAD_BEAT_W;
 

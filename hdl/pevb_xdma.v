@@ -11,10 +11,12 @@
  * Open XDMA-compatible DMA engine for the Xilinx UltraScale+ PCIe hard IP
  * user interface (CQ/CC completer, RQ/RC requester, MSI).  BAR0: the user
  * BAR, passed to the AXI4-Lite master (XDMA's PCIe to AXI Lite Master).
- * BAR1: 64 KiB DMA register space (PG195 programming model) for one H2C and
- * one C2H memory-mapped channel running concurrently over descriptor chains
+ * BAR1: 64 KiB DMA register space (PG195 programming model) for 1-4 H2C and
+ * 1-4 C2H memory-mapped channels running concurrently over descriptor chains
  * in host or peer memory, moving data to and from the AXI4 memory-mapped
- * master (data width = the PCIe datapath width).
+ * master (data width = the PCIe datapath width).  The channels share the
+ * PCIe requester round-robin; on AXI, H2C writes use ID 0 and C2H channel n
+ * reads with ID n.
  */
 module pevb_xdma #
 (
@@ -33,6 +35,12 @@ module pevb_xdma #
     // AXI4 master address and ID widths
     parameter AXI_ADDR_WIDTH = 64,
     parameter AXI_ID_WIDTH = 4,
+    // H2C and C2H channels (1 to 4 each)
+    parameter H2C_CHANNELS = 1,
+    parameter C2H_CHANNELS = 1,
+    // read tags an H2C channel may hold for data at once (1 to 32; the engine has
+    // 32, shared by all channels and descriptor fetches)
+    parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
     // completion timeout in user clock cycles
@@ -154,6 +162,12 @@ localparam DW = AXIS_PCIE_DATA_WIDTH;
 localparam KEEP = AXIS_PCIE_KEEP_WIDTH;
 localparam AW = AXI_ADDR_WIDTH;
 localparam DESC_IDX_WIDTH = $clog2(DESC_DEPTH*8);
+localparam NH = H2C_CHANNELS;
+localparam NC = C2H_CHANNELS;
+// requesters of descriptor fetches and write-backs: H2C channels, then C2H
+localparam NF = NH + NC;
+localparam EVW = `PEVB_STAT_EVENT_WIDTH;
+localparam [2:0] NH_W = NH[2:0];
 
 // tag context kinds (see pevb_rc_rx)
 localparam [1:0] KIND_H2C_DESC = 2'd0;
@@ -163,6 +177,18 @@ localparam [1:0] KIND_H2C_DATA = 2'd2;
 initial begin
     if (AXI_ADDR_WIDTH < 32 || AXI_ADDR_WIDTH > 64) begin
         $error("Error: AXI_ADDR_WIDTH must be 32 to 64 (instance %m)");
+        $finish;
+    end
+    if (H2C_CHANNELS < 1 || H2C_CHANNELS > 4 || C2H_CHANNELS < 1 || C2H_CHANNELS > 4) begin
+        $error("Error: H2C_CHANNELS and C2H_CHANNELS must be 1 to 4 (instance %m)");
+        $finish;
+    end
+    if (H2C_READ_TAGS < 1 || H2C_READ_TAGS > 32) begin
+        $error("Error: H2C_READ_TAGS must be 1 to 32 (instance %m)");
+        $finish;
+    end
+    if (AXI_ID_WIDTH < 2) begin
+        $error("Error: AXI_ID_WIDTH must be at least 2 (the C2H channel is the read ID) (instance %m)");
         $finish;
     end
 end
@@ -255,20 +281,22 @@ pevb_axil_master #(
     .m_axil_rready(m_axil_rready)
 );
 
-/* channel control and status (index 0: H2C0, 1: C2H0) */
-wire [63:0] ch_control;
-wire [127:0] ch_desc_addr;
-wire [11:0] ch_desc_adj;
-wire [127:0] ch_wb_addr;
-wire [1:0] ch_halt;
-wire [2*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event;
-wire [1:0] ch_busy;
-wire [63:0] ch_count;
-wire [1:0] ch_bytes_valid;
-wire [55:0] ch_bytes;
+/* channel control and status: index {direction, number}, 0-3 H2C0-3, 4-7 C2H0-3 */
+wire [8*32-1:0] ch_control;
+wire [8*64-1:0] ch_desc_addr;
+wire [8*6-1:0] ch_desc_adj;
+wire [8*64-1:0] ch_wb_addr;
+wire [7:0] ch_halt;
+wire [8*EVW-1:0] ch_event;
+wire [7:0] ch_busy;
+wire [8*32-1:0] ch_count;
+wire [7:0] ch_bytes_valid;
+wire [8*28-1:0] ch_bytes;
 
 pevb_regs #(
-    .AXIS_PCIE_DATA_WIDTH(DW)
+    .AXIS_PCIE_DATA_WIDTH(DW),
+    .H2C_CHANNELS(NH),
+    .C2H_CHANNELS(NC)
 ) regs_inst (
     .clk(clk),
     .rst(rst),
@@ -299,57 +327,106 @@ pevb_regs #(
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail)
 );
 
-/* read request sources */
-wire fh_rd_valid, fc_rd_valid, dh_rd_valid;
-wire [63:0] fh_rd_addr, fc_rd_addr, dh_rd_addr;
-wire [12:0] fh_rd_len, fc_rd_len, dh_rd_len;
-wire [DESC_IDX_WIDTH-1:0] fh_rd_info, fc_rd_info;
-wire [AW-1:0] dh_rd_info;
-wire [1:0] dh_rd_slot;
+/*
+ * Requester arbitration.  Reads: descriptor fetches of every channel
+ * (index: H2C channels, then C2H) round-robin, before H2C data reads
+ * round-robin over the H2C channels.  Writes: status write-backs (same
+ * index) round-robin, before C2H data TLPs round-robin over the C2H
+ * channels.  Descriptor traffic is small and on every channel's critical
+ * path; data is shared fairly one request (<= MRRS) or TLP (<= MPS) at a time.
+ */
+wire [NF-1:0] f_req;
+wire [NF*64-1:0] f_addr;
+wire [NF*13-1:0] f_len;
+wire [NF*DESC_IDX_WIDTH-1:0] f_info;
+wire [NH-1:0] d_req;
+wire [NH*64-1:0] d_addr;
+wire [NH*13-1:0] d_len;
+wire [NH*AW-1:0] d_info;
+wire [NH*2-1:0] d_slot;
+
+wire f_valid, d_valid;
+wire [2:0] f_idx;
+wire [1:0] d_idx;
+wire [NF-1:0] f_grant;
+wire [NH-1:0] d_grant;
 
 wire tag_avail;
 wire [7:0] tag_free;
 wire rq_rd_ready;
-
-// fixed priority: descriptor fetches (small, on the critical path) before data
-wire sel_fh = fh_rd_valid;
-wire sel_fc = !fh_rd_valid && fc_rd_valid;
-wire sel_dh = !fh_rd_valid && !fc_rd_valid && dh_rd_valid;
-wire rd_any = fh_rd_valid || fc_rd_valid || dh_rd_valid;
+wire rd_any = f_valid || d_valid;
 wire rd_fire = rd_any && tag_avail && rq_rd_ready;
+wire f_fire = rd_fire && f_valid;
+wire d_fire = rd_fire && !f_valid;
 
-wire [63:0] rd_addr = sel_fh ? fh_rd_addr : sel_fc ? fc_rd_addr : dh_rd_addr;
-wire [12:0] rd_len = sel_fh ? fh_rd_len : sel_fc ? fc_rd_len : dh_rd_len;
-wire [1:0] rd_kind = sel_fh ? KIND_H2C_DESC : sel_fc ? KIND_C2H_DESC : KIND_H2C_DATA;
-wire [AW-1:0] rd_info = sel_fh ? {{(AW-DESC_IDX_WIDTH){1'b0}}, fh_rd_info} :
-                        sel_fc ? {{(AW-DESC_IDX_WIDTH){1'b0}}, fc_rd_info} :
-                        dh_rd_info;
+pevb_rr_arb #(.N(NF), .IDX_WIDTH(3)) fetch_arb_inst (
+    .clk(clk), .rst(rst), .req(f_req), .fire(f_fire),
+    .grant_valid(f_valid), .grant_idx(f_idx), .grant(f_grant)
+);
+pevb_rr_arb #(.N(NH), .IDX_WIDTH(2)) data_rd_arb_inst (
+    .clk(clk), .rst(rst), .req(d_req), .fire(d_fire),
+    .grant_valid(d_valid), .grant_idx(d_idx), .grant(d_grant)
+);
 
-/* write request sources */
-wire wbh_valid, wbc_valid, dc_wr_valid;
-wire [63:0] wbh_addr, wbc_addr, dc_wr_addr;
-wire [31:0] wbh_data, wbc_data;
-wire [12:0] dc_wr_len;
-wire [1:0] dc_wr_slot;
+// a fetch's owner: {channel, 0}; a data read's: {channel, descriptor slot}
+wire f_c2h = f_idx >= NH_W;
+wire [1:0] f_chan = f_c2h ? f_idx[1:0] - NH_W[1:0] : f_idx[1:0];
+wire [63:0] rd_addr = f_valid ? f_addr[f_idx*64 +: 64] : d_addr[d_idx*64 +: 64];
+wire [12:0] rd_len = f_valid ? f_len[f_idx*13 +: 13] : d_len[d_idx*13 +: 13];
+wire [1:0] rd_kind = !f_valid ? KIND_H2C_DATA : f_c2h ? KIND_C2H_DESC : KIND_H2C_DESC;
+wire [3:0] rd_slot = f_valid ? {f_chan, 2'b00} : {d_idx, d_slot[d_idx*2 +: 2]};
+wire [AW-1:0] rd_info = f_valid ? {{(AW-DESC_IDX_WIDTH){1'b0}}, f_info[f_idx*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]} :
+                        d_info[d_idx*AW +: AW];
+
+wire [NF-1:0] wb_req;
+wire [NF*64-1:0] wb_addr;
+wire [NF*32-1:0] wb_data;
+wire [NC-1:0] t_req;
+wire [NC*64-1:0] t_addr;
+wire [NC*13-1:0] t_len;
+wire [NC*2-1:0] t_slot;
+
+wire wb_valid, t_valid;
+wire [2:0] wb_idx;
+wire [1:0] t_idx;
+wire [NF-1:0] wb_grant;
+wire [NC-1:0] t_grant;
 wire rq_wr_ready;
+wire wb_fire = rq_wr_ready && wb_valid;
+wire t_fire = rq_wr_ready && !wb_valid && t_valid;
 
-// write-backs before data (a write-back is only requested after its data left)
-wire wsel_h = wbh_valid;
-wire wsel_c = !wbh_valid && wbc_valid;
-wire wsel_d = !wbh_valid && !wbc_valid && dc_wr_valid;
-wire wr_any = wbh_valid || wbc_valid || dc_wr_valid;
+pevb_rr_arb #(.N(NF), .IDX_WIDTH(3)) wb_arb_inst (
+    .clk(clk), .rst(rst), .req(wb_req), .fire(wb_fire),
+    .grant_valid(wb_valid), .grant_idx(wb_idx), .grant(wb_grant)
+);
+pevb_rr_arb #(.N(NC), .IDX_WIDTH(2)) data_wr_arb_inst (
+    .clk(clk), .rst(rst), .req(t_req), .fire(t_fire),
+    .grant_valid(t_valid), .grant_idx(t_idx), .grant(t_grant)
+);
 
-wire [2:0] wr_done_id;
+// write id: {C2H data, channel, descriptor slot}
+wire [4:0] wr_done_id;
 wire wr_done_valid;
-
 wire pay_rd_en;
-wire [DW-1:0] pay_rd_data;
+wire [4:0] pay_rd_id;
+wire [NC*DW-1:0] pay_rd_data;
+// the channel whose payload buffer answered the last read
+reg [1:0] pay_sel_reg;
+
+always @(posedge clk) begin
+    if (pay_rd_en) begin
+        pay_sel_reg <= pay_rd_id[3:2];
+    end
+    if (rst) begin
+        pay_sel_reg <= 2'd0;
+    end
+end
 
 pevb_rq_tx #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .AXIS_PCIE_KEEP_WIDTH(KEEP),
     .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
-    .WR_ID_WIDTH(3)
+    .WR_ID_WIDTH(5)
 ) rq_tx_inst (
     .clk(clk),
     .rst(rst),
@@ -358,17 +435,18 @@ pevb_rq_tx #(
     .s_rd_addr(rd_addr),
     .s_rd_len(rd_len),
     .s_rd_tag(tag_free),
-    .s_wr_valid(wr_any),
+    .s_wr_valid(wb_valid || t_valid),
     .s_wr_ready(rq_wr_ready),
-    .s_wr_addr(wsel_h ? wbh_addr : wsel_c ? wbc_addr : dc_wr_addr),
-    .s_wr_len(dc_wr_len),
-    .s_wr_imm(!wsel_d),
-    .s_wr_imm_data(wsel_h ? wbh_data : wbc_data),
-    .s_wr_id({wsel_d, dc_wr_slot}),
+    .s_wr_addr(wb_valid ? wb_addr[wb_idx*64 +: 64] : t_addr[t_idx*64 +: 64]),
+    .s_wr_len(t_len[t_idx*13 +: 13]),
+    .s_wr_imm(wb_valid),
+    .s_wr_imm_data(wb_data[wb_idx*32 +: 32]),
+    .s_wr_id({!wb_valid, t_idx, t_slot[t_idx*2 +: 2]}),
     .m_wr_done_valid(wr_done_valid),
     .m_wr_done_id(wr_done_id),
     .pay_rd_en(pay_rd_en),
-    .pay_rd_data(pay_rd_data),
+    .pay_rd_id(pay_rd_id),
+    .pay_rd_data(pay_rd_data[pay_sel_reg*DW +: DW]),
     .m_axis_rq_tdata(m_axis_rq_tdata),
     .m_axis_rq_tkeep(m_axis_rq_tkeep),
     .m_axis_rq_tvalid(m_axis_rq_tvalid),
@@ -378,13 +456,14 @@ pevb_rq_tx #(
 );
 
 wire [KEEP-1:0] desc_wr_en_h2c, desc_wr_en_c2h;
+wire [3:0] desc_wr_slot;
 wire [DESC_IDX_WIDTH-1:0] desc_wr_idx;
 wire [DW-1:0] desc_wr_data;
 wire retire_valid;
 wire [1:0] retire_kind;
-wire [1:0] retire_slot;
+wire [3:0] retire_slot;
 wire [4:0] retire_err;
-wire [3:0] h2c_discard;
+wire [15:0] h2c_discard;
 wire [7:0] tags_in_flight;
 wire unexpected_cpl;
 wire wr_space_ok;
@@ -392,14 +471,16 @@ wire job_valid;
 wire [AW-1:0] job_addr;
 wire [12:0] job_len;
 wire [$clog2(DW/8)-1:0] job_ofs;
-wire [1:0] job_slot;
+wire [3:0] job_slot;
 wire dat_valid;
 wire [DW-1:0] dat_data;
 wire job_done_valid;
-wire [1:0] job_done_slot;
+wire [3:0] job_done_slot;
 wire [4:0] job_done_err;
-// debug only (waveforms): tags outstanding and completions matching no request
-wire unused_rc_status = ^{tags_in_flight, unexpected_cpl};
+// debug only (waveforms): tags outstanding and completions matching no request; a
+// fetch's descriptor slot is always 0, a payload read's slot is the TLP's business
+wire unused_rc_status = ^{tags_in_flight, unexpected_cpl, desc_wr_slot[1:0],
+                          pay_rd_id[4], pay_rd_id[1:0]};
 
 pevb_rc_rx #(
     .AXIS_PCIE_DATA_WIDTH(DW),
@@ -407,6 +488,7 @@ pevb_rc_rx #(
     .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
     .ADDR_WIDTH(AW),
     .DESC_IDX_WIDTH(DESC_IDX_WIDTH),
+    .SLOT_WIDTH(4),
     .TAG_COUNT(32),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) rc_rx_inst (
@@ -416,7 +498,7 @@ pevb_rc_rx #(
     .tag_free(tag_free),
     .alloc_valid(rd_fire),
     .alloc_kind(rd_kind),
-    .alloc_slot(dh_rd_slot),
+    .alloc_slot(rd_slot),
     .alloc_addr_lo(rd_addr[11:0]),
     .alloc_info(rd_info),
     .s_axis_rc_tdata(s_axis_rc_tdata),
@@ -436,6 +518,7 @@ pevb_rc_rx #(
     .m_dat_data(dat_data),
     .desc_wr_en_h2c(desc_wr_en_h2c),
     .desc_wr_en_c2h(desc_wr_en_c2h),
+    .desc_wr_slot(desc_wr_slot),
     .desc_wr_idx(desc_wr_idx),
     .desc_wr_data(desc_wr_data),
     .retire_valid(retire_valid),
@@ -446,68 +529,12 @@ pevb_rc_rx #(
     .unexpected_cpl(unexpected_cpl)
 );
 
-/* H2C channel 0 */
-wire h2c_desc_valid, h2c_desc_ready;
-wire [63:0] h2c_desc_src, h2c_desc_dst;
-wire [27:0] h2c_desc_len;
-wire [2:0] h2c_desc_flags;
-wire h2c_restart;
-wire h2c_done_valid;
-wire [2:0] h2c_done_flags;
-wire [4:0] h2c_done_rd_err, h2c_done_wr_err;
-wire h2c_done_abort;
-wire [27:0] h2c_done_bytes;
-
-pevb_desc_eng #(
-    .KEEP(KEEP),
-    .DESC_DEPTH(DESC_DEPTH)
-) h2c_desc_inst (
-    .clk(clk),
-    .rst(rst),
-    .control(ch_control[31:0]),
-    .desc_addr(ch_desc_addr[63:0]),
-    .desc_adj(ch_desc_adj[5:0]),
-    .wb_addr(ch_wb_addr[63:0]),
-    .halt(ch_halt[0]),
-    .mrrs_enc(cfg_max_read_req),
-    .m_rd_valid(fh_rd_valid),
-    .m_rd_ready(rd_fire && sel_fh),
-    .m_rd_addr(fh_rd_addr),
-    .m_rd_len(fh_rd_len),
-    .m_rd_info(fh_rd_info),
-    .buf_wr_en(desc_wr_en_h2c),
-    .buf_wr_idx(desc_wr_idx),
-    .buf_wr_data(desc_wr_data),
-    .fetch_retire_valid(retire_valid && retire_kind == KIND_H2C_DESC),
-    .fetch_retire_err(retire_err),
-    .m_desc_valid(h2c_desc_valid),
-    .m_desc_ready(h2c_desc_ready),
-    .m_desc_src(h2c_desc_src),
-    .m_desc_dst(h2c_desc_dst),
-    .m_desc_len(h2c_desc_len),
-    .m_desc_flags(h2c_desc_flags),
-    .mover_restart(h2c_restart),
-    .done_valid(h2c_done_valid),
-    .done_flags(h2c_done_flags),
-    .done_rd_err(h2c_done_rd_err),
-    .done_wr_err(h2c_done_wr_err),
-    .done_abort(h2c_done_abort),
-    .done_bytes(h2c_done_bytes),
-    .m_wb_valid(wbh_valid),
-    .m_wb_ready(rq_wr_ready && wsel_h),
-    .m_wb_addr(wbh_addr),
-    .m_wb_data(wbh_data),
-    .event_out(ch_event[0 +: `PEVB_STAT_EVENT_WIDTH]),
-    .busy(ch_busy[0]),
-    .count(ch_count[31:0]),
-    .bytes_valid(ch_bytes_valid[0]),
-    .bytes(ch_bytes[27:0])
-);
-
+/* H2C write side: one AXI write path for every H2C channel (jobs tagged {channel, slot}) */
 pevb_axi_wr #(
     .DATA_WIDTH(DW),
     .ADDR_WIDTH(AW),
-    .ID_WIDTH(AXI_ID_WIDTH)
+    .ID_WIDTH(AXI_ID_WIDTH),
+    .SLOT_WIDTH(4)
 ) axi_wr_inst (
     .clk(clk),
     .rst(rst),
@@ -543,165 +570,48 @@ pevb_axi_wr #(
     .m_axi_bready(m_axi_bready)
 );
 
-pevb_h2c_rd #(
-    .ADDR_WIDTH(AW)
-) h2c_rd_inst (
-    .clk(clk),
-    .rst(rst),
-    .restart(h2c_restart),
-    .mrrs_enc(cfg_max_read_req),
-    .s_desc_valid(h2c_desc_valid),
-    .s_desc_ready(h2c_desc_ready),
-    .s_desc_src(h2c_desc_src),
-    .s_desc_dst(h2c_desc_dst),
-    .s_desc_len(h2c_desc_len),
-    .s_desc_flags(h2c_desc_flags),
-    .m_done_valid(h2c_done_valid),
-    .m_done_flags(h2c_done_flags),
-    .m_done_rd_err(h2c_done_rd_err),
-    .m_done_wr_err(h2c_done_wr_err),
-    .m_done_abort(h2c_done_abort),
-    .m_done_bytes(h2c_done_bytes),
-    .m_rd_valid(dh_rd_valid),
-    .m_rd_ready(rd_fire && sel_dh),
-    .m_rd_addr(dh_rd_addr),
-    .m_rd_len(dh_rd_len),
-    .m_rd_info(dh_rd_info),
-    .m_rd_slot(dh_rd_slot),
-    .retire_valid(retire_valid && retire_kind == KIND_H2C_DATA),
-    .retire_slot(retire_slot),
-    .retire_err(retire_err),
-    .job_valid(job_valid),
-    .job_slot(job_slot),
-    .job_done_valid(job_done_valid),
-    .job_done_slot(job_done_slot),
-    .job_done_err(job_done_err),
-    .discard(h2c_discard)
-);
+/* C2H read side: one AXI read master per C2H channel (ID = channel), multiplexed */
+wire [NC*AXI_ID_WIDTH-1:0] c_arid;
+wire [NC*AW-1:0] c_araddr;
+wire [NC*8-1:0] c_arlen;
+wire [NC*3-1:0] c_arsize;
+wire [NC*2-1:0] c_arburst;
+wire [NC-1:0] c_arlock;
+wire [NC*4-1:0] c_arcache;
+wire [NC*3-1:0] c_arprot;
+wire [NC-1:0] c_arvalid;
+wire [NC-1:0] c_arready;
+wire [NC*AXI_ID_WIDTH-1:0] c_rid;
+wire [NC*DW-1:0] c_rdata;
+wire [NC*2-1:0] c_rresp;
+wire [NC-1:0] c_rlast;
+wire [NC-1:0] c_rvalid;
+wire [NC-1:0] c_rready;
 
-/* C2H channel 0 */
-wire c2h_desc_valid, c2h_desc_ready;
-wire [63:0] c2h_desc_src, c2h_desc_dst;
-wire [27:0] c2h_desc_len;
-wire [2:0] c2h_desc_flags;
-wire c2h_restart;
-wire c2h_done_valid;
-wire [2:0] c2h_done_flags;
-wire [4:0] c2h_done_rd_err, c2h_done_wr_err;
-wire c2h_done_abort;
-wire [27:0] c2h_done_bytes;
-
-pevb_desc_eng #(
-    .KEEP(KEEP),
-    .DESC_DEPTH(DESC_DEPTH)
-) c2h_desc_inst (
-    .clk(clk),
-    .rst(rst),
-    .control(ch_control[63:32]),
-    .desc_addr(ch_desc_addr[127:64]),
-    .desc_adj(ch_desc_adj[11:6]),
-    .wb_addr(ch_wb_addr[127:64]),
-    .halt(ch_halt[1]),
-    .mrrs_enc(cfg_max_read_req),
-    .m_rd_valid(fc_rd_valid),
-    .m_rd_ready(rd_fire && sel_fc),
-    .m_rd_addr(fc_rd_addr),
-    .m_rd_len(fc_rd_len),
-    .m_rd_info(fc_rd_info),
-    .buf_wr_en(desc_wr_en_c2h),
-    .buf_wr_idx(desc_wr_idx),
-    .buf_wr_data(desc_wr_data),
-    .fetch_retire_valid(retire_valid && retire_kind == KIND_C2H_DESC),
-    .fetch_retire_err(retire_err),
-    .m_desc_valid(c2h_desc_valid),
-    .m_desc_ready(c2h_desc_ready),
-    .m_desc_src(c2h_desc_src),
-    .m_desc_dst(c2h_desc_dst),
-    .m_desc_len(c2h_desc_len),
-    .m_desc_flags(c2h_desc_flags),
-    .mover_restart(c2h_restart),
-    .done_valid(c2h_done_valid),
-    .done_flags(c2h_done_flags),
-    .done_rd_err(c2h_done_rd_err),
-    .done_wr_err(c2h_done_wr_err),
-    .done_abort(c2h_done_abort),
-    .done_bytes(c2h_done_bytes),
-    .m_wb_valid(wbc_valid),
-    .m_wb_ready(rq_wr_ready && wsel_c),
-    .m_wb_addr(wbc_addr),
-    .m_wb_data(wbc_data),
-    .event_out(ch_event[`PEVB_STAT_EVENT_WIDTH +: `PEVB_STAT_EVENT_WIDTH]),
-    .busy(ch_busy[1]),
-    .count(ch_count[63:32]),
-    .bytes_valid(ch_bytes_valid[1]),
-    .bytes(ch_bytes[55:28])
-);
-
-wire c2h_cmd_valid, c2h_cmd_ready;
-wire [63:0] c2h_cmd_addr;
-wire [12:0] c2h_cmd_len;
-wire [AW-1:0] c2h_cmd_card;
-wire [1:0] c2h_cmd_slot;
-wire c2h_drop_valid;
-wire [1:0] c2h_drop_slot;
-wire [4:0] c2h_drop_err;
-
-pevb_c2h_wr #(
-    .ADDR_WIDTH(AW)
-) c2h_wr_inst (
-    .clk(clk),
-    .rst(rst),
-    .restart(c2h_restart),
-    .mps_enc(cfg_max_payload),
-    .s_desc_valid(c2h_desc_valid),
-    .s_desc_ready(c2h_desc_ready),
-    .s_desc_src(c2h_desc_src),
-    .s_desc_dst(c2h_desc_dst),
-    .s_desc_len(c2h_desc_len),
-    .s_desc_flags(c2h_desc_flags),
-    .m_done_valid(c2h_done_valid),
-    .m_done_flags(c2h_done_flags),
-    .m_done_rd_err(c2h_done_rd_err),
-    .m_done_wr_err(c2h_done_wr_err),
-    .m_done_abort(c2h_done_abort),
-    .m_done_bytes(c2h_done_bytes),
-    .m_wr_valid(c2h_cmd_valid),
-    .m_wr_ready(c2h_cmd_ready),
-    .m_wr_addr(c2h_cmd_addr),
-    .m_wr_len(c2h_cmd_len),
-    .m_wr_card_addr(c2h_cmd_card),
-    .m_wr_slot(c2h_cmd_slot),
-    .sent_valid(wr_done_valid && wr_done_id[2]),
-    .sent_slot(wr_done_id[1:0]),
-    .drop_valid(c2h_drop_valid),
-    .drop_slot(c2h_drop_slot),
-    .drop_err(c2h_drop_err)
-);
-
-pevb_axi_rd #(
+pevb_axi_rd_mux #(
+    .N(NC),
     .DATA_WIDTH(DW),
     .ADDR_WIDTH(AW),
     .ID_WIDTH(AXI_ID_WIDTH)
-) axi_rd_inst (
+) axi_rd_mux_inst (
     .clk(clk),
     .rst(rst),
-    .restart(c2h_restart),
-    .s_cmd_valid(c2h_cmd_valid),
-    .s_cmd_ready(c2h_cmd_ready),
-    .s_cmd_pcie_addr(c2h_cmd_addr),
-    .s_cmd_len(c2h_cmd_len),
-    .s_cmd_card_addr(c2h_cmd_card),
-    .s_cmd_slot(c2h_cmd_slot),
-    .m_tlp_valid(dc_wr_valid),
-    .m_tlp_ready(rq_wr_ready && wsel_d),
-    .m_tlp_addr(dc_wr_addr),
-    .m_tlp_len(dc_wr_len),
-    .m_tlp_slot(dc_wr_slot),
-    .m_drop_valid(c2h_drop_valid),
-    .m_drop_slot(c2h_drop_slot),
-    .m_drop_err(c2h_drop_err),
-    .pay_rd_en(pay_rd_en),
-    .pay_rd_data(pay_rd_data),
+    .s_axi_arid(c_arid),
+    .s_axi_araddr(c_araddr),
+    .s_axi_arlen(c_arlen),
+    .s_axi_arsize(c_arsize),
+    .s_axi_arburst(c_arburst),
+    .s_axi_arlock(c_arlock),
+    .s_axi_arcache(c_arcache),
+    .s_axi_arprot(c_arprot),
+    .s_axi_arvalid(c_arvalid),
+    .s_axi_arready(c_arready),
+    .s_axi_rid(c_rid),
+    .s_axi_rdata(c_rdata),
+    .s_axi_rresp(c_rresp),
+    .s_axi_rlast(c_rlast),
+    .s_axi_rvalid(c_rvalid),
+    .s_axi_rready(c_rready),
     .m_axi_arid(m_axi_arid),
     .m_axi_araddr(m_axi_araddr),
     .m_axi_arlen(m_axi_arlen),
@@ -719,6 +629,282 @@ pevb_axi_rd #(
     .m_axi_rvalid(m_axi_rvalid),
     .m_axi_rready(m_axi_rready)
 );
+
+genvar g;
+generate
+    /* H2C channels */
+    for (g = 0; g < NH; g = g + 1) begin : h2c
+        wire desc_valid, desc_ready;
+        wire [63:0] desc_src, desc_dst;
+        wire [27:0] desc_len;
+        wire [2:0] desc_flags;
+        wire restart;
+        wire done_valid;
+        wire [2:0] done_flags;
+        wire [4:0] done_rd_err, done_wr_err;
+        wire done_abort;
+        wire [27:0] done_bytes;
+        wire mine_desc = desc_wr_slot[3:2] == g;
+        wire mine_retire = retire_valid && retire_slot[3:2] == g;
+        wire rd_valid;
+
+        // data tags held: a channel asks for the requester only below its share
+        reg [5:0] tags_reg;
+        wire tag_take = d_fire && d_grant[g];
+        wire tag_give = mine_retire && retire_kind == KIND_H2C_DATA;
+        assign d_req[g] = rd_valid && tags_reg < H2C_READ_TAGS[5:0];
+        always @(posedge clk) begin
+            tags_reg <= tags_reg + {5'd0, tag_take} - {5'd0, tag_give};
+            if (rst) begin
+                tags_reg <= 6'd0;
+            end
+        end
+
+        pevb_desc_eng #(
+            .KEEP(KEEP),
+            .DESC_DEPTH(DESC_DEPTH)
+        ) desc_inst (
+            .clk(clk),
+            .rst(rst),
+            .control(ch_control[g*32 +: 32]),
+            .desc_addr(ch_desc_addr[g*64 +: 64]),
+            .desc_adj(ch_desc_adj[g*6 +: 6]),
+            .wb_addr(ch_wb_addr[g*64 +: 64]),
+            .halt(ch_halt[g]),
+            .mrrs_enc(cfg_max_read_req),
+            .m_rd_valid(f_req[g]),
+            .m_rd_ready(f_fire && f_grant[g]),
+            .m_rd_addr(f_addr[g*64 +: 64]),
+            .m_rd_len(f_len[g*13 +: 13]),
+            .m_rd_info(f_info[g*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
+            .buf_wr_en(desc_wr_en_h2c & {KEEP{mine_desc}}),
+            .buf_wr_idx(desc_wr_idx),
+            .buf_wr_data(desc_wr_data),
+            .fetch_retire_valid(mine_retire && retire_kind == KIND_H2C_DESC),
+            .fetch_retire_err(retire_err),
+            .m_desc_valid(desc_valid),
+            .m_desc_ready(desc_ready),
+            .m_desc_src(desc_src),
+            .m_desc_dst(desc_dst),
+            .m_desc_len(desc_len),
+            .m_desc_flags(desc_flags),
+            .mover_restart(restart),
+            .done_valid(done_valid),
+            .done_flags(done_flags),
+            .done_rd_err(done_rd_err),
+            .done_wr_err(done_wr_err),
+            .done_abort(done_abort),
+            .done_bytes(done_bytes),
+            .m_wb_valid(wb_req[g]),
+            .m_wb_ready(wb_fire && wb_grant[g]),
+            .m_wb_addr(wb_addr[g*64 +: 64]),
+            .m_wb_data(wb_data[g*32 +: 32]),
+            .event_out(ch_event[g*EVW +: EVW]),
+            .busy(ch_busy[g]),
+            .count(ch_count[g*32 +: 32]),
+            .bytes_valid(ch_bytes_valid[g]),
+            .bytes(ch_bytes[g*28 +: 28])
+        );
+
+        pevb_h2c_rd #(
+            .ADDR_WIDTH(AW)
+        ) rd_inst (
+            .clk(clk),
+            .rst(rst),
+            .restart(restart),
+            .mrrs_enc(cfg_max_read_req),
+            .s_desc_valid(desc_valid),
+            .s_desc_ready(desc_ready),
+            .s_desc_src(desc_src),
+            .s_desc_dst(desc_dst),
+            .s_desc_len(desc_len),
+            .s_desc_flags(desc_flags),
+            .m_done_valid(done_valid),
+            .m_done_flags(done_flags),
+            .m_done_rd_err(done_rd_err),
+            .m_done_wr_err(done_wr_err),
+            .m_done_abort(done_abort),
+            .m_done_bytes(done_bytes),
+            .m_rd_valid(rd_valid),
+            .m_rd_ready(d_fire && d_grant[g]),
+            .m_rd_addr(d_addr[g*64 +: 64]),
+            .m_rd_len(d_len[g*13 +: 13]),
+            .m_rd_info(d_info[g*AW +: AW]),
+            .m_rd_slot(d_slot[g*2 +: 2]),
+            .retire_valid(mine_retire && retire_kind == KIND_H2C_DATA),
+            .retire_slot(retire_slot[1:0]),
+            .retire_err(retire_err),
+            .job_valid(job_valid && job_slot[3:2] == g),
+            .job_slot(job_slot[1:0]),
+            .job_done_valid(job_done_valid && job_done_slot[3:2] == g),
+            .job_done_slot(job_done_slot[1:0]),
+            .job_done_err(job_done_err),
+            .discard(h2c_discard[g*4 +: 4])
+        );
+    end
+    for (g = NH; g < 4; g = g + 1) begin : h2c_none
+        assign h2c_discard[g*4 +: 4] = 4'd0;
+    end
+
+    /* C2H channels (channel index 4 + g, fetch and write-back index NH + g) */
+    for (g = 0; g < NC; g = g + 1) begin : c2h
+        localparam CI = 4 + g;
+        localparam FI = NH + g;
+        wire desc_valid, desc_ready;
+        wire [63:0] desc_src, desc_dst;
+        wire [27:0] desc_len;
+        wire [2:0] desc_flags;
+        wire restart;
+        wire done_valid;
+        wire [2:0] done_flags;
+        wire [4:0] done_rd_err, done_wr_err;
+        wire done_abort;
+        wire [27:0] done_bytes;
+        wire cmd_valid, cmd_ready;
+        wire [63:0] cmd_addr;
+        wire [12:0] cmd_len;
+        wire [AW-1:0] cmd_card;
+        wire [1:0] cmd_slot;
+        wire drop_valid;
+        wire [1:0] drop_slot;
+        wire [4:0] drop_err;
+        wire mine_desc = desc_wr_slot[3:2] == g;
+
+        pevb_desc_eng #(
+            .KEEP(KEEP),
+            .DESC_DEPTH(DESC_DEPTH)
+        ) desc_inst (
+            .clk(clk),
+            .rst(rst),
+            .control(ch_control[CI*32 +: 32]),
+            .desc_addr(ch_desc_addr[CI*64 +: 64]),
+            .desc_adj(ch_desc_adj[CI*6 +: 6]),
+            .wb_addr(ch_wb_addr[CI*64 +: 64]),
+            .halt(ch_halt[CI]),
+            .mrrs_enc(cfg_max_read_req),
+            .m_rd_valid(f_req[FI]),
+            .m_rd_ready(f_fire && f_grant[FI]),
+            .m_rd_addr(f_addr[FI*64 +: 64]),
+            .m_rd_len(f_len[FI*13 +: 13]),
+            .m_rd_info(f_info[FI*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
+            .buf_wr_en(desc_wr_en_c2h & {KEEP{mine_desc}}),
+            .buf_wr_idx(desc_wr_idx),
+            .buf_wr_data(desc_wr_data),
+            .fetch_retire_valid(retire_valid && retire_kind == KIND_C2H_DESC && retire_slot[3:2] == g),
+            .fetch_retire_err(retire_err),
+            .m_desc_valid(desc_valid),
+            .m_desc_ready(desc_ready),
+            .m_desc_src(desc_src),
+            .m_desc_dst(desc_dst),
+            .m_desc_len(desc_len),
+            .m_desc_flags(desc_flags),
+            .mover_restart(restart),
+            .done_valid(done_valid),
+            .done_flags(done_flags),
+            .done_rd_err(done_rd_err),
+            .done_wr_err(done_wr_err),
+            .done_abort(done_abort),
+            .done_bytes(done_bytes),
+            .m_wb_valid(wb_req[FI]),
+            .m_wb_ready(wb_fire && wb_grant[FI]),
+            .m_wb_addr(wb_addr[FI*64 +: 64]),
+            .m_wb_data(wb_data[FI*32 +: 32]),
+            .event_out(ch_event[CI*EVW +: EVW]),
+            .busy(ch_busy[CI]),
+            .count(ch_count[CI*32 +: 32]),
+            .bytes_valid(ch_bytes_valid[CI]),
+            .bytes(ch_bytes[CI*28 +: 28])
+        );
+
+        pevb_c2h_wr #(
+            .ADDR_WIDTH(AW)
+        ) wr_inst (
+            .clk(clk),
+            .rst(rst),
+            .restart(restart),
+            .mps_enc(cfg_max_payload),
+            .s_desc_valid(desc_valid),
+            .s_desc_ready(desc_ready),
+            .s_desc_src(desc_src),
+            .s_desc_dst(desc_dst),
+            .s_desc_len(desc_len),
+            .s_desc_flags(desc_flags),
+            .m_done_valid(done_valid),
+            .m_done_flags(done_flags),
+            .m_done_rd_err(done_rd_err),
+            .m_done_wr_err(done_wr_err),
+            .m_done_abort(done_abort),
+            .m_done_bytes(done_bytes),
+            .m_wr_valid(cmd_valid),
+            .m_wr_ready(cmd_ready),
+            .m_wr_addr(cmd_addr),
+            .m_wr_len(cmd_len),
+            .m_wr_card_addr(cmd_card),
+            .m_wr_slot(cmd_slot),
+            .sent_valid(wr_done_valid && wr_done_id[4] && wr_done_id[3:2] == g),
+            .sent_slot(wr_done_id[1:0]),
+            .drop_valid(drop_valid),
+            .drop_slot(drop_slot),
+            .drop_err(drop_err)
+        );
+
+        pevb_axi_rd #(
+            .DATA_WIDTH(DW),
+            .ADDR_WIDTH(AW),
+            .ID_WIDTH(AXI_ID_WIDTH),
+            .AXI_ID(g)
+        ) rd_inst (
+            .clk(clk),
+            .rst(rst),
+            .restart(restart),
+            .s_cmd_valid(cmd_valid),
+            .s_cmd_ready(cmd_ready),
+            .s_cmd_pcie_addr(cmd_addr),
+            .s_cmd_len(cmd_len),
+            .s_cmd_card_addr(cmd_card),
+            .s_cmd_slot(cmd_slot),
+            .m_tlp_valid(t_req[g]),
+            .m_tlp_ready(t_fire && t_grant[g]),
+            .m_tlp_addr(t_addr[g*64 +: 64]),
+            .m_tlp_len(t_len[g*13 +: 13]),
+            .m_tlp_slot(t_slot[g*2 +: 2]),
+            .m_drop_valid(drop_valid),
+            .m_drop_slot(drop_slot),
+            .m_drop_err(drop_err),
+            .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
+            .pay_rd_data(pay_rd_data[g*DW +: DW]),
+            .m_axi_arid(c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+            .m_axi_araddr(c_araddr[g*AW +: AW]),
+            .m_axi_arlen(c_arlen[g*8 +: 8]),
+            .m_axi_arsize(c_arsize[g*3 +: 3]),
+            .m_axi_arburst(c_arburst[g*2 +: 2]),
+            .m_axi_arlock(c_arlock[g]),
+            .m_axi_arcache(c_arcache[g*4 +: 4]),
+            .m_axi_arprot(c_arprot[g*3 +: 3]),
+            .m_axi_arvalid(c_arvalid[g]),
+            .m_axi_arready(c_arready[g]),
+            .m_axi_rid(c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+            .m_axi_rdata(c_rdata[g*DW +: DW]),
+            .m_axi_rresp(c_rresp[g*2 +: 2]),
+            .m_axi_rlast(c_rlast[g]),
+            .m_axi_rvalid(c_rvalid[g]),
+            .m_axi_rready(c_rready[g])
+        );
+    end
+
+    /* channel indices not built: no status, control unused */
+    for (g = 0; g < 8; g = g + 1) begin : none
+        if ((g < 4 && g >= NH) || (g >= 4 && g - 4 >= NC)) begin : absent
+            assign ch_event[g*EVW +: EVW] = {EVW{1'b0}};
+            assign ch_busy[g] = 1'b0;
+            assign ch_count[g*32 +: 32] = 32'd0;
+            assign ch_bytes_valid[g] = 1'b0;
+            assign ch_bytes[g*28 +: 28] = 28'd0;
+            wire unused_ctrl = ^{ch_control[g*32 +: 32], ch_desc_addr[g*64 +: 64],
+                                 ch_desc_adj[g*6 +: 6], ch_wb_addr[g*64 +: 64], ch_halt[g]};
+        end
+    end
+endgenerate
 
 endmodule
 

@@ -45,8 +45,8 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("RQ: FPGA reads, writes (peer and host), MSI", [f"m_axis_rq_{s}" for s in _STREAM]),
     ("RC: completions to the FPGA (read data)", [f"s_axis_rc_{s}" for s in _STREAM]),
     ("MSI", ["cfg_interrupt_msi_int", "cfg_interrupt_msi_sent", "cfg_interrupt_msi_fail"]),
-    ("H2C descriptor engine", [f"xdma_inst.h2c_desc_inst.{s}" for s in _ENGINE]),
-    ("C2H descriptor engine", [f"xdma_inst.c2h_desc_inst.{s}" for s in _ENGINE]),
+    ("H2C descriptor engine", [f"xdma_inst.h2c[0].desc_inst.{s}" for s in _ENGINE]),
+    ("C2H descriptor engine", [f"xdma_inst.c2h[0].desc_inst.{s}" for s in _ENGINE]),
     (
         "Read tags in flight",
         ["xdma_inst.rc_rx_inst.tags_in_flight", "xdma_inst.rc_rx_inst.active_reg"],

@@ -11,6 +11,7 @@ import random
 import numpy as np
 
 from cuda_model import CUpointer_attribute, PeerDevice, cudaMemcpyKind, fill_surface
+from driver_model import regs
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.p2p import p2p_chunks, pin_range
 from driver_model.regs import Stat, Target
@@ -45,8 +46,10 @@ class Harness:
     def __init__(self, tb: TB) -> None:
         self.tb = tb
         self.platform = TbPlatform(tb)
-        self.h2c = XdmaChannel(self.platform, Target.H2C)
-        self.c2h = XdmaChannel(self.platform, Target.C2H)
+        self.h2c_channels = tb.profile.h2c_channels
+        self.c2h_channels = tb.profile.c2h_channels
+        self.h2c = XdmaChannel(self.platform, Target.H2C, h2c_channels=self.h2c_channels)
+        self.c2h = XdmaChannel(self.platform, Target.C2H, h2c_channels=self.h2c_channels)
         for ch in (self.h2c, self.c2h):  # both on the channel vector register's reset value
             tb.irq_handlers[ch.vector].append(ch.interrupt)
         self.ram_size = tb.profile.ram_size
@@ -54,6 +57,25 @@ class Harness:
         self.ring_base = self.ring.get_absolute_address(0)
         self.ring_next = 0
         tb.faults.name_range(self.ring_base, RING_BYTES, RING_TARGET)
+
+    async def all_channels(self) -> list[XdmaChannel]:
+        """Every channel of the build (H2C first), each on an MSI vector of its own: the
+        index of its interrupt bit, programmed into the channel vector registers. (The
+        ``h2c``/``c2h`` channels keep vector 0: use these instead after this call.)"""
+        chans = [
+            XdmaChannel(self.platform, d, n, h2c_channels=self.h2c_channels)
+            for d, count in ((Target.H2C, self.h2c_channels), (Target.C2H, self.c2h_channels))
+            for n in range(count)
+        ]
+        words = [0] * len(regs.IRQ_CHAN_VECTOR)
+        for ch in chans:
+            bit = ch.irq_bit.bit_length() - 1
+            ch.vector = bit
+            words[bit // 4] |= bit << (bit % 4 * regs.IRQ_VECTOR_STRIDE)
+            self.tb.irq_handlers[ch.vector].append(ch.interrupt)
+        for off, word in zip(regs.IRQ_CHAN_VECTOR, words, strict=True):
+            await self.tb.dma_write32(regs.irq_reg(off), word)
+        return chans
 
     def place_chain(self, segments, **kw):
         """Build a chain for ``segments`` in the descriptor ring and write it to host
@@ -90,7 +112,7 @@ class Harness:
     def snapshot(self, ch: XdmaChannel) -> None:
         """Log the descriptor engine's state (debug aid for timeouts)."""
         xdma = self.tb.dut.xdma_inst
-        d = xdma.h2c_desc_inst if ch.direction == Target.H2C else xdma.c2h_desc_inst
+        d = (xdma.h2c if ch.direction == Target.H2C else xdma.c2h)[ch.channel].desc_inst
         names = (
             "running_reg",
             "stopping_reg",

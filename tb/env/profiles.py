@@ -16,6 +16,8 @@ PLUGINS_ENV = "PEVB_PLUGINS"
 _FIELDS = {
     "AXIS_PCIE_DATA_WIDTH": "width",
     "RAM_SIZE": "ram_size",
+    "H2C_CHANNELS": "h2c_channels",
+    "C2H_CHANNELS": "c2h_channels",
     "DESC_DEPTH": "desc_depth",
     "CPL_TIMEOUT_CYCLES": "cpl_timeout_cycles",
 }
@@ -34,6 +36,9 @@ class Profile:
     # max payload size supported by the hard IP, and what the host programs (bytes)
     mps: int = 128
     mrrs: int = 512
+    # DMA channels each way (1 to 4)
+    h2c_channels: int = 1
+    c2h_channels: int = 1
     desc_depth: int = 8
     cpl_timeout_cycles: int = 131072
     extra: dict[str, int] = field(default_factory=dict)

@@ -3,7 +3,8 @@
 Every ``@cocotb.test`` of every cocotb module in ``tb/tests`` runs on the selected
 simulator and profile (``--sim``, ``--profile``), found from the module's source: adding
 a test to a module needs no second edit. Declared here are only the exceptions: the
-modules that run once per variant (an environment), the subsets that also run on other
+modules that run once per variant (an environment, or a build with other Verilog
+parameters), the subsets that also run on other
 configurations (Verilator, gen3x8, the other stream widths), the modules launched by a
 pytest file of their own, and the random regression's default seeds.
 """
@@ -27,6 +28,15 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
     "test_gpu_peer": {
         "switch": {"PEVB_TOPOLOGY": "switch"},
         "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
+    },
+}
+
+# module -> {variant: Verilog parameters}: the module runs once per variant, each on a build
+# of its own (the profile's parameters with these on top)
+BUILDS: dict[str, dict[str, dict[str, int]]] = {
+    "test_channels": {
+        "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10},
+        "4x4": {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "RAM_SIZE": 128 << 10},
     },
 }
 
@@ -140,6 +150,7 @@ class Case:
     variant: str = ""
     env: tuple[tuple[str, str], ...] = ()
     marks: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, int], ...] = ()
 
     @property
     def id(self) -> str:
@@ -157,7 +168,7 @@ def cases(sim: str, profile: str) -> list[Case]:
     tests there, and each subset on its own configuration unless that is the selected one.
     Raises ``ValueError`` when the plan names a module or test that does not exist."""
     modules = cocotb_modules()
-    for m in [*VARIANTS, *OWN_LAUNCHER]:
+    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS]:
         if m not in modules:
             raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
     configs: list[tuple[str, str, dict[str, list[str]] | None]] = [(sim, profile, None)]
@@ -178,7 +189,21 @@ def cases(sim: str, profile: str) -> list[Case]:
                 continue
             selected = tests if only is None else only.get(module, [])
             variants = VARIANTS.get(module, {"": {}})
+            builds = BUILDS.get(module, {"": {}})
             for test in selected:
                 for variant, env in variants.items():
-                    out.append(Case(module, test, csim, cprof, variant, tuple(env.items()), tags))
+                    for build, params in builds.items():
+                        name = "-".join(v for v in (variant, build) if v)
+                        out.append(
+                            Case(
+                                module,
+                                test,
+                                csim,
+                                cprof,
+                                name,
+                                tuple(env.items()),
+                                tags,
+                                tuple(params.items()),
+                            )
+                        )
     return out

@@ -30,6 +30,7 @@ def test_cocotb(case: plan.Case, sim: str, profile: str) -> None:
         profile=case.profile,
         module=case.module_path,
         extra_env=dict(case.env),
+        overrides=dict(case.overrides) or None,
         repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
         f"TESTS=\"tests/sim/test_cocotb.py -k '{case.id}'\"",
     )

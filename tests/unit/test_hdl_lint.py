@@ -17,6 +17,7 @@ PARAM_SETS = [
     {"AXIS_PCIE_DATA_WIDTH": 512, "RAM_SIZE": 1 << 20},
     {"DESC_DEPTH": 2, "RAM_SIZE": 8192},
     {"DESC_DEPTH": 64},
+    {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "AXIS_PCIE_DATA_WIDTH": 256},
 ]
 
 
@@ -40,11 +41,19 @@ def test_verilator_lint_wall(params: dict[str, int]) -> None:
     lint([f"-G{k}={v}" for k, v in params.items()], [])
 
 
+# (H2C, C2H) channel counts the engine is linted with at every width
+CHANNEL_SETS = [(1, 1), (2, 2), (4, 4), (1, 4), (3, 2)]
+
+
 @pytest.mark.parametrize("width", [64, 128, 256, 512])
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
-    """The engine as a user instantiates it (its AXI4 and AXI4-Lite masters are ports)."""
+    """The engine as a user instantiates it (its AXI4 and AXI4-Lite masters are ports),
+    with every channel count."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma")
+    for nh, nc in CHANNEL_SETS:
+        args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
+        lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma")
 
 
 def test_verilator_lint_wall_with_text_tracks() -> None:

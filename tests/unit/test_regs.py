@@ -171,8 +171,11 @@ def test_verilog_header_values():
     assert "`define PEVB_PCIE_ERR_UNSUPPORTED_REQUEST 5'h01\n" in text
     assert "`define PEVB_BAR_DMA 3'd1\n" in text
     assert "`define PEVB_DESC_DW_NEXT_HI 3'd7\n" in text
-    ident = re.search(r"`define PEVB_IDENTIFIER\(tgt, chn\) (.*)", text).group(1)
-    assert ident == ("{`PEVB_ID_SUBSYSTEM_VALUE, (tgt), 1'b0, 3'd0, (chn), `PEVB_ID_VERSION_VALUE}")
+    ident = re.search(r"`define PEVB_IDENTIFIER\(tgt, strm, chn\) (.*)", text).group(1)
+    assert ident == (
+        "{`PEVB_ID_SUBSYSTEM_VALUE, (tgt), (strm), 3'd0, (chn), `PEVB_ID_VERSION_VALUE}"
+    )
+    assert "`define PEVB_IRQ_CHAN_VECTOR1 8'hA4\n" in text
 
 
 # register offsets as case labels, and values only the register map may spell

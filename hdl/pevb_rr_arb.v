@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Round-robin arbiter for N requesters.  The grant goes to the first
+ * requester after the one granted last; a grant that is not taken (fire low)
+ * holds while its request stays up, so a granted valid/ready handshake keeps
+ * its payload until it completes (AXI's rule for a valid that is up).
+ */
+module pevb_rr_arb #
+(
+    // number of requesters (1 to 16)
+    parameter N = 4,
+    // grant index width
+    parameter IDX_WIDTH = N > 1 ? $clog2(N) : 1
+)
+(
+    input  wire                 clk,
+    input  wire                 rst,
+
+    input  wire [N-1:0]         req,
+    // the granted request is taken this cycle
+    input  wire                 fire,
+
+    output wire                 grant_valid,
+    output wire [IDX_WIDTH-1:0] grant_idx,
+    output wire [N-1:0]         grant
+);
+
+initial begin
+    if (N < 1 || N > 16) begin
+        $error("Error: N must be 1 to 16 (instance %m)");
+        $finish;
+    end
+end
+
+// requests padded to a power of two: index arithmetic wraps by itself, and the
+// padding never requests
+localparam P = 1 << IDX_WIDTH;
+
+wire [P-1:0] reqp;
+genvar k;
+generate
+    for (k = 0; k < P; k = k + 1) begin : pad
+        if (k < N) begin : used
+            assign reqp[k] = req[k];
+        end else begin : unused
+            assign reqp[k] = 1'b0;
+        end
+    end
+endgenerate
+
+reg [IDX_WIDTH-1:0] last_reg;
+reg hold_reg;
+reg [IDX_WIDTH-1:0] hold_idx_reg;
+
+// the first request after last_reg, wrapping around
+reg [IDX_WIDTH-1:0] pick;
+reg [IDX_WIDTH-1:0] cand;
+reg pick_found;
+integer i;
+always @* begin
+    pick = {IDX_WIDTH{1'b0}};
+    pick_found = 1'b0;
+    for (i = P; i >= 1; i = i - 1) begin
+        cand = last_reg + i[IDX_WIDTH-1:0];
+        if (reqp[cand]) begin
+            pick = cand;
+            pick_found = 1'b1;
+        end
+    end
+end
+
+wire held = hold_reg && reqp[hold_idx_reg];
+assign grant_idx = held ? hold_idx_reg : pick;
+assign grant_valid = held || pick_found;
+wire [P-1:0] grant_p = {{(P-1){1'b0}}, grant_valid} << grant_idx;
+assign grant = grant_p[N-1:0];
+generate
+    if (P > N) begin : pad_grant
+        wire unused_grant = ^grant_p[P-1:N];
+    end
+endgenerate
+
+always @(posedge clk) begin
+    hold_reg <= grant_valid && !fire;
+    hold_idx_reg <= grant_idx;
+    if (grant_valid && fire) begin
+        last_reg <= grant_idx;
+    end
+
+    if (rst) begin
+        last_reg <= {IDX_WIDTH{1'b1}};
+        hold_reg <= 1'b0;
+        hold_idx_reg <= {IDX_WIDTH{1'b0}};
+    end
+end
+
+endmodule
+
+`resetall
