@@ -237,6 +237,13 @@ class Perf(enum.IntFlag):
     RUN = 1 << 2
 
 
+# the cycle and data counters (0xC4/0xC8, 0xCC/0xD0) are 42 bits: the high register holds
+# bits 41:32 and the flag that the counter reached its maximum (where it stops)
+PERF_COUNT_HI = Field(0, 10)
+PERF_MAXED = Field(16)
+PERF_COUNT_BITS = 32 + PERF_COUNT_HI.width
+
+
 # --- poll-mode write-back value --------------------------------------------------------
 WB_ERROR = Field(31)
 WB_COUNT = Field(0, 24)
@@ -450,16 +457,34 @@ def register_table() -> list[RegInfo]:
                 0,
                 "run [2], clear [1] (self-clearing), auto [0]",
             ),
-            RegInfo(ch_reg(d, CH_PERF_CYC_LO), f"{n} performance cycle count low", "RO", 0, ""),
-            RegInfo(ch_reg(d, CH_PERF_CYC_HI), f"{n} performance cycle count high", "RO", 0, ""),
+            RegInfo(
+                ch_reg(d, CH_PERF_CYC_LO),
+                f"{n} performance cycle count low",
+                "RO",
+                0,
+                "cycles while running (busy, in auto mode)",
+            ),
+            RegInfo(
+                ch_reg(d, CH_PERF_CYC_HI),
+                f"{n} performance cycle count high",
+                "RO",
+                0,
+                "count [41:32] in [9:0], maxed [16]",
+            ),
             RegInfo(
                 ch_reg(d, CH_PERF_DATA_LO),
                 f"{n} performance data count low",
                 "RO",
                 0,
-                "bytes of completed descriptors",
+                "data beats (datapath width) while running: H2C from PCIe, C2H from AXI",
             ),
-            RegInfo(ch_reg(d, CH_PERF_DATA_HI), f"{n} performance data count high", "RO", 0, ""),
+            RegInfo(
+                ch_reg(d, CH_PERF_DATA_HI),
+                f"{n} performance data count high",
+                "RO",
+                0,
+                "count [41:32] in [9:0], maxed [16]",
+            ),
         ]
     rows += [
         RegInfo(irq_reg(IRQ_IDENTIFIER), "IRQ identifier", "RO", identifier(Target.IRQ), ""),
@@ -468,7 +493,7 @@ def register_table() -> list[RegInfo]:
             "user interrupt enable",
             "RW",
             0,
-            "stored; no user interrupt inputs",
+            "one bit per usr_irq_req line",
         ),
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1S), "user interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_USER_INT_EN_W1C), "user interrupt enable W1C", "W1C", None, ""),
@@ -477,7 +502,7 @@ def register_table() -> list[RegInfo]:
         ),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1S), "channel interrupt enable W1S", "W1S", None, ""),
         RegInfo(irq_reg(IRQ_CHAN_INT_EN_W1C), "channel interrupt enable W1C", "W1C", None, ""),
-        RegInfo(irq_reg(IRQ_USER_INT_REQ), "user interrupt request", "RO", 0, ""),
+        RegInfo(irq_reg(IRQ_USER_INT_REQ), "user interrupt request", "RO", 0, "usr_irq_req"),
         RegInfo(
             irq_reg(IRQ_CHAN_INT_REQ),
             "channel interrupt request",
@@ -485,7 +510,13 @@ def register_table() -> list[RegInfo]:
             0,
             "status & interrupt mask, per channel",
         ),
-        RegInfo(irq_reg(IRQ_USER_INT_PEND), "user interrupt pending", "RO", 0, ""),
+        RegInfo(
+            irq_reg(IRQ_USER_INT_PEND),
+            "user interrupt pending",
+            "RO",
+            0,
+            "usr_irq_req & user interrupt enable",
+        ),
         RegInfo(
             irq_reg(IRQ_CHAN_INT_PEND),
             "channel interrupt pending",
@@ -494,7 +525,13 @@ def register_table() -> list[RegInfo]:
             "request & channel interrupt enable",
         ),
         *[
-            RegInfo(irq_reg(o), f"user vector number {i}", "RW", 0, "")
+            RegInfo(
+                irq_reg(o),
+                f"user vector number {i}",
+                "RW",
+                0,
+                f"user interrupts {4 * i}-{4 * i + 3}: vector in [4:0], [12:8], [20:16], [28:24]",
+            )
             for i, o in enumerate(IRQ_USER_VECTOR)
         ],
         *[
@@ -768,6 +805,8 @@ def verilog_header() -> str:
     define("SYSTEM_ID_VALUE", _lit(SYSTEM_ID_VALUE, 32))
     flags("PERF", Perf)
     field("PERF_CTRL", Field(0, max(int(p) for p in Perf).bit_length()))
+    field("PERF_COUNT_HI", PERF_COUNT_HI)
+    define("PERF_MAXED", str(PERF_MAXED.shift))
     field("SG_DESC_ADJ_FIELD", SG_DESC_ADJ_FIELD)
     field("SG_CREDITS_FIELD", SG_CREDITS_FIELD)
     define("SGC_CHANNELS_MASK", _lit(SGC_CHANNELS_MASK, 32))

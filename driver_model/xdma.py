@@ -319,3 +319,55 @@ class XdmaChannel:
                 ", still busy after stop" if res.busy else "",
             )
         return res
+
+
+class XdmaUserIrq:
+    """The engine's user interrupts (the user logic's ``usr_irq_req`` lines) as libxdma
+    handles them: vector numbers in the IRQ block's user vector registers, one enable bit
+    each."""
+
+    def __init__(self, platform: Platform, count: int = 16, bar: int = BAR_DMA) -> None:
+        if not 1 <= count <= regs.IRQ_USER_INT_FIELD.width:
+            raise ValueError(f"user interrupts are 1 to 16, not {count}")
+        self.platform = platform
+        self.count = count
+        self.bar = bar
+
+    def _check(self, irq: int) -> None:
+        if not 0 <= irq < self.count:
+            raise ValueError(f"no user interrupt {irq} of {self.count}")
+
+    async def set_vectors(self, vectors: dict[int, int]) -> None:
+        """Route user interrupt ``irq`` to MSI vector ``vectors[irq]`` (the others keep
+        theirs)."""
+        per_reg = 32 // regs.IRQ_VECTOR_STRIDE
+        field = (1 << regs.IRQ_VECTOR_FIELD_WIDTH) - 1
+        for irq, vector in vectors.items():
+            self._check(irq)
+            if not 0 <= vector <= field:
+                raise ValueError(f"vector {vector} does not fit the vector field")
+        for i, off in enumerate(regs.IRQ_USER_VECTOR):
+            mine = {q: v for q, v in vectors.items() if q // per_reg == i}
+            if not mine:
+                continue
+            word = await self.platform.ioread32(self.bar, regs.irq_reg(off))
+            for irq, vector in mine.items():
+                shift = irq % per_reg * regs.IRQ_VECTOR_STRIDE
+                word = word & ~(field << shift) | vector << shift
+            await self.platform.iowrite32(self.bar, regs.irq_reg(off), word)
+
+    async def enable(self, mask: int) -> None:
+        """Enable the user interrupts of ``mask`` (W1S)."""
+        await self.platform.iowrite32(self.bar, regs.irq_reg(regs.IRQ_USER_INT_EN_W1S), mask)
+
+    async def disable(self, mask: int) -> None:
+        """Disable the user interrupts of ``mask`` (W1C)."""
+        await self.platform.iowrite32(self.bar, regs.irq_reg(regs.IRQ_USER_INT_EN_W1C), mask)
+
+    async def requests(self) -> int:
+        """The user logic's requests as the engine sees them now."""
+        return await self.platform.ioread32(self.bar, regs.irq_reg(regs.IRQ_USER_INT_REQ))
+
+    async def pending(self) -> int:
+        """Requests whose interrupt is enabled."""
+        return await self.platform.ioread32(self.bar, regs.irq_reg(regs.IRQ_USER_INT_PEND))

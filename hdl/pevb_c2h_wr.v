@@ -43,7 +43,6 @@ module pevb_c2h_wr #
     output wire [4:0]                m_done_rd_err,
     output wire [4:0]                m_done_wr_err,
     output wire                      m_done_abort,
-    output wire [27:0]               m_done_bytes,
 
     /* Write TLP commands */
     output wire                      m_wr_valid,
@@ -73,7 +72,6 @@ reg [SLOTS-1:0] slot_issued_reg;
 reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
-reg [27:0] slot_len_reg [0:SLOTS-1];
 
 reg cur_active_reg;
 reg [1:0] cur_slot_reg;
@@ -115,7 +113,6 @@ assign m_done_flags = slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = 5'd0;
 assign m_done_abort = slot_abort_reg[head];
-assign m_done_bytes = slot_len_reg[head];
 
 // ring distance from the head: occupied slots behind the failing one are aborted
 wire fail = drop_valid && drop_err != 5'd0;
@@ -152,7 +149,6 @@ always @(posedge clk) begin
     if (accept) begin
         tail_reg <= tail_reg + 3'd1;
         slot_flags_reg[tail] <= s_desc_flags;
-        slot_len_reg[tail] <= s_desc_len;
         slot_rd_err_reg[tail] <= src_ok ? 5'd0 : RERR_DECODE;
         slot_abort_reg[tail] <= abort_reg;
         if (!src_ok || abort_reg) begin

@@ -72,7 +72,6 @@ module pevb_desc_eng #
     input  wire [4:0]            done_rd_err,
     input  wire [4:0]            done_wr_err,
     input  wire                  done_abort,
-    input  wire [27:0]           done_bytes,
 
     /* Poll-mode write-back */
     output wire                  m_wb_valid,
@@ -83,9 +82,7 @@ module pevb_desc_eng #
     /* Status */
     output wire [`PEVB_STAT_EVENT_WIDTH-1:0] event_out,
     output wire                  busy,
-    output wire [31:0]           count,
-    output wire                  bytes_valid,
-    output wire [27:0]           bytes
+    output wire [31:0]           count
 );
 
 localparam LOG_DEPTH = $clog2(DESC_DEPTH);
@@ -131,8 +128,6 @@ reg wb_pending_reg;
 reg [31:0] wb_data_reg;
 
 reg [EVW-1:0] event_reg;
-reg bytes_valid_reg;
-reg [27:0] bytes_reg;
 reg restart_reg;
 
 // the control bits this engine acts on are Run and pollmode_wb_enable; the others belong
@@ -205,8 +200,6 @@ assign mover_restart = restart_reg;
 assign event_out = event_reg;
 assign busy = running_reg;
 assign count = count_reg;
-assign bytes_valid = bytes_valid_reg;
-assign bytes = bytes_reg;
 
 wire done_ok = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
 wire done_fail = done_valid && !done_abort && (done_rd_err != 5'd0 || done_wr_err != 5'd0);
@@ -239,7 +232,6 @@ end
 integer e, j;
 always @(posedge clk) begin
     event_reg <= {EVW{1'b0}};
-    bytes_valid_reg <= 1'b0;
     restart_reg <= 1'b0;
     run_d_reg <= run;
 
@@ -335,8 +327,6 @@ always @(posedge clk) begin
     end
     if (done_ok) begin
         count_reg <= count_reg + 32'd1;
-        bytes_valid_reg <= 1'b1;
-        bytes_reg <= done_bytes;
         if (done_flags[DC_COMPLETED]) begin
             event_reg[`PEVB_STAT_DESC_COMPLETED] <= 1'b1;
         end
@@ -399,7 +389,6 @@ always @(posedge clk) begin
         count_reg <= 32'd0;
         wb_pending_reg <= 1'b0;
         event_reg <= {EVW{1'b0}};
-        bytes_valid_reg <= 1'b0;
         restart_reg <= 1'b0;
     end
 end

@@ -31,6 +31,9 @@ module pevb_dma_top #
     // on the card RAM
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // the engine's user interrupt inputs (1 to 16), ports of the card for the
+    // testbench to drive as a user design would
+    parameter USER_IRQS = 16,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
     // completion timeout in user clock cycles
@@ -89,6 +92,10 @@ module pevb_dma_top #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* User interrupts of the engine (driven by the testbench) */
+    input  wire [USER_IRQS-1:0]               usr_irq_req,
+    output wire [USER_IRQS-1:0]               usr_irq_ack,
+
     /* User outputs */
     output wire [2:0]                         led
 );
@@ -134,6 +141,7 @@ pevb_xdma #(
     .AXI_ID_WIDTH(AXI_ID_WIDTH),
     .H2C_CHANNELS(H2C_CHANNELS),
     .C2H_CHANNELS(C2H_CHANNELS),
+    .USER_IRQS(USER_IRQS),
     .DESC_DEPTH(DESC_DEPTH),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) xdma_inst (
@@ -174,6 +182,8 @@ pevb_xdma #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
     .m_axi_awid(axi_awid),
     .m_axi_awaddr(axi_awaddr),
     .m_axi_awlen(axi_awlen),

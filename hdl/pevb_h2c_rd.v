@@ -44,7 +44,6 @@ module pevb_h2c_rd #
     output wire [4:0]                m_done_rd_err,
     output wire [4:0]                m_done_wr_err,
     output wire                      m_done_abort,
-    output wire [27:0]               m_done_bytes,
 
     /* Read requests */
     output wire                      m_rd_valid,
@@ -82,7 +81,6 @@ reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [4:0] slot_wr_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
-reg [27:0] slot_len_reg [0:SLOTS-1];
 
 reg cur_active_reg;
 reg [1:0] cur_slot_reg;
@@ -125,7 +123,6 @@ assign m_done_flags = slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = slot_wr_err_reg[head];
 assign m_done_abort = slot_abort_reg[head];
-assign m_done_bytes = slot_len_reg[head];
 
 reg [SLOTS-1:0] slot_failed;
 integer f;
@@ -181,7 +178,6 @@ always @(posedge clk) begin
     if (accept) begin
         tail_reg <= tail_reg + 3'd1;
         slot_flags_reg[tail] <= s_desc_flags;
-        slot_len_reg[tail] <= s_desc_len;
         slot_rd_err_reg[tail] <= 5'd0;
         slot_wr_err_reg[tail] <= dst_ok ? 5'd0 : WERR_DECODE;
         slot_abort_reg[tail] <= abort_reg;

@@ -72,6 +72,8 @@ module pevb_rc_rx #
     output wire [SLOT_WIDTH-1:0]                m_job_slot,
     output wire                                 m_dat_valid,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]      m_dat_data,
+    // owner of the beat (the job's slot), for the channel's performance monitor
+    output wire [SLOT_WIDTH-1:0]                m_dat_slot,
 
     /* Descriptor buffer writes (index of lane 0, lanes consecutive) */
     output wire [AXIS_PCIE_KEEP_WIDTH-1:0]      desc_wr_en_h2c,
@@ -273,6 +275,7 @@ assign m_job_ofs = first_lane;
 assign m_job_slot = ctx_slot_reg[tag];
 assign m_dat_valid = rc_valid_reg && dat_push;
 assign m_dat_data = rc_data_reg;
+assign m_dat_slot = ctx_slot_reg[tag];
 
 // descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
 wire [KEEP-1:0] dsc_en;

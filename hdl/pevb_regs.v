@@ -26,6 +26,8 @@ module pevb_regs #
     // channels built in each direction (1 to 4)
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // user interrupt inputs (1 to 16)
+    parameter USER_IRQS = 1,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
     parameter MSI_TIMEOUT_CYCLES = 65536
 )
@@ -53,13 +55,17 @@ module pevb_regs #
     input  wire [8*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
     input  wire [7:0]      ch_busy,
     input  wire [8*32-1:0] ch_count,
-    input  wire [7:0]      ch_bytes_valid,
-    input  wire [8*28-1:0] ch_bytes,
+    // a data beat of the channel (its performance monitor counts them)
+    input  wire [7:0]      ch_beat,
 
     /* Configuration status from the hard IP */
     input  wire [2:0]   cfg_max_payload,
     input  wire [2:0]   cfg_max_read_req,
     input  wire [7:0]   cfg_bus_number,
+
+    /* User interrupts (XDMA's usr_irq_req/usr_irq_ack) */
+    input  wire [USER_IRQS-1:0] usr_irq_req,
+    output wire [USER_IRQS-1:0] usr_irq_ack,
 
     /* MSI interface of the hard IP */
     input  wire [3:0]   cfg_interrupt_msi_enable,
@@ -79,13 +85,21 @@ localparam NH = H2C_CHANNELS;
 localparam NC = C2H_CHANNELS;
 // channel interrupt bits: H2C channels, then C2H channels
 localparam NIRQ = NH + NC;
-localparam IRQ_IDX_W = 3;
+localparam NU = USER_IRQS;
+// MSI sources: the channel interrupt bits, then the user interrupts
+localparam NSRC = NIRQ + NU;
+localparam SRC_IDX_W = 5;
+localparam [SRC_IDX_W-1:0] NIRQ_W = NIRQ[SRC_IDX_W-1:0];
 
 localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
 initial begin
     if (NH < 1 || NH > 4 || NC < 1 || NC > 4) begin
         $error("Error: H2C_CHANNELS and C2H_CHANNELS must be 1 to 4 (instance %m)");
+        $finish;
+    end
+    if (USER_IRQS < 1 || USER_IRQS > 16) begin
+        $error("Error: USER_IRQS must be 1 to 16 (instance %m)");
         $finish;
     end
 end
@@ -104,8 +118,12 @@ reg [31:0] status_reg [0:7];
 reg [31:0] intmask_reg [0:7];
 reg [63:0] wb_addr_reg [0:7];
 reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:7];
-reg [63:0] perf_cyc_reg [0:7];
-reg [63:0] perf_data_reg [0:7];
+// PG195's performance monitor: 42-bit cycle and data beat counters that stop at
+// their maximum and flag it
+reg [41:0] perf_cyc_reg [0:7];
+reg [41:0] perf_data_reg [0:7];
+reg perf_cyc_maxed_reg [0:7];
+reg perf_data_maxed_reg [0:7];
 reg [63:0] desc_addr_reg [0:7];
 reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:7];
 reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:7];
@@ -116,7 +134,7 @@ reg [31:0] halt_reg;
 reg [31:0] credit_mode_reg;
 
 // IRQ block
-reg [`PEVB_IRQ_USER_INT_FIELD] user_int_en_reg;
+reg [NU-1:0] user_int_en_reg;
 reg [NIRQ-1:0] chan_int_en_reg;
 reg [31:0] user_vec_reg [0:3];
 reg [31:0] chan_vec_reg [0:1];
@@ -210,9 +228,15 @@ always @* begin
                     reg_rd_data = intmask_reg[ch_sel];
                 `PEVB_CH_PERF_CTRL: reg_rd_data[`PEVB_PERF_CTRL] = perf_ctrl_reg[ch_sel];
                 `PEVB_CH_PERF_CYC_LO: reg_rd_data = perf_cyc_reg[ch_sel][31:0];
-                `PEVB_CH_PERF_CYC_HI: reg_rd_data = perf_cyc_reg[ch_sel][63:32];
+                `PEVB_CH_PERF_CYC_HI: begin
+                    reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_cyc_reg[ch_sel][41:32];
+                    reg_rd_data[`PEVB_PERF_MAXED] = perf_cyc_maxed_reg[ch_sel];
+                end
                 `PEVB_CH_PERF_DATA_LO: reg_rd_data = perf_data_reg[ch_sel][31:0];
-                `PEVB_CH_PERF_DATA_HI: reg_rd_data = perf_data_reg[ch_sel][63:32];
+                `PEVB_CH_PERF_DATA_HI: begin
+                    reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_data_reg[ch_sel][41:32];
+                    reg_rd_data[`PEVB_PERF_MAXED] = perf_data_maxed_reg[ch_sel];
+                end
                 default: reg_rd_data = 32'd0;
             endcase
         end else if (ch_hit && sgdma_tgt) begin
@@ -237,12 +261,12 @@ always @* begin
             case (ofs)
                 `PEVB_IRQ_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
                 `PEVB_IRQ_USER_INT_EN, `PEVB_IRQ_USER_INT_EN_W1S, `PEVB_IRQ_USER_INT_EN_W1C:
-                    reg_rd_data[`PEVB_IRQ_USER_INT_FIELD] = user_int_en_reg;
+                    reg_rd_data[NU-1:0] = user_int_en_reg;
                 `PEVB_IRQ_CHAN_INT_EN, `PEVB_IRQ_CHAN_INT_EN_W1S, `PEVB_IRQ_CHAN_INT_EN_W1C:
                     reg_rd_data[NIRQ-1:0] = chan_int_en_reg;
-                `PEVB_IRQ_USER_INT_REQ: reg_rd_data = 32'd0;
+                `PEVB_IRQ_USER_INT_REQ: reg_rd_data[NU-1:0] = usr_irq_req;
                 `PEVB_IRQ_CHAN_INT_REQ: reg_rd_data[NIRQ-1:0] = irq_src;
-                `PEVB_IRQ_USER_INT_PEND: reg_rd_data = 32'd0;
+                `PEVB_IRQ_USER_INT_PEND: reg_rd_data[NU-1:0] = usr_irq_req & user_int_en_reg;
                 `PEVB_IRQ_CHAN_INT_PEND: reg_rd_data[NIRQ-1:0] = irq_src & chan_int_en_reg;
                 `PEVB_IRQ_USER_VECTOR0: reg_rd_data = user_vec_reg[0];
                 `PEVB_IRQ_USER_VECTOR1: reg_rd_data = user_vec_reg[1];
@@ -285,13 +309,21 @@ always @(posedge clk) begin
 
         // performance counters
         if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
-            perf_cyc_reg[c] <= 64'd0;
-            perf_data_reg[c] <= 64'd0;
+            perf_cyc_reg[c] <= 42'd0;
+            perf_data_reg[c] <= 42'd0;
+            perf_cyc_maxed_reg[c] <= 1'b0;
+            perf_data_maxed_reg[c] <= 1'b0;
             perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
         end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
-            perf_cyc_reg[c] <= perf_cyc_reg[c] + 64'd1;
-            if (ch_bytes_valid[c]) begin
-                perf_data_reg[c] <= perf_data_reg[c] + {36'd0, ch_bytes[c*28 +: 28]};
+            if (&perf_cyc_reg[c]) begin
+                perf_cyc_maxed_reg[c] <= 1'b1;
+            end else begin
+                perf_cyc_reg[c] <= perf_cyc_reg[c] + 42'd1;
+            end
+            if (ch_beat[c] && &perf_data_reg[c]) begin
+                perf_data_maxed_reg[c] <= 1'b1;
+            end else if (ch_beat[c]) begin
+                perf_data_reg[c] <= perf_data_reg[c] + 42'd1;
             end
         end
     end
@@ -340,9 +372,9 @@ always @(posedge clk) begin
 
     if (wr && bar1 && tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
         case (ofs)
-            `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[`PEVB_IRQ_USER_INT_FIELD]) | (reg_req_wdata[`PEVB_IRQ_USER_INT_FIELD] & wmask[`PEVB_IRQ_USER_INT_FIELD]);
-            `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[`PEVB_IRQ_USER_INT_FIELD];
-            `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[`PEVB_IRQ_USER_INT_FIELD];
+            `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[NU-1:0]) | (reg_req_wdata[NU-1:0] & wmask[NU-1:0]);
+            `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[NU-1:0];
+            `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[NU-1:0];
             `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[NIRQ-1:0]) | (reg_req_wdata[NIRQ-1:0] & wmask[NIRQ-1:0]);
             `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[NIRQ-1:0];
             `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[NIRQ-1:0];
@@ -372,8 +404,10 @@ always @(posedge clk) begin
             intmask_reg[c] <= 32'd0;
             wb_addr_reg[c] <= 64'd0;
             perf_ctrl_reg[c] <= 0;
-            perf_cyc_reg[c] <= 64'd0;
-            perf_data_reg[c] <= 64'd0;
+            perf_cyc_reg[c] <= 42'd0;
+            perf_data_reg[c] <= 42'd0;
+            perf_cyc_maxed_reg[c] <= 1'b0;
+            perf_data_maxed_reg[c] <= 1'b0;
             desc_addr_reg[c] <= 64'd0;
             desc_adj_reg[c] <= 0;
             credits_reg[c] <= 0;
@@ -386,7 +420,7 @@ always @(posedge clk) begin
         end
         halt_reg <= 32'd0;
         credit_mode_reg <= 32'd0;
-        user_int_en_reg <= 0;
+        user_int_en_reg <= {NU{1'b0}};
         chan_int_en_reg <= {NIRQ{1'b0}};
         chan_vec_reg[0] <= 32'd0;
         chan_vec_reg[1] <= 32'd0;
@@ -396,45 +430,66 @@ always @(posedge clk) begin
     end
 end
 
-// MSI sender: one message per new enabled interrupt event (coalesced while
-// one is pending for the same channel), and one when a channel's interrupt
-// enable is set while its source is already active; pending channels are
-// served round-robin, each with the vector its field of the channel vector
+// MSI sender.  Channel interrupts: one message per new enabled interrupt event
+// (coalesced while one is pending for the same channel), and one when a
+// channel's interrupt enable is set while its source is already active.  User
+// interrupts (PG195): a request held high is sent once its enable bit is set,
+// and usr_irq_ack pulses for a cycle when the hard IP has taken the message
+// (sent, failed, or no answer within MSI_TIMEOUT_CYCLES); the request must
+// then fall before it can interrupt again.  Pending sources are served
+// round-robin, each with the vector its field of the channel or user vector
 // registers holds.
 reg [NIRQ-1:0] chan_int_en_d_reg;
 wire [NIRQ-1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
 wire [2:0] msi_mme = cfg_interrupt_msi_mmenable[2:0];
+
+// user requests already sent (until they fall), and the one being sent
+reg [NU-1:0] usr_done_reg;
+reg [NU-1:0] usr_ack_reg;
+reg [NU-1:0] usr_sending_reg;
+wire [NU-1:0] usr_pending = usr_irq_req & user_int_en_reg & ~usr_done_reg & ~usr_sending_reg;
+assign usr_irq_ack = usr_ack_reg;
 
 // registers are DWORDs; only physical function 0 has MSI
 wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
                      cfg_interrupt_msi_mmenable[11:3]};
 wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
 
-wire msi_send = msi_state_reg == MSI_IDLE && cfg_interrupt_msi_enable[0] && msi_pending_reg != {NIRQ{1'b0}};
+wire [NSRC-1:0] msi_req = {usr_pending, msi_pending_reg};
+wire msi_send = msi_state_reg == MSI_IDLE && cfg_interrupt_msi_enable[0] && msi_req != {NSRC{1'b0}};
 wire msi_sel_valid;
-wire [IRQ_IDX_W-1:0] msi_sel;
-wire [NIRQ-1:0] msi_sel_mask;
-// (the field of interrupt bit k: register k / 4, byte k % 4)
-wire [31:0] msi_vec_word = chan_vec_reg[msi_sel[2]];
-wire [4:0] msi_vec = msi_vec_word[msi_sel[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH] & msi_vec_mask;
-wire unused_msi_sel = msi_sel_valid;
+wire [SRC_IDX_W-1:0] msi_sel;
+wire [NSRC-1:0] msi_sel_mask;
+// the vector field of source k: channel bit k in channel vector register k / 4, user
+// interrupt u = k - NIRQ in user vector register u / 4; byte k % 4 (u % 4)
+wire msi_sel_user = msi_sel >= NIRQ_W;
+wire [SRC_IDX_W-1:0] msi_field = msi_sel_user ? msi_sel - NIRQ_W : msi_sel;
+wire [31:0] msi_vec_word = msi_sel_user ? user_vec_reg[msi_field[3:2]] : chan_vec_reg[msi_field[2]];
+wire [4:0] msi_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH] & msi_vec_mask;
+wire unused_msi_sel = ^{msi_sel_valid, msi_field[4]};
 
 pevb_rr_arb #(
-    .N(NIRQ),
-    .IDX_WIDTH(IRQ_IDX_W)
+    .N(NSRC),
+    .IDX_WIDTH(SRC_IDX_W)
 ) msi_arb_inst (
     .clk(clk),
     .rst(rst),
-    .req(msi_pending_reg),
+    .req(msi_req),
     .fire(msi_send),
     .grant_valid(msi_sel_valid),
     .grant_idx(msi_sel),
     .grant(msi_sel_mask)
 );
 
+wire msi_done = msi_state_reg == MSI_WAIT &&
+                (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail || msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]);
+
 always @(posedge clk) begin
     chan_int_en_d_reg <= chan_int_en_reg;
     msi_int_reg <= 32'd0;
+    usr_ack_reg <= {NU{1'b0}};
+    // a request that fell may interrupt again
+    usr_done_reg <= usr_done_reg & usr_irq_req;
 
     case (msi_state_reg)
         MSI_IDLE: begin
@@ -444,7 +499,8 @@ always @(posedge clk) begin
                 msi_pending_reg <= {NIRQ{1'b0}};
             end else if (msi_send) begin
                 msi_int_reg <= 32'd1 << msi_vec;
-                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask) | msi_trigger;
+                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
+                usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
                 msi_timer_reg <= 17'd0;
                 msi_state_reg <= MSI_WAIT;
             end
@@ -452,7 +508,10 @@ always @(posedge clk) begin
         MSI_WAIT: begin
             msi_pending_reg <= msi_pending_reg | msi_trigger;
             msi_timer_reg <= msi_timer_reg + 17'd1;
-            if (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail || msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]) begin
+            if (msi_done) begin
+                usr_ack_reg <= usr_sending_reg;
+                usr_done_reg <= (usr_done_reg & usr_irq_req) | usr_sending_reg;
+                usr_sending_reg <= {NU{1'b0}};
                 msi_state_reg <= MSI_IDLE;
             end
         end
@@ -465,6 +524,9 @@ always @(posedge clk) begin
         msi_pending_reg <= {NIRQ{1'b0}};
         msi_int_reg <= 32'd0;
         msi_timer_reg <= 17'd0;
+        usr_done_reg <= {NU{1'b0}};
+        usr_ack_reg <= {NU{1'b0}};
+        usr_sending_reg <= {NU{1'b0}};
     end
 end
 

@@ -13,7 +13,7 @@
  */
 module pevb_rr_arb #
 (
-    // number of requesters (1 to 16)
+    // number of requesters (1 to 32)
     parameter N = 4,
     // grant index width
     parameter IDX_WIDTH = N > 1 ? $clog2(N) : 1
@@ -32,8 +32,8 @@ module pevb_rr_arb #
 );
 
 initial begin
-    if (N < 1 || N > 16) begin
-        $error("Error: N must be 1 to 16 (instance %m)");
+    if (N < 1 || N > 32 || N > (1 << IDX_WIDTH)) begin
+        $error("Error: N must be 1 to 32 and fit IDX_WIDTH (instance %m)");
         $finish;
     end
 end

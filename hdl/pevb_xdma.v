@@ -38,6 +38,8 @@ module pevb_xdma #
     // H2C and C2H channels (1 to 4 each)
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // user interrupt inputs (1 to 16, PG195's NUM_USR_IRQ)
+    parameter USER_IRQS = 1,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -98,6 +100,10 @@ module pevb_xdma #
     input  wire                               cfg_interrupt_msi_sent,
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
+
+    /* User interrupts: hold a request high until its ack pulses */
+    input  wire [USER_IRQS-1:0]               usr_irq_req,
+    output wire [USER_IRQS-1:0]               usr_irq_ack,
 
     /* AXI4 memory-mapped master (DMA data) */
     output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
@@ -290,13 +296,13 @@ wire [7:0] ch_halt;
 wire [8*EVW-1:0] ch_event;
 wire [7:0] ch_busy;
 wire [8*32-1:0] ch_count;
-wire [7:0] ch_bytes_valid;
-wire [8*28-1:0] ch_bytes;
+wire [7:0] ch_beat;
 
 pevb_regs #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .H2C_CHANNELS(NH),
-    .C2H_CHANNELS(NC)
+    .C2H_CHANNELS(NC),
+    .USER_IRQS(USER_IRQS)
 ) regs_inst (
     .clk(clk),
     .rst(rst),
@@ -315,11 +321,12 @@ pevb_regs #(
     .ch_event(ch_event),
     .ch_busy(ch_busy),
     .ch_count(ch_count),
-    .ch_bytes_valid(ch_bytes_valid),
-    .ch_bytes(ch_bytes),
+    .ch_beat(ch_beat),
     .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),
     .cfg_bus_number(cfg_bus_number),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
     .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
     .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
     .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
@@ -474,13 +481,14 @@ wire [$clog2(DW/8)-1:0] job_ofs;
 wire [3:0] job_slot;
 wire dat_valid;
 wire [DW-1:0] dat_data;
+wire [3:0] dat_slot;
 wire job_done_valid;
 wire [3:0] job_done_slot;
 wire [4:0] job_done_err;
 // debug only (waveforms): tags outstanding and completions matching no request; a
 // fetch's descriptor slot is always 0, a payload read's slot is the TLP's business
 wire unused_rc_status = ^{tags_in_flight, unexpected_cpl, desc_wr_slot[1:0],
-                          pay_rd_id[4], pay_rd_id[1:0]};
+                          pay_rd_id[4], pay_rd_id[1:0], dat_slot[1:0]};
 
 pevb_rc_rx #(
     .AXIS_PCIE_DATA_WIDTH(DW),
@@ -516,6 +524,7 @@ pevb_rc_rx #(
     .m_job_slot(job_slot),
     .m_dat_valid(dat_valid),
     .m_dat_data(dat_data),
+    .m_dat_slot(dat_slot),
     .desc_wr_en_h2c(desc_wr_en_h2c),
     .desc_wr_en_c2h(desc_wr_en_c2h),
     .desc_wr_slot(desc_wr_slot),
@@ -643,7 +652,6 @@ generate
         wire [2:0] done_flags;
         wire [4:0] done_rd_err, done_wr_err;
         wire done_abort;
-        wire [27:0] done_bytes;
         wire mine_desc = desc_wr_slot[3:2] == g;
         wire mine_retire = retire_valid && retire_slot[3:2] == g;
         wire rd_valid;
@@ -653,6 +661,8 @@ generate
         wire tag_take = d_fire && d_grant[g];
         wire tag_give = mine_retire && retire_kind == KIND_H2C_DATA;
         assign d_req[g] = rd_valid && tags_reg < H2C_READ_TAGS[5:0];
+        // performance monitor: a beat of the channel's read data (from PCIe)
+        assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
         always @(posedge clk) begin
             tags_reg <= tags_reg + {5'd0, tag_take} - {5'd0, tag_give};
             if (rst) begin
@@ -694,16 +704,13 @@ generate
             .done_rd_err(done_rd_err),
             .done_wr_err(done_wr_err),
             .done_abort(done_abort),
-            .done_bytes(done_bytes),
             .m_wb_valid(wb_req[g]),
             .m_wb_ready(wb_fire && wb_grant[g]),
             .m_wb_addr(wb_addr[g*64 +: 64]),
             .m_wb_data(wb_data[g*32 +: 32]),
             .event_out(ch_event[g*EVW +: EVW]),
             .busy(ch_busy[g]),
-            .count(ch_count[g*32 +: 32]),
-            .bytes_valid(ch_bytes_valid[g]),
-            .bytes(ch_bytes[g*28 +: 28])
+            .count(ch_count[g*32 +: 32])
         );
 
         pevb_h2c_rd #(
@@ -724,7 +731,6 @@ generate
             .m_done_rd_err(done_rd_err),
             .m_done_wr_err(done_wr_err),
             .m_done_abort(done_abort),
-            .m_done_bytes(done_bytes),
             .m_rd_valid(rd_valid),
             .m_rd_ready(d_fire && d_grant[g]),
             .m_rd_addr(d_addr[g*64 +: 64]),
@@ -759,7 +765,6 @@ generate
         wire [2:0] done_flags;
         wire [4:0] done_rd_err, done_wr_err;
         wire done_abort;
-        wire [27:0] done_bytes;
         wire cmd_valid, cmd_ready;
         wire [63:0] cmd_addr;
         wire [12:0] cmd_len;
@@ -769,6 +774,8 @@ generate
         wire [1:0] drop_slot;
         wire [4:0] drop_err;
         wire mine_desc = desc_wr_slot[3:2] == g;
+        // performance monitor: a beat of the channel's read data (from AXI)
+        assign ch_beat[CI] = c_rvalid[g] && c_rready[g];
 
         pevb_desc_eng #(
             .KEEP(KEEP),
@@ -804,16 +811,13 @@ generate
             .done_rd_err(done_rd_err),
             .done_wr_err(done_wr_err),
             .done_abort(done_abort),
-            .done_bytes(done_bytes),
             .m_wb_valid(wb_req[FI]),
             .m_wb_ready(wb_fire && wb_grant[FI]),
             .m_wb_addr(wb_addr[FI*64 +: 64]),
             .m_wb_data(wb_data[FI*32 +: 32]),
             .event_out(ch_event[CI*EVW +: EVW]),
             .busy(ch_busy[CI]),
-            .count(ch_count[CI*32 +: 32]),
-            .bytes_valid(ch_bytes_valid[CI]),
-            .bytes(ch_bytes[CI*28 +: 28])
+            .count(ch_count[CI*32 +: 32])
         );
 
         pevb_c2h_wr #(
@@ -834,7 +838,6 @@ generate
             .m_done_rd_err(done_rd_err),
             .m_done_wr_err(done_wr_err),
             .m_done_abort(done_abort),
-            .m_done_bytes(done_bytes),
             .m_wr_valid(cmd_valid),
             .m_wr_ready(cmd_ready),
             .m_wr_addr(cmd_addr),
@@ -898,8 +901,7 @@ generate
             assign ch_event[g*EVW +: EVW] = {EVW{1'b0}};
             assign ch_busy[g] = 1'b0;
             assign ch_count[g*32 +: 32] = 32'd0;
-            assign ch_bytes_valid[g] = 1'b0;
-            assign ch_bytes[g*28 +: 28] = 28'd0;
+            assign ch_beat[g] = 1'b0;
             wire unused_ctrl = ^{ch_control[g*32 +: 32], ch_desc_addr[g*64 +: 64],
                                  ch_desc_adj[g*6 +: 6], ch_wb_addr[g*64 +: 64], ch_halt[g]};
         end

@@ -182,7 +182,13 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
                 )
                 if len(bits) == 1 and fn < len(self.functions):
                     self.log.info("Issue MSI interrupt (index %d)", bits[0])
+                    issued = get_sim_time("step")
                     await self.functions[fn].msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
+                    if get_sim_time("step") != issued:
+                        # the message waited for the link: raise sent on a clock edge, as
+                        # every other write of this loop, so that it is high for exactly
+                        # one edge whatever order the simulator runs the edge's writes in
+                        await edge
                     if self.cfg_interrupt_msi_sent is not None:
                         self.cfg_interrupt_msi_sent.value = 1
                         pulse = True

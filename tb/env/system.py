@@ -165,6 +165,9 @@ class TB:
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
             bus.log.setLevel(level)
 
+        # the card's user interrupt requests: idle until a test raises one
+        dut.usr_irq_req.setimmediatevalue(0)
+
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001
         self.dev.functions[0].subsystem_vendor_id = 0x10DE

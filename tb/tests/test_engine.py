@@ -8,11 +8,12 @@ from __future__ import annotations
 import random
 
 import cocotb
+from cocotb.triggers import RisingEdge
 
 from driver_model import regs
 from driver_model.desc import DescFlag, Segment, build_chain
 from driver_model.regs import AxiErr, Ctrl, PcieErr, Stat, Target
-from driver_model.xdma import Engine, probe_engines
+from driver_model.xdma import Engine, XdmaUserIrq, probe_engines
 from tb.env.harness import (
     GUARD,
     PAGE,
@@ -440,3 +441,134 @@ async def test_zero_length(dut):
     res = await h.h2c.run(chain)
     assert res.status & Stat.INVALID_LENGTH and res.completed_count == 0
     await recover(h)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_user_interrupts(dut):
+    """usr_irq_req/usr_irq_ack as PG195: an enabled request held high sends one MSI on the
+    vector its user vector field holds and its ack pulses once; a request not enabled
+    waits (seen in the request register, not in pending) and goes out when enabled; a
+    request must fall before it interrupts again."""
+    h = await setup(dut)
+    tb = h.tb
+    uirq = XdmaUserIrq(h.platform, count=len(dut.usr_irq_req))
+    vectors = {i: 8 + i for i in range(uirq.count)}
+    await uirq.set_vectors(vectors)
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_USER_VECTOR[3])) == 0x17161514
+    acks = [0] * uirq.count
+    req = 0
+
+    async def count_acks() -> None:
+        while True:
+            await RisingEdge(dut.user_clk)
+            v = int(dut.usr_irq_ack.value)
+            for i in range(uirq.count):
+                acks[i] += v >> i & 1
+
+    cocotb.start_soon(count_acks())
+
+    def raise_irqs(mask: int) -> None:
+        nonlocal req
+        req |= mask
+        dut.usr_irq_req.value = req
+
+    def drop_irqs(mask: int) -> None:
+        nonlocal req
+        req &= ~mask
+        dut.usr_irq_req.value = req
+
+    async def settle(us: float = 3.0) -> None:
+        await h.platform.sleep_ns(us * 1000)
+
+    tb.clear_msi()
+    await uirq.enable(1 << 0 | 1 << 5 | 1 << 15)
+    raise_irqs(1 << 0 | 1 << 3 | 1 << 5)
+    await settle()
+    assert acks[0] == 1 and acks[5] == 1 and acks[3] == 0, f"acks {acks}"
+    assert tb.msi_count[vectors[0]] == 1 and tb.msi_count[vectors[5]] == 1
+    assert tb.msi_count[vectors[3]] == 0, "an interrupt not enabled was sent"
+    assert await uirq.requests() == 1 << 0 | 1 << 3 | 1 << 5
+    assert await uirq.pending() == 1 << 0 | 1 << 5
+    await settle()
+    assert acks[0] == 1 and tb.msi_count[vectors[0]] == 1, "a held request repeated"
+    await uirq.enable(1 << 3)
+    await settle()
+    assert acks[3] == 1 and tb.msi_count[vectors[3]] == 1, "enabling did not send it"
+    drop_irqs(1 << 0 | 1 << 3 | 1 << 5)
+    await settle(0.2)
+    raise_irqs(1 << 0 | 1 << 15)
+    await settle()
+    assert acks[0] == 2 and tb.msi_count[vectors[0]] == 2, "a new request was not sent"
+    assert acks[15] == 1 and tb.msi_count[vectors[15]] == 1
+    drop_irqs(1 << 0 | 1 << 15)
+    await uirq.disable(0xFFFF)
+    assert sum(acks) == 5 and sum(tb.msi_count) == 5, f"acks {acks}, MSI {tb.msi_count}"
+
+
+def c2h_read_beats(segments: list[Segment], mps: int, lanes: int) -> int:
+    """AXI read beats a C2H chain takes: one read per write TLP (split at the MPS
+    boundaries of the destination), each covering its card bytes' bus words."""
+    beats = 0
+    for s in segments:
+        pos = 0
+        while pos < s.length:
+            n = min(s.length - pos, mps - (s.dst + pos) % mps)
+            beats += -(-((s.src + pos) % lanes + n) // lanes)
+            pos += n
+    return beats
+
+
+async def read_perf(ch, lo: int, hi: int) -> tuple[int, bool]:
+    """A 42-bit performance counter and its maxed flag."""
+    low, high = await ch.read32(ch.reg(lo)), await ch.read32(ch.reg(hi))
+    return regs.PERF_COUNT_HI.get(high) << 32 | low, bool(regs.PERF_MAXED.get(high))
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_performance_counters(dut):
+    """PG195's performance monitor: in auto mode the cycle counter counts the cycles the
+    channel is busy and the data counter its data beats (C2H: exactly the AXI read beats
+    of its TLPs; H2C: the completion beats from PCIe), both cleared by Clear; a counter at
+    its 42-bit maximum stops there with the maxed flag set."""
+    h = await setup(dut)
+    tb = h.tb
+    lanes = tb.profile.width // 8
+    src = tb.alloc_host(3 * PAGE)
+    dst = tb.alloc_host(3 * PAGE)
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    src[0 : 3 * PAGE] = pattern(3 * PAGE, 5)
+    h2c_segs = [Segment(sa + 3, 5, 1000), Segment(sa + PAGE + 1, 2000, 3001)]
+    c2h_segs = [Segment(7, da + 1, 1000), Segment(2001, da + PAGE + 99, 3000)]
+    for ch, segs in ((h.h2c, h2c_segs), (h.c2h, c2h_segs)):
+        ctrl = ch.reg(regs.CH_PERF_CTRL)
+        await ch.write32(ctrl, int(regs.Perf.CLEAR))
+        assert await read_perf(ch, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (0, False)
+        assert await ch.read32(ctrl) & regs.Perf.CLEAR == 0, "Clear is self-clearing"
+        t0 = h.platform.now_ns()
+        res = await h.run(ch, segs)
+        elapsed = h.platform.now_ns() - t0
+        check_ok(res, len(segs), ch.name)
+        cycles, cmax = await read_perf(ch, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI)
+        beats, dmax = await read_perf(ch, regs.CH_PERF_DATA_LO, regs.CH_PERF_DATA_HI)
+        total = sum(s.length for s in segs)
+        assert not cmax and not dmax
+        if ch is h.c2h:
+            assert beats == c2h_read_beats(segs, tb.profile.mps, lanes), f"C2H beats {beats}"
+        else:
+            # at least the data's bus words; at most that plus two per 64-byte completion
+            assert -(-total // lanes) <= beats <= total // lanes + 2 * -(-total // 64), beats
+        assert beats <= cycles <= elapsed / tb.clock_period_ns, f"{cycles} cycles"
+        # counting stops with the channel (auto), and Clear zeroes both counters
+        await h.platform.sleep_ns(2000)
+        assert await read_perf(ch, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (cycles, False)
+        await ch.write32(ctrl, int(regs.Perf.CLEAR))
+        assert await read_perf(ch, regs.CH_PERF_DATA_LO, regs.CH_PERF_DATA_HI) == (0, False)
+    # a cycle counter one short of its maximum, running free (not auto): it reaches the
+    # maximum, stops there, and flags it
+    top = (1 << regs.PERF_COUNT_BITS) - 1
+    dut.xdma_inst.regs_inst.perf_cyc_reg[0].value = top - 1
+    await h.h2c.write32(h.h2c.reg(regs.CH_PERF_CTRL), int(regs.Perf.RUN))
+    await h.platform.sleep_ns(1000)
+    assert await read_perf(h.h2c, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (top, True)
+    await h.h2c.write32(h.h2c.reg(regs.CH_PERF_CTRL), int(regs.Perf.CLEAR))
+    assert await read_perf(h.h2c, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (0, False)

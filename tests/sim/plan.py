@@ -83,7 +83,12 @@ SUBSETS = [
         "gen3x8",
         profile="gen3x8",
         tests={
-            "test_engine": [*_ENGINE_SMOKE, "test_lengths_and_offsets", "test_concurrent_h2c_c2h"],
+            "test_engine": [
+                *_ENGINE_SMOKE,
+                "test_lengths_and_offsets",
+                "test_concurrent_h2c_c2h",
+                "test_performance_counters",
+            ],
             "test_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
             "test_faults": ["test_completion_faults", "test_split_reorder_and_latency"],
         },
