@@ -12,7 +12,14 @@ import cocotb
 from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.regs import AxiErr, PcieErr, Target
-from driver_model.xdma import ChannelResult, Engine, XdmaChannel, probe_engines
+from driver_model.xdma import (
+    ChannelResult,
+    Engine,
+    WriteBack,
+    XdmaChannel,
+    XdmaUserIrq,
+    probe_engines,
+)
 from tb.env.harness import GUARD, PAGE, UNMAPPED_HOST, Harness, check_ok, pattern, setup
 
 # each channel's chain: pieces of these lengths (times the scale) at odd offsets: several
@@ -276,3 +283,83 @@ async def test_error_isolated_to_its_channel(dut):
     r = await bad_c2h.run(h.place_chain([Segment(0, oa + 2 * i * PAGE, n)]))
     check_ok(r, 1, f"{bad_c2h.name} after its error")
     assert bytes(out[2 * i * PAGE : 2 * i * PAGE + n]) == data
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_libxdma_style_poll_mode(dut):
+    """The engine used as libxdma uses it: probe the channels, run every one at once in
+    poll mode (libxdma's control value, bit 26 without ie_descriptor_completed), each
+    waiting on its own write-back word, while the user logic raises a user interrupt that
+    arrives on its vector and is acknowledged: all data and every write-back checked."""
+    h = await setup(dut)
+    tb = h.tb
+    engines = await probe_engines(h.platform)
+    chans = [
+        XdmaChannel(h.platform, e.direction, e.channel, h2c_channels=h.h2c_channels)
+        for e in engines
+    ]
+    uirq = XdmaUserIrq(h.platform, count=len(dut.usr_irq_req))
+    user_vector = 20
+    await uirq.set_vectors({0: user_vector})
+    await uirq.enable(1)
+    n = 2000
+    src = tb.alloc_host(len(chans) * PAGE)
+    out = tb.alloc_host(len(chans) * PAGE)
+    wbs = tb.alloc_host(PAGE)
+    sa, oa, wa = (b.get_absolute_address(0) for b in (src, out, wbs))
+    wbs[0:PAGE] = b"\xff" * PAGE
+    for i in range(len(chans)):  # what the C2H channels will read
+        src[i * PAGE : i * PAGE + n] = pattern(n, 90 + i)
+    setup_chain = h.place_chain([Segment(sa + i * PAGE, i * REGION, n) for i in range(len(chans))])
+    check_ok(await h.h2c.run(setup_chain), len(chans), "setup")
+    for i in range(len(chans)):  # what the H2C channels will write
+        src[i * PAGE : i * PAGE + n] = pattern(n, 190 + i)
+    tb.clear_msi()
+    t0 = h.platform.now_ns()
+    waits = []
+    for i, ch in enumerate(chans):
+        if ch.direction == Target.H2C:
+            dst = i * REGION + REGION // 2  # beside what the C2H channels read
+            segs = [Segment(sa + i * PAGE + k, dst + k, 500) for k in range(0, n, 500)]
+        else:
+            segs = [Segment(i * REGION + k, oa + i * PAGE + k, 500) for k in range(0, n, 500)]
+        chain = h.place_chain(segs)
+        word = wa + 16 * i
+        await ch.start(
+            chain, interrupt=False, poll_wb_addr=word, control=int(regs.LIBXDMA_POLL_CONTROL)
+        )
+
+        def reader(off: int = 16 * i) -> int:
+            return int.from_bytes(bytes(wbs[off : off + 4]), "little")
+
+        waits.append(
+            cocotb.start_soon(
+                ch.wait(
+                    t0 + 20e6,
+                    interrupt=False,
+                    writeback=WriteBack(word, reader),
+                    expected=len(segs),
+                )
+            )
+        )
+    dut.usr_irq_req.value = 1
+    outcomes = [await w for w in waits]
+    for _ in range(100):
+        if int(dut.usr_irq_ack.value) or tb.msi_count[user_vector]:
+            break
+        await h.platform.sleep_ns(100)
+    dut.usr_irq_req.value = 0
+    for i, (ch, outcome) in enumerate(zip(chans, outcomes, strict=True)):
+        res = await ch.finish(outcome, t0)
+        check_ok(res, 4, f"{ch.name} (poll)")
+        word = int.from_bytes(bytes(wbs[16 * i : 16 * i + 4]), "little")
+        assert regs.WB_COUNT.get(word) == 4 and not regs.WB_ERROR.get(word), f"{word:#x}"
+    card = h.card_image()
+    for i, ch in enumerate(chans):
+        if ch.direction == Target.H2C:
+            base = i * REGION + REGION // 2
+            assert bytes(card[base : base + n]) == pattern(n, 190 + i), f"{ch.name} data"
+        else:
+            assert bytes(out[i * PAGE : i * PAGE + n]) == pattern(n, 90 + i), f"{ch.name} data"
+    assert tb.msi_count[user_vector] == 1, f"user interrupt MSIs {tb.msi_count}"
+    assert sum(tb.msi_count) == 1, "a channel in poll mode interrupted"
