@@ -21,7 +21,10 @@
 module pevb_h2c_rd #
 (
     // card (AXI) address width
-    parameter ADDR_WIDTH = 64
+    parameter ADDR_WIDTH = 64,
+    // read tags this mover may hold at once (1 to 32): no read is requested
+    // while that many are outstanding
+    parameter MAX_TAGS = 32
 )
 (
     input  wire                      clk,
@@ -70,7 +73,15 @@ module pevb_h2c_rd #
 );
 
 localparam SLOTS = 4;
+
 localparam [4:0] WERR_DECODE = `PEVB_AXI_ERR_DECODE;
+
+initial begin
+    if (MAX_TAGS < 1 || MAX_TAGS > 32) begin
+        $error("Error: MAX_TAGS must be 1 to 32 (instance %m)");
+        $finish;
+    end
+end
 
 reg [2:0] head_reg;
 reg [2:0] tail_reg;
@@ -109,7 +120,12 @@ wire dst_ok = (dst_last >> ADDR_WIDTH) == 65'd0;
 assign s_desc_ready = !cur_active_reg && !full;
 wire accept = s_desc_valid && s_desc_ready;
 
-assign m_rd_valid = cur_active_reg && !abort_reg;
+// read tags outstanding: the sum of the descriptor slots' counts
+wire [7:0] tags_held = {2'd0, slot_cnt_reg[0]} + {2'd0, slot_cnt_reg[1]} +
+                       {2'd0, slot_cnt_reg[2]} + {2'd0, slot_cnt_reg[3]};
+localparam [7:0] MAX_TAGS_W = MAX_TAGS[7:0];
+
+assign m_rd_valid = cur_active_reg && !abort_reg && tags_held < MAX_TAGS_W;
 assign m_rd_addr = cur_addr_reg;
 assign m_rd_len = rd_len;
 assign m_rd_info = cur_card_reg;

@@ -119,11 +119,9 @@ reg [31:0] intmask_reg [0:7];
 reg [63:0] wb_addr_reg [0:7];
 reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:7];
 // PG195's performance monitor: 42-bit cycle and data beat counters that stop at
-// their maximum and flag it
-reg [41:0] perf_cyc_reg [0:7];
-reg [41:0] perf_data_reg [0:7];
-reg perf_cyc_maxed_reg [0:7];
-reg perf_data_maxed_reg [0:7];
+// their maximum and flag it, each {maxed, count}
+reg [42:0] perf_cyc_reg [0:7];
+reg [42:0] perf_data_reg [0:7];
 reg [63:0] desc_addr_reg [0:7];
 reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:7];
 reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:7];
@@ -155,6 +153,19 @@ initial msi_int_reg = 32'd0;
 
 wire [31:0] wmask = {{8{reg_req_be[3]}}, {8{reg_req_be[2]}}, {8{reg_req_be[1]}}, {8{reg_req_be[0]}}};
 wire [31:0] wbits = reg_req_wdata & wmask;
+
+// a performance counter {maxed, count} after a step of inc
+function [42:0] perf_step;
+    input [42:0] counter;
+    input inc;
+    begin
+        if (inc && &counter[41:0]) begin
+            perf_step = {1'b1, counter[41:0]};
+        end else begin
+            perf_step = counter + {42'd0, inc};
+        end
+    end
+endfunction
 
 function [31:0] merge;
     input [31:0] old;
@@ -230,12 +241,12 @@ always @* begin
                 `PEVB_CH_PERF_CYC_LO: reg_rd_data = perf_cyc_reg[ch_sel][31:0];
                 `PEVB_CH_PERF_CYC_HI: begin
                     reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_cyc_reg[ch_sel][41:32];
-                    reg_rd_data[`PEVB_PERF_MAXED] = perf_cyc_maxed_reg[ch_sel];
+                    reg_rd_data[`PEVB_PERF_MAXED] = perf_cyc_reg[ch_sel][42];
                 end
                 `PEVB_CH_PERF_DATA_LO: reg_rd_data = perf_data_reg[ch_sel][31:0];
                 `PEVB_CH_PERF_DATA_HI: begin
                     reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_data_reg[ch_sel][41:32];
-                    reg_rd_data[`PEVB_PERF_MAXED] = perf_data_maxed_reg[ch_sel];
+                    reg_rd_data[`PEVB_PERF_MAXED] = perf_data_reg[ch_sel][42];
                 end
                 default: reg_rd_data = 32'd0;
             endcase
@@ -309,22 +320,12 @@ always @(posedge clk) begin
 
         // performance counters
         if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
-            perf_cyc_reg[c] <= 42'd0;
-            perf_data_reg[c] <= 42'd0;
-            perf_cyc_maxed_reg[c] <= 1'b0;
-            perf_data_maxed_reg[c] <= 1'b0;
+            perf_cyc_reg[c] <= 43'd0;
+            perf_data_reg[c] <= 43'd0;
             perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
         end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
-            if (&perf_cyc_reg[c]) begin
-                perf_cyc_maxed_reg[c] <= 1'b1;
-            end else begin
-                perf_cyc_reg[c] <= perf_cyc_reg[c] + 42'd1;
-            end
-            if (ch_beat[c] && &perf_data_reg[c]) begin
-                perf_data_maxed_reg[c] <= 1'b1;
-            end else if (ch_beat[c]) begin
-                perf_data_reg[c] <= perf_data_reg[c] + 42'd1;
-            end
+            perf_cyc_reg[c] <= perf_step(perf_cyc_reg[c], 1'b1);
+            perf_data_reg[c] <= perf_step(perf_data_reg[c], ch_beat[c]);
         end
     end
 
@@ -404,10 +405,8 @@ always @(posedge clk) begin
             intmask_reg[c] <= 32'd0;
             wb_addr_reg[c] <= 64'd0;
             perf_ctrl_reg[c] <= 0;
-            perf_cyc_reg[c] <= 42'd0;
-            perf_data_reg[c] <= 42'd0;
-            perf_cyc_maxed_reg[c] <= 1'b0;
-            perf_data_maxed_reg[c] <= 1'b0;
+            perf_cyc_reg[c] <= 43'd0;
+            perf_data_reg[c] <= 43'd0;
             desc_addr_reg[c] <= 64'd0;
             desc_adj_reg[c] <= 0;
             credits_reg[c] <= 0;

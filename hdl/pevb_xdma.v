@@ -654,21 +654,8 @@ generate
         wire done_abort;
         wire mine_desc = desc_wr_slot[3:2] == g;
         wire mine_retire = retire_valid && retire_slot[3:2] == g;
-        wire rd_valid;
-
-        // data tags held: a channel asks for the requester only below its share
-        reg [5:0] tags_reg;
-        wire tag_take = d_fire && d_grant[g];
-        wire tag_give = mine_retire && retire_kind == KIND_H2C_DATA;
-        assign d_req[g] = rd_valid && tags_reg < H2C_READ_TAGS[5:0];
         // performance monitor: a beat of the channel's read data (from PCIe)
         assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
-        always @(posedge clk) begin
-            tags_reg <= tags_reg + {5'd0, tag_take} - {5'd0, tag_give};
-            if (rst) begin
-                tags_reg <= 6'd0;
-            end
-        end
 
         pevb_desc_eng #(
             .KEEP(KEEP),
@@ -714,7 +701,8 @@ generate
         );
 
         pevb_h2c_rd #(
-            .ADDR_WIDTH(AW)
+            .ADDR_WIDTH(AW),
+            .MAX_TAGS(H2C_READ_TAGS)
         ) rd_inst (
             .clk(clk),
             .rst(rst),
@@ -731,7 +719,7 @@ generate
             .m_done_rd_err(done_rd_err),
             .m_done_wr_err(done_wr_err),
             .m_done_abort(done_abort),
-            .m_rd_valid(rd_valid),
+            .m_rd_valid(d_req[g]),
             .m_rd_ready(d_fire && d_grant[g]),
             .m_rd_addr(d_addr[g*64 +: 64]),
             .m_rd_len(d_len[g*13 +: 13]),
