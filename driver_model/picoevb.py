@@ -212,11 +212,12 @@ class PicoevbRdma:
                 )
             await ch.xdma.stop()
             await ch.xdma.status_clear()
-        vectors = sum(
-            ch.vector << (i * regs.IRQ_VECTOR_STRIDE)
-            for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H]))
-        )
-        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR[0]), vectors)
+        # H2C0 and C2H0 are interrupt bits 0 and 1, both in the first vector register
+        vectors = 0
+        for i, ch in enumerate((self._chans[Target.H2C], self._chans[Target.C2H])):
+            reg, field = regs.vector_field(i)
+            vectors |= field.put(ch.vector)
+        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR[reg]), vectors)
         self.fpga_ram_size = await p.ioread32(BAR_USER, regs.USER_RAM_SIZE)
         if self.fpga_ram_size == 0:
             raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")

@@ -293,6 +293,14 @@ IRQ_VECTOR_MASK = sum(
 IRQ_USER_INT_FIELD = Field(0, 16)  # user interrupt enable/request/pending: one bit each
 
 
+def vector_field(index: int) -> tuple[int, Field]:
+    """Where the vector number of interrupt ``index`` (a channel interrupt bit, or a user
+    interrupt) sits: which of the vector registers (IRQ_CHAN_VECTOR or IRQ_USER_VECTOR)
+    and the field in it."""
+    per_reg = 32 // IRQ_VECTOR_STRIDE
+    return index // per_reg, Field(index % per_reg * IRQ_VECTOR_STRIDE, IRQ_VECTOR_FIELD_WIDTH)
+
+
 def chan_irq_bit(direction: Target, channel: int = 0, h2c_channels: int = 1) -> int:
     """Bit of a channel in the IRQ block channel registers: H2C first, then C2H."""
     if direction == Target.H2C:

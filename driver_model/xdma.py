@@ -340,21 +340,18 @@ class XdmaUserIrq:
     async def set_vectors(self, vectors: dict[int, int]) -> None:
         """Route user interrupt ``irq`` to MSI vector ``vectors[irq]`` (the others keep
         theirs)."""
-        per_reg = 32 // regs.IRQ_VECTOR_STRIDE
-        field = (1 << regs.IRQ_VECTOR_FIELD_WIDTH) - 1
+        placed: dict[int, list[tuple[regs.Field, int]]] = {}
         for irq, vector in vectors.items():
             self._check(irq)
-            if not 0 <= vector <= field:
-                raise ValueError(f"vector {vector} does not fit the vector field")
-        for i, off in enumerate(regs.IRQ_USER_VECTOR):
-            mine = {q: v for q, v in vectors.items() if q // per_reg == i}
-            if not mine:
-                continue
-            word = await self.platform.ioread32(self.bar, regs.irq_reg(off))
-            for irq, vector in mine.items():
-                shift = irq % per_reg * regs.IRQ_VECTOR_STRIDE
-                word = word & ~(field << shift) | vector << shift
-            await self.platform.iowrite32(self.bar, regs.irq_reg(off), word)
+            reg, field = regs.vector_field(irq)
+            # (a vector wider than the field raises here, before any register is written)
+            placed.setdefault(reg, []).append((field, field.put(vector)))
+        for reg, fields in placed.items():
+            off = regs.irq_reg(regs.IRQ_USER_VECTOR[reg])
+            word = await self.platform.ioread32(self.bar, off)
+            for field, bits in fields:
+                word = word & ~field.mask | bits
+            await self.platform.iowrite32(self.bar, off, word)
 
     async def enable(self, mask: int) -> None:
         """Enable the user interrupts of ``mask`` (W1S)."""

@@ -71,7 +71,8 @@ class Harness:
         for ch in chans:
             bit = ch.irq_bit.bit_length() - 1
             ch.vector = bit
-            words[bit // 4] |= bit << (bit % 4 * regs.IRQ_VECTOR_STRIDE)
+            reg, field = regs.vector_field(bit)
+            words[reg] |= field.put(bit)
             self.tb.irq_handlers[ch.vector].append(ch.interrupt)
         for off, word in zip(regs.IRQ_CHAN_VECTOR, words, strict=True):
             await self.tb.dma_write32(regs.irq_reg(off), word)

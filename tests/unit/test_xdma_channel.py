@@ -12,7 +12,7 @@ import pytest
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
 from driver_model.regs import Ctrl, Stat, Target
-from driver_model.xdma import Outcome, WriteBack, XdmaChannel
+from driver_model.xdma import Outcome, WriteBack, XdmaChannel, XdmaUserIrq
 
 
 class Clock:
@@ -203,3 +203,42 @@ def test_run_starts_with_libxdma_sequence_and_finishes():
     control = regs.ch_reg(Target.H2C, regs.CH_CONTROL)
     assert offsets.index(first) < offsets.index(control)
     assert (control, int(regs.CTRL_IE_ALL | Ctrl.RUN)) in eng.writes
+
+
+def test_channel_numbers_checked():
+    eng = FakeEngine(idle_at=0)
+    with pytest.raises(ValueError, match="no channel 4"):
+        XdmaChannel(eng, Target.C2H, 4)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="of 5 H2C channels"):
+        XdmaChannel(eng, Target.C2H, 0, h2c_channels=5)  # type: ignore[arg-type]
+    # C2H interrupt bits follow the H2C channels'
+    ch = XdmaChannel(eng, Target.C2H, 1, h2c_channels=3)  # type: ignore[arg-type]
+    assert ch.irq_bit == 1 << 4
+
+
+def test_user_irq_vectors_keep_the_other_fields():
+    """set_vectors writes only the fields it names (read-modify-write per register), and
+    checks every interrupt number and vector before writing anything."""
+    eng = FakeEngine(idle_at=0)
+    uirq = XdmaUserIrq(eng, count=16)  # type: ignore[arg-type]
+    asyncio.run(uirq.set_vectors({0: 3, 5: 31, 15: 7}))
+    assert eng.writes == [
+        (regs.irq_reg(regs.IRQ_USER_VECTOR[0]), 3),
+        (regs.irq_reg(regs.IRQ_USER_VECTOR[1]), 31 << 8),
+        (regs.irq_reg(regs.IRQ_USER_VECTOR[3]), 7 << 24),
+    ]
+    eng.writes.clear()
+    with pytest.raises(ValueError, match="does not fit in 5 bits"):
+        asyncio.run(uirq.set_vectors({1: 2, 2: 32}))
+    with pytest.raises(ValueError, match="no user interrupt 4 of 4"):
+        asyncio.run(XdmaUserIrq(eng, count=4).set_vectors({4: 1}))  # type: ignore[arg-type]
+    assert eng.writes == [], "a bad request wrote registers"
+    with pytest.raises(ValueError, match="user interrupts are 1 to 16"):
+        XdmaUserIrq(eng, count=17)  # type: ignore[arg-type]
+
+
+def test_vector_fields():
+    assert regs.vector_field(0) == (0, regs.Field(0, 5))
+    assert regs.vector_field(6) == (1, regs.Field(16, 5))
+    mask = sum(regs.vector_field(i)[1].mask for i in range(4))
+    assert mask == regs.IRQ_VECTOR_MASK
