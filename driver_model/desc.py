@@ -205,6 +205,7 @@ def build_chain(
     max_len: int = DESC_MAX_LEN,
     completed: Iterable[int] | None = None,
     stop_at: int | None = None,
+    eop: Iterable[int] | None = None,
 ) -> Chain:
     """Build a linked chain of descriptors for ``segments``.
 
@@ -213,7 +214,8 @@ def build_chain(
     contiguous runs so an engine may prefetch them, never across a 2 KiB group (hence
     never across 4 KiB). The last descriptor gets Stop|EOP|Completed and next = 0.
     ``completed`` adds the Completed flag to these indices; ``stop_at`` ends the chain
-    early with Stop on that index (later descriptors are still written and linked).
+    early with Stop on that index (later descriptors are still written and linked);
+    ``eop`` adds EOP (the end of a packet, for stream channels) to these indices.
     """
     segs = split_segments(segments, max_len)
     if not segs:
@@ -228,6 +230,7 @@ def build_chain(
         if a % DESC_ALIGN:
             raise DescriptorError(f"descriptor address {a:#x} is not 32-byte aligned")
     completed_set = set(completed or ())
+    eop_set = set(eop or ())
     descs: list[Descriptor] = []
     last = len(segs) - 1
     for i, s in enumerate(segs):
@@ -236,6 +239,8 @@ def build_chain(
             flags |= DescFlag.COMPLETED
         if i == stop_at:
             flags |= DescFlag.STOP
+        if i in eop_set:
+            flags |= DescFlag.EOP
         if i == last:
             flags |= LAST_FLAGS
             nxt, adj = 0, 0

@@ -398,7 +398,7 @@ def register_table() -> list[RegInfo]:
                 f"{n} identifier",
                 "RO",
                 identifier(d),
-                "0x1FC, target, stream=0, channel, version",
+                "0x1FC, target, stream (bit 15), channel, version",
             ),
             RegInfo(
                 ch_reg(d, CH_CONTROL),

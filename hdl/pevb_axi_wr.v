@@ -70,6 +70,8 @@ module pevb_axi_wr #
     output wire [2:0]                      m_axi_awprot,
     output wire                            m_axi_awvalid,
     input  wire                            m_axi_awready,
+    // the owner (job slot) of the burst on AW, for routing
+    output wire [SLOT_WIDTH-1:0]           m_aw_slot,
     output wire [DATA_WIDTH-1:0]           m_axi_wdata,
     output wire [DATA_WIDTH/8-1:0]         m_axi_wstrb,
     output wire                            m_axi_wlast,
@@ -170,6 +172,7 @@ assign m_axi_awlock = 1'b0;
 assign m_axi_awcache = 4'b0011;
 assign m_axi_awprot = 3'b000;
 assign m_axi_awvalid = (aw_active_reg || aw_job_avail) && !bq_full;
+assign m_aw_slot = job_slot_mem[aw_idx];
 wire aw_fire = m_axi_awvalid && m_axi_awready;
 
 /* data side: the job at the W pointer, once its address side has started */

@@ -16,11 +16,20 @@
  * with a read error (AXI SLVERR/DECERR) fails its descriptor with the
  * read_error bits and aborts the descriptors behind it (reported with
  * m_done_abort).
+ *
+ * Stream channels (STREAM = 1): the payload comes from pevb_axis_rd, and the
+ * descriptor's source address is where its result goes.  A descriptor ends
+ * early at the end of its packet (the TLP commands not yet issued are not; the
+ * reader drops those it holds).  Unless stream write-back is disabled (control
+ * bit 27), a descriptor done without error first writes its result, {length,
+ * 0x52B4 << 16 | EOP} (8 bytes), to the source address.
  */
 module pevb_c2h_wr #
 (
     // card (AXI) address width
-    parameter ADDR_WIDTH = 64
+    parameter ADDR_WIDTH = 64,
+    // stream channel: payload from the stream, results written back
+    parameter STREAM = 0
 )
 (
     input  wire                      clk,
@@ -51,6 +60,7 @@ module pevb_c2h_wr #
     output wire [12:0]               m_wr_len,
     output wire [ADDR_WIDTH-1:0]     m_wr_card_addr,
     output wire [1:0]                m_wr_slot,
+    output wire                      m_wr_first,
 
     /* Write TLP sent on RQ */
     input  wire                      sent_valid,
@@ -59,7 +69,18 @@ module pevb_c2h_wr #
     /* Write TLP dropped (err: read_error code, 0 when dropped behind an error) */
     input  wire                      drop_valid,
     input  wire [1:0]                drop_slot,
-    input  wire [4:0]                drop_err
+    input  wire [4:0]                drop_err,
+
+    /* Stream: bytes taken for a TLP and packet end, result write-back */
+    input  wire                      wb_disable,
+    input  wire                      end_valid,
+    input  wire [1:0]                end_slot,
+    input  wire [12:0]               end_len,
+    input  wire                      end_eop,
+    output wire                      m_res_valid,
+    input  wire                      m_res_ready,
+    output wire [63:0]               m_res_addr,
+    output wire [63:0]               m_res_data
 );
 
 localparam SLOTS = 4;
@@ -72,6 +93,12 @@ reg [SLOTS-1:0] slot_issued_reg;
 reg [SLOTS-1:0] slot_abort_reg;
 reg [4:0] slot_rd_err_reg [0:SLOTS-1];
 reg [2:0] slot_flags_reg [0:SLOTS-1];
+// stream: bytes received, packet end, result address; the head's result sent
+reg [27:0] slot_len_reg [0:SLOTS-1];
+reg [SLOTS-1:0] slot_eop_reg;
+reg [63:0] slot_res_reg [0:SLOTS-1];
+reg res_sent_reg;
+reg cur_first_reg;
 
 reg cur_active_reg;
 reg [1:0] cur_slot_reg;
@@ -95,7 +122,7 @@ wire wr_last = cur_rem_reg == {15'd0, wr_len};
 
 // a source beyond the AXI address space fails (decode) before anything moves
 wire [64:0] src_last = {1'b0, s_desc_src} + {37'd0, s_desc_len} - 65'd1;
-wire src_ok = (src_last >> ADDR_WIDTH) == 65'd0;
+wire src_ok = STREAM != 0 || (src_last >> ADDR_WIDTH) == 65'd0;
 
 assign s_desc_ready = !cur_active_reg && !full;
 wire accept = s_desc_valid && s_desc_ready;
@@ -105,10 +132,22 @@ assign m_wr_addr = cur_addr_reg;
 assign m_wr_len = wr_len;
 assign m_wr_card_addr = cur_card_reg;
 assign m_wr_slot = cur_slot_reg;
+assign m_wr_first = cur_first_reg;
 wire issue = m_wr_valid && m_wr_ready;
 
 wire head_done = !empty && slot_issued_reg[head] && slot_cnt_reg[head] == 8'd0;
-assign m_done_valid = head_done;
+// a stream descriptor done without error writes its result first
+wire res_due = STREAM != 0 && !wb_disable && !slot_abort_reg[head] && slot_rd_err_reg[head] == 5'd0;
+localparam [15:0] RESULT_MAGIC = 16'h52B4;
+assign m_res_valid = head_done && res_due && !res_sent_reg;
+assign m_res_addr = slot_res_reg[head];
+assign m_res_data = {4'd0, slot_len_reg[head], RESULT_MAGIC, 15'd0, slot_eop_reg[head]};
+wire res_fire = m_res_valid && m_res_ready;
+// (the stream end of a descriptor closes it: its remaining TLPs are not issued)
+wire close = STREAM != 0 && end_valid && end_eop && cur_active_reg && end_slot == cur_slot_reg;
+wire unused_end = STREAM == 0 && ^{end_len, wb_disable};
+
+assign m_done_valid = head_done && (!res_due || res_sent_reg);
 assign m_done_flags = slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = 5'd0;
@@ -142,8 +181,18 @@ always @(posedge clk) begin
         slot_abort_reg <= slot_abort_reg | behind_fail;
     end
 
-    if (head_done) begin
+    if (m_done_valid) begin
         head_reg <= head_reg + 3'd1;
+        res_sent_reg <= 1'b0;
+    end
+    if (res_fire) begin
+        res_sent_reg <= 1'b1;
+    end
+    if (end_valid) begin
+        slot_len_reg[end_slot] <= slot_len_reg[end_slot] + {15'd0, end_len};
+        if (end_eop) begin
+            slot_eop_reg[end_slot] <= 1'b1;
+        end
     end
 
     if (accept) begin
@@ -151,6 +200,10 @@ always @(posedge clk) begin
         slot_flags_reg[tail] <= s_desc_flags;
         slot_rd_err_reg[tail] <= src_ok ? 5'd0 : RERR_DECODE;
         slot_abort_reg[tail] <= abort_reg;
+        slot_len_reg[tail] <= 28'd0;
+        slot_eop_reg[tail] <= 1'b0;
+        slot_res_reg[tail] <= s_desc_src;
+        cur_first_reg <= 1'b1;
         if (!src_ok || abort_reg) begin
             slot_issued_reg[tail] <= 1'b1;
             if (!src_ok) begin
@@ -167,6 +220,7 @@ always @(posedge clk) begin
     end
 
     if (issue) begin
+        cur_first_reg <= 1'b0;
         cur_addr_reg <= cur_addr_reg + {51'd0, wr_len};
         cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, wr_len};
         cur_rem_reg <= cur_rem_reg - {15'd0, wr_len};
@@ -183,11 +237,18 @@ always @(posedge clk) begin
         end
     end
 
+    if (close) begin
+        cur_active_reg <= 1'b0;
+        slot_issued_reg[cur_slot_reg] <= 1'b1;
+    end
+
     if (restart) begin
         abort_reg <= 1'b0;
     end
 
     if (rst) begin
+        res_sent_reg <= 1'b0;
+        cur_first_reg <= 1'b0;
         head_reg <= 3'd0;
         tail_reg <= 3'd0;
         slot_issued_reg <= {SLOTS{1'b0}};

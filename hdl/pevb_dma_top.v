@@ -9,7 +9,9 @@
  * The picoevb card, built as the board's design is: the XDMA engine
  * (pevb_xdma) with an AXI BRAM of RAM_SIZE bytes on its AXI4 memory-mapped
  * master and an AXI GPIO (LEDs, RAM size register) on its AXI4-Lite master
- * behind the user BAR.
+ * behind the user BAR.  Channels built as streams (H2C_STREAM, C2H_STREAM)
+ * bring their AXI4-Stream ports out under XDMA's names, for a testbench or
+ * user logic to sink and source.
  */
 module pevb_dma_top #
 (
@@ -31,6 +33,10 @@ module pevb_dma_top #
     // on the card RAM
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // AXI4-Stream channels (bit n: channel n streams on the card's stream ports
+    // instead of moving data to and from the card RAM)
+    parameter H2C_STREAM = 0,
+    parameter C2H_STREAM = 0,
     // the engine's user interrupt inputs (1 to 16), ports of the card for the
     // testbench to drive as a user design would
     parameter USER_IRQS = 16,
@@ -96,6 +102,49 @@ module pevb_dma_top #
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
 
+    /* Stream channels n = 0-3, XDMA's port names (idle for memory-mapped or
+       absent channels) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
+    output wire                               m_axis_h2c_tlast_0,
+    output wire                               m_axis_h2c_tvalid_0,
+    input  wire                               m_axis_h2c_tready_0,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
+    output wire                               m_axis_h2c_tlast_1,
+    output wire                               m_axis_h2c_tvalid_1,
+    input  wire                               m_axis_h2c_tready_1,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
+    output wire                               m_axis_h2c_tlast_2,
+    output wire                               m_axis_h2c_tvalid_2,
+    input  wire                               m_axis_h2c_tready_2,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
+    output wire                               m_axis_h2c_tlast_3,
+    output wire                               m_axis_h2c_tvalid_3,
+    input  wire                               m_axis_h2c_tready_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
+    input  wire                               s_axis_c2h_tlast_0,
+    input  wire                               s_axis_c2h_tvalid_0,
+    output wire                               s_axis_c2h_tready_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
+    input  wire                               s_axis_c2h_tlast_1,
+    input  wire                               s_axis_c2h_tvalid_1,
+    output wire                               s_axis_c2h_tready_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
+    input  wire                               s_axis_c2h_tlast_2,
+    input  wire                               s_axis_c2h_tvalid_2,
+    output wire                               s_axis_c2h_tready_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
+    input  wire                               s_axis_c2h_tlast_3,
+    input  wire                               s_axis_c2h_tvalid_3,
+    output wire                               s_axis_c2h_tready_3,
+
     /* User outputs */
     output wire [2:0]                         led
 );
@@ -123,6 +172,55 @@ wire axi_arvalid, axi_arready, axi_rlast, axi_rvalid, axi_rready;
 wire [DW-1:0] axi_wdata, axi_rdata;
 wire [DW/8-1:0] axi_wstrb;
 
+/* stream ports of the engine, four channels each way (absent ones idle) */
+wire [4*DW-1:0] h2c_tdata;
+wire [4*DW/8-1:0] h2c_tkeep;
+wire [3:0] h2c_tlast, h2c_tvalid;
+wire [3:0] h2c_tready;
+wire [4*DW-1:0] c2h_tdata;
+wire [4*DW/8-1:0] c2h_tkeep;
+wire [3:0] c2h_tlast, c2h_tvalid, c2h_tready;
+assign h2c_tready = {m_axis_h2c_tready_3, m_axis_h2c_tready_2, m_axis_h2c_tready_1, m_axis_h2c_tready_0};
+assign c2h_tdata = {s_axis_c2h_tdata_3, s_axis_c2h_tdata_2, s_axis_c2h_tdata_1, s_axis_c2h_tdata_0};
+assign c2h_tkeep = {s_axis_c2h_tkeep_3, s_axis_c2h_tkeep_2, s_axis_c2h_tkeep_1, s_axis_c2h_tkeep_0};
+assign c2h_tlast = {s_axis_c2h_tlast_3, s_axis_c2h_tlast_2, s_axis_c2h_tlast_1, s_axis_c2h_tlast_0};
+assign c2h_tvalid = {s_axis_c2h_tvalid_3, s_axis_c2h_tvalid_2, s_axis_c2h_tvalid_1, s_axis_c2h_tvalid_0};
+assign m_axis_h2c_tdata_0 = h2c_tdata[0*DW +: DW];
+assign m_axis_h2c_tkeep_0 = h2c_tkeep[0*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_0 = h2c_tlast[0];
+assign m_axis_h2c_tvalid_0 = h2c_tvalid[0];
+assign s_axis_c2h_tready_0 = c2h_tready[0];
+assign m_axis_h2c_tdata_1 = h2c_tdata[1*DW +: DW];
+assign m_axis_h2c_tkeep_1 = h2c_tkeep[1*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_1 = h2c_tlast[1];
+assign m_axis_h2c_tvalid_1 = h2c_tvalid[1];
+assign s_axis_c2h_tready_1 = c2h_tready[1];
+assign m_axis_h2c_tdata_2 = h2c_tdata[2*DW +: DW];
+assign m_axis_h2c_tkeep_2 = h2c_tkeep[2*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_2 = h2c_tlast[2];
+assign m_axis_h2c_tvalid_2 = h2c_tvalid[2];
+assign s_axis_c2h_tready_2 = c2h_tready[2];
+assign m_axis_h2c_tdata_3 = h2c_tdata[3*DW +: DW];
+assign m_axis_h2c_tkeep_3 = h2c_tkeep[3*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_3 = h2c_tlast[3];
+assign m_axis_h2c_tvalid_3 = h2c_tvalid[3];
+assign s_axis_c2h_tready_3 = c2h_tready[3];
+
+generate
+    if (H2C_CHANNELS < 4) begin : h2c_absent
+        assign h2c_tdata[4*DW-1:H2C_CHANNELS*DW] = {(4-H2C_CHANNELS)*DW{1'b0}};
+        assign h2c_tkeep[4*DW/8-1:H2C_CHANNELS*DW/8] = {(4-H2C_CHANNELS)*DW/8{1'b0}};
+        assign h2c_tlast[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        assign h2c_tvalid[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        wire unused_h2c = ^h2c_tready[3:H2C_CHANNELS];
+    end
+    if (C2H_CHANNELS < 4) begin : c2h_absent
+        assign c2h_tready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
+        wire unused_c2h = ^{c2h_tdata[4*DW-1:C2H_CHANNELS*DW], c2h_tkeep[4*DW/8-1:C2H_CHANNELS*DW/8],
+                            c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
+    end
+endgenerate
+
 wire [31:0] axil_awaddr, axil_wdata, axil_araddr, axil_rdata;
 wire [2:0] axil_awprot, axil_arprot;
 wire [3:0] axil_wstrb;
@@ -142,6 +240,8 @@ pevb_xdma #(
     .H2C_CHANNELS(H2C_CHANNELS),
     .C2H_CHANNELS(C2H_CHANNELS),
     .USER_IRQS(USER_IRQS),
+    .H2C_STREAM(H2C_STREAM),
+    .C2H_STREAM(C2H_STREAM),
     .DESC_DEPTH(DESC_DEPTH),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) xdma_inst (
@@ -184,6 +284,16 @@ pevb_xdma #(
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
+    .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),
+    .m_axis_h2c_tkeep(h2c_tkeep[H2C_CHANNELS*DW/8-1:0]),
+    .m_axis_h2c_tlast(h2c_tlast[H2C_CHANNELS-1:0]),
+    .m_axis_h2c_tvalid(h2c_tvalid[H2C_CHANNELS-1:0]),
+    .m_axis_h2c_tready(h2c_tready[H2C_CHANNELS-1:0]),
+    .s_axis_c2h_tdata(c2h_tdata[C2H_CHANNELS*DW-1:0]),
+    .s_axis_c2h_tkeep(c2h_tkeep[C2H_CHANNELS*DW/8-1:0]),
+    .s_axis_c2h_tlast(c2h_tlast[C2H_CHANNELS-1:0]),
+    .s_axis_c2h_tvalid(c2h_tvalid[C2H_CHANNELS-1:0]),
+    .s_axis_c2h_tready(c2h_tready[C2H_CHANNELS-1:0]),
     .m_axi_awid(axi_awid),
     .m_axi_awaddr(axi_awaddr),
     .m_axi_awlen(axi_awlen),

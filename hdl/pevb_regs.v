@@ -26,6 +26,9 @@ module pevb_regs #
     // channels built in each direction (1 to 4)
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // stream channels (bit n: channel n), reported in the identifiers
+    parameter H2C_STREAM = 0,
+    parameter C2H_STREAM = 0,
     // user interrupt inputs (1 to 16)
     parameter USER_IRQS = 1,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
@@ -218,13 +221,17 @@ generate
 endgenerate
 assign cfg_interrupt_msi_int = msi_int_reg;
 
+// the addressed channel is a stream (identifier bit 15)
+localparam [7:0] STREAM_MASK = {C2H_STREAM[3:0], H2C_STREAM[3:0]};
+wire ch_stream = STREAM_MASK[ch_sel];
+
 // read mux
 always @* begin
     reg_rd_data = 32'd0;
     if (bar1) begin
         if (ch_hit && chan_tgt) begin
             case (ofs)
-                `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
+                `PEVB_CH_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, ch_stream, chn);
                 `PEVB_CH_CONTROL, `PEVB_CH_CONTROL_W1S, `PEVB_CH_CONTROL_W1C:
                     reg_rd_data = control_reg[ch_sel];
                 `PEVB_CH_STATUS, `PEVB_CH_STATUS_RC: begin
@@ -252,7 +259,7 @@ always @* begin
             endcase
         end else if (ch_hit && sgdma_tgt) begin
             case (ofs)
-                `PEVB_SG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, 1'b0, chn);
+                `PEVB_SG_IDENTIFIER: reg_rd_data = `PEVB_IDENTIFIER(tgt, ch_stream, chn);
                 `PEVB_SG_DESC_LO: reg_rd_data = desc_addr_reg[ch_sel][31:0];
                 `PEVB_SG_DESC_HI: reg_rd_data = desc_addr_reg[ch_sel][63:32];
                 `PEVB_SG_DESC_ADJ: reg_rd_data[`PEVB_SG_DESC_ADJ_FIELD] = desc_adj_reg[ch_sel];

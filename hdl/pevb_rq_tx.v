@@ -9,7 +9,7 @@
  * Requester request (RQ) generator.  Accepts read commands (header-only
  * memory read TLPs with the caller's tag) and write commands (memory write
  * TLPs whose payload waits in pevb_axi_rd's buffer already laid out as the
- * TLP's beats, or one immediate DWORD for status write-back), arbitrates
+ * TLP's beats, or one or two immediate DWORDs for status write-back), arbitrates
  * between them round-robin and streams DWORD-aligned TLPs onto the
  * UltraScale+ RQ interface.  Callers split requests so that none crosses
  * 4 KiB and payloads respect MPS/MRRS.  Payload beats are read one beat ahead
@@ -42,8 +42,9 @@ module pevb_rq_tx #
     output wire                                 s_wr_ready,
     input  wire [63:0]                          s_wr_addr,
     input  wire [12:0]                          s_wr_len,
+    // immediate data (status write-back): s_wr_len 4 or 8 bytes, DWORD aligned
     input  wire                                 s_wr_imm,
-    input  wire [31:0]                          s_wr_imm_data,
+    input  wire [63:0]                          s_wr_imm_data,
     input  wire [WR_ID_WIDTH-1:0]               s_wr_id,
 
     /* Write TLP sent (last beat accepted) */
@@ -92,7 +93,7 @@ end
 reg cur_valid_reg;
 reg cur_wr_reg;
 reg cur_imm_reg;
-reg [31:0] cur_imm_data_reg;
+reg [63:0] cur_imm_data_reg;
 reg [WR_ID_WIDTH-1:0] cur_id_reg;
 reg [127:0] cur_hdr_reg;
 reg [3:0] cur_first_be_reg;
@@ -125,7 +126,7 @@ assign s_wr_ready = load && pick_wr;
 
 // header of the selected command
 wire [63:0] sel_addr = pick_wr ? (s_wr_imm ? {s_wr_addr[63:2], 2'b00} : s_wr_addr) : s_rd_addr;
-wire [12:0] sel_len = pick_wr ? (s_wr_imm ? 13'd4 : s_wr_len) : s_rd_len;
+wire [12:0] sel_len = pick_wr ? s_wr_len : s_rd_len;
 wire [12:0] sel_end = {11'd0, sel_addr[1:0]} + sel_len;   // length <= 4096: no carry out
 wire [10:0] sel_dw_count = sel_end[12:2] + {10'd0, sel_end[1:0] != 2'b00};
 wire [1:0] sel_end_lo = sel_end[1:0];
@@ -154,11 +155,11 @@ generate
     for (gj = 0; gj < KEEP; gj = gj + 1) begin : beat_lane
         wire [31:0] dw_idx = cur_dw_base + gj;
         wire is_hdr = dw_idx < 4;
-        wire is_imm = cur_imm_reg && dw_idx == 4;
+        wire is_imm = cur_imm_reg && (dw_idx == 4 || dw_idx == 5);
         assign beat_keep[gj] = dw_idx < {21'd0, cur_dw_total_reg};
         assign beat_fixed_lanes[gj] = is_hdr || is_imm;
         assign beat_fixed_data[gj*32 +: 32] = is_hdr ? cur_hdr_reg[dw_idx[1:0]*32 +: 32] :
-                                              is_imm ? cur_imm_data_reg : 32'd0;
+                                              is_imm ? cur_imm_data_reg[dw_idx[0]*32 +: 32] : 32'd0;
     end
 endgenerate
 

@@ -12,11 +12,11 @@
  * user interface (CQ/CC completer, RQ/RC requester, MSI).  BAR0: the user
  * BAR, passed to the AXI4-Lite master (XDMA's PCIe to AXI Lite Master).
  * BAR1: 64 KiB DMA register space (PG195 programming model) for 1-4 H2C and
- * 1-4 C2H memory-mapped channels running concurrently over descriptor chains
- * in host or peer memory, moving data to and from the AXI4 memory-mapped
- * master (data width = the PCIe datapath width).  The channels share the
- * PCIe requester round-robin; on AXI, H2C writes use ID 0 and C2H channel n
- * reads with ID n.
+ * 1-4 C2H channels running concurrently over descriptor chains in host or
+ * peer memory, moving data to and from the AXI4 memory-mapped master (data
+ * width = the PCIe datapath width) or, for the channels built as streams, an
+ * AXI4-Stream port of the same width.  The channels share the PCIe requester
+ * round-robin; on AXI, H2C writes use ID 0 and C2H channel n reads with ID n.
  */
 module pevb_xdma #
 (
@@ -38,6 +38,9 @@ module pevb_xdma #
     // H2C and C2H channels (1 to 4 each)
     parameter H2C_CHANNELS = 1,
     parameter C2H_CHANNELS = 1,
+    // AXI4-Stream channels (bit n: channel n streams; memory-mapped otherwise)
+    parameter H2C_STREAM = 0,
+    parameter C2H_STREAM = 0,
     // user interrupt inputs (1 to 16, PG195's NUM_USR_IRQ)
     parameter USER_IRQS = 1,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
@@ -142,6 +145,18 @@ module pevb_xdma #
     input  wire                               m_axi_rvalid,
     output wire                               m_axi_rready,
 
+    /* AXI4-Stream channels, channel n in slice n (unused for memory-mapped channels) */
+    output wire [H2C_CHANNELS*AXIS_PCIE_DATA_WIDTH-1:0]   m_axis_h2c_tdata,
+    output wire [H2C_CHANNELS*AXIS_PCIE_DATA_WIDTH/8-1:0] m_axis_h2c_tkeep,
+    output wire [H2C_CHANNELS-1:0]            m_axis_h2c_tlast,
+    output wire [H2C_CHANNELS-1:0]            m_axis_h2c_tvalid,
+    input  wire [H2C_CHANNELS-1:0]            m_axis_h2c_tready,
+    input  wire [C2H_CHANNELS*AXIS_PCIE_DATA_WIDTH-1:0]   s_axis_c2h_tdata,
+    input  wire [C2H_CHANNELS*AXIS_PCIE_DATA_WIDTH/8-1:0] s_axis_c2h_tkeep,
+    input  wire [C2H_CHANNELS-1:0]            s_axis_c2h_tlast,
+    input  wire [C2H_CHANNELS-1:0]            s_axis_c2h_tvalid,
+    output wire [C2H_CHANNELS-1:0]            s_axis_c2h_tready,
+
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
     output wire [2:0]                         m_axil_awprot,
@@ -174,6 +189,8 @@ localparam NC = C2H_CHANNELS;
 localparam NF = NH + NC;
 localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 localparam [2:0] NH_W = NH[2:0];
+localparam [3:0] H2C_ST = H2C_STREAM[3:0];
+localparam [3:0] C2H_ST = C2H_STREAM[3:0];
 
 // tag context kinds (see pevb_rc_rx)
 localparam [1:0] KIND_H2C_DESC = 2'd0;
@@ -302,6 +319,8 @@ pevb_regs #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .H2C_CHANNELS(NH),
     .C2H_CHANNELS(NC),
+    .H2C_STREAM(H2C_ST),
+    .C2H_STREAM(C2H_ST),
     .USER_IRQS(USER_IRQS)
 ) regs_inst (
     .clk(clk),
@@ -387,7 +406,9 @@ wire [AW-1:0] rd_info = f_valid ? {{(AW-DESC_IDX_WIDTH){1'b0}}, f_info[f_idx*DES
 
 wire [NF-1:0] wb_req;
 wire [NF*64-1:0] wb_addr;
-wire [NF*32-1:0] wb_data;
+wire [NF*64-1:0] wb_data;
+// a write-back of two DWORDs (C2H stream result) rather than one
+wire [NF-1:0] wb_long;
 wire [NC-1:0] t_req;
 wire [NC*64-1:0] t_addr;
 wire [NC*13-1:0] t_len;
@@ -399,6 +420,7 @@ wire [1:0] t_idx;
 wire [NF-1:0] wb_grant;
 wire [NC-1:0] t_grant;
 wire rq_wr_ready;
+wire [NF-1:0] wb_long_sel = wb_long & ({{(NF-1){1'b0}}, 1'b1} << wb_idx);
 wire wb_fire = rq_wr_ready && wb_valid;
 wire t_fire = rq_wr_ready && !wb_valid && t_valid;
 
@@ -445,9 +467,9 @@ pevb_rq_tx #(
     .s_wr_valid(wb_valid || t_valid),
     .s_wr_ready(rq_wr_ready),
     .s_wr_addr(wb_valid ? wb_addr[wb_idx*64 +: 64] : t_addr[t_idx*64 +: 64]),
-    .s_wr_len(t_len[t_idx*13 +: 13]),
+    .s_wr_len(wb_valid ? (|wb_long_sel ? 13'd8 : 13'd4) : t_len[t_idx*13 +: 13]),
     .s_wr_imm(wb_valid),
-    .s_wr_imm_data(wb_data[wb_idx*32 +: 32]),
+    .s_wr_imm_data(wb_data[wb_idx*64 +: 64]),
     .s_wr_id({!wb_valid, t_idx, t_slot[t_idx*2 +: 2]}),
     .m_wr_done_valid(wr_done_valid),
     .m_wr_done_id(wr_done_id),
@@ -538,7 +560,34 @@ pevb_rc_rx #(
     .unexpected_cpl(unexpected_cpl)
 );
 
-/* H2C write side: one AXI write path for every H2C channel (jobs tagged {channel, slot}) */
+/* H2C write side: one AXI write path for every H2C channel (jobs tagged
+   {channel, slot}); a stream channel's bursts go to its ring buffer */
+localparam H2C_ANY_STREAM = (H2C_ST & ((4'd1 << NH) - 4'd1)) != 4'd0;
+// stream channels: ring buffer and descriptor chunk sizes
+localparam RING_BYTES = 16384;
+localparam CHUNK_BYTES = 4096;
+
+wire [AXI_ID_WIDTH-1:0] w_awid;
+wire [AW-1:0] w_awaddr;
+wire [7:0] w_awlen;
+wire [2:0] w_awsize;
+wire [1:0] w_awburst;
+wire w_awlock;
+wire [3:0] w_awcache;
+wire [2:0] w_awprot;
+wire w_awvalid, w_awready;
+wire [3:0] w_awslot;
+wire [DW-1:0] w_wdata;
+wire [DW/8-1:0] w_wstrb;
+wire w_wlast, w_wvalid, w_wready;
+wire [AXI_ID_WIDTH-1:0] w_bid;
+wire [1:0] w_bresp;
+wire w_bvalid, w_bready;
+wire [NH-1:0] ring_wr_en;
+wire [31:0] ring_wr_word;
+wire [DW-1:0] ring_wr_data;
+wire [DW/8-1:0] ring_wr_strb;
+
 pevb_axi_wr #(
     .DATA_WIDTH(DW),
     .ADDR_WIDTH(AW),
@@ -558,26 +607,113 @@ pevb_axi_wr #(
     .m_done_valid(job_done_valid),
     .m_done_slot(job_done_slot),
     .m_done_err(job_done_err),
-    .m_axi_awid(m_axi_awid),
-    .m_axi_awaddr(m_axi_awaddr),
-    .m_axi_awlen(m_axi_awlen),
-    .m_axi_awsize(m_axi_awsize),
-    .m_axi_awburst(m_axi_awburst),
-    .m_axi_awlock(m_axi_awlock),
-    .m_axi_awcache(m_axi_awcache),
-    .m_axi_awprot(m_axi_awprot),
-    .m_axi_awvalid(m_axi_awvalid),
-    .m_axi_awready(m_axi_awready),
-    .m_axi_wdata(m_axi_wdata),
-    .m_axi_wstrb(m_axi_wstrb),
-    .m_axi_wlast(m_axi_wlast),
-    .m_axi_wvalid(m_axi_wvalid),
-    .m_axi_wready(m_axi_wready),
-    .m_axi_bid(m_axi_bid),
-    .m_axi_bresp(m_axi_bresp),
-    .m_axi_bvalid(m_axi_bvalid),
-    .m_axi_bready(m_axi_bready)
+    .m_axi_awid(w_awid),
+    .m_axi_awaddr(w_awaddr),
+    .m_axi_awlen(w_awlen),
+    .m_axi_awsize(w_awsize),
+    .m_axi_awburst(w_awburst),
+    .m_axi_awlock(w_awlock),
+    .m_axi_awcache(w_awcache),
+    .m_axi_awprot(w_awprot),
+    .m_axi_awvalid(w_awvalid),
+    .m_axi_awready(w_awready),
+    .m_aw_slot(w_awslot),
+    .m_axi_wdata(w_wdata),
+    .m_axi_wstrb(w_wstrb),
+    .m_axi_wlast(w_wlast),
+    .m_axi_wvalid(w_wvalid),
+    .m_axi_wready(w_wready),
+    .m_axi_bid(w_bid),
+    .m_axi_bresp(w_bresp),
+    .m_axi_bvalid(w_bvalid),
+    .m_axi_bready(w_bready)
 );
+
+generate
+    if (H2C_ANY_STREAM) begin : h2c_route
+        pevb_axi_wr_route #(
+            .DATA_WIDTH(DW),
+            .ADDR_WIDTH(AW),
+            .ID_WIDTH(AXI_ID_WIDTH),
+            .PORTS(NH)
+        ) route_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_axi_awid(w_awid),
+            .s_axi_awaddr(w_awaddr),
+            .s_axi_awlen(w_awlen),
+            .s_axi_awsize(w_awsize),
+            .s_axi_awburst(w_awburst),
+            .s_axi_awlock(w_awlock),
+            .s_axi_awcache(w_awcache),
+            .s_axi_awprot(w_awprot),
+            .s_axi_awvalid(w_awvalid),
+            .s_axi_awready(w_awready),
+            .s_aw_int(H2C_ST[w_awslot[3:2]]),
+            .s_aw_port(w_awslot[3:2]),
+            .s_axi_wdata(w_wdata),
+            .s_axi_wstrb(w_wstrb),
+            .s_axi_wlast(w_wlast),
+            .s_axi_wvalid(w_wvalid),
+            .s_axi_wready(w_wready),
+            .s_axi_bid(w_bid),
+            .s_axi_bresp(w_bresp),
+            .s_axi_bvalid(w_bvalid),
+            .s_axi_bready(w_bready),
+            .m_axi_awid(m_axi_awid),
+            .m_axi_awaddr(m_axi_awaddr),
+            .m_axi_awlen(m_axi_awlen),
+            .m_axi_awsize(m_axi_awsize),
+            .m_axi_awburst(m_axi_awburst),
+            .m_axi_awlock(m_axi_awlock),
+            .m_axi_awcache(m_axi_awcache),
+            .m_axi_awprot(m_axi_awprot),
+            .m_axi_awvalid(m_axi_awvalid),
+            .m_axi_awready(m_axi_awready),
+            .m_axi_wdata(m_axi_wdata),
+            .m_axi_wstrb(m_axi_wstrb),
+            .m_axi_wlast(m_axi_wlast),
+            .m_axi_wvalid(m_axi_wvalid),
+            .m_axi_wready(m_axi_wready),
+            .m_axi_bid(m_axi_bid),
+            .m_axi_bresp(m_axi_bresp),
+            .m_axi_bvalid(m_axi_bvalid),
+            .m_axi_bready(m_axi_bready),
+            .ring_wr_en(ring_wr_en),
+            .ring_wr_word(ring_wr_word),
+            .ring_wr_data(ring_wr_data),
+            .ring_wr_strb(ring_wr_strb)
+        );
+        // (the route needs the burst's channel, not its descriptor slot)
+        wire unused_awslot = ^w_awslot[1:0];
+    end else begin : h2c_mm
+        assign m_axi_awid = w_awid;
+        assign m_axi_awaddr = w_awaddr;
+        assign m_axi_awlen = w_awlen;
+        assign m_axi_awsize = w_awsize;
+        assign m_axi_awburst = w_awburst;
+        assign m_axi_awlock = w_awlock;
+        assign m_axi_awcache = w_awcache;
+        assign m_axi_awprot = w_awprot;
+        assign m_axi_awvalid = w_awvalid;
+        assign w_awready = m_axi_awready;
+        assign m_axi_wdata = w_wdata;
+        assign m_axi_wstrb = w_wstrb;
+        assign m_axi_wlast = w_wlast;
+        assign m_axi_wvalid = w_wvalid;
+        assign w_wready = m_axi_wready;
+        assign w_bid = m_axi_bid;
+        assign w_bresp = m_axi_bresp;
+        assign w_bvalid = m_axi_bvalid;
+        assign m_axi_bready = w_bready;
+        assign ring_wr_en = {NH{1'b0}};
+        assign ring_wr_word = 32'd0;
+        assign ring_wr_data = {DW{1'b0}};
+        assign ring_wr_strb = {DW/8{1'b0}};
+        // (all channels memory-mapped: a burst's owner does not matter)
+        wire unused_awslot = ^{w_awslot, ring_wr_word, ring_wr_data, ring_wr_strb};
+    end
+endgenerate
 
 /* C2H read side: one AXI read master per C2H channel (ID = channel), multiplexed */
 wire [NC*AXI_ID_WIDTH-1:0] c_arid;
@@ -654,6 +790,8 @@ generate
         wire done_abort;
         wire mine_desc = desc_wr_slot[3:2] == g;
         wire mine_retire = retire_valid && retire_slot[3:2] == g;
+        assign wb_data[g*64+32 +: 32] = 32'd0;
+        assign wb_long[g] = 1'b0;
         // performance monitor: a beat of the channel's read data (from PCIe)
         assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
 
@@ -694,15 +832,25 @@ generate
             .m_wb_valid(wb_req[g]),
             .m_wb_ready(wb_fire && wb_grant[g]),
             .m_wb_addr(wb_addr[g*64 +: 64]),
-            .m_wb_data(wb_data[g*32 +: 32]),
+            .m_wb_data(wb_data[g*64 +: 32]),
             .event_out(ch_event[g*EVW +: EVW]),
             .busy(ch_busy[g]),
             .count(ch_count[g*32 +: 32])
         );
 
+        localparam STREAM = H2C_ST[g];
+        wire [31:0] ring_rd_pos, ring_done_pos;
+        wire ring_marks_ok;
+        wire seg_valid, seg_eop, truncate;
+        wire [31:0] seg_end;
+
         pevb_h2c_rd #(
             .ADDR_WIDTH(AW),
-            .MAX_TAGS(H2C_READ_TAGS)
+            .MAX_TAGS(H2C_READ_TAGS),
+            .STREAM(STREAM),
+            .CHUNK_BYTES(CHUNK_BYTES),
+            .RING_BYTES(RING_BYTES),
+            .BEAT_BYTES(DW/8)
         ) rd_inst (
             .clk(clk),
             .rst(rst),
@@ -733,8 +881,50 @@ generate
             .job_done_valid(job_done_valid && job_done_slot[3:2] == g),
             .job_done_slot(job_done_slot[1:0]),
             .job_done_err(job_done_err),
-            .discard(h2c_discard[g*4 +: 4])
+            .discard(h2c_discard[g*4 +: 4]),
+            .ring_rd_pos(ring_rd_pos),
+            .ring_done_pos(ring_done_pos),
+            .ring_marks_ok(ring_marks_ok),
+            .m_seg_valid(seg_valid),
+            .m_seg_end(seg_end),
+            .m_seg_eop(seg_eop),
+            .m_truncate(truncate)
         );
+
+        if (STREAM) begin : st
+            pevb_h2c_stream #(
+                .DATA_WIDTH(DW),
+                .RING_BYTES(RING_BYTES)
+            ) stream_inst (
+                .clk(clk),
+                .rst(rst),
+                .wr_en(ring_wr_en[g]),
+                .wr_word(ring_wr_word),
+                .wr_data(ring_wr_data),
+                .wr_strb(ring_wr_strb),
+                .seg_valid(seg_valid),
+                .seg_end(seg_end),
+                .seg_eop(seg_eop),
+                .truncate(truncate),
+                .rd_pos(ring_rd_pos),
+                .done_pos(ring_done_pos),
+                .marks_ok(ring_marks_ok),
+                .m_axis_tdata(m_axis_h2c_tdata[g*DW +: DW]),
+                .m_axis_tkeep(m_axis_h2c_tkeep[g*DW/8 +: DW/8]),
+                .m_axis_tlast(m_axis_h2c_tlast[g]),
+                .m_axis_tvalid(m_axis_h2c_tvalid[g]),
+                .m_axis_tready(m_axis_h2c_tready[g])
+            );
+        end else begin : mm
+            assign ring_rd_pos = 32'd0;
+            assign ring_done_pos = 32'd0;
+            assign ring_marks_ok = 1'b1;
+            assign m_axis_h2c_tdata[g*DW +: DW] = {DW{1'b0}};
+            assign m_axis_h2c_tkeep[g*DW/8 +: DW/8] = {DW/8{1'b0}};
+            assign m_axis_h2c_tlast[g] = 1'b0;
+            assign m_axis_h2c_tvalid[g] = 1'b0;
+            wire unused_stream = ^{ring_wr_en[g], m_axis_h2c_tready[g], seg_valid, seg_end, seg_eop, truncate};
+        end
     end
     for (g = NH; g < 4; g = g + 1) begin : h2c_none
         assign h2c_discard[g*4 +: 4] = 4'd0;
@@ -744,6 +934,24 @@ generate
     for (g = 0; g < NC; g = g + 1) begin : c2h
         localparam CI = 4 + g;
         localparam FI = NH + g;
+        localparam STREAM = C2H_ST[g];
+        // status write-backs: the stream result of a descriptor, before the
+        // descriptor engine's poll-mode write-back
+        wire eng_wb_valid, eng_wb_ready;
+        wire [63:0] eng_wb_addr;
+        wire [31:0] eng_wb_data;
+        wire res_valid, res_ready;
+        wire [63:0] res_addr, res_data;
+        wire cmd_first;
+        wire end_valid, end_eop;
+        wire [1:0] end_slot;
+        wire [12:0] end_len;
+        assign wb_req[FI] = res_valid || eng_wb_valid;
+        assign wb_addr[FI*64 +: 64] = res_valid ? res_addr : eng_wb_addr;
+        assign wb_data[FI*64 +: 64] = res_valid ? res_data : {32'd0, eng_wb_data};
+        assign wb_long[FI] = res_valid;
+        assign res_ready = wb_fire && wb_grant[FI] && res_valid;
+        assign eng_wb_ready = wb_fire && wb_grant[FI] && !res_valid;
         wire desc_valid, desc_ready;
         wire [63:0] desc_src, desc_dst;
         wire [27:0] desc_len;
@@ -762,8 +970,6 @@ generate
         wire [1:0] drop_slot;
         wire [4:0] drop_err;
         wire mine_desc = desc_wr_slot[3:2] == g;
-        // performance monitor: a beat of the channel's read data (from AXI)
-        assign ch_beat[CI] = c_rvalid[g] && c_rready[g];
 
         pevb_desc_eng #(
             .KEEP(KEEP),
@@ -799,17 +1005,18 @@ generate
             .done_rd_err(done_rd_err),
             .done_wr_err(done_wr_err),
             .done_abort(done_abort),
-            .m_wb_valid(wb_req[FI]),
-            .m_wb_ready(wb_fire && wb_grant[FI]),
-            .m_wb_addr(wb_addr[FI*64 +: 64]),
-            .m_wb_data(wb_data[FI*32 +: 32]),
+            .m_wb_valid(eng_wb_valid),
+            .m_wb_ready(eng_wb_ready),
+            .m_wb_addr(eng_wb_addr),
+            .m_wb_data(eng_wb_data),
             .event_out(ch_event[CI*EVW +: EVW]),
             .busy(ch_busy[CI]),
             .count(ch_count[CI*32 +: 32])
         );
 
         pevb_c2h_wr #(
-            .ADDR_WIDTH(AW)
+            .ADDR_WIDTH(AW),
+            .STREAM(STREAM)
         ) wr_inst (
             .clk(clk),
             .rst(rst),
@@ -832,55 +1039,123 @@ generate
             .m_wr_len(cmd_len),
             .m_wr_card_addr(cmd_card),
             .m_wr_slot(cmd_slot),
+            .m_wr_first(cmd_first),
             .sent_valid(wr_done_valid && wr_done_id[4] && wr_done_id[3:2] == g),
             .sent_slot(wr_done_id[1:0]),
             .drop_valid(drop_valid),
             .drop_slot(drop_slot),
-            .drop_err(drop_err)
+            .drop_err(drop_err),
+            .wb_disable(ch_control[CI*32 + `PEVB_CTRL_STREAM_WB_DISABLE]),
+            .end_valid(end_valid),
+            .end_slot(end_slot),
+            .end_len(end_len),
+            .end_eop(end_eop),
+            .m_res_valid(res_valid),
+            .m_res_ready(res_ready),
+            .m_res_addr(res_addr),
+            .m_res_data(res_data)
         );
 
-        pevb_axi_rd #(
-            .DATA_WIDTH(DW),
-            .ADDR_WIDTH(AW),
-            .ID_WIDTH(AXI_ID_WIDTH),
-            .AXI_ID(g)
-        ) rd_inst (
-            .clk(clk),
-            .rst(rst),
-            .restart(restart),
-            .s_cmd_valid(cmd_valid),
-            .s_cmd_ready(cmd_ready),
-            .s_cmd_pcie_addr(cmd_addr),
-            .s_cmd_len(cmd_len),
-            .s_cmd_card_addr(cmd_card),
-            .s_cmd_slot(cmd_slot),
-            .m_tlp_valid(t_req[g]),
-            .m_tlp_ready(t_fire && t_grant[g]),
-            .m_tlp_addr(t_addr[g*64 +: 64]),
-            .m_tlp_len(t_len[g*13 +: 13]),
-            .m_tlp_slot(t_slot[g*2 +: 2]),
-            .m_drop_valid(drop_valid),
-            .m_drop_slot(drop_slot),
-            .m_drop_err(drop_err),
-            .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
-            .pay_rd_data(pay_rd_data[g*DW +: DW]),
-            .m_axi_arid(c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
-            .m_axi_araddr(c_araddr[g*AW +: AW]),
-            .m_axi_arlen(c_arlen[g*8 +: 8]),
-            .m_axi_arsize(c_arsize[g*3 +: 3]),
-            .m_axi_arburst(c_arburst[g*2 +: 2]),
-            .m_axi_arlock(c_arlock[g]),
-            .m_axi_arcache(c_arcache[g*4 +: 4]),
-            .m_axi_arprot(c_arprot[g*3 +: 3]),
-            .m_axi_arvalid(c_arvalid[g]),
-            .m_axi_arready(c_arready[g]),
-            .m_axi_rid(c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
-            .m_axi_rdata(c_rdata[g*DW +: DW]),
-            .m_axi_rresp(c_rresp[g*2 +: 2]),
-            .m_axi_rlast(c_rlast[g]),
-            .m_axi_rvalid(c_rvalid[g]),
-            .m_axi_rready(c_rready[g])
-        );
+        if (STREAM) begin : st
+            pevb_axis_rd #(
+                .DATA_WIDTH(DW)
+            ) rd_inst (
+                .clk(clk),
+                .rst(rst),
+                .s_cmd_valid(cmd_valid),
+                .s_cmd_ready(cmd_ready),
+                .s_cmd_pcie_addr(cmd_addr),
+                .s_cmd_len(cmd_len),
+                .s_cmd_slot(cmd_slot),
+                .s_cmd_first(cmd_first),
+                .m_tlp_valid(t_req[g]),
+                .m_tlp_ready(t_fire && t_grant[g]),
+                .m_tlp_addr(t_addr[g*64 +: 64]),
+                .m_tlp_len(t_len[g*13 +: 13]),
+                .m_tlp_slot(t_slot[g*2 +: 2]),
+                .m_drop_valid(drop_valid),
+                .m_drop_slot(drop_slot),
+                .m_drop_err(drop_err),
+                .m_end_valid(end_valid),
+                .m_end_slot(end_slot),
+                .m_end_len(end_len),
+                .m_end_eop(end_eop),
+                .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
+                .pay_rd_data(pay_rd_data[g*DW +: DW]),
+                .s_axis_tdata(s_axis_c2h_tdata[g*DW +: DW]),
+                .s_axis_tkeep(s_axis_c2h_tkeep[g*DW/8 +: DW/8]),
+                .s_axis_tlast(s_axis_c2h_tlast[g]),
+                .s_axis_tvalid(s_axis_c2h_tvalid[g]),
+                .s_axis_tready(s_axis_c2h_tready[g])
+            );
+            // performance monitor: a beat taken from the stream
+            assign ch_beat[CI] = s_axis_c2h_tvalid[g] && s_axis_c2h_tready[g];
+            // no AXI reads
+            assign c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH] = {AXI_ID_WIDTH{1'b0}};
+            assign c_araddr[g*AW +: AW] = {AW{1'b0}};
+            assign c_arlen[g*8 +: 8] = 8'd0;
+            assign c_arsize[g*3 +: 3] = 3'd0;
+            assign c_arburst[g*2 +: 2] = 2'd0;
+            assign c_arlock[g] = 1'b0;
+            assign c_arcache[g*4 +: 4] = 4'd0;
+            assign c_arprot[g*3 +: 3] = 3'd0;
+            assign c_arvalid[g] = 1'b0;
+            assign c_rready[g] = 1'b0;
+            wire unused_card = ^{cmd_card, restart, c_arready[g], c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH],
+                                 c_rdata[g*DW +: DW], c_rresp[g*2 +: 2], c_rlast[g], c_rvalid[g]};
+        end else begin : mm
+            pevb_axi_rd #(
+                .DATA_WIDTH(DW),
+                .ADDR_WIDTH(AW),
+                .ID_WIDTH(AXI_ID_WIDTH),
+                .AXI_ID(g)
+            ) rd_inst (
+                .clk(clk),
+                .rst(rst),
+                .restart(restart),
+                .s_cmd_valid(cmd_valid),
+                .s_cmd_ready(cmd_ready),
+                .s_cmd_pcie_addr(cmd_addr),
+                .s_cmd_len(cmd_len),
+                .s_cmd_card_addr(cmd_card),
+                .s_cmd_slot(cmd_slot),
+                .m_tlp_valid(t_req[g]),
+                .m_tlp_ready(t_fire && t_grant[g]),
+                .m_tlp_addr(t_addr[g*64 +: 64]),
+                .m_tlp_len(t_len[g*13 +: 13]),
+                .m_tlp_slot(t_slot[g*2 +: 2]),
+                .m_drop_valid(drop_valid),
+                .m_drop_slot(drop_slot),
+                .m_drop_err(drop_err),
+                .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
+                .pay_rd_data(pay_rd_data[g*DW +: DW]),
+                .m_axi_arid(c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+                .m_axi_araddr(c_araddr[g*AW +: AW]),
+                .m_axi_arlen(c_arlen[g*8 +: 8]),
+                .m_axi_arsize(c_arsize[g*3 +: 3]),
+                .m_axi_arburst(c_arburst[g*2 +: 2]),
+                .m_axi_arlock(c_arlock[g]),
+                .m_axi_arcache(c_arcache[g*4 +: 4]),
+                .m_axi_arprot(c_arprot[g*3 +: 3]),
+                .m_axi_arvalid(c_arvalid[g]),
+                .m_axi_arready(c_arready[g]),
+                .m_axi_rid(c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+                .m_axi_rdata(c_rdata[g*DW +: DW]),
+                .m_axi_rresp(c_rresp[g*2 +: 2]),
+                .m_axi_rlast(c_rlast[g]),
+                .m_axi_rvalid(c_rvalid[g]),
+                .m_axi_rready(c_rready[g])
+            );
+            // performance monitor: a beat of the channel's read data (from AXI)
+            assign ch_beat[CI] = c_rvalid[g] && c_rready[g];
+            assign end_valid = 1'b0;
+            assign end_slot = 2'd0;
+            assign end_len = 13'd0;
+            assign end_eop = 1'b0;
+            assign s_axis_c2h_tready[g] = 1'b0;
+            wire unused_stream = ^{cmd_first, s_axis_c2h_tdata[g*DW +: DW], s_axis_c2h_tkeep[g*DW/8 +: DW/8],
+                                   s_axis_c2h_tlast[g], s_axis_c2h_tvalid[g]};
+        end
     end
 
     /* channel indices not built: no status, control unused */

@@ -18,6 +18,8 @@ _FIELDS = {
     "RAM_SIZE": "ram_size",
     "H2C_CHANNELS": "h2c_channels",
     "C2H_CHANNELS": "c2h_channels",
+    "H2C_STREAM": "h2c_stream",
+    "C2H_STREAM": "c2h_stream",
     "DESC_DEPTH": "desc_depth",
     "CPL_TIMEOUT_CYCLES": "cpl_timeout_cycles",
 }
@@ -39,6 +41,9 @@ class Profile:
     # DMA channels each way (1 to 4)
     h2c_channels: int = 1
     c2h_channels: int = 1
+    # stream channels (bit n: channel n is an AXI4-Stream channel)
+    h2c_stream: int = 0
+    c2h_stream: int = 0
     desc_depth: int = 8
     cpl_timeout_cycles: int = 131072
     extra: dict[str, int] = field(default_factory=dict)

@@ -166,7 +166,11 @@ class TB:
             bus.log.setLevel(level)
 
         # the card's user interrupt requests: idle until a test raises one
-        dut.usr_irq_req.setimmediatevalue(0)
+        dut.usr_irq_req.value = 0
+        # the stream ports: idle until a test attaches a source or a sink
+        for n in range(4):
+            getattr(dut, f"s_axis_c2h_tvalid_{n}").value = 0
+            getattr(dut, f"m_axis_h2c_tready_{n}").value = 0
 
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001

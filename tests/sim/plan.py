@@ -38,6 +38,16 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
         "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10},
         "4x4": {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "RAM_SIZE": 128 << 10},
     },
+    # channel 1 of each direction streams, channel 0 stays on the card RAM
+    "test_stream": {
+        "stream": {
+            "H2C_CHANNELS": 2,
+            "C2H_CHANNELS": 2,
+            "H2C_STREAM": 2,
+            "C2H_STREAM": 2,
+            "RAM_SIZE": 128 << 10,
+        },
+    },
 }
 
 _ENGINE_SMOKE = [

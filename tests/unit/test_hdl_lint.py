@@ -18,6 +18,8 @@ PARAM_SETS = [
     {"DESC_DEPTH": 2, "RAM_SIZE": 8192},
     {"DESC_DEPTH": 64},
     {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "AXIS_PCIE_DATA_WIDTH": 256},
+    {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "H2C_STREAM": 2, "C2H_STREAM": 2},
+    {"H2C_CHANNELS": 3, "C2H_CHANNELS": 4, "H2C_STREAM": 7, "C2H_STREAM": 15},
 ]
 
 
@@ -41,18 +43,28 @@ def test_verilator_lint_wall(params: dict[str, int]) -> None:
     lint([f"-G{k}={v}" for k, v in params.items()], [])
 
 
-# (H2C, C2H) channel counts the engine is linted with at every width
-CHANNEL_SETS = [(1, 1), (2, 2), (4, 4), (1, 4), (3, 2)]
+# (H2C, C2H) channel counts and stream masks the engine is linted with at every width
+CHANNEL_SETS = [
+    (1, 1, 0, 0),
+    (2, 2, 0, 0),
+    (4, 4, 0, 0),
+    (1, 4, 0, 0),
+    (3, 2, 0, 0),
+    (1, 1, 1, 1),
+    (4, 4, 0b1010, 0b0101),
+    (2, 3, 3, 7),
+]
 
 
 @pytest.mark.parametrize("width", [64, 128, 256, 512])
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
     """The engine as a user instantiates it (its AXI4 and AXI4-Lite masters are ports),
-    with every channel count."""
+    with every channel count, memory-mapped, streaming and mixed."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma")
-    for nh, nc in CHANNEL_SETS:
+    for nh, nc, hs, cs in CHANNEL_SETS:
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
+        args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}"]
         lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma")
 
 
