@@ -18,7 +18,7 @@ from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.regs import Ctrl, Target
 from driver_model.xdma import Engine, XdmaChannel, probe_engines
-from tb.env.harness import GUARD, Harness, check_ok, pattern, setup
+from tb.env.harness import GUARD, UNMAPPED_HOST, Harness, check_ok, pattern, setup
 from tb.env.streams import c2h_source, h2c_sink
 
 # C2H stream result (libxdma's struct xdma_result): status {0x52B4 magic, EOP bit 0},
@@ -196,3 +196,41 @@ async def test_c2h_stream_packets(dut):
     assert bytes(results[0 : 2 * RESULT_SIZE]) == bytes([GUARD]) * (2 * RESULT_SIZE)
     assert bytes(dst[3 : 3 + 100]) == payload[0]
     assert bytes(dst[3 + desc_len : 3 + desc_len + 64]) == payload[2]
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_h2c_stream_error_truncates(dut):
+    """An H2C stream read failing in the middle of a packet (an unmapped host address,
+    UR) stops the channel with read_error; the packets before it arrive whole, the
+    failing packet's bytes already fetched stay held until the restart ends the packet
+    there (tlast), and the next run's packet follows clean."""
+    h = await setup(dut)
+    chans = await channels(h)
+    ch = chans[Target.H2C, STREAM_CH]
+    sink = h2c_sink(dut, STREAM_CH)
+    a0, p0 = await h.host_source(300 + 8, 1)
+    a1, p1 = await h.host_source(200 + 8, 2)
+    a3, _ = await h.host_source(50 + 8, 3)
+    segs = [
+        Segment(a0, 0, 300),
+        Segment(a1, 0, 200),
+        Segment(UNMAPPED_HOST, 0, 100),
+        Segment(a3, 0, 50),
+    ]
+    res = await h.run(ch, segs, eop=[0, 3], timeout_ns=20e6)
+    assert not res.timed_out and res.errors, f"status {res.status:#010x}"
+    assert regs.describe_status(res.status, Target.H2C).count("read_error"), res.status
+    assert res.completed_count == 2, res.completed_count
+    frame = await with_timeout(sink.recv(), 100, "us")
+    assert bytes(frame.tdata) == p0[:300]
+    await h.platform.sleep_ns(5000)
+    assert sink.empty(), "the failing packet ended before the restart"
+
+    a4, p4 = await h.host_source(128 + 8, 4)
+    res = await h.run(ch, [Segment(a4, 0, 128)], timeout_ns=20e6)
+    check_ok(res, 1, "H2C stream after the error")
+    frame = await with_timeout(sink.recv(), 100, "us")
+    assert bytes(frame.tdata) == p1[:200], "the truncated packet: the bytes fetched"
+    frame = await with_timeout(sink.recv(), 100, "us")
+    assert bytes(frame.tdata) == p4[:128]
+    assert sink.empty()
