@@ -145,7 +145,6 @@ assign m_res_data = {4'd0, slot_len_reg[head], RESULT_MAGIC, 15'd0, slot_eop_reg
 wire res_fire = m_res_valid && m_res_ready;
 // (the stream end of a descriptor closes it: its remaining TLPs are not issued)
 wire close = STREAM != 0 && end_valid && end_eop && cur_active_reg && end_slot == cur_slot_reg;
-wire unused_end = STREAM == 0 && ^{end_len, wb_disable};
 
 assign m_done_valid = head_done && (!res_due || res_sent_reg);
 assign m_done_flags = slot_flags_reg[head];

@@ -120,7 +120,6 @@ wire send = m_axis_tvalid && m_axis_tready;
 
 // (the ring index is the low bits of the word position)
 wire unused_wr_word = ^wr_word[31:LOG_WORDS];
-wire unused_rd_pos = ^rd_pos_reg[LOG_BYTES-1:0];
 
 wire push_seg = seg_valid && seg_eop && (open_reg || seg_end != done_pos_reg);
 wire push_trunc = truncate && open_reg;

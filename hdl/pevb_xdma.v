@@ -1101,7 +1101,7 @@ generate
             assign c_arprot[g*3 +: 3] = 3'd0;
             assign c_arvalid[g] = 1'b0;
             assign c_rready[g] = 1'b0;
-            wire unused_card = ^{cmd_card, restart, c_arready[g], c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH],
+            wire unused_card = ^{cmd_card, c_arready[g], c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH],
                                  c_rdata[g*DW +: DW], c_rresp[g*2 +: 2], c_rlast[g], c_rvalid[g]};
         end else begin : mm
             pevb_axi_rd #(
