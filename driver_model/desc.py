@@ -103,6 +103,31 @@ class Descriptor:
         )
 
 
+# the result a C2H stream channel writes to each descriptor's source address (PG195,
+# "C2H Stream Writeback"): {0x52B4 << 16 | EOP, length} as two little-endian DWORDs
+C2H_RESULT_MAGIC = 0x52B4
+C2H_RESULT_SIZE = 8
+_RESULT = struct.Struct("<II")
+
+
+@dataclass(frozen=True)
+class C2hResult:
+    """A C2H stream descriptor's result: the bytes it received and whether the packet
+    ended in it (tlast)."""
+
+    length: int
+    eop: bool
+
+    @classmethod
+    def parse(cls, data: bytes) -> C2hResult:
+        """The result in the first 8 bytes of ``data``; ``DescriptorError`` when they are
+        not one (the magic is missing: never written, or overwritten)."""
+        status, length = _RESULT.unpack_from(data)
+        if status >> 16 != C2H_RESULT_MAGIC or status & 0xFFFE:
+            raise DescriptorError(f"not a C2H stream result: status {status:#010x}")
+        return cls(length, bool(status & 1))
+
+
 @dataclass(frozen=True)
 class Segment:
     """One contiguous piece of a transfer: source, destination, length in bytes."""

@@ -149,9 +149,10 @@ assign m_axi_arcache = arcache_p[gi*4 +: 4];
 assign m_axi_arprot = arprot_p[gi*3 +: 3];
 assign m_axi_arvalid = grant_valid;
 
-// read data goes back to the master its ID names
+// read data goes back to the master its ID names (ready only with valid, so that
+// it never follows an ID the slave has not driven yet)
 assign ri = m_axi_rid[IDX_W-1:0];
-assign m_axi_rready = rready_p[ri];
+assign m_axi_rready = m_axi_rvalid && rready_p[ri];
 
 endmodule
 

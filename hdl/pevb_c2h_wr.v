@@ -49,6 +49,8 @@ module pevb_c2h_wr #
     /* Done, in order */
     output wire                      m_done_valid,
     output wire [2:0]                m_done_flags,
+    // the descriptor ended a packet (tlast; stream channels only)
+    output wire                      m_done_eop,
     output wire [4:0]                m_done_rd_err,
     output wire [4:0]                m_done_wr_err,
     output wire                      m_done_abort,
@@ -148,6 +150,7 @@ wire close = STREAM != 0 && end_valid && end_eop && cur_active_reg && end_slot =
 
 assign m_done_valid = head_done && (!res_due || res_sent_reg);
 assign m_done_flags = slot_flags_reg[head];
+assign m_done_eop = STREAM != 0 && slot_eop_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = 5'd0;
 assign m_done_abort = slot_abort_reg[head];

@@ -101,6 +101,9 @@ module pevb_dma_top #
     /* User interrupts of the engine (driven by the testbench) */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
+    // MSI enabled by the host, and the vectors it granted (log2)
+    output wire                               msi_enable,
+    output wire [2:0]                         msi_vector_width,
 
     /* Stream channels n = 0-3, XDMA's port names (idle for memory-mapped or
        absent channels) */
@@ -145,6 +148,16 @@ module pevb_dma_top #
     input  wire                               s_axis_c2h_tvalid_3,
     output wire                               s_axis_c2h_tready_3,
 
+    /* Channel status ports n = 0-3 (XDMA's) */
+    output wire [7:0]                         h2c_sts_0,
+    output wire [7:0]                         h2c_sts_1,
+    output wire [7:0]                         h2c_sts_2,
+    output wire [7:0]                         h2c_sts_3,
+    output wire [7:0]                         c2h_sts_0,
+    output wire [7:0]                         c2h_sts_1,
+    output wire [7:0]                         c2h_sts_2,
+    output wire [7:0]                         c2h_sts_3,
+
     /* User outputs */
     output wire [2:0]                         led
 );
@@ -172,54 +185,9 @@ wire axi_arvalid, axi_arready, axi_rlast, axi_rvalid, axi_rready;
 wire [DW-1:0] axi_wdata, axi_rdata;
 wire [DW/8-1:0] axi_wstrb;
 
-/* stream ports of the engine, four channels each way (absent ones idle) */
-wire [4*DW-1:0] h2c_tdata;
-wire [4*DW/8-1:0] h2c_tkeep;
-wire [3:0] h2c_tlast, h2c_tvalid;
-wire [3:0] h2c_tready;
-wire [4*DW-1:0] c2h_tdata;
-wire [4*DW/8-1:0] c2h_tkeep;
-wire [3:0] c2h_tlast, c2h_tvalid, c2h_tready;
-assign h2c_tready = {m_axis_h2c_tready_3, m_axis_h2c_tready_2, m_axis_h2c_tready_1, m_axis_h2c_tready_0};
-assign c2h_tdata = {s_axis_c2h_tdata_3, s_axis_c2h_tdata_2, s_axis_c2h_tdata_1, s_axis_c2h_tdata_0};
-assign c2h_tkeep = {s_axis_c2h_tkeep_3, s_axis_c2h_tkeep_2, s_axis_c2h_tkeep_1, s_axis_c2h_tkeep_0};
-assign c2h_tlast = {s_axis_c2h_tlast_3, s_axis_c2h_tlast_2, s_axis_c2h_tlast_1, s_axis_c2h_tlast_0};
-assign c2h_tvalid = {s_axis_c2h_tvalid_3, s_axis_c2h_tvalid_2, s_axis_c2h_tvalid_1, s_axis_c2h_tvalid_0};
-assign m_axis_h2c_tdata_0 = h2c_tdata[0*DW +: DW];
-assign m_axis_h2c_tkeep_0 = h2c_tkeep[0*DW/8 +: DW/8];
-assign m_axis_h2c_tlast_0 = h2c_tlast[0];
-assign m_axis_h2c_tvalid_0 = h2c_tvalid[0];
-assign s_axis_c2h_tready_0 = c2h_tready[0];
-assign m_axis_h2c_tdata_1 = h2c_tdata[1*DW +: DW];
-assign m_axis_h2c_tkeep_1 = h2c_tkeep[1*DW/8 +: DW/8];
-assign m_axis_h2c_tlast_1 = h2c_tlast[1];
-assign m_axis_h2c_tvalid_1 = h2c_tvalid[1];
-assign s_axis_c2h_tready_1 = c2h_tready[1];
-assign m_axis_h2c_tdata_2 = h2c_tdata[2*DW +: DW];
-assign m_axis_h2c_tkeep_2 = h2c_tkeep[2*DW/8 +: DW/8];
-assign m_axis_h2c_tlast_2 = h2c_tlast[2];
-assign m_axis_h2c_tvalid_2 = h2c_tvalid[2];
-assign s_axis_c2h_tready_2 = c2h_tready[2];
-assign m_axis_h2c_tdata_3 = h2c_tdata[3*DW +: DW];
-assign m_axis_h2c_tkeep_3 = h2c_tkeep[3*DW/8 +: DW/8];
-assign m_axis_h2c_tlast_3 = h2c_tlast[3];
-assign m_axis_h2c_tvalid_3 = h2c_tvalid[3];
-assign s_axis_c2h_tready_3 = c2h_tready[3];
-
-generate
-    if (H2C_CHANNELS < 4) begin : h2c_absent
-        assign h2c_tdata[4*DW-1:H2C_CHANNELS*DW] = {(4-H2C_CHANNELS)*DW{1'b0}};
-        assign h2c_tkeep[4*DW/8-1:H2C_CHANNELS*DW/8] = {(4-H2C_CHANNELS)*DW/8{1'b0}};
-        assign h2c_tlast[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
-        assign h2c_tvalid[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
-        wire unused_h2c = ^h2c_tready[3:H2C_CHANNELS];
-    end
-    if (C2H_CHANNELS < 4) begin : c2h_absent
-        assign c2h_tready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
-        wire unused_c2h = ^{c2h_tdata[4*DW-1:C2H_CHANNELS*DW], c2h_tkeep[4*DW/8-1:C2H_CHANNELS*DW/8],
-                            c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
-    end
-endgenerate
+// the card's AXI blocks run on the IP's user clock, as on the board
+wire axi_aclk, axi_aresetn;
+wire axi_rst = !axi_aresetn;
 
 wire [31:0] axil_awaddr, axil_wdata, axil_araddr, axil_rdata;
 wire [2:0] axil_awprot, axil_arprot;
@@ -228,7 +196,7 @@ wire [1:0] axil_bresp, axil_rresp;
 wire axil_awvalid, axil_awready, axil_wvalid, axil_wready, axil_bvalid, axil_bready;
 wire axil_arvalid, axil_arready, axil_rvalid, axil_rready;
 
-pevb_xdma #(
+pevb_xdma_ip #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
     .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
     .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
@@ -244,7 +212,7 @@ pevb_xdma #(
     .C2H_STREAM(C2H_STREAM),
     .DESC_DEPTH(DESC_DEPTH),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
-) xdma_inst (
+) xdma_0 (
     .user_clk(user_clk),
     .user_reset(user_reset),
     .m_axis_rq_tdata(m_axis_rq_tdata),
@@ -284,16 +252,58 @@ pevb_xdma #(
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
-    .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),
-    .m_axis_h2c_tkeep(h2c_tkeep[H2C_CHANNELS*DW/8-1:0]),
-    .m_axis_h2c_tlast(h2c_tlast[H2C_CHANNELS-1:0]),
-    .m_axis_h2c_tvalid(h2c_tvalid[H2C_CHANNELS-1:0]),
-    .m_axis_h2c_tready(h2c_tready[H2C_CHANNELS-1:0]),
-    .s_axis_c2h_tdata(c2h_tdata[C2H_CHANNELS*DW-1:0]),
-    .s_axis_c2h_tkeep(c2h_tkeep[C2H_CHANNELS*DW/8-1:0]),
-    .s_axis_c2h_tlast(c2h_tlast[C2H_CHANNELS-1:0]),
-    .s_axis_c2h_tvalid(c2h_tvalid[C2H_CHANNELS-1:0]),
-    .s_axis_c2h_tready(c2h_tready[C2H_CHANNELS-1:0]),
+    .axi_aclk(axi_aclk),
+    .axi_aresetn(axi_aresetn),
+    .msi_enable(msi_enable),
+    .msi_vector_width(msi_vector_width),
+    .m_axis_h2c_tdata_0(m_axis_h2c_tdata_0),
+    .m_axis_h2c_tkeep_0(m_axis_h2c_tkeep_0),
+    .m_axis_h2c_tlast_0(m_axis_h2c_tlast_0),
+    .m_axis_h2c_tvalid_0(m_axis_h2c_tvalid_0),
+    .m_axis_h2c_tready_0(m_axis_h2c_tready_0),
+    .m_axis_h2c_tdata_1(m_axis_h2c_tdata_1),
+    .m_axis_h2c_tkeep_1(m_axis_h2c_tkeep_1),
+    .m_axis_h2c_tlast_1(m_axis_h2c_tlast_1),
+    .m_axis_h2c_tvalid_1(m_axis_h2c_tvalid_1),
+    .m_axis_h2c_tready_1(m_axis_h2c_tready_1),
+    .m_axis_h2c_tdata_2(m_axis_h2c_tdata_2),
+    .m_axis_h2c_tkeep_2(m_axis_h2c_tkeep_2),
+    .m_axis_h2c_tlast_2(m_axis_h2c_tlast_2),
+    .m_axis_h2c_tvalid_2(m_axis_h2c_tvalid_2),
+    .m_axis_h2c_tready_2(m_axis_h2c_tready_2),
+    .m_axis_h2c_tdata_3(m_axis_h2c_tdata_3),
+    .m_axis_h2c_tkeep_3(m_axis_h2c_tkeep_3),
+    .m_axis_h2c_tlast_3(m_axis_h2c_tlast_3),
+    .m_axis_h2c_tvalid_3(m_axis_h2c_tvalid_3),
+    .m_axis_h2c_tready_3(m_axis_h2c_tready_3),
+    .s_axis_c2h_tdata_0(s_axis_c2h_tdata_0),
+    .s_axis_c2h_tkeep_0(s_axis_c2h_tkeep_0),
+    .s_axis_c2h_tlast_0(s_axis_c2h_tlast_0),
+    .s_axis_c2h_tvalid_0(s_axis_c2h_tvalid_0),
+    .s_axis_c2h_tready_0(s_axis_c2h_tready_0),
+    .s_axis_c2h_tdata_1(s_axis_c2h_tdata_1),
+    .s_axis_c2h_tkeep_1(s_axis_c2h_tkeep_1),
+    .s_axis_c2h_tlast_1(s_axis_c2h_tlast_1),
+    .s_axis_c2h_tvalid_1(s_axis_c2h_tvalid_1),
+    .s_axis_c2h_tready_1(s_axis_c2h_tready_1),
+    .s_axis_c2h_tdata_2(s_axis_c2h_tdata_2),
+    .s_axis_c2h_tkeep_2(s_axis_c2h_tkeep_2),
+    .s_axis_c2h_tlast_2(s_axis_c2h_tlast_2),
+    .s_axis_c2h_tvalid_2(s_axis_c2h_tvalid_2),
+    .s_axis_c2h_tready_2(s_axis_c2h_tready_2),
+    .s_axis_c2h_tdata_3(s_axis_c2h_tdata_3),
+    .s_axis_c2h_tkeep_3(s_axis_c2h_tkeep_3),
+    .s_axis_c2h_tlast_3(s_axis_c2h_tlast_3),
+    .s_axis_c2h_tvalid_3(s_axis_c2h_tvalid_3),
+    .s_axis_c2h_tready_3(s_axis_c2h_tready_3),
+    .h2c_sts_0(h2c_sts_0),
+    .h2c_sts_1(h2c_sts_1),
+    .h2c_sts_2(h2c_sts_2),
+    .h2c_sts_3(h2c_sts_3),
+    .c2h_sts_0(c2h_sts_0),
+    .c2h_sts_1(c2h_sts_1),
+    .c2h_sts_2(c2h_sts_2),
+    .c2h_sts_3(c2h_sts_3),
     .m_axi_awid(axi_awid),
     .m_axi_awaddr(axi_awaddr),
     .m_axi_awlen(axi_awlen),
@@ -356,8 +366,8 @@ pevb_axi_ram #(
     .ID_WIDTH(AXI_ID_WIDTH),
     .SIZE(RAM_SIZE)
 ) card_ram_inst (
-    .clk(user_clk),
-    .rst(user_reset),
+    .clk(axi_aclk),
+    .rst(axi_rst),
     .s_axi_awid(axi_awid),
     .s_axi_awaddr(axi_awaddr),
     .s_axi_awlen(axi_awlen),
@@ -398,8 +408,8 @@ pevb_axi_ram #(
 pevb_axil_gpio #(
     .RAM_SIZE(RAM_SIZE)
 ) gpio_inst (
-    .clk(user_clk),
-    .rst(user_reset),
+    .clk(axi_aclk),
+    .rst(axi_rst),
     .s_axil_awaddr(axil_awaddr),
     .s_axil_awprot(axil_awprot),
     .s_axil_awvalid(axil_awvalid),

@@ -53,6 +53,9 @@ module pevb_regs #
     output wire [8*6-1:0]  ch_desc_adj,
     output wire [8*64-1:0] ch_wb_addr,
     output wire [7:0]      ch_halt,
+    // per channel {Run, interrupt pending, descriptor_stopped, descriptor_completed}
+    // (XDMA's h2c_sts/c2h_sts bits 6, 5, 2, 1)
+    output wire [8*4-1:0]  ch_sts,
 
     /* Channel status */
     input  wire [8*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
@@ -208,6 +211,9 @@ generate
         assign ch_irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
         assign ch_irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
         assign ch_control[g*32 +: 32] = control_reg[g];
+        assign ch_sts[g*4 +: 4] = {control_reg[g][`PEVB_CTRL_RUN], ch_irq_src[g],
+                                   status_reg[g][`PEVB_STAT_DESC_STOPPED],
+                                   status_reg[g][`PEVB_STAT_DESC_COMPLETED]};
         assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
         assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
         assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];

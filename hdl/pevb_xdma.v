@@ -157,6 +157,13 @@ module pevb_xdma #
     input  wire [C2H_CHANNELS-1:0]            s_axis_c2h_tvalid,
     output wire [C2H_CHANNELS-1:0]            s_axis_c2h_tready,
 
+    /* Channel status, 8 bits per channel (XDMA's h2c_sts_n/c2h_sts_n): 6 Run,
+       5 interrupt pending, 4 packet done (stream channels; one-cycle pulse),
+       3 descriptor done (pulse), 2 descriptor_stopped, 1 descriptor_completed,
+       0 busy */
+    output wire [H2C_CHANNELS*8-1:0]          h2c_sts,
+    output wire [C2H_CHANNELS*8-1:0]          c2h_sts,
+
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
     output wire [2:0]                         m_axil_awprot,
@@ -314,6 +321,26 @@ wire [8*EVW-1:0] ch_event;
 wire [7:0] ch_busy;
 wire [8*32-1:0] ch_count;
 wire [7:0] ch_beat;
+wire [8*4-1:0] ch_sts;
+// per channel index: a descriptor completed, and it ended a packet (the status
+// ports' pulses, one cycle after the completion)
+wire [7:0] ch_desc_done;
+wire [7:0] ch_pkt_done;
+reg [7:0] desc_done_reg;
+reg [7:0] pkt_done_reg;
+
+always @(posedge clk) begin
+    desc_done_reg <= ch_desc_done;
+    pkt_done_reg <= ch_pkt_done;
+    if (rst) begin
+        desc_done_reg <= 8'd0;
+        pkt_done_reg <= 8'd0;
+    end
+end
+
+// channel index c's status port
+`define PEVB_STS_PORT(c) {1'b0, ch_sts[(c)*4+3], ch_sts[(c)*4+2], pkt_done_reg[c], desc_done_reg[c], \
+                          ch_sts[(c)*4+1], ch_sts[(c)*4], ch_busy[c]}
 
 pevb_regs #(
     .AXIS_PCIE_DATA_WIDTH(DW),
@@ -337,6 +364,7 @@ pevb_regs #(
     .ch_desc_adj(ch_desc_adj),
     .ch_wb_addr(ch_wb_addr),
     .ch_halt(ch_halt),
+    .ch_sts(ch_sts),
     .ch_event(ch_event),
     .ch_busy(ch_busy),
     .ch_count(ch_count),
@@ -794,6 +822,10 @@ generate
         assign wb_long[g] = 1'b0;
         // performance monitor: a beat of the channel's read data (from PCIe)
         assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
+        // status port: descriptor done, and packet done (a stream descriptor with EOP)
+        assign ch_desc_done[g] = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
+        assign ch_pkt_done[g] = ch_desc_done[g] && H2C_ST[g] && done_flags[2];
+        assign h2c_sts[g*8 +: 8] = `PEVB_STS_PORT(g);
 
         pevb_desc_eng #(
             .KEEP(KEEP),
@@ -961,6 +993,7 @@ generate
         wire [2:0] done_flags;
         wire [4:0] done_rd_err, done_wr_err;
         wire done_abort;
+        wire done_eop;
         wire cmd_valid, cmd_ready;
         wire [63:0] cmd_addr;
         wire [12:0] cmd_len;
@@ -970,6 +1003,10 @@ generate
         wire [1:0] drop_slot;
         wire [4:0] drop_err;
         wire mine_desc = desc_wr_slot[3:2] == g;
+        // status port: descriptor done, and packet done (the packet's tlast landed in it)
+        assign ch_desc_done[CI] = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
+        assign ch_pkt_done[CI] = ch_desc_done[CI] && done_eop;
+        assign c2h_sts[g*8 +: 8] = `PEVB_STS_PORT(CI);
 
         pevb_desc_eng #(
             .KEEP(KEEP),
@@ -1033,6 +1070,7 @@ generate
             .m_done_rd_err(done_rd_err),
             .m_done_wr_err(done_wr_err),
             .m_done_abort(done_abort),
+            .m_done_eop(done_eop),
             .m_wr_valid(cmd_valid),
             .m_wr_ready(cmd_ready),
             .m_wr_addr(cmd_addr),
@@ -1165,12 +1203,16 @@ generate
             assign ch_busy[g] = 1'b0;
             assign ch_count[g*32 +: 32] = 32'd0;
             assign ch_beat[g] = 1'b0;
-            wire unused_ctrl = ^{ch_control[g*32 +: 32], ch_desc_addr[g*64 +: 64],
+            assign ch_desc_done[g] = 1'b0;
+            assign ch_pkt_done[g] = 1'b0;
+            wire unused_ctrl = ^{ch_control[g*32 +: 32], ch_desc_addr[g*64 +: 64], ch_sts[g*4 +: 4],
                                  ch_desc_adj[g*6 +: 6], ch_wb_addr[g*64 +: 64], ch_halt[g]};
         end
     end
 endgenerate
 
 endmodule
+
+`undef PEVB_STS_PORT
 
 `resetall

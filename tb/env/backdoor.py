@@ -1,4 +1,5 @@
-"""Backdoor access to the picoevb card's RAM (for scoreboards; the DMA path is not used).
+"""Backdoor access to the picoevb card's RAM (for scoreboards; the DMA path is not used),
+and the engine's instance in either toplevel.
 
 ``pevb_axi_ram`` (instance ``card_ram_inst`` of the card top) keeps one memory of
 bus-wide words: card byte ``a`` is byte ``a % lanes`` (little-endian) of word
@@ -16,3 +17,9 @@ def read_card_ram(dut, ram_size: int, lanes: int) -> np.ndarray:
     if len(words) * lanes != ram_size:
         raise ValueError(f"card RAM holds {len(words) * lanes} bytes, expected {ram_size}")
     return np.frombuffer(b"".join(words), dtype=np.uint8).copy()
+
+
+def engine(dut):
+    """The ``pevb_xdma`` instance of a toplevel: the card's (in its ``xdma_0`` IP
+    instance) or the XDMA drop-in's (``ip``)."""
+    return dut.ip.xdma_inst if hasattr(dut, "hip") else dut.xdma_0.xdma_inst

@@ -17,7 +17,7 @@ from driver_model.p2p import p2p_chunks, pin_range
 from driver_model.regs import Stat, Target
 from driver_model.xdma import ChannelResult, XdmaChannel
 
-from .backdoor import read_card_ram
+from .backdoor import engine, read_card_ram
 from .platform import TbPlatform
 from .system import TB
 
@@ -112,7 +112,7 @@ class Harness:
 
     def snapshot(self, ch: XdmaChannel) -> None:
         """Log the descriptor engine's state (debug aid for timeouts)."""
-        xdma = self.tb.dut.xdma_inst
+        xdma = engine(self.tb.dut)
         d = (xdma.h2c if ch.direction == Target.H2C else xdma.c2h)[ch.channel].desc_inst
         names = (
             "running_reg",

@@ -25,11 +25,21 @@ class XdmaStreamBus(AxiStreamBus):
         )
 
 
+def clock_and_reset(dut) -> tuple[object, object, bool]:
+    """The user-side clock and reset of ``dut`` and the reset's active level: the card's
+    ``user_clk``/``user_reset``, or the XDMA drop-in's ``axi_aclk``/``axi_aresetn``."""
+    if hasattr(dut, "axi_aresetn") and not hasattr(dut, "user_clk"):
+        return dut.axi_aclk, dut.axi_aresetn, False
+    return dut.user_clk, dut.user_reset, True
+
+
 def h2c_sink(dut, n: int) -> AxiStreamSink:
     """A sink on H2C stream channel ``n``."""
-    return AxiStreamSink(XdmaStreamBus(dut, "m_axis_h2c", n), dut.user_clk, dut.user_reset)
+    clk, rst, level = clock_and_reset(dut)
+    return AxiStreamSink(XdmaStreamBus(dut, "m_axis_h2c", n), clk, rst, level)
 
 
 def c2h_source(dut, n: int) -> AxiStreamSource:
     """A source on C2H stream channel ``n``."""
-    return AxiStreamSource(XdmaStreamBus(dut, "s_axis_c2h", n), dut.user_clk, dut.user_reset)
+    clk, rst, level = clock_and_reset(dut)
+    return AxiStreamSource(XdmaStreamBus(dut, "s_axis_c2h", n), clk, rst, level)

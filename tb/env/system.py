@@ -94,8 +94,12 @@ class TB:
         checker_mode: str = "raise",
         cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
         fault_seed: int = 1,
+        hip=None,
     ) -> None:
         self.dut = dut
+        # the hard IP's user interface: the card's toplevel ports, or the signals of the
+        # XDMA drop-in's hard-IP port (``dut.hip``)
+        self.hip = hip = dut if hip is None else hip
         if profile is None:
             self.profile = current_profile()
         else:
@@ -111,7 +115,7 @@ class TB:
         # cocotbext-pcie still uses cocotb 1.x calls; their deprecation notes are not ours
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbext\.")
 
-        width = len(dut.m_axis_rq_tdata)
+        width = len(hip.m_axis_rq_tdata)
         assert width == self.profile.width, (
             f"DUT built with {width}-bit streams but profile {self.profile.name} wants "
             f"{self.profile.width}"
@@ -143,23 +147,24 @@ class TB:
             enable_extended_configuration=False,
             pf0_msi_enable=True,
             pf0_msi_count=MSI_VECTORS,
-            user_clk=dut.user_clk,
-            user_reset=dut.user_reset,
-            rq_bus=AxiStreamBus.from_prefix(dut, "m_axis_rq"),
-            rc_bus=AxiStreamBus.from_prefix(dut, "s_axis_rc"),
-            cq_bus=AxiStreamBus.from_prefix(dut, "s_axis_cq"),
-            pcie_cq_np_req=dut.pcie_cq_np_req,
-            cc_bus=AxiStreamBus.from_prefix(dut, "m_axis_cc"),
-            cfg_max_payload=dut.cfg_max_payload,
-            cfg_max_read_req=dut.cfg_max_read_req,
-            cfg_bus_number=dut.cfg_bus_number,
-            cfg_config_space_enable=dut.cfg_config_space_enable,
-            cfg_interrupt_msi_enable=dut.cfg_interrupt_msi_enable,
-            cfg_interrupt_msi_mmenable=dut.cfg_interrupt_msi_mmenable,
-            cfg_interrupt_msi_int=dut.cfg_interrupt_msi_int,
-            cfg_interrupt_msi_sent=dut.cfg_interrupt_msi_sent,
-            cfg_interrupt_msi_fail=dut.cfg_interrupt_msi_fail,
-            cfg_interrupt_msi_function_number=dut.cfg_interrupt_msi_function_number,
+            user_clk=hip.user_clk,
+            user_reset=hip.user_reset,
+            user_lnk_up=getattr(hip, "user_lnk_up", None),
+            rq_bus=AxiStreamBus.from_prefix(hip, "m_axis_rq"),
+            rc_bus=AxiStreamBus.from_prefix(hip, "s_axis_rc"),
+            cq_bus=AxiStreamBus.from_prefix(hip, "s_axis_cq"),
+            pcie_cq_np_req=hip.pcie_cq_np_req,
+            cc_bus=AxiStreamBus.from_prefix(hip, "m_axis_cc"),
+            cfg_max_payload=hip.cfg_max_payload,
+            cfg_max_read_req=hip.cfg_max_read_req,
+            cfg_bus_number=hip.cfg_bus_number,
+            cfg_config_space_enable=hip.cfg_config_space_enable,
+            cfg_interrupt_msi_enable=hip.cfg_interrupt_msi_enable,
+            cfg_interrupt_msi_mmenable=hip.cfg_interrupt_msi_mmenable,
+            cfg_interrupt_msi_int=hip.cfg_interrupt_msi_int,
+            cfg_interrupt_msi_sent=hip.cfg_interrupt_msi_sent,
+            cfg_interrupt_msi_fail=hip.cfg_interrupt_msi_fail,
+            cfg_interrupt_msi_function_number=hip.cfg_interrupt_msi_function_number,
         )
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
@@ -245,13 +250,13 @@ class TB:
         """Wait for the hard IP's user reset to come out (it starts in reset)."""
 
         async def _wait() -> None:
-            await RisingEdge(self.dut.user_clk)
+            await RisingEdge(self.hip.user_clk)
             while True:
-                await RisingEdge(self.dut.user_clk)
-                if self.dut.user_reset.value.is_resolvable and not int(self.dut.user_reset.value):
+                await RisingEdge(self.hip.user_clk)
+                if self.hip.user_reset.value.is_resolvable and not int(self.hip.user_reset.value):
                     break
             for _ in range(4):
-                await RisingEdge(self.dut.user_clk)
+                await RisingEdge(self.hip.user_clk)
 
         await with_timeout(_wait(), 100, "us")
 
@@ -277,7 +282,7 @@ class TB:
         self.dma_bar = self.pci.bar_window[BAR_DMA]
         # let the config status reach the DUT
         for _ in range(8):
-            await RisingEdge(self.dut.user_clk)
+            await RisingEdge(self.hip.user_clk)
 
     async def enable_msi(self, min_vecs: int, max_vecs: int) -> int:
         """Enable MSI on the FPGA function; the vectors granted, each counted by the TB and

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import itertools
 import random
-import struct
 
 import cocotb
 from cocotb.triggers import with_timeout
 
 from driver_model import regs
-from driver_model.desc import Segment
+from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
 from driver_model.regs import Ctrl, Target
 from driver_model.xdma import Engine, XdmaChannel, probe_engines
 from tb.env.harness import GUARD, UNMAPPED_HOST, Harness, check_ok, pattern, setup
 from tb.env.streams import c2h_source, h2c_sink
 
-# C2H stream result (libxdma's struct xdma_result): status {0x52B4 magic, EOP bit 0},
-# length; 32 bytes apart
-RESULT_MAGIC = 0x52B4
+# C2H stream result slots (C2hResult, libxdma's struct xdma_result), 32 bytes apart
 RESULT_SIZE = 32
 STREAM_CH = 1
 
@@ -172,12 +169,11 @@ async def test_c2h_stream_packets(dut):
 
     offset = {}
     for i, (p, n, eop) in enumerate(fill):
-        status, length = struct.unpack_from("<II", bytes(results[i * RESULT_SIZE :][:8]))
-        assert status == (RESULT_MAGIC << 16) | int(eop), f"descriptor {i}: status {status:#x}"
-        assert length == n, f"descriptor {i}: length {length}, want {n}"
-        assert bytes(results[i * RESULT_SIZE + 8 :][: RESULT_SIZE - 8]) == bytes([GUARD]) * (
-            RESULT_SIZE - 8
-        ), f"descriptor {i}: result slot written past its 8 bytes"
+        got = C2hResult.parse(bytes(results[i * RESULT_SIZE :][:C2H_RESULT_SIZE]))
+        assert got == C2hResult(n, eop), f"descriptor {i}: {got}"
+        rest = RESULT_SIZE - C2H_RESULT_SIZE
+        after = bytes(results[i * RESULT_SIZE + C2H_RESULT_SIZE :][:rest])
+        assert after == bytes([GUARD]) * rest, f"descriptor {i}: slot written past the result"
         start = offset.get(p, 0)
         offset[p] = start + n
         base = 3 + i * desc_len

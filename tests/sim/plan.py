@@ -48,7 +48,20 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "RAM_SIZE": 128 << 10,
         },
     },
+    # the drop-in: two channels each way, channel 1 streams; four user interrupts
+    "test_dropin": {
+        "2x2": {
+            "H2C_CHANNELS": 2,
+            "C2H_CHANNELS": 2,
+            "H2C_STREAM": 2,
+            "C2H_STREAM": 2,
+            "USER_IRQS": 4,
+        },
+    },
 }
+
+# module -> toplevel, for the modules whose toplevel is not the card
+TOPLEVELS: dict[str, str] = {"test_dropin": runner.DROPIN_TOPLEVEL}
 
 _ENGINE_SMOKE = [
     "test_identifiers",
@@ -87,6 +100,8 @@ SUBSETS = [
                 "test_completion_faults",
                 "test_split_reorder_and_latency",
             ],
+            # the hard-IP model drives the drop-in's hard-IP port through the hierarchy
+            "test_dropin": ["test_axiram_h2c_c2h"],
         },
     ),
     Subset(
@@ -166,6 +181,7 @@ class Case:
     env: tuple[tuple[str, str], ...] = ()
     marks: tuple[str, ...] = ()
     overrides: tuple[tuple[str, int], ...] = ()
+    toplevel: str = runner.TOPLEVEL
 
     @property
     def id(self) -> str:
@@ -183,7 +199,7 @@ def cases(sim: str, profile: str) -> list[Case]:
     tests there, and each subset on its own configuration unless that is the selected one.
     Raises ``ValueError`` when the plan names a module or test that does not exist."""
     modules = cocotb_modules()
-    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS]:
+    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS]:
         if m not in modules:
             raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
     configs: list[tuple[str, str, dict[str, list[str]] | None]] = [(sim, profile, None)]
@@ -219,6 +235,7 @@ def cases(sim: str, profile: str) -> list[Case]:
                                 tuple(env.items()),
                                 tags,
                                 tuple(params.items()),
+                                TOPLEVELS.get(module, runner.TOPLEVEL),
                             )
                         )
     return out

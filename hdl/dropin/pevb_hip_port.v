@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * SIMULATION ONLY.  The UltraScale+ PCIe hard IP's user interface inside the
+ * XDMA drop-in: the testbench's hard-IP model (cocotbext-pcie's
+ * UltraScalePlusPcieDevice) drives this module's outputs and samples its
+ * inputs through the hierarchy (<drop-in instance>.hip.<signal>), as the
+ * Vivado IP keeps the hard IP inside.  Nothing here drives its outputs: the
+ * model does.  Signal names are the hard IP's, as on the card's toplevel.
+ */
+module pevb_hip_port #
+(
+    parameter AXIS_PCIE_DATA_WIDTH = 64,
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
+    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
+    parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
+    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81
+)
+(
+    /* verilator lint_off UNDRIVEN */
+    /* verilator lint_off UNUSEDSIGNAL */
+    output reg                                user_clk,
+    output reg                                user_reset,
+    output reg                                user_lnk_up,
+
+    /* Requester request (RQ) */
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata,
+    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep,
+    input  wire                               m_axis_rq_tlast,
+    output reg                                m_axis_rq_tready,
+    input  wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser,
+    input  wire                               m_axis_rq_tvalid,
+
+    /* Requester completion (RC) */
+    output reg  [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
+    output reg  [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
+    output reg                                s_axis_rc_tlast,
+    input  wire                               s_axis_rc_tready,
+    output reg  [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
+    output reg                                s_axis_rc_tvalid,
+
+    /* Completer request (CQ) */
+    output reg  [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
+    output reg  [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
+    output reg                                s_axis_cq_tlast,
+    input  wire                               s_axis_cq_tready,
+    output reg  [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
+    output reg                                s_axis_cq_tvalid,
+
+    /* Completer completion (CC) */
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata,
+    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep,
+    input  wire                               m_axis_cc_tlast,
+    output reg                                m_axis_cc_tready,
+    input  wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
+    input  wire                               m_axis_cc_tvalid,
+
+    /* Completer request flow control */
+    input  wire [1:0]                         pcie_cq_np_req,
+
+    /* Configuration status */
+    output reg  [2:0]                         cfg_max_payload,
+    output reg  [2:0]                         cfg_max_read_req,
+    output reg  [7:0]                         cfg_bus_number,
+    input  wire                               cfg_config_space_enable,
+
+    /* MSI */
+    output reg  [3:0]                         cfg_interrupt_msi_enable,
+    output reg  [11:0]                        cfg_interrupt_msi_mmenable,
+    input  wire [31:0]                        cfg_interrupt_msi_int,
+    output reg                                cfg_interrupt_msi_sent,
+    output reg                                cfg_interrupt_msi_fail,
+    input  wire [7:0]                         cfg_interrupt_msi_function_number
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_on UNDRIVEN */
+);
+
+endmodule
+
+`resetall

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * SIMULATION ONLY: a drop-in for the Vivado DMA/Bridge Subsystem for PCI
+ * Express IP (XDMA, PG195) in DMA mode, port for port.  A design written
+ * against the generated IP (instance of module xdma_0) compiles against this
+ * file with no edit beyond the file list; the module takes another name with
+ * +define+PEVB_XDMA_MODULE=<name>.  The generated IP has no parameters: its
+ * configuration comes from defines, each with the Vivado option it stands for
+ * (or from parameters where the testbench instantiates it):
+ *
+ *   PEVB_XDMA_DATA_WIDTH     axi_data_width (64, 128, 256, 512)
+ *   PEVB_XDMA_LANES          pl_link_cap_max_link_width (pci_exp_* width)
+ *   PEVB_XDMA_H2C_CHANNELS   xdma_rnum_chnl (1-4)
+ *   PEVB_XDMA_C2H_CHANNELS   xdma_wnum_chnl (1-4)
+ *   PEVB_XDMA_STREAM         xdma_axi_intf_mm = AXI_Stream (1: every channel
+ *                            streams; PEVB_XDMA_H2C_STREAM/_C2H_STREAM masks
+ *                            choose per channel, which XDMA cannot)
+ *   PEVB_XDMA_USR_IRQ        xdma_num_usr_irq (1-16)
+ *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
+ *
+ * The serial lanes and reference clocks are ports, as on the IP, and unused:
+ * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
+ * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
+ * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n), descriptor
+ * bypass, the AXI-Lite slave and bridge ports, and MSI-X (msix_enable) are not
+ * modelled.
+ */
+
+`ifndef PEVB_XDMA_MODULE
+`define PEVB_XDMA_MODULE xdma_0
+`endif
+`ifndef PEVB_XDMA_DATA_WIDTH
+`define PEVB_XDMA_DATA_WIDTH 64
+`endif
+`ifndef PEVB_XDMA_LANES
+`define PEVB_XDMA_LANES 1
+`endif
+`ifndef PEVB_XDMA_H2C_CHANNELS
+`define PEVB_XDMA_H2C_CHANNELS 1
+`endif
+`ifndef PEVB_XDMA_C2H_CHANNELS
+`define PEVB_XDMA_C2H_CHANNELS 1
+`endif
+`ifndef PEVB_XDMA_STREAM
+`define PEVB_XDMA_STREAM 0
+`endif
+`ifndef PEVB_XDMA_H2C_STREAM
+`define PEVB_XDMA_H2C_STREAM ((`PEVB_XDMA_STREAM) ? 15 : 0)
+`endif
+`ifndef PEVB_XDMA_C2H_STREAM
+`define PEVB_XDMA_C2H_STREAM ((`PEVB_XDMA_STREAM) ? 15 : 0)
+`endif
+`ifndef PEVB_XDMA_USR_IRQ
+`define PEVB_XDMA_USR_IRQ 1
+`endif
+`ifndef PEVB_XDMA_AXI_ID_WIDTH
+`define PEVB_XDMA_AXI_ID_WIDTH 4
+`endif
+
+module `PEVB_XDMA_MODULE #
+(
+    parameter AXIS_PCIE_DATA_WIDTH = `PEVB_XDMA_DATA_WIDTH,
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
+    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
+    parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
+    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
+    parameter LANES = `PEVB_XDMA_LANES,
+    parameter AXI_ADDR_WIDTH = 64,
+    parameter AXI_ID_WIDTH = `PEVB_XDMA_AXI_ID_WIDTH,
+    parameter H2C_CHANNELS = `PEVB_XDMA_H2C_CHANNELS,
+    parameter C2H_CHANNELS = `PEVB_XDMA_C2H_CHANNELS,
+    parameter H2C_STREAM = `PEVB_XDMA_H2C_STREAM & ((1 << H2C_CHANNELS) - 1),
+    parameter C2H_STREAM = `PEVB_XDMA_C2H_STREAM & ((1 << C2H_CHANNELS) - 1),
+    parameter USER_IRQS = `PEVB_XDMA_USR_IRQ,
+    parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
+    parameter DESC_DEPTH = 8,
+    parameter CPL_TIMEOUT_CYCLES = 131072
+)
+(
+    /* PCIe reference clock, reset and lanes (unused: the link is modelled) */
+    input  wire                               sys_clk,
+    input  wire                               sys_clk_gt,
+    input  wire                               sys_rst_n,
+    output wire [LANES-1:0]                   pci_exp_txp,
+    output wire [LANES-1:0]                   pci_exp_txn,
+    input  wire [LANES-1:0]                   pci_exp_rxp,
+    input  wire [LANES-1:0]                   pci_exp_rxn,
+
+    /* Link up, and the user side's clock and reset */
+    output wire                               user_lnk_up,
+    output wire                               axi_aclk,
+    output wire                               axi_aresetn,
+
+    /* User interrupts: hold a request high until its ack pulses */
+    input  wire [USER_IRQS-1:0]               usr_irq_req,
+    output wire [USER_IRQS-1:0]               usr_irq_ack,
+    // MSI enabled by the host, and the vectors it granted (log2)
+    output wire                               msi_enable,
+    output wire [2:0]                         msi_vector_width,
+
+    /* AXI4 memory-mapped master (DMA data) */
+    output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_awaddr,
+    output wire [7:0]                         m_axi_awlen,
+    output wire [2:0]                         m_axi_awsize,
+    output wire [1:0]                         m_axi_awburst,
+    output wire                               m_axi_awlock,
+    output wire [3:0]                         m_axi_awcache,
+    output wire [2:0]                         m_axi_awprot,
+    output wire                               m_axi_awvalid,
+    input  wire                               m_axi_awready,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_wdata,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_wstrb,
+    output wire                               m_axi_wlast,
+    output wire                               m_axi_wvalid,
+    input  wire                               m_axi_wready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axi_bid,
+    input  wire [1:0]                         m_axi_bresp,
+    input  wire                               m_axi_bvalid,
+    output wire                               m_axi_bready,
+    output wire [AXI_ID_WIDTH-1:0]            m_axi_arid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_araddr,
+    output wire [7:0]                         m_axi_arlen,
+    output wire [2:0]                         m_axi_arsize,
+    output wire [1:0]                         m_axi_arburst,
+    output wire                               m_axi_arlock,
+    output wire [3:0]                         m_axi_arcache,
+    output wire [2:0]                         m_axi_arprot,
+    output wire                               m_axi_arvalid,
+    input  wire                               m_axi_arready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axi_rid,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_rdata,
+    input  wire [1:0]                         m_axi_rresp,
+    input  wire                               m_axi_rlast,
+    input  wire                               m_axi_rvalid,
+    output wire                               m_axi_rready,
+
+    /* AXI4-Stream channels n = 0-3 (idle for memory-mapped or absent channels) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
+    output wire                               m_axis_h2c_tlast_0,
+    output wire                               m_axis_h2c_tvalid_0,
+    input  wire                               m_axis_h2c_tready_0,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
+    output wire                               m_axis_h2c_tlast_1,
+    output wire                               m_axis_h2c_tvalid_1,
+    input  wire                               m_axis_h2c_tready_1,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
+    output wire                               m_axis_h2c_tlast_2,
+    output wire                               m_axis_h2c_tvalid_2,
+    input  wire                               m_axis_h2c_tready_2,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
+    output wire                               m_axis_h2c_tlast_3,
+    output wire                               m_axis_h2c_tvalid_3,
+    input  wire                               m_axis_h2c_tready_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
+    input  wire                               s_axis_c2h_tlast_0,
+    input  wire                               s_axis_c2h_tvalid_0,
+    output wire                               s_axis_c2h_tready_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
+    input  wire                               s_axis_c2h_tlast_1,
+    input  wire                               s_axis_c2h_tvalid_1,
+    output wire                               s_axis_c2h_tready_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
+    input  wire                               s_axis_c2h_tlast_2,
+    input  wire                               s_axis_c2h_tvalid_2,
+    output wire                               s_axis_c2h_tready_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
+    input  wire                               s_axis_c2h_tlast_3,
+    input  wire                               s_axis_c2h_tvalid_3,
+    output wire                               s_axis_c2h_tready_3,
+
+    /* Channel status (PG195's channel 0-3 status ports) */
+    output wire [7:0]                         h2c_sts_0,
+    output wire [7:0]                         h2c_sts_1,
+    output wire [7:0]                         h2c_sts_2,
+    output wire [7:0]                         h2c_sts_3,
+    output wire [7:0]                         c2h_sts_0,
+    output wire [7:0]                         c2h_sts_1,
+    output wire [7:0]                         c2h_sts_2,
+    output wire [7:0]                         c2h_sts_3,
+
+    /* AXI4-Lite master (user BAR) */
+    output wire [31:0]                        m_axil_awaddr,
+    output wire [2:0]                         m_axil_awprot,
+    output wire                               m_axil_awvalid,
+    input  wire                               m_axil_awready,
+    output wire [31:0]                        m_axil_wdata,
+    output wire [3:0]                         m_axil_wstrb,
+    output wire                               m_axil_wvalid,
+    input  wire                               m_axil_wready,
+    input  wire [1:0]                         m_axil_bresp,
+    input  wire                               m_axil_bvalid,
+    output wire                               m_axil_bready,
+    output wire [31:0]                        m_axil_araddr,
+    output wire [2:0]                         m_axil_arprot,
+    output wire                               m_axil_arvalid,
+    input  wire                               m_axil_arready,
+    input  wire [31:0]                        m_axil_rdata,
+    input  wire [1:0]                         m_axil_rresp,
+    input  wire                               m_axil_rvalid,
+    output wire                               m_axil_rready
+
+);
+
+assign pci_exp_txp = {LANES{1'b0}};
+assign pci_exp_txn = {LANES{1'b1}};
+wire unused_phy = ^{sys_clk, sys_clk_gt, sys_rst_n, pci_exp_rxp, pci_exp_rxn};
+
+wire                               user_clk, user_reset, hip_lnk_up;
+wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata, s_axis_rc_tdata, s_axis_cq_tdata, m_axis_cc_tdata;
+wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep, s_axis_rc_tkeep, s_axis_cq_tkeep, m_axis_cc_tkeep;
+wire                               m_axis_rq_tlast, m_axis_rq_tready, m_axis_rq_tvalid;
+wire                               s_axis_rc_tlast, s_axis_rc_tready, s_axis_rc_tvalid;
+wire                               s_axis_cq_tlast, s_axis_cq_tready, s_axis_cq_tvalid;
+wire                               m_axis_cc_tlast, m_axis_cc_tready, m_axis_cc_tvalid;
+wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser;
+wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser;
+wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser;
+wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser;
+wire [1:0]                         pcie_cq_np_req;
+wire [2:0]                         cfg_max_payload, cfg_max_read_req;
+wire [7:0]                         cfg_bus_number;
+wire                               cfg_config_space_enable;
+wire [3:0]                         cfg_interrupt_msi_enable;
+wire [11:0]                        cfg_interrupt_msi_mmenable;
+wire [31:0]                        cfg_interrupt_msi_int;
+wire                               cfg_interrupt_msi_sent, cfg_interrupt_msi_fail;
+wire [7:0]                         cfg_interrupt_msi_function_number;
+
+assign user_lnk_up = hip_lnk_up;
+
+pevb_hip_port #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
+) hip (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .user_lnk_up(hip_lnk_up),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number)
+);
+
+pevb_xdma_ip #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
+    .AXI_ID_WIDTH(AXI_ID_WIDTH),
+    .H2C_CHANNELS(H2C_CHANNELS),
+    .C2H_CHANNELS(C2H_CHANNELS),
+    .H2C_STREAM(H2C_STREAM),
+    .C2H_STREAM(C2H_STREAM),
+    .USER_IRQS(USER_IRQS),
+    .H2C_READ_TAGS(H2C_READ_TAGS),
+    .DESC_DEPTH(DESC_DEPTH),
+    .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
+) ip (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .axi_aclk(axi_aclk),
+    .axi_aresetn(axi_aresetn),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
+    .msi_enable(msi_enable),
+    .msi_vector_width(msi_vector_width),
+    .m_axi_awid(m_axi_awid),
+    .m_axi_awaddr(m_axi_awaddr),
+    .m_axi_awlen(m_axi_awlen),
+    .m_axi_awsize(m_axi_awsize),
+    .m_axi_awburst(m_axi_awburst),
+    .m_axi_awlock(m_axi_awlock),
+    .m_axi_awcache(m_axi_awcache),
+    .m_axi_awprot(m_axi_awprot),
+    .m_axi_awvalid(m_axi_awvalid),
+    .m_axi_awready(m_axi_awready),
+    .m_axi_wdata(m_axi_wdata),
+    .m_axi_wstrb(m_axi_wstrb),
+    .m_axi_wlast(m_axi_wlast),
+    .m_axi_wvalid(m_axi_wvalid),
+    .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid),
+    .m_axi_bresp(m_axi_bresp),
+    .m_axi_bvalid(m_axi_bvalid),
+    .m_axi_bready(m_axi_bready),
+    .m_axi_arid(m_axi_arid),
+    .m_axi_araddr(m_axi_araddr),
+    .m_axi_arlen(m_axi_arlen),
+    .m_axi_arsize(m_axi_arsize),
+    .m_axi_arburst(m_axi_arburst),
+    .m_axi_arlock(m_axi_arlock),
+    .m_axi_arcache(m_axi_arcache),
+    .m_axi_arprot(m_axi_arprot),
+    .m_axi_arvalid(m_axi_arvalid),
+    .m_axi_arready(m_axi_arready),
+    .m_axi_rid(m_axi_rid),
+    .m_axi_rdata(m_axi_rdata),
+    .m_axi_rresp(m_axi_rresp),
+    .m_axi_rlast(m_axi_rlast),
+    .m_axi_rvalid(m_axi_rvalid),
+    .m_axi_rready(m_axi_rready),
+    .m_axis_h2c_tdata_0(m_axis_h2c_tdata_0),
+    .m_axis_h2c_tkeep_0(m_axis_h2c_tkeep_0),
+    .m_axis_h2c_tlast_0(m_axis_h2c_tlast_0),
+    .m_axis_h2c_tvalid_0(m_axis_h2c_tvalid_0),
+    .m_axis_h2c_tready_0(m_axis_h2c_tready_0),
+    .m_axis_h2c_tdata_1(m_axis_h2c_tdata_1),
+    .m_axis_h2c_tkeep_1(m_axis_h2c_tkeep_1),
+    .m_axis_h2c_tlast_1(m_axis_h2c_tlast_1),
+    .m_axis_h2c_tvalid_1(m_axis_h2c_tvalid_1),
+    .m_axis_h2c_tready_1(m_axis_h2c_tready_1),
+    .m_axis_h2c_tdata_2(m_axis_h2c_tdata_2),
+    .m_axis_h2c_tkeep_2(m_axis_h2c_tkeep_2),
+    .m_axis_h2c_tlast_2(m_axis_h2c_tlast_2),
+    .m_axis_h2c_tvalid_2(m_axis_h2c_tvalid_2),
+    .m_axis_h2c_tready_2(m_axis_h2c_tready_2),
+    .m_axis_h2c_tdata_3(m_axis_h2c_tdata_3),
+    .m_axis_h2c_tkeep_3(m_axis_h2c_tkeep_3),
+    .m_axis_h2c_tlast_3(m_axis_h2c_tlast_3),
+    .m_axis_h2c_tvalid_3(m_axis_h2c_tvalid_3),
+    .m_axis_h2c_tready_3(m_axis_h2c_tready_3),
+    .s_axis_c2h_tdata_0(s_axis_c2h_tdata_0),
+    .s_axis_c2h_tkeep_0(s_axis_c2h_tkeep_0),
+    .s_axis_c2h_tlast_0(s_axis_c2h_tlast_0),
+    .s_axis_c2h_tvalid_0(s_axis_c2h_tvalid_0),
+    .s_axis_c2h_tready_0(s_axis_c2h_tready_0),
+    .s_axis_c2h_tdata_1(s_axis_c2h_tdata_1),
+    .s_axis_c2h_tkeep_1(s_axis_c2h_tkeep_1),
+    .s_axis_c2h_tlast_1(s_axis_c2h_tlast_1),
+    .s_axis_c2h_tvalid_1(s_axis_c2h_tvalid_1),
+    .s_axis_c2h_tready_1(s_axis_c2h_tready_1),
+    .s_axis_c2h_tdata_2(s_axis_c2h_tdata_2),
+    .s_axis_c2h_tkeep_2(s_axis_c2h_tkeep_2),
+    .s_axis_c2h_tlast_2(s_axis_c2h_tlast_2),
+    .s_axis_c2h_tvalid_2(s_axis_c2h_tvalid_2),
+    .s_axis_c2h_tready_2(s_axis_c2h_tready_2),
+    .s_axis_c2h_tdata_3(s_axis_c2h_tdata_3),
+    .s_axis_c2h_tkeep_3(s_axis_c2h_tkeep_3),
+    .s_axis_c2h_tlast_3(s_axis_c2h_tlast_3),
+    .s_axis_c2h_tvalid_3(s_axis_c2h_tvalid_3),
+    .s_axis_c2h_tready_3(s_axis_c2h_tready_3),
+    .h2c_sts_0(h2c_sts_0),
+    .h2c_sts_1(h2c_sts_1),
+    .h2c_sts_2(h2c_sts_2),
+    .h2c_sts_3(h2c_sts_3),
+    .c2h_sts_0(c2h_sts_0),
+    .c2h_sts_1(c2h_sts_1),
+    .c2h_sts_2(c2h_sts_2),
+    .c2h_sts_3(c2h_sts_3),
+    .m_axil_awaddr(m_axil_awaddr),
+    .m_axil_awprot(m_axil_awprot),
+    .m_axil_awvalid(m_axil_awvalid),
+    .m_axil_awready(m_axil_awready),
+    .m_axil_wdata(m_axil_wdata),
+    .m_axil_wstrb(m_axil_wstrb),
+    .m_axil_wvalid(m_axil_wvalid),
+    .m_axil_wready(m_axil_wready),
+    .m_axil_bresp(m_axil_bresp),
+    .m_axil_bvalid(m_axil_bvalid),
+    .m_axil_bready(m_axil_bready),
+    .m_axil_araddr(m_axil_araddr),
+    .m_axil_arprot(m_axil_arprot),
+    .m_axil_arvalid(m_axil_arvalid),
+    .m_axil_arready(m_axil_arready),
+    .m_axil_rdata(m_axil_rdata),
+    .m_axil_rresp(m_axil_rresp),
+    .m_axil_rvalid(m_axil_rvalid),
+    .m_axil_rready(m_axil_rready)
+);
+
+endmodule
+
+`resetall

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * The XDMA engine (pevb_xdma) with the user-side ports of Xilinx's DMA/Bridge
+ * Subsystem for PCI Express (PG195) in DMA mode: axi_aclk/axi_aresetn,
+ * usr_irq_req/usr_irq_ack, msi_enable/msi_vector_width, the AXI4 master
+ * (m_axi_*), the AXI4-Lite master of the user BAR (m_axil_*), the stream
+ * channels m_axis_h2c_*_n/s_axis_c2h_*_n and the status ports h2c_sts_n/
+ * c2h_sts_n for n = 0-3 (absent and memory-mapped channels idle).  The PCIe
+ * side is the UltraScale+ hard IP's user interface (RQ/RC/CQ/CC, configuration
+ * status and MSI) rather than serial lanes: the hard IP is outside.  Synthesizable;
+ * the simulation drop-in for the Vivado IP (hdl/dropin) wraps it.
+ */
+module pevb_xdma_ip #
+(
+    // PCIe AXI stream data width (64, 128, 256 or 512): XDMA's AXI data width
+    parameter AXIS_PCIE_DATA_WIDTH = 64,
+    // PCIe AXI stream tkeep width (DWORD lanes)
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    // RQ tuser width
+    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
+    // RC tuser width
+    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
+    // CQ tuser width
+    parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
+    // CC tuser width
+    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
+    // AXI4 master address and ID widths (XDMA: 64, and 4)
+    parameter AXI_ADDR_WIDTH = 64,
+    parameter AXI_ID_WIDTH = 4,
+    // H2C and C2H channels, 1 to 4 each (XDMA's read and write channels)
+    parameter H2C_CHANNELS = 1,
+    parameter C2H_CHANNELS = 1,
+    // AXI4-Stream channels (bit n: channel n streams; XDMA builds all or none)
+    parameter H2C_STREAM = 0,
+    parameter C2H_STREAM = 0,
+    // user interrupt inputs, 1 to 16 (NUM_USR_IRQ)
+    parameter USER_IRQS = 1,
+    // read tags an H2C channel may hold for data at once (1 to 32)
+    parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
+    // descriptor prefetch buffer entries per channel (power of two)
+    parameter DESC_DEPTH = 8,
+    // completion timeout in user clock cycles
+    parameter CPL_TIMEOUT_CYCLES = 131072
+)
+(
+    /* The hard IP's user interface: clock and reset */
+    input  wire                               user_clk,
+    input  wire                               user_reset,
+
+    /* Requester request (RQ) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata,
+    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep,
+    output wire                               m_axis_rq_tlast,
+    input  wire                               m_axis_rq_tready,
+    output wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser,
+    output wire                               m_axis_rq_tvalid,
+
+    /* Requester completion (RC) */
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
+    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
+    input  wire                               s_axis_rc_tlast,
+    output wire                               s_axis_rc_tready,
+    input  wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
+    input  wire                               s_axis_rc_tvalid,
+
+    /* Completer request (CQ) */
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
+    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
+    input  wire                               s_axis_cq_tlast,
+    output wire                               s_axis_cq_tready,
+    input  wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
+    input  wire                               s_axis_cq_tvalid,
+
+    /* Completer completion (CC) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata,
+    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep,
+    output wire                               m_axis_cc_tlast,
+    input  wire                               m_axis_cc_tready,
+    output wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
+    output wire                               m_axis_cc_tvalid,
+
+    /* Completer request flow control */
+    output wire [1:0]                         pcie_cq_np_req,
+
+    /* Configuration status */
+    input  wire [2:0]                         cfg_max_payload,
+    input  wire [2:0]                         cfg_max_read_req,
+    input  wire [7:0]                         cfg_bus_number,
+    output wire                               cfg_config_space_enable,
+
+    /* MSI */
+    input  wire [3:0]                         cfg_interrupt_msi_enable,
+    input  wire [11:0]                        cfg_interrupt_msi_mmenable,
+    output wire [31:0]                        cfg_interrupt_msi_int,
+    input  wire                               cfg_interrupt_msi_sent,
+    input  wire                               cfg_interrupt_msi_fail,
+    output wire [7:0]                         cfg_interrupt_msi_function_number,
+
+
+    /* Clock and reset of the user side (the hard IP's user clock) */
+    output wire                               axi_aclk,
+    output wire                               axi_aresetn,
+
+    /* User interrupts: hold a request high until its ack pulses */
+    input  wire [USER_IRQS-1:0]               usr_irq_req,
+    output wire [USER_IRQS-1:0]               usr_irq_ack,
+    // MSI enabled by the host, and the vectors it granted (log2)
+    output wire                               msi_enable,
+    output wire [2:0]                         msi_vector_width,
+
+    /* AXI4 memory-mapped master (DMA data) */
+    output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_awaddr,
+    output wire [7:0]                         m_axi_awlen,
+    output wire [2:0]                         m_axi_awsize,
+    output wire [1:0]                         m_axi_awburst,
+    output wire                               m_axi_awlock,
+    output wire [3:0]                         m_axi_awcache,
+    output wire [2:0]                         m_axi_awprot,
+    output wire                               m_axi_awvalid,
+    input  wire                               m_axi_awready,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_wdata,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_wstrb,
+    output wire                               m_axi_wlast,
+    output wire                               m_axi_wvalid,
+    input  wire                               m_axi_wready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axi_bid,
+    input  wire [1:0]                         m_axi_bresp,
+    input  wire                               m_axi_bvalid,
+    output wire                               m_axi_bready,
+    output wire [AXI_ID_WIDTH-1:0]            m_axi_arid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_araddr,
+    output wire [7:0]                         m_axi_arlen,
+    output wire [2:0]                         m_axi_arsize,
+    output wire [1:0]                         m_axi_arburst,
+    output wire                               m_axi_arlock,
+    output wire [3:0]                         m_axi_arcache,
+    output wire [2:0]                         m_axi_arprot,
+    output wire                               m_axi_arvalid,
+    input  wire                               m_axi_arready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axi_rid,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_rdata,
+    input  wire [1:0]                         m_axi_rresp,
+    input  wire                               m_axi_rlast,
+    input  wire                               m_axi_rvalid,
+    output wire                               m_axi_rready,
+
+    /* AXI4-Stream channels n = 0-3 (idle for memory-mapped or absent channels) */
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
+    output wire                               m_axis_h2c_tlast_0,
+    output wire                               m_axis_h2c_tvalid_0,
+    input  wire                               m_axis_h2c_tready_0,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
+    output wire                               m_axis_h2c_tlast_1,
+    output wire                               m_axis_h2c_tvalid_1,
+    input  wire                               m_axis_h2c_tready_1,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
+    output wire                               m_axis_h2c_tlast_2,
+    output wire                               m_axis_h2c_tvalid_2,
+    input  wire                               m_axis_h2c_tready_2,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
+    output wire                               m_axis_h2c_tlast_3,
+    output wire                               m_axis_h2c_tvalid_3,
+    input  wire                               m_axis_h2c_tready_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
+    input  wire                               s_axis_c2h_tlast_0,
+    input  wire                               s_axis_c2h_tvalid_0,
+    output wire                               s_axis_c2h_tready_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
+    input  wire                               s_axis_c2h_tlast_1,
+    input  wire                               s_axis_c2h_tvalid_1,
+    output wire                               s_axis_c2h_tready_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
+    input  wire                               s_axis_c2h_tlast_2,
+    input  wire                               s_axis_c2h_tvalid_2,
+    output wire                               s_axis_c2h_tready_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
+    input  wire                               s_axis_c2h_tlast_3,
+    input  wire                               s_axis_c2h_tvalid_3,
+    output wire                               s_axis_c2h_tready_3,
+
+    /* Channel status (PG195's channel 0-3 status ports) */
+    output wire [7:0]                         h2c_sts_0,
+    output wire [7:0]                         h2c_sts_1,
+    output wire [7:0]                         h2c_sts_2,
+    output wire [7:0]                         h2c_sts_3,
+    output wire [7:0]                         c2h_sts_0,
+    output wire [7:0]                         c2h_sts_1,
+    output wire [7:0]                         c2h_sts_2,
+    output wire [7:0]                         c2h_sts_3,
+
+    /* AXI4-Lite master (user BAR) */
+    output wire [31:0]                        m_axil_awaddr,
+    output wire [2:0]                         m_axil_awprot,
+    output wire                               m_axil_awvalid,
+    input  wire                               m_axil_awready,
+    output wire [31:0]                        m_axil_wdata,
+    output wire [3:0]                         m_axil_wstrb,
+    output wire                               m_axil_wvalid,
+    input  wire                               m_axil_wready,
+    input  wire [1:0]                         m_axil_bresp,
+    input  wire                               m_axil_bvalid,
+    output wire                               m_axil_bready,
+    output wire [31:0]                        m_axil_araddr,
+    output wire [2:0]                         m_axil_arprot,
+    output wire                               m_axil_arvalid,
+    input  wire                               m_axil_arready,
+    input  wire [31:0]                        m_axil_rdata,
+    input  wire [1:0]                         m_axil_rresp,
+    input  wire                               m_axil_rvalid,
+    output wire                               m_axil_rready
+);
+
+localparam DW = AXIS_PCIE_DATA_WIDTH;
+
+assign axi_aclk = user_clk;
+assign axi_aresetn = !user_reset;
+assign msi_enable = cfg_interrupt_msi_enable[0];
+assign msi_vector_width = cfg_interrupt_msi_mmenable[2:0];
+
+/* the engine's channel vectors, four channels each way (absent ones idle) */
+wire [4*DW-1:0] h2c_tdata;
+wire [4*DW/8-1:0] h2c_tkeep;
+wire [3:0] h2c_tlast, h2c_tvalid, h2c_tready;
+wire [4*DW-1:0] c2h_tdata;
+wire [4*DW/8-1:0] c2h_tkeep;
+wire [3:0] c2h_tlast, c2h_tvalid, c2h_tready;
+wire [4*8-1:0] h2c_sts, c2h_sts;
+assign h2c_tready = {m_axis_h2c_tready_3, m_axis_h2c_tready_2, m_axis_h2c_tready_1, m_axis_h2c_tready_0};
+assign c2h_tdata = {s_axis_c2h_tdata_3, s_axis_c2h_tdata_2, s_axis_c2h_tdata_1, s_axis_c2h_tdata_0};
+assign c2h_tkeep = {s_axis_c2h_tkeep_3, s_axis_c2h_tkeep_2, s_axis_c2h_tkeep_1, s_axis_c2h_tkeep_0};
+assign c2h_tlast = {s_axis_c2h_tlast_3, s_axis_c2h_tlast_2, s_axis_c2h_tlast_1, s_axis_c2h_tlast_0};
+assign c2h_tvalid = {s_axis_c2h_tvalid_3, s_axis_c2h_tvalid_2, s_axis_c2h_tvalid_1, s_axis_c2h_tvalid_0};
+assign m_axis_h2c_tdata_0 = h2c_tdata[0*DW +: DW];
+assign m_axis_h2c_tkeep_0 = h2c_tkeep[0*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_0 = h2c_tlast[0];
+assign m_axis_h2c_tvalid_0 = h2c_tvalid[0];
+assign s_axis_c2h_tready_0 = c2h_tready[0];
+assign h2c_sts_0 = h2c_sts[0*8 +: 8];
+assign c2h_sts_0 = c2h_sts[0*8 +: 8];
+assign m_axis_h2c_tdata_1 = h2c_tdata[1*DW +: DW];
+assign m_axis_h2c_tkeep_1 = h2c_tkeep[1*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_1 = h2c_tlast[1];
+assign m_axis_h2c_tvalid_1 = h2c_tvalid[1];
+assign s_axis_c2h_tready_1 = c2h_tready[1];
+assign h2c_sts_1 = h2c_sts[1*8 +: 8];
+assign c2h_sts_1 = c2h_sts[1*8 +: 8];
+assign m_axis_h2c_tdata_2 = h2c_tdata[2*DW +: DW];
+assign m_axis_h2c_tkeep_2 = h2c_tkeep[2*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_2 = h2c_tlast[2];
+assign m_axis_h2c_tvalid_2 = h2c_tvalid[2];
+assign s_axis_c2h_tready_2 = c2h_tready[2];
+assign h2c_sts_2 = h2c_sts[2*8 +: 8];
+assign c2h_sts_2 = c2h_sts[2*8 +: 8];
+assign m_axis_h2c_tdata_3 = h2c_tdata[3*DW +: DW];
+assign m_axis_h2c_tkeep_3 = h2c_tkeep[3*DW/8 +: DW/8];
+assign m_axis_h2c_tlast_3 = h2c_tlast[3];
+assign m_axis_h2c_tvalid_3 = h2c_tvalid[3];
+assign s_axis_c2h_tready_3 = c2h_tready[3];
+assign h2c_sts_3 = h2c_sts[3*8 +: 8];
+assign c2h_sts_3 = c2h_sts[3*8 +: 8];
+
+generate
+    if (H2C_CHANNELS < 4) begin : h2c_absent
+        assign h2c_tdata[4*DW-1:H2C_CHANNELS*DW] = {(4-H2C_CHANNELS)*DW{1'b0}};
+        assign h2c_tkeep[4*DW/8-1:H2C_CHANNELS*DW/8] = {(4-H2C_CHANNELS)*DW/8{1'b0}};
+        assign h2c_tlast[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        assign h2c_tvalid[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        assign h2c_sts[4*8-1:H2C_CHANNELS*8] = {(4-H2C_CHANNELS)*8{1'b0}};
+        wire unused_h2c = ^h2c_tready[3:H2C_CHANNELS];
+    end
+    if (C2H_CHANNELS < 4) begin : c2h_absent
+        assign c2h_tready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
+        assign c2h_sts[4*8-1:C2H_CHANNELS*8] = {(4-C2H_CHANNELS)*8{1'b0}};
+        wire unused_c2h = ^{c2h_tdata[4*DW-1:C2H_CHANNELS*DW], c2h_tkeep[4*DW/8-1:C2H_CHANNELS*DW/8],
+                            c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
+    end
+endgenerate
+wire unused_msi = ^{cfg_interrupt_msi_enable[3:1], cfg_interrupt_msi_mmenable[11:3]};
+
+pevb_xdma #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
+    .AXI_ID_WIDTH(AXI_ID_WIDTH),
+    .H2C_CHANNELS(H2C_CHANNELS),
+    .C2H_CHANNELS(C2H_CHANNELS),
+    .USER_IRQS(USER_IRQS),
+    .H2C_READ_TAGS(H2C_READ_TAGS),
+    .H2C_STREAM(H2C_STREAM),
+    .C2H_STREAM(C2H_STREAM),
+    .DESC_DEPTH(DESC_DEPTH),
+    .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
+) xdma_inst (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
+    .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),
+    .m_axis_h2c_tkeep(h2c_tkeep[H2C_CHANNELS*DW/8-1:0]),
+    .m_axis_h2c_tlast(h2c_tlast[H2C_CHANNELS-1:0]),
+    .m_axis_h2c_tvalid(h2c_tvalid[H2C_CHANNELS-1:0]),
+    .m_axis_h2c_tready(h2c_tready[H2C_CHANNELS-1:0]),
+    .s_axis_c2h_tdata(c2h_tdata[C2H_CHANNELS*DW-1:0]),
+    .s_axis_c2h_tkeep(c2h_tkeep[C2H_CHANNELS*DW/8-1:0]),
+    .s_axis_c2h_tlast(c2h_tlast[C2H_CHANNELS-1:0]),
+    .s_axis_c2h_tvalid(c2h_tvalid[C2H_CHANNELS-1:0]),
+    .s_axis_c2h_tready(c2h_tready[C2H_CHANNELS-1:0]),
+    .h2c_sts(h2c_sts[H2C_CHANNELS*8-1:0]),
+    .c2h_sts(c2h_sts[C2H_CHANNELS*8-1:0]),
+    .m_axi_awid(m_axi_awid),
+    .m_axi_awaddr(m_axi_awaddr),
+    .m_axi_awlen(m_axi_awlen),
+    .m_axi_awsize(m_axi_awsize),
+    .m_axi_awburst(m_axi_awburst),
+    .m_axi_awlock(m_axi_awlock),
+    .m_axi_awcache(m_axi_awcache),
+    .m_axi_awprot(m_axi_awprot),
+    .m_axi_awvalid(m_axi_awvalid),
+    .m_axi_awready(m_axi_awready),
+    .m_axi_wdata(m_axi_wdata),
+    .m_axi_wstrb(m_axi_wstrb),
+    .m_axi_wlast(m_axi_wlast),
+    .m_axi_wvalid(m_axi_wvalid),
+    .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid),
+    .m_axi_bresp(m_axi_bresp),
+    .m_axi_bvalid(m_axi_bvalid),
+    .m_axi_bready(m_axi_bready),
+    .m_axi_arid(m_axi_arid),
+    .m_axi_araddr(m_axi_araddr),
+    .m_axi_arlen(m_axi_arlen),
+    .m_axi_arsize(m_axi_arsize),
+    .m_axi_arburst(m_axi_arburst),
+    .m_axi_arlock(m_axi_arlock),
+    .m_axi_arcache(m_axi_arcache),
+    .m_axi_arprot(m_axi_arprot),
+    .m_axi_arvalid(m_axi_arvalid),
+    .m_axi_arready(m_axi_arready),
+    .m_axi_rid(m_axi_rid),
+    .m_axi_rdata(m_axi_rdata),
+    .m_axi_rresp(m_axi_rresp),
+    .m_axi_rlast(m_axi_rlast),
+    .m_axi_rvalid(m_axi_rvalid),
+    .m_axi_rready(m_axi_rready),
+    .m_axil_awaddr(m_axil_awaddr),
+    .m_axil_awprot(m_axil_awprot),
+    .m_axil_awvalid(m_axil_awvalid),
+    .m_axil_awready(m_axil_awready),
+    .m_axil_wdata(m_axil_wdata),
+    .m_axil_wstrb(m_axil_wstrb),
+    .m_axil_wvalid(m_axil_wvalid),
+    .m_axil_wready(m_axil_wready),
+    .m_axil_bresp(m_axil_bresp),
+    .m_axil_bvalid(m_axil_bvalid),
+    .m_axil_bready(m_axil_bready),
+    .m_axil_araddr(m_axil_araddr),
+    .m_axil_arprot(m_axil_arprot),
+    .m_axil_arvalid(m_axil_arvalid),
+    .m_axil_arready(m_axil_arready),
+    .m_axil_rdata(m_axil_rdata),
+    .m_axil_rresp(m_axil_rresp),
+    .m_axil_rvalid(m_axil_rvalid),
+    .m_axil_rready(m_axil_rready)
+);
+
+endmodule
+
+`resetall

@@ -1,0 +1,297 @@
+"""cocotb tests of the XDMA drop-in (``xdma_0``, hdl/dropin) as a user's design sees it:
+the toplevel is the drop-in itself, with its ports named as on the Vivado IP; a
+cocotbext-axi ``AxiRam`` on its AXI4 master and an ``AxiLiteRam`` on its AXI4-Lite master
+stand for the user's design, and the testbench's hard-IP model drives the hard IP's user
+interface inside (``dut.hip``). The plan builds it with two channels each way, channel 1
+of each a stream.
+
+The memory answers SLVERR or DECERR in error windows: each error stops its channel with
+PG195's status bits and a good transfer follows on the same channel.
+"""
+
+from __future__ import annotations
+
+import random
+
+import cocotb
+from cocotb.triggers import RisingEdge
+from cocotbext.axi import AxiLiteBus, AxiLiteRam
+from cocotbext.pcie.core.caps import PciCapId
+
+from driver_model import regs
+from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
+from driver_model.regs import AxiErr, Stat, Target
+from driver_model.xdma import Engine, XdmaChannel, probe_engines
+from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
+from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
+from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
+
+# the user design's memory behind the AXI4 master, and the AXI4-Lite slave's
+MEM_SIZE = 1 << 20
+AXIL_SIZE = 1 << 12
+
+
+class DropIn:
+    """The drop-in under test: the harness (libxdma-style channels over the DMA BAR), the
+    AXI memory and AXI-Lite memory of the user's design, and monitors of the status
+    ports."""
+
+    def __init__(self, h: Harness) -> None:
+        self.h = h
+        self.tb = tb = h.tb
+        dut = tb.dut
+        clk, rst, level = clock_and_reset(dut)
+        self.mem = ErrorAxiRam(dut, clk, rst, level, MEM_SIZE)
+        self.axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, AXIL_SIZE)
+        self.clk = clk
+        # per status port: descriptor-done and packet-done pulses, and cycles with Run and busy
+        self.sts = {
+            (d, n): {"desc": 0, "pkt": 0, "run": 0, "busy": 0}
+            for d, count in ((Target.H2C, h.h2c_channels), (Target.C2H, h.c2h_channels))
+            for n in range(count)
+        }
+        cocotb.start_soon(self._watch_status())
+
+    async def _watch_status(self) -> None:
+        dut = self.tb.dut
+        ports = {
+            key: getattr(dut, f"{'h2c' if key[0] == Target.H2C else 'c2h'}_sts_{key[1]}")
+            for key in self.sts
+        }
+        while True:
+            await RisingEdge(self.clk)
+            for key, port in ports.items():
+                v = port.value
+                if not v.is_resolvable:
+                    continue
+                v = int(v)
+                c = self.sts[key]
+                c["desc"] += v >> 3 & 1
+                c["pkt"] += v >> 4 & 1
+                c["run"] += v >> 6 & 1
+                c["busy"] += v & 1
+
+    def channel(self, direction: Target, n: int) -> XdmaChannel:
+        return XdmaChannel(self.h.platform, direction, n, h2c_channels=self.h.h2c_channels)
+
+
+async def boot(dut) -> DropIn:
+    """The TB on the drop-in's hard-IP port, and the user's design around it."""
+    h = await setup(dut, hip=dut.hip)
+    return DropIn(h)
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_dropin_ports(dut):
+    """The IP's global ports: link up, axi_aresetn released, msi_enable and
+    msi_vector_width as the host granted; a libxdma-style probe finds the channels
+    built, stream or memory-mapped each; the status ports of idle channels are zero."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    assert int(dut.user_lnk_up.value) == 1
+    assert int(dut.axi_aresetn.value) == 1
+    assert int(dut.msi_enable.value) == 1
+    granted = await tb.pci.capability_read_word(PciCapId.MSI, 0x02)  # message control
+    assert int(dut.msi_vector_width.value) == (granted >> 4) & 7
+    found = await probe_engines(h.platform)
+    p = tb.profile
+    want = [Engine(Target.H2C, n, bool(p.h2c_stream >> n & 1)) for n in range(h.h2c_channels)]
+    want += [Engine(Target.C2H, n, bool(p.c2h_stream >> n & 1)) for n in range(h.c2h_channels)]
+    assert found == want, f"probe found {found}"
+    for n in range(4):
+        assert int(getattr(dut, f"h2c_sts_{n}").value) == 0
+        assert int(getattr(dut, f"c2h_sts_{n}").value) == 0
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_axiram_h2c_c2h(dut):
+    """H2C chains land in the user's AxiRam at the descriptors' AXI addresses (odd
+    offsets and lengths, a burst crossing 4 KiB), C2H chains read them back to host
+    memory; bytes around each piece untouched. The status ports count one
+    descriptor-done pulse per descriptor and show Run while the channel runs."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    d.mem.write(0, bytes([GUARD]) * 0x8000)
+    pieces = [(0x0003, 1500), (0x1FF0, 4096 + 37), (0x5001, 77)]
+    src = tb.alloc_host(0x8000)
+    dst = tb.alloc_host(0x8000)
+    dst[0:0x8000] = bytes([GUARD]) * 0x8000
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    h2c_segs, c2h_segs = [], []
+    for i, (addr, n) in enumerate(pieces):
+        data = pattern(n, 10 + i)
+        src[addr : addr + n] = data
+        h2c_segs.append(Segment(sa + addr, addr, n))
+        c2h_segs.append(Segment(addr, da + addr, n))
+    res = await h.run(h.h2c, h2c_segs, timeout_ns=5e6)
+    check_ok(res, len(pieces), "H2C")
+    image = bytearray([GUARD]) * 0x8000
+    for i, (addr, n) in enumerate(pieces):
+        image[addr : addr + n] = pattern(n, 10 + i)
+    assert d.mem.read(0, 0x8000) == bytes(image), "AxiRam contents after H2C"
+    res = await h.run(h.c2h, c2h_segs, timeout_ns=5e6)
+    check_ok(res, len(pieces), "C2H")
+    assert bytes(dst[0:0x8000]) == bytes(image), "host buffer after C2H"
+    for key in ((Target.H2C, 0), (Target.C2H, 0)):
+        c = d.sts[key]
+        assert c["desc"] == len(pieces), f"{key}: {c['desc']} descriptor-done pulses"
+        assert c["pkt"] == 0, f"{key}: packet-done on a memory-mapped channel"
+        assert c["run"] > 0 and c["busy"] > 0, f"{key}: status port never showed Run/busy"
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_axi_error_responses(dut):
+    """SLVERR and DECERR from the user's AXI slave, on H2C writes and C2H reads: each stops
+    its channel with PG195's bits (H2C write_error, C2H read_error: 1 decode, 2 slave),
+    nothing lands in host memory for a failed read, memory outside the window keeps its
+    bytes, and a good transfer follows on the same channel."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    n = 3000
+    src = tb.alloc_host(0x4000)
+    dst = tb.alloc_host(0x4000)
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    for case, resp in enumerate((AxiError.SLVERR, AxiError.DECERR)):
+        want_bit = AxiErr.SLAVE if resp == AxiError.SLVERR else AxiErr.DECODE
+        base = 0x10000 * (case + 1)
+        # H2C: the second half of the piece's AXI range answers with an error
+        d.mem.write(base, bytes([GUARD]) * 0x4000)
+        data = pattern(n, 30 + case)
+        src[0:n] = data
+        d.mem.windows = [ErrorWindow(base + 0x800, 0x800, resp, reads=False)]
+        d.mem.answered.clear()
+        res = await h.run(h.h2c, [Segment(sa, base, n)], timeout_ns=5e6)
+        assert not res.timed_out and not res.busy, f"H2C {resp.name}: {res}"
+        assert regs.STAT_WRITE_ERROR.get(res.status) == want_bit, (
+            f"H2C {resp.name}: {regs.describe_status(res.status, Target.H2C)}"
+        )
+        assert res.completed_count == 0
+        assert (True, resp) in d.mem.answered, f"no {resp.name} answered"
+        assert d.mem.read(base + 0x800, 0x800) == bytes([GUARD]) * 0x800, "window written"
+        assert d.mem.read(base + n, 0x4000 - n) == bytes([GUARD]) * (0x4000 - n)
+        # C2H: a read of the window fails, nothing reaches the host buffer
+        d.mem.windows = [ErrorWindow(base + 0x2000, 0x100, resp, writes=False)]
+        dst[0:0x4000] = bytes([GUARD]) * 0x4000
+        res = await h.run(h.c2h, [Segment(base + 0x2000, da, 512)], timeout_ns=5e6)
+        assert not res.timed_out and not res.busy, f"C2H {resp.name}: {res}"
+        assert regs.STAT_READ_ERROR.get(res.status) == want_bit, (
+            f"C2H {resp.name}: {regs.describe_status(res.status, Target.C2H)}"
+        )
+        assert (False, resp) in d.mem.answered, f"no {resp.name} read answered"
+        assert bytes(dst[0:0x4000]) == bytes([GUARD]) * 0x4000, "C2H wrote after its error"
+        # both channels recover: the same transfers with the windows gone
+        d.mem.windows = []
+        res = await h.run(h.h2c, [Segment(sa, base, n)], timeout_ns=5e6)
+        check_ok(res, 1, f"H2C after {resp.name}")
+        assert d.mem.read(base, n) == data
+        res = await h.run(h.c2h, [Segment(base, da, n)], timeout_ns=5e6)
+        check_ok(res, 1, f"C2H after {resp.name}")
+        assert bytes(dst[0:n]) == data
+        assert not (await h.h2c.status()) & Stat.BUSY
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_axil_user_bar(dut):
+    """The user BAR reaches the user's AXI4-Lite slave: host writes land at their offsets
+    (one DWORD each, byte strobes kept for narrower writes), host reads return what the
+    slave holds."""
+    d = await boot(dut)
+    tb = d.tb
+    for i, off in enumerate((0x0, 0x4, 0x100, 0xFFC)):
+        await tb.user_write32(off, 0x1234_5600 + i)
+    await tb.user_read32(0)  # flush
+    for i, off in enumerate((0x0, 0x4, 0x100, 0xFFC)):
+        assert d.axil.read_dword(off) == 0x1234_5600 + i, f"AXI-Lite {off:#x}"
+    d.axil.write_dword(0x80, 0xCAFEF00D)
+    assert await tb.user_read32(0x80) == 0xCAFEF00D
+    # a one-byte write changes one byte
+    await tb.user_bar.write(0x102, b"\xee")
+    await tb.user_read32(0)
+    assert d.axil.read_dword(0x100) == (0x1234_5602 & 0xFF00FFFF) | 0xEE << 16
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_stream_channels(dut):
+    """Channel 1 of each direction streams: an H2C chain with EOP on its last descriptor
+    comes out of m_axis_h2c_*_1 as one packet; a C2H packet into s_axis_c2h_*_1 fills a
+    descriptor and writes its length back; each status port pulses packet-done once."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    sink = h2c_sink(dut, 1)
+    source = c2h_source(dut, 1)
+    n = 2500
+    data = pattern(n, 5)
+    src = tb.alloc_host(0x4000)
+    src[0:n] = data
+    sa = src.get_absolute_address(0)
+    h2c1 = d.channel(Target.H2C, 1)
+    tb.irq_handlers[h2c1.vector].append(h2c1.interrupt)
+    res = await h2c1.run(
+        h.place_chain([Segment(sa, 0, 1000), Segment(sa + 1000, 0, n - 1000)], eop=[1])
+    )
+    check_ok(res, 2, "H2C stream")
+    frame = await sink.recv()
+    assert bytes(frame.tdata) == data
+    c2h1 = d.channel(Target.C2H, 1)
+    tb.irq_handlers[c2h1.vector].append(c2h1.interrupt)
+    out = tb.alloc_host(0x4000)
+    oa = out.get_absolute_address(0)
+    out[0:0x4000] = bytes([GUARD]) * 0x4000
+    pkt = pattern(700, 6)
+    await source.send(pkt)
+    res = await c2h1.run(h.place_chain([Segment(oa + 0x2000, oa, 4096)]))
+    check_ok(res, 1, "C2H stream")
+    assert bytes(out[0:700]) == pkt
+    assert bytes(out[700:0x2000]) == bytes([GUARD]) * (0x2000 - 700)
+    assert C2hResult.parse(bytes(out[0x2000:0x2008])) == C2hResult(700, True)
+    assert d.sts[(Target.H2C, 1)]["pkt"] == 1 and d.sts[(Target.H2C, 1)]["desc"] == 2
+    assert d.sts[(Target.C2H, 1)]["pkt"] == 1 and d.sts[(Target.C2H, 1)]["desc"] == 1
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_frame_grabber_into_cuda_surface(dut):
+    """The classic GPUDirect RDMA design: a camera (a cocotbext-axi AxiStreamSource on C2H
+    stream channel 1, stalling at random) sends frames with tlast at each frame's end;
+    the host pins a cudaMalloc'd surface through nvidia_p2p and points a C2H chain at its
+    BAR1 pages, a frame per slot of the surface. Each frame lands in its slot (read back
+    with cudaMemcpy), the descriptors' results give each one's length and the EOP of
+    its frame, and nothing lands between frames."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    camera = c2h_source(dut, 1)
+    stalls = random.Random(7)
+    camera.set_pause_generator(iter(lambda: int(stalls.random() < 0.3), 2))
+    frame_bytes, slot, desc_len = 6 * 1024 + 100, 8 * 1024, 4096
+    frames = [pattern(frame_bytes, 70 + f) for f in range(3)]
+    surf = Surface(tb, 3 * slot, xor_val=0x5A5A5A5A, width=128)
+    before = surf.read(0, 3 * slot)
+    results = tb.alloc_host(4096)
+    results[0:4096] = bytes([GUARD]) * 4096
+    rbase = results.get_absolute_address(0)
+    segs, fill = [], []
+    for f in range(3):
+        left = frame_bytes
+        for addr, n in surf.chunks(f * slot, slot):
+            pos = 0
+            while pos < n and left > 0:
+                take = min(desc_len, n - pos)
+                segs.append(Segment(rbase + 32 * len(segs), addr + pos, take))
+                fill.append(min(take, left))
+                left -= fill[-1]
+                pos += take
+    for frame in frames:
+        await camera.send(frame)
+    c2h1 = d.channel(Target.C2H, 1)
+    tb.irq_handlers[c2h1.vector].append(c2h1.interrupt)
+    res = await c2h1.run(h.place_chain(segs), timeout_ns=30e6)
+    check_ok(res, len(segs), "frame grabber")
+    after = surf.read(0, 3 * slot)
+    for f, frame in enumerate(frames):
+        assert after[f * slot : f * slot + frame_bytes] == frame, f"frame {f}"
+        gap = slice(f * slot + frame_bytes, (f + 1) * slot)
+        assert after[gap] == before[gap], f"written between frame {f} and the next"
+    got = [C2hResult.parse(bytes(results[32 * i :][:C2H_RESULT_SIZE])) for i in range(len(segs))]
+    ends = {i for i, n in enumerate(fill) if sum(fill[: i + 1]) % frame_bytes == 0}
+    want = [C2hResult(n, i in ends) for i, n in enumerate(fill)]
+    assert got == want, f"results {got}"
+    assert d.sts[(Target.C2H, 1)]["pkt"] == 3

