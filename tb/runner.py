@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from cocotb_tools.runner import get_runner
@@ -55,19 +55,43 @@ def _waves_env(waves: bool) -> Iterator[None]:
             os.environ["WAVES"] = old
 
 
-def hdl_sources(toplevel: str = TOPLEVEL) -> list[Path]:
-    """The Verilog files of a toplevel: the engine and the card's blocks, and for the
-    drop-in its own two files."""
-    _check_toplevel(toplevel)
+def hdl_sources(toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = ()) -> list[Path]:
+    """The Verilog files of a toplevel: the engine and the card's blocks; for the drop-in
+    its own two files too; for a user's design (any other toplevel, ``user_sources``
+    given: a design that instantiates the Vivado IP's ``xdma_0``) those and the user's."""
+    _check_toplevel(toplevel, user_sources)
     files = sorted(HDL_DIR.glob("*.v"))
-    if toplevel == DROPIN_TOPLEVEL:
+    if toplevel != TOPLEVEL:
         files += sorted(DROPIN_DIR.glob("*.v"))
-    return files
+    return files + [Path(f) for f in user_sources]
 
 
-def _check_toplevel(toplevel: str) -> None:
-    if toplevel not in TOPLEVELS:
-        raise ValueError(f"unknown toplevel {toplevel!r}; choose one of {', '.join(TOPLEVELS)}")
+def _check_toplevel(toplevel: str, user_sources: Sequence[Path] = ()) -> None:
+    if user_sources and toplevel in TOPLEVELS:
+        raise ValueError(f"{toplevel} is this project's toplevel: it takes no user sources")
+    if not user_sources and toplevel not in TOPLEVELS:
+        raise ValueError(
+            f"unknown toplevel {toplevel!r}: choose one of {', '.join(TOPLEVELS)}, or give "
+            "the Verilog files of your own design"
+        )
+    missing = [str(f) for f in user_sources if not Path(f).is_file()]
+    if missing:
+        raise FileNotFoundError(f"user sources not found: {', '.join(missing)}")
+
+
+def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) -> dict[str, int]:
+    """The drop-in's configuration defines for a user's design, from a profile and its
+    overrides (the Vivado IP inside a user's design takes no parameters)."""
+    p = profile.with_overrides(overrides)
+    return {
+        "PEVB_XDMA_DATA_WIDTH": p.width,
+        "PEVB_XDMA_LANES": p.lanes,
+        "PEVB_XDMA_H2C_CHANNELS": p.h2c_channels,
+        "PEVB_XDMA_C2H_CHANNELS": p.c2h_channels,
+        "PEVB_XDMA_H2C_STREAM": p.h2c_stream,
+        "PEVB_XDMA_C2H_STREAM": p.c2h_stream,
+        "PEVB_XDMA_USR_IRQ": p.extra.get("USER_IRQS", 1),
+    }
 
 
 def hdl_include_dirs() -> list[Path]:
@@ -107,6 +131,8 @@ def hdl_parameters(
     """The Verilog parameters of a build: the profile's, with ``overrides`` on top (for
     the drop-in, without the card's own)."""
     params = {**profile.hdl_parameters(), **(overrides or {})}
+    if toplevel not in TOPLEVELS:  # a user's design: configured by defines instead
+        return {}
     if toplevel == DROPIN_TOPLEVEL:
         params = {k: v for k, v in params.items() if k not in _CARD_ONLY_PARAMETERS}
     return params
@@ -118,10 +144,14 @@ def build_dir(
     waves: bool = False,
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
+    user_sources: Sequence[Path] = (),
 ) -> Path:
     """The build directory of one parameter set."""
     params = hdl_parameters(profile, overrides, toplevel)
-    digest = hashlib.sha1(json.dumps(params, sort_keys=True).encode())
+    if user_sources:
+        params = {**params, **dropin_defines(profile, overrides)}
+    key = {"params": params, "sources": [str(Path(f).resolve()) for f in user_sources]}
+    digest = hashlib.sha1(json.dumps(key if user_sources else params, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
     for header in sorted(
@@ -139,9 +169,10 @@ def build(
     waves: bool = False,
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
+    user_sources: Sequence[Path] = (),
 ):
     """Build (once; later calls reuse it) and return the cocotb runner that built it."""
-    _check_toplevel(toplevel)
+    _check_toplevel(toplevel, user_sources)
     if sim not in SIMULATORS:
         raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
     prof = get_profile(profile) if isinstance(profile, str) else profile
@@ -154,13 +185,13 @@ def build(
                 "Verilator's FST tracing needs the LZ4 headers: "
                 "apt-get install liblz4-dev (make does it when run as root)"
             )
-    bdir = build_dir(sim, prof, waves, overrides, toplevel)
+    bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources)
     bdir.mkdir(parents=True, exist_ok=True)
     params = hdl_parameters(prof, overrides, toplevel)
     runner = get_runner(sim)
     build_args: list[str] = []
-    sources = hdl_sources(toplevel)
-    defines: dict[str, object] = {}
+    sources = hdl_sources(toplevel, user_sources)
+    defines: dict[str, object] = dict(dropin_defines(prof, overrides)) if user_sources else {}
     # the text tracks (tb/annotate.py) of the card: bound in (Verilator) or a second root
     if waves and toplevel == TOPLEVEL:
         sources.append(TB_HDL_DIR / "pevb_annot.v")
@@ -204,6 +235,7 @@ def run(
     test_dir: Path | None = None,
     trace: bool | None = None,
     toplevel: str = TOPLEVEL,
+    user_sources: Sequence[Path] = (),
 ) -> Path:
     """Run cocotb tests; returns the results XML path. Raises on build errors.
 
@@ -212,8 +244,8 @@ def run(
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    runner = build(sim, prof, waves, overrides, toplevel)
-    bdir = build_dir(sim, prof, waves, overrides, toplevel)
+    runner = build(sim, prof, waves, overrides, toplevel, user_sources)
+    bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources)
     name = (
         testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
     )
@@ -320,6 +352,7 @@ def run_and_check(
     repro: str,
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
+    user_sources: Sequence[Path] = (),
 ) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
@@ -334,6 +367,7 @@ def run_and_check(
         extra_env=extra_env,
         overrides=overrides,
         toplevel=toplevel,
+        user_sources=user_sources,
     )
     failed = failures(results)
     assert not failed, (

@@ -21,5 +21,13 @@ def read_card_ram(dut, ram_size: int, lanes: int) -> np.ndarray:
 
 def engine(dut):
     """The ``pevb_xdma`` instance of a toplevel: the card's (in its ``xdma_0`` IP
-    instance) or the XDMA drop-in's (``ip``)."""
-    return dut.ip.xdma_inst if hasattr(dut, "hip") else dut.xdma_0.xdma_inst
+    instance), the XDMA drop-in's (``ip``), or that of the drop-in instance in a user's
+    design (the first child holding a ``hip``)."""
+    if hasattr(dut, "hip"):
+        return dut.ip.xdma_inst
+    if hasattr(dut, "xdma_0"):
+        return dut.xdma_0.xdma_inst
+    for child in dut:
+        if hasattr(child, "hip") and hasattr(child, "ip"):
+            return child.ip.xdma_inst
+    raise LookupError(f"no XDMA engine under {dut._name}")

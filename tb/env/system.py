@@ -170,12 +170,14 @@ class TB:
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
             bus.log.setLevel(level)
 
-        # the card's user interrupt requests: idle until a test raises one
-        dut.usr_irq_req.value = 0
-        # the stream ports: idle until a test attaches a source or a sink
-        for n in range(4):
-            getattr(dut, f"s_axis_c2h_tvalid_{n}").value = 0
-            getattr(dut, f"m_axis_h2c_tready_{n}").value = 0
+        # the user-side inputs of the card or of the drop-in as toplevel (in a user's own
+        # design, its logic drives them): user interrupt requests idle until a test raises
+        # one, stream ports idle until a test attaches a source or a sink
+        if hip is dut or hasattr(dut, "hip"):
+            dut.usr_irq_req.value = 0
+            for n in range(4):
+                getattr(dut, f"s_axis_c2h_tvalid_{n}").value = 0
+                getattr(dut, f"m_axis_h2c_tready_{n}").value = 0
 
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001

@@ -60,8 +60,10 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
     },
 }
 
-# module -> toplevel, for the modules whose toplevel is not the card
-TOPLEVELS: dict[str, str] = {"test_dropin": runner.DROPIN_TOPLEVEL}
+# module -> toplevel, for the modules whose toplevel is not the card; and the Verilog
+# files of the user designs among them (the engine and the drop-in come with them)
+TOPLEVELS: dict[str, str] = {"test_dropin": runner.DROPIN_TOPLEVEL, "test_byod": "byod_top"}
+USER_SOURCES: dict[str, tuple[Path, ...]] = {"byod_top": (TB_TESTS / "hdl" / "byod_top.v",)}
 
 _ENGINE_SMOKE = [
     "test_identifiers",

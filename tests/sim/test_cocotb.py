@@ -32,6 +32,7 @@ def test_cocotb(case: plan.Case, sim: str, profile: str) -> None:
         extra_env=dict(case.env),
         overrides=dict(case.overrides) or None,
         toplevel=case.toplevel,
+        user_sources=plan.USER_SOURCES.get(case.toplevel, ()),
         repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
         f"TESTS=\"tests/sim/test_cocotb.py -k '{case.id}'\"",
     )

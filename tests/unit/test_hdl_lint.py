@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tb import runner
+from tests.sim import plan
 
 INCLUDES = [f"-I{d}" for d in runner.hdl_include_dirs()]
 PARAM_SETS = [
@@ -91,3 +92,15 @@ def test_verilator_lint_wall_dropin(defines: dict[str, int]) -> None:
 def test_verilator_lint_wall_with_text_tracks() -> None:
     """The waves build's testbench-only module, bound in as Verilator builds it."""
     lint([], [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"])
+
+
+def test_verilator_lint_wall_user_design() -> None:
+    """The user design of the bring-your-own-design tests, around the drop-in. It connects
+    the ports a memory-mapped IP has; the drop-in also has the stream ones, which it
+    leaves unconnected (PINMISSING, as any design written for one kind of IP would)."""
+    (src,) = plan.USER_SOURCES["byod_top"]
+    lint(
+        ["-Wno-PINMISSING"],
+        [runner.DROPIN_DIR / "xdma_0.v", runner.DROPIN_DIR / "pevb_hip_port.v", src],
+        top="byod_top",
+    )
