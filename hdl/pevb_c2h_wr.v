@@ -48,9 +48,9 @@ module pevb_c2h_wr #
 
     /* Done, in order */
     output wire                      m_done_valid,
+    // {EOP, Completed, Stop}: a stream channel's EOP says whether the packet ended
+    // (tlast) in the descriptor, not what the descriptor's EOP bit was
     output wire [2:0]                m_done_flags,
-    // the descriptor ended a packet (tlast; stream channels only)
-    output wire                      m_done_eop,
     output wire [4:0]                m_done_rd_err,
     output wire [4:0]                m_done_wr_err,
     output wire                      m_done_abort,
@@ -149,8 +149,7 @@ wire res_fire = m_res_valid && m_res_ready;
 wire close = STREAM != 0 && end_valid && end_eop && cur_active_reg && end_slot == cur_slot_reg;
 
 assign m_done_valid = head_done && (!res_due || res_sent_reg);
-assign m_done_flags = slot_flags_reg[head];
-assign m_done_eop = STREAM != 0 && slot_eop_reg[head];
+assign m_done_flags = STREAM != 0 ? {slot_eop_reg[head], slot_flags_reg[head][1:0]} : slot_flags_reg[head];
 assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = 5'd0;
 assign m_done_abort = slot_abort_reg[head];

@@ -82,7 +82,10 @@ module pevb_desc_eng #
     /* Status */
     output wire [`PEVB_STAT_EVENT_WIDTH-1:0] event_out,
     output wire                  busy,
-    output wire [31:0]           count
+    output wire [31:0]           count,
+    // a descriptor completed (it counts), and one that came back with EOP
+    output wire                  desc_done,
+    output wire                  desc_done_eop
 );
 
 localparam LOG_DEPTH = $clog2(DESC_DEPTH);
@@ -94,6 +97,7 @@ localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 // completion: {EOP, Completed, Stop} (its own bus, not the descriptor's bit positions)
 localparam DC_STOP = 0;
 localparam DC_COMPLETED = 1;
+localparam DC_EOP = 2;
 
 initial begin
     if ((1 << LOG_DEPTH) != DESC_DEPTH || DESC_DEPTH < 2 || DESC_DEPTH > 64) begin
@@ -202,6 +206,8 @@ assign busy = running_reg;
 assign count = count_reg;
 
 wire done_ok = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
+assign desc_done = done_ok;
+assign desc_done_eop = done_ok && done_flags[DC_EOP];
 wire done_fail = done_valid && !done_abort && (done_rd_err != 5'd0 || done_wr_err != 5'd0);
 // nothing in flight: no fetch, no descriptor in the mover, no write-back pending
 wire drained = inflight_reg == 4'd0 && fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid;

@@ -322,16 +322,17 @@ wire [7:0] ch_busy;
 wire [8*32-1:0] ch_count;
 wire [7:0] ch_beat;
 wire [8*4-1:0] ch_sts;
-// per channel index: a descriptor completed, and it ended a packet (the status
-// ports' pulses, one cycle after the completion)
+// per channel index: a descriptor completed, and one with EOP (the packet's end on a
+// stream channel): the status ports' pulses, one cycle after the completion
+localparam [7:0] STREAM_MASK = {C2H_ST, H2C_ST};
 wire [7:0] ch_desc_done;
-wire [7:0] ch_pkt_done;
+wire [7:0] ch_desc_eop;
 reg [7:0] desc_done_reg;
 reg [7:0] pkt_done_reg;
 
 always @(posedge clk) begin
     desc_done_reg <= ch_desc_done;
-    pkt_done_reg <= ch_pkt_done;
+    pkt_done_reg <= ch_desc_eop & STREAM_MASK;
     if (rst) begin
         desc_done_reg <= 8'd0;
         pkt_done_reg <= 8'd0;
@@ -822,9 +823,6 @@ generate
         assign wb_long[g] = 1'b0;
         // performance monitor: a beat of the channel's read data (from PCIe)
         assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
-        // status port: descriptor done, and packet done (a stream descriptor with EOP)
-        assign ch_desc_done[g] = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
-        assign ch_pkt_done[g] = ch_desc_done[g] && H2C_ST[g] && done_flags[2];
         assign h2c_sts[g*8 +: 8] = `PEVB_STS_PORT(g);
 
         pevb_desc_eng #(
@@ -867,7 +865,9 @@ generate
             .m_wb_data(wb_data[g*64 +: 32]),
             .event_out(ch_event[g*EVW +: EVW]),
             .busy(ch_busy[g]),
-            .count(ch_count[g*32 +: 32])
+            .count(ch_count[g*32 +: 32]),
+            .desc_done(ch_desc_done[g]),
+            .desc_done_eop(ch_desc_eop[g])
         );
 
         localparam STREAM = H2C_ST[g];
@@ -993,7 +993,6 @@ generate
         wire [2:0] done_flags;
         wire [4:0] done_rd_err, done_wr_err;
         wire done_abort;
-        wire done_eop;
         wire cmd_valid, cmd_ready;
         wire [63:0] cmd_addr;
         wire [12:0] cmd_len;
@@ -1003,9 +1002,6 @@ generate
         wire [1:0] drop_slot;
         wire [4:0] drop_err;
         wire mine_desc = desc_wr_slot[3:2] == g;
-        // status port: descriptor done, and packet done (the packet's tlast landed in it)
-        assign ch_desc_done[CI] = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
-        assign ch_pkt_done[CI] = ch_desc_done[CI] && done_eop;
         assign c2h_sts[g*8 +: 8] = `PEVB_STS_PORT(CI);
 
         pevb_desc_eng #(
@@ -1048,7 +1044,9 @@ generate
             .m_wb_data(eng_wb_data),
             .event_out(ch_event[CI*EVW +: EVW]),
             .busy(ch_busy[CI]),
-            .count(ch_count[CI*32 +: 32])
+            .count(ch_count[CI*32 +: 32]),
+            .desc_done(ch_desc_done[CI]),
+            .desc_done_eop(ch_desc_eop[CI])
         );
 
         pevb_c2h_wr #(
@@ -1070,7 +1068,6 @@ generate
             .m_done_rd_err(done_rd_err),
             .m_done_wr_err(done_wr_err),
             .m_done_abort(done_abort),
-            .m_done_eop(done_eop),
             .m_wr_valid(cmd_valid),
             .m_wr_ready(cmd_ready),
             .m_wr_addr(cmd_addr),
@@ -1204,7 +1201,7 @@ generate
             assign ch_count[g*32 +: 32] = 32'd0;
             assign ch_beat[g] = 1'b0;
             assign ch_desc_done[g] = 1'b0;
-            assign ch_pkt_done[g] = 1'b0;
+            assign ch_desc_eop[g] = 1'b0;
             wire unused_ctrl = ^{ch_control[g*32 +: 32], ch_desc_addr[g*64 +: 64], ch_sts[g*4 +: 4],
                                  ch_desc_adj[g*6 +: 6], ch_wb_addr[g*64 +: 64], ch_halt[g]};
         end

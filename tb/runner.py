@@ -130,9 +130,9 @@ def hdl_parameters(
 ) -> dict[str, int]:
     """The Verilog parameters of a build: the profile's, with ``overrides`` on top (for
     the drop-in, without the card's own)."""
-    params = {**profile.hdl_parameters(), **(overrides or {})}
-    if toplevel not in TOPLEVELS:  # a user's design: configured by defines instead
+    if toplevel not in TOPLEVELS:  # a user's design: the drop-in is configured by defines
         return {}
+    params = {**profile.hdl_parameters(), **(overrides or {})}
     if toplevel == DROPIN_TOPLEVEL:
         params = {k: v for k, v in params.items() if k not in _CARD_ONLY_PARAMETERS}
     return params
@@ -147,11 +147,10 @@ def build_dir(
     user_sources: Sequence[Path] = (),
 ) -> Path:
     """The build directory of one parameter set."""
-    params = hdl_parameters(profile, overrides, toplevel)
-    if user_sources:
-        params = {**params, **dropin_defines(profile, overrides)}
-    key = {"params": params, "sources": [str(Path(f).resolve()) for f in user_sources]}
-    digest = hashlib.sha1(json.dumps(key if user_sources else params, sort_keys=True).encode())
+    key: dict[str, object] = {**hdl_parameters(profile, overrides, toplevel)}
+    if user_sources:  # a user's design: the drop-in's defines and which files it is
+        key = {**dropin_defines(profile, overrides), "sources": sorted(map(str, user_sources))}
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
     for header in sorted(
@@ -191,7 +190,7 @@ def build(
     runner = get_runner(sim)
     build_args: list[str] = []
     sources = hdl_sources(toplevel, user_sources)
-    defines: dict[str, object] = dict(dropin_defines(prof, overrides)) if user_sources else {}
+    defines: dict[str, object] = {**dropin_defines(prof, overrides)} if user_sources else {}
     # the text tracks (tb/annotate.py) of the card: bound in (Verilator) or a second root
     if waves and toplevel == TOPLEVEL:
         sources.append(TB_HDL_DIR / "pevb_annot.v")

@@ -221,7 +221,7 @@ assign pci_exp_txp = {LANES{1'b0}};
 assign pci_exp_txn = {LANES{1'b1}};
 wire unused_phy = ^{sys_clk, sys_clk_gt, sys_rst_n, pci_exp_rxp, pci_exp_rxn};
 
-wire                               user_clk, user_reset, hip_lnk_up;
+wire                               user_clk, user_reset;
 wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata, s_axis_rc_tdata, s_axis_cq_tdata, m_axis_cc_tdata;
 wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep, s_axis_rc_tkeep, s_axis_cq_tkeep, m_axis_cc_tkeep;
 wire                               m_axis_rq_tlast, m_axis_rq_tready, m_axis_rq_tvalid;
@@ -242,8 +242,6 @@ wire [31:0]                        cfg_interrupt_msi_int;
 wire                               cfg_interrupt_msi_sent, cfg_interrupt_msi_fail;
 wire [7:0]                         cfg_interrupt_msi_function_number;
 
-assign user_lnk_up = hip_lnk_up;
-
 pevb_hip_port #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
     .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
@@ -254,7 +252,7 @@ pevb_hip_port #(
 ) hip (
     .user_clk(user_clk),
     .user_reset(user_reset),
-    .user_lnk_up(hip_lnk_up),
+    .user_lnk_up(user_lnk_up),
     .m_axis_rq_tdata(m_axis_rq_tdata),
     .m_axis_rq_tkeep(m_axis_rq_tkeep),
     .m_axis_rq_tlast(m_axis_rq_tlast),

