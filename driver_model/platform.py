@@ -12,6 +12,11 @@ from typing import Protocol
 
 from .host import HostMemory
 
+# pci_alloc_irq_vectors flags (include/linux/pci.h): the kinds of interrupt a driver
+# accepts; MSI-X is tried before MSI
+PCI_IRQ_MSI = 1 << 1
+PCI_IRQ_MSIX = 1 << 2
+
 
 class Completion(Protocol):
     """``struct completion``: ``complete()`` wakes the waiter; ``reinit()`` re-arms it."""
@@ -58,12 +63,15 @@ class Platform(Protocol):
         """Enable bus mastering."""
         ...
 
-    async def pci_alloc_irq_vectors(self, min_vecs: int, max_vecs: int) -> int:
-        """Enable MSI with up to ``max_vecs`` vectors; the number granted (< 1: failure)."""
+    async def pci_alloc_irq_vectors(
+        self, min_vecs: int, max_vecs: int, flags: int = PCI_IRQ_MSI
+    ) -> int:
+        """Enable MSI-X or MSI (as ``flags`` allow, MSI-X first) with up to ``max_vecs``
+        vectors; the number granted (< 1: failure)."""
         ...
 
     def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
-        """Call ``handler()`` whenever MSI ``vector`` arrives."""
+        """Call ``handler()`` whenever interrupt vector ``vector`` arrives."""
         ...
 
     def irq_count(self, vector: int) -> int:

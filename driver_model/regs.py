@@ -327,12 +327,35 @@ DATA_WIDTH_ENCODING = {64: 0, 128: 1, 256: 2, 512: 3}
 CFG_BUS_FIELD = Field(8, 8)  # CFG_BUSDEV: the bus number
 CFG_SIZE_FIELD = Field(0, 3)  # CFG_MPS/MRRS/AXI_*: encoded 128 << n bytes
 CFG_MSI_FIELD = Field(0)  # CFG_MSI_ENABLE: MSI enabled by the host
+CFG_MSIX_FIELD = Field(1)  # CFG_MSI_ENABLE: MSI-X enabled by the host
 CFG_DATA_WIDTH_FIELD = Field(0, 3)
 # PG195 "Config PCIE Control": relaxed ordering on read requests (stored only here), 1 out
 # of reset as in PG195
 CFG_PCIE_CTRL_RELAXED_ORDERING = Field(0)
 CFG_PCIE_CONTROL_RESET = CFG_PCIE_CTRL_RELAXED_ORDERING.mask
 CFG_WR_FLUSH_TIMEOUT_FIELD = Field(0, 5)
+
+# --- MSI-X table and PBA (0x8000, PG195 "MSI-X Vector Table and PBA"; engines built with
+# MSI-X).  32 entries of 16 bytes in the DMA BAR, the pending bits at 0x8FE0 ----------------
+MSIX_VECTORS = 32
+MSIX_ENTRY_SIZE = 16
+MSIX_ADDR_LO = 0x0
+MSIX_ADDR_HI = 0x4
+MSIX_DATA = 0x8
+MSIX_CTRL = 0xC
+MSIX_CTRL_MASKED = Field(0)  # vector control: masked (1 out of reset)
+MSIX_PBA = 0xFE0  # pending bits of vectors 0-31 (0xFE4: the PBA's upper DWORD, zero)
+
+
+def msix_reg(vector: int, reg: int) -> int:
+    """Offset of a register of MSI-X table entry ``vector`` in the DMA BAR."""
+    if not 0 <= vector < MSIX_VECTORS:
+        raise ValueError(f"MSI-X vector {vector} out of range 0-{MSIX_VECTORS - 1}")
+    return block_base(Target.MSIX) + vector * MSIX_ENTRY_SIZE + reg
+
+
+MSIX_PBA_OFFSET = block_base(Target.MSIX) + MSIX_PBA
+
 
 # --- BAR0 user space -------------------------------------------------------------------
 USER_LED = 0x0
@@ -558,7 +581,7 @@ def register_table() -> list[RegInfo]:
         RegInfo(cfg_reg(CFG_MPS), "PCIe max payload size", "RO", None, "encoded, 128 << n"),
         RegInfo(cfg_reg(CFG_MRRS), "PCIe max read request size", "RO", None, "encoded"),
         RegInfo(cfg_reg(CFG_SYSTEM_ID), "system id", "RO", SYSTEM_ID_VALUE, ""),
-        RegInfo(cfg_reg(CFG_MSI_ENABLE), "MSI enable", "RO", None, "MSI [0]"),
+        RegInfo(cfg_reg(CFG_MSI_ENABLE), "MSI enable", "RO", None, "MSI [0], MSI-X [1]"),
         RegInfo(cfg_reg(CFG_DATA_WIDTH), "datapath width", "RO", None, "0:64 1:128 2:256 3:512"),
         RegInfo(
             cfg_reg(CFG_PCIE_CONTROL), "PCIe control", "RW", CFG_PCIE_CONTROL_RESET, "rlx ord [0]"
@@ -615,6 +638,23 @@ def register_table() -> list[RegInfo]:
         RegInfo(sgc_reg(SGC_CREDIT_MODE), "credit mode enable", "RW", 0, "stored"),
         RegInfo(sgc_reg(SGC_CREDIT_MODE_W1S), "credit mode enable W1S", "W1S", None, ""),
         RegInfo(sgc_reg(SGC_CREDIT_MODE_W1C), "credit mode enable W1C", "W1C", None, ""),
+        RegInfo(
+            msix_reg(0, MSIX_ADDR_LO),
+            "MSI-X vector 0 address low",
+            "RW",
+            0,
+            f"vector n at +{MSIX_ENTRY_SIZE}n (n < {MSIX_VECTORS}); built with MSI-X only",
+        ),
+        RegInfo(msix_reg(0, MSIX_ADDR_HI), "MSI-X vector 0 address high", "RW", 0, ""),
+        RegInfo(msix_reg(0, MSIX_DATA), "MSI-X vector 0 data", "RW", 0, ""),
+        RegInfo(
+            msix_reg(0, MSIX_CTRL),
+            "MSI-X vector 0 control",
+            "RW",
+            MSIX_CTRL_MASKED.mask,
+            "mask [0]: a masked vector's message waits in the PBA",
+        ),
+        RegInfo(MSIX_PBA_OFFSET, "MSI-X pending bit array", "RO", 0, "vector n pending [n]"),
     ]
     return sorted(rows, key=lambda r: r.offset)
 
@@ -788,6 +828,14 @@ def verilog_header() -> str:
             for i, off in enumerate(IRQ_CHAN_VECTOR):
                 define(f"IRQ_CHAN_VECTOR{i}", _lit(off, ADDR_REG.width))
 
+    section("MSI-X table (entry registers, entry size, vectors), the PBA, vector control")
+    for name in ("MSIX_ADDR_LO", "MSIX_ADDR_HI", "MSIX_DATA", "MSIX_CTRL"):
+        define(name, _lit(g[name], 4))
+    define("MSIX_ENTRY_SIZE", str(MSIX_ENTRY_SIZE))
+    define("MSIX_VECTORS", str(MSIX_VECTORS))
+    define("MSIX_PBA", _lit(MSIX_PBA, 12))
+    define("MSIX_CTRL_MASKED", str(MSIX_CTRL_MASKED.shift))
+
     section("channel control bits and writable mask; the poll-mode write-back word")
     flags("CTRL", Ctrl)
     define("CTRL_WRITABLE", _lit(CTRL_WRITABLE, 32))
@@ -827,6 +875,7 @@ def verilog_header() -> str:
     field("CFG_BUS_FIELD", CFG_BUS_FIELD)
     field("CFG_SIZE_FIELD", CFG_SIZE_FIELD)
     define("CFG_MSI_FIELD", str(CFG_MSI_FIELD.shift))
+    define("CFG_MSIX_FIELD", str(CFG_MSIX_FIELD.shift))
     field("CFG_DATA_WIDTH_FIELD", CFG_DATA_WIDTH_FIELD)
     width_enc = " : ".join(
         f"(w) == {w} ? {_lit(code, CFG_DATA_WIDTH_FIELD.width)}"

@@ -368,3 +368,52 @@ class XdmaUserIrq:
     async def pending(self) -> int:
         """Requests whose interrupt is enabled."""
         return await self.platform.ioread32(self.bar, regs.irq_reg(regs.IRQ_USER_INT_PEND))
+
+
+@dataclass(frozen=True)
+class MsixEntry:
+    """One entry of the engine's MSI-X table: where its message goes, what it carries,
+    and whether the vector is masked."""
+
+    address: int
+    data: int
+    masked: bool
+
+
+class XdmaMsix:
+    """The engine's MSI-X table and pending bit array in the DMA BAR (PG195: 32 entries at
+    0x8000, the PBA at 0x8FE0), as the kernel's MSI-X code programs them."""
+
+    def __init__(self, platform: Platform, bar: int = BAR_DMA) -> None:
+        self.platform = platform
+        self.bar = bar
+
+    async def entry(self, vector: int) -> MsixEntry:
+        """Read table entry ``vector``."""
+        p, b = self.platform, self.bar
+        lo = await p.ioread32(b, regs.msix_reg(vector, regs.MSIX_ADDR_LO))
+        hi = await p.ioread32(b, regs.msix_reg(vector, regs.MSIX_ADDR_HI))
+        data = await p.ioread32(b, regs.msix_reg(vector, regs.MSIX_DATA))
+        ctrl = await p.ioread32(b, regs.msix_reg(vector, regs.MSIX_CTRL))
+        return MsixEntry(hi << 32 | lo, data, bool(regs.MSIX_CTRL_MASKED.get(ctrl)))
+
+    async def program(self, vector: int, address: int, data: int) -> None:
+        """Write entry ``vector``'s message address (DWORD aligned) and data (flushed)."""
+        if address & 3:
+            raise ValueError(f"MSI-X message address {address:#x} is not DWORD aligned")
+        p, b = self.platform, self.bar
+        await p.iowrite32(b, regs.msix_reg(vector, regs.MSIX_ADDR_LO), address & 0xFFFFFFFF)
+        await p.iowrite32(b, regs.msix_reg(vector, regs.MSIX_ADDR_HI), address >> 32)
+        await p.iowrite32(b, regs.msix_reg(vector, regs.MSIX_DATA), data & 0xFFFFFFFF)
+        await p.ioread32(b, regs.msix_reg(vector, regs.MSIX_DATA))  # flush the writes
+
+    async def mask(self, vector: int, masked: bool = True) -> None:
+        """Mask (or unmask) ``vector``: a masked vector's messages wait in the PBA. The
+        write is flushed by a read, as Linux's MSI-X masking does."""
+        off = regs.msix_reg(vector, regs.MSIX_CTRL)
+        await self.platform.iowrite32(self.bar, off, regs.MSIX_CTRL_MASKED.put(int(masked)))
+        await self.platform.ioread32(self.bar, off)
+
+    async def pending(self) -> int:
+        """The pending bit array: bit n, vector n has a message waiting."""
+        return await self.platform.ioread32(self.bar, regs.MSIX_PBA_OFFSET)

@@ -40,6 +40,8 @@ module pevb_dma_top #
     // the engine's user interrupt inputs (1 to 16), ports of the card for the
     // testbench to drive as a user design would
     parameter USER_IRQS = 16,
+    // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
+    parameter MSIX = 0,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
     // completion timeout in user clock cycles
@@ -98,12 +100,23 @@ module pevb_dma_top #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
+    input  wire [3:0]                         cfg_interrupt_msix_enable,
+    input  wire [3:0]                         cfg_interrupt_msix_mask,
+    output wire [63:0]                        cfg_interrupt_msix_address,
+    output wire [31:0]                        cfg_interrupt_msix_data,
+    output wire                               cfg_interrupt_msix_int,
+    input  wire                               cfg_interrupt_msix_sent,
+    input  wire                               cfg_interrupt_msix_fail,
+
     /* User interrupts of the engine (driven by the testbench) */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
     // MSI enabled by the host, and the vectors it granted (log2)
     output wire                               msi_enable,
     output wire [2:0]                         msi_vector_width,
+    // MSI-X enabled by the host
+    output wire                               msix_enable,
 
     /* Stream channels n = 0-3, XDMA's port names (idle for memory-mapped or
        absent channels) */
@@ -208,6 +221,7 @@ pevb_xdma_ip #(
     .H2C_CHANNELS(H2C_CHANNELS),
     .C2H_CHANNELS(C2H_CHANNELS),
     .USER_IRQS(USER_IRQS),
+    .MSIX(MSIX),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
     .DESC_DEPTH(DESC_DEPTH),
@@ -250,12 +264,20 @@ pevb_xdma_ip #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
     .msi_enable(msi_enable),
     .msi_vector_width(msi_vector_width),
+    .msix_enable(msix_enable),
     .m_axis_h2c_tdata_0(m_axis_h2c_tdata_0),
     .m_axis_h2c_tkeep_0(m_axis_h2c_tkeep_0),
     .m_axis_h2c_tlast_0(m_axis_h2c_tlast_0),

@@ -11,8 +11,10 @@
  * Register file: the BAR1 DMA register space following the XDMA (PG195)
  * programming model for H2C_CHANNELS H2C and C2H_CHANNELS C2H channels:
  * channel, SGDMA, SGDMA common, IRQ and config blocks.  Also owns the channel
- * interrupt logic and the MSI sender on the hard IP's cfg_interrupt_msi_*
- * interface.  The channel buses hold 8 channels, index {direction, number}:
+ * interrupt logic and the message sender: MSI on the hard IP's
+ * cfg_interrupt_msi_* interface, or, when built with MSIX and the host enabled
+ * it, MSI-X from the table and pending bits at 0x8000 (PG195) on the hard IP's
+ * cfg_interrupt_msix_* interface (the table lives here, as in XDMA).  The channel buses hold 8 channels, index {direction, number}:
  * 0-3 H2C0-3, 4-7 C2H0-3; channels not built read as zero (identifiers too,
  * so a probe finds exactly the channels built).  Interrupt bits (channel
  * interrupt enable/request/pending, vector fields): H2C channels first, then
@@ -31,6 +33,8 @@ module pevb_regs #
     parameter C2H_STREAM = 0,
     // user interrupt inputs (1 to 16)
     parameter USER_IRQS = 1,
+    // build the MSI-X table and PBA (0 or 1)
+    parameter MSIX = 0,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
     parameter MSI_TIMEOUT_CYCLES = 65536
 )
@@ -78,7 +82,16 @@ module pevb_regs #
     input  wire [11:0]  cfg_interrupt_msi_mmenable,
     output wire [31:0]  cfg_interrupt_msi_int,
     input  wire         cfg_interrupt_msi_sent,
-    input  wire         cfg_interrupt_msi_fail
+    input  wire         cfg_interrupt_msi_fail,
+
+    /* MSI-X interface of the hard IP (the table is ours: PG213's external table) */
+    input  wire [3:0]   cfg_interrupt_msix_enable,
+    input  wire [3:0]   cfg_interrupt_msix_mask,
+    output wire [63:0]  cfg_interrupt_msix_address,
+    output wire [31:0]  cfg_interrupt_msix_data,
+    output wire         cfg_interrupt_msix_int,
+    input  wire         cfg_interrupt_msix_sent,
+    input  wire         cfg_interrupt_msix_fail
 );
 
 // register offsets, bits and masks come from pevb_regs.vh (generated from the Python
@@ -106,6 +119,10 @@ initial begin
     end
     if (USER_IRQS < 1 || USER_IRQS > 16) begin
         $error("Error: USER_IRQS must be 1 to 16 (instance %m)");
+        $finish;
+    end
+    if (MSIX != 0 && MSIX != 1) begin
+        $error("Error: MSIX must be 0 or 1 (instance %m)");
         $finish;
     end
 end
@@ -147,15 +164,32 @@ reg [31:0] chan_vec_reg [0:1];
 reg pcie_ro_reg;
 reg [`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] wr_flush_timeout_reg;
 
-// MSI sender
+// MSI-X table (PG195: 32 entries, address and data 0 and every vector masked out of
+// reset) and pending bits; written only when built with MSIX
+localparam NV = `PEVB_MSIX_VECTORS;
+reg [31:2] msix_addr_lo_mem [0:NV-1];
+reg [31:0] msix_addr_hi_mem [0:NV-1];
+reg [31:0] msix_data_mem [0:NV-1];
+reg [NV-1:0] msix_masked_reg;
+reg [NV-1:0] msix_pba_reg;
+
+// message sender
 reg [1:0] msi_state_reg;
 reg [NIRQ-1:0] msi_pending_reg;
 reg [31:0] msi_int_reg;
+reg msix_int_reg;
+reg [63:0] msix_address_reg;
+reg [31:0] msix_data_reg;
 reg [16:0] msi_timer_reg;
 
-// Power-up value (FPGA register INIT): the hard IP samples cfg_interrupt_msi_int every
-// cycle, including the cycles before the first reset edge.
-initial msi_int_reg = 32'd0;
+// Power-up values (FPGA register INIT): the hard IP samples cfg_interrupt_msi_int and
+// the cfg_interrupt_msix_* outputs every cycle, including before the first reset edge.
+initial begin
+    msi_int_reg = 32'd0;
+    msix_int_reg = 1'b0;
+    msix_address_reg = 64'd0;
+    msix_data_reg = 32'd0;
+end
 
 wire [31:0] wmask = {{8{reg_req_be[3]}}, {8{reg_req_be[2]}}, {8{reg_req_be[1]}}, {8{reg_req_be[0]}}};
 wire [31:0] wbits = reg_req_wdata & wmask;
@@ -195,6 +229,13 @@ wire sgdma_tgt = tgt == `PEVB_TGT_H2C_SGDMA || tgt == `PEVB_TGT_C2H_SGDMA;
 wire [2:0] ch_sel = {tgt[0], chn[1:0]};
 wire ch_hit = bar1 && chn[3:2] == 2'd0 && present(ch_sel) && (chan_tgt || sgdma_tgt);
 
+// MSI-X table entry (0x8000 + 16 * entry) or the PBA's low DWORD (0x8FE0)
+wire msix_tgt = MSIX != 0 && bar1 && tgt == `PEVB_TGT_MSIX;
+wire msix_entry_hit = msix_tgt && reg_req_addr[11:9] == 3'd0;
+wire [4:0] msix_entry = reg_req_addr[8:4];
+wire [3:0] msix_ofs = {reg_req_addr[3:2], 2'b00};
+wire msix_pba_hit = msix_tgt && {reg_req_addr[11:2], 2'b00} == `PEVB_MSIX_PBA;
+
 wire [2:0] mps_enc = cfg_max_payload;
 wire [2:0] mrrs_enc = cfg_max_read_req;
 wire [2:0] width_enc = `PEVB_DATA_WIDTH_ENC(AXIS_PCIE_DATA_WIDTH);
@@ -226,6 +267,9 @@ generate
     end
 endgenerate
 assign cfg_interrupt_msi_int = msi_int_reg;
+assign cfg_interrupt_msix_int = msix_int_reg;
+assign cfg_interrupt_msix_address = msix_address_reg;
+assign cfg_interrupt_msix_data = msix_data_reg;
 
 // the addressed channel is a stream (identifier bit 15)
 localparam [7:0] STREAM_MASK = {C2H_STREAM[3:0], H2C_STREAM[3:0]};
@@ -307,13 +351,25 @@ always @* begin
                 `PEVB_CFG_MPS, `PEVB_CFG_AXI_MPS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mps_enc;
                 `PEVB_CFG_MRRS, `PEVB_CFG_AXI_MRRS: reg_rd_data[`PEVB_CFG_SIZE_FIELD] = mrrs_enc;
                 `PEVB_CFG_SYSTEM_ID: reg_rd_data = `PEVB_SYSTEM_ID_VALUE;
-                `PEVB_CFG_MSI_ENABLE: reg_rd_data[`PEVB_CFG_MSI_FIELD] = cfg_interrupt_msi_enable[0];
+                `PEVB_CFG_MSI_ENABLE: begin
+                    reg_rd_data[`PEVB_CFG_MSI_FIELD] = cfg_interrupt_msi_enable[0];
+                    reg_rd_data[`PEVB_CFG_MSIX_FIELD] = MSIX != 0 && cfg_interrupt_msix_enable[0];
+                end
                 `PEVB_CFG_DATA_WIDTH: reg_rd_data[`PEVB_CFG_DATA_WIDTH_FIELD] = width_enc;
                 `PEVB_CFG_PCIE_CONTROL: reg_rd_data[`PEVB_CFG_PCIE_CTRL_RELAXED_ORDERING] = pcie_ro_reg;
                 `PEVB_CFG_WR_FLUSH_TIMEOUT:
                     reg_rd_data[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] = wr_flush_timeout_reg;
                 default: reg_rd_data = 32'd0;
             endcase
+        end else if (msix_entry_hit) begin
+            case (msix_ofs)
+                `PEVB_MSIX_ADDR_LO: reg_rd_data = {msix_addr_lo_mem[msix_entry], 2'b00};
+                `PEVB_MSIX_ADDR_HI: reg_rd_data = msix_addr_hi_mem[msix_entry];
+                `PEVB_MSIX_DATA: reg_rd_data = msix_data_mem[msix_entry];
+                default: reg_rd_data[`PEVB_MSIX_CTRL_MASKED] = msix_masked_reg[msix_entry];
+            endcase
+        end else if (msix_pba_hit) begin
+            reg_rd_data = msix_pba_reg;
         end
     end
 end
@@ -410,6 +466,15 @@ always @(posedge clk) begin
         endcase
     end
 
+    if (wr && msix_entry_hit) begin
+        case (msix_ofs)
+            `PEVB_MSIX_ADDR_LO: msix_addr_lo_mem[msix_entry] <= (msix_addr_lo_mem[msix_entry] & ~wmask[31:2]) | (reg_req_wdata[31:2] & wmask[31:2]);
+            `PEVB_MSIX_ADDR_HI: msix_addr_hi_mem[msix_entry] <= merge(msix_addr_hi_mem[msix_entry], reg_req_wdata, wmask);
+            `PEVB_MSIX_DATA: msix_data_mem[msix_entry] <= merge(msix_data_mem[msix_entry], reg_req_wdata, wmask);
+            default: if (reg_req_be[0]) msix_masked_reg[msix_entry] <= reg_req_wdata[`PEVB_MSIX_CTRL_MASKED];
+        endcase
+    end
+
     // channels not built keep their reset values
     for (c = 0; c < 8; c = c + 1) begin
         if (rst || !present(c[2:0])) begin
@@ -439,18 +504,28 @@ always @(posedge clk) begin
         // relaxed ordering enabled out of reset (PG195 PCIE Control register)
         pcie_ro_reg <= 1'b1;
         wr_flush_timeout_reg <= 0;
+        for (c = 0; c < NV; c = c + 1) begin
+            msix_addr_lo_mem[c] <= 30'd0;
+            msix_addr_hi_mem[c] <= 32'd0;
+            msix_data_mem[c] <= 32'd0;
+        end
+        msix_masked_reg <= {NV{1'b1}};
     end
 end
 
-// MSI sender.  Channel interrupts: one message per new enabled interrupt event
-// (coalesced while one is pending for the same channel), and one when a
+// Message sender.  Channel interrupts: one message per new enabled interrupt
+// event (coalesced while one is pending for the same channel), and one when a
 // channel's interrupt enable is set while its source is already active.  User
 // interrupts (PG195): a request held high is sent once its enable bit is set,
 // and usr_irq_ack pulses for a cycle when the hard IP has taken the message
 // (sent, failed, or no answer within MSI_TIMEOUT_CYCLES); the request must
 // then fall before it can interrupt again.  Pending sources are served
 // round-robin, each with the vector its field of the channel or user vector
-// registers holds.
+// registers holds.  MSI-X, when enabled, takes precedence over MSI (the host
+// enables one of them): the vector is the table entry; a message for a masked
+// entry (or while the function is masked) sets the entry's pending bit and is
+// sent when the entry is unmasked, before any new message (a user interrupt
+// is acknowledged when its message is logged pending).
 reg [NIRQ-1:0] chan_int_en_d_reg;
 wire [NIRQ-1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
 wire [2:0] msi_mme = cfg_interrupt_msi_mmenable[2:0];
@@ -462,13 +537,33 @@ reg [NU-1:0] usr_sending_reg;
 wire [NU-1:0] usr_pending = usr_irq_req & user_int_en_reg & ~usr_done_reg & ~usr_sending_reg;
 assign usr_irq_ack = usr_ack_reg;
 
-// registers are DWORDs; only physical function 0 has MSI
+// registers are DWORDs; only physical function 0 has MSI and MSI-X
 wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
-                     cfg_interrupt_msi_mmenable[11:3]};
+                     cfg_interrupt_msi_mmenable[11:3], cfg_interrupt_msix_enable[3:1],
+                     cfg_interrupt_msix_mask[3:1]};
 wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
 
+wire msix_on = MSIX != 0 && cfg_interrupt_msix_enable[0];
+wire msi_on = !msix_on && cfg_interrupt_msi_enable[0];
+wire msix_fmask = cfg_interrupt_msix_mask[0];
+
+// MSI-X entries whose pending message may go now, and the lowest of them
+wire [NV-1:0] pba_ready = msix_pba_reg & ~msix_masked_reg & {NV{!msix_fmask}};
+wire pba_go = msix_on && pba_ready != {NV{1'b0}};
+reg [4:0] pba_vec;
+integer pv;
+always @* begin
+    pba_vec = 5'd0;
+    for (pv = NV - 1; pv >= 0; pv = pv - 1) begin
+        if (pba_ready[pv]) begin
+            pba_vec = pv[4:0];
+        end
+    end
+end
+
 wire [NSRC-1:0] msi_req = {usr_pending, msi_pending_reg};
-wire msi_send = msi_state_reg == MSI_IDLE && cfg_interrupt_msi_enable[0] && msi_req != {NSRC{1'b0}};
+wire msi_send = msi_state_reg == MSI_IDLE && (msi_on || msix_on) && !pba_go &&
+                msi_req != {NSRC{1'b0}};
 wire msi_sel_valid;
 wire [SRC_IDX_W-1:0] msi_sel;
 wire [NSRC-1:0] msi_sel_mask;
@@ -477,7 +572,11 @@ wire [NSRC-1:0] msi_sel_mask;
 wire msi_sel_user = msi_sel >= NIRQ_W;
 wire [SRC_IDX_W-1:0] msi_field = msi_sel_user ? msi_sel - NIRQ_W : msi_sel;
 wire [31:0] msi_vec_word = msi_sel_user ? user_vec_reg[msi_field[3:2]] : chan_vec_reg[msi_field[2]];
-wire [4:0] msi_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH] & msi_vec_mask;
+wire [4:0] sel_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH];
+wire [4:0] msi_vec = sel_vec & msi_vec_mask;
+wire sel_masked = msix_masked_reg[sel_vec] || msix_fmask;
+// the MSI-X entry of the next message: a pending one first
+wire [4:0] msix_vec = pba_go ? pba_vec : sel_vec;
 wire unused_msi_sel = ^{msi_sel_valid, msi_field[4]};
 
 pevb_rr_arb #(
@@ -494,11 +593,14 @@ pevb_rr_arb #(
 );
 
 wire msi_done = msi_state_reg == MSI_WAIT &&
-                (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail || msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]);
+                (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail ||
+                 cfg_interrupt_msix_sent || cfg_interrupt_msix_fail ||
+                 msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]);
 
 always @(posedge clk) begin
     chan_int_en_d_reg <= chan_int_en_reg;
     msi_int_reg <= 32'd0;
+    msix_int_reg <= 1'b0;
     usr_ack_reg <= {NU{1'b0}};
     // a request that fell may interrupt again
     usr_done_reg <= usr_done_reg & usr_irq_req;
@@ -506,15 +608,36 @@ always @(posedge clk) begin
     case (msi_state_reg)
         MSI_IDLE: begin
             msi_pending_reg <= msi_pending_reg | msi_trigger;
-            if (!cfg_interrupt_msi_enable[0]) begin
-                // MSI disabled by the host: nothing can be sent, nothing is queued
+            if (!msi_on && !msix_on) begin
+                // messages disabled by the host: nothing can be sent, nothing is queued
                 msi_pending_reg <= {NIRQ{1'b0}};
-            end else if (msi_send) begin
-                msi_int_reg <= 32'd1 << msi_vec;
-                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
-                usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
+            end else if (pba_go) begin
+                // a pending MSI-X entry was unmasked
+                msix_int_reg <= 1'b1;
+                msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
+                msix_data_reg <= msix_data_mem[msix_vec];
+                msix_pba_reg[msix_vec] <= 1'b0;
                 msi_timer_reg <= 17'd0;
                 msi_state_reg <= MSI_WAIT;
+            end else if (msi_send) begin
+                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
+                if (msix_on && sel_masked) begin
+                    // logged in the PBA; a user interrupt is taken
+                    msix_pba_reg[msix_vec] <= 1'b1;
+                    usr_ack_reg <= msi_sel_mask[NSRC-1:NIRQ];
+                    usr_done_reg <= (usr_done_reg & usr_irq_req) | msi_sel_mask[NSRC-1:NIRQ];
+                end else begin
+                    if (msix_on) begin
+                        msix_int_reg <= 1'b1;
+                        msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
+                        msix_data_reg <= msix_data_mem[msix_vec];
+                    end else begin
+                        msi_int_reg <= 32'd1 << msi_vec;
+                    end
+                    usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
+                    msi_timer_reg <= 17'd0;
+                    msi_state_reg <= MSI_WAIT;
+                end
             end
         end
         MSI_WAIT: begin
@@ -535,6 +658,10 @@ always @(posedge clk) begin
         msi_state_reg <= MSI_IDLE;
         msi_pending_reg <= {NIRQ{1'b0}};
         msi_int_reg <= 32'd0;
+        msix_int_reg <= 1'b0;
+        msix_address_reg <= 64'd0;
+        msix_data_reg <= 32'd0;
+        msix_pba_reg <= {NV{1'b0}};
         msi_timer_reg <= 17'd0;
         usr_done_reg <= {NU{1'b0}};
         usr_ack_reg <= {NU{1'b0}};

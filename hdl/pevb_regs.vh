@@ -104,6 +104,16 @@
 `define PEVB_CFG_AXI_MRRS 8'h44
 `define PEVB_CFG_WR_FLUSH_TIMEOUT 8'h60
 
+// MSI-X table (entry registers, entry size, vectors), the PBA, vector control
+`define PEVB_MSIX_ADDR_LO 4'd0
+`define PEVB_MSIX_ADDR_HI 4'd4
+`define PEVB_MSIX_DATA 4'd8
+`define PEVB_MSIX_CTRL 4'd12
+`define PEVB_MSIX_ENTRY_SIZE 16
+`define PEVB_MSIX_VECTORS 32
+`define PEVB_MSIX_PBA 12'hFE0
+`define PEVB_MSIX_CTRL_MASKED 0
+
 // channel control bits and writable mask; the poll-mode write-back word
 `define PEVB_CTRL_RUN 0
 `define PEVB_CTRL_IE_DESC_STOPPED 1
@@ -176,6 +186,7 @@
 `define PEVB_CFG_SIZE_FIELD 2:0
 `define PEVB_CFG_SIZE_FIELD_LSB 0
 `define PEVB_CFG_MSI_FIELD 0
+`define PEVB_CFG_MSIX_FIELD 1
 `define PEVB_CFG_DATA_WIDTH_FIELD 2:0
 `define PEVB_CFG_DATA_WIDTH_FIELD_LSB 0
 `define PEVB_DATA_WIDTH_ENC(w) ((w) == 64 ? 3'd0 : (w) == 128 ? 3'd1 : (w) == 256 ? 3'd2 : (w) == 512 ? 3'd3 : 3'd7)

@@ -43,6 +43,8 @@ module pevb_xdma #
     parameter C2H_STREAM = 0,
     // user interrupt inputs (1 to 16, PG195's NUM_USR_IRQ)
     parameter USER_IRQS = 1,
+    // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
+    parameter MSIX = 0,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -103,6 +105,15 @@ module pevb_xdma #
     input  wire                               cfg_interrupt_msi_sent,
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
+
+    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
+    input  wire [3:0]                         cfg_interrupt_msix_enable,
+    input  wire [3:0]                         cfg_interrupt_msix_mask,
+    output wire [63:0]                        cfg_interrupt_msix_address,
+    output wire [31:0]                        cfg_interrupt_msix_data,
+    output wire                               cfg_interrupt_msix_int,
+    input  wire                               cfg_interrupt_msix_sent,
+    input  wire                               cfg_interrupt_msix_fail,
 
     /* User interrupts: hold a request high until its ack pulses */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
@@ -349,7 +360,8 @@ pevb_regs #(
     .C2H_CHANNELS(NC),
     .H2C_STREAM(H2C_ST),
     .C2H_STREAM(C2H_ST),
-    .USER_IRQS(USER_IRQS)
+    .USER_IRQS(USER_IRQS),
+    .MSIX(MSIX)
 ) regs_inst (
     .clk(clk),
     .rst(rst),
@@ -379,7 +391,14 @@ pevb_regs #(
     .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
     .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
-    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail)
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
 );
 
 /*

@@ -41,6 +41,8 @@ module pevb_xdma_ip #
     parameter C2H_STREAM = 0,
     // user interrupt inputs, 1 to 16 (NUM_USR_IRQ)
     parameter USER_IRQS = 1,
+    // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
+    parameter MSIX = 0,
     // read tags an H2C channel may hold for data at once (1 to 32)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
@@ -102,6 +104,15 @@ module pevb_xdma_ip #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
+    input  wire [3:0]                         cfg_interrupt_msix_enable,
+    input  wire [3:0]                         cfg_interrupt_msix_mask,
+    output wire [63:0]                        cfg_interrupt_msix_address,
+    output wire [31:0]                        cfg_interrupt_msix_data,
+    output wire                               cfg_interrupt_msix_int,
+    input  wire                               cfg_interrupt_msix_sent,
+    input  wire                               cfg_interrupt_msix_fail,
+
 
     /* Clock and reset of the user side (the hard IP's user clock) */
     output wire                               axi_aclk,
@@ -113,6 +124,8 @@ module pevb_xdma_ip #
     // MSI enabled by the host, and the vectors it granted (log2)
     output wire                               msi_enable,
     output wire [2:0]                         msi_vector_width,
+    // MSI-X enabled by the host
+    output wire                               msix_enable,
 
     /* AXI4 memory-mapped master (DMA data) */
     output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
@@ -231,6 +244,7 @@ assign axi_aclk = user_clk;
 assign axi_aresetn = !user_reset;
 assign msi_enable = cfg_interrupt_msi_enable[0];
 assign msi_vector_width = cfg_interrupt_msi_mmenable[2:0];
+assign msix_enable = MSIX != 0 && cfg_interrupt_msix_enable[0];
 
 /* the engine's channel vectors, four channels each way (absent ones idle) */
 wire [4*DW-1:0] h2c_tdata;
@@ -290,7 +304,8 @@ generate
                             c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
     end
 endgenerate
-wire unused_msi = ^{cfg_interrupt_msi_enable[3:1], cfg_interrupt_msi_mmenable[11:3]};
+wire unused_msi = ^{cfg_interrupt_msi_enable[3:1], cfg_interrupt_msi_mmenable[11:3],
+                    cfg_interrupt_msix_enable[3:1]};
 
 pevb_xdma #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
@@ -304,6 +319,7 @@ pevb_xdma #(
     .H2C_CHANNELS(H2C_CHANNELS),
     .C2H_CHANNELS(C2H_CHANNELS),
     .USER_IRQS(USER_IRQS),
+    .MSIX(MSIX),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
@@ -347,6 +363,13 @@ pevb_xdma #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),

@@ -91,6 +91,7 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_H2C_STREAM": p.h2c_stream,
         "PEVB_XDMA_C2H_STREAM": p.c2h_stream,
         "PEVB_XDMA_USR_IRQ": p.extra.get("USER_IRQS", 1),
+        "PEVB_XDMA_MSIX": p.msix,
     }
 
 

@@ -76,7 +76,16 @@ module pevb_hip_port #
     input  wire [31:0]                        cfg_interrupt_msi_int,
     output reg                                cfg_interrupt_msi_sent,
     output reg                                cfg_interrupt_msi_fail,
-    input  wire [7:0]                         cfg_interrupt_msi_function_number
+    input  wire [7:0]                         cfg_interrupt_msi_function_number,
+
+    /* MSI-X */
+    output reg  [3:0]                         cfg_interrupt_msix_enable,
+    output reg  [3:0]                         cfg_interrupt_msix_mask,
+    input  wire [63:0]                        cfg_interrupt_msix_address,
+    input  wire [31:0]                        cfg_interrupt_msix_data,
+    input  wire                               cfg_interrupt_msix_int,
+    output reg                                cfg_interrupt_msix_sent,
+    output reg                                cfg_interrupt_msix_fail
     /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_on UNDRIVEN */
 );

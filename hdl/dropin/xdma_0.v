@@ -22,14 +22,15 @@
  *                            streams; PEVB_XDMA_H2C_STREAM/_C2H_STREAM masks
  *                            choose per channel, which XDMA cannot)
  *   PEVB_XDMA_USR_IRQ        xdma_num_usr_irq (1-16)
+ *   PEVB_XDMA_MSIX           pf0_msix_enabled (0, 1: the MSI-X table and PBA
+ *                            at 0x8000 of the DMA BAR, 32 vectors)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
  * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n), descriptor
- * bypass, the AXI-Lite slave and bridge ports, and MSI-X (msix_enable) are not
- * modelled.
+ * bypass, and the AXI-Lite slave and bridge ports are not modelled.
  */
 
 `ifndef PEVB_XDMA_MODULE
@@ -59,6 +60,9 @@
 `ifndef PEVB_XDMA_USR_IRQ
 `define PEVB_XDMA_USR_IRQ 1
 `endif
+`ifndef PEVB_XDMA_MSIX
+`define PEVB_XDMA_MSIX 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -79,6 +83,7 @@ module `PEVB_XDMA_MODULE #
     parameter H2C_STREAM = `PEVB_XDMA_H2C_STREAM & ((1 << H2C_CHANNELS) - 1),
     parameter C2H_STREAM = `PEVB_XDMA_C2H_STREAM & ((1 << C2H_CHANNELS) - 1),
     parameter USER_IRQS = `PEVB_XDMA_USR_IRQ,
+    parameter MSIX = `PEVB_XDMA_MSIX,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
     parameter CPL_TIMEOUT_CYCLES = 131072
@@ -104,6 +109,8 @@ module `PEVB_XDMA_MODULE #
     // MSI enabled by the host, and the vectors it granted (log2)
     output wire                               msi_enable,
     output wire [2:0]                         msi_vector_width,
+    // MSI-X enabled by the host
+    output wire                               msix_enable,
 
     /* AXI4 memory-mapped master (DMA data) */
     output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
@@ -241,6 +248,10 @@ wire [11:0]                        cfg_interrupt_msi_mmenable;
 wire [31:0]                        cfg_interrupt_msi_int;
 wire                               cfg_interrupt_msi_sent, cfg_interrupt_msi_fail;
 wire [7:0]                         cfg_interrupt_msi_function_number;
+wire [3:0]                         cfg_interrupt_msix_enable, cfg_interrupt_msix_mask;
+wire [63:0]                        cfg_interrupt_msix_address;
+wire [31:0]                        cfg_interrupt_msix_data;
+wire                               cfg_interrupt_msix_int, cfg_interrupt_msix_sent, cfg_interrupt_msix_fail;
 
 pevb_hip_port #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
@@ -287,7 +298,14 @@ pevb_hip_port #(
     .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
-    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number)
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
 );
 
 pevb_xdma_ip #(
@@ -304,6 +322,7 @@ pevb_xdma_ip #(
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
     .USER_IRQS(USER_IRQS),
+    .MSIX(MSIX),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
@@ -345,12 +364,20 @@ pevb_xdma_ip #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .msi_enable(msi_enable),
     .msi_vector_width(msi_vector_width),
+    .msix_enable(msix_enable),
     .m_axi_awid(m_axi_awid),
     .m_axi_awaddr(m_axi_awaddr),
     .m_axi_awlen(m_axi_awlen),

@@ -25,16 +25,23 @@ FAST_CFG = {
     "cfg_max_read_req",
     "cfg_bus_number",
     "cfg_config_space_enable",
+    "user_lnk_up",
     "cfg_interrupt_msi_enable",
     "cfg_interrupt_msi_mmenable",
     "cfg_interrupt_msi_int",
     "cfg_interrupt_msi_sent",
     "cfg_interrupt_msi_fail",
     "cfg_interrupt_msi_function_number",
+    "cfg_interrupt_msix_enable",
+    "cfg_interrupt_msix_mask",
+    "cfg_interrupt_msix_address",
+    "cfg_interrupt_msix_data",
+    "cfg_interrupt_msix_int",
+    "cfg_interrupt_msix_sent",
+    "cfg_interrupt_msix_fail",
 }
 BASE_CFG = FAST_CFG | {
     "cfg_phy_link_down",
-    "user_lnk_up",
     "cfg_phy_link_status",
     "cfg_negotiated_width",
     "cfg_current_speed",
@@ -47,13 +54,6 @@ BASE_CFG = FAST_CFG | {
     "cfg_interrupt_msi_pending_status",
     "cfg_interrupt_msi_pending_status_data_enable",
     "cfg_interrupt_msi_pending_status_function_num",
-    "cfg_interrupt_msix_address",
-    "cfg_interrupt_msix_data",
-    "cfg_interrupt_msix_enable",
-    "cfg_interrupt_msix_int",
-    "cfg_interrupt_msix_mask",
-    "cfg_interrupt_msix_sent",
-    "cfg_interrupt_msix_fail",
     "sys_reset",
 }
 CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
@@ -133,6 +133,8 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         if self.cfg_config_space_enable is not None:
             self.config_space_enable = bool(self.cfg_config_space_enable.value)
         outputs = (
+            # (no sys_reset input on the fast path: the link is up from the start)
+            (self.user_lnk_up, lambda: 1),
             (self.cfg_max_payload, lambda: f0.pcie_cap.max_payload_size & 3),
             (self.cfg_max_read_req, lambda: f0.pcie_cap.max_read_request_size),
             (self.cfg_bus_number, lambda: self.bus_num),
@@ -151,6 +153,22 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
                     for k in range(min(len(self.functions), 2))
                 ),
             ),
+            (
+                self.cfg_interrupt_msix_enable,
+                lambda: sum(
+                    1 << k
+                    for k in range(min(len(self.functions), 4))
+                    if self.functions[k].msix_cap.msix_enable
+                ),
+            ),
+            (
+                self.cfg_interrupt_msix_mask,
+                lambda: sum(
+                    1 << k
+                    for k in range(min(len(self.functions), 4))
+                    if self.functions[k].msix_cap.msix_function_mask
+                ),
+            ),
         )
         for signal, value in outputs:
             if signal is not None:
@@ -162,44 +180,64 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             return
         edge = RisingEdge(self.user_clk)
         msi = self.cfg_interrupt_msi_int
-        pulse = False  # cfg_interrupt_msi_sent is high for this one cycle
-        if self.cfg_interrupt_msi_fail is not None:
-            self.cfg_interrupt_msi_fail.value = 0
+        msix = self.cfg_interrupt_msix_int
+        raised = []  # sent/fail outputs high for this one cycle
+        for out in (self.cfg_interrupt_msi_fail, self.cfg_interrupt_msix_fail):
+            if out is not None:
+                out.value = 0
         while True:
             await edge
             self._cfg_changed.clear()
             self._drive_cfg()
-            if pulse and self.cfg_interrupt_msi_sent is not None:
-                self.cfg_interrupt_msi_sent.value = 0
-            pulse = False
+            for out in raised:
+                out.value = 0
+            raised = []
             msi_int = int(msi.value) if msi is not None else 0
-            if msi_int:
-                bits = [i for i in range(32) if msi_int >> i & 1]
+            msix_int = int(msix.value) if msix is not None else 0
+            if msi_int or msix_int:
                 fn = (
                     int(self.cfg_interrupt_msi_function_number.value)
                     if self.cfg_interrupt_msi_function_number is not None
                     else 0
                 )
-                if len(bits) == 1 and fn < len(self.functions):
-                    self.log.info("Issue MSI interrupt (index %d)", bits[0])
-                    issued = get_sim_time("step")
-                    await self.functions[fn].msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
-                    if get_sim_time("step") != issued:
-                        # the message waited for the link: raise sent on a clock edge, as
-                        # every other write of this loop, so that it is high for exactly
-                        # one edge whatever order the simulator runs the edge's writes in
-                        await edge
-                    if self.cfg_interrupt_msi_sent is not None:
-                        self.cfg_interrupt_msi_sent.value = 1
-                        pulse = True
+                issued = get_sim_time("step")
+                out = await self._issue(fn, msi_int, msix_int)
+                if get_sim_time("step") != issued:
+                    # the message waited for the link: raise sent on a clock edge, as
+                    # every other write of this loop, so that it is high for exactly one
+                    # edge whatever order the simulator runs the edge's writes in
+                    await edge
+                if out is not None:
+                    out.value = 1
+                    raised.append(out)
                 continue  # sampled on every edge while it is not zero
-            if pulse:
+            if raised:
                 continue
             # idle: until the RTL raises an interrupt or the host touches config space
-            if msi is not None:
-                await First(self._cfg_changed.wait(), msi.value_change)
-            else:
-                await self._cfg_changed.wait()
+            waits = [self._cfg_changed.wait()]
+            waits += [sig.value_change for sig in (msi, msix) if sig is not None]
+            await First(*waits)
+
+    async def _issue(self, fn: int, msi_int: int, msix_int: int):
+        """Send the message the RTL asked for; the output that answers (sent or fail)."""
+        if fn >= len(self.functions):
+            return None
+        func = self.functions[fn]
+        if msix_int:
+            if not func.msix_cap.msix_enable:
+                self.log.warning("MSI-X interrupt requested with MSI-X disabled")
+                return self.cfg_interrupt_msix_fail
+            addr = int(self.cfg_interrupt_msix_address.value)
+            data = int(self.cfg_interrupt_msix_data.value)
+            self.log.info("Issue MSI-X interrupt (addr 0x%08x, data 0x%08x)", addr, data)
+            await func.msix_cap.issue_msix_interrupt(addr, data, attr=TlpAttr(0))
+            return self.cfg_interrupt_msix_sent
+        bits = [i for i in range(32) if msi_int >> i & 1]
+        if len(bits) != 1:
+            return None
+        self.log.info("Issue MSI interrupt (index %d)", bits[0])
+        await func.msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
+        return self.cfg_interrupt_msi_sent
 
     async def _run_rq_seq_num_logic(self) -> None:
         if self.pcie_rq_seq_num0 is not None or getattr(self, "pcie_rq_seq_num1", None):

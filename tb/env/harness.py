@@ -141,10 +141,11 @@ class Harness:
         return buf.get_absolute_address(0), data
 
 
-async def setup(dut, **tb_kwargs) -> Harness:
-    """Boot a TB (keywords go to :class:`TB`) with the function bound, and its harness."""
+async def setup(dut, irq: str = "msi", **tb_kwargs) -> Harness:
+    """Boot a TB (keywords go to :class:`TB`) with the function bound on ``irq`` ("msi"
+    or "msix"), and its harness."""
     tb = TB(dut, **tb_kwargs)
-    await tb.init()
+    await tb.init(irq=irq)
     return Harness(tb)
 
 

@@ -19,6 +19,7 @@ from cocotb.utils import get_sim_time
 from cuda_model import PeerDevice
 from driver_model.host import PAGE_SIZE, HostMemory, UserProcess
 from driver_model.picoevb import DriverConfig, PicoevbFile, PicoevbRdma
+from driver_model.platform import PCI_IRQ_MSI, PCI_IRQ_MSIX
 from driver_model.regs import BAR_DMA, BAR_USER
 
 from .system import MSI_VECTORS, TB
@@ -106,8 +107,16 @@ class TbPlatform:
     async def pci_set_master(self) -> None:
         await self.tb.pci.set_master()
 
-    async def pci_alloc_irq_vectors(self, min_vecs: int, max_vecs: int) -> int:
-        return await self.tb.enable_msi(min_vecs, min(max_vecs, MSI_VECTORS))
+    async def pci_alloc_irq_vectors(
+        self, min_vecs: int, max_vecs: int, flags: int = PCI_IRQ_MSI
+    ) -> int:
+        max_vecs = min(max_vecs, MSI_VECTORS)
+        nvec = -1
+        if flags & PCI_IRQ_MSIX and self.tb.profile.msix:
+            nvec = await self.tb.enable_msi(min_vecs, max_vecs, msix=True)
+        if nvec < 1 and flags & PCI_IRQ_MSI:
+            nvec = await self.tb.enable_msi(min_vecs, max_vecs)
+        return nvec
 
     def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
         self.tb.irq_handlers[vector].append(handler)

@@ -22,6 +22,7 @@ _FIELDS = {
     "C2H_STREAM": "c2h_stream",
     "DESC_DEPTH": "desc_depth",
     "CPL_TIMEOUT_CYCLES": "cpl_timeout_cycles",
+    "MSIX": "msix",
 }
 
 
@@ -46,6 +47,8 @@ class Profile:
     c2h_stream: int = 0
     desc_depth: int = 8
     cpl_timeout_cycles: int = 131072
+    # the MSI-X table and PBA (PG195) built into the engine, and the capability offered
+    msix: int = 0
     extra: dict[str, int] = field(default_factory=dict)
 
     def hdl_parameters(self) -> dict[str, int]:

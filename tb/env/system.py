@@ -20,7 +20,16 @@ from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
-from driver_model.regs import BAR_DMA, BAR_DMA_SIZE, BAR_USER, BAR_USER_SIZE
+from driver_model.regs import (
+    BAR_DMA,
+    BAR_DMA_SIZE,
+    BAR_USER,
+    BAR_USER_SIZE,
+    MSIX_PBA_OFFSET,
+    MSIX_VECTORS,
+    Target,
+    block_base,
+)
 
 from .faults import FaultInjector
 from .gpu_endpoint import make_gpu_device
@@ -147,6 +156,13 @@ class TB:
             enable_extended_configuration=False,
             pf0_msi_enable=True,
             pf0_msi_count=MSI_VECTORS,
+            # the engine's MSI-X table and PBA in the DMA BAR (PG195), when built with them
+            pf0_msix_enable=bool(p.msix),
+            pf0_msix_table_size=MSIX_VECTORS - 1,
+            pf0_msix_table_bir=BAR_DMA,
+            pf0_msix_table_offset=block_base(Target.MSIX),
+            pf0_msix_pba_bir=BAR_DMA,
+            pf0_msix_pba_offset=MSIX_PBA_OFFSET,
             user_clk=hip.user_clk,
             user_reset=hip.user_reset,
             user_lnk_up=getattr(hip, "user_lnk_up", None),
@@ -165,6 +181,13 @@ class TB:
             cfg_interrupt_msi_sent=hip.cfg_interrupt_msi_sent,
             cfg_interrupt_msi_fail=hip.cfg_interrupt_msi_fail,
             cfg_interrupt_msi_function_number=hip.cfg_interrupt_msi_function_number,
+            cfg_interrupt_msix_enable=hip.cfg_interrupt_msix_enable,
+            cfg_interrupt_msix_mask=hip.cfg_interrupt_msix_mask,
+            cfg_interrupt_msix_address=hip.cfg_interrupt_msix_address,
+            cfg_interrupt_msix_data=hip.cfg_interrupt_msix_data,
+            cfg_interrupt_msix_int=hip.cfg_interrupt_msix_int,
+            cfg_interrupt_msix_sent=hip.cfg_interrupt_msix_sent,
+            cfg_interrupt_msix_fail=hip.cfg_interrupt_msix_fail,
         )
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
@@ -262,9 +285,10 @@ class TB:
 
         await with_timeout(_wait(), 100, "us")
 
-    async def init(self, bind: bool = True) -> None:
+    async def init(self, bind: bool = True, irq: str = "msi") -> None:
         """Reset, enumerate, program MPS/MRRS; with ``bind`` also enable the function, bus
-        mastering and its MSI vectors (a driver model does that itself: ``bind=False``)."""
+        mastering and its interrupt vectors, ``irq`` "msi" or "msix" (a driver model does
+        that itself: ``bind=False``)."""
         await self.cycle_reset()
         await with_timeout(self.rc.enumerate(), 2, "ms")
         self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
@@ -273,8 +297,8 @@ class TB:
         if bind:
             await self.pci.enable_device()
             await self.pci.set_master()
-            nvec = await self.enable_msi(1, MSI_VECTORS)
-            assert nvec >= 1, "MSI vector allocation failed"
+            nvec = await self.enable_msi(1, MSI_VECTORS, msix=irq == "msix")
+            assert nvec >= 1, f"{irq.upper()} vector allocation failed"
         self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
         assert self.gpu_pci is not None, "GPU function not found by enumeration"
         await self.gpu_pci.enable_device()
@@ -286,10 +310,15 @@ class TB:
         for _ in range(8):
             await RisingEdge(self.hip.user_clk)
 
-    async def enable_msi(self, min_vecs: int, max_vecs: int) -> int:
-        """Enable MSI on the FPGA function; the vectors granted, each counted by the TB and
+    async def enable_msi(self, min_vecs: int, max_vecs: int, msix: bool = False) -> int:
+        """Enable MSI (or with ``msix`` MSI-X, which programs the engine's table) on the
+        FPGA function; the vectors granted (< 1: failure), each counted by the TB and
         dispatched to ``irq_handlers[vector]``."""
-        nvec = await with_timeout(self.pci.alloc_irq_vectors(min_vecs, max_vecs), 100, "us")
+        if msix and not self.profile.msix:
+            raise ValueError(f"the DUT is built without MSI-X (profile {self.profile.name})")
+        enable = self.pci.enable_msix_range if msix else self.pci.enable_msi_range
+        args = (min_vecs, max_vecs, 0) if msix else (min_vecs, max_vecs)
+        nvec = await with_timeout(enable(*args), 1, "ms")
         for i in range(max(nvec, 0)):
             if i not in self._irq_requested:
                 self.pci.request_irq(i, self._make_msi_handler(i))

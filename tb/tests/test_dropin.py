@@ -21,7 +21,7 @@ from cocotbext.pcie.core.caps import PciCapId
 from driver_model import regs
 from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
 from driver_model.regs import AxiErr, Stat, Target
-from driver_model.xdma import Engine, XdmaChannel, probe_engines
+from driver_model.xdma import Engine, MsixEntry, XdmaChannel, XdmaMsix, probe_engines
 from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
 from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
 from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
@@ -84,8 +84,10 @@ async def boot(dut) -> DropIn:
 @cocotb.test(timeout_time=2, timeout_unit="ms")
 async def test_dropin_ports(dut):
     """The IP's global ports: link up, axi_aresetn released, msi_enable and
-    msi_vector_width as the host granted; a libxdma-style probe finds the channels
-    built, stream or memory-mapped each; the status ports of idle channels are zero."""
+    msi_vector_width as the host granted, msix_enable low (MSI-X built, the host chose
+    MSI); the MSI-X table at its PG195 reset values (address and data 0, every vector
+    masked, nothing pending); a libxdma-style probe finds the channels built, stream or
+    memory-mapped each; the status ports of idle channels are zero."""
     d = await boot(dut)
     tb, h = d.tb, d.h
     assert int(dut.user_lnk_up.value) == 1
@@ -93,6 +95,13 @@ async def test_dropin_ports(dut):
     assert int(dut.msi_enable.value) == 1
     granted = await tb.pci.capability_read_word(PciCapId.MSI, 0x02)  # message control
     assert int(dut.msi_vector_width.value) == (granted >> 4) & 7
+    assert int(dut.msix_enable.value) == 0
+    msix = XdmaMsix(h.platform)
+    for v in (0, 17, regs.MSIX_VECTORS - 1):
+        assert await msix.entry(v) == MsixEntry(0, 0, True), f"MSI-X entry {v}"
+    assert await msix.pending() == 0
+    cfg = await tb.dma_read32(regs.cfg_reg(regs.CFG_MSI_ENABLE))
+    assert regs.CFG_MSI_FIELD.get(cfg) and not regs.CFG_MSIX_FIELD.get(cfg), f"{cfg:#x}"
     found = await probe_engines(h.platform)
     p = tb.profile
     want = [Engine(Target.H2C, n, bool(p.h2c_stream >> n & 1)) for n in range(h.h2c_channels)]

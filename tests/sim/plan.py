@@ -35,8 +35,8 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
 # of its own (the profile's parameters with these on top)
 BUILDS: dict[str, dict[str, dict[str, int]]] = {
     "test_channels": {
-        "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10},
-        "4x4": {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "RAM_SIZE": 128 << 10},
+        "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10, "MSIX": 1},
+        "4x4": {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "RAM_SIZE": 128 << 10, "MSIX": 1},
     },
     # channel 1 of each direction streams, channel 0 stays on the card RAM
     "test_stream": {
@@ -48,7 +48,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "RAM_SIZE": 128 << 10,
         },
     },
-    # the drop-in: two channels each way, channel 1 streams; four user interrupts
+    # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X
     "test_dropin": {
         "2x2": {
             "H2C_CHANNELS": 2,
@@ -56,6 +56,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "H2C_STREAM": 2,
             "C2H_STREAM": 2,
             "USER_IRQS": 4,
+            "MSIX": 1,
         },
     },
 }

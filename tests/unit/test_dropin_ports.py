@@ -7,8 +7,9 @@ the drop-in has no port the IP has not. Ports are read from the elaborated desig
 Tables: Top-Level Interface Signals (global), Interrupt Interface, AXI4 Memory Mapped
 Read/Write Address/Data/Response Interface Signals, Config AXI4-Lite Memory Mapped
 Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
-Signals, Channel 0-3 Status Ports. Not modelled (README, "The XDMA drop-in"): parity
-tuser ports, descriptor bypass, the AXI4-Lite slave, the bridge ports, MSI-X.
+Signals, Channel 0-3 Status Ports (msix_enable is there with or without the MSI-X
+option, as an output a design may leave open). Not modelled (README, "The XDMA drop-in"):
+parity tuser ports, descriptor bypass, the AXI4-Lite slave, the bridge ports.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
         "usr_irq_ack": ("out", c.usr_irq),
         "msi_enable": ("out", 1),
         "msi_vector_width": ("out", 3),
+        "msix_enable": ("out", 1),
     }
     # AXI4 master: (signal, direction seen from the IP, width)
     axi = [

@@ -17,8 +17,8 @@ PARAM_SETS = [
     {"AXIS_PCIE_DATA_WIDTH": 256, "DESC_DEPTH": 16},
     {"AXIS_PCIE_DATA_WIDTH": 512, "RAM_SIZE": 1 << 20},
     {"DESC_DEPTH": 2, "RAM_SIZE": 8192},
-    {"DESC_DEPTH": 64},
-    {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "AXIS_PCIE_DATA_WIDTH": 256},
+    {"DESC_DEPTH": 64, "MSIX": 1},
+    {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "AXIS_PCIE_DATA_WIDTH": 256, "MSIX": 1},
     {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "H2C_STREAM": 2, "C2H_STREAM": 2},
     {"H2C_CHANNELS": 3, "C2H_CHANNELS": 4, "H2C_STREAM": 7, "C2H_STREAM": 15},
 ]
@@ -63,12 +63,13 @@ CHANNEL_SETS = [
 @pytest.mark.parametrize("width", [64, 128, 256, 512])
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
     """The engine as a user instantiates it (pevb_xdma_ip: XDMA's user-side ports, the
-    engine inside), with every channel count, memory-mapped, streaming and mixed."""
+    engine inside), with every channel count, memory-mapped, streaming and mixed, with
+    and without the MSI-X table."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma_ip")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma_ip")
-    for nh, nc, hs, cs in CHANNEL_SETS:
+    for k, (nh, nc, hs, cs) in enumerate(CHANNEL_SETS):
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
-        args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}"]
+        args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}", f"-GMSIX={k % 2}"]
         lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma_ip")
 
 
@@ -76,6 +77,7 @@ def test_verilator_lint_wall_engine_alone(width: int) -> None:
 DROPIN_DEFINES = [
     {},
     {"PEVB_XDMA_DATA_WIDTH": 256, "PEVB_XDMA_LANES": 8, "PEVB_XDMA_STREAM": 1},
+    {"PEVB_XDMA_MSIX": 1, "PEVB_XDMA_USR_IRQ": 8},
     {"PEVB_XDMA_DATA_WIDTH": 512, "PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_C2H_CHANNELS": 4},
     {"PEVB_XDMA_H2C_CHANNELS": 2, "PEVB_XDMA_C2H_CHANNELS": 3, "PEVB_XDMA_USR_IRQ": 16},
 ]

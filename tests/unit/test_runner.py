@@ -36,7 +36,7 @@ def test_bad_toplevels_and_sources_are_refused():
 
 def test_parameters_and_defines_per_toplevel():
     prof = get_profile("gen3x8")
-    over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4}
+    over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1}
     card = runner.hdl_parameters(prof, over)
     assert card["RAM_SIZE"] == prof.ram_size and card["H2C_CHANNELS"] == 2
     dropin = runner.hdl_parameters(prof, over, runner.DROPIN_TOPLEVEL)
@@ -50,6 +50,7 @@ def test_parameters_and_defines_per_toplevel():
         "PEVB_XDMA_H2C_STREAM": 0,
         "PEVB_XDMA_C2H_STREAM": 1,
         "PEVB_XDMA_USR_IRQ": 4,
+        "PEVB_XDMA_MSIX": 1,
     }
     # each toplevel and each user design builds in a directory of its own
     dirs = {
