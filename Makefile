@@ -99,4 +99,4 @@ waves:
 	else echo "no display; on one with X: gtkwave $$f $$s"; fi
 
 clean:
-	rm -rf sim_build .pytest_cache results.xml
+	rm -rf sim_build build .pytest_cache results.xml

@@ -1,7 +1,12 @@
 """Build and run the RTL under cocotb's Python runner (Icarus or Verilator).
 
-One build directory per (simulator, profile, parameter set); builds are locked so that
-pytest-xdist workers share them safely. Used by pytest and by ``make sim``.
+One build directory per (simulator, profile, parameter set, toplevel); builds are locked
+so that pytest-xdist workers share them safely. Used by pytest and by ``make sim``, and
+by a user's own project (its design around the XDMA drop-in, its cocotb tests).
+
+``python -m gpudirect_cosim.runner --sources [TOPLEVEL]`` (``tb.runner`` in the
+repository) prints a toplevel's Verilog files and ``--includes`` the include path, one per
+line, for a Makefile flow (cocotb's ``VERILOG_SOURCES``).
 """
 
 from __future__ import annotations
@@ -23,11 +28,19 @@ from .debug import PLUGIN as DEBUG_PLUGIN
 from .debug import TRACE_ENV
 from .env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile, get_profile
 
-ROOT = Path(__file__).resolve().parent.parent
-HDL_DIR = ROOT / "hdl"
-TB_HDL_DIR = ROOT / "tb" / "debug" / "hdl"  # testbench-only modules (the text tracks)
+# The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
+# installed (a user's project keeps its own ``tb``); cocotb modules are named under it
+PACKAGE = (__spec__.name if __spec__ else __name__).rpartition(".")[0]
+PACKAGE_DIR = Path(__file__).resolve().parent
+ROOT = PACKAGE_DIR.parent
+# the engine's Verilog: shipped inside the installed package, beside it in the repository
+HDL_DIR = PACKAGE_DIR / "hdl" if (PACKAGE_DIR / "hdl").is_dir() else ROOT / "hdl"
+TB_HDL_DIR = PACKAGE_DIR / "debug" / "hdl"  # testbench-only modules (the text tracks)
 ANNOT_TOP = "pevb_annot"
-BUILD_ROOT = ROOT / "sim_build"
+# builds, runs and reports: under the working directory (the repository's root for make),
+# or where $PEVB_BUILD_ROOT says; never inside an installed package
+BUILD_ROOT_ENV = "PEVB_BUILD_ROOT"
+BUILD_ROOT = Path(os.environ.get(BUILD_ROOT_ENV) or Path.cwd() / "sim_build").resolve()
 # the toplevels a build can have: the picoevb card (the default), and the simulation
 # drop-in for the Vivado XDMA IP (hdl/dropin: the engine alone, its AXI ports open to
 # the testbench, the hard IP's user interface inside)
@@ -254,7 +267,9 @@ def run(
     env = {
         PROFILE_ENV: prof.name,
         OVERRIDES_ENV: json.dumps(overrides or {}),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *sys.path]),
+        # this package's parent, the caller's working directory (a user's test modules)
+        # and the caller's path
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path.cwd()), *sys.path]),
     }
     env.update(extra_env or {})
     results = tdir / "results.xml"
@@ -389,3 +404,35 @@ def failure_messages(results_xml: Path, limit: int = 600) -> str:
                 texts.append(node.get("message") or (node.text or "").strip())
     text = " | ".join(t for t in texts if t)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print a toplevel's Verilog files (``--sources``) or the include path
+    (``--includes``), one per line."""
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog=f"python -m {PACKAGE}.runner",
+        description="The engine's Verilog for a build of your own: the files of a toplevel "
+        f"({TOPLEVEL}: the picoevb card; {DROPIN_TOPLEVEL}: the drop-in for the Vivado XDMA "
+        "IP, which a design of yours instantiates) and the include path.",
+    )
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--sources",
+        nargs="?",
+        const=DROPIN_TOPLEVEL,
+        metavar="TOPLEVEL",
+        choices=TOPLEVELS,
+        help=f"the Verilog files of TOPLEVEL (default {DROPIN_TOPLEVEL})",
+    )
+    what.add_argument("--includes", action="store_true", help="the include directories")
+    args = ap.parse_args(argv)
+    paths = hdl_include_dirs() if args.includes else hdl_sources(args.sources)
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,8 +8,7 @@ import re
 import shlex
 import sys
 
-from tb import runner
-
+from .. import runner
 from .programs import DEMOS
 
 
@@ -38,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo",
         sim=a.sim,
         profile=a.profile,
-        module="tb.apps.demo",
+        module=f"{runner.PACKAGE}.apps.demo",
         waves=a.waves,
         seed=a.seed,
         extra_env={"DEMO": a.demo, "DEMO_ARGS": shlex.join(a.args), "SEED": str(a.seed)},

@@ -17,8 +17,8 @@ import cocotb
 from cocotb.utils import get_sim_time
 
 from driver_model import regs
-from tb.env.platform import bring_up
 
+from ..env.platform import bring_up
 from .programs import AppEnv, run_demo
 
 

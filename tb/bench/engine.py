@@ -16,10 +16,11 @@ from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import TlpType
 
 from driver_model.desc import Segment
-from tb.env.harness import Harness, check_ok, pattern
-from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
-from tb.env.profiles import current_profile
-from tb.env.system import TB
+
+from ..env.harness import Harness, check_ok, pattern
+from ..env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
+from ..env.profiles import current_profile
+from ..env.system import TB
 
 
 class DataClock:

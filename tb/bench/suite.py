@@ -13,8 +13,8 @@ import platform
 import time
 from pathlib import Path
 
-from tb import runner
-from tb.env.profiles import get_profile
+from .. import runner
+from ..env.profiles import get_profile
 
 OUT_DIR = runner.BUILD_ROOT / "bench"
 MIB = 1 << 20
@@ -46,7 +46,7 @@ def _run_cases(sim: str, profile: str, mps: int, cases: list[dict], tag: str) ->
         "bench_engine",
         sim=sim,
         profile=profile,
-        module="tb.bench.engine",
+        module=f"{runner.PACKAGE}.bench.engine",
         overrides=ENGINE_RAM,
         test_dir=OUT_DIR / "runs" / tag,
         trace=False,
@@ -138,7 +138,7 @@ def _demo(
         "demo",
         sim=sim,
         profile=profile,
-        module="tb.apps.demo",
+        module=f"{runner.PACKAGE}.apps.demo",
         trace=False,
         overrides=overrides,
         test_dir=OUT_DIR / "runs" / tag,

@@ -12,7 +12,7 @@ import atexit
 import os
 from pathlib import Path
 
-PLUGIN = "tb.debug"
+PLUGIN = __name__
 TRACE_ENV = "PEVB_TRACE"
 
 

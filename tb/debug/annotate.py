@@ -5,7 +5,7 @@ ASCII by the save file of :mod:`tb.debug.gtkwave`. See docs/internals.md.
 
 from __future__ import annotations
 
-from tb.env.link import DOWN, UP
+from ..env.link import DOWN, UP
 
 # (link, direction) -> track; UP is toward the root complex
 TLP_TRACKS = {

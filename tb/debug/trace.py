@@ -16,7 +16,8 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 from cuda_model.gpu import BAR0, BAR1, NV_PMC_BOOT_0
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
-from tb.env.link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request, request_key
+
+from ..env.link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request, request_key
 
 TYPE_NAMES = {
     TlpType.MEM_READ: "MRd",

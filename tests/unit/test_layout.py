@@ -98,3 +98,22 @@ def test_plan_rejects_a_test_that_does_not_exist(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(plan, "SUBSETS", [*plan.SUBSETS, bad])
     with pytest.raises(ValueError, match="test_no_such_test"):
         plan.cases("icarus", "picoevb")
+
+
+def test_the_installed_package_imports_itself_relatively():
+    # installed, tb/ is the package gpudirect_cosim (a user's project keeps its own tb):
+    # its modules (not the project's own cocotb tests) reach each other relatively
+    for path in modules("tb"):
+        if "tests" in path.relative_to(ROOT).parts:
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        bad = [
+            n.lineno
+            for n in ast.walk(tree)
+            if (isinstance(n, ast.ImportFrom) and not n.level and (n.module or "") == "tb")
+            or (
+                isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").startswith("tb.")
+            )
+            or (isinstance(n, ast.Import) and any(a.name.split(".")[0] == "tb" for a in n.names))
+        ]
+        assert not bad, f"{path.relative_to(ROOT)} imports tb by name on lines {bad}"
