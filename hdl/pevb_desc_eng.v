@@ -10,8 +10,9 @@
 /*
  * Descriptor engine of one SGDMA channel.  On a rising Run bit it fetches
  * XDMA descriptors from the first-descriptor address, prefetching blocks of
- * adjacent descriptors (Dsc_Adj / Nxt_adj) into a DESC_DEPTH-entry buffer in
- * reads that never cross 4 KiB or exceed MRRS.  Each descriptor's next
+ * adjacent descriptors (Dsc_Adj / Nxt_adj) into a DESC_DEPTH-entry buffer,
+ * each read as large as the block, the free buffer space and MRRS allow
+ * (PG195), never across 4 KiB, up to DESC_FETCHES reads in flight.  Each descriptor's next
  * pointer is checked against the prefetched address; a mismatch discards the
  * prefetch and fetches from the pointer.  Descriptors are checked (magic,
  * length) and dispatched to the data mover; completions come back in order
@@ -26,6 +27,8 @@ module pevb_desc_eng #
     parameter KEEP = 2,
     // descriptor buffer entries (power of two)
     parameter DESC_DEPTH = 8,
+    // descriptor fetches in flight at once (1 to 7)
+    parameter DESC_FETCHES = 2,
     // DWORD index width of the descriptor buffer
     parameter IDX_WIDTH = $clog2(DESC_DEPTH*8)
 )
@@ -104,6 +107,10 @@ initial begin
         $error("Error: DESC_DEPTH must be a power of two from 2 to 64 (instance %m)");
         $finish;
     end
+    if (DESC_FETCHES < 1 || DESC_FETCHES > 7) begin
+        $error("Error: DESC_FETCHES must be 1 to 7 (instance %m)");
+        $finish;
+    end
 end
 
 reg running_reg;
@@ -160,7 +167,7 @@ end
 wire active = running_reg && !error_reg && !stopping_reg;
 wire fetch_misaligned = fetch_addr_reg[4:0] != 5'd0;
 wire fetch_want = active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && free != 0 &&
-                  fetch_out_reg < 3'd2;
+                  fetch_out_reg < DESC_FETCHES[2:0];
 
 /* head descriptor */
 wire [LOG_DEPTH-1:0] head = rd_ptr_reg[LOG_DEPTH-1:0];

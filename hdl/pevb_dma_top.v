@@ -44,6 +44,8 @@ module pevb_dma_top #
     parameter MSIX = 0,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
+    // descriptor fetches each channel keeps in flight (1 to 7)
+    parameter DESC_FETCHES = 2,
     // completion timeout in user clock cycles
     parameter CPL_TIMEOUT_CYCLES = 131072
 )
@@ -225,6 +227,7 @@ pevb_xdma_ip #(
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
     .DESC_DEPTH(DESC_DEPTH),
+    .DESC_FETCHES(DESC_FETCHES),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) xdma_0 (
     .user_clk(user_clk),

@@ -50,6 +50,8 @@ module pevb_xdma #
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
+    // descriptor fetches each channel keeps in flight (1 to 7)
+    parameter DESC_FETCHES = 2,
     // completion timeout in user clock cycles
     parameter CPL_TIMEOUT_CYCLES = 131072
 )
@@ -846,7 +848,8 @@ generate
 
         pevb_desc_eng #(
             .KEEP(KEEP),
-            .DESC_DEPTH(DESC_DEPTH)
+            .DESC_DEPTH(DESC_DEPTH),
+            .DESC_FETCHES(DESC_FETCHES)
         ) desc_inst (
             .clk(clk),
             .rst(rst),
@@ -1025,7 +1028,8 @@ generate
 
         pevb_desc_eng #(
             .KEEP(KEEP),
-            .DESC_DEPTH(DESC_DEPTH)
+            .DESC_DEPTH(DESC_DEPTH),
+            .DESC_FETCHES(DESC_FETCHES)
         ) desc_inst (
             .clk(clk),
             .rst(rst),

@@ -47,6 +47,8 @@ module pevb_xdma_ip #
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
     parameter DESC_DEPTH = 8,
+    // descriptor fetches each channel keeps in flight (1 to 7)
+    parameter DESC_FETCHES = 2,
     // completion timeout in user clock cycles
     parameter CPL_TIMEOUT_CYCLES = 131072
 )
@@ -324,6 +326,7 @@ pevb_xdma #(
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
     .DESC_DEPTH(DESC_DEPTH),
+    .DESC_FETCHES(DESC_FETCHES),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) xdma_inst (
     .user_clk(user_clk),

@@ -68,6 +68,19 @@ def _waves_env(waves: bool) -> Iterator[None]:
             os.environ["WAVES"] = old
 
 
+@contextlib.contextmanager
+def _sim_path() -> Iterator[None]:
+    """cocotb gives the simulation this process's ``sys.path`` (it ignores a PYTHONPATH of
+    ours): for its duration put this package's parent and the working directory (a
+    user's test modules) first on it, as absolute paths (the simulation runs elsewhere)."""
+    old = list(sys.path)
+    sys.path[:0] = [str(ROOT), str(Path.cwd())]
+    try:
+        yield
+    finally:
+        sys.path[:] = old
+
+
 def hdl_sources(toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = ()) -> list[Path]:
     """The Verilog files of a toplevel: the engine and the card's blocks; for the drop-in
     its own two files too; for a user's design (any other toplevel, ``user_sources``
@@ -267,9 +280,6 @@ def run(
     env = {
         PROFILE_ENV: prof.name,
         OVERRIDES_ENV: json.dumps(overrides or {}),
-        # this package's parent, the caller's working directory (a user's test modules)
-        # and the caller's path
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(Path.cwd()), *sys.path]),
     }
     env.update(extra_env or {})
     results = tdir / "results.xml"
@@ -287,7 +297,7 @@ def run(
     # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
     test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
     try:
-        with _waves_env(waves):
+        with _waves_env(waves), _sim_path():
             runner.test(
                 test_module=module,
                 hdl_toplevel=toplevel,

@@ -86,6 +86,8 @@ module `PEVB_XDMA_MODULE #
     parameter MSIX = `PEVB_XDMA_MSIX,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
+    // descriptor fetches each channel keeps in flight (1 to 7)
+    parameter DESC_FETCHES = 2,
     parameter CPL_TIMEOUT_CYCLES = 131072
 )
 (
@@ -325,6 +327,7 @@ pevb_xdma_ip #(
     .MSIX(MSIX),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
+    .DESC_FETCHES(DESC_FETCHES),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
 ) ip (
     .user_clk(user_clk),

@@ -21,6 +21,7 @@ _FIELDS = {
     "H2C_STREAM": "h2c_stream",
     "C2H_STREAM": "c2h_stream",
     "DESC_DEPTH": "desc_depth",
+    "DESC_FETCHES": "desc_fetches",
     "CPL_TIMEOUT_CYCLES": "cpl_timeout_cycles",
     "MSIX": "msix",
 }
@@ -46,6 +47,7 @@ class Profile:
     h2c_stream: int = 0
     c2h_stream: int = 0
     desc_depth: int = 8
+    desc_fetches: int = 2
     cpl_timeout_cycles: int = 131072
     # the MSI-X table and PBA (PG195) built into the engine, and the capability offered
     msix: int = 0

@@ -3,7 +3,8 @@ module on 2+2 and 4+4 channel builds of the card): the probe finds exactly the c
 built, every channel moves its own data at the same time as all the others, the PCIe
 requester is shared fairly, each channel interrupts on its own MSI vector, and an error
 on one channel leaves the others untouched. The builds have the MSI-X table: MSI-X
-vectors per channel and per user interrupt, masking and the pending bits.
+vectors per channel and per user interrupt, masking and the pending bits. Descriptor
+prefetch is sized as PG195 says, on both builds' buffer sizes and fetch limits.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from cocotb.triggers import RisingEdge
 from cocotbext.pcie.core.caps import PciCapId
 
 from driver_model import regs
-from driver_model.desc import Segment
+from driver_model.desc import DESC_SIZE, Segment
 from driver_model.regs import AxiErr, PcieErr, Target
 from driver_model.xdma import (
     ChannelResult,
@@ -25,6 +26,7 @@ from driver_model.xdma import (
     probe_engines,
 )
 from tb.env.harness import GUARD, PAGE, UNMAPPED_HOST, Harness, check_ok, pattern, setup
+from tb.env.link import COMPLETIONS, DOWN, MEM_READS, UP, ends_request
 
 # each channel's chain: pieces of these lengths (times the scale) at odd offsets: several
 # descriptors in flight per channel, partial first and last beats, and together about
@@ -505,3 +507,78 @@ async def test_msix(dut):
     await _user_irq(h, dut, 3)
     await _until(h, lambda: tb.msi_count[30] == 1, "vector 30")
     assert tb.msi_count[19] == 0
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_descriptor_prefetch(dut):
+    """Descriptor fetches as PG195 sizes them: each read as many descriptors as the
+    adjacent block, the free buffer space and MRRS allow (the first, into an empty
+    buffer, exactly that), none across 4 KiB, every descriptor read once, in chain order;
+    as many reads in flight as the build allows (DESC_FETCHES), and no more. MRRS is
+    128 bytes here (4 descriptors), so the buffer (DESC_DEPTH) is never the limit."""
+    h = await setup(dut)
+    tb = h.tb
+    p = tb.profile
+    mrrs = 128
+    await tb.program_device_control(p.mps, mrrs)
+    per_read = mrrs // DESC_SIZE
+    fetches = p.desc_fetches
+    depth = p.desc_depth
+    n = 120  # libxdma-style adjacency: blocks of up to 64 inside 2 KiB groups
+    src = tb.alloc_host(PAGE)
+    src[0:PAGE] = pattern(PAGE, 3)
+    sa = src.get_absolute_address(0)
+    segs = [Segment(sa + (i * 32) % PAGE, (i * 64) % h.ram_size, 32) for i in range(n)]
+    # the chain starts 3 descriptors before a page's end: its first block is those 3
+    chain = h.place_chain(segs, ring_offset=PAGE - 3 * DESC_SIZE)
+    reads: list[tuple[int, int]] = []  # (address, bytes) of each descriptor fetch
+    open_tags: set[int] = set()
+    peak = 0
+    lo, hi = chain.addresses[0], chain.addresses[-1] + DESC_SIZE
+
+    def observe(link, direction, tlp):
+        nonlocal peak
+        if link != "fpga":
+            return
+        if direction == UP and tlp.fmt_type in MEM_READS and lo <= tlp.address < hi:
+            reads.append((tlp.address, tlp.length * 4))
+            open_tags.add(tlp.tag)
+            peak = max(peak, len(open_tags))
+        elif direction == DOWN and tlp.fmt_type in COMPLETIONS and tlp.tag in open_tags:
+            if ends_request(tlp):
+                open_tags.discard(tlp.tag)
+
+    tb.links.add_observer(observe)
+    try:
+        check_ok(await h.h2c.run(chain, timeout_ns=5e6), n, "chain")
+    finally:
+        tb.links.observers.remove(observe)
+        await tb.program_device_control(p.mps, p.mrrs)
+    card = h.card_image()
+    for seg in segs[-4:]:
+        want = bytes(src[seg.src - sa : seg.src - sa + 32])
+        assert bytes(card[seg.dst : seg.dst + 32]) == want, f"data at {seg.dst:#x}"
+
+    # the adjacent blocks: (index of the block's first descriptor, its size)
+    blocks, i, size = [], 0, chain.first_adj + 1
+    while i < n:
+        blocks.append((i, size))
+        i += size
+        if i < n:
+            size = chain.descriptors[i - 1].nxt_adj + 1
+    block_end = {k: start + size for start, size in blocks for k in range(start, start + size)}
+    k = 0
+    for addr, nbytes in reads:
+        count = nbytes // DESC_SIZE
+        assert nbytes % DESC_SIZE == 0 and count >= 1, f"read of {nbytes} bytes"
+        assert addr == chain.addresses[k], f"read at {addr:#x}, descriptor {k} expected"
+        assert k + count <= block_end[k], f"read of {count} at {k} leaves its block"
+        assert count <= min(per_read, depth), f"read of {count} descriptors"
+        assert addr // PAGE == (addr + nbytes - 1) // PAGE, f"read at {addr:#x} crosses 4 KiB"
+        k += count
+    assert k == n, f"{k} descriptors fetched of {n}: some twice or never"
+    first = reads[0][1] // DESC_SIZE
+    assert first == min(blocks[0][1], per_read, depth), f"first read of {first}"
+    # a full block is read MRRS at a time while the buffer has room
+    assert reads[1][1] == min(per_read, depth) * DESC_SIZE, f"second read {reads[1]}"
+    assert peak == fetches, f"{peak} descriptor reads in flight at most, the build allows {fetches}"

@@ -36,7 +36,14 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
 BUILDS: dict[str, dict[str, dict[str, int]]] = {
     "test_channels": {
         "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10, "MSIX": 1},
-        "4x4": {"H2C_CHANNELS": 4, "C2H_CHANNELS": 4, "RAM_SIZE": 128 << 10, "MSIX": 1},
+        "4x4": {
+            "H2C_CHANNELS": 4,
+            "C2H_CHANNELS": 4,
+            "RAM_SIZE": 128 << 10,
+            "MSIX": 1,
+            "DESC_DEPTH": 32,
+            "DESC_FETCHES": 4,
+        },
     },
     # channel 1 of each direction streams, channel 0 stays on the card RAM
     "test_stream": {
