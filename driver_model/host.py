@@ -165,6 +165,7 @@ class HostMemory:
 class _Mapping:
     start: int
     frames: list[int]
+    writable: bool = True
 
     @property
     def end(self) -> int:
@@ -187,8 +188,9 @@ class UserProcess:
         self._malloc: dict[int, int] = {}  # malloc pointer -> mapping start
 
     # ----------------------------------------------------------------- mappings
-    def mmap(self, size: int) -> int:
-        """Map ``size`` bytes (rounded up to pages) of fresh zeroed memory; its address."""
+    def mmap(self, size: int, writable: bool = True) -> int:
+        """Map ``size`` bytes (rounded up to pages) of fresh zeroed memory, read-only
+        unless ``writable``; its address."""
         if size <= 0:
             raise HostMemoryError(errno.EINVAL, f"mmap of {size} bytes")
         n = -(-size // PAGE_SIZE)
@@ -197,9 +199,17 @@ class UserProcess:
             self.host.phys.write(f, bytes(PAGE_SIZE))
         start = self._next
         self._next += (n + 1) * PAGE_SIZE  # a guard page between mappings
-        m = _Mapping(start, frames)
+        m = _Mapping(start, frames, writable)
         bisect.insort(self._maps, m, key=lambda x: x.start)
         return start
+
+    def mprotect(self, addr: int, writable: bool) -> None:
+        """Make the mapping starting at ``addr`` read-only (or writable again)."""
+        for m in self._maps:
+            if m.start == addr:
+                m.writable = writable
+                return
+        raise HostMemoryError(errno.EINVAL, f"no mapping at {addr:#x}")
 
     def munmap(self, addr: int) -> None:
         """Unmap the mapping starting at ``addr``."""
@@ -239,13 +249,17 @@ class UserProcess:
         page, off = divmod(addr - m.start, PAGE_SIZE)
         return m.frames[page] + off
 
-    def _pieces(self, addr: int, length: int):
+    def _pieces(self, addr: int, length: int, write: bool = False):
         pos = addr
         end = addr + length
         while pos < end:
-            phys = self.translate(pos)
-            if phys is None:
+            m = self._find(pos)
+            if m is None:
                 raise HostMemoryError(errno.EFAULT, f"user address {pos:#x} is not mapped")
+            if write and not m.writable:
+                raise HostMemoryError(errno.EFAULT, f"user address {pos:#x} is read-only")
+            phys = self.translate(pos)
+            assert phys is not None
             n = min(PAGE_SIZE - (pos & (PAGE_SIZE - 1)), end - pos)
             yield pos - addr, phys, n
             pos += n
@@ -259,9 +273,9 @@ class UserProcess:
         return bytes(out)
 
     def write(self, addr: int, data: bytes | bytearray | memoryview) -> None:
-        """Store ``data`` into user memory (EFAULT when unmapped)."""
+        """Store ``data`` into user memory (EFAULT when unmapped or read-only)."""
         mv = memoryview(data).cast("B")
-        pieces = list(self._pieces(addr, len(mv)))  # fault before writing anything
+        pieces = list(self._pieces(addr, len(mv), write=True))  # fault before writing
         for o, phys, n in pieces:
             self.host.phys.write(phys, mv[o : o + n])
 
@@ -274,22 +288,26 @@ class UserProcess:
             return None
 
     def copy_to_user(self, addr: int, data: bytes) -> bool:
-        """The kernel's copy_to_user: False when the destination is not mapped."""
+        """The kernel's copy_to_user: False when the destination is not mapped or not
+        writable."""
         try:
             self.write(addr, data)
         except HostMemoryError:
             return False
         return True
 
-    def get_user_pages(self, start: int, nr_pages: int) -> list[int]:
+    def get_user_pages(self, start: int, nr_pages: int, write: bool = False) -> list[int]:
         """Pin ``nr_pages`` pages from page-aligned ``start``; their frames. Stops at the
-        first unmapped page (a short count, as the kernel call returns)."""
+        first unmapped page, or with ``write`` (FOLL_WRITE: the device will write them) at
+        the first read-only one (a short count, as the kernel call returns)."""
         if start % PAGE_SIZE:
             raise HostMemoryError(errno.EINVAL, f"get_user_pages at unaligned {start:#x}")
         out: list[int] = []
         for i in range(nr_pages):
-            phys = self.translate(start + i * PAGE_SIZE)
-            if phys is None:
+            m = self._find(start + i * PAGE_SIZE)
+            if m is None or (write and not m.writable):
                 break
+            phys = self.translate(start + i * PAGE_SIZE)
+            assert phys is not None
             out.append(phys)
         return out

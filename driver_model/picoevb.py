@@ -484,9 +484,10 @@ class PicoevbFile:
         return False
 
     def _get_userbuf(
-        self, ptr: int, length: int, is_cuda: bool, xfer: _Transfer
+        self, ptr: int, length: int, is_cuda: bool, xfer: _Transfer, write: bool = False
     ) -> tuple[int, _UserBuf | None]:
-        """The bus chunks of a host pointer or a CUDA handle, ``length`` bytes."""
+        """The bus chunks of a host pointer or a CUDA handle, ``length`` bytes; host pages
+        the device writes (``write``) are pinned for writing (FOLL_WRITE)."""
         if is_cuda:
             if ptr > INT_MAX:
                 return -errno.EINVAL, None
@@ -507,7 +508,7 @@ class PicoevbFile:
         start = ptr & PAGE_MASK
         offset = ptr - start
         npages = (offset + length + PAGE_SIZE - 1) // PAGE_SIZE
-        frames = self.process.get_user_pages(start, npages)
+        frames = self.process.get_user_pages(start, npages, write=write)
         if len(frames) != npages:
             return -errno.EFAULT, None
         return 0, _UserBuf(page_chunks(frames, PAGE_SIZE, offset, length))
@@ -521,11 +522,11 @@ class PicoevbFile:
         bufs: list[_UserBuf] = []
         try:
             sides = []
-            for side in (src, dst):
+            for side, write in ((src, False), (dst, True)):
                 if side is None:
                     sides.append(None)
                     continue
-                rc, buf = self._get_userbuf(side[0], length, side[1], xfer)
+                rc, buf = self._get_userbuf(side[0], length, side[1], xfer, write)
                 if rc:
                     return rc, 0
                 bufs.append(buf)
@@ -578,6 +579,11 @@ class PicoevbFile:
             rc, out = await handler(params)
             if rc == 0 and out is not None and not self._copy_to_user(arg, out):
                 rc = -errno.EFAULT
+                if cmd == uapi.PICOEVB_IOC_PIN_CUDA:
+                    # the caller never learns the handle: release the pin and the handle,
+                    # as the original driver does
+                    surf = self.surfaces.pop(out.handle)
+                    await self._put(surf)
             return rc
 
     async def _pin_cuda(self, p: uapi.picoevb_rdma_pin_cuda):

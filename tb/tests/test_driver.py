@@ -10,11 +10,11 @@ import errno
 import cocotb
 from cocotb.triggers import Timer
 
-from cuda_model import CUpointer_attribute, cudaMemcpyKind
+from cuda_model import CUpointer_attribute, PinState, cudaMemcpyKind
 from driver_model import regs, uapi
 from driver_model.picoevb import DriverConfig, ioctl
 from driver_model.regs import Target
-from tb.env.harness import GUARD, pattern
+from tb.env.harness import GUARD, PAGE, pattern
 from tb.env.platform import Rig, bring_up
 
 D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
@@ -388,3 +388,45 @@ async def test_poll_mode_and_engine_error(dut):
     await fd.h2c_dma(a.handle, 0, 4096, 1)
     await fd.c2h_dma(await c.pin(), 0, 4096)
     c.expect(data[:4096], "after the error")
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_failed_copy_back_and_read_only_buffers(dut):
+    """An ioctl whose result cannot be written back to the caller releases what it took:
+    PIN_CUDA with its argument in read-only memory fails with EFAULT and leaves no pin
+    and no handle (the next pin gets handle 0, cudaFree calls no free callback). A DMA
+    into read-only host memory fails with EFAULT before the engine runs (its pages are
+    pinned for writing) and stores nothing; the device works afterwards."""
+    rig = await bring_up(dut)
+    fd, rt, proc, gpu = rig.fd, rig.cuda, rig.process, rig.tb.gpu
+    size = 64 << 10
+    surf = rt.cudaMalloc(size)
+    arg = proc.mmap(ctypes.sizeof(uapi.picoevb_rdma_pin_cuda))
+    proc.write(arg, bytes(uapi.picoevb_rdma_pin_cuda(va=surf, size=size)))
+    proc.mprotect(arg, False)
+
+    def live_pins() -> int:
+        return sum(p.state is PinState.LIVE for p in gpu.pins.values())
+
+    await expect_errno(ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, arg), errno.EFAULT, "PIN_CUDA")
+    assert live_pins() == 0, "the failed PIN_CUDA left its pin live"
+    assert not fd.surfaces, f"the failed PIN_CUDA left handles {sorted(fd.surfaces)}"
+    handle = await fd.pin_cuda(surf, size)
+    assert handle == 0, f"the next pin got handle {handle}: the failed one kept 0"
+    await fd.unpin_cuda(handle)
+    assert live_pins() == 0
+
+    # DMA into read-only host memory: EFAULT, nothing stored, no engine run
+    host = proc.malloc(PAGE)
+    proc.write(host, pattern(PAGE, 4))
+    ro = proc.mmap(2 * PAGE)
+    proc.write(ro, bytes([GUARD]) * 2 * PAGE)
+    proc.mprotect(ro, False)
+    runs = len(rig.drv.runs)
+    await expect_errno(fd.c2h_dma(ro, 0, PAGE), errno.EFAULT, "C2H into read-only")
+    await expect_errno(fd.h2c2h_dma(host, ro + 16, 1000), errno.EFAULT, "H2C2H")
+    assert len(rig.drv.runs) == runs, "the engine ran for a refused ioctl"
+    assert proc.read(ro, 2 * PAGE) == bytes([GUARD]) * 2 * PAGE, "bytes reached read-only"
+    # reading from read-only memory is fine, and the device works
+    await fd.h2c2h_dma(ro, host, 1000)
+    assert proc.read(host, 1000) == bytes([GUARD]) * 1000

@@ -131,6 +131,32 @@ def test_user_process_memory_and_get_user_pages():
         buf.read(buf.size - 2, 4)
 
 
+def test_read_only_mappings():
+    """A read-only mapping (const data, mprotect): loads and copy_from_user work; stores,
+    copy_to_user and get_user_pages for writing (FOLL_WRITE) fault, storing nothing."""
+    host = make_host()
+    p = UserProcess(host)
+    ro = p.mmap(2 * PAGE_SIZE, writable=False)
+    assert p.read(ro, 8) == bytes(8) and p.copy_from_user(ro, 8) == bytes(8)
+    with pytest.raises(HostMemoryError) as e:
+        p.write(ro + 8, b"x")
+    assert e.value.errno == errno.EFAULT
+    assert not p.copy_to_user(ro, b"abcd")
+    assert p.read(ro, 8) == bytes(8), "a refused store stored something"
+    assert len(p.get_user_pages(ro, 2)) == 2, "reading pins work"
+    assert p.get_user_pages(ro, 2, write=True) == [], "FOLL_WRITE on read-only pages"
+    # mprotect turns a mapping read-only and back
+    rw = p.mmap(PAGE_SIZE)
+    p.mprotect(rw, False)
+    with pytest.raises(HostMemoryError):
+        p.write(rw, b"y")
+    p.mprotect(rw, True)
+    p.write(rw, b"y")
+    assert p.read(rw, 1) == b"y"
+    with pytest.raises(HostMemoryError):
+        p.mprotect(rw + PAGE_SIZE, True)
+
+
 # --- scatter lists ----------------------------------------------------------------------
 def test_page_chunks_coalesce_and_slice():
     pages = [0x5000, 0x6000, 0x9000, 0x2000]
