@@ -22,7 +22,7 @@ from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
 from .platform import Platform
 from .regs import BAR_DMA, BAR_USER, Stat, Target
-from .sg import Scatter, page_chunks, slice_scatter
+from .sg import Scatter, common_chunks, overlaps, page_chunks, slice_scatter
 from .xdma import Outcome, WriteBack, XdmaChannel, XdmaError
 
 log = logging.getLogger(__name__)
@@ -404,7 +404,11 @@ class PicoevbRdma:
 
     async def _h2c2h(self, src: Scatter, dst: Scatter, length: int, xfer: _Transfer) -> int:
         """Source -> card RAM -> destination in chunks of half the card RAM, the H2C of
-        chunk k+1 overlapping the C2H of chunk k."""
+        chunk k+1 overlapping the C2H of chunk k. Where source and destination share
+        bytes, that would read source bytes an earlier chunk already overwrote at another
+        time than the original does: copy as the original does instead."""
+        if overlaps(src, dst):
+            return await self._h2c2h_in_order(src, dst, xfer)
         half = min(self.fpga_ram_size // 2, H2C2H_CHUNK_MAX)
         chunks = [
             (off, min(half, length - off), (k % 2) * half)
@@ -438,6 +442,27 @@ class PicoevbRdma:
             rc_h2c = await self._finish(h2c, xfer) if more else 0
             rc = rc_c2h or rc_h2c
         return rc
+
+    async def _h2c2h_in_order(self, src: Scatter, dst: Scatter, xfer: _Transfer) -> int:
+        """The original's H2C2H: chunks no longer than a source run, a destination run
+        and the card RAM, each copied to card RAM offset 0 and back before the next one
+        is read."""
+        h2c, c2h = self._chans[Target.H2C], self._chans[Target.C2H]
+        limit = min(self.fpga_ram_size, DESC_CHUNK_MAX)
+        for s_bus, d_bus, n in common_chunks(src, dst, limit):
+            h2c_segs, c2h_segs = [Segment(s_bus, 0, n)], [Segment(0, d_bus, n)]
+            if not self._check_alignment(h2c, h2c_segs) or not self._check_alignment(
+                c2h, c2h_segs
+            ):
+                return -errno.EINVAL
+            for ch, segs in ((h2c, h2c_segs), (c2h, c2h_segs)):
+                if xfer.aborted:
+                    return -errno.EFAULT
+                await self._start(ch, segs, xfer)
+                rc = await self._finish(ch, xfer)
+                if rc:
+                    return rc
+        return 0
 
 
 class PicoevbFile:

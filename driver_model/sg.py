@@ -51,3 +51,38 @@ def slice_scatter(sg: Sequence[tuple[int, int]], start: int, length: int) -> Sca
         if pos >= end:
             break
     return out
+
+
+def overlaps(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
+    """Whether any bus run of ``a`` shares a byte with one of ``b``."""
+    xs = sorted((addr, addr + n) for addr, n in a if n > 0)
+    ys = sorted((addr, addr + n) for addr, n in b if n > 0)
+    i = j = 0
+    while i < len(xs) and j < len(ys):
+        (a0, a1), (b0, b1) = xs[i], ys[j]
+        if a0 < b1 and b0 < a1:
+            return True
+        if a1 <= b1:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def common_chunks(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]], limit: int):
+    """Walk two bus lists of one length together: ``(a_bus, b_bus, n)`` pieces, each
+    inside one run of both and no longer than ``limit``."""
+    if total(a) != total(b):
+        raise ValueError(f"lists of {total(a):#x} and {total(b):#x} bytes")
+    i = j = 0
+    ao = bo = 0  # bytes used of run i of a, run j of b
+    while i < len(a) and j < len(b):
+        n = min(a[i][1] - ao, b[j][1] - bo, limit)
+        if n > 0:
+            yield a[i][0] + ao, b[j][0] + bo, n
+        ao += n
+        bo += n
+        if ao == a[i][1]:
+            i, ao = i + 1, 0
+        if bo == b[j][1]:
+            j, bo = j + 1, 0

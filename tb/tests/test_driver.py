@@ -430,3 +430,47 @@ async def test_failed_copy_back_and_read_only_buffers(dut):
     # reading from read-only memory is fine, and the device works
     await fd.h2c2h_dma(ro, host, 1000)
     assert proc.read(host, 1000) == bytes([GUARD]) * 1000
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def test_h2c2h_overlapping(dut):
+    """H2C2H with source and destination sharing bytes copies as the original driver
+    does (chunks each read, landed in card RAM and written back before the next is read),
+    not with the double-buffered chunks, whose reads would race the writes: a CUDA
+    surface onto itself shifted by 32 KiB, 37 KiB long (one chunk: the source as it was,
+    as memmove gives), and a host buffer shifted by 64 KiB, 100 KiB long (chunks no longer
+    than the card RAM, hence than the shift: the result of a forward copy)."""
+    rig = await bring_up(dut)
+    fd, rt, proc = rig.fd, rig.cuda, rig.process
+    both = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
+    span, shift, length = 128 << 10, 32 << 10, 37 << 10
+    base = rt.cudaMalloc(2 << 20)
+    rt.cuPointerSetAttribute(1, SYNC, base)
+    image = pattern(span, 11)
+    rt.cudaMemcpy(base, image, span, H2D)
+    src = await fd.pin_cuda(base, length)
+    dst = await fd.pin_cuda(base + shift, length)
+    await fd.h2c2h_dma(src, dst, length, both)
+    got = bytearray(span)
+    rt.cudaMemcpy(got, base, span, D2H)
+    want = bytearray(image)
+    want[shift : shift + length] = image[:length]
+    assert got == want, "overlapping CUDA H2C2H"
+    await fd.unpin_cuda(src)
+    await fd.unpin_cuda(dst)
+
+    span, shift, length = 200 << 10, 64 << 10, 100 << 10
+    assert rig.drv.fpga_ram_size <= shift, "the expectation needs chunks <= the shift"
+    ptr = proc.malloc(span)
+    image = pattern(span, 12)
+    proc.write(ptr, image)
+    await fd.h2c2h_dma(ptr, ptr + shift, length)
+    want = bytearray(image)
+    for off in range(0, length, shift):  # a forward copy, a shift's worth at a time
+        n = min(shift, length - off)
+        want[shift + off : shift + off + n] = want[off : off + n]
+    assert proc.read(ptr, span) == bytes(want), "overlapping host H2C2H"
+    # a copy that does not overlap still runs double-buffered, and right
+    out = proc.malloc(length)
+    await fd.h2c2h_dma(ptr, out, length)
+    assert proc.read(out, length) == bytes(want[:length])
