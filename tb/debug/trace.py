@@ -11,13 +11,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+from cocotbext.pcie.core.tlp import Tlp, TlpType
 
 from cuda_model.gpu import BAR0, BAR1, NV_PMC_BOOT_0
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 
-from ..env.link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request, request_key
+from ..env.link import (
+    COMPLETIONS,
+    MEM_READS,
+    MEM_WRITES,
+    UP,
+    ends_request,
+    request_key,
+    status_name,
+)
 
 TYPE_NAMES = {
     TlpType.MEM_READ: "MRd",
@@ -264,7 +272,7 @@ class TlpTrace:
             pending = self._outstanding.get(key)
             rec.update(
                 cpl=str(tlp.completer_id),
-                status=CplStatus(tlp.status).name,
+                status=status_name(tlp.status),
                 len=len(tlp.data),
                 bc=tlp.byte_count,
                 la=tlp.lower_address,

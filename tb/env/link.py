@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpAttr, TlpType
 
 UP = "up"  # towards the root complex
 DOWN = "down"  # away from the root complex
@@ -27,6 +27,12 @@ _CFG_IO = {
     TlpType.IO_READ,
     TlpType.IO_WRITE,
 }
+MESSAGES = frozenset(t for t in TlpType if t.name.startswith("MSG_"))
+MESSAGES_WITH_DATA = frozenset(t for t in MESSAGES if t.name.startswith("MSG_DATA"))
+# request types whose address is 64 bits wide in the header (4 DW)
+_ADDR64 = frozenset({TlpType.MEM_READ_64, TlpType.MEM_WRITE_64, TlpType.MEM_READ_LOCKED_64})
+# the attributes a completion must copy from its request (IDO it may set itself)
+_CPL_ATTR_MASK = int(TlpAttr.NS | TlpAttr.RO)
 _FIRST_BE_TO_END = {0xF, 0xE, 0xC, 0x8}  # first DW of a multi-DW request
 _LAST_BE_FROM_START = {0xF, 0x7, 0x3, 0x1}  # last DW of a multi-DW request
 
@@ -45,13 +51,21 @@ def ends_request(cpl: Tlp) -> bool:
     return cpl.status != CplStatus.SC or cpl.byte_count <= cpl.length * 4 - (cpl.lower_address & 3)
 
 
+def status_name(status: int) -> str:
+    """A completion status by name; reserved values as reserved(n)."""
+    try:
+        return CplStatus(status).name
+    except ValueError:
+        return f"reserved({int(status)})"
+
+
 def describe(tlp: Tlp) -> str:
     """A one-line summary of a TLP (type, IDs, tag, address or completion fields)."""
     kind = getattr(tlp.fmt_type, "name", str(tlp.fmt_type))
     text = f"{kind} req={tlp.requester_id} tag={tlp.tag} len={tlp.length}DW"
     if tlp.fmt_type in COMPLETIONS:
         text += (
-            f" cpl={tlp.completer_id} status={CplStatus(tlp.status).name} "
+            f" cpl={tlp.completer_id} status={status_name(tlp.status)} "
             f"bc={tlp.byte_count} la={tlp.lower_address:#x}{' EP' if tlp.ep else ''}"
         )
     else:
@@ -82,10 +96,12 @@ class Violation:
 
 @dataclass
 class _Request:
-    kind: str  # "mem_read" or "other"
+    kind: str  # "mem_read", "cfg" or "other"
     next_addr: int  # byte address of the next byte a completion must carry
     remaining: int  # bytes still to complete
     tlp: str
+    tc: int = 0
+    attr: int = 0
 
 
 class ProtocolChecker:
@@ -93,6 +109,9 @@ class ProtocolChecker:
 
     ``mps`` and ``mrrs`` are the programmed Max Payload Size and Max Read Request Size in
     bytes; ``rcb`` the read completion boundary the completers split at (64 or 128).
+    ``tag_bits`` maps a requester ID to the tag width its Device Control allows (5
+    without Extended Tag Field Enable, 8 with it); other requesters get
+    ``default_tag_bits``.
     """
 
     def __init__(self, mps: int, mrrs: int, rcb: int = 64, mode: str = "raise") -> None:
@@ -108,6 +127,8 @@ class ProtocolChecker:
         # (link, direction the request travelled, requester id, tag) -> request
         self._outstanding: dict[tuple[str, str, int, int], _Request] = {}
         self._timed_out: set[tuple[str, str, int, int]] = set()
+        self.tag_bits: dict[int, int] = {}
+        self.default_tag_bits = 8
         self.log = logging.getLogger("cocotb.tb.pcie_checker")
 
     # --- results ------------------------------------------------------------------------
@@ -137,6 +158,9 @@ class ProtocolChecker:
         if ft in COMPLETIONS:
             self._completion(link, direction, tlp)
             return
+        if ft in MESSAGES:
+            self._message(link, direction, tlp)
+            return
         if ft in MEM_WRITES or ft in MEM_READS:
             self._memory_request(link, direction, tlp)
         elif ft in _CFG_IO:
@@ -151,6 +175,15 @@ class ProtocolChecker:
         else:
             return  # messages and the rest: no request/completion bookkeeping
         if tlp.is_nonposted():
+            bits = self.tag_bits.get(int(tlp.requester_id), self.default_tag_bits)
+            if tlp.tag >> bits:
+                self._fail(
+                    link,
+                    direction,
+                    "tag-width",
+                    f"tag {tlp.tag} needs more than the requester's {bits} tag bits",
+                    tlp,
+                )
             key = request_key(link, direction, tlp)
             if key in self._outstanding:
                 self._fail(
@@ -161,13 +194,32 @@ class ProtocolChecker:
                     tlp,
                 )
             self._timed_out.discard(key)
+            tc, attr = int(tlp.tc), int(tlp.attr)
             if ft in MEM_READS:
                 first = tlp.address + tlp.get_first_be_offset()
                 self._outstanding[key] = _Request(
-                    "mem_read", first, tlp.get_be_byte_count(), describe(tlp)
+                    "mem_read", first, tlp.get_be_byte_count(), describe(tlp), tc, attr
                 )
             else:
-                self._outstanding[key] = _Request("other", 0, 4, describe(tlp))
+                kind = "cfg" if ft.name.startswith("CFG_") else "other"
+                self._outstanding[key] = _Request(kind, 0, 4, describe(tlp), tc, attr)
+
+    def _message(self, link: str, direction: str, tlp: Tlp) -> None:
+        if tlp.fmt_type in MESSAGES_WITH_DATA:
+            if len(tlp.data) != tlp.length * 4:
+                self._fail(
+                    link,
+                    direction,
+                    "length",
+                    f"payload {len(tlp.data)} B but length field {tlp.length} DW",
+                    tlp,
+                )
+            if tlp.length * 4 > self.mps:
+                self._fail(link, direction, "mps", f"message payload {tlp.length * 4} B > MPS", tlp)
+        elif tlp.length or tlp.data:
+            self._fail(
+                link, direction, "message-length", "a message without data has length 0", tlp
+            )
 
     def _memory_request(self, link: str, direction: str, tlp: Tlp) -> None:
         nbytes = tlp.length * 4
@@ -194,6 +246,19 @@ class ProtocolChecker:
             )
         if tlp.address & 3:
             self._fail(link, direction, "address", "address bits [1:0] must be zero", tlp)
+        wide = tlp.fmt_type in _ADDR64
+        if wide and tlp.address >> 32 == 0:
+            self._fail(
+                link,
+                direction,
+                "address-format",
+                f"64-bit header for {tlp.address:#x}: below 4 GiB the 32-bit format is required",
+                tlp,
+            )
+        elif not wide and tlp.address >> 32:
+            self._fail(
+                link, direction, "address-format", f"32-bit header for {tlp.address:#x}", tlp
+            )
         self._byte_enables(link, direction, tlp)
 
     def _byte_enables(self, link: str, direction: str, tlp: Tlp) -> None:
@@ -201,9 +266,7 @@ class ProtocolChecker:
         if tlp.length == 1:
             if last != 0:
                 self._fail(link, direction, "byte-enable", "1 DW request with last BE != 0", tlp)
-            if first == 0 and tlp.fmt_type in MEM_WRITES:
-                self._fail(link, direction, "byte-enable", "1 DW write with no byte enabled", tlp)
-            return
+            return  # first BE 0: a zero-length read or write, which PCIe allows
         if first == 0 or last == 0:
             self._fail(link, direction, "byte-enable", "multi-DW request with a zero BE", tlp)
             return
@@ -236,6 +299,26 @@ class ProtocolChecker:
                 tlp,
             )
             return
+        if int(tlp.tc) != req.tc or int(tlp.attr) & _CPL_ATTR_MASK != req.attr & _CPL_ATTR_MASK:
+            self._fail(
+                link,
+                direction,
+                "completion-attr",
+                f"TC {int(tlp.tc)} attr {int(tlp.attr):#x}, the request had TC {req.tc} "
+                f"attr {req.attr:#x} ({req.tlp})",
+                tlp,
+            )
+        status = int(tlp.status)
+        if status not in (CplStatus.SC, CplStatus.UR, CplStatus.CRS, CplStatus.CA) or (
+            status == CplStatus.CRS and req.kind != "cfg"
+        ):
+            self._fail(
+                link,
+                direction,
+                "completion-status",
+                f"status {status} is not a legal answer to {req.tlp}",
+                tlp,
+            )
         if tlp.status != CplStatus.SC:
             if tlp.fmt_type != TlpType.CPL or tlp.length != 0:
                 self._fail(

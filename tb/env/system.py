@@ -294,6 +294,9 @@ class TB:
         self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
         assert self.pci is not None, "FPGA function not found by enumeration"
         await self.program_device_control(self.profile.mps, self.profile.mrrs)
+        # the FPGA's tags are as wide as its Device Control allows (the checker's rule)
+        f0 = self.dev.functions[0]
+        self.checker.tag_bits[int(f0.pcie_id)] = 8 if f0.pcie_cap.extended_tag_field_enable else 5
         if bind:
             await self.pci.enable_device()
             await self.pci.set_master()

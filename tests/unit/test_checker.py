@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
 
 from tb.env.faults import FaultRule, split_completion
 from tb.env.link import DOWN, UP, ProtocolChecker, ProtocolViolation
-from tests.unit.tlps import FPGA, mem_read, mem_write
+from tests.unit.tlps import FPGA, HOST, mem_read, mem_write
 
 
 def cpl(req: Tlp, first: int, nbytes_in_tlp: int, remaining: int) -> Tlp:
@@ -131,7 +131,7 @@ def test_raise_mode_names_link_rule_and_tlp() -> None:
     with pytest.raises(ProtocolViolation) as e:
         ch.observe("fpga", UP, mem_write(0x1000, bytes(256)))
     text = str(e.value)
-    assert "fpga" in text and "[mps]" in text and "MEM_WRITE_64" in text and "0x1000" in text
+    assert "fpga" in text and "[mps]" in text and "MEM_WRITE" in text and "0x1000" in text
 
 
 @pytest.mark.parametrize("first,nbytes", [(0x1000, 256), (0x1003, 300), (0x1041, 7), (0x107F, 130)])
@@ -162,3 +162,110 @@ def test_fault_rule_skip_and_count() -> None:
     with pytest.raises(ValueError):
         FaultRule("nonsense")
     assert FaultRule("ur").kind == "ur"
+
+
+def test_tag_width_follows_the_requester() -> None:
+    """A requester without Extended Tag Field Enable has 5-bit tags: tag 32 is a
+    violation, tag 31 is not; another requester keeps the 8-bit default."""
+    ch = checker()
+    ch.tag_bits[int(FPGA)] = 5
+    ch.observe("fpga", UP, mem_read(0x1000, 4, tag=31))
+    assert ch.violations == []
+    ch.observe("fpga", UP, mem_read(0x1000, 4, tag=32))
+    assert rules(ch) == ["tag-width"]
+    ch.observe("fpga", DOWN, mem_read(0x1000, 4, tag=200, requester=HOST))
+    assert rules(ch) == ["tag-width"]
+    ch.observe("fpga", DOWN, mem_read(0x1000, 4, tag=256, requester=HOST))
+    assert rules(ch) == ["tag-width", "tag-width"]
+
+
+def test_address_format_follows_the_address() -> None:
+    """Below 4 GiB a request uses the 32-bit header; the 64-bit one there is a violation,
+    as is a 32-bit header for an address above (the legal neighbours pass)."""
+    ch = checker()
+    ch.observe("fpga", UP, mem_write(0x8000_0000, bytes(8)))
+    ch.observe("fpga", UP, mem_write(0x1_0000_0000, bytes(8)))
+    assert ch.violations == []
+    low64 = mem_write(0x8000_0000, bytes(8))
+    low64.fmt_type = TlpType.MEM_WRITE_64
+    ch.observe("fpga", UP, low64)
+    assert rules(ch) == ["address-format"]
+    high32 = mem_read(0x1_0000_0000, 8, tag=1)
+    high32.fmt_type = TlpType.MEM_READ
+    ch.observe("fpga", UP, high32)
+    assert rules(ch) == ["address-format", "address-format"]
+
+
+def test_completion_attributes_follow_the_request() -> None:
+    """A completion carries its request's TC and its NS/RO attributes (IDO it may set)."""
+    for field, value, ok in (
+        ("attr", TlpAttr.RO, False),
+        ("attr", TlpAttr.IDO, True),
+        ("tc", 3, False),
+    ):
+        ch = checker()
+        r = mem_read(0x1000, 64, tag=5)
+        ch.observe("fpga", UP, r)
+        c = cpl(r, 0x1000, 64, 64)
+        setattr(c, field, value)
+        ch.observe("fpga", DOWN, c)
+        assert rules(ch) == ([] if ok else ["completion-attr"]), (field, value)
+    ch = checker()
+    r = mem_read(0x1000, 64, tag=5)
+    r.attr = TlpAttr.RO
+    ch.observe("fpga", UP, r)
+    ch.observe("fpga", DOWN, cpl(r, 0x1000, 64, 64))  # copies RO: fine
+    assert ch.violations == []
+
+
+def test_completion_status_legal_for_its_request() -> None:
+    """CRS answers configuration requests only; reserved status values never."""
+    ch = checker()
+    r = mem_read(0x1000, 64, tag=6)
+    ch.observe("fpga", UP, r)
+    crs = Tlp.create_completion_for_tlp(r, HOST)
+    crs.status = CplStatus.CRS
+    ch.observe("fpga", DOWN, crs)
+    assert rules(ch) == ["completion-status"]
+    ch = checker()
+    ch.observe("fpga", UP, r)
+    bad = Tlp.create_completion_for_tlp(r, HOST)
+    bad.status = 5
+    ch.observe("fpga", DOWN, bad)
+    assert rules(ch) == ["completion-status"]
+    ch = checker()
+    cfg = Tlp()
+    cfg.fmt_type = TlpType.CFG_READ_0
+    cfg.requester_id, cfg.tag = HOST, 7
+    cfg.length, cfg.first_be = 1, 0xF
+    ch.observe("fpga", DOWN, cfg)
+    crs = Tlp.create_completion_for_tlp(cfg, FPGA)
+    crs.status = CplStatus.CRS
+    ch.observe("fpga", UP, crs)
+    assert ch.violations == [] and ch.outstanding() == []
+
+
+def test_messages_and_zero_length_writes() -> None:
+    """Messages are checked (a data-less one has length 0; a MsgD's payload matches its
+    length and MPS); a zero-length write (1 DW, no byte enabled) is legal."""
+    ch = checker()
+    msg = Tlp()
+    msg.fmt_type = TlpType.MSG_TO_RC
+    ch.observe("fpga", UP, msg)
+    assert ch.violations == []
+    msg.length = 1
+    ch.observe("fpga", UP, msg)
+    assert rules(ch) == ["message-length"]
+    msgd = Tlp()
+    msgd.fmt_type = TlpType.MSG_DATA_ID
+    msgd.set_data(bytes(8))
+    ch.observe("fpga", UP, msgd)
+    assert rules(ch) == ["message-length"]
+    msgd.set_data(bytes(512))
+    ch.observe("fpga", UP, msgd)
+    assert rules(ch) == ["message-length", "mps"]
+    ch = checker()
+    zero = mem_write(0x1000, bytes(4))
+    zero.first_be = 0
+    ch.observe("fpga", UP, zero)
+    assert ch.violations == [], "a zero-length write is legal"
