@@ -22,7 +22,7 @@ from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
 from .platform import Platform
 from .regs import BAR_DMA, BAR_USER, Stat, Target
-from .sg import Scatter, common_chunks, overlaps, page_chunks, slice_scatter
+from .sg import Scatter, overlaps, page_chunks, slice_scatter
 from .xdma import Outcome, WriteBack, XdmaChannel, XdmaError
 
 log = logging.getLogger(__name__)
@@ -449,11 +449,10 @@ class PicoevbRdma:
         is read."""
         h2c, c2h = self._chans[Target.H2C], self._chans[Target.C2H]
         limit = min(self.fpga_ram_size, DESC_CHUNK_MAX)
-        for s_bus, d_bus, n in common_chunks(src, dst, limit):
-            h2c_segs, c2h_segs = [Segment(s_bus, 0, n)], [Segment(0, d_bus, n)]
-            if not self._check_alignment(h2c, h2c_segs) or not self._check_alignment(
-                c2h, c2h_segs
-            ):
+        for piece in split_segments(pair_scatter(src, dst), limit):
+            h2c_segs = [Segment(piece.src, 0, piece.length)]
+            c2h_segs = [Segment(0, piece.dst, piece.length)]
+            if not self._check_alignment(h2c, h2c_segs) or not self._check_alignment(c2h, c2h_segs):
                 return -errno.EINVAL
             for ch, segs in ((h2c, h2c_segs), (c2h, c2h_segs)):
                 if xfer.aborted:

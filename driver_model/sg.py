@@ -67,22 +67,3 @@ def overlaps(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool
         else:
             j += 1
     return False
-
-
-def common_chunks(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]], limit: int):
-    """Walk two bus lists of one length together: ``(a_bus, b_bus, n)`` pieces, each
-    inside one run of both and no longer than ``limit``."""
-    if total(a) != total(b):
-        raise ValueError(f"lists of {total(a):#x} and {total(b):#x} bytes")
-    i = j = 0
-    ao = bo = 0  # bytes used of run i of a, run j of b
-    while i < len(a) and j < len(b):
-        n = min(a[i][1] - ao, b[j][1] - bo, limit)
-        if n > 0:
-            yield a[i][0] + ao, b[j][0] + bo, n
-        ao += n
-        bo += n
-        if ao == a[i][1]:
-            i, ao = i + 1, 0
-        if bo == b[j][1]:
-            j, bo = j + 1, 0

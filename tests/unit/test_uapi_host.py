@@ -11,7 +11,7 @@ import pytest
 
 from driver_model import uapi
 from driver_model.host import PAGE_SIZE, FrameAllocator, HostMemory, HostMemoryError, UserProcess
-from driver_model.sg import common_chunks, overlaps, page_chunks, slice_scatter
+from driver_model.sg import overlaps, page_chunks, slice_scatter
 
 
 # --- uapi -------------------------------------------------------------------------------
@@ -177,21 +177,8 @@ def test_page_chunks_coalesce_and_slice():
         slice_scatter(sg, 0x300, 0x51)
 
 
-def test_overlap_and_common_chunks():
+def test_overlaps():
     a = [(0x1000, 0x1000), (0x5000, 0x800)]
     assert overlaps(a, [(0x57FF, 1)]) and overlaps([(0x0, 0x1001)], a)
     assert not overlaps(a, [(0x2000, 0x3000), (0x5800, 0x100)]), "touching is not sharing"
     assert not overlaps(a, [(0x1800, 0)])
-    b = [(0x9000, 0x400), (0x20000, 0x1400)]
-    assert list(common_chunks(a, b, 0x10000)) == [
-        (0x1000, 0x9000, 0x400),
-        (0x1400, 0x20000, 0xC00),
-        (0x5000, 0x20C00, 0x800),
-    ]
-    assert list(common_chunks(a, b, 0x600))[:3] == [
-        (0x1000, 0x9000, 0x400),
-        (0x1400, 0x20000, 0x600),
-        (0x1A00, 0x20600, 0x600),
-    ]
-    with pytest.raises(ValueError):
-        list(common_chunks(a, b[:1], 0x1000))
