@@ -14,7 +14,8 @@
  * interrupt logic and the message sender: MSI on the hard IP's
  * cfg_interrupt_msi_* interface, or, when built with MSIX and the host enabled
  * it, MSI-X from the table and pending bits at 0x8000 (PG195) on the hard IP's
- * cfg_interrupt_msix_* interface (the table lives here, as in XDMA).  The channel buses hold 8 channels, index {direction, number}:
+ * cfg_interrupt_msix_* interface (the table lives here, as in XDMA).  The
+ * channel buses hold 8 channels, index {direction, number}:
  * 0-3 H2C0-3, 4-7 C2H0-3; channels not built read as zero (identifiers too,
  * so a probe finds exactly the channels built).  Interrupt bits (channel
  * interrupt enable/request/pending, vector fields): H2C channels first, then
@@ -575,8 +576,10 @@ wire [31:0] msi_vec_word = msi_sel_user ? user_vec_reg[msi_field[3:2]] : chan_ve
 wire [4:0] sel_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH];
 wire [4:0] msi_vec = sel_vec & msi_vec_mask;
 wire sel_masked = msix_masked_reg[sel_vec] || msix_fmask;
-// the MSI-X entry of the next message: a pending one first
+// the MSI-X entry of the next message: a pending one first; and whether it goes now
+// (a new one for a masked entry is logged pending instead)
 wire [4:0] msix_vec = pba_go ? pba_vec : sel_vec;
+wire msix_fire = msi_state_reg == MSI_IDLE && (pba_go || (msi_send && msix_on && !sel_masked));
 wire unused_msi_sel = ^{msi_sel_valid, msi_field[4]};
 
 pevb_rr_arb #(
@@ -605,6 +608,12 @@ always @(posedge clk) begin
     // a request that fell may interrupt again
     usr_done_reg <= usr_done_reg & usr_irq_req;
 
+    if (msix_fire) begin
+        msix_int_reg <= 1'b1;
+        msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
+        msix_data_reg <= msix_data_mem[msix_vec];
+    end
+
     case (msi_state_reg)
         MSI_IDLE: begin
             msi_pending_reg <= msi_pending_reg | msi_trigger;
@@ -613,9 +622,6 @@ always @(posedge clk) begin
                 msi_pending_reg <= {NIRQ{1'b0}};
             end else if (pba_go) begin
                 // a pending MSI-X entry was unmasked
-                msix_int_reg <= 1'b1;
-                msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
-                msix_data_reg <= msix_data_mem[msix_vec];
                 msix_pba_reg[msix_vec] <= 1'b0;
                 msi_timer_reg <= 17'd0;
                 msi_state_reg <= MSI_WAIT;
@@ -627,11 +633,7 @@ always @(posedge clk) begin
                     usr_ack_reg <= msi_sel_mask[NSRC-1:NIRQ];
                     usr_done_reg <= (usr_done_reg & usr_irq_req) | msi_sel_mask[NSRC-1:NIRQ];
                 end else begin
-                    if (msix_on) begin
-                        msix_int_reg <= 1'b1;
-                        msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
-                        msix_data_reg <= msix_data_mem[msix_vec];
-                    end else begin
+                    if (!msix_on) begin
                         msi_int_reg <= 32'd1 << msi_vec;
                     end
                     usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
