@@ -126,6 +126,11 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         if not self._fast_cfg():
             await super()._run_cfg_ctrl_logic()
 
+    def _fn_bits(self, ports: int, flag: Callable[[object], bool]) -> int:
+        """A per-function output: bit k set where ``flag(function k)`` holds (the first
+        ``ports`` functions, as wide as the hard IP's port)."""
+        return sum(1 << k for k, f in enumerate(self.functions[:ports]) if flag(f))
+
     def _drive_cfg(self) -> None:
         """The status and control outputs (and the config-space-enable input), as the
         base model's loops drive them on each edge."""
@@ -140,11 +145,7 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             (self.cfg_bus_number, lambda: self.bus_num),
             (
                 self.cfg_interrupt_msi_enable,
-                lambda: sum(
-                    1 << k
-                    for k in range(min(len(self.functions), 2))
-                    if self.functions[k].msi_cap.msi_enable
-                ),
+                lambda: self._fn_bits(2, lambda f: f.msi_cap.msi_enable),
             ),
             (
                 self.cfg_interrupt_msi_mmenable,
@@ -155,19 +156,11 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             ),
             (
                 self.cfg_interrupt_msix_enable,
-                lambda: sum(
-                    1 << k
-                    for k in range(min(len(self.functions), 4))
-                    if self.functions[k].msix_cap.msix_enable
-                ),
+                lambda: self._fn_bits(4, lambda f: f.msix_cap.msix_enable),
             ),
             (
                 self.cfg_interrupt_msix_mask,
-                lambda: sum(
-                    1 << k
-                    for k in range(min(len(self.functions), 4))
-                    if self.functions[k].msix_cap.msix_function_mask
-                ),
+                lambda: self._fn_bits(4, lambda f: f.msix_cap.msix_function_mask),
             ),
         )
         for signal, value in outputs:
