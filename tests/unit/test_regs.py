@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import struct
 from pathlib import Path
@@ -21,6 +22,7 @@ from driver_model.desc import (
     split_segments,
 )
 from driver_model.regs import Target
+from driver_model.xdma import XdmaMsix
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -236,3 +238,18 @@ def test_c2h_stream_result():
     for status in (0, 0xA5A5A5A5, 0x52B4_0002, 0x52B5_0001):
         with pytest.raises(DescriptorError, match="not a C2H stream result"):
             desc.C2hResult.parse(struct.pack("<II", status, 1))
+
+
+def test_msix_offsets():
+    """PG195: entry n at 0x8000 + 16n (32 entries), the PBA at 0x8FE0."""
+    assert regs.msix_reg(0, regs.MSIX_ADDR_LO) == 0x8000
+    assert regs.msix_reg(31, regs.MSIX_CTRL) == 0x81FC
+    assert regs.MSIX_PBA_OFFSET == 0x8FE0
+    for bad in (-1, regs.MSIX_VECTORS):
+        with pytest.raises(ValueError, match="MSI-X vector"):
+            regs.msix_reg(bad, regs.MSIX_DATA)
+
+
+def test_msix_program_refuses_an_unaligned_address():
+    with pytest.raises(ValueError, match="not DWORD aligned"):
+        asyncio.run(XdmaMsix(None).program(0, 0x1002, 0))  # refused before any access

@@ -59,3 +59,18 @@ def test_parameters_and_defines_per_toplevel():
         runner.build_dir("icarus", prof, overrides=over, toplevel="byod_top", user_sources=BYOD),
     }
     assert len(dirs) == 3
+
+
+def test_sources_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m <package>.runner``: a toplevel's files and the include path, one per
+    line; an unknown toplevel is one usage line and exit status 2, no traceback."""
+    assert runner.main(["--sources"]) == 0
+    listed = [Path(line) for line in capsys.readouterr().out.split()]
+    assert listed == runner.hdl_sources(runner.DROPIN_TOPLEVEL)
+    assert runner.main(["--includes"]) == 0
+    assert [Path(p) for p in capsys.readouterr().out.split()] == runner.hdl_include_dirs()
+    with pytest.raises(SystemExit) as e:
+        runner.main(["--sources", "my_top"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'my_top'" in err and "Traceback" not in err
