@@ -1,7 +1,8 @@
 """The UltraScale+ hard-IP model with the requester completion timeout of the real core
-(PG213): a request whose completion never comes frees its tag after ``cpl_timeout_ns`` and
-is reported on RC with error code 1001. Its per-cycle loops wake only when there is work.
-See docs/internals.md.
+(PG213): a request whose completion never comes frees its tag and its completion credits
+after the timeout its function's Device Control 2 selects, and is reported on RC with
+error code 1001. A request made with bus mastering disabled is not sent, and ends the
+same way. Its per-cycle loops wake only when there is work. See docs/internals.md.
 """
 
 from __future__ import annotations
@@ -11,12 +12,26 @@ from collections.abc import Callable
 import cocotb
 from cocotb.triggers import Event, First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
-from cocotbext.pcie.core.tlp import TlpAttr, TlpType
+from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
-# PCIe Device Control 2 completion timeout range A starts at 50 us
-DEFAULT_CPL_TIMEOUT_NS = 50_000.0
+# The timeout of Device Control 2's default range (Completion Timeout Value 0). PCIe
+# allows 50 us to 50 ms there and recommends at least 10 ms, which would cost minutes of
+# simulation per timed-out read; 200 us is 4x the longest legal wait measured here (32
+# reads of 512 bytes queued behind each other on a Gen2 x1 link, about 50 us).
+DEFAULT_CPL_TIMEOUT_NS = 200_000.0
+# the other Completion Timeout Values: the low end of each sub-range (PCIe 7.5.3.16)
+CPL_TIMEOUT_RANGES_NS = {
+    0x1: 50e3,  # range A: 50 us to 100 us
+    0x2: 1e6,  # range A: 1 ms to 10 ms
+    0x5: 16e6,  # range B: 16 ms to 55 ms
+    0x6: 65e6,  # range B: 65 ms to 210 ms
+    0x9: 260e6,  # range C: 260 ms to 900 ms
+    0xA: 1e9,  # range C: 1 s to 3.5 s
+    0xD: 4e9,  # range D: 4 s to 13 s
+    0xE: 17e9,  # range D: 17 s to 64 s
+}
 
 # the configuration outputs and inputs the event-driven loop handles (the base model's
 # status/control/interrupt loops handle many more; connecting any of those falls back)
@@ -56,34 +71,61 @@ BASE_CFG = FAST_CFG | {
     "cfg_interrupt_msi_pending_status_function_num",
     "sys_reset",
 }
+COMPLETION_TLPS = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA}
 CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
 
 
 class PevbUspDevice(UltraScalePlusPcieDevice):
-    """``UltraScalePlusPcieDevice`` plus the requester completion timeout."""
+    """``UltraScalePlusPcieDevice`` plus the requester completion timeout, the completion
+    credits a timed-out request held, and requests made with bus mastering disabled.
+
+    ``cpl_timeout_ns`` is the timeout of Device Control 2's default range; a driver that
+    programs another Completion Timeout Value gets that range's (:data:`CPL_TIMEOUT_RANGES_NS`),
+    and Completion Timeout Disable turns it off (the engine's own timeout remains).
+    """
 
     def __init__(self, *args, cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS, **kwargs) -> None:
         self._cfg_changed = Event()
         super().__init__(*args, **kwargs)
         self.cpl_timeout_ns = cpl_timeout_ns
         self.cpl_timeouts = 0
+        # requests the RTL made while its function's bus mastering was off (not sent)
+        self.bme_dropped = 0
         self.timeout_listeners: list[Callable[[int, int], None]] = []
         self._first_seen: dict[int, tuple[object, float]] = {}
+        # completion data credits received so far per active tag
+        self._credits_in: dict[int, int] = {}
+        for f in self.functions:
+            f.pcie_cap.completion_timeout_ranges_supported = 0xF  # ranges A-D
+            f.pcie_cap.completion_timeout_disable_supported = True
         cocotb.start_soon(self._run_cpl_timeout())
 
+    def request_timeout_ns(self, req) -> float | None:
+        """The completion timeout of ``req`` (None: disabled), from its function's Device
+        Control 2."""
+        cap = self.functions[req.requester_id.function].pcie_cap
+        if cap.completion_timeout_disable:
+            return None
+        return CPL_TIMEOUT_RANGES_NS.get(cap.completion_timeout_value, self.cpl_timeout_ns)
+
     async def _run_cpl_timeout(self) -> None:
-        step = max(self.cpl_timeout_ns / 8, 10.0)
         while True:
-            await Timer(step, "ns")
+            # checked 8 times per timeout: a request times out within 1/8 of it late
+            step = min(
+                [self.cpl_timeout_ns]
+                + [t for t in map(self.request_timeout_ns, filter(None, self.active_request)) if t]
+            )
+            await Timer(max(step / 8, 10.0), "ns")
             now = get_sim_time("ns")
             for tag, req in enumerate(self.active_request):
                 if req is None:
                     self._first_seen.pop(tag, None)
                     continue
                 seen = self._first_seen.get(tag)
+                limit = self.request_timeout_ns(req)
                 if seen is None or seen[0] is not req:
                     self._first_seen[tag] = (req, now)
-                elif now - seen[1] >= self.cpl_timeout_ns:
+                elif limit is not None and now - seen[1] >= limit:
                     self._time_out(tag, req)
 
     def _time_out(self, tag: int, req) -> None:
@@ -91,6 +133,10 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         self.active_request[tag] = None
         self._first_seen.pop(tag, None)
         self.tag_available_count = self.get_available_tag_count()
+        # the credits the rest of its completions would have used are free again
+        owed = req.get_data_credits() - self._credits_in.pop(tag, 0)
+        self.cpld_credit_count = max(self.cpld_credit_count - max(owed, 0), 0)
+        self.cpld_credit_released.set()
         cpl = Tlp_us()
         cpl.fmt_type = TlpType.CPL
         cpl.requester_id = req.requester_id
@@ -108,11 +154,83 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         for listener in self.timeout_listeners:
             listener(int(req.requester_id), tag)
 
+    # --- the requester request path (RQ) ------------------------------------------------
+    def _np_fits(self, tlp) -> bool:
+        """Completion buffer space (and, with core-managed tags, a tag) for ``tlp``."""
+        return self.cpld_credit_count + tlp.get_data_credits() <= self.cpld_credit_limit and (
+            self.enable_client_tag or self.tag_available_count > 0
+        )
+
+    async def _issue_np(self, tlp) -> None:
+        """Track a non-posted request and send it; with its function's bus mastering off,
+        track it without sending it, so that it ends by completion timeout."""
+        if not self.enable_client_tag:
+            tlp.tag = self.get_free_tag()
+            self.rq_tag.put_nowait(tlp.tag)
+        limit = 256 if self.functions[0].pcie_cap.extended_tag_field_enable else 32
+        assert tlp.tag < limit, f"tag {tlp.tag} out of range ({limit} tags enabled)"
+        assert not self.active_request[tlp.tag], "active tag reused"
+        self.active_request[tlp.tag] = tlp
+        self._credits_in[tlp.tag] = 0
+        self.tag_available_count = self.get_available_tag_count()
+        self.cpld_credit_count += tlp.get_data_credits()
+        if self.functions[tlp.requester_id.function].bus_master_enable:
+            await self.send(Tlp(tlp))
+        else:
+            self.bme_dropped += 1
+            self.log.warning("bus mastering disabled: request not sent: %r", tlp)
+        self.rq_seq_num.put_nowait(tlp.seq_num)
+
+    async def _run_rq_logic(self) -> None:
+        while True:
+            tlp = Tlp_us.unpack_us_rq(await self.rq_sink.recv(), self.enable_parity)
+            if tlp.discontinue:
+                self.log.warning("discontinue bit set, TLP discarded: %r", tlp)
+                continue
+            if not tlp.requester_id_enable:
+                tlp.requester_id = tlp.requester_id._replace(bus=self.bus_num)
+            if not tlp.is_nonposted():
+                if self.functions[tlp.requester_id.function].bus_master_enable:
+                    await self.send(Tlp(tlp))
+                    self.rq_seq_num.put_nowait(tlp.seq_num)
+                else:
+                    self.bme_dropped += 1
+                    self.log.warning("bus mastering disabled: write dropped: %r", tlp)
+                continue
+            if self.rq_np_queue.empty() and self._np_fits(tlp):
+                await self._issue_np(tlp)  # nothing queued before it: send now, in order
+                continue
+            while self.rq_np_queue.qsize() >= self.rq_np_limit:
+                self.rq_np_queue_dequeue.clear()
+                await self.rq_np_queue_dequeue.wait()
+            self.rq_np_queue.put_nowait(tlp)
+
+    async def _run_rq_np_queue_logic(self) -> None:
+        while True:
+            tlp = await self.rq_np_queue.get()
+            self.rq_np_queue_dequeue.set()
+            while not self._np_fits(tlp):
+                self.cpld_credit_released.clear()
+                self.tag_release.clear()
+                await First(self.cpld_credit_released.wait(), self.tag_release.wait())
+            await self._issue_np(tlp)
+
     # --- the base model's per-cycle loops, woken only when there is work -----------------
     def _fast_cfg(self) -> bool:
         return all(getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG)
 
     async def upstream_recv(self, tlp) -> None:
+        if tlp.fmt_type in COMPLETION_TLPS and tlp.tag < len(self.active_request):
+            req = self.active_request[tlp.tag]
+            if req is None:
+                # a late completion: its credits were freed when its request timed out,
+                # and the base model frees them again (keep the count)
+                if any(f.pcie_id == tlp.requester_id for f in self.functions):
+                    self.cpld_credit_count += tlp.get_data_credits()
+            elif tlp.requester_id == req.requester_id:
+                self._credits_in[tlp.tag] = self._credits_in.get(tlp.tag, 0) + (
+                    tlp.get_data_credits()
+                )
         await super().upstream_recv(tlp)
         if tlp.fmt_type in CONFIG_TLPS:
             self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
