@@ -57,8 +57,11 @@ class DriverConfig:
     poll_status_every: int = 8
     timeout_base_ns: float = 200_000.0
     timeout_ns_per_byte: float = 10.0
-    # how long a stopped engine may take to go idle
-    stop_drain_ns: float = 20_000.0
+    # how long a stopped (or failed) channel may take to go idle before the driver resets
+    # the function: longer than the completion timeouts that end its reads (the hard
+    # IP's default range, 200 us in the model, and the engine's own, 131072 cycles: 1 ms
+    # at 125 MHz)
+    stop_drain_ns: float = 1_500_000.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class _Channel:
         self.expected = 0
         self.nbytes = 0
         self.t_start = 0.0
+        self.epoch = 0  # the driver's reset epoch the running chain was started in
 
     @property
     def name(self) -> str:
@@ -173,6 +177,12 @@ class PicoevbRdma:
         self.files: list[PicoevbFile] = []
         self.runs: collections.deque[RunRecord] = collections.deque(maxlen=100_000)
         self.probed = False
+        # function-level resets done to recover the engine; bumping the epoch tells the
+        # chains started before a reset that they are gone
+        self.resets = 0
+        self.epoch = 0
+        # why the device cannot be used (a reset failed); DMA ioctls fail with EIO
+        self.dead: str | None = None
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -185,6 +195,20 @@ class PicoevbRdma:
             raise ProbeError(errno.ENODEV, f"{self.name}: no MSI vectors ({self.nvec})")
         for v in range(self.nvec):
             p.request_irq(v, self._make_isr(v))
+        await self._init_engine()
+        self.probed = True
+        log.info(
+            "%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s",
+            self.name,
+            self.nvec,
+            self.fpga_ram_size,
+            {d.name: a for d, a in self.alignments.items()},
+        )
+
+    async def _init_engine(self) -> None:
+        """Check the engine's identifiers, stop and clear its channels, program their
+        interrupt vectors, read the card: at probe and after a reset."""
+        p = self.platform
         try:
             for target in (Target.IRQ, Target.CONFIG, Target.SGDMA_COMMON):
                 base = regs.block_base(target)
@@ -192,11 +216,11 @@ class PicoevbRdma:
                 if got != regs.identifier(target):
                     raise XdmaError(f"{target.name} identifier {got:#010x}")
             for d in (Target.H2C, Target.C2H):
-                vec = 0 if d == Target.H2C or self.nvec < 2 else 1
-                ch = _Channel(self, d, vec)
-                await ch.xdma.identify()
-                self._chans[d] = ch
-                self._by_vector.setdefault(vec, []).append(ch)
+                if d not in self._chans:
+                    vec = 0 if d == Target.H2C or self.nvec < 2 else 1
+                    self._chans[d] = _Channel(self, d, vec)
+                    self._by_vector.setdefault(vec, []).append(self._chans[d])
+                await self._chans[d].xdma.identify()
         except XdmaError as e:
             raise ProbeError(errno.ENODEV, f"{self.name}: not an XDMA engine: {e}") from e
         for d, ch in self._chans.items():
@@ -221,14 +245,26 @@ class PicoevbRdma:
         self.fpga_ram_size = await p.ioread32(BAR_USER, regs.USER_RAM_SIZE)
         if self.fpga_ram_size == 0:
             raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")
-        self.probed = True
-        log.info(
-            "%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s",
-            self.name,
-            self.nvec,
-            self.fpga_ram_size,
-            {d.name: a for d, a in self.alignments.items()},
-        )
+
+    async def reset_engine(self, why: str) -> int:
+        """Recover an engine that does not go idle: a function-level reset (which ends
+        every DMA of the function), then the engine set up again as at probe. 0, or
+        -errno; after a failure the device is dead until removed."""
+        log.error("%s: resetting the function: %s", self.name, why)
+        self.epoch += 1
+        self.resets += 1
+        rc = await self.platform.pci_reset_function()
+        if rc:
+            self.dead = f"function reset failed ({rc}) after: {why}"
+        else:
+            try:
+                await self._init_engine()
+            except ProbeError as e:
+                rc = -e.errno
+                self.dead = f"engine not back after the function reset: {e.strerror}"
+        if self.dead:
+            log.error("%s: device unusable: %s", self.name, self.dead)
+        return rc
 
     async def remove(self) -> None:
         """Release every open file, stop the channels, free the rings."""
@@ -302,6 +338,7 @@ class PicoevbRdma:
             ch.wb.write(0, bytes(4))
         xfer.waiting.add(ch)
         ch.t_start = self.platform.now_ns()
+        ch.epoch = self.epoch
         await ch.xdma.start(chain, interrupt=not poll, poll_wb_addr=ch.wb.bus if poll else None)
 
     async def _dump(self, ch: _Channel, status: int, count: int, why: str) -> None:
@@ -331,8 +368,14 @@ class PicoevbRdma:
         )
 
     async def _finish(self, ch: _Channel, xfer: _Transfer) -> int:
-        """Wait for the chain on ``ch``, stop the channel, check it: 0 or -errno."""
-        p, cfg = self.platform, self.config
+        """Wait for the chain on ``ch``, stop the channel, check it: 0 or -errno. The
+        channel is idle when this returns: one that does not drain is reset."""
+        cfg = self.config
+        if ch.epoch != self.epoch:
+            # a function reset (for the other channel) ended this chain
+            xfer.waiting.discard(ch)
+            log.warning("%s: %s chain ended by the function reset", self.name, ch.name)
+            return self._record(ch, -errno.EIO)
         try:
             outcome = await ch.xdma.wait(
                 ch.t_start + self.timeout_ns(ch.nbytes),
@@ -371,7 +414,8 @@ class PicoevbRdma:
             await self._dump(
                 ch, status, count, f"timed out after {self.timeout_ns(ch.nbytes):.0f} ns ({hint})"
             )
-            rc = -errno.ETIMEDOUT
+            # an engine that stopped on an error whose interrupt never came failed (EIO)
+            rc = -errno.EIO if status & regs.STAT_ERROR_MASK and not res.busy else -errno.ETIMEDOUT
         else:
             log.warning(
                 "%s: %s stopped after %d of %d descriptors: %s",
@@ -382,6 +426,16 @@ class PicoevbRdma:
                 xfer.aborted,
             )
             rc = -errno.EFAULT
+        if res.busy:
+            # its reads may still land: the buffers must not be given back before it stops
+            await self.reset_engine(
+                f"{ch.name} still busy {cfg.stop_drain_ns:.0f} ns after it was stopped"
+            )
+            rc = rc or -errno.EIO
+        return self._record(ch, rc)
+
+    def _record(self, ch: _Channel, rc: int) -> int:
+        p = self.platform
         self.runs.append(
             RunRecord(ch.direction, ch.t_start, p.now_ns(), ch.expected, ch.nbytes, rc)
         )
@@ -556,6 +610,9 @@ class PicoevbFile:
                 bufs.append(buf)
                 sides.append(buf.sg)
             async with drv.dma_lock:
+                if drv.dead:
+                    log.error("%s: DMA refused: %s", drv.name, drv.dead)
+                    return -errno.EIO, 0
                 t0 = drv.platform.now_ns()
                 if sides[0] is not None and sides[1] is not None:
                     rc = await drv._h2c2h(sides[0], sides[1], length, xfer)

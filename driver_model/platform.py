@@ -63,6 +63,13 @@ class Platform(Protocol):
         """Enable bus mastering."""
         ...
 
+    async def pci_reset_function(self) -> int:
+        """``pci_reset_function``: save the function's config state, disable bus
+        mastering, wait (bounded) for its transactions to finish, function-level reset,
+        wait for the function, restore the state (and the MSI-X table). 0, or -ENOTTY
+        when the function cannot be reset, -ENODEV when it does not come back."""
+        ...
+
     async def pci_alloc_irq_vectors(
         self, min_vecs: int, max_vecs: int, flags: int = PCI_IRQ_MSI
     ) -> int:

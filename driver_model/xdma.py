@@ -268,16 +268,24 @@ class XdmaChannel:
         await self.write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1C), self.irq_bit)
         await self.read32(self.reg(regs.CH_STATUS))
 
+    async def drain(self, drain_ns: float) -> int:
+        """Poll the status (intervals growing from 200 ns to 10 us) until the channel is
+        not busy or ``drain_ns`` passed; the last status read (not cleared)."""
+        p = self.platform
+        end = p.now_ns() + drain_ns
+        interval = 200.0
+        status = await self.status()
+        while status & Stat.BUSY and p.now_ns() < end:
+            await p.sleep_ns(min(interval, max(1.0, end - p.now_ns())))
+            interval = min(interval * 2, 10_000.0)
+            status = await self.status()
+        return status
+
     async def halt(self, drain_ns: float) -> tuple[int, int, bool]:
         """Stop the channel and wait (at most ``drain_ns``) for it to drain; returns the
         status (cleared; busy kept), the completed count, and whether it is still busy."""
-        p = self.platform
         await self.stop()
-        end = p.now_ns() + drain_ns
-        status = await self.status()
-        while status & Stat.BUSY and p.now_ns() < end:
-            await p.sleep_ns(200)
-            status = await self.status()
+        status = await self.drain(drain_ns)
         status = await self.status_clear() | (status & Stat.BUSY)
         return status, await self.completed_count(), bool(status & Stat.BUSY)
 
@@ -285,12 +293,18 @@ class XdmaChannel:
         self, outcome: Outcome, started_ns: float, drain_ns: float = 20_000.0
     ) -> ChannelResult:
         """Collect a chain's result after :meth:`wait`: a finished chain's status (cleared)
-        and count, then stop the channel; an unfinished one is halted first."""
+        and count, then stop the channel; an unfinished one is halted first. A chain that
+        stopped on an error may still have reads outstanding: it is drained too, and
+        ``busy`` says whether it was still busy after ``drain_ns``."""
         if outcome is Outcome.DONE:
             status = await self.status_clear()
             count = await self.completed_count()
             await self.stop()
             busy = False
+            if status & Stat.BUSY:
+                last = await self.drain(drain_ns)
+                busy = bool(last & Stat.BUSY)
+                status = (status & ~Stat.BUSY) | (last & Stat.BUSY)
         else:
             status, count, busy = await self.halt(drain_ns)
         return ChannelResult(status, count, outcome, self.platform.now_ns() - started_ns, busy)

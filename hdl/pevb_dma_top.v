@@ -102,6 +102,10 @@ module pevb_dma_top #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* Function-level reset */
+    input  wire [3:0]                         cfg_flr_in_process,
+    output wire [3:0]                         cfg_flr_done,
+
     /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
     input  wire [3:0]                         cfg_interrupt_msix_enable,
     input  wire [3:0]                         cfg_interrupt_msix_mask,
@@ -267,6 +271,8 @@ pevb_xdma_ip #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
     .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
     .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
     .cfg_interrupt_msix_address(cfg_interrupt_msix_address),

@@ -140,6 +140,10 @@ end
 
 /* tag table */
 reg [TAG_COUNT-1:0] active_reg;
+// tags the engine gave up by its own timeout while the core may still deliver their
+// completions: not reused until a final completion (or the core's timeout report) for
+// them arrives, or a reset
+reg [TAG_COUNT-1:0] dead_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
 reg [SLOT_WIDTH-1:0] ctx_slot_reg [0:TAG_COUNT-1];
 reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
@@ -161,7 +165,7 @@ always @* begin
     exp_found = 1'b0;
     in_flight = 8'd0;
     for (t = TAG_COUNT-1; t >= 0; t = t - 1) begin
-        if (!active_reg[t]) begin
+        if (!active_reg[t] && !dead_reg[t]) begin
             free_idx = t[TAG_W-1:0];
             free_found = 1'b1;
         end
@@ -307,6 +311,9 @@ assign retire_kind = rc_retire ? c_kind : ctx_kind_reg[exp_idx];
 assign retire_slot = rc_retire ? ctx_slot_reg[tag] : ctx_slot_reg[exp_idx];
 assign retire_err = rc_retire ? (ctx_err_reg[tag] | cpl_err) : (ctx_err_reg[exp_idx] | XERR_UNEXP);
 assign unexpected_cpl = rc_valid_reg && rc_last_reg && !tag_ok;
+// the last completion of a request the engine gave up: its tag is free again
+wire dead_end = rc_valid_reg && rc_last_reg && (h_tag >> TAG_W) == 8'd0 && dead_reg[tag] &&
+                (cpl_final || h_err_code == RC_ERR_INVALID_TAG);
 
 integer tt;
 always @(posedge clk) begin
@@ -350,6 +357,10 @@ always @(posedge clk) begin
         active_reg[tag] <= 1'b0;
     end else if (to_retire) begin
         active_reg[exp_idx] <= 1'b0;
+        dead_reg[exp_idx] <= 1'b1;
+    end
+    if (dead_end) begin
+        dead_reg[tag] <= 1'b0;
     end
 
     if (alloc_valid) begin
@@ -364,6 +375,7 @@ always @(posedge clk) begin
 
     if (rst) begin
         active_reg <= {TAG_COUNT{1'b0}};
+        dead_reg <= {TAG_COUNT{1'b0}};
         rc_valid_reg <= 1'b0;
         rc_beat_reg <= 11'd0;
         dat_on_reg <= 1'b0;

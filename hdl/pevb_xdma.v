@@ -108,6 +108,12 @@ module pevb_xdma #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* Function-level reset: the engine and its user side reset (func_reset high) at
+       the hard-IP streams' next packet boundaries, then cfg_flr_done pulses */
+    input  wire [3:0]                         cfg_flr_in_process,
+    output wire [3:0]                         cfg_flr_done,
+    output wire                               func_reset,
+
     /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
     input  wire [3:0]                         cfg_interrupt_msix_enable,
     input  wire [3:0]                         cfg_interrupt_msix_mask,
@@ -237,7 +243,43 @@ initial begin
 end
 
 wire clk = user_clk;
-wire rst = user_reset;
+wire rst = func_reset;
+
+/* function-level reset: the streams held at packet boundaries, then the reset */
+wire rq_hold, cc_hold, rc_hold, cq_hold;
+wire rq_tvalid_int, rq_tready_int, cc_tvalid_int, cc_tready_int;
+wire rc_tready_int, cq_tready_int;
+
+assign m_axis_rq_tvalid = rq_tvalid_int && !rq_hold;
+assign rq_tready_int = m_axis_rq_tready && !rq_hold;
+assign m_axis_cc_tvalid = cc_tvalid_int && !cc_hold;
+assign cc_tready_int = m_axis_cc_tready && !cc_hold;
+assign s_axis_rc_tready = rc_tready_int && !rc_hold;
+assign s_axis_cq_tready = cq_tready_int && !cq_hold;
+
+pevb_flr flr_inst (
+    .clk(clk),
+    .user_reset(user_reset),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
+    .rq_tvalid(m_axis_rq_tvalid),
+    .rq_tready(m_axis_rq_tready),
+    .rq_tlast(m_axis_rq_tlast),
+    .cc_tvalid(m_axis_cc_tvalid),
+    .cc_tready(m_axis_cc_tready),
+    .cc_tlast(m_axis_cc_tlast),
+    .rc_tvalid(s_axis_rc_tvalid),
+    .rc_tready(s_axis_rc_tready),
+    .rc_tlast(s_axis_rc_tlast),
+    .cq_tvalid(s_axis_cq_tvalid),
+    .cq_tready(s_axis_cq_tready),
+    .cq_tlast(s_axis_cq_tlast),
+    .rq_hold(rq_hold),
+    .cc_hold(cc_hold),
+    .rc_hold(rc_hold),
+    .cq_hold(cq_hold),
+    .func_reset(func_reset)
+);
 
 assign pcie_cq_np_req = 2'b01;
 assign cfg_config_space_enable = 1'b1;
@@ -271,14 +313,14 @@ pevb_cq_cc #(
     .rst(rst),
     .s_axis_cq_tdata(s_axis_cq_tdata),
     .s_axis_cq_tkeep(s_axis_cq_tkeep),
-    .s_axis_cq_tvalid(s_axis_cq_tvalid),
-    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid && !cq_hold),
+    .s_axis_cq_tready(cq_tready_int),
     .s_axis_cq_tlast(s_axis_cq_tlast),
     .s_axis_cq_tuser(s_axis_cq_tuser),
     .m_axis_cc_tdata(m_axis_cc_tdata),
     .m_axis_cc_tkeep(m_axis_cc_tkeep),
-    .m_axis_cc_tvalid(m_axis_cc_tvalid),
-    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tvalid(cc_tvalid_int),
+    .m_axis_cc_tready(cc_tready_int),
     .m_axis_cc_tlast(m_axis_cc_tlast),
     .m_axis_cc_tuser(m_axis_cc_tuser),
     .reg_req_valid(reg_req_valid),
@@ -528,8 +570,8 @@ pevb_rq_tx #(
     .pay_rd_data(pay_rd_data[pay_sel_reg*DW +: DW]),
     .m_axis_rq_tdata(m_axis_rq_tdata),
     .m_axis_rq_tkeep(m_axis_rq_tkeep),
-    .m_axis_rq_tvalid(m_axis_rq_tvalid),
-    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tvalid(rq_tvalid_int),
+    .m_axis_rq_tready(rq_tready_int),
     .m_axis_rq_tlast(m_axis_rq_tlast),
     .m_axis_rq_tuser(m_axis_rq_tuser)
 );
@@ -583,8 +625,8 @@ pevb_rc_rx #(
     .alloc_info(rd_info),
     .s_axis_rc_tdata(s_axis_rc_tdata),
     .s_axis_rc_tkeep(s_axis_rc_tkeep),
-    .s_axis_rc_tvalid(s_axis_rc_tvalid),
-    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid && !rc_hold),
+    .s_axis_rc_tready(rc_tready_int),
     .s_axis_rc_tlast(s_axis_rc_tlast),
     .s_axis_rc_tuser(s_axis_rc_tuser),
     .h2c_discard(h2c_discard),

@@ -106,6 +106,10 @@ module pevb_xdma_ip #
     input  wire                               cfg_interrupt_msi_fail,
     output wire [7:0]                         cfg_interrupt_msi_function_number,
 
+    /* Function-level reset (the engine and axi_aresetn, then cfg_flr_done) */
+    input  wire [3:0]                         cfg_flr_in_process,
+    output wire [3:0]                         cfg_flr_done,
+
     /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
     input  wire [3:0]                         cfg_interrupt_msix_enable,
     input  wire [3:0]                         cfg_interrupt_msix_mask,
@@ -243,7 +247,9 @@ module pevb_xdma_ip #
 localparam DW = AXIS_PCIE_DATA_WIDTH;
 
 assign axi_aclk = user_clk;
-assign axi_aresetn = !user_reset;
+// the user side resets with the function: at user_reset and during an FLR
+wire func_reset;
+assign axi_aresetn = !func_reset;
 assign msi_enable = cfg_interrupt_msi_enable[0];
 assign msi_vector_width = cfg_interrupt_msi_mmenable[2:0];
 assign msix_enable = MSIX != 0 && cfg_interrupt_msix_enable[0];
@@ -366,6 +372,9 @@ pevb_xdma #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
+    .func_reset(func_reset),
     .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
     .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
     .cfg_interrupt_msix_address(cfg_interrupt_msix_address),

@@ -85,7 +85,11 @@ module pevb_hip_port #
     input  wire [31:0]                        cfg_interrupt_msix_data,
     input  wire                               cfg_interrupt_msix_int,
     output reg                                cfg_interrupt_msix_sent,
-    output reg                                cfg_interrupt_msix_fail
+    output reg                                cfg_interrupt_msix_fail,
+
+    /* Function-level reset */
+    output reg  [3:0]                         cfg_flr_in_process,
+    input  wire [3:0]                         cfg_flr_done
     /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_on UNDRIVEN */
 );

@@ -254,6 +254,7 @@ wire [3:0]                         cfg_interrupt_msix_enable, cfg_interrupt_msix
 wire [63:0]                        cfg_interrupt_msix_address;
 wire [31:0]                        cfg_interrupt_msix_data;
 wire                               cfg_interrupt_msix_int, cfg_interrupt_msix_sent, cfg_interrupt_msix_fail;
+wire [3:0]                         cfg_flr_in_process, cfg_flr_done;
 
 pevb_hip_port #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
@@ -307,7 +308,9 @@ pevb_hip_port #(
     .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done)
 );
 
 pevb_xdma_ip #(
@@ -367,6 +370,8 @@ pevb_xdma_ip #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
     .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
     .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
     .cfg_interrupt_msix_address(cfg_interrupt_msix_address),

@@ -1,6 +1,7 @@
 """Fault injection on the FPGA's link: :class:`FaultRule` kinds ``ur``, ``ca``, ``poison``,
-``drop``, ``split``, ``latency`` and ``corrupt`` applied by the :class:`FaultInjector` to
-the completions of the FPGA's reads, by target. See docs/internals.md.
+``drop``, ``split``, ``latency``, ``corrupt`` and ``hold`` applied by the
+:class:`FaultInjector` to the completions of the FPGA's reads, by target. See
+docs/internals.md.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from driver_model.regs import PcieErr
 
 from .link import COMPLETIONS, MEM_READS, UP, ends_request
 
-FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt")
+# hold: the completions are kept until the test calls release_held() (a completion that
+# arrives after its request timed out, or after the function was reset)
+FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt", "hold")
 # the engine's error bits (H2C read_error, descr_error) for each completion fault
 FAULT_STATUS = {
     "ur": PcieErr.UNSUPPORTED_REQUEST,
@@ -91,6 +94,7 @@ class FaultInjector:
         self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
         self._reorder: list[tuple[int, Tlp]] = []
         self._reorder_kick = Event()
+        self.held: list[Tlp] = []
         port.rx_handler = self._receive
         cocotb.start_soon(self._run_reorder())
 
@@ -170,6 +174,10 @@ class FaultInjector:
             await self._deliver(tlp)
         elif kind == "drop":
             tlp.release_fc()
+        elif kind == "hold":
+            tlp.release_fc()  # the link carried it; the FPGA gets it later
+            tlp.release_fc_cb = None
+            self.held.append(tlp)
         elif kind == "corrupt":
             if tlp.data:
                 first = tlp.lower_address & 3
@@ -188,6 +196,13 @@ class FaultInjector:
             for piece in split_completion(tlp, req.rule.rcb):
                 self._reorder.append((tlp.tag, piece))
             self._reorder_kick.set()
+
+    async def release_held(self) -> int:
+        """Deliver the held completions now, in their order; how many there were."""
+        held, self.held = self.held, []
+        for tlp in held:
+            await self._deliver(tlp)
+        return len(held)
 
     async def _deliver_at(self, at_ns: float, tlp: Tlp) -> None:
         await Timer(max(round(at_ns - get_sim_time("ns")), 1), "ns")

@@ -7,7 +7,7 @@ same way. Its per-cycle loops wake only when there is work. See docs/internals.m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import cocotb
 from cocotb.triggers import Event, First, RisingEdge, Timer
@@ -22,6 +22,9 @@ from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 # reads of 512 bytes queued behind each other on a Gen2 x1 link, about 50 us).
 DEFAULT_CPL_TIMEOUT_NS = 200_000.0
 # the other Completion Timeout Values: the low end of each sub-range (PCIe 7.5.3.16)
+# how long the RTL may take to confirm an FLR (software waits 100 ms before touching the
+# function again; the model finishes well inside the wait the driver model uses)
+DEFAULT_FLR_DONE_TIMEOUT_NS = 5_000.0
 CPL_TIMEOUT_RANGES_NS = {
     0x1: 50e3,  # range A: 50 us to 100 us
     0x2: 1e6,  # range A: 1 ms to 10 ms
@@ -82,23 +85,61 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
     ``cpl_timeout_ns`` is the timeout of Device Control 2's default range; a driver that
     programs another Completion Timeout Value gets that range's (:data:`CPL_TIMEOUT_RANGES_NS`),
     and Completion Timeout Disable turns it off (the engine's own timeout remains).
+
+    Function-level reset (with ``cfg_flr_in_process``/``cfg_flr_done`` connected, the
+    capability is advertised): Initiate FLR ends every request the function has
+    outstanding with error code 1000 on RC, raises ``cfg_flr_in_process`` until the RTL
+    pulses ``cfg_flr_done`` (at most ``flr_done_timeout_ns``), then resets the
+    function's configuration state: Command, BARs, MSI and MSI-X enables, Device Control
+    2; software restores them (Linux: ``pci_restore_state``).
     """
 
-    def __init__(self, *args, cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
+        flr_done_timeout_ns: float = DEFAULT_FLR_DONE_TIMEOUT_NS,
+        **kwargs,
+    ) -> None:
         self._cfg_changed = Event()
         super().__init__(*args, **kwargs)
         self.cpl_timeout_ns = cpl_timeout_ns
         self.cpl_timeouts = 0
         # requests the RTL made while its function's bus mastering was off (not sent)
         self.bme_dropped = 0
+        # interrupts the hard IP answered with cfg_interrupt_msi(x)_fail
+        self.msi_failed = 0
+        # called with (requester ID, tag) when a request ends without its completions
+        # (completion timeout, FLR): later completions for it are late
         self.timeout_listeners: list[Callable[[int, int], None]] = []
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
         self._credits_in: dict[int, int] = {}
-        for f in self.functions:
+        # function-level resets started (and those the RTL did not confirm in time)
+        self.flr_count = 0
+        self.flr_unconfirmed = 0
+        self.flr_done_timeout_ns = flr_done_timeout_ns
+        self._flr_active = [False] * len(self.functions)
+        for k, f in enumerate(self.functions):
             f.pcie_cap.completion_timeout_ranges_supported = 0xF  # ranges A-D
             f.pcie_cap.completion_timeout_disable_supported = True
+            f.pcie_cap.function_level_reset_capability = self.cfg_flr_in_process is not None
+            f.pcie_cap.initiate_function_level_reset = self._flr_starter(k)
+            f.read_config_register = self._reserved_reads_zero(f.read_config_register)
+        if self.cfg_flr_in_process is not None:
+            self.cfg_flr_in_process.value = 0
         cocotb.start_soon(self._run_cpl_timeout())
+
+    @staticmethod
+    def _reserved_reads_zero(read: Callable[[int], Awaitable[int | None]]):
+        """A function's config read where reserved registers read 0, as PCIe requires
+        (the base model has no value for some and fails the completion)."""
+
+        async def read_config_register(reg: int) -> int:
+            value = await read(reg)
+            return 0 if value is None else value
+
+        return read_config_register
 
     def request_timeout_ns(self, req) -> float | None:
         """The completion timeout of ``req`` (None: disabled), from its function's Device
@@ -130,6 +171,12 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
 
     def _time_out(self, tag: int, req) -> None:
         self.log.warning("completion timeout: tag %d, %r", tag, req)
+        self.cpl_timeouts += 1
+        self._terminate(tag, req, ErrorCode.TIMEOUT)
+
+    def _terminate(self, tag: int, req, code: ErrorCode) -> None:
+        """End an outstanding request without its completions: free its tag and the
+        credits they would have used, and report it on RC with error ``code``."""
         self.active_request[tag] = None
         self._first_seen.pop(tag, None)
         self.tag_available_count = self.get_available_tag_count()
@@ -143,16 +190,61 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         cpl.tag = tag
         cpl.tc = req.tc
         cpl.attr = req.attr
-        cpl.error_code = ErrorCode.TIMEOUT
+        cpl.error_code = code
         cpl.request_completed = True
         cpl.lower_address = (req.address + req.get_first_be_offset()) & 0xFFF
         cpl.byte_count = req.get_be_byte_count() & 0x1FFF
         self.rx_buf_cplh_fc_count += 1
         self.rx_buf_cpld_fc_count += 1
         self.rc_queue.put_nowait(cpl)
-        self.cpl_timeouts += 1
         for listener in self.timeout_listeners:
             listener(int(req.requester_id), tag)
+
+    # --- function-level reset -------------------------------------------------------------
+    def _flr_starter(self, fn: int) -> Callable[[], Awaitable[None]]:
+        async def initiate() -> None:
+            # the configuration write that asked for it completes first
+            if self.cfg_flr_in_process is not None and not self._flr_active[fn]:
+                self._flr_active[fn] = True
+                cocotb.start_soon(self._run_flr(fn))
+
+        return initiate
+
+    async def _run_flr(self, fn: int) -> None:
+        self.flr_count += 1
+        self.log.warning("function-level reset of function %d", fn)
+        for tag, req in enumerate(self.active_request):
+            if req is not None and req.requester_id.function == fn:
+                self._terminate(tag, req, ErrorCode.FLR)
+        self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) | (1 << fn)
+        edge = RisingEdge(self.user_clk)
+        end = get_sim_time("ns") + self.flr_done_timeout_ns
+        while True:
+            await edge
+            if self.cfg_flr_done is not None and int(self.cfg_flr_done.value) >> fn & 1:
+                break
+            if get_sim_time("ns") >= end:
+                self.flr_unconfirmed += 1
+                self.log.error("FLR of function %d: no cfg_flr_done from the RTL", fn)
+                break
+        f = self.functions[fn]
+        f.io_space_enable = f.memory_space_enable = f.bus_master_enable = False
+        f.interrupt_disable = False
+        for i, mask in enumerate(f.bar_mask):
+            f.bar[i] &= ~mask & 0xFFFFFFFF
+        msi, msix = getattr(f, "msi_cap", None), getattr(f, "msix_cap", None)
+        if msi is not None:
+            msi.msi_enable = False
+            msi.msi_multiple_message_enable = 0
+            msi.msi_message_address = msi.msi_message_data = msi.msi_mask_bits = 0
+        if msix is not None:
+            msix.msix_enable = msix.msix_function_mask = False
+        f.pcie_cap.completion_timeout_value = 0
+        f.pcie_cap.completion_timeout_disable = False
+        self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) & ~(1 << fn)
+        self._flr_active[fn] = False
+        self._cfg_changed.set()
+        self.log.warning("function-level reset of function %d done", fn)
 
     # --- the requester request path (RQ) ------------------------------------------------
     def _np_fits(self, tlp) -> bool:
@@ -231,6 +323,14 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
                 self._credits_in[tlp.tag] = self._credits_in.get(tlp.tag, 0) + (
                     tlp.get_data_credits()
                 )
+        if tlp.fmt_type == TlpType.CFG_READ_0:
+            # Device Status: Transactions Pending while any request of the function is
+            # outstanding (software polls it before an FLR)
+            for f in self.functions:
+                if f.pcie_id == tlp.completer_id:
+                    f.pcie_cap.transactions_pending = any(
+                        r is not None and r.requester_id == f.pcie_id for r in self.active_request
+                    )
         await super().upstream_recv(tlp)
         if tlp.fmt_type in CONFIG_TLPS:
             self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
@@ -334,9 +434,15 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         if fn >= len(self.functions):
             return None
         func = self.functions[fn]
+        if not func.bus_master_enable:
+            # a message is a memory write: not sent without bus mastering
+            self.log.warning("interrupt requested with bus mastering disabled: not sent")
+            self.msi_failed += 1
+            return self.cfg_interrupt_msix_fail if msix_int else self.cfg_interrupt_msi_fail
         if msix_int:
             if not func.msix_cap.msix_enable:
                 self.log.warning("MSI-X interrupt requested with MSI-X disabled")
+                self.msi_failed += 1
                 return self.cfg_interrupt_msix_fail
             addr = int(self.cfg_interrupt_msix_address.value)
             data = int(self.cfg_interrupt_msix_data.value)

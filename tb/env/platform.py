@@ -9,12 +9,14 @@ triggers, and time is simulated time.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cocotb.triggers import Event, Lock, SimTimeoutError, Timer, with_timeout
 from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import PeerDevice
 from driver_model.host import PAGE_SIZE, HostMemory, UserProcess
@@ -25,6 +27,21 @@ from driver_model.regs import BAR_DMA, BAR_USER
 from .system import MSI_VECTORS, TB
 
 HOST_RAM_SIZE = 64 << 20
+
+# configuration space (include/uapi/linux/pci_regs.h)
+PCI_COMMAND = 0x04
+PCI_COMMAND_INTX_DISABLE = 0x400
+PCI_EXP_DEVCAP = 0x04
+PCI_EXP_DEVCTL = 0x08
+PCI_EXP_DEVCTL_BCR_FLR = 0x8000
+PCI_EXP_DEVSTA = 0x0A
+PCI_EXP_DEVSTA_TRPND = 0x20
+PCI_EXP_DEVCTL2 = 0x28
+PCI_EXP_DEVCTL2_COMP_TMOUT_DIS = 0x10
+# a configuration access that takes longer has failed
+CFG_TIMEOUT_NS = 100_000
+# the dwords pci_reset_function saves and restores (header and capabilities)
+CONFIG_SAVE_DWORDS = 64
 
 
 class RegionPhys:
@@ -90,6 +107,12 @@ class TbPlatform:
         self._host_size = host_size
         self._seed = seed
         self._host: HostMemory | None = None
+        self._msix_vectors = 0
+        self.function_resets = 0
+        # pci_reset_function's waits: for outstanding transactions (bounded), and after
+        # the FLR before touching the function (Linux: 100 ms)
+        self.flr_pending_wait_ns = 10_000.0
+        self.flr_wait_ns = 10_000.0
 
     @property
     def host(self) -> HostMemory:
@@ -114,9 +137,43 @@ class TbPlatform:
         nvec = -1
         if flags & PCI_IRQ_MSIX and self.tb.profile.msix:
             nvec = await self.tb.enable_msi(min_vecs, max_vecs, msix=True)
+            if nvec >= 1:
+                self._msix_vectors = nvec
         if nvec < 1 and flags & PCI_IRQ_MSI:
             nvec = await self.tb.enable_msi(min_vecs, max_vecs)
         return nvec
+
+    async def pci_reset_function(self) -> int:
+        pci = self.tb.pci
+        to = {"timeout": CFG_TIMEOUT_NS}
+        exp = pci.get_capability_offset(PciCapId.EXP)
+        if exp is None or not (await pci.config_read_dword(exp + PCI_EXP_DEVCAP, **to)) >> 28 & 1:
+            return -errno.ENOTTY
+        # pci_save_state: the header and the capabilities
+        saved = await pci.config_read_dwords(0, CONFIG_SAVE_DWORDS, **to)
+        # pci_dev_save_and_disable: no bus mastering, no INTx
+        await pci.config_write_word(PCI_COMMAND, PCI_COMMAND_INTX_DISABLE, **to)
+        # pci_wait_for_pending_transaction (bounded)
+        end = self.now_ns() + self.flr_pending_wait_ns
+        while await pci.config_read_word(exp + PCI_EXP_DEVSTA, **to) & PCI_EXP_DEVSTA_TRPND:
+            if self.now_ns() >= end:
+                break
+            await self.sleep_ns(1000)
+        devctl = await pci.config_read_word(exp + PCI_EXP_DEVCTL, **to)
+        await pci.config_write_word(exp + PCI_EXP_DEVCTL, devctl | PCI_EXP_DEVCTL_BCR_FLR, **to)
+        # Linux sleeps 100 ms here; the model's function is back within flr_wait_ns
+        await self.sleep_ns(self.flr_wait_ns)
+        if await pci.config_read_word(0, **to) == 0xFFFF:
+            return -errno.ENODEV
+        # pci_restore_state: BARs and capabilities first, the Command register last
+        for i in range(4, CONFIG_SAVE_DWORDS):
+            await pci.config_write_dword(4 * i, saved[i], **to)
+        await pci.config_write_word(PCI_COMMAND, saved[1] & 0xFFFF, **to)
+        if self._msix_vectors:
+            # the MSI-X table lives in the function's BAR, which the reset cleared
+            await self.tb.enable_msi(self._msix_vectors, self._msix_vectors, msix=True)
+        self.function_resets += 1
+        return 0
 
     def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
         self.tb.irq_handlers[vector].append(handler)

@@ -188,6 +188,9 @@ class TB:
             cfg_interrupt_msix_int=hip.cfg_interrupt_msix_int,
             cfg_interrupt_msix_sent=hip.cfg_interrupt_msix_sent,
             cfg_interrupt_msix_fail=hip.cfg_interrupt_msix_fail,
+            # a user's design without the FLR ports gets no FLR capability
+            cfg_flr_in_process=getattr(hip, "cfg_flr_in_process", None),
+            cfg_flr_done=getattr(hip, "cfg_flr_done", None),
         )
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):

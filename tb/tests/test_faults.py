@@ -9,13 +9,17 @@ from __future__ import annotations
 import cocotb
 import numpy as np
 from cocotb.triggers import Timer, with_timeout
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.caps import PciCapId
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 
 from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.regs import Ctrl, PcieErr, Stat
 from tb.env.faults import FAULT_STATUS, FaultRule
+from tb.env.hardip import DEFAULT_CPL_TIMEOUT_NS
 from tb.env.harness import Harness, Surface, check_ok, recover, segments, setup
+from tb.env.platform import PCI_EXP_DEVCTL2, PCI_EXP_DEVCTL2_COMP_TMOUT_DIS
 from tb.env.system import TB
 from tb.regress.scoreboard import Scoreboard
 
@@ -140,6 +144,55 @@ async def test_completion_faults(dut):
             )
             await recover(h)
     assert h.tb.dev.cpl_timeouts == 2, "each dropped completion ends in one hard-IP timeout"
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_completion_timeout_follows_device_control_2(dut):
+    """The hard IP ends a read whose completion never comes after the timeout Device
+    Control 2 selects: the default range's (the model's 200 us), range A's 50 us, and
+    none with Completion Timeout Disable, where the engine's own timeout
+    (CPL_TIMEOUT_CYCLES) ends it instead. Each time the engine reports the read as
+    failed (read_error 'unexpected completion') and recovers."""
+    h = await setup(dut)
+    tb = h.tb
+    exp = tb.pci.get_capability_offset(PciCapId.EXP)
+    devctl2 = await tb.pci.config_read_word(exp + PCI_EXP_DEVCTL2)
+    ended: list[float] = []
+    tb.dev.timeout_listeners.append(lambda rid, tag: ended.append(get_sim_time("ns")))
+    engine_timeout_ns = tb.profile.cpl_timeout_cycles * tb.clock_period_ns
+    for value, want_ns in ((0x0, DEFAULT_CPL_TIMEOUT_NS), (0x1, 50_000.0), (None, None)):
+        what = "disabled" if value is None else f"value {value:#x}"
+        setting = devctl2 | PCI_EXP_DEVCTL2_COMP_TMOUT_DIS if value is None else value
+        await tb.pci.config_write_word(exp + PCI_EXP_DEVCTL2, setting)
+        ended.clear()
+        rule = FaultRule("drop", target="host", skip=2)
+        res, _ = await h2c_with_fault_timed(h, rule, timeout_ns=3 * engine_timeout_ns)
+        assert rule.fired == 1, f"{what}: the fault did not fire"
+        assert not res.timed_out, f"{what}: the engine never gave the read up"
+        assert regs.STAT_READ_ERROR.get(res.status) == PcieErr.UNEXPECTED_COMPLETION, (
+            f"{what}: status {res.status:#010x}"
+        )
+        dropped_at = tb.faults.injected[-1].time_ns
+        if want_ns is None:
+            assert not ended, f"{what}: the hard IP timed the read out"
+            assert res.elapsed_ns >= engine_timeout_ns, f"{what}: ended after {res.elapsed_ns}"
+        else:
+            assert len(ended) == 1, f"{what}: {len(ended)} hard-IP timeouts"
+            # timed from the request, checked 8 times per timeout period
+            waited = ended[0] - dropped_at
+            assert want_ns - 10_000 <= waited <= want_ns * 1.125 + 1_000, f"{what}: {waited}"
+        await recover(h)
+    await tb.pci.config_write_word(exp + PCI_EXP_DEVCTL2, devctl2)
+
+
+async def h2c_with_fault_timed(h: Harness, rule: FaultRule, timeout_ns: float):
+    """Like :func:`h2c_with_fault` from host memory, with a chain timeout of its own."""
+    sa, data = await h.host_source(4 * KIB, 7)
+    segs = [Segment(sa + i * KIB, i * KIB, KIB) for i in range(4)]
+    h.tb.faults.add(rule)
+    res = await h.run(h.h2c, segs, timeout_ns=timeout_ns)
+    h.tb.faults.clear()
+    return res, data
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Function-level reset (PG213's cfg_flr_in_process / cfg_flr_done) for the
+ * engine.  When the hard IP starts an FLR, each of the four hard-IP streams
+ * is held at its next packet boundary (never inside a TLP: an input stream by
+ * dropping tready, an output stream by hiding tvalid before a beat is shown to
+ * the hard IP); with all four held, func_reset resets the engine and its user
+ * side for RESET_CYCLES cycles; then the streams are released and cfg_flr_done
+ * pulses for one cycle.  Completions of requests made before the reset reach
+ * the engine afterwards and match no tag of its.  The hard IP's user_reset
+ * resets everything at once, as before.
+ */
+module pevb_flr #
+(
+    // cycles func_reset stays high (at least 2)
+    parameter RESET_CYCLES = 16
+)
+(
+    input  wire        clk,
+    input  wire        user_reset,
+
+    /* the hard IP's FLR interface (function 0; the engine has one function) */
+    input  wire [3:0]  cfg_flr_in_process,
+    output wire [3:0]  cfg_flr_done,
+
+    /* the four streams at the hard-IP side: valid, ready, last */
+    input  wire        rq_tvalid,
+    input  wire        rq_tready,
+    input  wire        rq_tlast,
+    input  wire        cc_tvalid,
+    input  wire        cc_tready,
+    input  wire        cc_tlast,
+    input  wire        rc_tvalid,
+    input  wire        rc_tready,
+    input  wire        rc_tlast,
+    input  wire        cq_tvalid,
+    input  wire        cq_tready,
+    input  wire        cq_tlast,
+
+    /* hold each stream (gated by the caller), reset the function */
+    output wire        rq_hold,
+    output wire        cc_hold,
+    output wire        rc_hold,
+    output wire        cq_hold,
+    output wire        func_reset
+);
+
+initial begin
+    if (RESET_CYCLES < 2 || RESET_CYCLES > 255) begin
+        $error("Error: RESET_CYCLES must be 2 to 255 (instance %m)");
+        $finish;
+    end
+end
+
+localparam [1:0] ST_IDLE = 2'd0;
+localparam [1:0] ST_HOLD = 2'd1;
+localparam [1:0] ST_RESET = 2'd2;
+localparam [1:0] ST_DONE = 2'd3;
+
+reg [1:0] state_reg;
+reg flr_in_reg;
+reg [3:0] pkt_reg;   // inside a TLP: rq, cc, rc, cq
+reg [3:0] hold_reg;
+reg [7:0] count_reg;
+reg rst_reg;
+reg done_reg;
+
+wire [3:0] valid = {cq_tvalid, rc_tvalid, cc_tvalid, rq_tvalid};
+wire [3:0] ready = {cq_tready, rc_tready, cc_tready, rq_tready};
+wire [3:0] last = {cq_tlast, rc_tlast, cc_tlast, rq_tlast};
+wire [3:0] beat = valid & ready;
+// inside a TLP after this cycle's beat
+wire [3:0] pkt_next = (pkt_reg & ~(beat & last)) | (beat & ~last);
+// output streams: no beat waiting for the hard IP (it saw tvalid; hiding it now would
+// withdraw a beat shown to it)
+wire [3:0] shown = {2'b00, cc_tvalid & ~cc_tready, rq_tvalid & ~rq_tready};
+wire [3:0] boundary = ~pkt_next & ~shown;
+
+// functions 1-3 do not exist
+wire unused_flr = ^cfg_flr_in_process[3:1];
+
+assign rq_hold = hold_reg[0];
+assign cc_hold = hold_reg[1];
+assign rc_hold = hold_reg[2];
+assign cq_hold = hold_reg[3];
+assign func_reset = user_reset || rst_reg;
+assign cfg_flr_done = {3'b000, done_reg};
+
+always @(posedge clk) begin
+    flr_in_reg <= cfg_flr_in_process[0];
+    pkt_reg <= pkt_next;
+    done_reg <= 1'b0;
+    case (state_reg)
+        ST_IDLE: begin
+            if (cfg_flr_in_process[0] && !flr_in_reg) begin
+                state_reg <= ST_HOLD;
+            end
+        end
+        ST_HOLD: begin
+            hold_reg <= hold_reg | boundary;
+            if ((hold_reg | boundary) == 4'hf) begin
+                state_reg <= ST_RESET;
+                rst_reg <= 1'b1;
+                count_reg <= RESET_CYCLES[7:0] - 8'd1;
+            end
+        end
+        ST_RESET: begin
+            count_reg <= count_reg - 8'd1;
+            if (count_reg == 8'd0) begin
+                state_reg <= ST_DONE;
+                rst_reg <= 1'b0;
+            end
+        end
+        default: begin
+            // one cycle out of reset before the streams open and the core is told
+            state_reg <= ST_IDLE;
+            hold_reg <= 4'h0;
+            done_reg <= 1'b1;
+        end
+    endcase
+    if (user_reset) begin
+        state_reg <= ST_IDLE;
+        flr_in_reg <= 1'b0;
+        pkt_reg <= 4'h0;
+        hold_reg <= 4'h0;
+        count_reg <= 8'd0;
+        rst_reg <= 1'b0;
+        done_reg <= 1'b0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,113 @@
+"""cocotb tests of recovery: the driver model never returns from a DMA ioctl while the
+engine could still touch its buffers. A channel that does not go idle after it was
+stopped is recovered by a function-level reset (the RTL's FLR handling, the hard-IP
+model's FLR, Linux's pci_reset_function); completions that arrive after the reset land
+nowhere; the next ioctl works."""
+
+from __future__ import annotations
+
+import errno
+
+import cocotb
+from cocotb.triggers import Timer
+from cocotbext.pcie.core.caps import PciCapId
+
+from driver_model import regs
+from driver_model.picoevb import DriverConfig
+from driver_model.regs import Target
+from tb.env.faults import FaultRule
+from tb.env.harness import GUARD, pattern
+from tb.env.platform import PCI_EXP_DEVCTL2, PCI_EXP_DEVCTL2_COMP_TMOUT_DIS, Rig, bring_up
+from tb.env.userbuf import Side, expect_errno
+
+
+async def engine_idle(rig: Rig) -> None:
+    """Both channels report not busy, read straight from the registers."""
+    for target in (Target.H2C, Target.C2H):
+        status = await rig.tb.dma_read32(regs.block_base(target) + regs.CH_STATUS)
+        assert not status & regs.Stat.BUSY, f"{target.name} still busy: {status:#x}"
+
+
+async def round_trip(rig: Rig, length: int, seed: int, what: str) -> None:
+    """H2C then C2H of ``length`` bytes through card RAM offset 0, checked."""
+    data = pattern(length, seed)
+    src = Side(rig, length, False, fill=data)
+    dst = Side(rig, length, False, skew=5)
+    await rig.fd.h2c_dma(await src.pin(), 0, length)
+    await rig.fd.c2h_dma(await dst.pin(), 0, length)
+    dst.expect(data, what)
+
+
+async def wait_for_reads(rig: Rig, limit_ns: float = 100_000) -> None:
+    """Until the FPGA has a read outstanding at the hard IP (bounded)."""
+    waited = 0.0
+    while not any(rig.tb.dev.active_request):
+        assert waited < limit_ns, "the FPGA issued no read"
+        await Timer(100, "ns")
+        waited += 100
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_bus_master_off_mid_h2c(dut):
+    """Bus mastering cleared in the middle of a 64 KiB H2C (the issue's reproduction):
+    the hard IP sends none of the engine's reads from then on, tracks them, and ends
+    each by its completion timeout; the engine stops with a read error; the ioctl
+    returns EIO only once the engine is idle, without a function reset. With bus
+    mastering back, the next transfers work."""
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    length = min(64 << 10, rig.drv.fpga_ram_size)
+    src = Side(rig, length, False, fill=pattern(length, 3))
+    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
+    await wait_for_reads(rig)
+    await tb.pci.clear_master()
+    await expect_errno(task, errno.EIO, "H2C with bus mastering cleared")
+    assert tb.dev.bme_dropped > 0, "no read was refused by the hard IP"
+    assert tb.dev.cpl_timeouts >= tb.dev.bme_dropped, "a refused read did not time out"
+    assert not any(tb.dev.active_request), "the ioctl returned with reads outstanding"
+    await engine_idle(rig)
+    assert rig.drv.resets == 0, "the engine drained by itself: no reset was needed"
+    await tb.pci.set_master()
+    await round_trip(rig, length, 4, "after bus mastering came back")
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_stuck_engine_function_reset(dut):
+    """A C2H whose descriptor read never completes (the completion is held, and the
+    completion timeout disabled in Device Control 2): the ioctl times out, the channel
+    does not drain after it is stopped, the driver resets the function (FLR: the RTL
+    confirms, config state restored, engine set up again) before it returns ETIMEDOUT.
+    The held completion then reaches the FPGA: nothing lands in the buffer the ioctl
+    gave back. The next transfers work, interrupts included."""
+    cfg = DriverConfig(timeout_base_ns=40_000, timeout_ns_per_byte=1, stop_drain_ns=20_000)
+    rig = await bring_up(dut, cfg)
+    tb, fd = rig.tb, rig.fd
+    await round_trip(rig, 4096, 5, "before the fault")
+    exp = tb.pci.get_capability_offset(PciCapId.EXP)
+    devctl2 = await tb.pci.config_read_word(exp + PCI_EXP_DEVCTL2)
+    await tb.pci.config_write_word(exp + PCI_EXP_DEVCTL2, devctl2 | PCI_EXP_DEVCTL2_COMP_TMOUT_DIS)
+    length = 16 << 10
+    buf = Side(rig, length, False)
+    rule = tb.faults.add(FaultRule("hold", target="host"))
+    msis = sum(tb.msi_count)
+    await expect_errno(fd.c2h_dma(await buf.pin(), 0, length), errno.ETIMEDOUT, "stuck C2H")
+    assert rule.fired == 1 and tb.faults.held, "the descriptor completion was not held"
+    assert rig.drv.resets == 1 and rig.platform.function_resets == 1
+    assert tb.dev.flr_count == 1 and tb.dev.flr_unconfirmed == 0, "the RTL did not confirm"
+    await engine_idle(rig)
+    tb.faults.clear()
+    # the buffer is the caller's again: it writes it, then the late completion arrives
+    fill = bytes([GUARD ^ 0x5A]) * buf.total
+    rig.process.write(buf.base, fill)
+    assert await tb.faults.release_held() >= 1
+    await Timer(20, "us")
+    assert rig.process.read(buf.base, buf.total) == fill, "a byte landed after the reset"
+    await engine_idle(rig)
+    # the reset restored the Device Control 2 the driver had (timeout still disabled)
+    assert await tb.pci.config_read_word(exp + PCI_EXP_DEVCTL2) == (
+        devctl2 | PCI_EXP_DEVCTL2_COMP_TMOUT_DIS
+    )
+    await tb.pci.config_write_word(exp + PCI_EXP_DEVCTL2, devctl2)
+    await round_trip(rig, length, 6, "after the function reset")
+    assert sum(tb.msi_count) > msis, "no interrupt after the reset"
+    assert not rig.drv.dead
