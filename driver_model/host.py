@@ -12,6 +12,7 @@ exercised. There is no IOMMU: a frame's DMA address is its physical address.
 from __future__ import annotations
 
 import bisect
+import collections
 import errno
 import random
 from dataclasses import dataclass
@@ -148,6 +149,37 @@ class HostMemory:
         self.base = base
         self.size = size
         self.frames = FrameAllocator(base, size, seed)
+        # frames pinned by get_user_pages (a count per frame), and the unmapped ones that
+        # stay allocated until their last pin goes (the kernel's page reference)
+        self.pins: collections.Counter[int] = collections.Counter()
+        self._orphans: set[int] = set()
+
+    @property
+    def pinned_pages(self) -> int:
+        """Page pins held (``get_user_pages`` not yet matched by ``put_user_pages``)."""
+        return sum(self.pins.values())
+
+    def pin_frames(self, frames: list[int]) -> None:
+        """Take a pin on each frame."""
+        self.pins.update(frames)
+
+    def unpin_frames(self, frames: list[int]) -> None:
+        """Drop a pin on each frame; an unmapped frame's last pin frees it."""
+        for f in frames:
+            if self.pins[f] <= 0:
+                raise HostMemoryError(errno.EINVAL, f"unpin of frame {f:#x}: not pinned")
+            self.pins[f] -= 1
+            if not self.pins[f]:
+                del self.pins[f]
+                if f in self._orphans:
+                    self._orphans.discard(f)
+                    self.frames.free([f])
+
+    def release_frames(self, frames: list[int]) -> None:
+        """Frames of an unmapped range: free now, or at their last unpin."""
+        pinned = {f for f in frames if self.pins[f]}
+        self._orphans |= pinned
+        self.frames.free([f for f in frames if f not in pinned])
 
     def dma_alloc_coherent(self, size: int) -> CoherentBuffer:
         """Physically contiguous, page-granular DMA memory, zeroed."""
@@ -216,7 +248,7 @@ class UserProcess:
         for i, m in enumerate(self._maps):
             if m.start == addr:
                 del self._maps[i]
-                self.host.frames.free(m.frames)
+                self.host.release_frames(m.frames)
                 return
         raise HostMemoryError(errno.EINVAL, f"no mapping at {addr:#x}")
 
@@ -299,7 +331,8 @@ class UserProcess:
     def get_user_pages(self, start: int, nr_pages: int, write: bool = False) -> list[int]:
         """Pin ``nr_pages`` pages from page-aligned ``start``; their frames. Stops at the
         first unmapped page, or with ``write`` (FOLL_WRITE: the device will write them) at
-        the first read-only one (a short count, as the kernel call returns)."""
+        the first read-only one (a short count, as the kernel call returns). Every frame
+        returned is pinned, a short count's too: :meth:`put_user_pages` each."""
         if start % PAGE_SIZE:
             raise HostMemoryError(errno.EINVAL, f"get_user_pages at unaligned {start:#x}")
         out: list[int] = []
@@ -310,4 +343,9 @@ class UserProcess:
             phys = self.translate(start + i * PAGE_SIZE)
             assert phys is not None
             out.append(phys)
+        self.host.pin_frames(out)
         return out
+
+    def put_user_pages(self, frames: list[int]) -> None:
+        """``unpin_user_pages``: drop the pins :meth:`get_user_pages` took."""
+        self.host.unpin_frames(frames)

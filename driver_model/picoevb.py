@@ -138,8 +138,14 @@ class _UserBuf:
     surface: _Surface | None = None
     mapping: object = None
     xfer: _Transfer | None = None
+    # pinned host pages (put_user_pages at release)
+    frames: list[int] = field(default_factory=list)
+    process: UserProcess | None = None
 
     def release(self, drv: PicoevbRdma) -> None:
+        if self.process is not None:
+            self.process.put_user_pages(self.frames)
+            self.process = None
         s = self.surface
         if s is None:
             return
@@ -588,8 +594,11 @@ class PicoevbFile:
         npages = (offset + length + PAGE_SIZE - 1) // PAGE_SIZE
         frames = self.process.get_user_pages(start, npages, write=write)
         if len(frames) != npages:
+            self.process.put_user_pages(frames)  # the pages a short count did pin
             return -errno.EFAULT, None
-        return 0, _UserBuf(page_chunks(frames, PAGE_SIZE, offset, length))
+        return 0, _UserBuf(
+            page_chunks(frames, PAGE_SIZE, offset, length), frames=frames, process=self.process
+        )
 
     async def _dma(
         self, src: tuple[int, bool] | None, dst: tuple[int, bool] | None, card: int, length: int

@@ -356,6 +356,74 @@ async def test_failed_copy_back_and_read_only_buffers(dut):
     assert proc.read(host, 1000) == bytes([GUARD]) * 1000
 
 
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_error_paths_release_what_they_took(dut):
+    """The leak audit of every ioctl path: each failure after something was acquired
+    (host pages pinned by get_user_pages, a CUDA surface's DMA mapping, a pin and its
+    handle) gives it all back: page pins, nv-p2p DMA mappings, live GPU pins, handles and
+    the surfaces' mapping lists are as before the call."""
+    rig = await bring_up(dut)
+    fd, rt, proc, tb = rig.fd, rig.cuda, rig.process, rig.tb
+    host_mem = rig.platform.host
+
+    def held() -> tuple[int, ...]:
+        return (
+            host_mem.pinned_pages,
+            tb.p2p.live_mappings(),
+            sum(p.state is PinState.LIVE for p in tb.gpu.pins.values()),
+            len(fd.surfaces),
+            sum(len(s.maps) + len(s.transfers) for s in fd.surfaces.values()),
+        )
+
+    async def fails(coro, err: int, what: str) -> None:
+        before = held()
+        await expect_errno(coro, err, what)
+        assert held() == before, f"{what}: held {held()} after, {before} before"
+
+    size = 64 << 10
+    surf = rt.cudaMalloc(size)
+    handle = await fd.pin_cuda(surf, size)
+    host = proc.malloc(size)
+    tail = host - 16 + 17 * PAGE  # malloc: a 16-byte header, 17 pages mapped
+    ro = proc.mmap(2 * PAGE)
+    proc.mprotect(ro, False)
+    # PIN_CUDA: the GPU refuses (host memory), no handle; UNPIN of an unknown handle
+    await fails(fd.pin_cuda(host, 4096), errno.EINVAL, "PIN_CUDA of host memory")
+    await fails(fd.unpin_cuda(handle + 5), errno.EINVAL, "UNPIN of an unknown handle")
+    # CARD_INFO whose result cannot be copied out
+    await fails(ioctl(fd, uapi.PICOEVB_IOC_CARD_INFO, ro), errno.EFAULT, "CARD_INFO")
+    # a host range that ends in the guard page: the pages before it were pinned
+    await fails(fd.h2c_dma(tail - 3 * PAGE, 0, 4 * PAGE), errno.EFAULT, "H2C past the map")
+    await fails(fd.c2h_dma(ro, 0, 2 * PAGE), errno.EFAULT, "C2H into read-only pages")
+    # H2C2H: the source acquired (pages, or a DMA mapping), then the destination fails
+    await fails(fd.h2c2h_dma(host, 9, 64, DST_CUDA), errno.EINVAL, "host -> unknown handle")
+    await fails(fd.h2c2h_dma(handle, tail - 8, 64, SRC_CUDA), errno.EFAULT, "CUDA -> unmapped")
+    await fails(fd.h2c2h_dma(handle, ro, 64, SRC_CUDA), errno.EFAULT, "CUDA -> read-only")
+    await fails(
+        fd.h2c2h_dma(handle, handle, size + 1, SRC_CUDA | DST_CUDA),
+        errno.EINVAL,
+        "CUDA -> CUDA longer than the surface",
+    )
+    # the engine fails the transfer (reads to an address nobody decodes): EIO
+    rig.platform.pci_dev.iommu = lambda addr: addr | (1 << 46)
+    await fails(fd.h2c_dma(handle, 0, 4096, 1), errno.EIO, "H2C from a dead address")
+    rig.platform.pci_dev.iommu = None
+    # the transfer ran, but its result (dma_time_ns) cannot be copied out
+    arg = proc.mmap(PAGE)
+    proc.write(arg, bytes(uapi.picoevb_rdma_h2c_dma(src=host, dst=0, len=4096)))
+    proc.mprotect(arg, False)
+    await fails(ioctl(fd, uapi.PICOEVB_IOC_H2C_DMA, arg), errno.EFAULT, "H2C copy-back")
+    # nothing is stuck: the pin is released, the device works
+    await fd.unpin_cuda(handle)
+    assert held() == (0, 0, 0, 0, 0), held()
+    data = pattern(4096, 12)
+    proc.write(host, data)
+    back = Side(rig, 4096, False)
+    await fd.h2c2h_dma(host, await back.pin(), 4096)
+    back.expect(data, "after the failures")
+    assert host_mem.pinned_pages == 0
+
+
 @cocotb.test(timeout_time=50, timeout_unit="ms")
 async def test_h2c2h_overlapping(dut):
     """H2C2H with source and destination sharing bytes copies as the original driver

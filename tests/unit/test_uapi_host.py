@@ -111,7 +111,9 @@ def test_user_process_memory_and_get_user_pages():
     assert len(frames) == 4
     # the bytes really live in those frames
     assert host.phys.read(frames[1], 16) == data[PAGE_SIZE - 16 : PAGE_SIZE]
-    assert len(p.get_user_pages(start, 6)) == 4, "short count at the unmapped guard page"
+    short = p.get_user_pages(start, 6)
+    assert len(short) == 4, "short count at the unmapped guard page"
+    assert host.pinned_pages == 8, "a short count pins what it returns"
     assert p.copy_from_user(start + 4 * PAGE_SIZE, 4) is None
     assert not p.copy_to_user(0x1000, b"x")
     with pytest.raises(HostMemoryError) as e:
@@ -120,7 +122,14 @@ def test_user_process_memory_and_get_user_pages():
     assert p.read(ptr + 4 * PAGE_SIZE - 28, 4) == bytes(4), "a faulting write stores nothing"
     free_before = host.frames.free_frames
     p.free(ptr)
-    assert host.frames.free_frames == free_before + 4
+    # pinned pages outlive their mapping (the device may still be writing them)
+    assert host.frames.free_frames == free_before
+    p.put_user_pages(frames)
+    assert host.frames.free_frames == free_before and host.pinned_pages == 4
+    p.put_user_pages(short)
+    assert host.frames.free_frames == free_before + 4 and host.pinned_pages == 0
+    with pytest.raises(HostMemoryError, match="not pinned"):
+        p.put_user_pages(frames[:1])
     with pytest.raises(HostMemoryError):
         p.free(ptr)
     buf = host.dma_alloc_coherent(5000)
