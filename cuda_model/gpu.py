@@ -122,7 +122,8 @@ class Bar1Fault:
     op: str  # "read" or "write"
     offset: int  # offset inside BAR1
     length: int
-    reason: str  # "unmapped", "revoked (pin #n: ...)", "driver-reserved"
+    # "unmapped", "revoked (pin #n: ...)", "driver-reserved", "poisoned: data discarded"
+    reason: str
 
 
 @dataclasses.dataclass
@@ -488,6 +489,19 @@ class Gpu:
         self.fault_log.append(fault)
         log.warning(
             "%s: BAR1 %s of %d bytes at offset %#x: %s", self.name, op, length, offset, reason
+        )
+
+    def bar1_poisoned_write(self, offset: int, length: int) -> None:
+        """A peer's write to BAR1 arrived poisoned (EP set): the model discards its data
+        (PCIe lets a completer drop poisoned write data or store it marked; this model
+        drops it) and records it in ``fault_log``."""
+        fault = Bar1Fault(self.clock(), "write", offset, length, "poisoned: data discarded")
+        self.fault_log.append(fault)
+        log.warning(
+            "%s: BAR1 write of %d bytes at offset %#x poisoned: data discarded",
+            self.name,
+            length,
+            offset,
         )
 
     def bar1_readable(self, offset: int, length: int) -> bool:

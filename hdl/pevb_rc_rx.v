@@ -51,6 +51,7 @@ module pevb_rc_rx #
     input  wire [SLOT_WIDTH-1:0]                alloc_slot,
     input  wire [11:0]                          alloc_addr_lo,
     input  wire [ADDR_WIDTH-1:0]                alloc_info,
+    input  wire [12:0]                          alloc_len,
 
     /* Requester completion (RC) */
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]      s_axis_rc_tdata,
@@ -149,6 +150,10 @@ reg [SLOT_WIDTH-1:0] ctx_slot_reg [0:TAG_COUNT-1];
 reg [11:0] ctx_lo_reg [0:TAG_COUNT-1];
 reg [ADDR_WIDTH-1:0] ctx_info_reg [0:TAG_COUNT-1];
 reg [4:0] ctx_err_reg [0:TAG_COUNT-1];
+// the request's length and the bytes its completions delivered so far: completions of
+// one request come in address order, each carrying the bytes that remain
+reg [12:0] ctx_len_reg [0:TAG_COUNT-1];
+reg [12:0] ctx_next_reg [0:TAG_COUNT-1];
 reg [TO_W-1:0] ctx_timer_reg [0:TAG_COUNT-1];
 reg [TICK_W-1:0] tick_reg;
 
@@ -225,23 +230,23 @@ wire [1:0] c_kind = ctx_kind_reg[tag];
 wire [ADDR_WIDTH-1:0] c_info = ctx_info_reg[tag];
 wire [11:0] c_lo = ctx_lo_reg[tag];
 
-reg [4:0] cpl_err;
+reg [4:0] status_err;
 always @* begin
-    cpl_err = 5'd0;
+    status_err = 5'd0;
     if (h_err_code == RC_ERR_NONE || h_err_code == RC_ERR_POISONED || h_err_code == RC_ERR_BAD_STATUS) begin
         if (h_status == CPL_UR) begin
-            cpl_err = XERR_UR;
+            status_err = XERR_UR;
         end else if (h_status == CPL_CA) begin
-            cpl_err = XERR_CA;
+            status_err = XERR_CA;
         end else if (h_status != CPL_SC) begin
-            cpl_err = XERR_UNEXP;
+            status_err = XERR_UNEXP;
         end
         if (h_poisoned || h_err_code == RC_ERR_POISONED) begin
-            cpl_err = cpl_err | XERR_EP;
+            status_err = status_err | XERR_EP;
         end
     end else begin
         // length/address/tag mismatch, timeout reported by the core, FLR
-        cpl_err = XERR_UNEXP;
+        status_err = XERR_UNEXP;
     end
 end
 
@@ -249,10 +254,21 @@ end
 wire [13:0] cpl_capacity = {1'b0, h_dw_count, 2'b00} - {12'd0, h_lower_addr[1:0]};
 wire cpl_final = h_status != CPL_SC || h_err_code == RC_ERR_TIMEOUT || {1'b0, h_byte_count} <= cpl_capacity;
 wire [13:0] cpl_bytes = cpl_final && h_status == CPL_SC ? {1'b0, h_byte_count} : cpl_capacity;
-wire cpl_good = tag_ok && cpl_err == 5'd0;
 
 // offset of the completion inside its request
 wire [11:0] req_offset = h_lower_addr - c_lo;
+
+// a successful completion that does not continue its request where the last one ended,
+// whose byte count is not what remains, or whose final data runs past its last byte (a
+// broken completer, or one answering another request): flagged, its data dropped
+wire [12:0] c_len = ctx_len_reg[tag];
+wire [12:0] c_next = ctx_next_reg[tag];
+wire seq_bad = h_status == CPL_SC && (h_err_code == RC_ERR_NONE || h_err_code == RC_ERR_POISONED) &&
+               ({1'b0, req_offset} != c_next || h_byte_count != c_len - c_next ||
+                (cpl_final && cpl_capacity > {1'b0, h_byte_count} + 14'd3));
+wire [4:0] cpl_err = status_err | (seq_bad ? XERR_UNEXP : 5'd0);
+// after an error no later completion of the tag is trusted
+wire cpl_good = tag_ok && cpl_err == 5'd0 && ctx_err_reg[tag] == 5'd0;
 
 // H2C data: payload byte 0 sits at stream byte 12 + lower address[1:0]; the beats from
 // the one holding it on go to the write side, announced by a job on that beat (the
@@ -336,9 +352,13 @@ always @(posedge clk) begin
         end else if (rc_beat_reg != 11'h7ff) begin
             rc_beat_reg <= rc_beat_reg + 11'd1;
         end
-        // errors on a non-final completion (poisoned data) stick to the tag
-        if (tag_ok && cpl_err != 5'd0 && !rc_retire) begin
+        // errors on a non-final completion (poisoned data) stick to the tag (decided on
+        // the last beat: the header is complete by then at every width)
+        if (rc_last_reg && tag_ok && cpl_err != 5'd0 && !rc_retire) begin
             ctx_err_reg[tag] <= ctx_err_reg[tag] | cpl_err;
+        end
+        if (rc_last_reg && tag_ok && h_status == CPL_SC && !seq_bad) begin
+            ctx_next_reg[tag] <= c_next + cpl_bytes[12:0];
         end
     end
 
@@ -370,6 +390,8 @@ always @(posedge clk) begin
         ctx_lo_reg[free_idx] <= alloc_addr_lo;
         ctx_info_reg[free_idx] <= alloc_info;
         ctx_err_reg[free_idx] <= 5'd0;
+        ctx_len_reg[free_idx] <= alloc_len;
+        ctx_next_reg[free_idx] <= 13'd0;
         ctx_timer_reg[free_idx] <= {TO_W{1'b0}};
     end
 

@@ -623,6 +623,7 @@ pevb_rc_rx #(
     .alloc_slot(rd_slot),
     .alloc_addr_lo(rd_addr[11:0]),
     .alloc_info(rd_info),
+    .alloc_len(rd_len),
     .s_axis_rc_tdata(s_axis_rc_tdata),
     .s_axis_rc_tkeep(s_axis_rc_tkeep),
     .s_axis_rc_tvalid(s_axis_rc_tvalid && !rc_hold),

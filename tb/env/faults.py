@@ -1,7 +1,11 @@
-"""Fault injection on the FPGA's link: :class:`FaultRule` kinds ``ur``, ``ca``, ``poison``,
-``drop``, ``split``, ``latency``, ``corrupt`` and ``hold`` applied by the
-:class:`FaultInjector` to the completions of the FPGA's reads, by target. See
-docs/internals.md.
+"""Fault injection on the FPGA's link. Downstream, :class:`FaultRule` kinds ``ur``,
+``ca``, ``poison``, ``drop``, ``split``, ``latency``, ``corrupt`` and ``hold`` applied by
+the :class:`FaultInjector` to the completions of the FPGA's reads, by target; and
+malformed completions (``bad_byte_count``, ``bad_lower_address``, ``bad_length``,
+``wrong_requester``). Upstream, :class:`UpRule` kinds applied by the
+:class:`UpstreamFaultInjector` to what the FPGA sends: its posted writes (C2H data, MSI;
+``drop``, ``poison``) and its completions to the host's register reads (``ur``, ``ca``,
+``drop``). See docs/internals.md.
 """
 
 from __future__ import annotations
@@ -17,11 +21,24 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
 from driver_model.regs import PcieErr
 
-from .link import COMPLETIONS, MEM_READS, UP, ends_request
+from .link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request
 
 # hold: the completions are kept until the test calls release_held() (a completion that
 # arrives after its request timed out, or after the function was reset)
-FAULT_KINDS = ("ur", "ca", "poison", "drop", "split", "latency", "corrupt", "hold")
+# malformed completions: the byte count, the lower address or the length off by one DWORD
+# (the hard IP's checks catch them), or a completion for another requester's request
+MALFORMED_KINDS = ("bad_byte_count", "bad_lower_address", "bad_length", "wrong_requester")
+FAULT_KINDS = (
+    "ur",
+    "ca",
+    "poison",
+    "drop",
+    "split",
+    "latency",
+    "corrupt",
+    "hold",
+    *MALFORMED_KINDS,
+)
 # the engine's error bits (H2C read_error, descr_error) for each completion fault
 FAULT_STATUS = {
     "ur": PcieErr.UNSUPPORTED_REQUEST,
@@ -185,6 +202,9 @@ class FaultInjector:
                 self.injected[-1].address = req.address  # the byte flipped
             req.rule = None
             await self._deliver(tlp)
+        elif kind in MALFORMED_KINDS:
+            req.rule = None  # one completion of the request is malformed
+            await self._deliver(malform(tlp, kind))
         elif kind == "latency":
             at = max(
                 get_sim_time("ns") + self.rng.randrange(int(req.rule.max_delay_ns) + 1),
@@ -248,3 +268,110 @@ def split_completion(tlp: Tlp, rcb: int) -> list[Tlp]:
         a = b
     pieces[-1].release_fc_cb = tlp.release_fc_cb
     return pieces
+
+
+def malform(tlp: Tlp, kind: str) -> Tlp:
+    """``tlp`` with one field wrong, as a broken completer would send it."""
+    if kind == "bad_byte_count":
+        tlp.byte_count = (tlp.byte_count + 4) & 0xFFF
+    elif kind == "bad_lower_address":
+        tlp.lower_address = (tlp.lower_address + 4) & 0x7F
+    elif kind == "bad_length":
+        if tlp.length > 1:  # one DWORD short: the data ends before the byte count says
+            tlp.data = tlp.data[:-4]
+            tlp.length -= 1
+        else:
+            tlp.data += bytes(4)
+            tlp.length += 1
+    elif kind == "wrong_requester":
+        # the function number of a function the card does not have
+        tlp.requester_id = tlp.requester_id._replace(function=7)
+    return tlp
+
+
+UP_KINDS = {"write": ("drop", "poison"), "completion": ("ur", "ca", "drop")}
+
+
+@dataclass
+class UpRule:
+    """Fault ``kind`` on what the FPGA sends upstream: ``tlp`` "write" (posted writes to
+    ``target``: "host", "gpu", "msi" or "any") or "completion" (its completions to the
+    host's register reads)."""
+
+    kind: str
+    tlp: str = "write"
+    target: str = "any"
+    skip: int = 0
+    count: int = 1
+    seen: int = 0
+    fired: int = 0
+
+    def __post_init__(self) -> None:
+        if self.tlp not in UP_KINDS or self.kind not in UP_KINDS[self.tlp]:
+            raise ValueError(f"unknown upstream fault {self.kind!r} on {self.tlp!r}: {UP_KINDS}")
+
+    def take(self, target: str) -> bool:
+        """Whether this rule fires on the next matching TLP to ``target``."""
+        if self.target not in ("any", target):
+            return False
+        self.seen += 1
+        if self.seen <= self.skip or (self.count and self.fired >= self.count):
+            return False
+        self.fired += 1
+        return True
+
+
+class UpstreamFaultInjector:
+    """Faults on the TLPs the FPGA sends, at the far end of its link (``port``: the switch
+    or root port side), before the taps see them."""
+
+    def __init__(self, port, ranges: FaultInjector) -> None:
+        self.rules: list[UpRule] = []
+        self.injected: list[Injection] = []
+        self._names = ranges  # address ranges are named once, on the downstream injector
+        self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
+        port.rx_handler = self._receive
+
+    def add(self, rule: UpRule) -> UpRule:
+        """Arm a rule; returns it."""
+        self.rules.append(rule)
+        return rule
+
+    def clear(self) -> None:
+        """Disarm every rule."""
+        self.rules.clear()
+
+    async def _receive(self, tlp: Tlp) -> None:
+        if tlp.fmt_type in MEM_WRITES:
+            what, target = "write", self._names.target_of(tlp.address)
+        elif tlp.fmt_type in COMPLETIONS:
+            what, target = "completion", "host"
+        else:
+            await self._deliver(tlp)
+            return
+        rule = next((r for r in self.rules if r.tlp == what and r.take(target)), None)
+        if rule is None:
+            await self._deliver(tlp)
+            return
+        self.injected.append(
+            Injection(
+                get_sim_time("ns"),
+                f"{what}:{rule.kind}",
+                target,
+                tlp.tag,
+                tlp.address if what == "write" else tlp.lower_address,
+                tlp.length * 4,
+            )
+        )
+        if rule.kind == "drop":
+            tlp.release_fc()
+            return
+        if rule.kind == "poison":
+            tlp.ep = True
+        else:  # the completer answers the register read with UR or CA
+            tlp.fmt_type = TlpType.CPL
+            tlp.status = CplStatus.UR if rule.kind == "ur" else CplStatus.CA
+            tlp.data = bytearray()
+            tlp.length = 0
+            tlp.byte_count = 4
+        await self._deliver(tlp)

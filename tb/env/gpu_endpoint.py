@@ -4,8 +4,8 @@ BAR0 (16 MiB, 32-bit) holds registers (NV_PMC_BOOT_0; the rest reads zero, write
 ignored). BAR1 (64-bit prefetchable, the model's aperture size) resolves every access
 through the GPU's BAR1 page table into VRAM via callbacks, never through a buffer the size
 of the aperture. BAR3 (32 MiB, 64-bit prefetchable) reads zero. A BAR1 read that touches
-an unmapped page completes with Unsupported Request; an unmapped write is dropped. Both
-land in ``gpu.fault_log``.
+an unmapped page completes with Unsupported Request; an unmapped write is dropped, and so
+is a poisoned write (EP set) to BAR1. All land in ``gpu.fault_log``.
 """
 
 from __future__ import annotations
@@ -80,6 +80,13 @@ class GpuEndpoint(MemoryEndpoint):
             await self.send(Tlp.create_ur_completion_for_tlp(tlp, self.pcie_id))
             return
         await super().handle_mem_read_tlp(tlp)
+
+    async def handle_mem_write_tlp(self, tlp: Tlp) -> None:
+        bar = self.match_bar(tlp.address)
+        if tlp.ep and bar is not None and bar[0] == BAR1:
+            self.gpu.bar1_poisoned_write(bar[1], tlp.length * 4)
+            return
+        await super().handle_mem_write_tlp(tlp)
 
 
 def make_gpu_device(gpu: Gpu) -> tuple[Device, GpuEndpoint]:

@@ -107,8 +107,10 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         self.cpl_timeouts = 0
         # requests the RTL made while its function's bus mastering was off (not sent)
         self.bme_dropped = 0
-        # interrupts the hard IP answered with cfg_interrupt_msi(x)_fail
+        # interrupts the hard IP answered with cfg_interrupt_msi(x)_fail; a test sets
+        # fail_interrupts to make the next ones fail (a message the core could not send)
         self.msi_failed = 0
+        self.fail_interrupts = 0
         # called with (requester ID, tag) when a request ends without its completions
         # (completion timeout, FLR): later completions for it are late
         self.timeout_listeners: list[Callable[[int, int], None]] = []
@@ -434,6 +436,11 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         if fn >= len(self.functions):
             return None
         func = self.functions[fn]
+        if self.fail_interrupts:
+            self.fail_interrupts -= 1
+            self.msi_failed += 1
+            self.log.warning("interrupt not sent (fault injected): fail indicated")
+            return self.cfg_interrupt_msix_fail if msix_int else self.cfg_interrupt_msi_fail
         if not func.bus_master_enable:
             # a message is a memory write: not sent without bus mastering
             self.log.warning("interrupt requested with bus mastering disabled: not sent")

@@ -31,7 +31,7 @@ from driver_model.regs import (
     block_base,
 )
 
-from .faults import FaultInjector
+from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from .link import UP, LinkTaps, ProtocolChecker
@@ -84,8 +84,9 @@ class TB:
     Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
     violation (``checker_mode="record"`` collects instead). ``tb.faults`` injects faults
-    into the completions the FPGA receives; the hard IP times requests out after
-    ``cpl_timeout_ns``. ``profile`` defaults to the build's (:func:`current_profile`).
+    into the completions the FPGA receives, ``tb.up_faults`` into the writes and register
+    completions it sends; the hard IP times requests out after ``cpl_timeout_ns`` (Device
+    Control 2's default range). ``profile`` defaults to the build's (:func:`current_profile`).
 
     Debug sinks (the TLP trace, the waveform's text tracks) are not built in: the modules
     named in ``$PEVB_PLUGINS`` attach them (``attach(tb)``), or a test does
@@ -244,6 +245,10 @@ class TB:
         self.links.add_observer(self.checker.observe)
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
+        # and behind the FPGA's link, on what it sends (before the checker sees it)
+        self.up_faults = UpstreamFaultInjector(self.links.links["fpga"].upper, self.faults)
+        msi = self.rc.msi_region
+        self.faults.name_range(msi.get_absolute_address(0), msi.size, "msi")
         self.dev.timeout_listeners.append(
             lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag)
         )

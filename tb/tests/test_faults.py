@@ -16,9 +16,18 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.regs import Ctrl, PcieErr, Stat
-from tb.env.faults import FAULT_STATUS, FaultRule
+from tb.env.faults import FAULT_STATUS, MALFORMED_KINDS, FaultRule, UpRule
 from tb.env.hardip import DEFAULT_CPL_TIMEOUT_NS
-from tb.env.harness import Harness, Surface, check_ok, recover, segments, setup
+from tb.env.harness import (
+    Harness,
+    Surface,
+    check_ok,
+    pattern,
+    recover,
+    roundtrip,
+    segments,
+    setup,
+)
 from tb.env.platform import PCI_EXP_DEVCTL2, PCI_EXP_DEVCTL2_COMP_TMOUT_DIS
 from tb.env.system import TB
 from tb.regress.scoreboard import Scoreboard
@@ -193,6 +202,129 @@ async def h2c_with_fault_timed(h: Harness, rule: FaultRule, timeout_ns: float):
     res = await h.run(h.h2c, segs, timeout_ns=timeout_ns)
     h.tb.faults.clear()
     return res, data
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_malformed_completions(dut):
+    """Completions with a wrong byte count, lower address or length, or answering another
+    requester, on data reads from host memory and GPU BAR1: the hard IP's checks or the
+    engine's (each completion continues its request where the last ended, with the
+    bytes that remain) flag them as 'unexpected completion'; no wrong byte reaches the
+    card, and a good transfer follows. The protocol checker names each one."""
+    h = await setup(dut, checker_mode="record")
+    surf = Surface(h.tb, 256 * KIB)
+    for source in ("host", "gpu"):
+        for kind in MALFORMED_KINDS:
+            seen = len(h.tb.checker.violations)
+            rule = FaultRule(kind, target=source, skip=2)
+            before = h.card_image()
+            res, data = await h2c_with_fault(h, rule, source, surf)
+            what = f"{kind} on {source}"
+            assert rule.fired == 1, f"{what}: the fault did not fire"
+            assert not res.timed_out, f"{what}: timed out"
+            assert regs.STAT_READ_ERROR.get(res.status) == PcieErr.UNEXPECTED_COMPLETION, (
+                f"{what}: status {res.status:#010x}"
+            )
+            assert res.completed_count == 1, f"{what}: count {res.completed_count}"
+            after = h.card_image()
+            src = np.frombuffer(data, dtype=np.uint8)
+            assert bytes(after[0:KIB]) == data[0:KIB], f"{what}: descriptor 0 not landed"
+            maybe = (after[KIB : 4 * KIB] == before[KIB : 4 * KIB]) | (
+                after[KIB : 4 * KIB] == src[KIB:]
+            )
+            assert maybe.all(), f"{what}: a wrong byte reached the card"
+            assert (after[4 * KIB :] == before[4 * KIB :]).all(), f"{what}: outside changed"
+            rules = {v.rule for v in h.tb.checker.violations[seen:]}
+            assert rules, f"{what}: the protocol checker saw nothing wrong"
+            h.tb.log.info("%s: the checker flagged %s", what, sorted(rules))
+            await recover(h)
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_posted_write_faults(dut):
+    """The FPGA's posted writes dropped or poisoned on the way, C2H to host memory and to
+    GPU BAR1. Posted writes have no completion: the engine reports success. A dropped
+    write leaves exactly its bytes old. A poisoned one is the completer's business: the
+    host (cocotbext's root complex) stores its data, the GPU model discards it and logs
+    it. The scoreboard sees nothing else change; a good transfer follows."""
+    h = await setup(dut)
+    tb = h.tb
+    surf = Surface(tb, 256 * KIB)
+    card_data = pattern(4 * KIB, 21 * 1000)  # what roundtrip(seed=21) puts at card 0
+    for target in ("host", "gpu"):
+        for kind in ("drop", "poison"):
+            what = f"{kind} of a C2H write to {target}"
+            await roundtrip(h, [(0, 0, 4 * KIB)], seed=21)
+            if target == "host":
+                buf = tb.alloc_host(4 * KIB)
+                buf[0 : 4 * KIB] = bytes([0xA5]) * (4 * KIB)
+                chunks = [(buf.get_absolute_address(0), 4 * KIB)]
+
+                def read_back(buf=buf) -> bytes:
+                    return bytes(buf[0 : 4 * KIB])
+            else:
+                off = 64 * KIB - 2 * KIB  # across a GPU page boundary
+                tb.cuda.cudaMemset(surf.va + off, 0xA5, 4 * KIB)
+                chunks = surf.chunks(off, 4 * KIB)
+
+                def read_back(off=off) -> bytes:
+                    return surf.read(off, 4 * KIB)
+
+            faults_before = len(tb.gpu.fault_log)
+            rule = tb.up_faults.add(UpRule(kind, "write", target=target, skip=3))
+            res = await h.run(h.c2h, segments(chunks, 0, False))
+            tb.up_faults.clear()
+            check_ok(res, len(chunks), what)
+            assert rule.fired == 1, f"{what}: did not fire"
+            hit = tb.up_faults.injected[-1]
+            lost = kind == "drop" or target == "gpu"
+            want = bytearray(card_data)
+            if lost:
+                lo = offset_in(chunks, hit.address)
+                want[lo : lo + hit.nbytes] = bytes([0xA5]) * hit.nbytes
+            assert read_back() == bytes(want), f"{what}: not exactly the write's bytes differ"
+            if target == "gpu" and kind == "poison":
+                assert len(tb.gpu.fault_log) == faults_before + 1
+                assert "poisoned" in tb.gpu.fault_log[-1].reason, tb.gpu.fault_log[-1]
+            tb.log.info("%s: the completer %s the data", what, "lost" if lost else "stored")
+            await recover(h)
+
+
+def offset_in(chunks: list[tuple[int, int]], addr: int) -> int:
+    """The transfer offset of bus address ``addr`` in a scatter list."""
+    pos = 0
+    for base, n in chunks:
+        if base <= addr < base + n:
+            return pos + addr - base
+        pos += n
+    raise AssertionError(f"{addr:#x} is not in the transfer")
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_interrupt_failed_or_lost(dut):
+    """The hard IP fails to send the MSI (cfg_interrupt_msi_fail), or the MSI write is
+    dropped on the way: the chain is complete and its data landed, but no interrupt
+    comes; the wait times out, the channel is found idle with every descriptor done, and
+    the next transfer interrupts again."""
+    h = await setup(dut)
+    tb = h.tb
+    for how in ("fail", "lost"):
+        sa, data = await h.host_source(2 * KIB, 31)
+        if how == "fail":
+            tb.dev.fail_interrupts = 1
+        else:
+            rule = tb.up_faults.add(UpRule("drop", "write", target="msi"))
+        failed = tb.dev.msi_failed
+        res = await h.run(h.h2c, [Segment(sa, 0, 2 * KIB)], timeout_ns=50_000)
+        tb.up_faults.clear()
+        assert res.timed_out and not res.busy, f"{how}: {res}"
+        assert res.completed_count == 1 and not res.errors, f"{how}: status {res.status:#x}"
+        assert bytes(h.card_image()[: 2 * KIB]) == data, f"{how}: data"
+        if how == "fail":
+            assert tb.dev.msi_failed == failed + 1
+        else:
+            assert rule.fired == 1
+        await recover(h)
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")
