@@ -23,7 +23,7 @@ from .p2p import p2p_chunks, pin_range
 from .platform import Platform
 from .regs import BAR_DMA, BAR_USER, Stat, Target
 from .sg import Scatter, overlaps, page_chunks, slice_scatter
-from .xdma import Outcome, WriteBack, XdmaChannel, XdmaError
+from .xdma import ALL_ONES, Outcome, WriteBack, XdmaChannel, XdmaError
 
 log = logging.getLogger(__name__)
 
@@ -395,8 +395,8 @@ class PicoevbRdma:
         finally:
             xfer.waiting.discard(ch)
         res = await ch.xdma.finish(outcome, ch.t_start, cfg.stop_drain_ns)
-        status, count = res.status, res.completed_count
-        if outcome is Outcome.DONE:
+        status, count, outcome = res.status, res.completed_count, res.outcome
+        if outcome is Outcome.DONE and ALL_ONES not in (status, count):
             if xfer.aborted:
                 rc = -errno.EFAULT
             elif status & FAIL_BITS:
@@ -409,6 +409,17 @@ class PicoevbRdma:
                 rc = -errno.EIO
             else:
                 rc = 0
+        elif outcome is Outcome.NO_ANSWER or ALL_ONES in (res.status, res.completed_count):
+            # a register read failed: what the engine did cannot be known
+            log.error(
+                "%s: %s: a register read returned all ones (the device did not answer); "
+                "after stop: status %#010x, completed %#x",
+                self.name,
+                ch.name,
+                status,
+                count,
+            )
+            rc = -errno.EIO
         elif outcome is Outcome.TIMEOUT:
             hint = (
                 "still busy after stop"

@@ -62,6 +62,11 @@ class Outcome(enum.Enum):
     DONE = "done"  # the channel went idle
     TIMEOUT = "timeout"  # the deadline passed with the channel busy
     ABORT = "abort"  # the caller's abort condition became true
+    NO_ANSWER = "no answer"  # a status read returned all ones (the read failed)
+
+
+# what a failed MMIO read returns (the root complex's answer to UR, CA or no completion)
+ALL_ONES = 0xFFFFFFFF
 
 
 @dataclass
@@ -247,7 +252,10 @@ class XdmaChannel:
                 written = regs.WB_ERROR.get(wb) or regs.WB_COUNT.get(wb) >= expected
                 check = bool(written) or polls % status_every == 0
             if check:
-                if not await self.status() & Stat.BUSY:
+                status = await self.status()
+                if status == ALL_ONES:
+                    return Outcome.NO_ANSWER
+                if not status & Stat.BUSY:
                     return Outcome.DONE
                 polling = polling or woken  # woken, yet busy: poll from now on
             remaining = deadline_ns - p.now_ns()
@@ -275,6 +283,7 @@ class XdmaChannel:
         end = p.now_ns() + drain_ns
         interval = 200.0
         status = await self.status()
+        # a failed read (all ones) reads as busy: it proves nothing
         while status & Stat.BUSY and p.now_ns() < end:
             await p.sleep_ns(min(interval, max(1.0, end - p.now_ns())))
             interval = min(interval * 2, 10_000.0)
@@ -286,6 +295,8 @@ class XdmaChannel:
         status (cleared; busy kept), the completed count, and whether it is still busy."""
         await self.stop()
         status = await self.drain(drain_ns)
+        if status != ALL_ONES:
+            await self.stop()  # again: the first may have been lost with failed reads
         status = await self.status_clear() | (status & Stat.BUSY)
         return status, await self.completed_count(), bool(status & Stat.BUSY)
 
@@ -293,12 +304,13 @@ class XdmaChannel:
         self, outcome: Outcome, started_ns: float, drain_ns: float = 20_000.0
     ) -> ChannelResult:
         """Collect a chain's result after :meth:`wait`: a finished chain's status (cleared)
-        and count, then stop the channel; an unfinished one is halted first. A chain that
-        stopped on an error may still have reads outstanding: it is drained too, and
-        ``busy`` says whether it was still busy after ``drain_ns``."""
-        if outcome is Outcome.DONE:
-            status = await self.status_clear()
-            count = await self.completed_count()
+        and count, then stop the channel; an unfinished one (or one whose status could not
+        be read) is halted first. A chain that stopped on an error may still have reads
+        outstanding: it is drained too, and ``busy`` says whether it was still busy after
+        ``drain_ns``."""
+        status = await self.status_clear() if outcome is Outcome.DONE else ALL_ONES
+        count = await self.completed_count() if status != ALL_ONES else ALL_ONES
+        if ALL_ONES not in (status, count):
             await self.stop()
             busy = False
             if status & Stat.BUSY:
@@ -306,6 +318,8 @@ class XdmaChannel:
                 busy = bool(last & Stat.BUSY)
                 status = (status & ~Stat.BUSY) | (last & Stat.BUSY)
         else:
+            if outcome is Outcome.DONE:
+                outcome = Outcome.NO_ANSWER
             status, count, busy = await self.halt(drain_ns)
         return ChannelResult(status, count, outcome, self.platform.now_ns() - started_ns, busy)
 

@@ -13,6 +13,7 @@ import cocotb
 from cocotb.triggers import Event, First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
+from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
@@ -73,6 +74,12 @@ BASE_CFG = FAST_CFG | {
     "cfg_interrupt_msi_pending_status_data_enable",
     "cfg_interrupt_msi_pending_status_function_num",
     "sys_reset",
+}
+MEMORY_REQUESTS = {
+    TlpType.MEM_READ,
+    TlpType.MEM_READ_64,
+    TlpType.MEM_WRITE,
+    TlpType.MEM_WRITE_64,
 }
 COMPLETION_TLPS = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA}
 CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
@@ -314,6 +321,16 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         return all(getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG)
 
     async def upstream_recv(self, tlp) -> None:
+        if tlp.fmt_type in MEMORY_REQUESTS:
+            for f in self.functions:
+                if f.match_bar(tlp.address) and not f.memory_space_enable:
+                    # Memory Space Enable clear: the function decodes none of its BARs
+                    tlp.release_fc()
+                    self.log.warning("memory space disabled: %s refused", tlp.fmt_type.name)
+                    if tlp.fmt_type in (TlpType.MEM_READ, TlpType.MEM_READ_64):
+                        ur = Tlp.create_ur_completion_for_tlp(tlp, PcieId(self.bus_num, 0, 0))
+                        await self.upstream_send(ur)
+                    return
         if tlp.fmt_type in COMPLETION_TLPS and tlp.tag < len(self.active_request):
             req = self.active_request[tlp.tag]
             if req is None:

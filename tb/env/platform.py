@@ -30,6 +30,7 @@ HOST_RAM_SIZE = 64 << 20
 
 # configuration space (include/uapi/linux/pci_regs.h)
 PCI_COMMAND = 0x04
+PCI_COMMAND_MEMORY = 0x2
 PCI_COMMAND_INTX_DISABLE = 0x400
 PCI_EXP_DEVCAP = 0x04
 PCI_EXP_DEVCTL = 0x08
@@ -109,6 +110,7 @@ class TbPlatform:
         self._host: HostMemory | None = None
         self._msix_vectors = 0
         self.function_resets = 0
+        self.failed_reads = 0  # MMIO reads that returned all ones
         # pci_reset_function's waits: for outstanding transactions (bounded), and after
         # the FLR before touching the function (Linux: 100 ms)
         self.flr_pending_wait_ns = 10_000.0
@@ -183,10 +185,18 @@ class TbPlatform:
 
     async def ioread32(self, bar: int, offset: int) -> int:
         if bar == BAR_DMA:
-            return await self.tb.dma_read32(offset)
-        if bar == BAR_USER:
-            return await self.tb.user_read32(offset)
-        raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+            read = self.tb.dma_read32
+        elif bar == BAR_USER:
+            read = self.tb.user_read32
+        else:
+            raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+        try:
+            return await read(offset)
+        except Exception as e:
+            # the read failed (UR, CA, no completion): the CPU sees all ones
+            self.failed_reads += 1
+            self.tb.log.warning("MMIO read of BAR%d %#x failed (%s): all ones", bar, offset, e)
+            return 0xFFFFFFFF
 
     async def iowrite32(self, bar: int, offset: int, value: int) -> None:
         if bar == BAR_DMA:

@@ -15,9 +15,16 @@ from cocotbext.pcie.core.caps import PciCapId
 from driver_model import regs
 from driver_model.picoevb import DriverConfig
 from driver_model.regs import Target
-from tb.env.faults import FaultRule
+from tb.env.faults import FaultRule, UpRule
 from tb.env.harness import GUARD, pattern
-from tb.env.platform import PCI_EXP_DEVCTL2, PCI_EXP_DEVCTL2_COMP_TMOUT_DIS, Rig, bring_up
+from tb.env.platform import (
+    PCI_COMMAND,
+    PCI_COMMAND_MEMORY,
+    PCI_EXP_DEVCTL2,
+    PCI_EXP_DEVCTL2_COMP_TMOUT_DIS,
+    Rig,
+    bring_up,
+)
 from tb.env.userbuf import Side, expect_errno
 
 
@@ -111,3 +118,57 @@ async def test_stuck_engine_function_reset(dut):
     await round_trip(rig, length, 6, "after the function reset")
     assert sum(tb.msi_count) > msis, "no interrupt after the reset"
     assert not rig.drv.dead
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_register_read_faults(dut):
+    """The host's register reads answered with UR or CA, or not answered at all (the
+    completion lost): the CPU reads all ones; the driver fails the ioctl with EIO once
+    it has found the engine idle (no function reset needed), and the next one works."""
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    for kind in ("ur", "ca", "drop"):
+        src = Side(rig, 4096, False, fill=pattern(4096, 40))
+        failed = rig.platform.failed_reads
+        # the driver's third read of the ioctl: its status check after the interrupt
+        rule = tb.up_faults.add(UpRule(kind, "completion", skip=2))
+        await expect_errno(fd.h2c_dma(await src.pin(), 0, 4096), errno.EIO, f"{kind} read")
+        tb.up_faults.clear()
+        assert rule.fired == 1, f"{kind}: the fault did not fire"
+        assert rig.platform.failed_reads == failed + 1, f"{kind}: the read did not fail"
+        await engine_idle(rig)
+        await round_trip(rig, 4096, 41, f"after a {kind} register read")
+    assert rig.drv.resets == 0
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_memory_space_off_mid_dma(dut):
+    """Memory Space Enable cleared in the middle of an H2C: the transfer itself goes on
+    (the enable governs only the function's BARs) and interrupts; the driver's register
+    reads get UR (all ones) until it is set again, and the ioctl fails with EIO after
+    the engine is found idle. Nothing else changed on the card; the next ioctl works."""
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    length = min(32 << 10, rig.drv.fpga_ram_size)
+    data = pattern(length, 42)
+    src = Side(rig, length, False, fill=data)
+    msis = sum(tb.msi_count)
+    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
+    await wait_for_reads(rig)
+    command = await tb.pci.config_read_word(PCI_COMMAND)
+    await tb.pci.config_write_word(PCI_COMMAND, command & ~PCI_COMMAND_MEMORY)
+    waited = 0
+    while sum(tb.msi_count) == msis:
+        assert waited < 2000, "no interrupt with memory space disabled"
+        await Timer(1, "us")
+        waited += 1
+    await Timer(5, "us")
+    await tb.pci.config_write_word(PCI_COMMAND, command)
+    await expect_errno(task, errno.EIO, "H2C with memory space disabled")
+    assert rig.platform.failed_reads >= 1
+    await engine_idle(rig)
+    back = Side(rig, length, False)
+    await fd.c2h_dma(await back.pin(), 0, length)
+    back.expect(data, "the H2C's data")
+    await round_trip(rig, 4096, 43, "after memory space came back")
+    assert rig.drv.resets == 0
