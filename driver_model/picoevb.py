@@ -33,6 +33,8 @@ DESC_CHUNK_MAX = 0x0FFFFFFC
 H2C2H_CHUNK_MAX = 4 << 20
 INT_MAX = (1 << 31) - 1
 # status bits the original treats as a failed run
+# how long a DMA ioctl waits for a function reset in progress to end
+RESET_WAIT_NS = 10_000_000.0
 FAIL_BITS = regs.STAT_ERROR_MASK | int(Stat.IDLE_STOPPED)
 H2C2H_FLAGS = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
 MSI_VECTORS_WANTED = 2  # H2C on vector 0, C2H on vector 1 (both on 0 if only one is granted)
@@ -106,10 +108,13 @@ class _Transfer:
     drv: PicoevbRdma
     aborted: str | None = None
     waiting: set[_Channel] = field(default_factory=set)
+    # the errno an aborted transfer returns: EFAULT (its memory went away), EIO (reset)
+    err: int = errno.EFAULT
 
-    def abort(self, why: str) -> None:
+    def abort(self, why: str, err: int = errno.EFAULT) -> None:
         if self.aborted is None:
             self.aborted = why
+            self.err = err
             log.warning("%s: DMA aborted: %s", self.drv.name, why)
         for ch in self.waiting:
             ch.xdma.interrupt()
@@ -189,6 +194,10 @@ class PicoevbRdma:
         self.epoch = 0
         # why the device cannot be used (a reset failed); DMA ioctls fail with EIO
         self.dead: str | None = None
+        # the DMA ioctls in flight, and the end of a function reset in progress
+        self._transfers: set[_Transfer] = set()
+        self._reset_over = platform.completion()
+        self._reset_over.complete()
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -202,6 +211,7 @@ class PicoevbRdma:
         for v in range(self.nvec):
             p.request_irq(v, self._make_isr(v))
         await self._init_engine()
+        p.set_reset_handlers(self.reset_prepare, self.reset_done)
         self.probed = True
         log.info(
             "%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s",
@@ -254,23 +264,47 @@ class PicoevbRdma:
 
     async def reset_engine(self, why: str) -> int:
         """Recover an engine that does not go idle: a function-level reset (which ends
-        every DMA of the function), then the engine set up again as at probe. 0, or
-        -errno; after a failure the device is dead until removed."""
+        every DMA of the function; :meth:`reset_prepare` and :meth:`reset_done` run
+        around it), then the engine set up again as at probe. 0, or -errno; after a
+        failure the device is dead until removed."""
         log.error("%s: resetting the function: %s", self.name, why)
-        self.epoch += 1
         self.resets += 1
         rc = await self.platform.pci_reset_function()
-        if rc:
+        if rc and not self.dead:
             self.dead = f"function reset failed ({rc}) after: {why}"
-        else:
-            try:
-                await self._init_engine()
-            except ProbeError as e:
-                rc = -e.errno
-                self.dead = f"engine not back after the function reset: {e.strerror}"
-        if self.dead:
-            log.error("%s: device unusable: %s", self.name, self.dead)
         return rc
+
+    async def reset_prepare(self) -> None:
+        """``err_handler->reset_prepare``: the function is about to be reset (by this
+        driver, or by someone else: ``/sys/bus/pci/devices/.../reset``). Every DMA in
+        flight is aborted; none returns before :meth:`reset_done`, when the reset has
+        ended whatever the engine was doing."""
+        self.epoch += 1
+        self._reset_over.reinit()
+        for xfer in list(self._transfers):
+            xfer.abort("function reset", errno.EIO)
+
+    async def reset_done(self, rc: int) -> None:
+        """``err_handler->reset_done``: set the engine up again (a reset that failed, or an
+        engine that does not come back, leaves the device dead)."""
+        try:
+            if rc:
+                self.dead = f"function reset failed ({rc})"
+            else:
+                try:
+                    await self._init_engine()
+                except ProbeError as e:
+                    self.dead = f"engine not back after the function reset: {e.strerror}"
+            if self.dead:
+                log.error("%s: device unusable: %s", self.name, self.dead)
+        finally:
+            self._reset_over.complete()
+
+    async def _reset_ended(self) -> None:
+        """Wait (bounded) until a function reset in progress has ended."""
+        if not await self._reset_over.wait(RESET_WAIT_NS):
+            self.dead = "function reset did not end"
+            log.error("%s: device unusable: %s", self.name, self.dead)
 
     async def remove(self) -> None:
         """Release every open file, stop the channels, free the rings."""
@@ -380,7 +414,8 @@ class PicoevbRdma:
         if ch.epoch != self.epoch:
             # a function reset (for the other channel) ended this chain
             xfer.waiting.discard(ch)
-            log.warning("%s: %s chain ended by the function reset", self.name, ch.name)
+            await self._reset_ended()
+            log.warning("%s: %s chain ended by a function reset", self.name, ch.name)
             return self._record(ch, -errno.EIO)
         try:
             outcome = await ch.xdma.wait(
@@ -394,11 +429,16 @@ class PicoevbRdma:
             )
         finally:
             xfer.waiting.discard(ch)
+        if ch.epoch != self.epoch:
+            # the function is being reset under this chain: the reset ends it
+            await self._reset_ended()
+            log.warning("%s: %s chain ended by a function reset", self.name, ch.name)
+            return self._record(ch, -errno.EIO)
         res = await ch.xdma.finish(outcome, ch.t_start, cfg.stop_drain_ns)
         status, count, outcome = res.status, res.completed_count, res.outcome
         if outcome is Outcome.DONE and ALL_ONES not in (status, count):
             if xfer.aborted:
-                rc = -errno.EFAULT
+                rc = -xfer.err
             elif status & FAIL_BITS:
                 await self._dump(ch, status, count, "failed")
                 rc = -errno.EIO
@@ -442,12 +482,16 @@ class PicoevbRdma:
                 ch.expected,
                 xfer.aborted,
             )
-            rc = -errno.EFAULT
-        if res.busy:
+            rc = -xfer.err
+        if res.busy and ch.epoch == self.epoch:
             # its reads may still land: the buffers must not be given back before it stops
             await self.reset_engine(
                 f"{ch.name} still busy {cfg.stop_drain_ns:.0f} ns after it was stopped"
             )
+            rc = rc or -errno.EIO
+        elif ch.epoch != self.epoch:
+            # someone reset the function while this chain was being stopped
+            await self._reset_ended()
             rc = rc or -errno.EIO
         return self._record(ch, rc)
 
@@ -466,7 +510,7 @@ class PicoevbRdma:
             return -errno.EINVAL
         for i in range(0, len(segs), MAX_CHAIN):
             if xfer.aborted:
-                return -errno.EFAULT
+                return -xfer.err
             await self._start(ch, segs[i : i + MAX_CHAIN], xfer)
             rc = await self._finish(ch, xfer)
             if rc:
@@ -497,14 +541,14 @@ class PicoevbRdma:
         ):
             return -errno.EINVAL
         if xfer.aborted:
-            return -errno.EFAULT
+            return -xfer.err
         await self._start(h2c, h2c_segs[0], xfer)
         rc = await self._finish(h2c, xfer)
         for k in range(len(chunks)):
             if rc:
                 return rc
             if xfer.aborted:
-                return -errno.EFAULT
+                return -xfer.err
             await self._start(c2h, c2h_segs[k], xfer)
             more = k + 1 < len(chunks)
             if more:
@@ -527,7 +571,7 @@ class PicoevbRdma:
                 return -errno.EINVAL
             for ch, segs in ((h2c, h2c_segs), (c2h, c2h_segs)):
                 if xfer.aborted:
-                    return -errno.EFAULT
+                    return -xfer.err
                 await self._start(ch, segs, xfer)
                 rc = await self._finish(ch, xfer)
                 if rc:
@@ -617,6 +661,7 @@ class PicoevbFile:
         """Run one DMA ioctl's transfer; (rc, dma_time_ns)."""
         drv = self.drv
         xfer = _Transfer(drv)
+        drv._transfers.add(xfer)
         bufs: list[_UserBuf] = []
         try:
             sides = []
@@ -630,6 +675,7 @@ class PicoevbFile:
                 bufs.append(buf)
                 sides.append(buf.sg)
             async with drv.dma_lock:
+                await drv._reset_ended()
                 if drv.dead:
                     log.error("%s: DMA refused: %s", drv.name, drv.dead)
                     return -errno.EIO, 0
@@ -643,6 +689,7 @@ class PicoevbFile:
                 t1 = drv.platform.now_ns()
             return rc, round(t1 - t0)
         finally:
+            drv._transfers.discard(xfer)
             for b in bufs:
                 b.release(drv)
 

@@ -7,7 +7,7 @@ here imports a simulator.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from .host import HostMemory
@@ -64,10 +64,18 @@ class Platform(Protocol):
         ...
 
     async def pci_reset_function(self) -> int:
-        """``pci_reset_function``: save the function's config state, disable bus
-        mastering, wait (bounded) for its transactions to finish, function-level reset,
-        wait for the function, restore the state (and the MSI-X table). 0, or -ENOTTY
-        when the function cannot be reset, -ENODEV when it does not come back."""
+        """``pci_reset_function``: the bound driver's reset_prepare, save the function's
+        config state, disable bus mastering, wait (bounded) for its transactions to
+        finish, function-level reset, wait for the function, restore the state (and the
+        MSI-X table), the driver's reset_done(rc). 0, or -ENOTTY when the function cannot
+        be reset, -ENODEV when it does not come back."""
+        ...
+
+    def set_reset_handlers(
+        self, prepare: Callable[[], Awaitable[None]], done: Callable[[int], Awaitable[None]]
+    ) -> None:
+        """The bound driver's ``err_handler->reset_prepare`` and ``reset_done``, called
+        around every reset of the function, whoever asks for it."""
         ...
 
     async def pci_alloc_irq_vectors(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from cocotb.triggers import Event, Lock, SimTimeoutError, Timer, with_timeout
@@ -109,6 +109,7 @@ class TbPlatform:
         self._seed = seed
         self._host: HostMemory | None = None
         self._msix_vectors = 0
+        self._reset_handlers: tuple | None = None
         self.function_resets = 0
         self.failed_reads = 0  # MMIO reads that returned all ones
         # pci_reset_function's waits: for outstanding transactions (bounded), and after
@@ -145,7 +146,24 @@ class TbPlatform:
             nvec = await self.tb.enable_msi(min_vecs, max_vecs)
         return nvec
 
+    def set_reset_handlers(
+        self, prepare: Callable[[], Awaitable[None]], done: Callable[[int], Awaitable[None]]
+    ) -> None:
+        self._reset_handlers = (prepare, done)
+
     async def pci_reset_function(self) -> int:
+        prepare, done = self._reset_handlers or (None, None)
+        if prepare is not None:
+            await prepare()
+        rc = -errno.ENODEV
+        try:
+            rc = await self._flr()
+        finally:
+            if done is not None:
+                await done(rc)
+        return rc
+
+    async def _flr(self) -> int:
         pci = self.tb.pci
         to = {"timeout": CFG_TIMEOUT_NS}
         exp = pci.get_capability_offset(PciCapId.EXP)

@@ -15,6 +15,7 @@ from cocotbext.pcie.core.caps import PciCapId
 from driver_model import regs
 from driver_model.picoevb import DriverConfig
 from driver_model.regs import Target
+from tb.env.backdoor import read_card_ram
 from tb.env.faults import FaultRule, UpRule
 from tb.env.harness import GUARD, pattern
 from tb.env.platform import (
@@ -172,3 +173,36 @@ async def test_memory_space_off_mid_dma(dut):
     back.expect(data, "the H2C's data")
     await round_trip(rig, 4096, 43, "after memory space came back")
     assert rig.drv.resets == 0
+
+
+@cocotb.test(timeout_time=30, timeout_unit="ms")
+async def test_function_reset_from_outside(dut):
+    """A function-level reset asked for by someone else (``echo 1 > .../reset``) in the
+    middle of a 32 KiB H2C: the driver's reset_prepare aborts the transfer, the ioctl
+    returns EIO only after the reset has ended (and the engine with it), reset_done sets
+    the engine up again, the card RAM does not change afterwards, and the next ioctl
+    works, interrupts included."""
+    rig = await bring_up(dut)
+    tb, fd = rig.tb, rig.fd
+    length = min(32 << 10, rig.drv.fpga_ram_size)
+    src = Side(rig, length, False, fill=pattern(length, 50))
+    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
+    await wait_for_reads(rig)
+    reset = cocotb.start_soon(rig.platform.pci_reset_function())
+    await expect_errno(task, errno.EIO, "H2C under a function reset")
+    assert reset.done() and reset.result() == 0, "the ioctl returned before the reset ended"
+    assert tb.dev.flr_count == 1 and tb.dev.flr_unconfirmed == 0
+    assert rig.drv.resets == 0 and not rig.drv.dead, "the driver reset it again"
+    await engine_idle(rig)
+    card = card_image(rig)
+    await Timer(20, "us")
+    assert card_image(rig) == card, "the card RAM changed after the ioctl returned"
+    msis = sum(tb.msi_count)
+    await round_trip(rig, length, 51, "after the reset")
+    assert sum(tb.msi_count) > msis
+
+
+def card_image(rig: Rig) -> bytes:
+    """The card RAM, read through the backdoor."""
+    lanes = rig.tb.profile.width // 8
+    return bytes(read_card_ram(rig.tb.dut, rig.drv.fpga_ram_size, lanes))
