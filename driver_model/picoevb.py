@@ -212,6 +212,7 @@ class PicoevbRdma:
             p.request_irq(v, self._make_isr(v))
         await self._init_engine()
         p.set_reset_handlers(self.reset_prepare, self.reset_done)
+        await p.pci_save_state()  # for error recovery after a link loss
         self.probed = True
         log.info(
             "%s: probed: %d MSI vectors, card RAM %d bytes, alignments %s",

@@ -71,6 +71,23 @@ class Platform(Protocol):
         be reset, -ENODEV when it does not come back."""
         ...
 
+    async def pci_reset_bus(self) -> int:
+        """``pci_reset_bus``: a hot reset (Secondary Bus Reset) of the slot, with the
+        driver's reset_prepare/reset_done around it and the config state restored. 0 or
+        -errno."""
+        ...
+
+    async def pci_save_state(self) -> None:
+        """``pci_save_state`` at probe: what error recovery restores after the link was
+        lost (the function's own config is gone then)."""
+        ...
+
+    async def pcie_link_recovery(self) -> int:
+        """The kernel's recovery after the link went down and came back (AER/DPC slot
+        reset): reset_prepare, the state saved at probe restored, reset_done. 0 or
+        -errno."""
+        ...
+
     def set_reset_handlers(
         self, prepare: Callable[[], Awaitable[None]], done: Callable[[int], Awaitable[None]]
     ) -> None:

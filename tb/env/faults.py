@@ -10,6 +10,7 @@ malformed completions (``bad_byte_count``, ``bad_lower_address``, ``bad_length``
 
 from __future__ import annotations
 
+import collections
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -76,6 +77,43 @@ class FaultRule:
         return True
 
 
+class Stall:
+    """A link direction that stops delivering for a while (credit starvation: what it
+    holds keeps its flow-control credits until delivered, so the sender runs out and
+    blocks). Delivers in order; ``start(ns)`` stalls from now for ``ns``."""
+
+    def __init__(self, deliver: Callable[[Tlp], Awaitable[None]]) -> None:
+        self._deliver = deliver
+        self.until_ns = 0.0
+        self.stalls = 0
+        self._queue: collections.deque[Tlp] = collections.deque()
+        self._kick = Event()
+        cocotb.start_soon(self._run())
+
+    def start(self, duration_ns: float) -> None:
+        """Deliver nothing for ``duration_ns`` from now."""
+        self.until_ns = max(self.until_ns, get_sim_time("ns") + duration_ns)
+        self.stalls += 1
+
+    async def push(self, tlp: Tlp) -> None:
+        if self._queue or get_sim_time("ns") < self.until_ns:
+            self._queue.append(tlp)
+            self._kick.set()
+            return
+        await self._deliver(tlp)
+
+    async def _run(self) -> None:
+        while True:
+            await self._kick.wait()
+            self._kick.clear()
+            while self._queue:
+                wait = self.until_ns - get_sim_time("ns")
+                if wait > 0:
+                    await Timer(max(1, round(wait)), "ns")
+                    continue
+                await self._deliver(self._queue.popleft())
+
+
 @dataclass
 class Injection:
     """One fault applied: when, which kind, which request."""
@@ -112,7 +150,9 @@ class FaultInjector:
         self._reorder: list[tuple[int, Tlp]] = []
         self._reorder_kick = Event()
         self.held: list[Tlp] = []
-        port.rx_handler = self._receive
+        # credit starvation of the FPGA's receive side: stall.start(ns)
+        self.stall = Stall(self._receive)
+        port.rx_handler = self.stall.push
         cocotb.start_soon(self._run_reorder())
 
     # --- configuration ------------------------------------------------------------------
@@ -330,7 +370,9 @@ class UpstreamFaultInjector:
         self.injected: list[Injection] = []
         self._names = ranges  # address ranges are named once, on the downstream injector
         self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
-        port.rx_handler = self._receive
+        # credit starvation of what the FPGA sends: stall.start(ns)
+        self.stall = Stall(self._receive)
+        port.rx_handler = self.stall.push
 
     def add(self, rule: UpRule) -> UpRule:
         """Arm a rule; returns it."""

@@ -124,6 +124,9 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
         self._credits_in: dict[int, int] = {}
+        # hot resets and link-down events; the link is down now
+        self.hot_resets = 0
+        self.link_down = False
         # function-level resets started (and those the RTL did not confirm in time)
         self.flr_count = 0
         self.flr_unconfirmed = 0
@@ -209,6 +212,74 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         for listener in self.timeout_listeners:
             listener(int(req.requester_id), tag)
 
+    @staticmethod
+    def _reset_config(f, conventional: bool = False) -> None:
+        """A function's configuration state after a reset: Command, BARs, MSI and MSI-X
+        enables, Device Control 2; a conventional (hot) reset also Device Control."""
+        f.io_space_enable = f.memory_space_enable = f.bus_master_enable = False
+        f.interrupt_disable = False
+        for i, mask in enumerate(f.bar_mask):
+            f.bar[i] &= ~mask & 0xFFFFFFFF
+        msi, msix = getattr(f, "msi_cap", None), getattr(f, "msix_cap", None)
+        if msi is not None:
+            msi.msi_enable = False
+            msi.msi_multiple_message_enable = 0
+            msi.msi_message_address = msi.msi_message_data = msi.msi_mask_bits = 0
+        if msix is not None:
+            msix.msix_enable = msix.msix_function_mask = False
+        cap = f.pcie_cap
+        cap.completion_timeout_value = 0
+        cap.completion_timeout_disable = False
+        if conventional:
+            cap.max_payload_size = 0
+            cap.max_read_request_size = 2
+            cap.extended_tag_field_enable = False
+            cap.enable_relaxed_ordering = cap.enable_no_snoop = True
+
+    # --- hot reset and link down ------------------------------------------------------------
+    def set_hot_reset(self, active: bool) -> None:
+        """A hot reset (the bridge above holds Secondary Bus Reset) or the link down:
+        while ``active`` the link is down (``user_lnk_up`` low) and the user logic held in
+        reset (``user_reset``); what the core had in flight is lost and the functions'
+        configuration resets. When it ends the link trains again."""
+        if active and not self.link_down:
+            self.link_down = True
+            self.hot_resets += 1
+            self.log.warning("link down / hot reset: user logic held in reset")
+            for tag, req in enumerate(self.active_request):
+                if req is not None:
+                    self.active_request[tag] = None
+                    for listener in self.timeout_listeners:
+                        listener(int(req.requester_id), tag)
+            self._credits_in.clear()
+            self._first_seen.clear()
+            self.cpld_credit_count = 0
+            self.rx_buf_cplh_fc_count = self.rx_buf_cpld_fc_count = 0
+            self.tag_available_count = self.get_available_tag_count()
+            for q in (self.rc_queue, self.cq_queue, self.cq_np_queue, self.rq_np_queue):
+                while not q.empty():
+                    q.get_nowait()
+            for f in self.functions:
+                self._reset_config(f, conventional=True)
+            self.user_reset.value = 1
+            self._cfg_changed.set()
+        elif not active and self.link_down:
+            cocotb.start_soon(self._link_up())
+
+    async def link_down_for(self, duration_ns: float) -> None:
+        """The link goes down for ``duration_ns`` (a surprise: nobody asked), then up."""
+        self.set_hot_reset(True)
+        await Timer(max(1, round(duration_ns)), "ns")
+        self.set_hot_reset(False)
+
+    async def _link_up(self) -> None:
+        for _ in range(16):  # training, then the user logic out of reset
+            await RisingEdge(self.user_clk)
+        self.link_down = False
+        self.user_reset.value = 0
+        self._cfg_changed.set()
+        self.log.warning("link up")
+
     # --- function-level reset -------------------------------------------------------------
     def _flr_starter(self, fn: int) -> Callable[[], Awaitable[None]]:
         async def initiate() -> None:
@@ -236,20 +307,7 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
                 self.flr_unconfirmed += 1
                 self.log.error("FLR of function %d: no cfg_flr_done from the RTL", fn)
                 break
-        f = self.functions[fn]
-        f.io_space_enable = f.memory_space_enable = f.bus_master_enable = False
-        f.interrupt_disable = False
-        for i, mask in enumerate(f.bar_mask):
-            f.bar[i] &= ~mask & 0xFFFFFFFF
-        msi, msix = getattr(f, "msi_cap", None), getattr(f, "msix_cap", None)
-        if msi is not None:
-            msi.msi_enable = False
-            msi.msi_multiple_message_enable = 0
-            msi.msi_message_address = msi.msi_message_data = msi.msi_mask_bits = 0
-        if msix is not None:
-            msix.msix_enable = msix.msix_function_mask = False
-        f.pcie_cap.completion_timeout_value = 0
-        f.pcie_cap.completion_timeout_disable = False
+        self._reset_config(self.functions[fn])
         self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) & ~(1 << fn)
         self._flr_active[fn] = False
         self._cfg_changed.set()
@@ -321,6 +379,10 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         return all(getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG)
 
     async def upstream_recv(self, tlp) -> None:
+        if self.link_down:
+            tlp.release_fc()  # nothing reaches a function whose link is down
+            self.log.warning("link down: %s lost", tlp.fmt_type.name)
+            return
         if tlp.fmt_type in MEMORY_REQUESTS:
             for f in self.functions:
                 if f.match_bar(tlp.address) and not f.memory_space_enable:
@@ -376,7 +438,7 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             self.config_space_enable = bool(self.cfg_config_space_enable.value)
         outputs = (
             # (no sys_reset input on the fast path: the link is up from the start)
-            (self.user_lnk_up, lambda: 1),
+            (self.user_lnk_up, lambda: int(not self.link_down)),
             (self.cfg_max_payload, lambda: f0.pcie_cap.max_payload_size & 3),
             (self.cfg_max_read_req, lambda: f0.pcie_cap.max_read_request_size),
             (self.cfg_bus_number, lambda: self.bus_num),

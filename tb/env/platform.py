@@ -32,6 +32,8 @@ HOST_RAM_SIZE = 64 << 20
 PCI_COMMAND = 0x04
 PCI_COMMAND_MEMORY = 0x2
 PCI_COMMAND_INTX_DISABLE = 0x400
+PCI_BRIDGE_CONTROL = 0x3E
+PCI_BRIDGE_CTL_BUS_RESET = 0x40
 PCI_EXP_DEVCAP = 0x04
 PCI_EXP_DEVCTL = 0x08
 PCI_EXP_DEVCTL_BCR_FLR = 0x8000
@@ -111,11 +113,18 @@ class TbPlatform:
         self._msix_vectors = 0
         self._reset_handlers: tuple | None = None
         self.function_resets = 0
+        self.bus_resets = 0
+        self.link_recoveries = 0
+        self._probe_state: list[int] | None = None
         self.failed_reads = 0  # MMIO reads that returned all ones
         # pci_reset_function's waits: for outstanding transactions (bounded), and after
         # the FLR before touching the function (Linux: 100 ms)
         self.flr_pending_wait_ns = 10_000.0
         self.flr_wait_ns = 10_000.0
+        # how long pci_reset_bus holds Secondary Bus Reset (Linux: 2 ms), and how long
+        # link recovery waits for the link
+        self.sbr_hold_ns = 2_000.0
+        self.link_wait_ns = 1_000_000.0
 
     @property
     def host(self) -> HostMemory:
@@ -152,16 +161,67 @@ class TbPlatform:
         self._reset_handlers = (prepare, done)
 
     async def pci_reset_function(self) -> int:
+        return await self._reset(self._flr)
+
+    async def pci_reset_bus(self) -> int:
+        """``pci_reset_bus``: a hot reset of the card (the Secondary Bus Reset of the
+        bridge above it), with the driver's reset_prepare/reset_done around it and the
+        function's config state saved and restored. 0 or -errno."""
+        return await self._reset(self._hot_reset)
+
+    async def pci_save_state(self) -> None:
+        self._probe_state = await self._save_state()
+
+    async def pcie_link_recovery(self) -> int:
+        """What the kernel's error recovery (AER/DPC, or pciehp's link-up) does after the
+        card's link went down and came back: the driver's reset_prepare, the link awaited
+        (bounded), the state the driver saved at probe restored, reset_done. 0 or
+        -errno (ENODEV: the link did not come back)."""
+
+        async def restore() -> int:
+            end = self.now_ns() + self.link_wait_ns
+            while self.tb.dev.link_down:
+                if self.now_ns() >= end:
+                    return -errno.ENODEV
+                await self.sleep_ns(1000)
+            await self.sleep_ns(self.flr_wait_ns)
+            if self._probe_state is None:
+                return -errno.EINVAL
+            rc = await self._restore_state(self._probe_state)
+            self.link_recoveries += rc == 0
+            return rc
+
+        return await self._reset(restore)
+
+    async def _reset(self, how: Callable[[], Awaitable[int]]) -> int:
         prepare, done = self._reset_handlers or (None, None)
         if prepare is not None:
             await prepare()
         rc = -errno.ENODEV
         try:
-            rc = await self._flr()
+            rc = await how()
         finally:
             if done is not None:
                 await done(rc)
         return rc
+
+    async def _save_state(self) -> list[int]:
+        """pci_save_state: the header and the capabilities."""
+        return await self.tb.pci.config_read_dwords(0, CONFIG_SAVE_DWORDS, timeout=CFG_TIMEOUT_NS)
+
+    async def _restore_state(self, saved: list[int]) -> int:
+        """pci_restore_state once the function answers: BARs and capabilities first, the
+        Command register last, then the MSI-X table (it lives in a BAR the reset cleared)."""
+        pci = self.tb.pci
+        to = {"timeout": CFG_TIMEOUT_NS}
+        if await pci.config_read_word(0, **to) == 0xFFFF:
+            return -errno.ENODEV
+        for i in range(4, CONFIG_SAVE_DWORDS):
+            await pci.config_write_dword(4 * i, saved[i], **to)
+        await pci.config_write_word(PCI_COMMAND, saved[1] & 0xFFFF, **to)
+        if self._msix_vectors:
+            await self.tb.enable_msi(self._msix_vectors, self._msix_vectors, msix=True)
+        return 0
 
     async def _flr(self) -> int:
         pci = self.tb.pci
@@ -169,8 +229,7 @@ class TbPlatform:
         exp = pci.get_capability_offset(PciCapId.EXP)
         if exp is None or not (await pci.config_read_dword(exp + PCI_EXP_DEVCAP, **to)) >> 28 & 1:
             return -errno.ENOTTY
-        # pci_save_state: the header and the capabilities
-        saved = await pci.config_read_dwords(0, CONFIG_SAVE_DWORDS, **to)
+        saved = await self._save_state()
         # pci_dev_save_and_disable: no bus mastering, no INTx
         await pci.config_write_word(PCI_COMMAND, PCI_COMMAND_INTX_DISABLE, **to)
         # pci_wait_for_pending_transaction (bounded)
@@ -183,17 +242,28 @@ class TbPlatform:
         await pci.config_write_word(exp + PCI_EXP_DEVCTL, devctl | PCI_EXP_DEVCTL_BCR_FLR, **to)
         # Linux sleeps 100 ms here; the model's function is back within flr_wait_ns
         await self.sleep_ns(self.flr_wait_ns)
-        if await pci.config_read_word(0, **to) == 0xFFFF:
-            return -errno.ENODEV
-        # pci_restore_state: BARs and capabilities first, the Command register last
-        for i in range(4, CONFIG_SAVE_DWORDS):
-            await pci.config_write_dword(4 * i, saved[i], **to)
-        await pci.config_write_word(PCI_COMMAND, saved[1] & 0xFFFF, **to)
-        if self._msix_vectors:
-            # the MSI-X table lives in the function's BAR, which the reset cleared
-            await self.tb.enable_msi(self._msix_vectors, self._msix_vectors, msix=True)
-        self.function_resets += 1
-        return 0
+        rc = await self._restore_state(saved)
+        self.function_resets += rc == 0
+        return rc
+
+    async def _hot_reset(self) -> int:
+        pci = self.tb.pci
+        bridge = pci.upstream_bridge()
+        if bridge is None:
+            return -errno.ENOTTY
+        to = {"timeout": CFG_TIMEOUT_NS}
+        saved = await self._save_state()
+        await pci.config_write_word(PCI_COMMAND, PCI_COMMAND_INTX_DISABLE, **to)
+        # pci_reset_secondary_bus: Secondary Bus Reset held (Linux: 2 ms), released, and
+        # the link trained again before the function is touched (Linux: up to 1 s)
+        ctl = await bridge.config_read_word(PCI_BRIDGE_CONTROL, **to)
+        await bridge.config_write_word(PCI_BRIDGE_CONTROL, ctl | PCI_BRIDGE_CTL_BUS_RESET, **to)
+        await self.sleep_ns(self.sbr_hold_ns)
+        await bridge.config_write_word(PCI_BRIDGE_CONTROL, ctl, **to)
+        await self.sleep_ns(self.flr_wait_ns)
+        rc = await self._restore_state(saved)
+        self.bus_resets += rc == 0
+        return rc
 
     def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
         self.tb.irq_handlers[vector].append(handler)

@@ -245,6 +245,8 @@ class TB:
         self.links.add_observer(self.checker.observe)
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
+        # the bridge above the FPGA: its Secondary Bus Reset is a hot reset of the card
+        self._watch_bus_reset(self.links.links["fpga"].upper.parent)
         # and behind the FPGA's link, on what it sends (before the checker sees it)
         self.up_faults = UpstreamFaultInjector(self.links.links["fpga"].upper, self.faults)
         msi = self.rc.msi_region
@@ -273,6 +275,15 @@ class TB:
         self.trace = None  # a tb.debug.trace.TlpTrace once one is attached
         for name in filter(None, os.environ.get(PLUGINS_ENV, "").split(",")):
             importlib.import_module(name.strip()).attach(self)
+
+    def _watch_bus_reset(self, bridge) -> None:
+        write = bridge.write_config_register
+
+        async def write_config_register(reg: int, data: int, mask: int) -> None:
+            await write(reg, data, mask)
+            self.dev.set_hot_reset(bool(bridge.secondary_bus_reset))
+
+        bridge.write_config_register = write_config_register
 
     @property
     def clock_period_ns(self) -> float:

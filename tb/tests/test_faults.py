@@ -6,6 +6,8 @@ followed by a good transfer in the same simulation.
 
 from __future__ import annotations
 
+import itertools
+
 import cocotb
 import numpy as np
 from cocotb.triggers import Timer, with_timeout
@@ -325,6 +327,35 @@ async def test_interrupt_failed_or_lost(dut):
         else:
             assert rule.fired == 1
         await recover(h)
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_long_backpressure_and_credit_starvation(dut):
+    """Long stalls: each hard-IP stream held for 5000 cycles (RQ and CC not ready, RC and
+    CQ idle), then each direction of the FPGA's link starved of credit for 60 us (what
+    it carries is held, so the sender runs out of credit and blocks). The transfers wait
+    and then finish with every byte right; nothing times out."""
+    h = await setup(dut)
+    tb = h.tb
+    period = tb.clock_period_ns
+    streams = {
+        "RQ": tb.dev.rq_sink,
+        "CC": tb.dev.cc_sink,
+        "RC": tb.dev.rc_source,
+        "CQ": tb.dev.cq_source,
+    }
+    for i, (name, stream) in enumerate(streams.items()):
+        stream.set_pause_generator(itertools.chain(itertools.repeat(1, 5000), itertools.repeat(0)))
+        t0 = get_sim_time("ns")
+        await roundtrip(h, [(3, 0, 8 * KIB)], seed=60 + i)
+        assert get_sim_time("ns") - t0 > 5000 * period, f"{name}: the stall did not hold"
+        stream.clear_pause_generator()
+    for i, (name, stall) in enumerate((("down", tb.faults.stall), ("up", tb.up_faults.stall))):
+        stall.start(60_000)
+        t0 = get_sim_time("ns")
+        await roundtrip(h, [(5, 0, 8 * KIB)], seed=70 + i)
+        assert get_sim_time("ns") - t0 > 60_000, f"link {name}: the stall did not hold"
+    assert tb.dev.cpl_timeouts == 0
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")
