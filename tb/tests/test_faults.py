@@ -18,6 +18,7 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from driver_model import regs
 from driver_model.desc import Segment
 from driver_model.regs import Ctrl, PcieErr, Stat
+from tb.env.backdoor import engine
 from tb.env.faults import FAULT_STATUS, MALFORMED_KINDS, FaultRule, UpRule
 from tb.env.hardip import DEFAULT_CPL_TIMEOUT_NS
 from tb.env.harness import (
@@ -163,7 +164,9 @@ async def test_completion_timeout_follows_device_control_2(dut):
     Control 2 selects: the default range's (the model's 200 us), range A's 50 us, and
     none with Completion Timeout Disable, where the engine's own timeout
     (CPL_TIMEOUT_CYCLES) ends it instead. Each time the engine reports the read as
-    failed (read_error 'unexpected completion') and recovers."""
+    failed (read_error 'unexpected completion') and recovers. In the last case the
+    completion then arrives late: the engine kept the tag out of use until it came,
+    writes none of it, and frees the tag."""
     h = await setup(dut)
     tb = h.tb
     exp = tb.pci.get_capability_offset(PciCapId.EXP)
@@ -176,7 +179,7 @@ async def test_completion_timeout_follows_device_control_2(dut):
         setting = devctl2 | PCI_EXP_DEVCTL2_COMP_TMOUT_DIS if value is None else value
         await tb.pci.config_write_word(exp + PCI_EXP_DEVCTL2, setting)
         ended.clear()
-        rule = FaultRule("drop", target="host", skip=2)
+        rule = FaultRule("drop" if want_ns else "hold", target="host", skip=2)
         res, _ = await h2c_with_fault_timed(h, rule, timeout_ns=3 * engine_timeout_ns)
         assert rule.fired == 1, f"{what}: the fault did not fire"
         assert not res.timed_out, f"{what}: the engine never gave the read up"
@@ -187,6 +190,13 @@ async def test_completion_timeout_follows_device_control_2(dut):
         if want_ns is None:
             assert not ended, f"{what}: the hard IP timed the read out"
             assert res.elapsed_ns >= engine_timeout_ns, f"{what}: ended after {res.elapsed_ns}"
+            rc_rx = engine(tb.dut).rc_rx_inst
+            assert int(rc_rx.dead_reg.value) != 0, "the timed-out tag was free for reuse"
+            card = h.card_image()
+            assert await tb.faults.release_held() >= 1
+            await Timer(5, "us")
+            assert (h.card_image() == card).all(), f"{what}: the late completion landed"
+            assert int(rc_rx.dead_reg.value) == 0, "the late completion did not free the tag"
         else:
             assert len(ended) == 1, f"{what}: {len(ended)} hard-IP timeouts"
             # timed from the request, checked 8 times per timeout period
