@@ -25,10 +25,12 @@ RESULT_SIZE = 32
 STREAM_CH = 1
 
 
-def pauses(seed: int, ratio: float = 0.3):
-    """A cocotbext-axi pause generator: random stalls of about ``ratio`` of the cycles."""
+def pauses(seed: int, ratio: float = 0.3, first: int = 0):
+    """A cocotbext-axi pause generator: a stall of ``first`` cycles, then random stalls of
+    about ``ratio`` of the cycles."""
     rng = random.Random(seed)
-    return itertools.cycle([rng.random() < ratio for _ in range(997)])
+    rand = itertools.cycle([rng.random() < ratio for _ in range(997)])
+    return itertools.chain(itertools.repeat(True, first), rand)
 
 
 async def channels(h: Harness) -> dict[tuple[Target, int], XdmaChannel]:
@@ -72,12 +74,13 @@ async def test_h2c_stream_packets(dut):
     """H2C packets on the stream as XDMA sends them: the bytes of a packet's descriptors
     packed together (descriptors ending mid-beat, odd source offsets, a packet longer
     than the engine's 4 KiB chunks), tkeep all ones but on the last beat of a packet,
-    whose bytes sit in the low lanes, tlast there; with a stalling sink, and a
+    whose bytes sit in the low lanes, tlast there; with a sink that stalls for 4000
+    cycles first and at random after, and a
     memory-mapped chain on channel 0 at the same time."""
     h = await setup(dut)
     chans = await channels(h)
     sink = h2c_sink(dut, STREAM_CH)
-    sink.set_pause_generator(pauses(5))
+    sink.set_pause_generator(pauses(5, first=4000))  # long back-pressure first
     lanes = h.tb.profile.width // 8
     packets = [[100], [64, 7, 300], [1], [4096 + 17, 5000], [lanes * 3], [2, lanes + 1, 9]]
     segs, eops, want = [], [], []
@@ -139,12 +142,13 @@ async def test_c2h_stream_packets(dut):
     descriptor continues in the next one, a shorter one ends its descriptor early, and
     each descriptor's result {0x52B4 << 16 | EOP, length} is written to its source
     address before it completes; nothing beyond a descriptor's bytes is written. With a
-    stalling source and a memory-mapped C2H chain on channel 0 at the same time. Then
-    with stream write-back disabled (control bit 27), no result is written."""
+    source idle for 4000 cycles first and stalling at random after, and a memory-mapped
+    C2H chain on channel 0 at the same time. Then with stream write-back disabled
+    (control bit 27), no result is written."""
     h = await setup(dut)
     chans = await channels(h)
     src = c2h_source(dut, STREAM_CH)
-    src.set_pause_generator(pauses(9))
+    src.set_pause_generator(pauses(9, first=4000))  # a long idle first
     lanes = h.tb.profile.width // 8
     desc_len = 2048
     frames = [100, 4096 + 300, 64, 1, 2 * 4096 + 5, lanes, desc_len]
