@@ -87,7 +87,8 @@ CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpT
 
 class PevbUspDevice(UltraScalePlusPcieDevice):
     """``UltraScalePlusPcieDevice`` plus the requester completion timeout, the completion
-    credits a timed-out request held, and requests made with bus mastering disabled.
+    credits a timed-out request held, requests made with bus mastering disabled, FLR, hot
+    reset and link down.
 
     ``cpl_timeout_ns`` is the timeout of Device Control 2's default range; a driver that
     programs another Completion Timeout Value gets that range's (:data:`CPL_TIMEOUT_RANGES_NS`),
@@ -98,7 +99,10 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
     outstanding with error code 1000 on RC, raises ``cfg_flr_in_process`` until the RTL
     pulses ``cfg_flr_done`` (at most ``flr_done_timeout_ns``), then resets the
     function's configuration state: Command, BARs, MSI and MSI-X enables, Device Control
-    2; software restores them (Linux: ``pci_restore_state``).
+    2; software restores them (Linux: ``pci_restore_state``). :meth:`set_hot_reset` and
+    :meth:`link_down_for` take the link down (the TB calls the first when the bridge
+    above sets Secondary Bus Reset). Bus Master Enable and Memory Space Enable are obeyed
+    as PCIe asks (see docs/internals.md).
     """
 
     def __init__(
