@@ -38,6 +38,8 @@ class CudaError(Exception):
 # Linux errno values returned (negated) by the nv-p2p kernel API
 EINVAL = errno.EINVAL
 ENOMEM = errno.ENOMEM
+# the kernel's ENOTSUPP (include/linux/errno.h; not the user-space ENOTSUP)
+ENOTSUPP = 524
 EIO = errno.EIO
 EFAULT = errno.EFAULT
 ENOTSUPP = 524  # kernel-internal, include/linux/errno.h

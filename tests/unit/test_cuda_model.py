@@ -26,7 +26,7 @@ from cuda_model import (
     fill_surface,
     surface_word,
 )
-from cuda_model.errors import EINVAL, ENOMEM
+from cuda_model.errors import EINVAL, ENOMEM, ENOTSUPP
 from cuda_model.gpu import BAR1_PIN_RESERVE, GH100_BOOT_0
 
 MiB = 1 << 20
@@ -255,15 +255,22 @@ def test_page_table_and_peer_access(env):
     assert d2h(rt, d + 5 * GPU_PAGE_SIZE + 4, 4) == b"\xff" * 4
     st = p2p.pin_of(pt).stats
     assert (st.reads, st.read_bytes, st.writes, st.write_bytes) == (1, 8, 1, 4)
-    assert p2p.nvidia_p2p_dma_unmap_pages(PeerDevice("other"), pt, m) == -EINVAL
+    # nv-p2p.c, nvidia_p2p_dma_unmap_pages: NULL arguments are -EINVAL; a mapping no
+    # longer on the table's list is 0, so unmapping twice is 0
+    assert p2p.nvidia_p2p_dma_unmap_pages(None, pt, m) == -EINVAL
+    assert p2p.nvidia_p2p_dma_unmap_pages(m.pci_dev, pt, None) == -EINVAL
     assert p2p.nvidia_p2p_dma_unmap_pages(m.pci_dev, pt, m) == 0
-    assert p2p.nvidia_p2p_dma_unmap_pages(m.pci_dev, pt, m) == -EINVAL
+    assert p2p.nvidia_p2p_dma_unmap_pages(m.pci_dev, pt, m) == 0
+    # nvidia_p2p_free_dma_mapping is a no-op returning 0: m2 stays until put_pages
     assert p2p.nvidia_p2p_free_dma_mapping(m2) == 0
-    assert p2p.live_mappings() == 0
+    assert p2p.live_mappings() == 1
     assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == 0
+    assert p2p.live_mappings() == 0, "put_pages frees the table's mappings with it"
     assert gpu.bar1_read(off, 4) is None
     assert gpu.fault_log[-1].reason.startswith("revoked (pin #1 released")
-    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == -EINVAL
+    # nv_p2p_put_pages: a table no longer tracked is OBJECT_NOT_FOUND -> 0; NULL is 0
+    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == 0
+    assert p2p.nvidia_p2p_put_pages(0, 0, d, None) == 0
 
 
 def test_cudafree_while_pinned_fires_callback_then_unmaps(env):
@@ -283,7 +290,7 @@ def test_cudafree_while_pinned_fires_callback_then_unmaps(env):
         seen_during_callback.append(gpu.bar1_read(off, 1))
         orig(data)
 
-    p2p.pin_of(pt).free_callback = check_still_mapped
+    p2p.pin_of(pt).free_callback, orig = check_still_mapped, p2p.pin_of(pt).free_callback
     rt.cudaFree(d)
     assert cb.calls == ["surf"] and cb.rc == 0
     assert seen_during_callback == [b"\x11"]  # the pending memset had landed first
@@ -292,7 +299,9 @@ def test_cudafree_while_pinned_fires_callback_then_unmaps(env):
     assert not gpu.bar1_write(off, b"\x22" * 4)
     assert [f.op for f in gpu.fault_log] == ["read", "write"]
     assert "cudaFree" in gpu.fault_log[0].reason
-    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == -EINVAL  # table already freed: no effect
+    # nv-p2p.c: after the callback the table is freed and untracked: put_pages is 0
+    # (the pattern of the GPUDirect RDMA guide and picoevb), with no effect
+    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == 0
     assert cb.calls == ["surf"] and not cb_keep.calls  # fired once, others intact
     assert p2p.pin_of(pt_keep).state is PinState.LIVE
     # memory reused by a new allocation is not reachable through the stale BAR1 address
@@ -303,7 +312,10 @@ def test_cudafree_while_pinned_fires_callback_then_unmaps(env):
     assert d2h(rt, d2, 2 * MiB) == b"\x33" * 2 * MiB
 
 
-def test_put_pages_harmless_after_callback_and_refused_inside(env):
+def test_put_pages_harmless_after_callback_and_inside(env):
+    """nv-p2p.c: the table is no longer tracked once the callback runs, so put_pages
+    inside it (forbidden by the guide: logged) and after it is OBJECT_NOT_FOUND -> 0;
+    nvidia_p2p_free_page_table is a no-op returning 0."""
     _gpu, rt, p2p = env
     d = rt.cudaMalloc(GPU_PAGE_SIZE)
     results = []
@@ -317,10 +329,11 @@ def test_put_pages_harmless_after_callback_and_refused_inside(env):
     holder.update(va=va, pt=pt)
     assert rc == 0
     rt.cudaFree(d)
-    assert results == [-EINVAL]  # contract violation refused
+    assert results == [0]  # a no-op (logged as a contract violation)
     assert p2p.nvidia_p2p_put_pages(0, 0, va, pt) == 0  # afterwards: harmless
     assert p2p.nvidia_p2p_free_page_table(pt) == 0
-    assert p2p.nvidia_p2p_free_page_table(pt) == -EINVAL
+    assert p2p.nvidia_p2p_free_page_table(pt) == 0
+    assert p2p.pin_of(pt) is None
 
 
 def test_overlapping_pins_share_bar1(env):
@@ -397,10 +410,17 @@ def test_persistent_pins(env):
     d = rt.cudaMalloc(2 * MiB)
     rt.cuPointerSetAttribute(1, SYNC, d)
     rt.cudaMemset(d, 0x77, 2 * MiB)
-    assert p2p.nvidia_p2p_get_pages_persistent(d, 2 * MiB, 0x80)[0] == -EINVAL
+    # nv-p2p.c reads only FORCE_BAR1_MAPPING from the flags: others are ignored; a
+    # FORCE_BAR1 table cannot be DMA-mapped (-ENOTSUPP)
+    rc, other = p2p.nvidia_p2p_get_pages_persistent(d, 2 * MiB, 0x80)
+    assert rc == 0 and p2p.nvidia_p2p_dma_map_pages(PeerDevice("fpga"), other)[0] == 0
+    assert p2p.nvidia_p2p_put_pages_persistent(d, other) == 0
     rc, pt = p2p.nvidia_p2p_get_pages_persistent(d, 2 * MiB, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING)
     assert rc == 0
-    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == -EINVAL  # wrong release call
+    assert p2p.nvidia_p2p_dma_map_pages(PeerDevice("fpga"), pt) == (-ENOTSUPP, None)
+    # the non-persistent release does not find it: 0, no effect
+    assert p2p.nvidia_p2p_put_pages(0, 0, d, pt) == 0
+    assert p2p.pin_of(pt).state is PinState.LIVE
     rt.cudaFree(d)  # no callback; stays mapped
     a = pt.pages[0].physical_address
     assert gpu.bar1_read(a, 1) == b"\x77"
@@ -408,8 +428,15 @@ def test_persistent_pins(env):
     rt.cuPointerSetAttribute(1, SYNC, e)
     rt.cudaMemset(e, 0x00, 2 * MiB)
     assert gpu.bar1_read(a, 1) == b"\x77"
+    # nvidia_p2p_put_pages_persistent: any flags -> -EINVAL, checked before NULL -> 0
+    assert p2p.nvidia_p2p_put_pages_persistent(d, pt, NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING) == (
+        -EINVAL
+    )
+    assert p2p.nvidia_p2p_put_pages_persistent(d, None, 1) == -EINVAL
+    assert p2p.nvidia_p2p_put_pages_persistent(d, None) == 0
     assert p2p.nvidia_p2p_put_pages_persistent(d, pt) == 0
     assert gpu.bar1_read(a, 1) is None
+    # no longer held: OBJECT_NOT_FOUND, which the persistent path does not forgive
     assert p2p.nvidia_p2p_put_pages_persistent(d, pt) == -EINVAL
 
 
