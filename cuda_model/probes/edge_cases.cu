@@ -1,0 +1,139 @@
+// Edge cases of the CUDA runtime and driver APIs the GPU model reproduces, measured on
+// a real GPU. Build and run: nvcc -o edge_cases edge_cases.cu -lcuda && ./edge_cases
+// Each line: the call, the error it returned (number and name), and what it wrote out.
+// The recorded output of a run on an H100 is edge_cases.txt beside this file; the
+// model's tests (tests/unit/test_cuda_fidelity.py) cite it line by line.
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+static void show(const char *what, cudaError_t e)
+{
+    printf("%s: %d %s\n", what, (int)e, cudaGetErrorName(e));
+}
+
+static void show_cu(const char *what, CUresult r)
+{
+    const char *name = "?";
+    cuGetErrorName(r, &name);
+    printf("%s: %d %s\n", what, (int)r, name);
+}
+
+__global__ void nothing(void) {}
+
+__global__ void store_at(int *p) { *p = 1; }
+
+int main(void)
+{
+    int rt = 0, drv = 0;
+    cudaRuntimeGetVersion(&rt);
+    cudaDriverGetVersion(&drv);
+    printf("runtime %d driver %d\n", rt, drv);
+
+    // cudaMalloc
+    void *p = (void *)0x1234;
+    show("cudaMalloc(0)", cudaMalloc(&p, 0));
+    printf("cudaMalloc(0) pointer: %s\n", p == NULL ? "NULL" : "not NULL");
+    void *huge = NULL;
+    show("cudaMalloc(1<<62)", cudaMalloc(&huge, (size_t)1 << 62));
+    cudaGetLastError();
+    show("cudaFree(NULL)", cudaFree(NULL));
+    void *d = NULL;
+    show("cudaMalloc(4096)", cudaMalloc(&d, 4096));
+    show("cudaFree(interior)", cudaFree((char *)d + 256));
+    cudaGetLastError();
+    void *hm = malloc(4096);
+    show("cudaFree(malloc pointer)", cudaFree(hm));
+    cudaGetLastError();
+
+    // pointer queries on live, interior, freed and foreign memory
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    show_cu("cuMemGetAddressRange(interior)",
+            cuMemGetAddressRange(&base, &size, (CUdeviceptr)d + 100));
+    printf("cuMemGetAddressRange(interior) base: %s size: %zu\n",
+           base == (CUdeviceptr)d ? "the allocation's" : "other", size);
+    show("cudaFree(d)", cudaFree(d));
+    show("cudaFree(d) again", cudaFree(d));
+    cudaGetLastError();
+    show_cu("cuMemGetAddressRange(freed)", cuMemGetAddressRange(&base, &size, (CUdeviceptr)d));
+    show_cu("cuMemGetAddressRange(never allocated)",
+            cuMemGetAddressRange(&base, &size, (CUdeviceptr)0x10));
+    struct cudaPointerAttributes attr;
+    show("cudaPointerGetAttributes(freed)", cudaPointerGetAttributes(&attr, d));
+    printf("cudaPointerGetAttributes(freed) type: %d\n", (int)attr.type);
+    cudaGetLastError();
+    show("cudaPointerGetAttributes(malloc pointer)", cudaPointerGetAttributes(&attr, hm));
+    printf("cudaPointerGetAttributes(malloc pointer) type: %d\n", (int)attr.type);
+    show("cudaPointerGetAttributes(NULL)", cudaPointerGetAttributes(&attr, NULL));
+    printf("cudaPointerGetAttributes(NULL) type: %d\n", (int)attr.type);
+    cudaGetLastError();
+    unsigned int mtype = 0;
+    show_cu("cuPointerGetAttribute(MEMORY_TYPE, freed)",
+            cuPointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)d));
+
+    // memcpy and memset edge cases
+    char hbuf[64];
+    void *e = NULL;
+    cudaMalloc(&e, 64);
+    show("cudaMemcpy(count 0, NULL, NULL)", cudaMemcpy(NULL, NULL, 0, cudaMemcpyDeviceToHost));
+    show("cudaMemcpy(kind 7)", cudaMemcpy(hbuf, e, 16, (cudaMemcpyKind)7));
+    cudaGetLastError();
+    show("cudaMemcpy(D2H beyond the allocation)", cudaMemcpy(hbuf, (char *)e + 32, 64,
+                                                             cudaMemcpyDeviceToHost));
+    cudaGetLastError();
+    show("cudaMemset(freed)", cudaMemset(d, 0, 16));
+    cudaGetLastError();
+    show("cudaMemset(count 0, NULL)", cudaMemset(NULL, 0, 0));
+    cudaGetLastError();
+
+    // pinned host memory
+    void *h = (void *)0x1234;
+    show("cudaHostAlloc(0)", cudaHostAlloc(&h, 0, cudaHostAllocDefault));
+    printf("cudaHostAlloc(0) pointer: %s\n", h == NULL ? "NULL" : "not NULL");
+    cudaGetLastError();
+    show("cudaHostAlloc(flags 0x100)", cudaHostAlloc(&h, 4096, 0x100));
+    cudaGetLastError();
+    show("cudaFreeHost(NULL)", cudaFreeHost(NULL));
+    show("cudaFreeHost(device pointer)", cudaFreeHost(e));
+    cudaGetLastError();
+    show("cudaHostAlloc(4096)", cudaHostAlloc(&h, 4096, cudaHostAllocDefault));
+    show("cudaFreeHost(interior)", cudaFreeHost((char *)h + 16));
+    cudaGetLastError();
+    show("cudaFreeHost(h)", cudaFreeHost(h));
+    show("cudaFreeHost(h) again", cudaFreeHost(h));
+    cudaGetLastError();
+    show("cudaFree(cudaHostAlloc pointer)", cudaFree(h));
+    cudaGetLastError();
+
+    // launch configurations
+    nothing<<<0, 32>>>();
+    show("launch grid 0", cudaGetLastError());
+    nothing<<<1, 0>>>();
+    show("launch block 0", cudaGetLastError());
+    nothing<<<1, 1025>>>();
+    show("launch block 1025", cudaGetLastError());
+    nothing<<<dim3(1, 65536), 1>>>();
+    show("launch grid.y 65536", cudaGetLastError());
+    nothing<<<1, dim3(1, 1, 65)>>>();
+    show("launch block.z 65", cudaGetLastError());
+    nothing<<<1, 1025>>>();
+    show("cudaPeekAtLastError after a bad launch", cudaPeekAtLastError());
+    show("cudaGetLastError", cudaGetLastError());
+    show("cudaGetLastError again", cudaGetLastError());
+    show("cudaDeviceSynchronize after bad launches", cudaDeviceSynchronize());
+
+    // a kernel fault is sticky: it poisons the context (last: nothing works after it)
+    store_at<<<1, 1>>>((int *)0x10);
+    show("launch of a faulting kernel", cudaGetLastError());
+    show("cudaDeviceSynchronize after the fault", cudaDeviceSynchronize());
+    show("cudaGetLastError after the fault", cudaGetLastError());
+    void *f = NULL;
+    show("cudaMalloc after the fault", cudaMalloc(&f, 64));
+    show("cudaMemcpy after the fault", cudaMemcpy(hbuf, e, 16, cudaMemcpyDeviceToHost));
+    show("cudaFree after the fault", cudaFree(e));
+    show("cudaGetLastError at the end", cudaGetLastError());
+    return 0;
+}
