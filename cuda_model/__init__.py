@@ -19,9 +19,20 @@ from .nv_p2p import (
     nvidia_p2p_dma_mapping,
     nvidia_p2p_page_table,
 )
-from .runtime import CudaRuntime, CUpointer_attribute, cudaDeviceAttr, cudaMemcpyKind
+from .runtime import (
+    CUDA_VERSION,
+    DRIVER_BRANCH,
+    CudaRuntime,
+    CUpointer_attribute,
+    cudaDeviceAttr,
+    cudaMemcpyKind,
+    cudaMemoryType,
+    cudaPointerAttributes,
+)
 
 __all__ = [
+    "CUDA_VERSION",
+    "DRIVER_BRANCH",
     "GPU_PAGE_SIZE",
     "NVIDIA_P2P_FLAGS_DEFAULT",
     "NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING",
@@ -39,6 +50,8 @@ __all__ = [
     "cudaDeviceAttr",
     "cudaError",
     "cudaMemcpyKind",
+    "cudaMemoryType",
+    "cudaPointerAttributes",
     "fill_surface",
     "nvidia_p2p_dma_mapping",
     "nvidia_p2p_page_table",

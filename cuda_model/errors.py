@@ -24,6 +24,7 @@ class CUresult(enum.IntEnum):
 
     CUDA_SUCCESS = 0
     CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_NOT_FOUND = 500
     CUDA_ERROR_NOT_SUPPORTED = 801
 
 

@@ -1,6 +1,9 @@
 """The CUDA runtime calls the picoevb applications use, on the GPU model.
 
-Calls raise :class:`CudaError` carrying the ``cudaError_t`` a C program would get back.
+The model follows CUDA 13.0 with the R580 driver branch (:data:`CUDA_VERSION`,
+:data:`DRIVER_BRANCH`), as measured on an H100 (``cuda_model/probes/edge_cases.txt``).
+Calls raise :class:`CudaError` carrying the ``cudaError_t`` a C program would get back;
+the error of a failed launch is also what ``cudaGetLastError`` then returns.
 Work is ordered like the default stream: kernel launches, cudaMemset and device-to-device
 copies are asynchronous and complete at the next synchronisation point
 (cudaDeviceSynchronize, a device-to-host copy, cudaFree), or at once on a buffer whose
@@ -11,6 +14,7 @@ a surface before the application synchronised sees the old bytes, as on hardware
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 from collections.abc import Callable
@@ -21,6 +25,31 @@ from .errors import CudaError, CUresult, cudaError
 from .gpu import Allocation, Gpu, MemoryType
 
 log = logging.getLogger(__name__)
+
+
+# the CUDA version the model follows (cudaRuntimeGetVersion/cudaDriverGetVersion) and the
+# driver branch whose nv-p2p it models
+CUDA_VERSION = 13000
+DRIVER_BRANCH = "580"
+
+
+class cudaMemoryType(enum.IntEnum):
+    """``cudaPointerAttributes.type``."""
+
+    cudaMemoryTypeUnregistered = 0
+    cudaMemoryTypeHost = 1
+    cudaMemoryTypeDevice = 2
+    cudaMemoryTypeManaged = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class cudaPointerAttributes:
+    """What ``cudaPointerGetAttributes`` fills in."""
+
+    type: cudaMemoryType
+    device: int
+    devicePointer: int
+    hostPointer: int
 
 
 class cudaMemcpyKind(enum.IntEnum):
@@ -66,7 +95,7 @@ MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 def _as_dim3(d: int | tuple[int, ...]) -> tuple[int, int, int]:
     t = (d,) if isinstance(d, int) else tuple(d)
     if not 1 <= len(t) <= 3:
-        raise CudaError(cudaError.cudaErrorInvalidConfiguration, f"bad dim3 {d!r}")
+        raise CudaError(cudaError.cudaErrorInvalidValue, f"bad dim3 {d!r}")
     return (*t, *(1,) * (3 - len(t)))  # type: ignore[return-value]
 
 
@@ -77,6 +106,7 @@ class CudaRuntime:
         self.gpu = gpu
         self._queue: list[tuple[str, Callable[[], None]]] = []
         self._sticky: CudaError | None = None
+        self._last_error = cudaError.cudaSuccess
         gpu.before_free = self._drain
 
     # ---------------------------------------------------------------- helpers
@@ -149,10 +179,13 @@ class CudaRuntime:
 
     # ---------------------------------------------------------------- memory
     def cudaMalloc(self, size: int) -> int:
-        """Allocate device memory; returns the device pointer."""
+        """Allocate device memory; returns the device pointer. Size 0 succeeds with NULL
+        (0), as CUDA 13 does; a negative size is a huge ``size_t``: out of memory."""
         self._check_sticky()
-        if size <= 0:
-            raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaMalloc({size})")
+        if size == 0:
+            return 0
+        if size < 0:
+            raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaMalloc({size})")
         a = self.gpu.alloc_device(size)
         if a is None:
             raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaMalloc({size})")
@@ -173,15 +206,21 @@ class CudaRuntime:
         """Page-locked host memory; returns its (host) pointer. Read and write it with
         :meth:`host_buffer`. Not valid for nvidia_p2p_get_pages."""
         self._check_sticky()
-        if size <= 0 or flags & ~0xF:
+        if size < 0 or flags & ~0xF:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaHostAlloc({size}, {flags})")
+        if size == 0:
+            return 0  # as cudaMalloc: success, NULL
         a = self.gpu.alloc_host(size)
         if a is None:
             raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size})")
         return a.base
 
     def cudaFreeHost(self, ptr: int) -> None:
+        """Free cudaHostAlloc memory; NULL does nothing. Anything else (an interior or
+        device pointer, twice) is cudaErrorInvalidValue."""
         self._check_sticky()
+        if ptr == 0:
+            return
         a = self.gpu.find_allocation(ptr)
         if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_HOST:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFreeHost({ptr:#x})")
@@ -238,12 +277,50 @@ class CudaRuntime:
             out[:] = self._host_view(src, count, "cudaMemcpy src", False)
 
     def cudaMemset(self, ptr: int, value: int, count: int) -> None:
-        """Fill device memory with a byte value (asynchronous unless SYNC_MEMOPS)."""
+        """Fill device memory with a byte value (asynchronous unless SYNC_MEMOPS). A
+        count of 0 does nothing; so does a memset of memory no allocation covers (freed,
+        say), which CUDA accepts with cudaSuccess (the model drops it, logged)."""
         self._check_sticky()
+        if count == 0:
+            return
+        if self.gpu.find_allocation(ptr) is None:
+            log.warning("cudaMemset of %d bytes at %#x: no allocation there, dropped", count, ptr)
+            return
         a = self._device_range(ptr, count, "cudaMemset")
         self._submit(
             "cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF), a.sync_memops
         )
+
+    def cudaGetLastError(self) -> cudaError:
+        """The last error of a launch (then reset to cudaSuccess), or the sticky error
+        of a fault, which stays."""
+        if self._sticky is not None:
+            return cudaError(self._sticky.code)
+        err, self._last_error = self._last_error, cudaError.cudaSuccess
+        return err
+
+    def cudaPeekAtLastError(self) -> cudaError:
+        """As :meth:`cudaGetLastError`, without resetting it."""
+        if self._sticky is not None:
+            return cudaError(self._sticky.code)
+        return self._last_error
+
+    def cudaRuntimeGetVersion(self) -> int:
+        return CUDA_VERSION
+
+    def cudaDriverGetVersion(self) -> int:
+        return CUDA_VERSION
+
+    def cudaPointerGetAttributes(self, ptr: int) -> cudaPointerAttributes:
+        """What CUDA knows of ``ptr``. Memory it does not know (NULL, malloc'd, freed)
+        is cudaMemoryTypeUnregistered with cudaSuccess, as CUDA 13 answers."""
+        self._check_sticky()
+        a = self.gpu.find_allocation(ptr) if ptr else None
+        if a is None:
+            return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeUnregistered, -1, 0, 0)
+        if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
+            return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeHost, 0, ptr, ptr)
+        return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeDevice, 0, ptr, 0)
 
     def cudaDeviceSynchronize(self) -> None:
         """Wait for every queued operation; raises a sticky error from earlier work."""
@@ -290,18 +367,26 @@ class CudaRuntime:
         raise CudaError(CUresult.CUDA_ERROR_NOT_SUPPORTED, attr.name)
 
     def cuMemGetAddressRange(self, ptr: int) -> tuple[int, int]:
-        """(base, size) of the allocation containing ``ptr``."""
+        """(base, size) of the device allocation containing ``ptr`` (an interior pointer
+        too); memory that is not allocated (freed, never) is CUDA_ERROR_NOT_FOUND."""
         a = self.gpu.find_allocation(ptr)
         if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
-            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x}")
+            raise CudaError(CUresult.CUDA_ERROR_NOT_FOUND, f"{ptr:#x}")
         return a.base, a.size
 
     # ---------------------------------------------------------------- kernels
     def launch(self, kernel: Callable[..., None], grid, block, *args) -> None:
         """``kernel<<<grid, block>>>(args...)``: checks the configuration now, runs the
-        kernel at the next synchronisation point. ``kernel(rt, grid, block, *args)``."""
+        kernel at the next synchronisation point. ``kernel(rt, grid, block, *args)``. A
+        bad configuration is cudaErrorInvalidValue under CUDA 13 (older toolkits said
+        cudaErrorInvalidConfiguration), raised and left for cudaGetLastError; it is not
+        sticky."""
         self._check_sticky()
-        g, b = _as_dim3(grid), _as_dim3(block)
+        try:
+            g, b = _as_dim3(grid), _as_dim3(block)
+        except CudaError as e:
+            self._last_error = cudaError(e.code)
+            raise
         if (
             min(g) < 1
             or min(b) < 1
@@ -309,7 +394,8 @@ class CudaRuntime:
             or any(x > m for x, m in zip(b, MAX_BLOCK_DIM, strict=True))
             or any(x > m for x, m in zip(g, MAX_GRID_DIM, strict=True))
         ):
-            raise CudaError(cudaError.cudaErrorInvalidConfiguration, f"grid {g} block {b}")
+            self._last_error = cudaError.cudaErrorInvalidValue
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"grid {g} block {b}")
         name = getattr(kernel, "__name__", "kernel")
         self._submit(name, lambda: kernel(self, g, b, *args), False)
 

@@ -78,13 +78,11 @@ def test_small_allocations_are_suballocated_like_an_h100(env):
 
 def test_malloc_free_errors(env):
     gpu, rt, _ = env
-    for bad in (0, -1):
+    # (size 0 and the measured edge cases: tests/unit/test_cuda_fidelity.py)
+    for bad in (-1, 2 << 30):  # a huge size_t; more than the 1 GiB of VRAM
         with pytest.raises(CudaError) as e:
             rt.cudaMalloc(bad)
-        assert e.value.code is cudaError.cudaErrorInvalidValue
-    with pytest.raises(CudaError) as e:
-        rt.cudaMalloc(2 << 30)  # more than the 1 GiB of VRAM
-    assert e.value.code is cudaError.cudaErrorMemoryAllocation
+        assert e.value.code is cudaError.cudaErrorMemoryAllocation
     p = rt.cudaMalloc(100)
     with pytest.raises(CudaError) as e:
         rt.cudaFree(p + 4)  # interior pointer
@@ -124,7 +122,7 @@ def test_memcpy_memset_and_directions(env):
         rt.cudaMemcpy(a, src, 16, 7)
     assert e.value.code is cudaError.cudaErrorInvalidMemcpyDirection
     with pytest.raises(CudaError) as e:
-        rt.cudaMemset(0x1234, 0, 4)
+        rt.cudaMemset(a + 9000, 0, 2000)  # overruns a live allocation (not measured)
     assert e.value.code is cudaError.cudaErrorInvalidValue
 
 
@@ -201,7 +199,7 @@ def test_fill_surface_configuration_errors(env):
         assert e.value.code is cudaError.cudaErrorInvalidValue
     with pytest.raises(CudaError) as e:
         rt.launch(lambda *a: None, (1, 1), (64, 32))  # 2048 threads per block
-    assert e.value.code is cudaError.cudaErrorInvalidConfiguration
+    assert e.value.code is cudaError.cudaErrorInvalidValue  # CUDA 13 (probe)
     # a surface bigger than its buffer faults at the next synchronisation, and stays faulted
     fill_surface(rt, s, 0, 128, 64)
     with pytest.raises(CudaError) as e:

@@ -1,0 +1,179 @@
+"""The GPU model against CUDA 13.0 on an H100, line by line.
+
+``cuda_model/probes/edge_cases.cu`` was run on an H100 80GB (driver 580.159.04, CUDA
+13.0); its output is ``cuda_model/probes/edge_cases.txt``. :func:`model_run` is the
+same program against the model, in the same order (the probe's state carries from call
+to call: a pointer freed early is used later). Each recorded line is one test, named by
+the call it reports: the model must print exactly what the GPU did.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuda_model import (
+    CUDA_VERSION,
+    DRIVER_BRANCH,
+    CudaError,
+    CudaRuntime,
+    CUpointer_attribute,
+    CUresult,
+    Gpu,
+    cudaError,
+    cudaMemcpyKind,
+)
+
+PROBES = Path(__file__).resolve().parents[2] / "cuda_model" / "probes"
+RECORD = PROBES / "edge_cases.txt"
+D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
+MALLOC_POINTER = 0x7F00_0000_1000  # a pointer from the C library's malloc
+
+
+def recorded() -> dict[str, str]:
+    """The probe's output: label -> what followed it."""
+    out: dict[str, str] = {}
+    for line in RECORD.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("runtime "):
+            out["versions"] = line
+            continue
+        label, _, value = line.partition(": ")
+        out[label] = value
+    return out
+
+
+def code_name(code: int, driver: bool) -> str:
+    enum = CUresult if driver else cudaError
+    return f"{int(code)} {enum(code).name}"
+
+
+def model_run() -> dict[str, str]:
+    """edge_cases.cu, line for line, on the model."""
+    gpu = Gpu(vram_size=1 << 30, bar1_size=256 << 20)
+    rt = CudaRuntime(gpu)
+    out: dict[str, str] = {}
+
+    def show(label: str, call: Callable[[], object], driver: bool = False) -> object:
+        try:
+            result = call()
+            # the calls that return their error (cudaGetLastError...) rather than raise
+            code = int(result) if isinstance(result, cudaError) else 0
+        except CudaError as e:
+            result, code = None, int(e.code)
+        out[label] = code_name(code, driver)
+        return result
+
+    def launch(grid, block, kernel=lambda *a: None, *args) -> None:
+        try:
+            rt.launch(kernel, grid, block, *args)
+        except CudaError:
+            pass  # void in C: the error is the next cudaGetLastError's
+
+    out["versions"] = f"runtime {rt.cudaRuntimeGetVersion()} driver {rt.cudaDriverGetVersion()}"
+    p = show("cudaMalloc(0)", lambda: rt.cudaMalloc(0))
+    out["cudaMalloc(0) pointer"] = "NULL" if p == 0 else "not NULL"
+    show("cudaMalloc(1<<62)", lambda: rt.cudaMalloc(1 << 62))
+    show("cudaFree(NULL)", lambda: rt.cudaFree(0))
+    d = show("cudaMalloc(4096)", lambda: rt.cudaMalloc(4096))
+    show("cudaFree(interior)", lambda: rt.cudaFree(d + 256))
+    show("cudaFree(malloc pointer)", lambda: rt.cudaFree(MALLOC_POINTER))
+    rng = show("cuMemGetAddressRange(interior)", lambda: rt.cuMemGetAddressRange(d + 100), True)
+    base, size = rng
+    out["cuMemGetAddressRange(interior) base"] = (
+        f"{'the allocation' + chr(39) + 's' if base == d else 'other'} size: {size}"
+    )
+    show("cudaFree(d)", lambda: rt.cudaFree(d))
+    show("cudaFree(d) again", lambda: rt.cudaFree(d))
+    show("cuMemGetAddressRange(freed)", lambda: rt.cuMemGetAddressRange(d), True)
+    show("cuMemGetAddressRange(never allocated)", lambda: rt.cuMemGetAddressRange(0x10), True)
+    for what, ptr in (("freed", d), ("malloc pointer", MALLOC_POINTER), ("NULL", 0)):
+        attr = show(
+            f"cudaPointerGetAttributes({what})", lambda ptr=ptr: rt.cudaPointerGetAttributes(ptr)
+        )
+        out[f"cudaPointerGetAttributes({what}) type"] = str(int(attr.type))
+    show(
+        "cuPointerGetAttribute(MEMORY_TYPE, freed)",
+        lambda: rt.cuPointerGetAttribute(CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d),
+        True,
+    )
+    hbuf = bytearray(64)
+    e = rt.cudaMalloc(64)
+    show("cudaMemcpy(count 0, NULL, NULL)", lambda: rt.cudaMemcpy(0, 0, 0, D2H))
+    show("cudaMemcpy(kind 7)", lambda: rt.cudaMemcpy(hbuf, e, 16, 7))
+    show("cudaMemcpy(D2H beyond the allocation)", lambda: rt.cudaMemcpy(hbuf, e + 32, 64, D2H))
+    show("cudaMemset(freed)", lambda: rt.cudaMemset(d, 0, 16))
+    show("cudaMemset(count 0, NULL)", lambda: rt.cudaMemset(0, 0, 0))
+    h = show("cudaHostAlloc(0)", lambda: rt.cudaHostAlloc(0))
+    out["cudaHostAlloc(0) pointer"] = "NULL" if h == 0 else "not NULL"
+    show("cudaHostAlloc(flags 0x100)", lambda: rt.cudaHostAlloc(4096, 0x100))
+    show("cudaFreeHost(NULL)", lambda: rt.cudaFreeHost(0))
+    show("cudaFreeHost(device pointer)", lambda: rt.cudaFreeHost(e))
+    h = show("cudaHostAlloc(4096)", lambda: rt.cudaHostAlloc(4096))
+    show("cudaFreeHost(interior)", lambda: rt.cudaFreeHost(h + 16))
+    show("cudaFreeHost(h)", lambda: rt.cudaFreeHost(h))
+    show("cudaFreeHost(h) again", lambda: rt.cudaFreeHost(h))
+    show("cudaFree(cudaHostAlloc pointer)", lambda: rt.cudaFree(h))
+    for label, grid, block in (
+        ("launch grid 0", 0, 32),
+        ("launch block 0", 1, 0),
+        ("launch block 1025", 1, 1025),
+        ("launch grid.y 65536", (1, 65536), 1),
+        ("launch block.z 65", 1, (1, 1, 65)),
+    ):
+        launch(grid, block)
+        show(label, rt.cudaGetLastError)
+    launch(1, 1025)
+    show("cudaPeekAtLastError after a bad launch", rt.cudaPeekAtLastError)
+    show("cudaGetLastError", rt.cudaGetLastError)
+    show("cudaGetLastError again", rt.cudaGetLastError)
+    show("cudaDeviceSynchronize after bad launches", rt.cudaDeviceSynchronize)
+
+    def store_at(rt_: CudaRuntime, _g, _b, ptr: int) -> None:
+        rt_.kernel_write(ptr, np.array([1], dtype="<i4"))
+
+    launch(1, 1, store_at, 0x10)
+    show("launch of a faulting kernel", rt.cudaGetLastError)
+    show("cudaDeviceSynchronize after the fault", rt.cudaDeviceSynchronize)
+    show("cudaGetLastError after the fault", rt.cudaGetLastError)
+    show("cudaMalloc after the fault", lambda: rt.cudaMalloc(64))
+    show("cudaMemcpy after the fault", lambda: rt.cudaMemcpy(hbuf, e, 16, D2H))
+    show("cudaFree after the fault", lambda: rt.cudaFree(e))
+    show("cudaGetLastError at the end", rt.cudaGetLastError)
+    return out
+
+
+def _value(got: object) -> str:
+    return got if isinstance(got, str) else code_name(int(got), False)
+
+
+@functools.cache
+def _model() -> dict[str, str]:
+    return {k: _value(v) for k, v in model_run().items()}
+
+
+@pytest.mark.parametrize("label", list(recorded()))
+def test_model_answers_as_the_h100(label: str):
+    """One recorded line of edge_cases.txt: the model prints the same."""
+    want = recorded()[label]
+    got = _model().get(label)
+    assert got == want, f"{label}: the H100 printed {want!r}, the model {got!r}"
+
+
+def test_every_model_line_is_recorded():
+    """The model's run and the recording cover the same calls (a probe edited without
+    a new recording, or a model line without a measurement, fails here)."""
+    assert set(_model()) == set(recorded())
+
+
+def test_the_model_names_the_cuda_version_it_follows():
+    """CUDA 13.0 (13000, as cudaRuntimeGetVersion says on the H100) and driver branch
+    580, the recording's (its header and first line)."""
+    rec = RECORD.read_text()
+    assert f"runtime {CUDA_VERSION} driver {CUDA_VERSION}" in rec
+    assert f"driver {DRIVER_BRANCH}." in rec.splitlines()[0]
