@@ -35,13 +35,17 @@ BAR1_PIN_RESERVE = 36 << 20  # the driver keeps this much BAR1 free
 # NV_PMC_BOOT_0 of a GH100 (architecture 0x18 in bits 28:20, implementation 0, rev A1)
 NV_PMC_BOOT_0 = 0x0000_0000
 GH100_BOOT_0 = 0x1800_00A1
-# the GPU's PCI identity and register BARs (Linux resource numbers; BAR1 is sized by the
-# model, BAR3 reads zero)
+# the GPU's PCI identity and BARs. NVIDIA's names BAR0 (registers), BAR1 (the aperture,
+# sized by the model) and BAR3 (reads zero) are kept; on an H100 all three are 64-bit
+# prefetchable (sysfs resource flags 0x14220c), so each takes two configuration slots:
+# BAR0 slots 0-1, BAR1 slots 2-3, BAR3 slots 4-5 (Linux resources 0, 2 and 4). The
+# constants are the first slot of each.
 PCI_VENDOR_ID_NVIDIA = 0x10DE
 GH100_DEVICE_ID = 0x2330
 GH100_SUBSYSTEM_ID = 0x16C1
 PCI_CLASS_3D_CONTROLLER = 0x030200
-BAR0, BAR1, BAR3 = 0, 1, 3
+BAR0, BAR1, BAR3 = 0, 2, 4
+BAR_NAMES = {BAR0: "BAR0", BAR1: "BAR1", BAR3: "BAR3"}
 BAR0_SIZE = 16 << 20
 BAR3_SIZE = 32 << 20
 

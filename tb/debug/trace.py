@@ -13,7 +13,7 @@ from typing import TextIO
 
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 
-from cuda_model.gpu import BAR0, BAR1, NV_PMC_BOOT_0
+from cuda_model.gpu import BAR0, BAR1, BAR_NAMES, NV_PMC_BOOT_0
 from driver_model import regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 
@@ -104,7 +104,8 @@ class TlpTrace:
             if bar == BAR1:
                 return self._bar1_target(off)
             name = GPU_REGS.get(off, f"+{off:#x}") if bar == BAR0 else f"+{off:#x}"
-            return {"kind": "gpu_reg", "bar": bar, "offset": off, "label": f"GPU BAR{bar} {name}"}
+            label = f"GPU {BAR_NAMES.get(bar, f'slot {bar}')} {name}"
+            return {"kind": "gpu_reg", "bar": bar, "offset": off, "label": label}
         if MSI_BASE <= addr < MSI_BASE + MSI_SIZE:
             return {"kind": "msi", "label": "MSI"}
         for base, size, name in self.buffers:

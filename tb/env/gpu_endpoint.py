@@ -1,9 +1,10 @@
-"""The GPU model (:mod:`cuda_model`) as a PCIe endpoint on cocotbext-pcie.
+"""The GPU model (:mod:`cuda_model`) as a PCIe endpoint on cocotbext-pcie, with the
+H100's BAR layout: three 64-bit prefetchable BARs in slots 0-1, 2-3 and 4-5.
 
-BAR0 (16 MiB, 32-bit) holds registers (NV_PMC_BOOT_0; the rest reads zero, writes are
-ignored). BAR1 (64-bit prefetchable, the model's aperture size) resolves every access
-through the GPU's BAR1 page table into VRAM via callbacks, never through a buffer the size
-of the aperture. BAR3 (32 MiB, 64-bit prefetchable) reads zero. A BAR1 read that touches
+BAR0 (16 MiB) holds registers (NV_PMC_BOOT_0; the rest reads zero, writes are ignored).
+BAR1 (the model's aperture size) resolves every access through the GPU's BAR1 page table
+into VRAM via callbacks, never through a buffer the size of the aperture. BAR3 (32 MiB)
+reads zero. A BAR1 read that touches
 an unmapped page completes with Unsupported Request; an unmapped write is dropped, and so
 is a poisoned write (EP set) to BAR1. All land in ``gpu.fault_log``.
 """
@@ -16,8 +17,10 @@ from cocotbext.pcie.core.tlp import Tlp
 
 from cuda_model import Gpu
 from cuda_model.gpu import (
+    BAR0,
     BAR0_SIZE,
     BAR1,
+    BAR3,
     BAR3_SIZE,
     GH100_DEVICE_ID,
     GH100_SUBSYSTEM_ID,
@@ -37,19 +40,20 @@ class GpuEndpoint(MemoryEndpoint):
         self.subsystem_vendor_id = PCI_VENDOR_ID_NVIDIA
         self.subsystem_id = GH100_SUBSYSTEM_ID
         self.class_code = PCI_CLASS_3D_CONTROLLER
-        self.add_mem_region(BAR0_SIZE, read=self._bar0_read, write=self._ignore_write)
-        self.add_region(
-            gpu.bar1_size, read=self._bar1_read, write=self._bar1_write, ext=True, prefetch=True
+        regions = (
+            (BAR0, BAR0_SIZE, self._bar0_read, self._ignore_write),
+            (BAR1, gpu.bar1_size, self._bar1_read, self._bar1_write),
+            (BAR3, BAR3_SIZE, self._zero_read, self._ignore_write),
         )
-        self.add_region(
-            BAR3_SIZE, read=self._zero_read, write=self._ignore_write, ext=True, prefetch=True
-        )
+        for slot, size, read, write in regions:
+            assert self.bar_ptr == slot, f"BAR slot {self.bar_ptr}, expected {slot}"
+            self.add_region(size, read=read, write=write, ext=True, prefetch=True)
         gpu.bar1_base_provider = self.bar1_bus_address
         gpu.clock = lambda: get_sim_time("ns")
 
     def bar1_bus_address(self) -> int:
         """BAR1's address as programmed by enumeration (0 before)."""
-        return ((self.bar[2] << 32) | self.bar[1]) & ~0xF
+        return ((self.bar[BAR1 + 1] << 32) | self.bar[BAR1]) & ~0xF
 
     async def _bar0_read(self, addr: int, length: int) -> bytes:
         return self.gpu.bar0_read(addr, length)

@@ -61,6 +61,10 @@ async def test_peer_read_write_bar1(dut):
         tb.gpu.bar1_size,
         BAR3_SIZE,
     ]
+    # the H100's layout: all three 64-bit prefetchable, in slots 0-1, 2-3 and 4-5
+    for slot in (BAR0, BAR1, BAR3):
+        assert await pci.config_read_dword(0x10 + 4 * slot) & 0xF == 0xC, f"slot {slot}"
+    assert (BAR0, BAR1, BAR3) == (0, 2, 4)
     assert await with_timeout(pci.bar_window[BAR0].read_dword(0), 100, "us") == GH100_BOOT_0
     assert await with_timeout(pci.bar_window[BAR3].read_dword(0x100), 100, "us") == 0
     surf = Surface(tb, W * H * 4)

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from cocotbext.pcie.core.tlp import Tlp
 
-from cuda_model.gpu import Gpu
+from cuda_model.gpu import BAR0, BAR1, BAR3, Gpu
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
 from tb.debug.annotate import WaveAnnotations, desc_label, encode, place, tlp_label
@@ -15,7 +15,7 @@ from tb.debug.trace import JsonLinesSink, TlpTrace, read_trace
 from tests.unit.tlps import HOST, mem_read, mem_write
 
 FPGA_BAR0, FPGA_BAR1 = 0xC000_0000, 0xC001_0000
-GPU_BAR0, GPU_BAR1 = 0xD000_0000, 0x8000_0000_0000_0000
+GPU_BAR0, GPU_BAR1, GPU_BAR3 = 0xD000_0000, 0x8000_0000_0000_0000, 0xE000_0000
 
 
 class FakeFunction:
@@ -38,7 +38,9 @@ def make_trace(peek_host=None):
         dev=SimpleNamespace(
             functions=[FakeFunction([(FPGA_BAR0, 4096, 0), (FPGA_BAR1, 65536, 1)])]
         ),
-        gpu_ep=FakeFunction([(GPU_BAR0, 16 << 20, 0), (GPU_BAR1, 256 << 20, 1)]),
+        gpu_ep=FakeFunction(
+            [(GPU_BAR0, 16 << 20, BAR0), (GPU_BAR1, 256 << 20, BAR1), (GPU_BAR3, 32 << 20, BAR3)]
+        ),
         gpu=gpu,
     )
     records: list[dict] = []
@@ -69,6 +71,8 @@ def test_each_target_kind_is_named() -> None:
         (mem_write(0x8000_0000, b"\x03\0\0\0"), "msi", "MSI vector 3"),
         (mem_read(0x1000_0000 + 0x123, 100, tag=4), "host", "host src buf+0x123"),
         (mem_read(0x2000_0000, 4, tag=5), "host", "host 0x20000000"),
+        # BAR3 sits in configuration slots 4-5: named by NVIDIA's name, not its slot
+        (mem_read(GPU_BAR3 + 0x100, 4, requester=HOST), "gpu_reg", "GPU BAR3 +0x100"),
     ]
     for tlp, kind, label in cases:
         trace.observe("fpga", "up", tlp)
