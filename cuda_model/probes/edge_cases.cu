@@ -108,6 +108,45 @@ int main(void)
     show("cudaFree(cudaHostAlloc pointer)", cudaFree(h));
     cudaGetLastError();
 
+    // more pointer and range cases
+    void *g = NULL;
+    cudaMalloc(&g, 4096);
+    show("cudaMemcpy(H2D into freed memory)", cudaMemcpy(d, hbuf, 16, cudaMemcpyHostToDevice));
+    cudaGetLastError();
+    show("cudaMemcpy(D2H from freed memory)", cudaMemcpy(hbuf, d, 16, cudaMemcpyDeviceToHost));
+    cudaGetLastError();
+    show("cudaMemcpy(H2D beyond the allocation)", cudaMemcpy((char *)g + 4090, hbuf, 16,
+                                                             cudaMemcpyHostToDevice));
+    cudaGetLastError();
+    show("cudaMemset(beyond the allocation)", cudaMemset((char *)g + 4090, 0, 16));
+    cudaGetLastError();
+    show("cudaMemcpy(D2D overlapping)", cudaMemcpy((char *)g + 8, g, 64, cudaMemcpyDeviceToDevice));
+    cudaGetLastError();
+    int value = -1;
+    show("cudaDeviceGetAttribute(device 1)",
+         cudaDeviceGetAttribute(&value, cudaDevAttrGPUDirectRDMASupported, 1));
+    cudaGetLastError();
+    show("cudaDeviceGetAttribute(attribute 100000)",
+         cudaDeviceGetAttribute(&value, (cudaDeviceAttr)100000, 0));
+    cudaGetLastError();
+    unsigned int one = 1;
+    show_cu("cuPointerSetAttribute(SYNC_MEMOPS, malloc pointer)",
+            cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)hm));
+    show_cu("cuPointerSetAttribute(SYNC_MEMOPS, interior)",
+            cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)g + 64));
+    unsigned long long id1 = 0, id2 = 0;
+    cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)g);
+    cudaFree(g);
+    void *g2 = NULL;
+    cudaMalloc(&g2, 4096);
+    cuPointerGetAttribute(&id2, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)g2);
+    printf("cudaMalloc after cudaFree, same size: %s address, %s buffer ID\n",
+           g2 == g ? "same" : "another", id2 != id1 ? "new" : "same");
+    show_cu("cuPointerGetAttribute(BUFFER_ID, interior)",
+            cuPointerGetAttribute(&id1, CU_POINTER_ATTRIBUTE_BUFFER_ID, (CUdeviceptr)g2 + 100));
+    printf("cuPointerGetAttribute(BUFFER_ID, interior) value: %s\n",
+           id1 == id2 ? "the allocation's" : "other");
+
     // launch configurations
     nothing<<<0, 32>>>();
     show("launch grid 0", cudaGetLastError());

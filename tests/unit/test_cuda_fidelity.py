@@ -24,6 +24,7 @@ from cuda_model import (
     CUpointer_attribute,
     CUresult,
     Gpu,
+    cudaDeviceAttr,
     cudaError,
     cudaMemcpyKind,
 )
@@ -119,6 +120,44 @@ def model_run() -> dict[str, str]:
     show("cudaFreeHost(h)", lambda: rt.cudaFreeHost(h))
     show("cudaFreeHost(h) again", lambda: rt.cudaFreeHost(h))
     show("cudaFree(cudaHostAlloc pointer)", lambda: rt.cudaFree(h))
+    g = rt.cudaMalloc(4096)
+    H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
+    D2D = cudaMemcpyKind.cudaMemcpyDeviceToDevice
+    show("cudaMemcpy(H2D into freed memory)", lambda: rt.cudaMemcpy(d, hbuf, 16, H2D))
+    show("cudaMemcpy(D2H from freed memory)", lambda: rt.cudaMemcpy(hbuf, d, 16, D2H))
+    show("cudaMemcpy(H2D beyond the allocation)", lambda: rt.cudaMemcpy(g + 4090, hbuf, 16, H2D))
+    show("cudaMemset(beyond the allocation)", lambda: rt.cudaMemset(g + 4090, 0, 16))
+    show("cudaMemcpy(D2D overlapping)", lambda: rt.cudaMemcpy(g + 8, g, 64, D2D))
+    rdma = cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported
+    show("cudaDeviceGetAttribute(device 1)", lambda: rt.cudaDeviceGetAttribute(rdma, 1))
+    show("cudaDeviceGetAttribute(attribute 100000)", lambda: rt.cudaDeviceGetAttribute(100000))
+    sync = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+    show(
+        "cuPointerSetAttribute(SYNC_MEMOPS, malloc pointer)",
+        lambda: rt.cuPointerSetAttribute(1, sync, MALLOC_POINTER),
+        True,
+    )
+    show(
+        "cuPointerSetAttribute(SYNC_MEMOPS, interior)",
+        lambda: rt.cuPointerSetAttribute(1, sync, g + 64),
+        True,
+    )
+    buffer_id = CUpointer_attribute.CU_POINTER_ATTRIBUTE_BUFFER_ID
+    id1 = rt.cuPointerGetAttribute(buffer_id, g)
+    rt.cudaFree(g)
+    g2 = rt.cudaMalloc(4096)
+    id2 = rt.cuPointerGetAttribute(buffer_id, g2)
+    out["cudaMalloc after cudaFree, same size"] = (
+        f"{'same' if g2 == g else 'another'} address, {'new' if id2 != id1 else 'same'} buffer ID"
+    )
+    id3 = show(
+        "cuPointerGetAttribute(BUFFER_ID, interior)",
+        lambda: rt.cuPointerGetAttribute(buffer_id, g2 + 100),
+        True,
+    )
+    out["cuPointerGetAttribute(BUFFER_ID, interior) value"] = (
+        "the allocation's" if id3 == id2 else "other"
+    )
     for label, grid, block in (
         ("launch grid 0", 0, 32),
         ("launch block 0", 1, 0),
