@@ -187,11 +187,15 @@ class CudaRuntime:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"{what}: host buffer is read-only")
         return mv[:count]
 
-    def _is_device_ptr(self, obj) -> bool:
+    def _is_device_side(self, obj) -> bool | None:
+        """True for device memory, False for host memory (a buffer, cudaHostAlloc
+        memory), None for an address CUDA knows nothing of."""
         if not isinstance(obj, int):
             return False
         a = self.gpu.find_allocation(obj)
-        return a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE
+        if a is None:
+            return None
+        return a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE
 
     # ---------------------------------------------------------------- memory
     def cudaMalloc(self, size: int) -> int:
@@ -222,7 +226,7 @@ class CudaRuntime:
         """Page-locked host memory; returns its (host) pointer. Read and write it with
         :meth:`host_buffer`. Not valid for nvidia_p2p_get_pages."""
         self._check_sticky()
-        if size < 0 or flags & ~0xF:
+        if size < 0 or flags & ~0x7:  # Portable, Mapped, WriteCombined
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaHostAlloc({size}, {flags})")
         if size == 0:
             return 0  # as cudaMalloc: success, NULL
@@ -261,13 +265,26 @@ class CudaRuntime:
             kind = cudaMemcpyKind(kind)
         except ValueError:
             raise CudaError(cudaError.cudaErrorInvalidMemcpyDirection, str(kind)) from None
-        if kind is cudaMemcpyKind.cudaMemcpyDefault:
-            d_dev, s_dev = self._is_device_ptr(dst), self._is_device_ptr(src)
-            kind = cudaMemcpyKind(
-                {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[
-                    (s_dev, d_dev)
-                ]
-            )
+        # with unified addressing the pointers decide: a side whose pointer is known to be
+        # device (or host) memory is that, whatever the kind says (CUDA 13 copies a
+        # "host-to-device" copy from a device pointer with cudaSuccess); a side the
+        # pointer says nothing about (freed memory) keeps the kind's
+        declared = {
+            cudaMemcpyKind.cudaMemcpyHostToHost: (False, False),
+            cudaMemcpyKind.cudaMemcpyHostToDevice: (False, True),
+            cudaMemcpyKind.cudaMemcpyDeviceToHost: (True, False),
+            cudaMemcpyKind.cudaMemcpyDeviceToDevice: (True, True),
+            cudaMemcpyKind.cudaMemcpyDefault: (None, None),
+        }[kind]
+        s_dev = self._is_device_side(src)
+        d_dev = self._is_device_side(dst)
+        s_dev = declared[0] if s_dev is None else s_dev
+        d_dev = declared[1] if d_dev is None else d_dev
+        kind = cudaMemcpyKind(
+            {(False, False): 0, (False, True): 1, (True, False): 2, (True, True): 3}[
+                (bool(s_dev), bool(d_dev))
+            ]
+        )
         if count == 0:
             return
         gpu = self.gpu

@@ -147,6 +147,28 @@ int main(void)
     printf("cuPointerGetAttribute(BUFFER_ID, interior) value: %s\n",
            id1 == id2 ? "the allocation's" : "other");
 
+    // pinned host memory flags and host-side copies
+    void *hp = NULL;
+    show("cudaHostAlloc(Portable|Mapped|WriteCombined)",
+         cudaHostAlloc(&hp, 4096, cudaHostAllocPortable | cudaHostAllocMapped |
+                                      cudaHostAllocWriteCombined));
+    void *hq = NULL;
+    show("cudaHostAlloc(flags 0x8)", cudaHostAlloc(&hq, 4096, 0x8));
+    cudaGetLastError();
+    if (hq != NULL)
+        cudaFreeHost(hq);
+    show("cudaMemcpy(H2H, cudaHostAlloc -> malloc)", cudaMemcpy(hbuf, hp, 16,
+                                                                cudaMemcpyHostToHost));
+    show("cudaMemcpy(Default, cudaHostAlloc -> device)", cudaMemcpy(g2, hp, 16,
+                                                                    cudaMemcpyDefault));
+    show("cudaMemcpy(H2D with a device source)", cudaMemcpy(g2, g2, 16,
+                                                            cudaMemcpyHostToDevice));
+    cudaGetLastError();
+    show("cudaMemcpy(D2H into a device pointer)", cudaMemcpy(g2, g2, 16,
+                                                             cudaMemcpyDeviceToHost));
+    cudaGetLastError();
+    cudaFreeHost(hp);
+
     // launch configurations
     nothing<<<0, 32>>>();
     show("launch grid 0", cudaGetLastError());

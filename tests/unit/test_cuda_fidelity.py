@@ -158,6 +158,17 @@ def model_run() -> dict[str, str]:
     out["cuPointerGetAttribute(BUFFER_ID, interior) value"] = (
         "the allocation's" if id3 == id2 else "other"
     )
+    hp = show("cudaHostAlloc(Portable|Mapped|WriteCombined)", lambda: rt.cudaHostAlloc(4096, 7))
+    show("cudaHostAlloc(flags 0x8)", lambda: rt.cudaHostAlloc(4096, 0x8))
+    H2H = cudaMemcpyKind.cudaMemcpyHostToHost
+    show("cudaMemcpy(H2H, cudaHostAlloc -> malloc)", lambda: rt.cudaMemcpy(hbuf, hp, 16, H2H))
+    show(
+        "cudaMemcpy(Default, cudaHostAlloc -> device)",
+        lambda: rt.cudaMemcpy(g2, hp, 16, cudaMemcpyKind.cudaMemcpyDefault),
+    )
+    show("cudaMemcpy(H2D with a device source)", lambda: rt.cudaMemcpy(g2, g2, 16, H2D))
+    show("cudaMemcpy(D2H into a device pointer)", lambda: rt.cudaMemcpy(g2, g2, 16, D2H))
+    rt.cudaFreeHost(hp)
     for label, grid, block in (
         ("launch grid 0", 0, 32),
         ("launch block 0", 1, 0),
