@@ -49,8 +49,29 @@ FAULT_STATUS = {
 }
 
 
+class _Firing:
+    """What both kinds of rule share: they apply to ``target`` ("any" matches all), skip
+    the first ``skip`` matches, then fire ``count`` times (0: always), counting both."""
+
+    target: str
+    skip: int
+    count: int
+    seen: int
+    fired: int
+
+    def take(self, target: str) -> bool:
+        """Whether this rule fires on the next matching request or TLP to ``target``."""
+        if self.target not in ("any", target):
+            return False
+        self.seen += 1
+        if self.seen <= self.skip or (self.count and self.fired >= self.count):
+            return False
+        self.fired += 1
+        return True
+
+
 @dataclass
-class FaultRule:
+class FaultRule(_Firing):
     """Fault ``kind`` on reads to ``target`` ("host", "gpu", a named range, or "any")."""
 
     kind: str
@@ -65,16 +86,6 @@ class FaultRule:
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault {self.kind!r}; choose one of {FAULT_KINDS}")
-
-    def take(self, target: str) -> bool:
-        """Whether this rule fires on the next request to ``target``."""
-        if self.target not in ("any", target):
-            return False
-        self.seen += 1
-        if self.seen <= self.skip or (self.count and self.fired >= self.count):
-            return False
-        self.fired += 1
-        return True
 
 
 class Stall:
@@ -333,7 +344,7 @@ UP_KINDS = {"write": ("drop", "poison"), "completion": ("ur", "ca", "drop")}
 
 
 @dataclass
-class UpRule:
+class UpRule(_Firing):
     """Fault ``kind`` on what the FPGA sends upstream: ``tlp`` "write" (posted writes to
     ``target``: "host", "gpu", "msi" or "any") or "completion" (its completions to the
     host's register reads)."""
@@ -349,16 +360,6 @@ class UpRule:
     def __post_init__(self) -> None:
         if self.tlp not in UP_KINDS or self.kind not in UP_KINDS[self.tlp]:
             raise ValueError(f"unknown upstream fault {self.kind!r} on {self.tlp!r}: {UP_KINDS}")
-
-    def take(self, target: str) -> bool:
-        """Whether this rule fires on the next matching TLP to ``target``."""
-        if self.target not in ("any", target):
-            return False
-        self.seen += 1
-        if self.seen <= self.skip or (self.count and self.fired >= self.count):
-            return False
-        self.fired += 1
-        return True
 
 
 class UpstreamFaultInjector:
