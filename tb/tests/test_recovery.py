@@ -55,6 +55,24 @@ async def wait_for_reads(rig: Rig, limit_ns: float = 100_000) -> None:
         waited += 100
 
 
+async def h2c_in_flight(rig: Rig, kib: int, seed: int):
+    """Start an H2C ioctl of ``kib`` KiB (at most the card RAM) from a host buffer of
+    pattern ``seed`` and return once its reads are out: (the ioctl's task, its bytes)."""
+    length = min(kib << 10, rig.drv.fpga_ram_size)
+    data = pattern(length, seed)
+    src = Side(rig, length, False, fill=data)
+    task = cocotb.start_soon(rig.fd.h2c_dma(await src.pin(), 0, length))
+    await wait_for_reads(rig)
+    return task, data
+
+
+async def card_stays(rig: Rig) -> None:
+    """The card RAM does not change in the 20 us after an ioctl returned."""
+    card = card_image(rig)
+    await Timer(20, "us")
+    assert card_image(rig) == card, "the card RAM changed after the ioctl returned"
+
+
 @cocotb.test(timeout_time=30, timeout_unit="ms")
 async def test_bus_master_off_mid_h2c(dut):
     """Bus mastering cleared in the middle of a 64 KiB H2C (the issue's reproduction):
@@ -63,11 +81,9 @@ async def test_bus_master_off_mid_h2c(dut):
     returns EIO only once the engine is idle, without a function reset. With bus
     mastering back, the next transfers work."""
     rig = await bring_up(dut)
-    tb, fd = rig.tb, rig.fd
-    length = min(64 << 10, rig.drv.fpga_ram_size)
-    src = Side(rig, length, False, fill=pattern(length, 3))
-    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
-    await wait_for_reads(rig)
+    tb = rig.tb
+    task, data = await h2c_in_flight(rig, 64, 3)
+    length = len(data)
     await tb.pci.clear_master()
     await expect_errno(task, errno.EIO, "H2C with bus mastering cleared")
     assert tb.dev.bme_dropped > 0, "no read was refused by the hard IP"
@@ -150,12 +166,9 @@ async def test_memory_space_off_mid_dma(dut):
     the engine is found idle. Nothing else changed on the card; the next ioctl works."""
     rig = await bring_up(dut)
     tb, fd = rig.tb, rig.fd
-    length = min(32 << 10, rig.drv.fpga_ram_size)
-    data = pattern(length, 42)
-    src = Side(rig, length, False, fill=data)
     msis = sum(tb.msi_count)
-    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
-    await wait_for_reads(rig)
+    task, data = await h2c_in_flight(rig, 32, 42)
+    length = len(data)
     command = await tb.pci.config_read_word(PCI_COMMAND)
     await tb.pci.config_write_word(PCI_COMMAND, command & ~PCI_COMMAND_MEMORY)
     waited = 0
@@ -183,20 +196,16 @@ async def test_function_reset_from_outside(dut):
     the engine up again, the card RAM does not change afterwards, and the next ioctl
     works, interrupts included."""
     rig = await bring_up(dut)
-    tb, fd = rig.tb, rig.fd
-    length = min(32 << 10, rig.drv.fpga_ram_size)
-    src = Side(rig, length, False, fill=pattern(length, 50))
-    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
-    await wait_for_reads(rig)
+    tb = rig.tb
+    task, data = await h2c_in_flight(rig, 32, 50)
+    length = len(data)
     reset = cocotb.start_soon(rig.platform.pci_reset_function())
     await expect_errno(task, errno.EIO, "H2C under a function reset")
     assert reset.done() and reset.result() == 0, "the ioctl returned before the reset ended"
     assert tb.dev.flr_count == 1 and tb.dev.flr_unconfirmed == 0
     assert rig.drv.resets == 0 and not rig.drv.dead, "the driver reset it again"
     await engine_idle(rig)
-    card = card_image(rig)
-    await Timer(20, "us")
-    assert card_image(rig) == card, "the card RAM changed after the ioctl returned"
+    await card_stays(rig)
     msis = sum(tb.msi_count)
     await round_trip(rig, length, 51, "after the reset")
     assert sum(tb.msi_count) > msis
@@ -217,11 +226,9 @@ async def test_hot_reset_mid_transfer(dut):
     (MPS and MRRS included), the card does not change afterwards and the next ioctl
     works."""
     rig = await bring_up(dut)
-    tb, fd = rig.tb, rig.fd
-    length = min(32 << 10, rig.drv.fpga_ram_size)
-    src = Side(rig, length, False, fill=pattern(length, 52))
-    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
-    await wait_for_reads(rig)
+    tb = rig.tb
+    task, data = await h2c_in_flight(rig, 32, 52)
+    length = len(data)
     reset = cocotb.start_soon(rig.platform.pci_reset_bus())
     await expect_errno(task, errno.EIO, "H2C under a hot reset")
     assert reset.done() and reset.result() == 0, "the ioctl returned before the reset ended"
@@ -230,9 +237,7 @@ async def test_hot_reset_mid_transfer(dut):
     f0 = tb.dev.functions[0].pcie_cap
     assert 128 << f0.max_payload_size == tb.profile.mps, "MPS not restored"
     await engine_idle(rig)
-    card = card_image(rig)
-    await Timer(20, "us")
-    assert card_image(rig) == card, "the card RAM changed after the ioctl returned"
+    await card_stays(rig)
     await round_trip(rig, length, 53, "after the hot reset")
 
 
@@ -245,11 +250,9 @@ async def test_link_down_mid_transfer(dut):
     and reset_done sets the engine up again; the ioctl returns EIO only then, and the
     next one works."""
     rig = await bring_up(dut)
-    tb, fd = rig.tb, rig.fd
-    length = min(32 << 10, rig.drv.fpga_ram_size)
-    src = Side(rig, length, False, fill=pattern(length, 54))
-    task = cocotb.start_soon(fd.h2c_dma(await src.pin(), 0, length))
-    await wait_for_reads(rig)
+    tb = rig.tb
+    task, data = await h2c_in_flight(rig, 32, 54)
+    length = len(data)
     await tb.dev.link_down_for(20_000)
     assert not task.done(), "the ioctl returned while the link was down"
     assert await rig.platform.pcie_link_recovery() == 0
