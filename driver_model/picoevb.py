@@ -412,26 +412,23 @@ class PicoevbRdma:
         """Wait for the chain on ``ch``, stop the channel, check it: 0 or -errno. The
         channel is idle when this returns: one that does not drain is reset."""
         cfg = self.config
-        if ch.epoch != self.epoch:
-            # a function reset (for the other channel) ended this chain
-            xfer.waiting.discard(ch)
-            await self._reset_ended()
-            log.warning("%s: %s chain ended by a function reset", self.name, ch.name)
-            return self._record(ch, -errno.EIO)
+        outcome = Outcome.ABORT
         try:
-            outcome = await ch.xdma.wait(
-                ch.t_start + self.timeout_ns(ch.nbytes),
-                interrupt=not cfg.poll_mode,
-                writeback=ch.writeback if cfg.poll_mode else None,
-                expected=ch.expected,
-                aborted=lambda: xfer.aborted is not None,
-                poll_interval_ns=cfg.poll_interval_ns,
-                status_every=cfg.poll_status_every,
-            )
+            # (a reset for the other channel may already have ended this chain)
+            if ch.epoch == self.epoch:
+                outcome = await ch.xdma.wait(
+                    ch.t_start + self.timeout_ns(ch.nbytes),
+                    interrupt=not cfg.poll_mode,
+                    writeback=ch.writeback if cfg.poll_mode else None,
+                    expected=ch.expected,
+                    aborted=lambda: xfer.aborted is not None,
+                    poll_interval_ns=cfg.poll_interval_ns,
+                    status_every=cfg.poll_status_every,
+                )
         finally:
             xfer.waiting.discard(ch)
         if ch.epoch != self.epoch:
-            # the function is being reset under this chain: the reset ends it
+            # the function was or is being reset under this chain: the reset ends it
             await self._reset_ended()
             log.warning("%s: %s chain ended by a function reset", self.name, ch.name)
             return self._record(ch, -errno.EIO)
