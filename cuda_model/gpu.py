@@ -2,9 +2,13 @@
 
 Placement follows measurements on an H100 (reference/nv-p2p.md): allocations below 2 MiB
 are sub-allocated with 512 B granularity from 2 MiB pool chunks (so successive small
-buffers share 64 KiB pages), larger ones get their own 2 MiB-aligned range. The BAR1
-aperture has its own page table with 64 KiB pages; nv-p2p pins (``cuda_model.nv_p2p``)
-map VRAM pages into it and peers reach VRAM only through those mappings.
+buffers share 64 KiB pages), larger ones get their own 2 MiB-aligned range. Each chunk
+and each large range is one :class:`Backing`, what the resource manager allocated: a
+chunk goes back when its last buffer is freed (``cuda_model/probes/pool_release.txt``).
+The BAR1 aperture has its own page table with 64 KiB pages; nv-p2p pins
+(``cuda_model.nv_p2p``) map VRAM pages into it and peers reach VRAM only through those
+mappings. A pin lies inside one backing and lives as long as it does (NVIDIA's resource
+manager registers and revokes third-party mappings per allocation, not per buffer).
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ class Allocation:
     buffer_id: int
     sync_memops: bool = False
     host_buffer: bytearray | None = None  # backing of host allocations
-    chunk: _PoolChunk | None = None  # small device allocations
+    backing: Backing | None = None  # device allocations: the chunk or own range
     reserved: int = 0  # bytes taken (size rounded to the granule)
 
     @property
@@ -76,11 +80,22 @@ class Allocation:
 
 
 @dataclasses.dataclass(eq=False)
-class _PoolChunk:
-    """A 2 MiB VA range, mapped at creation, that small allocations are carved from."""
+class Backing:
+    """One allocation of the resource manager: a 2 MiB pool chunk that small buffers are
+    carved from (``blocks``), or the 2 MiB-aligned range of one large buffer. Its VA range
+    is mapped from creation to release; nv-p2p pins lie inside one backing."""
 
     base: int
-    blocks: ExtentAllocator
+    span: int
+    blocks: ExtentAllocator | None = None  # pool chunks: free 512 B granules
+
+    @property
+    def end(self) -> int:
+        return self.base + self.span
+
+    @property
+    def is_chunk(self) -> bool:
+        return self.blocks is not None
 
 
 @dataclasses.dataclass
@@ -168,9 +183,10 @@ class Gpu:
         # MMU: sorted VA page segments -> physical pages
         self._seg_va: list[int] = []
         self._seg_phys: dict[int, list[int]] = {}
+        self._seg_backing: dict[int, Backing] = {}
         self._allocs: list[Allocation] = []  # sorted by base
         self._alloc_bases: list[int] = []
-        self._chunks: list[_PoolChunk] = []
+        self._chunks: list[Backing] = []
         self._next_buffer_id = 1
         # physical pages kept alive by persistent pins after their memory was freed
         self._phys_holds: dict[int, int] = {}
@@ -213,45 +229,39 @@ class Gpu:
         if size < BIG_PAGE_SIZE:
             granules = max(1, -(-size // SMALL_ALLOC_GRANULE))
             for chunk in self._chunks:
+                assert chunk.blocks is not None
                 off = chunk.blocks.alloc(granules)
                 if off is not None:
                     break
             else:
-                chunk = self._new_chunk()
-                if chunk is None:
+                new = self._map_new(BIG_PAGE_SIZE, chunk=True)
+                if new is None:
                     return None
+                chunk = new
+                self._chunks.append(chunk)
+                assert chunk.blocks is not None
                 off = chunk.blocks.alloc(granules)
                 assert off is not None
-            return self._insert(
-                Allocation(
-                    chunk.base + off * SMALL_ALLOC_GRANULE,
-                    size,
-                    MemoryType.CU_MEMORYTYPE_DEVICE,
-                    self._next_buffer_id,
-                    chunk=chunk,
-                    reserved=granules * SMALL_ALLOC_GRANULE,
-                )
-            )
-        span = -(-size // BIG_PAGE_SIZE) * BIG_PAGE_SIZE
-        va = self._map_new(span)
-        if va is None:
-            return None
+            base, reserved = chunk.base + off * SMALL_ALLOC_GRANULE, granules * SMALL_ALLOC_GRANULE
+        else:
+            span = -(-size // BIG_PAGE_SIZE) * BIG_PAGE_SIZE
+            new = self._map_new(span)
+            if new is None:
+                return None
+            chunk, base, reserved = new, new.base, span
         return self._insert(
             Allocation(
-                va, size, MemoryType.CU_MEMORYTYPE_DEVICE, self._next_buffer_id, reserved=span
+                base,
+                size,
+                MemoryType.CU_MEMORYTYPE_DEVICE,
+                self._next_buffer_id,
+                backing=chunk,
+                reserved=reserved,
             )
         )
 
-    def _new_chunk(self) -> _PoolChunk | None:
-        va = self._map_new(BIG_PAGE_SIZE)
-        if va is None:
-            return None
-        chunk = _PoolChunk(va, ExtentAllocator(BIG_PAGE_SIZE // SMALL_ALLOC_GRANULE))
-        self._chunks.append(chunk)
-        return chunk
-
-    def _map_new(self, span: int) -> int | None:
-        """Reserve 2 MiB-aligned VA and back it with physical pages (any placement)."""
+    def _map_new(self, span: int, chunk: bool = False) -> Backing | None:
+        """A new backing: 2 MiB-aligned VA over physical pages (any placement)."""
         npages = span >> PAGE_SHIFT
         phys = self._phys.alloc_scatter(npages)
         if phys is None:
@@ -261,23 +271,38 @@ class Gpu:
             for p in phys:
                 self._phys.free(p)
             return None
-        va = DEVICE_VA_BASE + slot * BIG_PAGE_SIZE
-        vpage = va >> PAGE_SHIFT
+        b = Backing(
+            DEVICE_VA_BASE + slot * BIG_PAGE_SIZE,
+            span,
+            ExtentAllocator(span // SMALL_ALLOC_GRANULE) if chunk else None,
+        )
+        vpage = b.base >> PAGE_SHIFT
         i = bisect.bisect_right(self._seg_va, vpage)
         self._seg_va.insert(i, vpage)
         self._seg_phys[vpage] = phys
-        return va
+        self._seg_backing[vpage] = b
+        return b
 
-    def _unmap(self, va: int, span: int) -> None:
-        vpage = va >> PAGE_SHIFT
+    def _unmap(self, b: Backing) -> None:
+        vpage = b.base >> PAGE_SHIFT
         phys = self._seg_phys.pop(vpage)
+        del self._seg_backing[vpage]
         self._seg_va.remove(vpage)
-        self._dev_va.free((va - DEVICE_VA_BASE) // BIG_PAGE_SIZE, span // BIG_PAGE_SIZE)
+        self._dev_va.free((b.base - DEVICE_VA_BASE) // BIG_PAGE_SIZE, b.span // BIG_PAGE_SIZE)
         for p in phys:
             if self._phys_holds.get(p):
                 self._phys_orphans.add(p)
             else:
                 self._release_phys(p)
+
+    def backing_at(self, va: int) -> Backing | None:
+        """The live backing (pool chunk or large range) whose VA range holds ``va``."""
+        vpage = va >> PAGE_SHIFT
+        i = bisect.bisect_right(self._seg_va, vpage) - 1
+        if i < 0:
+            return None
+        b = self._seg_backing[self._seg_va[i]]
+        return b if va < b.end else None
 
     def _release_phys(self, p: int) -> None:
         self.vram.release(p)
@@ -301,28 +326,48 @@ class Gpu:
         )
 
     def free_allocation(self, a: Allocation) -> None:
-        """Release an allocation. Pins overlapping it are revoked first: their callbacks
-        run, then their BAR1 pages are unmapped, and only then is the memory released."""
+        """Release an allocation. A large buffer's backing goes with it; a small buffer's
+        pool chunk only with its last buffer (measured: pool_release.txt). Callback pins
+        inside a backing that goes are revoked first (their callbacks run, then their
+        BAR1 pages are unmapped), and only then is the memory released. Pins on a chunk
+        that stays keep their mapping, over freed bytes a later allocation may reuse."""
         self.before_free()
-        for pin in [
-            p
-            for p in self.pins.values()
-            if p.state is PinState.LIVE
-            and not p.persistent
-            and p.va < a.end
-            and a.base < p.va + p.length
-        ]:
-            self._revoke(pin, f"cudaFree({a.base:#x})")
+        b = a.backing
+        goes = b is not None and (
+            b.blocks is None
+            or b.blocks.free_units + a.reserved // SMALL_ALLOC_GRANULE == b.blocks.total
+        )
+        if b is not None:
+            inside = [
+                p
+                for p in self.pins.values()
+                if p.state is PinState.LIVE and not p.persistent and b.base <= p.va < b.end
+            ]
+            for pin in inside:
+                if goes:
+                    self._revoke(pin, f"cudaFree({a.base:#x})")
+                elif pin.va < a.end and a.base < pin.va + pin.length:
+                    log.warning(
+                        "%s: cudaFree(%#x) leaves pin #%d mapped: its pool chunk is still in"
+                        " use, so peer accesses reach the freed bytes",
+                        self.name,
+                        a.base,
+                        pin.pin_id,
+                    )
         i = self._allocs.index(a)
         del self._allocs[i], self._alloc_bases[i]
         if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
             self._host_va.free((a.base - HOST_VA_BASE) // 4096, a.reserved // 4096)
-        elif a.chunk is not None:
-            a.chunk.blocks.free(
-                (a.base - a.chunk.base) // SMALL_ALLOC_GRANULE, a.reserved // SMALL_ALLOC_GRANULE
+            return
+        assert b is not None
+        if b.blocks is not None:
+            b.blocks.free(
+                (a.base - b.base) // SMALL_ALLOC_GRANULE, a.reserved // SMALL_ALLOC_GRANULE
             )
-        else:
-            self._unmap(a.base, a.reserved)
+            if not goes:
+                return
+            self._chunks.remove(b)
+        self._unmap(b)
 
     # ------------------------------------------------------------------ MMU
     def translate(self, va: int) -> int | None:
@@ -367,6 +412,11 @@ class Gpu:
         return self.bar1_base_provider()
 
     @property
+    def vram_free_bytes(self) -> int:
+        """VRAM not taken by any backing (nor held by a persistent pin after its free)."""
+        return self._phys.free_units * PAGE_SIZE
+
+    @property
     def bar1_free_bytes(self) -> int:
         return self._bar1.free_units * GPU_PAGE_SIZE
 
@@ -389,18 +439,29 @@ class Gpu:
         """Map ``[va, va + length)`` (64 KiB aligned, device memory) into BAR1.
 
         Returns the Pin or a positive errno (EINVAL / ENOMEM); nv_p2p checks the
-        arguments' alignment before calling this."""
+        arguments' alignment before calling this. The range must lie inside one backing
+        (a pool chunk or a large buffer's range), as the resource manager requires of the
+        registered allocation it looks up (``CliGetThirdPartyP2PVidmemInfoFromAddress``:
+        a range running past its end is NV_ERR_INVALID_ARGUMENT); the bytes need not be
+        allocated now (a small buffer's pin rounds out over its neighbours)."""
+        b = self.backing_at(va)
+        if b is None:
+            return EINVAL  # not device memory from cudaMalloc (or freed with its backing)
+        if va + length > b.end:
+            log.info(
+                "%s: pin of %#x bytes at %#x runs past its allocation (%#x..%#x)",
+                self.name,
+                length,
+                va,
+                b.base,
+                b.end,
+            )
+            return EINVAL
         phys: list[int] = []
         for off in range(0, length, GPU_PAGE_SIZE):
             pa = self.translate(va + off)
-            if pa is None:
-                return EINVAL  # not (entirely) device memory from cudaMalloc
+            assert pa is not None  # a backing is mapped whole
             phys.append(pa >> PAGE_SHIFT)
-        if not any(
-            a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE and a.base < va + length and va < a.end
-            for a in self._allocs
-        ):
-            return EINVAL
         new = [p for p in dict.fromkeys(phys) if p not in self._phys_to_bar1]
         need = len(new) * GPU_PAGE_SIZE
         if self.bar1_free_bytes < BAR1_PIN_RESERVE + need:

@@ -23,7 +23,6 @@ import numpy as np
 
 from .errors import CudaError, CUresult, cudaError
 from .gpu import Allocation, Gpu, MemoryType
-from .vram import PAGE_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +99,6 @@ def _as_dim3(d: int | tuple[int, ...]) -> tuple[int, int, int]:
     return (*t, *(1,) * (3 - len(t)))  # type: ignore[return-value]
 
 
-def _sync(a: Allocation | None) -> bool:
-    """Whether work on ``a`` completes at once (SYNC_MEMOPS); unallocated memory: no."""
-    return a is not None and a.sync_memops
-
-
 class CudaRuntime:
     """One process's CUDA context on one GPU (device 0)."""
 
@@ -142,18 +136,11 @@ class CudaRuntime:
         """Operations queued and not yet complete."""
         return len(self._queue)
 
-    def _device_range(self, ptr: int, count: int, what: str) -> Allocation | None:
-        """The allocation ``[ptr, ptr + count)`` lies in; None when no allocation covers
-        ``ptr`` but the GPU MMU still maps the range (freed memory of a pool chunk, which
-        CUDA 13 copies and sets with cudaSuccess, as measured)."""
+    def _device_range(self, ptr: int, count: int, what: str) -> Allocation:
+        """The live device allocation ``[ptr, ptr + count)`` lies in. Freed memory is
+        cudaErrorInvalidValue even where the GPU MMU still maps it (a small buffer freed
+        beside a live one: measured, pool_release.txt)."""
         a = self.gpu.find_allocation(ptr)
-        if (
-            a is None
-            and all(self.gpu.translate(v) is not None for v in range(ptr, ptr + count, PAGE_SIZE))
-            and self.gpu.translate(ptr + count - 1) is not None
-        ):
-            log.warning("%s: %d bytes at %#x are not allocated (freed?)", what, count, ptr)
-            return None
         if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
             raise CudaError(
                 cudaError.cudaErrorInvalidValue, f"{what}: {ptr:#x} is not device memory"
@@ -293,7 +280,7 @@ class CudaRuntime:
             data = np.frombuffer(
                 self._host_view(src, count, "cudaMemcpy src", False), dtype=np.uint8
             ).copy()  # staged: the caller may reuse src
-            self._submit("cudaMemcpy H2D", lambda: gpu.write_va(dst, data), _sync(a))
+            self._submit("cudaMemcpy H2D", lambda: gpu.write_va(dst, data), a.sync_memops)
         elif kind is cudaMemcpyKind.cudaMemcpyDeviceToHost:
             self._device_range(src, count, "cudaMemcpy src")
             out = self._host_view(dst, count, "cudaMemcpy dst", True)
@@ -303,7 +290,7 @@ class CudaRuntime:
             a = self._device_range(dst, count, "cudaMemcpy dst")
             self._device_range(src, count, "cudaMemcpy src")
             self._submit(
-                "cudaMemcpy D2D", lambda: gpu.write_va(dst, gpu.read_va(src, count)), _sync(a)
+                "cudaMemcpy D2D", lambda: gpu.write_va(dst, gpu.read_va(src, count)), a.sync_memops
             )
         else:
             out = self._host_view(dst, count, "cudaMemcpy dst", True)
@@ -311,13 +298,14 @@ class CudaRuntime:
 
     def cudaMemset(self, ptr: int, value: int, count: int) -> None:
         """Fill device memory with a byte value (asynchronous unless SYNC_MEMOPS). A
-        count of 0 does nothing; freed memory the MMU still maps is set, with cudaSuccess,
-        as CUDA 13 does (its bytes may belong to a later allocation)."""
+        count of 0 does nothing; freed memory is cudaErrorInvalidValue."""
         self._check_sticky()
         if count == 0:
             return
         a = self._device_range(ptr, count, "cudaMemset")
-        self._submit("cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF), _sync(a))
+        self._submit(
+            "cudaMemset", lambda: self.gpu.fill_va(ptr, count, value & 0xFF), a.sync_memops
+        )
 
     def cudaGetLastError(self) -> cudaError:
         """The last error of a launch (then reset to cudaSuccess), or the sticky error
@@ -354,6 +342,12 @@ class CudaRuntime:
         """Wait for every queued operation; raises a sticky error from earlier work."""
         self._check_sticky()
         self._drain()
+
+    def cudaMemGetInfo(self) -> tuple[int, int]:
+        """(free, total) VRAM bytes. Memory goes back when its backing does: a large
+        buffer at cudaFree, a pool chunk with its last buffer (pool_release.txt)."""
+        self._check_sticky()
+        return self.gpu.vram_free_bytes, self.gpu.vram.size
 
     def cudaDeviceGetAttribute(self, attr: cudaDeviceAttr, device: int = 0) -> int:
         if device != 0:

@@ -78,13 +78,16 @@ int main(void)
     char hbuf[64];
     void *e = NULL;
     cudaMalloc(&e, 64);
+    // the pool hands d's freed spot to the next small buffer: the "freed" pointer below
+    // is live memory again (memory freed for good is pool_release.cu's subject)
+    printf("cudaMalloc(64) after cudaFree(d): %s address\n", e == d ? "d's" : "another");
     show("cudaMemcpy(count 0, NULL, NULL)", cudaMemcpy(NULL, NULL, 0, cudaMemcpyDeviceToHost));
     show("cudaMemcpy(kind 7)", cudaMemcpy(hbuf, e, 16, (cudaMemcpyKind)7));
     cudaGetLastError();
     show("cudaMemcpy(D2H beyond the allocation)", cudaMemcpy(hbuf, (char *)e + 32, 64,
                                                              cudaMemcpyDeviceToHost));
     cudaGetLastError();
-    show("cudaMemset(freed)", cudaMemset(d, 0, 16));
+    show("cudaMemset(freed, reused)", cudaMemset(d, 0, 16));
     cudaGetLastError();
     show("cudaMemset(count 0, NULL)", cudaMemset(NULL, 0, 0));
     cudaGetLastError();
@@ -111,9 +114,11 @@ int main(void)
     // more pointer and range cases
     void *g = NULL;
     cudaMalloc(&g, 4096);
-    show("cudaMemcpy(H2D into freed memory)", cudaMemcpy(d, hbuf, 16, cudaMemcpyHostToDevice));
+    show("cudaMemcpy(H2D into freed, reused memory)",
+         cudaMemcpy(d, hbuf, 16, cudaMemcpyHostToDevice));
     cudaGetLastError();
-    show("cudaMemcpy(D2H from freed memory)", cudaMemcpy(hbuf, d, 16, cudaMemcpyDeviceToHost));
+    show("cudaMemcpy(D2H from freed, reused memory)",
+         cudaMemcpy(hbuf, d, 16, cudaMemcpyDeviceToHost));
     cudaGetLastError();
     show("cudaMemcpy(H2D beyond the allocation)", cudaMemcpy((char *)g + 4090, hbuf, 16,
                                                              cudaMemcpyHostToDevice));

@@ -11,6 +11,7 @@ import random
 import numpy as np
 
 from cuda_model import CUpointer_attribute, PeerDevice, cudaMemcpyKind, fill_surface
+from cuda_model.gpu import BIG_PAGE_SIZE
 from driver_model import regs
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.p2p import p2p_chunks, pin_range
@@ -211,10 +212,15 @@ class Surface:
     """A cudaMalloc'd, filled and pinned surface mapped for the FPGA (as picoevb does):
     ``fill_surface`` words of a surface ``width`` words wide, XORed with ``xor_val``."""
 
-    def __init__(self, tb: TB, size: int, xor_val: int = 0, width: int = 256) -> None:
+    def __init__(
+        self, tb: TB, size: int, xor_val: int = 0, width: int = 256, own_range: bool = False
+    ) -> None:
         self.tb, self.size = tb, size
         rt = tb.cuda
-        self.va = rt.cudaMalloc(size)
+        # a small surface shares a 2 MiB pool chunk, which (and whose pins) outlives its
+        # cudaFree while other buffers live in it; ``own_range`` allocates at least
+        # 2 MiB, a range of its own that cudaFree releases (and revokes) at once
+        self.va = rt.cudaMalloc(max(size, BIG_PAGE_SIZE) if own_range else size)
         rt.cuPointerSetAttribute(1, SYNC_MEMOPS, self.va)
         fill_surface(rt, self.va, xor_val, width, size // (4 * width))
         rt.cudaDeviceSynchronize()

@@ -4,6 +4,7 @@ surfaces) with guard bytes around the bytes a transfer moves, and errno checks."
 from __future__ import annotations
 
 from cuda_model import CUpointer_attribute, cudaMemcpyKind
+from cuda_model.gpu import BIG_PAGE_SIZE
 
 from .harness import GUARD
 from .platform import Rig
@@ -47,8 +48,10 @@ class Side:
         if cuda:
             rt = rig.cuda
             # small allocations share 2 MiB pool chunks, so a pin's 64 KiB pages may
-            # cover a neighbour; ``own_pages`` asks for a 2 MiB allocation of its own
-            self.base = rt.cudaMalloc(max(self.total, 2 << 20) if own_pages else self.total)
+            # cover a neighbour and outlive this buffer's cudaFree (the chunk stays while
+            # other buffers live in it); ``own_pages`` asks for an allocation of at least
+            # 2 MiB, a range of its own that cudaFree releases (revoking its pins) at once
+            self.base = rt.cudaMalloc(max(self.total, BIG_PAGE_SIZE) if own_pages else self.total)
             rt.cuPointerSetAttribute(1, SYNC, self.base)
             rt.cudaMemcpy(self.base, self.image, self.total, H2D)
         else:

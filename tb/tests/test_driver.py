@@ -110,7 +110,10 @@ async def test_ioctl_errors(dut):
     # PIN_CUDA
     await expect_errno(fd.pin_cuda(surf, 0), errno.EINVAL, "pin of 0 bytes")
     await expect_errno(fd.pin_cuda(host, 4096), errno.EINVAL, "pin of host memory")
-    await expect_errno(fd.pin_cuda(surf + (512 << 10), 4096), errno.EINVAL, "pin unallocated")
+    gone = rt.cudaMalloc(2 << 20)
+    rt.cudaFree(gone)
+    await expect_errno(fd.pin_cuda(gone, 4096), errno.EINVAL, "pin of freed memory")
+    await expect_errno(fd.pin_cuda(surf, 4 << 20), errno.EINVAL, "pin past the allocation")
     h0 = await fd.pin_cuda(surf + 0x100, 100 << 10)
     h1 = await fd.pin_cuda(surf, 256 << 10)
     assert (h0, h1) == (0, 1), "IDR handles start at 0"
@@ -159,14 +162,18 @@ async def test_ioctl_errors(dut):
     assert tb.gpu.bar1_free_bytes == bar1_free, "BAR1 pages leaked by release"
     await expect_errno(fd.card_info(), errno.EBADF, "ioctl on a closed file")
     rt.cudaFree(surf)
-    # small buffers share 64 KiB pages: freeing the neighbour revokes the pin (the free
-    # callback drops the handle), and the file still works for the next pin
+    # small buffers share a pool chunk: freeing the neighbour leaves the pin (no
+    # allocation of NVIDIA's resource manager goes); freeing the chunk's last buffer
+    # fires the free callback, which drops the handle; the file still works afterwards
     fd3 = rig.open()
     a, b = rt.cudaMalloc(1000), rt.cudaMalloc(1000)
     ha = await fd3.pin_cuda(a, 1000)
     rt.cudaFree(b)
-    await expect_errno(fd3.unpin_cuda(ha), errno.EINVAL, "unpin after the neighbour's free")
-    assert await fd3.pin_cuda(a, 1000) == ha
+    assert [p.state.name for p in tb.gpu.pins.values()][-1] == "LIVE"
+    rt.cudaFree(a)
+    await expect_errno(fd3.unpin_cuda(ha), errno.EINVAL, "unpin after the chunk's release")
+    c = rt.cudaMalloc(1000)
+    assert await fd3.pin_cuda(c, 1000) == ha
     # remove() releases the open files; the device cannot be opened afterwards
     await rig.drv.remove()
     assert not [p for p in tb.gpu.pins.values() if p.state.name == "LIVE"]

@@ -73,7 +73,9 @@ class RandomRig:
         self.sb.load(name, region[0:size])
 
     def add_gpu(self, name: str, size: int) -> None:
-        surf = Surface(self.tb, size, xor_val=self.rng.getrandbits(32))
+        # the victim's cudaFree must revoke its pin: a range of its own, not a pool chunk
+        # that the other surfaces keep alive
+        surf = Surface(self.tb, size, xor_val=self.rng.getrandbits(32), own_range=name == "victim")
         self.gpu[name] = surf
         if not any(a.name == name for a in self.arenas):
             self.arenas.append(Arena(name, "gpu", size))

@@ -105,10 +105,13 @@ def model_run() -> dict[str, str]:
     )
     hbuf = bytearray(64)
     e = rt.cudaMalloc(64)
+    out["cudaMalloc(64) after cudaFree(d)"] = (
+        f"{'d' + chr(39) + 's' if e == d else 'another'} address"
+    )
     show("cudaMemcpy(count 0, NULL, NULL)", lambda: rt.cudaMemcpy(0, 0, 0, D2H))
     show("cudaMemcpy(kind 7)", lambda: rt.cudaMemcpy(hbuf, e, 16, 7))
     show("cudaMemcpy(D2H beyond the allocation)", lambda: rt.cudaMemcpy(hbuf, e + 32, 64, D2H))
-    show("cudaMemset(freed)", lambda: rt.cudaMemset(d, 0, 16))
+    show("cudaMemset(freed, reused)", lambda: rt.cudaMemset(d, 0, 16))
     show("cudaMemset(count 0, NULL)", lambda: rt.cudaMemset(0, 0, 0))
     h = show("cudaHostAlloc(0)", lambda: rt.cudaHostAlloc(0))
     out["cudaHostAlloc(0) pointer"] = "NULL" if h == 0 else "not NULL"
@@ -123,8 +126,8 @@ def model_run() -> dict[str, str]:
     g = rt.cudaMalloc(4096)
     H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
     D2D = cudaMemcpyKind.cudaMemcpyDeviceToDevice
-    show("cudaMemcpy(H2D into freed memory)", lambda: rt.cudaMemcpy(d, hbuf, 16, H2D))
-    show("cudaMemcpy(D2H from freed memory)", lambda: rt.cudaMemcpy(hbuf, d, 16, D2H))
+    show("cudaMemcpy(H2D into freed, reused memory)", lambda: rt.cudaMemcpy(d, hbuf, 16, H2D))
+    show("cudaMemcpy(D2H from freed, reused memory)", lambda: rt.cudaMemcpy(hbuf, d, 16, D2H))
     show("cudaMemcpy(H2D beyond the allocation)", lambda: rt.cudaMemcpy(g + 4090, hbuf, 16, H2D))
     show("cudaMemset(beyond the allocation)", lambda: rt.cudaMemset(g + 4090, 0, 16))
     show("cudaMemcpy(D2D overlapping)", lambda: rt.cudaMemcpy(g + 8, g, 64, D2D))

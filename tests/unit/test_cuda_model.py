@@ -352,20 +352,6 @@ def test_overlapping_pins_share_bar1(env):
     assert gpu.bar1_free_bytes == free0
 
 
-def test_small_surface_pin_rounds_to_shared_64k_page(env):
-    gpu, rt, p2p = env
-    a = rt.cudaMalloc(4096)
-    b = rt.cudaMalloc(4096)  # same 64 KiB page as a
-    va = a & ~(GPU_PAGE_SIZE - 1)
-    rc, pt, cb = pin(p2p, va, GPU_PAGE_SIZE)
-    assert rc == 0
-    rt.cudaMemcpy(b, b"\x99" * 16, 16, H2D)
-    rt.cudaDeviceSynchronize()
-    assert gpu.bar1_read(pt.pages[0].physical_address + (b - va), 16) == b"\x99" * 16
-    rt.cudaFree(b)  # the pin covers b too: it is revoked
-    assert cb.calls == ["surf"]
-
-
 def test_bar1_exhaustion_and_recovery(env):
     gpu, rt, p2p = env
     usable = gpu.bar1_free_bytes - BAR1_PIN_RESERVE  # 256 - 32 - 36 = 188 MiB
