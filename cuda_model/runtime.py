@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 # driver branch whose nv-p2p it models
 CUDA_VERSION = 13000
 DRIVER_BRANCH = "580"
+# what cuPointerGetAttribute gives for CONTEXT and the vaSpaceToken of P2P_TOKENS: opaque,
+# non-zero on the H100 (the p2pToken it gives is 0)
+CONTEXT_HANDLE = 0x5A5A_0000_1000
+VA_SPACE_TOKEN = 0xCAFE_0001
 
 
 class cudaMemoryType(enum.IntEnum):
@@ -369,30 +373,41 @@ class CudaRuntime:
             )
         a.sync_memops = bool(value)
 
-    def cuPointerGetAttribute(self, attribute: CUpointer_attribute, ptr: int) -> int:
+    def cuPointerGetAttribute(self, attribute: CUpointer_attribute, ptr: int):
+        """The attribute of the allocation holding ``ptr``, as the H100 answers
+        (edge_cases.txt): an int, or for P2P_TOKENS a ``(p2pToken, vaSpaceToken)`` pair.
+        Memory CUDA does not know, HOST_POINTER of device memory and P2P_TOKENS of host
+        memory are CUDA_ERROR_INVALID_VALUE. Getting P2P_TOKENS sets SYNC_MEMOPS on the
+        buffer, as it did before CUDA 6.0 and still does (pool_release.txt)."""
         a = self.gpu.find_allocation(ptr)
         if a is None:
             raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{ptr:#x} is not CUDA memory")
         attr = CUpointer_attribute(attribute)
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-            return int(a.sync_memops)
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-            return int(a.memory_type)
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_BUFFER_ID:
-            return a.buffer_id
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-            return ptr
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_IS_MANAGED:
-            return 0
-        if attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-            return 0
-        raise CudaError(CUresult.CUDA_ERROR_NOT_SUPPORTED, attr.name)
+        host = a.memory_type is MemoryType.CU_MEMORYTYPE_HOST
+        values = {
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT: CONTEXT_HANDLE,
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE: int(a.memory_type),
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_POINTER: ptr,
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: int(a.sync_memops),
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_BUFFER_ID: a.buffer_id,
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_IS_MANAGED: 0,
+            CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: 0,
+        }
+        if host:
+            values[CUpointer_attribute.CU_POINTER_ATTRIBUTE_HOST_POINTER] = ptr
+        elif attr is CUpointer_attribute.CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+            a.sync_memops = True
+            return 0, VA_SPACE_TOKEN
+        if attr not in values:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{attr.name} of {ptr:#x}")
+        return values[attr]
 
     def cuMemGetAddressRange(self, ptr: int) -> tuple[int, int]:
-        """(base, size) of the device allocation containing ``ptr`` (an interior pointer
-        too); memory that is not allocated (freed, never) is CUDA_ERROR_NOT_FOUND."""
+        """(base, size) of the allocation containing ``ptr`` (an interior pointer too;
+        cudaHostAlloc memory too, which unified addressing maps); memory that is not
+        allocated (freed, never) is CUDA_ERROR_NOT_FOUND."""
         a = self.gpu.find_allocation(ptr)
-        if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+        if a is None:
             raise CudaError(CUresult.CUDA_ERROR_NOT_FOUND, f"{ptr:#x}")
         return a.base, a.size
 

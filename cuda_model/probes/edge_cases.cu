@@ -21,6 +21,28 @@ static void show_cu(const char *what, CUresult r)
     printf("%s: %d %s\n", what, (int)r, name);
 }
 
+// cuPointerGetAttribute into a zeroed buffer big enough for any attribute; the value is
+// printed as a pointer ("self": the queried address, NULL, other), a number or "set"
+static void show_attr(const char *what, CUpointer_attribute a, CUdeviceptr p, char how)
+{
+    unsigned long long buf[4] = {0, 0, 0, 0};
+    CUresult r = cuPointerGetAttribute(buf, a, p);
+    show_cu(what, r);
+    if (r != CUDA_SUCCESS)
+        return;
+    if (how == 'p')
+        printf("%s value: %s\n", what, buf[0] == p ? "self" : (buf[0] ? "other" : "NULL"));
+    else if (how == 'n')
+        printf("%s value: %llu\n", what, buf[0]);
+    else
+        printf("%s value: %s\n", what, buf[0] ? "set" : "zero");
+}
+
+static const char *which(const void *got, const void *self)
+{
+    return got == self ? "self" : (got ? "other" : "NULL");
+}
+
 __global__ void nothing(void) {}
 
 __global__ void store_at(int *p) { *p = 1; }
@@ -173,6 +195,49 @@ int main(void)
                                                              cudaMemcpyDeviceToHost));
     cudaGetLastError();
     cudaFreeHost(hp);
+
+    // attributes of live memory: device, an interior device pointer, pinned host
+    void *dv = NULL, *hv = NULL;
+    cudaMalloc(&dv, 4096);
+    cudaHostAlloc(&hv, 4096, cudaHostAllocDefault);
+    void *dvi = (char *)dv + 100;
+    struct { const char *name; void *p; } live[] = {{"device", dv}, {"interior", dvi},
+                                                   {"cudaHostAlloc", hv}};
+    char label[128];
+    for (auto &m : live) {
+        snprintf(label, sizeof label, "cudaPointerGetAttributes(%s)", m.name);
+        show(label, cudaPointerGetAttributes(&attr, m.p));
+        printf("%s fields: type %d device %d devicePointer %s hostPointer %s\n", label,
+               (int)attr.type, attr.device, which(attr.devicePointer, m.p),
+               which(attr.hostPointer, m.p));
+        struct { const char *name; CUpointer_attribute a; char how; } attrs[] = {
+            {"CONTEXT", CU_POINTER_ATTRIBUTE_CONTEXT, 's'},
+            {"MEMORY_TYPE", CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 'n'},
+            {"DEVICE_POINTER", CU_POINTER_ATTRIBUTE_DEVICE_POINTER, 'p'},
+            {"HOST_POINTER", CU_POINTER_ATTRIBUTE_HOST_POINTER, 'p'},
+            {"P2P_TOKENS", CU_POINTER_ATTRIBUTE_P2P_TOKENS, 's'},
+            {"SYNC_MEMOPS", CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 'n'},
+            {"IS_MANAGED", CU_POINTER_ATTRIBUTE_IS_MANAGED, 'n'},
+            {"DEVICE_ORDINAL", CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, 'n'},
+        };
+        for (auto &x : attrs) {
+            snprintf(label, sizeof label, "cuPointerGetAttribute(%s, %s)", x.name, m.name);
+            show_attr(label, x.a, (CUdeviceptr)m.p, x.how);
+        }
+    }
+    show_cu("cuMemGetAddressRange(cudaHostAlloc)",
+            cuMemGetAddressRange(&base, &size, (CUdeviceptr)hv));
+    cudaFree(dv);
+    cudaFreeHost(hv);
+    int rdma_attrs[] = {cudaDevAttrGPUDirectRDMASupported,
+                        cudaDevAttrGPUDirectRDMAFlushWritesOptions,
+                        cudaDevAttrGPUDirectRDMAWritesOrdering};
+    for (int a : rdma_attrs) {
+        snprintf(label, sizeof label, "cudaDeviceGetAttribute(%d)", a);
+        value = -1;
+        show(label, cudaDeviceGetAttribute(&value, (cudaDeviceAttr)a, 0));
+        printf("%s value: %d\n", label, value);
+    }
 
     // launch configurations
     nothing<<<0, 32>>>();

@@ -105,10 +105,66 @@ static void lone_64k(void)
     touch("lone 64 KiB cuMemFree", (void *)a);
 }
 
+static unsigned sync_memops_of(void *p)
+{
+    unsigned long long v = 0;  // a bool in CUDA 13's header; zeroed wider buffer
+    cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)p);
+    return (unsigned)v;
+}
+
+// is CU_POINTER_ATTRIBUTE_SYNC_MEMOPS a buffer's, or its chunk's?
+static void sync_memops(void)
+{
+    void *a = NULL, *b = NULL, *c = NULL;
+    cudaMalloc(&a, 4096);
+    printf("SYNC_MEMOPS of a new 4 KiB buffer: %u\n", sync_memops_of(a));
+    cudaMalloc(&c, 4 << 20);
+    printf("SYNC_MEMOPS of a new 4 MiB buffer: %u\n", sync_memops_of(c));
+    cudaMalloc(&b, 4096);
+    unsigned one = 1;
+    CUresult r = cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)b);
+    printf("SYNC_MEMOPS set on a neighbour: %d, the buffer's now %u, the neighbour's %u\n",
+           (int)r, sync_memops_of(a), sync_memops_of(b));
+    void *d = NULL;
+    cudaMalloc(&d, 4096);
+    printf("SYNC_MEMOPS of the next 4 KiB buffer: %u\n", sync_memops_of(d));
+    r = cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)c);
+    printf("SYNC_MEMOPS set on the 4 MiB buffer: %d, the small buffers' %u %u\n", (int)r,
+           sync_memops_of(a), sync_memops_of(d));
+}
+
+// does SYNC_MEMOPS outlive its buffer? set (through an interior pointer, as
+// edge_cases.cu does), free, allocate again at the same address and next to it
+static void sync_memops_after_free(void)
+{
+    void *a = NULL, *a2 = NULL, *n = NULL;
+    cudaMalloc(&a, 4096);
+    unsigned one = 1;
+    cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, (CUdeviceptr)a + 64);
+    cudaFree(a);
+    cudaMalloc(&a2, 4096);
+    cudaMalloc(&n, 4096);
+    printf("SYNC_MEMOPS after free and reallocation: %s address %u, the next buffer %u\n",
+           a2 == a ? "same" : "another", sync_memops_of(a2), sync_memops_of(n));
+}
+
+// the GPUDirect RDMA guide's history: getting P2P tokens used to set SYNC_MEMOPS
+static void sync_memops_by_tokens(void)
+{
+    void *a = NULL;
+    cudaMalloc(&a, 4096);
+    CUDA_POINTER_ATTRIBUTE_P2P_TOKENS tokens = {0, 0};
+    unsigned before = sync_memops_of(a);
+    CUresult r = cuPointerGetAttribute(&tokens, CU_POINTER_ATTRIBUTE_P2P_TOKENS, (CUdeviceptr)a);
+    printf("SYNC_MEMOPS around a P2P_TOKENS query (%d, tokens %s): %u, then %u\n", (int)r,
+           tokens.p2pToken || tokens.vaSpaceToken ? "set" : "zero", before, sync_memops_of(a));
+}
+
 int main(void)
 {
     void (*scenarios[])(void) = {lone_small, small_with_neighbour, chunk_emptied, large,
-                                 lone_64k};
+                                 lone_64k, sync_memops, sync_memops_after_free,
+                                 sync_memops_by_tokens};
     for (auto run : scenarios) {
         fflush(stdout);
         pid_t pid = fork();

@@ -172,6 +172,7 @@ def model_run() -> dict[str, str]:
     show("cudaMemcpy(H2D with a device source)", lambda: rt.cudaMemcpy(g2, g2, 16, H2D))
     show("cudaMemcpy(D2H into a device pointer)", lambda: rt.cudaMemcpy(g2, g2, 16, D2H))
     rt.cudaFreeHost(hp)
+    live_memory(rt, show, out)
     for label, grid, block in (
         ("launch grid 0", 0, 32),
         ("launch block 0", 1, 0),
@@ -199,6 +200,53 @@ def model_run() -> dict[str, str]:
     show("cudaFree after the fault", lambda: rt.cudaFree(e))
     show("cudaGetLastError at the end", rt.cudaGetLastError)
     return out
+
+
+def live_memory(rt: CudaRuntime, show: Callable, out: dict[str, str]) -> None:
+    """The probe's "attributes of live memory" section."""
+    dv, hv = rt.cudaMalloc(4096), rt.cudaHostAlloc(4096)
+
+    def which(got: int, ptr: int) -> str:
+        return "self" if got == ptr else ("other" if got else "NULL")
+
+    attrs = (
+        ("CONTEXT", "s"),
+        ("MEMORY_TYPE", "n"),
+        ("DEVICE_POINTER", "p"),
+        ("HOST_POINTER", "p"),
+        ("P2P_TOKENS", "s"),
+        ("SYNC_MEMOPS", "n"),
+        ("IS_MANAGED", "n"),
+        ("DEVICE_ORDINAL", "n"),
+    )
+    for name, ptr in (("device", dv), ("interior", dv + 100), ("cudaHostAlloc", hv)):
+        label = f"cudaPointerGetAttributes({name})"
+        a = show(label, lambda ptr=ptr: rt.cudaPointerGetAttributes(ptr))
+        out[f"{label} fields"] = (
+            f"type {int(a.type)} device {a.device} devicePointer "
+            f"{which(a.devicePointer, ptr)} hostPointer {which(a.hostPointer, ptr)}"
+        )
+        for attr, how in attrs:
+            label = f"cuPointerGetAttribute({attr}, {name})"
+            kind = CUpointer_attribute[f"CU_POINTER_ATTRIBUTE_{attr}"]
+            v = show(label, lambda ptr=ptr, kind=kind: rt.cuPointerGetAttribute(kind, ptr), True)
+            if v is None:
+                continue
+            first = v[0] if isinstance(v, tuple) else int(v)  # the C buffer's first word
+            out[f"{label} value"] = (
+                which(first, ptr)
+                if how == "p"
+                else str(first)
+                if how == "n"
+                else ("set" if first else "zero")
+            )
+    show("cuMemGetAddressRange(cudaHostAlloc)", lambda: rt.cuMemGetAddressRange(hv), True)
+    rt.cudaFree(dv)
+    rt.cudaFreeHost(hv)
+    for attr in cudaDeviceAttr:
+        label = f"cudaDeviceGetAttribute({int(attr)})"
+        value = show(label, lambda attr=attr: rt.cudaDeviceGetAttribute(attr))
+        out[f"{label} value"] = str(value)
 
 
 def _value(got: object) -> str:

@@ -10,7 +10,8 @@ The evidence (the README's "Pin granularity" lists it too):
   ``vidmemDestruct`` reaches (``CliUnregisterMemoryFromThirdPartyP2P``) when that
   allocation is destroyed, not when a buffer carved from it is freed.
 - What CUDA allocates from the resource manager, measured on the H100
-  (``cuda_model/probes/pool_release.cu``, output ``pool_release.txt``): a small buffer
+  (``cuda_model/probes/pool_release.cu``, output ``pool_release.txt``, which also records
+  that SYNC_MEMOPS is each buffer's own and set by a P2P_TOKENS query): a small buffer
   freed beside a live one gives no VRAM back (its 2 MiB pool chunk stays), the last
   buffer of a chunk gives the whole 2 MiB back, a large buffer its own range.
 - gdrcopy's sanity tests, which pass on NVIDIA's GPUs: ``basic_unaligned_mapping`` pins a
@@ -32,6 +33,7 @@ from cuda_model import (
     GPU_PAGE_SIZE,
     CudaError,
     CudaRuntime,
+    CUpointer_attribute,
     Gpu,
     NvidiaP2P,
     PinState,
@@ -111,6 +113,44 @@ def model_run() -> list[str]:
     touch("4 MiB freed", rt, a)
 
     lone("lone 64 KiB cuMemFree", 65536)  # the driver API's allocator is the same
+
+    # SYNC_MEMOPS is each buffer's own, off by default, and set by a P2P_TOKENS query
+    _, rt, _ = fresh()
+    sync = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+    a = rt.cudaMalloc(4096)
+    out.append(f"SYNC_MEMOPS of a new 4 KiB buffer: {rt.cuPointerGetAttribute(sync, a)}")
+    c = rt.cudaMalloc(4 * MiB)
+    out.append(f"SYNC_MEMOPS of a new 4 MiB buffer: {rt.cuPointerGetAttribute(sync, c)}")
+    b = rt.cudaMalloc(4096)
+    rt.cuPointerSetAttribute(1, sync, b)
+    out.append(
+        f"SYNC_MEMOPS set on a neighbour: 0, the buffer's now "
+        f"{rt.cuPointerGetAttribute(sync, a)}, the neighbour's {rt.cuPointerGetAttribute(sync, b)}"
+    )
+    d = rt.cudaMalloc(4096)
+    out.append(f"SYNC_MEMOPS of the next 4 KiB buffer: {rt.cuPointerGetAttribute(sync, d)}")
+    rt.cuPointerSetAttribute(1, sync, c)
+    out.append(
+        f"SYNC_MEMOPS set on the 4 MiB buffer: 0, the small buffers' "
+        f"{rt.cuPointerGetAttribute(sync, a)} {rt.cuPointerGetAttribute(sync, d)}"
+    )
+    _, rt, _ = fresh()
+    a = rt.cudaMalloc(4096)
+    rt.cuPointerSetAttribute(1, sync, a + 64)
+    rt.cudaFree(a)
+    a2, n = rt.cudaMalloc(4096), rt.cudaMalloc(4096)
+    out.append(
+        f"SYNC_MEMOPS after free and reallocation: {'same' if a2 == a else 'another'} address "
+        f"{rt.cuPointerGetAttribute(sync, a2)}, the next buffer {rt.cuPointerGetAttribute(sync, n)}"
+    )
+    _, rt, _ = fresh()
+    a = rt.cudaMalloc(4096)
+    before = rt.cuPointerGetAttribute(sync, a)
+    tokens = rt.cuPointerGetAttribute(CUpointer_attribute.CU_POINTER_ATTRIBUTE_P2P_TOKENS, a)
+    out.append(
+        f"SYNC_MEMOPS around a P2P_TOKENS query (0, tokens {'set' if any(tokens) else 'zero'}):"
+        f" {before}, then {rt.cuPointerGetAttribute(sync, a)}"
+    )
     return out
 
 
