@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from .errors import EINVAL, ENOTSUPP
 from .gpu import GPU_PAGE_SIZE, Gpu, Pin, PinState
+from .runtime import VA_SPACE_TOKEN
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,12 @@ class nvidia_p2p_dma_mapping:
     entries: int
     dma_addresses: list[int]
     pci_dev: object
+
+
+def _tokens_ok(p2p_token: int, va_space: int) -> bool:
+    """No tokens (0, 0: deprecated since CUDA 6.0), or the ones cuPointerGetAttribute
+    (P2P_TOKENS) gives this process: p2pToken 0 and its vaSpaceToken."""
+    return p2p_token == 0 and va_space in (0, VA_SPACE_TOKEN)
 
 
 def page_table_version_compatible(pt: nvidia_p2p_page_table) -> bool:
@@ -170,8 +177,8 @@ class NvidiaP2P:
         64 KiB alignment -> -EINVAL."""
         if free_callback is None:
             return -EINVAL, None  # nvidia_p2p_get_pages: required since R535
-        if p2p_token or va_space:
-            return -EINVAL, None  # tokens are deprecated (0, 0): the model's choice
+        if not _tokens_ok(p2p_token, va_space):
+            return -EINVAL, None  # not this process's tokens: the model's choice
         return self._pin(virtual_address, length, False, free_callback, data)
 
     def nvidia_p2p_put_pages(
@@ -189,7 +196,7 @@ class NvidiaP2P:
         if page_table is None:
             return 0
         found = self._lookup(page_table)
-        if found is None or p2p_token or va_space:
+        if found is None or not _tokens_ok(p2p_token, va_space):
             log.info("nvidia_p2p_put_pages: table not tracked (already released): 0")
             return 0
         gpu, pin = found

@@ -462,3 +462,29 @@ def test_extent_allocator():
     ea.free(4, 2)
     assert ea.runs() == [(4, 6), (8, 16)] and ea.free_units == 10
     assert ea.alloc(9) is None and ea.alloc_scatter(11) is None
+
+
+def test_p2p_tokens_of_this_process_are_accepted(env):
+    """cuPointerGetAttribute(P2P_TOKENS) gives p2pToken 0 and a non-zero vaSpaceToken on
+    the H100 (edge_cases.txt) and sets SYNC_MEMOPS (pool_release.txt); get_pages takes
+    those tokens as gdrcopy's basic_with_tokens passes them, or none, and refuses others
+    (the model has one process)."""
+    _gpu, rt, p2p = env
+    d = rt.cudaMalloc(2 * MiB)
+    assert rt.cuPointerGetAttribute(SYNC, d) == 0
+    p2p_token, va_space = rt.cuPointerGetAttribute(
+        CUpointer_attribute.CU_POINTER_ATTRIBUTE_P2P_TOKENS, d
+    )
+    assert p2p_token == 0 and va_space != 0
+    assert rt.cuPointerGetAttribute(SYNC, d) == 1
+    cb = Callback(p2p)
+    rc, pt = p2p.nvidia_p2p_get_pages(p2p_token, va_space, d, 2 * MiB, cb, None)
+    assert rc == 0
+    assert p2p.nvidia_p2p_put_pages(p2p_token, va_space, d, pt) == 0
+    assert p2p.pin_of(pt) is None  # released
+    assert p2p.nvidia_p2p_get_pages(0, va_space + 1, d, 2 * MiB, cb, None)[0] == -EINVAL
+    assert p2p.nvidia_p2p_get_pages(7, va_space, d, 2 * MiB, cb, None)[0] == -EINVAL
+    h = rt.cudaHostAlloc(4096)
+    with pytest.raises(CudaError) as e:
+        rt.cuPointerGetAttribute(CUpointer_attribute.CU_POINTER_ATTRIBUTE_P2P_TOKENS, h)
+    assert e.value.code == CUresult.CUDA_ERROR_INVALID_VALUE
