@@ -1,6 +1,6 @@
 """The GPU: VRAM, the GPU MMU with CUDA's allocation placement, and the BAR1 aperture.
 
-Placement follows measurements on an H100 (reference/nv-p2p.md): allocations below 2 MiB
+Placement follows measurements on an H100 (``probes/pool_release.txt``): allocations below 2 MiB
 are sub-allocated with 512 B granularity from 2 MiB pool chunks (so successive small
 buffers share 64 KiB pages), larger ones get their own 2 MiB-aligned range. Each chunk
 and each large range is one :class:`Backing`, what the resource manager allocated: a

@@ -3,10 +3,10 @@
 Calls keep the kernel's shape: they return ``0`` or a negative errno, and the out
 parameters come back in a tuple: ``rc, page_table = p2p.nvidia_p2p_get_pages(0, 0, va,
 length, free_callback, data)``. Return codes follow NVIDIA's open kernel module
-(open-gpu-kernel-modules, ``kernel-open/nvidia/nv-p2p.c``). Rules modelled
-(reference/nv-p2p.md and the resource manager's ``third_party_p2p.c``): 64 KiB alignment
-of address and length, a non-NULL free callback, device memory from cudaMalloc only,
-inside one allocation of the resource manager (a pool chunk or a large buffer:
+(open-gpu-kernel-modules, ``kernel-open/nvidia/nv-p2p.c``). Rules modelled (nv-p2p.h,
+the GPUDirect RDMA guide, the resource manager's ``third_party_p2p.c``): 64 KiB
+alignment of address and length, a non-NULL free callback, device memory from cudaMalloc
+only, inside one allocation of the resource manager (a pool chunk or a large buffer:
 ``Gpu.pin``), the 36 MiB BAR1 reserve, shared BAR1 pages between overlapping pins,
 non-contiguous BAR1 placement when the aperture is fragmented, free callbacks fired
 synchronously, before the BAR1 mapping is torn down, when that allocation goes, and

@@ -82,7 +82,7 @@ class cudaDeviceAttr(enum.IntEnum):
     cudaDevAttrGPUDirectRDMAWritesOrdering = 118
 
 
-# values an H100 reports (reference/nv-p2p.md)
+# values an H100 reports (probes/edge_cases.txt)
 _DEVICE_ATTRIBUTES = {
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported: 1,
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions: 1,  # host

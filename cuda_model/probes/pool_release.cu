@@ -160,11 +160,29 @@ static void sync_memops_by_tokens(void)
            tokens.p2pToken || tokens.vaSpaceToken ? "set" : "zero", before, sync_memops_of(a));
 }
 
+// where cudaMalloc puts successive buffers: offsets from the first, in bytes, and
+// whether the large ones start on a 2 MiB boundary
+static void placement(void)
+{
+    size_t sizes[] = {1, 4096, 65536, 65537, 2 << 20, 3 << 20, 512};
+    char *first = NULL;
+    printf("placement:");
+    for (size_t n : sizes) {
+        void *p = NULL;
+        cudaMalloc(&p, n);
+        if (first == NULL)
+            first = (char *)p;
+        long long off = (char *)p - first;
+        printf(" %zu B at %+lld%s", n, off, ((uintptr_t)p & ((2 << 20) - 1)) ? "" : " (2 MiB)");
+    }
+    printf("\n");
+}
+
 int main(void)
 {
     void (*scenarios[])(void) = {lone_small, small_with_neighbour, chunk_emptied, large,
                                  lone_64k, sync_memops, sync_memops_after_free,
-                                 sync_memops_by_tokens};
+                                 sync_memops_by_tokens, placement};
     for (auto run : scenarios) {
         fflush(stdout);
         pid_t pid = fork();

@@ -25,6 +25,7 @@ So a pin lies inside one pool chunk or one large buffer and lives as long as tha
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -155,7 +156,34 @@ def model_run() -> list[str]:
 
 
 def recorded() -> list[str]:
-    return [ln for ln in RECORD.read_text().splitlines() if ln and not ln.startswith("#")]
+    """The recording's lines but the placement one (test_placement_as_on_the_h100)."""
+    return [
+        ln
+        for ln in RECORD.read_text().splitlines()
+        if ln and not ln.startswith("#") and not ln.startswith("placement:")
+    ]
+
+
+def placement(line: str) -> list[tuple[int, int, bool]]:
+    """``placement:`` entries as (size, offset from the first, on a 2 MiB boundary)."""
+    return [
+        (int(n), int(off), bool(big))
+        for n, off, big in re.findall(r"(\d+) B at ([+-]\d+)( \(2 MiB\))?", line)
+    ]
+
+
+def test_placement_as_on_the_h100():
+    """Successive cudaMalloc buffers (pool_release.txt, placement): below 2 MiB packed in
+    512 B granules from the first chunk's start; 2 MiB and up on 2 MiB boundaries (where
+    in the VA space is the allocator's business: those offsets are not compared)."""
+    (line,) = [ln for ln in RECORD.read_text().splitlines() if ln.startswith("placement:")]
+    want = placement(line)
+    _, rt, _ = fresh()
+    ptrs = [rt.cudaMalloc(n) for n, _, _ in want]
+    got = [(n, p - ptrs[0], p % CHUNK == 0) for (n, _, _), p in zip(want, ptrs, strict=True)]
+    assert [(n, big) for n, _, big in got] == [(n, big) for n, _, big in want]
+    small = [(n, off) for n, off, _ in want if n < CHUNK]
+    assert [(n, off) for n, off, _ in got if n < CHUNK] == small
 
 
 @functools.cache
