@@ -17,6 +17,18 @@ STEPS ?= 20
 DEMO ?= rdma-cuda
 ARGS ?= $(if $(filter rdma-cuda rdma-malloc,$(DEMO)),256x256)
 
+# mistakes in these are one line before anything is built (DEMO and ARGS: tb.apps checks)
+PROFILES := picoevb gen3x8 gen3x4 gen3x16
+ifneq ($(filter-out 0 1,$(WAVES)),)
+$(error WAVES must be 0 or 1, not '$(WAVES)')
+endif
+ifeq ($(filter $(SIM),icarus verilator),)
+$(error SIM must be icarus or verilator, not '$(SIM)')
+endif
+ifeq ($(filter $(PROFILE),$(PROFILES)),)
+$(error PROFILE must be one of $(PROFILES), not '$(PROFILE)')
+endif
+
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed

@@ -110,11 +110,19 @@ class _Transfer:
     waiting: set[_Channel] = field(default_factory=set)
     # the errno an aborted transfer returns: EFAULT (its memory went away), EIO (reset)
     err: int = errno.EFAULT
+    # why the transfer failed, in words, for the ioctl's caller (the first reason given)
+    why: str = ""
+
+    def fail(self, err: int, why: str) -> int:
+        """Note why the transfer fails (the first reason stays); returns ``-err``."""
+        self.why = self.why or why
+        return -err
 
     def abort(self, why: str, err: int = errno.EFAULT) -> None:
         if self.aborted is None:
             self.aborted = why
             self.err = err
+            self.why = self.why or why
             log.warning("%s: DMA aborted: %s", self.drv.name, why)
         for ch in self.waiting:
             ch.xdma.interrupt()
@@ -431,7 +439,7 @@ class PicoevbRdma:
             # the function was or is being reset under this chain: the reset ends it
             await self._reset_ended()
             log.warning("%s: %s chain ended by a function reset", self.name, ch.name)
-            return self._record(ch, -errno.EIO)
+            return self._record(ch, xfer.fail(errno.EIO, f"{ch.name} ended by a function reset"))
         res = await ch.xdma.finish(outcome, ch.t_start, cfg.stop_drain_ns)
         status, count, outcome = res.status, res.completed_count, res.outcome
         if outcome is Outcome.DONE and ALL_ONES not in (status, count):
@@ -439,12 +447,11 @@ class PicoevbRdma:
                 rc = -xfer.err
             elif status & FAIL_BITS:
                 await self._dump(ch, status, count, "failed")
-                rc = -errno.EIO
+                rc = xfer.fail(errno.EIO, f"the {ch.name} engine reported an error ({status:#x})")
             elif count != ch.expected:
-                await self._dump(
-                    ch, status, count, f"completed count {count} != chain length {ch.expected}"
-                )
-                rc = -errno.EIO
+                why = f"{ch.name} completed {count} of {ch.expected} descriptors"
+                await self._dump(ch, status, count, why)
+                rc = xfer.fail(errno.EIO, why)
             else:
                 rc = 0
         elif outcome is Outcome.NO_ANSWER or ALL_ONES in (res.status, res.completed_count):
@@ -457,7 +464,7 @@ class PicoevbRdma:
                 status,
                 count,
             )
-            rc = -errno.EIO
+            rc = xfer.fail(errno.EIO, f"{ch.name}: the device did not answer a register read")
         elif outcome is Outcome.TIMEOUT:
             hint = (
                 "still busy after stop"
@@ -470,7 +477,8 @@ class PicoevbRdma:
                 ch, status, count, f"timed out after {self.timeout_ns(ch.nbytes):.0f} ns ({hint})"
             )
             # an engine that stopped on an error whose interrupt never came failed (EIO)
-            rc = -errno.EIO if status & regs.STAT_ERROR_MASK and not res.busy else -errno.ETIMEDOUT
+            err = errno.EIO if status & regs.STAT_ERROR_MASK and not res.busy else errno.ETIMEDOUT
+            rc = xfer.fail(err, f"{ch.name} timed out ({hint})")
         else:
             log.warning(
                 "%s: %s stopped after %d of %d descriptors: %s",
@@ -483,14 +491,13 @@ class PicoevbRdma:
             rc = -xfer.err
         if res.busy and ch.epoch == self.epoch:
             # its reads may still land: the buffers must not be given back before it stops
-            await self.reset_engine(
-                f"{ch.name} still busy {cfg.stop_drain_ns:.0f} ns after it was stopped"
-            )
-            rc = rc or -errno.EIO
+            why = f"{ch.name} still busy {cfg.stop_drain_ns:.0f} ns after it was stopped"
+            await self.reset_engine(why)
+            rc = rc or xfer.fail(errno.EIO, why)
         elif ch.epoch != self.epoch:
             # someone reset the function while this chain was being stopped
             await self._reset_ended()
-            rc = rc or -errno.EIO
+            rc = rc or xfer.fail(errno.EIO, f"{ch.name} ended by a function reset")
         return self._record(ch, rc)
 
     def _record(self, ch: _Channel, rc: int) -> int:
@@ -505,7 +512,7 @@ class PicoevbRdma:
         ch = self._chans[direction]
         segs = split_segments(segs, DESC_CHUNK_MAX)
         if not self._check_alignment(ch, segs):
-            return -errno.EINVAL
+            return xfer.fail(errno.EINVAL, f"breaks the {ch.name} engine's alignment")
         for i in range(0, len(segs), MAX_CHAIN):
             if xfer.aborted:
                 return -xfer.err
@@ -537,7 +544,7 @@ class PicoevbRdma:
         if not all(self._check_alignment(h2c, s) for s in h2c_segs) or not all(
             self._check_alignment(c2h, s) for s in c2h_segs
         ):
-            return -errno.EINVAL
+            return xfer.fail(errno.EINVAL, "breaks the engines' alignment")
         if xfer.aborted:
             return -xfer.err
         await self._start(h2c, h2c_segs[0], xfer)
@@ -566,7 +573,7 @@ class PicoevbRdma:
             h2c_segs = [Segment(piece.src, 0, piece.length)]
             c2h_segs = [Segment(0, piece.dst, piece.length)]
             if not self._check_alignment(h2c, h2c_segs) or not self._check_alignment(c2h, c2h_segs):
-                return -errno.EINVAL
+                return xfer.fail(errno.EINVAL, "breaks the engines' alignment")
             for ch, segs in ((h2c, h2c_segs), (c2h, c2h_segs)):
                 if xfer.aborted:
                     return -xfer.err
@@ -587,6 +594,14 @@ class PicoevbFile:
         self.surfaces: dict[int, _Surface] = {}
         self.lock = drv.platform.mutex()
         self.closed = False
+        # why the last ioctl failed, in words (what the driver would dev_dbg)
+        self.last_error = ""
+
+    def _fail(self, err: int, why: str) -> int:
+        """An ioctl fails with ``err`` because of ``why``: noted, logged; ``-err``."""
+        self.last_error = why
+        log.info("%s: %s: %s", self.drv.name, errno.errorcode.get(err, err), why)
+        return -err
 
     # ------------------------------------------------------------------ helpers
     def _idr_alloc(self, surf: _Surface) -> int:
@@ -627,17 +642,19 @@ class PicoevbFile:
         the device writes (``write``) are pinned for writing (FOLL_WRITE)."""
         if is_cuda:
             if ptr > INT_MAX:
-                return -errno.EINVAL, None
+                return xfer.fail(errno.EINVAL, f"handle {ptr} is above INT_MAX"), None
             surf = self.surfaces.get(ptr)
             if surf is None:  # unknown, or dropped by the free callback
-                return -errno.EINVAL, None
+                why = f"no CUDA surface has handle {ptr} (never pinned, unpinned, or freed)"
+                return xfer.fail(errno.EINVAL, why), None
             if length > surf.length:
-                return -errno.EINVAL, None
+                why = f"length {length} exceeds CUDA surface {ptr} ({surf.length} bytes)"
+                return xfer.fail(errno.EINVAL, why), None
             rc, mapping = self.drv.p2p.nvidia_p2p_dma_map_pages(
                 self.drv.platform.pci_dev, surf.page_table
             )
             if rc:
-                return rc, None
+                return xfer.fail(-rc, f"nvidia_p2p_dma_map_pages of handle {ptr}: {rc}"), None
             surf.maps.append(mapping)
             surf.transfers.add(xfer)
             sg = p2p_chunks(mapping.dma_addresses, surf.offset, length)
@@ -648,7 +665,8 @@ class PicoevbFile:
         frames = self.process.get_user_pages(start, npages, write=write)
         if len(frames) != npages:
             self.process.put_user_pages(frames)  # the pages a short count did pin
-            return -errno.EFAULT, None
+            why = f"{length} bytes at {ptr:#x} are not all mapped in the process"
+            return xfer.fail(errno.EFAULT, why), None
         return 0, _UserBuf(
             page_chunks(frames, PAGE_SIZE, offset, length), frames=frames, process=self.process
         )
@@ -676,7 +694,7 @@ class PicoevbFile:
                 await drv._reset_ended()
                 if drv.dead:
                     log.error("%s: DMA refused: %s", drv.name, drv.dead)
-                    return -errno.EIO, 0
+                    return xfer.fail(errno.EIO, f"the device is dead ({drv.dead})"), 0
                 t0 = drv.platform.now_ns()
                 if sides[0] is not None and sides[1] is not None:
                     rc = await drv._h2c2h(sides[0], sides[1], length, xfer)
@@ -687,32 +705,41 @@ class PicoevbFile:
                 t1 = drv.platform.now_ns()
             return rc, round(t1 - t0)
         finally:
+            if xfer.why:
+                self.last_error = xfer.why
             drv._transfers.discard(xfer)
             for b in bufs:
                 b.release(drv)
 
-    def _card_range_ok(self, offset: int, length: int) -> bool:
+    def _card_range_error(self, offset: int, length: int) -> str:
+        """Why ``length`` bytes at card RAM ``offset`` are out of range ("" when fine)."""
         ram = self.drv.fpga_ram_size
-        return 0 < length <= ram and offset <= ram - length
+        if length == 0:
+            return "length 0"
+        if length > ram:
+            return f"length {length} exceeds the card RAM ({ram} bytes)"
+        if offset > ram - length:
+            return f"{length} bytes at card offset {offset:#x} run past the card RAM ({ram} bytes)"
+        return ""
 
     # ------------------------------------------------------------------ ioctls
     async def ioctl(self, cmd: int, arg) -> int:
-        """``unlocked_ioctl``: 0 or a negative errno."""
+        """``unlocked_ioctl``: 0 or a negative errno (why: :attr:`last_error`)."""
+        self.last_error = ""
         if self.closed:
-            return -errno.EBADF
+            return self._fail(errno.EBADF, "the file is closed")
         if cmd not in uapi.ARG_TYPES:
-            log.info("%s: unknown ioctl %#010x", self.drv.name, cmd)
-            return -errno.EINVAL
+            return self._fail(errno.EINVAL, f"unknown ioctl {cmd:#010x}")
         if cmd == uapi.PICOEVB_IOC_LED:
             if not isinstance(arg, int):
-                return -errno.EINVAL
+                return self._fail(errno.EINVAL, "the LED value is not a number")
             await self.drv.platform.iowrite32(BAR_USER, regs.USER_LED, arg & 0xFFFFFFFF)
             return 0
         ctype = uapi.ARG_TYPES[cmd]
         assert ctype is not None
         params = self._copy_from_user(arg, ctype)
         if params is None:
-            return -errno.EFAULT
+            return self._fail(errno.EFAULT, f"cannot read the {ctype.__name__} argument")
         async with self.lock:
             handler = {
                 uapi.PICOEVB_IOC_PIN_CUDA: self._pin_cuda,
@@ -724,7 +751,7 @@ class PicoevbFile:
             }[cmd]
             rc, out = await handler(params)
             if rc == 0 and out is not None and not self._copy_to_user(arg, out):
-                rc = -errno.EFAULT
+                rc = self._fail(errno.EFAULT, f"cannot write the {ctype.__name__} result back")
                 if cmd == uapi.PICOEVB_IOC_PIN_CUDA:
                     # the caller never learns the handle: release the pin and the handle,
                     # as the original driver does
@@ -734,14 +761,20 @@ class PicoevbFile:
 
     async def _pin_cuda(self, p: uapi.picoevb_rdma_pin_cuda):
         if p.size == 0:
-            return -errno.EINVAL, None
+            return self._fail(errno.EINVAL, "size 0"), None
         va, offset, aligned_len = pin_range(p.va, p.size)
         surf = _Surface(self, va, offset, p.size)
         rc, pt = self.drv.p2p.nvidia_p2p_get_pages(
             0, 0, va, aligned_len, self.drv._p2p_free_callback, surf
         )
         if rc:
-            return rc, None
+            why = (
+                f"nvidia_p2p_get_pages({va:#x}, {aligned_len:#x}): {rc} (not memory from "
+                "cudaMalloc, or past the allocation it starts in)"
+                if rc == -errno.EINVAL
+                else f"nvidia_p2p_get_pages({va:#x}, {aligned_len:#x}): {rc}"
+            )
+            return self._fail(-rc, why), None
         surf.page_table = pt
         surf.handle = self._idr_alloc(surf)
         p.handle = surf.handle
@@ -764,7 +797,8 @@ class PicoevbFile:
     async def _unpin_cuda(self, p: uapi.picoevb_rdma_unpin_cuda):
         surf = self.surfaces.pop(p.handle, None)
         if surf is None:
-            return -errno.EINVAL, None
+            why = f"no CUDA surface has handle {p.handle} (never pinned, unpinned, or freed)"
+            return self._fail(errno.EINVAL, why), None
         return await self._put(surf), None
 
     async def _card_info(self, p: uapi.picoevb_rdma_card_info):
@@ -772,8 +806,10 @@ class PicoevbFile:
         return 0, p
 
     async def _h2c2h_dma(self, p: uapi.picoevb_rdma_h2c2h_dma):
-        if p.flags & ~H2C2H_FLAGS or p.len == 0:
-            return -errno.EINVAL, None
+        if p.flags & ~H2C2H_FLAGS:
+            return self._fail(errno.EINVAL, f"unknown flags {p.flags:#x}"), None
+        if p.len == 0:
+            return self._fail(errno.EINVAL, "length 0"), None
         rc, t = await self._dma(
             (p.src, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA)),
             (p.dst, bool(p.flags & uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA)),
@@ -785,16 +821,20 @@ class PicoevbFile:
 
     async def _h2c_dma(self, p: uapi.picoevb_rdma_h2c_dma):
         src_cuda = uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA
-        if p.flags & ~src_cuda or not self._card_range_ok(p.dst, p.len):
-            return -errno.EINVAL, None
+        if p.flags & ~src_cuda:
+            return self._fail(errno.EINVAL, f"unknown flags {p.flags:#x}"), None
+        if why := self._card_range_error(p.dst, p.len):
+            return self._fail(errno.EINVAL, why), None
         rc, t = await self._dma((p.src, bool(p.flags & src_cuda)), None, p.dst, p.len)
         p.dma_time_ns = t
         return rc, p
 
     async def _c2h_dma(self, p: uapi.picoevb_rdma_c2h_dma):
         dst_cuda = uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA
-        if p.flags & ~dst_cuda or not self._card_range_ok(p.src, p.len):
-            return -errno.EINVAL, None
+        if p.flags & ~dst_cuda:
+            return self._fail(errno.EINVAL, f"unknown flags {p.flags:#x}"), None
+        if why := self._card_range_error(p.src, p.len):
+            return self._fail(errno.EINVAL, why), None
         rc, t = await self._dma(None, (p.dst, bool(p.flags & dst_cuda)), p.src, p.len)
         p.dma_time_ns = t
         return rc, p
@@ -863,6 +903,7 @@ async def ioctl(fd: PicoevbFile, request: int, arg=0) -> int:
     """User-space ``ioctl(2)``: returns 0, or raises :class:`OSError` with the errno."""
     rc = await fd.ioctl(request, arg)
     if rc < 0:
-        name = uapi.IOCTL_NAMES.get(request, f"{request:#x}")
-        raise OSError(-rc, f"ioctl({name}): {os.strerror(-rc)}")
+        name = uapi.IOCTL_NAMES.get(request, f"{request:#x}").removeprefix("PICOEVB_IOC_")
+        why = fd.last_error or os.strerror(-rc)
+        raise OSError(-rc, f"{name}: {errno.errorcode.get(-rc, -rc)}: {why}")
     return rc

@@ -15,6 +15,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -51,6 +52,11 @@ TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
 # parameters of the card that the drop-in has not (it has no card RAM)
 _CARD_ONLY_PARAMETERS = ("RAM_SIZE",)
 SIMULATORS = ("icarus", "verilator")
+
+
+def _quiet_skips(record: logging.LogRecord) -> bool:
+    """An up-to-date build is the normal case, not worth a warning on the user's screen."""
+    return not record.getMessage().startswith("Skipping compilation")
 
 
 @contextlib.contextmanager
@@ -215,6 +221,8 @@ def build(
     bdir.mkdir(parents=True, exist_ok=True)
     params = hdl_parameters(prof, overrides, toplevel)
     runner = get_runner(sim)
+    if _quiet_skips not in runner.log.filters:
+        runner.log.addFilter(_quiet_skips)
     build_args: list[str] = []
     sources = hdl_sources(toplevel, user_sources)
     defines: dict[str, object] = {**dropin_defines(prof, overrides)} if user_sources else {}

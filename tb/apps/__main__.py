@@ -9,20 +9,54 @@ import shlex
 import sys
 
 from .. import runner
-from .programs import DEMOS
+from ..env.profiles import PROFILES
+from .programs import DEMOS, UsageError, check_demo
+
+
+class _Parser(argparse.ArgumentParser):
+    """Command-line mistakes are one line and exit status 2, never a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """``make sim``'s command line."""
+    ap = _Parser(
+        prog="make sim",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a picoevb demo program (its C original rebuilt against the driver\n"
+        "and GPU models) through the DMA engine's RTL, then say what happened and where\n"
+        "the log, the waves and the trace are.",
+        epilog="demos:\n" + "\n".join(f"  {n:22} {d.usage}" for n, d in DEMOS.items()),
+    )
+    ap.add_argument("--sim", default="icarus", choices=runner.SIMULATORS, help="the simulator")
+    ap.add_argument(
+        "--profile", default="picoevb", choices=list(PROFILES), help="link and engine profile"
+    )
+    ap.add_argument(
+        "--waves", action="store_true", help="dump an FST waveform and its GTKWave save file"
+    )
+    ap.add_argument("--seed", type=int, default=1, help="the testbench's random seed")
+    ap.add_argument("demo", nargs="?", default="rdma-cuda", help="the demo program (below)")
+    ap.add_argument("args", nargs=argparse.REMAINDER, help="the demo's command line")
+    return ap
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked whole (demo arguments included) before anything runs:
+    a mistake exits with one line and status 2."""
+    ap = parser()
+    a = ap.parse_args(argv)
+    try:
+        check_demo(a.demo, a.args, PROFILES[a.profile].ram_size)
+    except UsageError as e:
+        ap.error(str(e))
+    return a
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, epilog="demos: " + "; ".join(f"{n} {h}" for n, (_, h) in DEMOS.items())
-    )
-    ap.add_argument("--sim", default="icarus", choices=runner.SIMULATORS)
-    ap.add_argument("--profile", default="picoevb")
-    ap.add_argument("--waves", action="store_true")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("demo", nargs="?", default="rdma-cuda", choices=sorted(DEMOS))
-    ap.add_argument("args", nargs=argparse.REMAINDER, help="the demo's command line")
-    a = ap.parse_args(argv)
+    a = parse(argv)
     print(
         f"running {a.demo} {' '.join(a.args)} through the RTL ({a.sim}, profile {a.profile})",
         flush=True,

@@ -55,12 +55,18 @@ def _check_surface(env: AppEnv, got: np.ndarray, width: int, height: int) -> int
     return 1 if len(bad) else 0
 
 
-def _check_size(env: AppEnv, width: int, height: int) -> bool:
+def _surface_error(width: int, height: int) -> str | None:
     # the C code refuses these at compile time (#error)
     if width < 16 or height < 16 or width % 16 or height % 16:
-        env.err(f"surface {width}x{height}: W and H must be multiples of 16, at least 16")
-        return False
-    return True
+        return f"surface {width}x{height}: W and H must be multiples of 16, at least 16"
+    return None
+
+
+def _check_size(env: AppEnv, width: int, height: int) -> bool:
+    msg = _surface_error(width, height)
+    if msg:
+        env.err(msg)
+    return msg is None
 
 
 async def _h2c2h(env: AppEnv, fd: PicoevbFile, src: int, dst: int, size: int, flags: int) -> bool:
@@ -164,7 +170,7 @@ async def _perf(env: AppEnv, to_card: bool, cuda: bool, size: int | None) -> int
             info = uapi.picoevb_rdma_card_info()
             await ioctl(fd, uapi.PICOEVB_IOC_CARD_INFO, info)
         except OSError as e:
-            env.err(f"ioctl(CARD_INFO) failed: errno={e.errno}")
+            env.err(f"ioctl(CARD_INFO) failed: errno={e.errno}  [{e.strerror}]")
             return 1
         size = min(info.fpga_ram_size, PERF_MAX_SIZE) if size is None else size
         if cuda:
@@ -177,7 +183,7 @@ async def _perf(env: AppEnv, to_card: bool, cuda: bool, size: int | None) -> int
             try:
                 await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
             except OSError as e:
-                env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}")
+                env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}  [{e.strerror}]")
                 return 1
             handle = pin.handle
             target = handle
@@ -203,7 +209,7 @@ async def _perf(env: AppEnv, to_card: bool, cuda: bool, size: int | None) -> int
         try:
             await ioctl(fd, cmd, dma)
         except OSError as e:
-            env.err(f"ioctl({name}_DMA) failed: {-e.errno}")
+            env.err(f"ioctl({name}_DMA) failed: {-e.errno}  [{e.strerror}]")
             return 1
         ns = dma.dma_time_ns
         usecs = ns // 1000
@@ -228,23 +234,66 @@ async def set_leds(env: AppEnv, value: int) -> int:
     try:
         await ioctl(fd, uapi.PICOEVB_IOC_LED, value)
     except OSError as e:
-        env.err(f"ioctl(LED) failed: errno={e.errno}")
+        env.err(f"ioctl(LED) failed: errno={e.errno}  [{e.strerror}]")
         return 1
     finally:
         await fd.release()
     return 0
 
 
+class UsageError(ValueError):
+    """A demo command line that cannot run; its message is one line for the user."""
+
+
+def _int(text: str, what: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise UsageError(f"{what} must be a number, not {text!r}") from None
+
+
 def _parse_surface(args: list[str]) -> tuple[int, int]:
+    """``[WxH]`` (or ``[N]`` for NxN) in 32-bit words; 1024x1024 by default."""
+    if len(args) > 1:
+        raise UsageError(f"takes one WxH argument, not {len(args)}")
     if not args:
         return 1024, 1024
-    w, _, h = args[0].lower().partition("x")
-    return int(w, 0), int(h or w, 0)
+    w, sep, h = args[0].lower().partition("x")
+    width, height = _int(w, "W"), _int(h, "H") if sep else _int(w, "W")
+    msg = _surface_error(width, height)
+    if msg:
+        raise UsageError(msg)
+    return width, height
+
+
+def _parse_length(args: list[str], card_ram: int | None) -> int | None:
+    """``[bytes]``: a transfer of 1 byte up to the card RAM (and 100 MiB)."""
+    if len(args) > 1:
+        raise UsageError(f"takes one length argument, not {len(args)}")
+    if not args:
+        return None
+    n = _int(args[0], "the length")
+    if n < 1:
+        raise UsageError(f"length {n}: must be at least 1 byte")
+    if card_ram is not None and n > min(card_ram, PERF_MAX_SIZE):
+        raise UsageError(
+            f"length {n} exceeds the card RAM ({card_ram} bytes): one DMA fills it at most"
+        )
+    return n
+
+
+def _parse_leds(args: list[str]) -> int:
+    if len(args) != 1:
+        raise UsageError("needs the LED value (usage: set-leds <value>, e.g. set-leds 2)")
+    value = _int(args[0], "the LED value")
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise UsageError(f"LED value {value}: must fit in 32 bits")
+    return value
 
 
 def _perf_app(to_card: bool, cuda: bool):
     async def app(env: AppEnv, args: list[str]) -> int:
-        return await _perf(env, to_card, cuda, int(args[0], 0) if args else None)
+        return await _perf(env, to_card, cuda, _parse_length(args, None))
 
     return app
 
@@ -258,31 +307,63 @@ async def _surface_app_malloc(env: AppEnv, args: list[str]) -> int:
 
 
 async def _set_leds_app(env: AppEnv, args: list[str]) -> int:
-    if len(args) != 1:
-        env.err("usage: set-leds <value>")
-        return 1
-    return await set_leds(env, int(args[0], 0))
+    return await set_leds(env, _parse_leds(args))
 
 
-# name -> (program, argument help)
-DEMOS: dict[str, tuple[Callable[[AppEnv, list[str]], Awaitable[int]], str]] = {
-    "rdma-cuda": (_surface_app_cuda, "[WxH] surface in 32-bit words (default 1024x1024)"),
-    "rdma-malloc": (_surface_app_malloc, "[WxH] surface in 32-bit words (default 1024x1024)"),
-    "rdma-cuda-h2c-perf": (_perf_app(True, True), "[bytes] (default min(card RAM, 100 MiB))"),
-    "rdma-cuda-c2h-perf": (_perf_app(False, True), "[bytes]"),
-    "rdma-malloc-h2c-perf": (_perf_app(True, False), "[bytes]"),
-    "rdma-malloc-c2h-perf": (_perf_app(False, False), "[bytes]"),
-    "set-leds": (_set_leds_app, "<value> (LEDs are active low: 0 lights all)"),
+def _check_surface_args(args: list[str], _card_ram: int) -> None:
+    _parse_surface(args)
+
+
+def _check_length_args(args: list[str], card_ram: int) -> None:
+    _parse_length(args, card_ram)
+
+
+def _check_led_args(args: list[str], _card_ram: int) -> None:
+    _parse_leds(args)
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A demo program, the help of its arguments, and their check (which raises
+    :class:`UsageError`) for a card of ``card_ram`` bytes."""
+
+    run: Callable[[AppEnv, list[str]], Awaitable[int]]
+    usage: str
+    check: Callable[[list[str], int], None]
+
+
+SURFACE_USAGE = "[WxH] surface in 32-bit words (default 1024x1024)"
+DEMOS: dict[str, Demo] = {
+    "rdma-cuda": Demo(_surface_app_cuda, SURFACE_USAGE, _check_surface_args),
+    "rdma-malloc": Demo(_surface_app_malloc, SURFACE_USAGE, _check_surface_args),
+    "rdma-cuda-h2c-perf": Demo(
+        _perf_app(True, True), "[bytes] (default min(card RAM, 100 MiB))", _check_length_args
+    ),
+    "rdma-cuda-c2h-perf": Demo(_perf_app(False, True), "[bytes]", _check_length_args),
+    "rdma-malloc-h2c-perf": Demo(_perf_app(True, False), "[bytes]", _check_length_args),
+    "rdma-malloc-c2h-perf": Demo(_perf_app(False, False), "[bytes]", _check_length_args),
+    "set-leds": Demo(_set_leds_app, "<value> (LEDs are active low: 0 lights all)", _check_led_args),
 }
+
+
+def check_demo(name: str, args: list[str], card_ram: int) -> None:
+    """Raise :class:`UsageError` unless demo ``name`` can run with ``args`` on a card of
+    ``card_ram`` bytes (checked before a simulation is built)."""
+    if name not in DEMOS:
+        raise UsageError(f"unknown demo {name!r}; choose one of {', '.join(DEMOS)}")
+    try:
+        DEMOS[name].check(args, card_ram)
+    except UsageError as e:
+        raise UsageError(f"{name}: {e}") from None
 
 
 async def run_demo(env: AppEnv, name: str, args: list[str]) -> int:
     """Run demo ``name`` with command-line ``args``; its exit status."""
     if name not in DEMOS:
-        env.err(f"unknown demo {name!r}; one of {', '.join(DEMOS)}")
+        env.err(f"unknown demo {name!r}; choose one of {', '.join(DEMOS)}")
         return errno.EINVAL
     try:
-        return await DEMOS[name][0](env, args)
-    except ValueError as e:
-        env.err(f"{name}: bad argument: {e}")
+        return await DEMOS[name].run(env, args)
+    except UsageError as e:
+        env.err(f"{name}: {e}")
         return 1

@@ -14,12 +14,14 @@ H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
 SYNC = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
 
 
-async def expect_errno(coro, err: int, what: str) -> None:
-    """``await coro`` fails with OSError ``err``."""
+async def expect_errno(coro, err: int, what: str, says: str = "") -> None:
+    """``await coro`` fails with OSError ``err``, its message (the ioctl, the errno's name
+    and the driver's reason) containing ``says``."""
     try:
         await coro
     except OSError as e:
         assert e.errno == err, f"{what}: errno {e.errno} ({e}), expected {err}"
+        assert says in str(e.strerror), f"{what}: {e.strerror!r} does not say {says!r}"
         return
     raise AssertionError(f"{what}: succeeded, expected errno {err}")
 

@@ -166,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--goals", action="store_true", help="exit 1 if a required bin is missed")
     ap.add_argument("-o", "--output", type=Path, help="also write the merged JSON here")
     args = ap.parse_args(argv)
+    missing = [str(p) for p in args.paths if not p.exists()]
+    empty = [str(p) for p in args.paths if p.is_dir() and not any(p.rglob("*.json"))]
+    if missing or empty:
+        what = f"{', '.join(missing)}: not found" if missing else f"no JSON in {', '.join(empty)}"
+        print(f"coverage: nothing to merge ({what}; make regress or make test writes it)")
+        return 1
     cov = load(args.paths)
     print(cov.report())
     if args.output:

@@ -108,11 +108,13 @@ async def test_ioctl_errors(dut):
     runs_before = len(rig.drv.runs)
     bar1_free = tb.gpu.bar1_free_bytes
     # PIN_CUDA
-    await expect_errno(fd.pin_cuda(surf, 0), errno.EINVAL, "pin of 0 bytes")
+    await expect_errno(fd.pin_cuda(surf, 0), errno.EINVAL, "pin of 0", "PIN_CUDA: EINVAL: size 0")
     await expect_errno(fd.pin_cuda(host, 4096), errno.EINVAL, "pin of host memory")
     gone = rt.cudaMalloc(2 << 20)
     rt.cudaFree(gone)
-    await expect_errno(fd.pin_cuda(gone, 4096), errno.EINVAL, "pin of freed memory")
+    await expect_errno(
+        fd.pin_cuda(gone, 4096), errno.EINVAL, "pin of freed memory", "not memory from cudaMalloc"
+    )
     await expect_errno(fd.pin_cuda(surf, 4 << 20), errno.EINVAL, "pin past the allocation")
     h0 = await fd.pin_cuda(surf + 0x100, 100 << 10)
     h1 = await fd.pin_cuda(surf, 256 << 10)
@@ -120,11 +122,15 @@ async def test_ioctl_errors(dut):
     # UNPIN
     await fd.unpin_cuda(h0)
     await expect_errno(fd.unpin_cuda(h0), errno.EINVAL, "double unpin")
-    await expect_errno(fd.unpin_cuda(77), errno.EINVAL, "unpin of an unknown handle")
+    await expect_errno(
+        fd.unpin_cuda(77), errno.EINVAL, "unpin unknown handle", "no CUDA surface has handle 77"
+    )
     assert await fd.pin_cuda(surf + 0x100, 100 << 10) == 0, "lowest free handle reused"
     # H2C2H
     both = SRC_CUDA | DST_CUDA
-    await expect_errno(fd.h2c2h_dma(0, 1, 64, 1 << 2), errno.EINVAL, "H2C2H bad flag")
+    await expect_errno(
+        fd.h2c2h_dma(0, 1, 64, 1 << 2), errno.EINVAL, "H2C2H bad flag", "unknown flags 0x4"
+    )
     await expect_errno(fd.h2c2h_dma(0, 1, 0, both), errno.EINVAL, "H2C2H of 0 bytes")
     await expect_errno(fd.h2c2h_dma(0, 9, 64, both), errno.EINVAL, "H2C2H unknown dst handle")
     await expect_errno(fd.h2c2h_dma(1 << 32, 1, 64, both), errno.EINVAL, "handle > INT_MAX")
@@ -133,7 +139,9 @@ async def test_ioctl_errors(dut):
         errno.EINVAL,
         "H2C2H longer than the source surface",
     )
-    await expect_errno(fd.h2c2h_dma(0x1000, host, 64, 0), errno.EFAULT, "unmapped source")
+    await expect_errno(
+        fd.h2c2h_dma(0x1000, host, 64, 0), errno.EFAULT, "unmapped source", "not all mapped"
+    )
     mapping_end = host - 16 + (17 << 12)  # malloc: 16-byte header, 17 pages mapped
     await expect_errno(
         fd.h2c2h_dma(host, mapping_end - 8, 64, 0),
@@ -143,6 +151,12 @@ async def test_ioctl_errors(dut):
     # H2C / C2H against the card RAM
     await expect_errno(fd.h2c_dma(host, 0, 64, 2), errno.EINVAL, "H2C bad flag")
     await expect_errno(fd.c2h_dma(host, 0, 64, 2), errno.EINVAL, "C2H bad flag")
+    await expect_errno(
+        fd.h2c_dma(host, 0, ram + 1),
+        errno.EINVAL,
+        "H2C past the card RAM",
+        f"H2C_DMA: EINVAL: length {ram + 1} exceeds the card RAM ({ram} bytes)",
+    )
     for card, n in ((0, ram + 1), (ram - 63, 64), (ram, 1), ((1 << 64) - 1, 2), (0, 0)):
         await expect_errno(fd.h2c_dma(host, card, n), errno.EINVAL, f"H2C {n} at {card:#x}")
         await expect_errno(fd.c2h_dma(host, card, n), errno.EINVAL, f"C2H {n} at {card:#x}")
