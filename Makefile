@@ -64,7 +64,7 @@ $(STAMP): pyproject.toml
 deps: $(STAMP)
 
 sim: $(STAMP)
-	$(PY) -m tb.apps --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
+	@$(PY) -m tb.apps --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
