@@ -4,13 +4,17 @@ what happened, and where the log and the waveform are."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import sys
+import threading
+from pathlib import Path
 
 from .. import runner
 from ..env.profiles import PROFILES
 from .programs import DEMOS, UsageError, check_demo
+from .progress import PROGRESS_ENV, Watcher
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,38 +59,71 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
+def _shown(line: str) -> str | None:
+    """The log lines ``make sim`` repeats: the testbench's own (the demo's ``app:`` output,
+    the driver's summary) and errors."""
+    m = re.search(r"cocotb\.tb\s+(.*)$", line)
+    if m and not m.group(1).startswith("topology"):
+        return "  " + m.group(1)
+    if "Traceback" in line or "Error" in line:
+        return "  " + line.strip()
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
     print(
         f"running {a.demo} {' '.join(a.args)} through the RTL ({a.sim}, profile {a.profile})",
         flush=True,
     )
+    prof = PROFILES[a.profile]
+    tdir = runner.build_dir(a.sim, prof, a.waves) / "runs" / f"demo-{os.getpid()}"
+    log, status = tdir / "sim.log", tdir / "progress.json"
+    print(f"log: {log}", flush=True)
     if a.demo in ("rdma-cuda", "rdma-malloc") and a.args and a.args[0] != "1024x1024":
         print(
             "  (a smaller surface than the original's 1024x1024 = 4 MiB, for speed; "
             "make sim ARGS=1024x1024 runs the full one)",
             flush=True,
         )
-    results = runner.run(
-        "demo",
-        sim=a.sim,
-        profile=a.profile,
-        module=f"{runner.PACKAGE}.apps.demo",
-        waves=a.waves,
-        seed=a.seed,
-        extra_env={"DEMO": a.demo, "DEMO_ARGS": shlex.join(a.args), "SEED": str(a.seed)},
-    )
-    log = results.parent / "sim.log"
-    for line in log.read_text().splitlines():
-        m = re.search(r"cocotb\.tb\s+(.*)$", line)
-        if m and not m.group(1).startswith("topology"):
-            print("  " + m.group(1))
-        elif "Traceback" in line or "Error" in line:
-            print("  " + line.strip())
+    outcome: dict[str, object] = {}
+
+    def simulate() -> None:
+        try:
+            outcome["results"] = runner.run(
+                "demo",
+                sim=a.sim,
+                profile=prof,
+                module=f"{runner.PACKAGE}.apps.demo",
+                waves=a.waves,
+                seed=a.seed,
+                test_dir=tdir,
+                extra_env={
+                    "DEMO": a.demo,
+                    "DEMO_ARGS": shlex.join(a.args),
+                    "SEED": str(a.seed),
+                    PROGRESS_ENV: str(status),
+                },
+            )
+        except Exception as e:  # a build error: said below, in one line
+            outcome["error"] = e
+
+    worker = threading.Thread(target=simulate, name="simulation", daemon=True)
+    worker.start()
+    watcher = Watcher(log, status, _shown)
+    while worker.is_alive():
+        watcher.poll()
+        worker.join(0.25)
+    watcher.finish()
+    if "error" in outcome:
+        print(f"result: FAIL  (the simulation did not run: {outcome['error']})")
+        return 1
+    results = outcome["results"]
+    assert isinstance(results, Path)
     failed = runner.failures(results)
     print(f"result: {'FAIL' if failed else 'PASS'}  ({a.demo}, {a.sim}, profile {a.profile})")
     print(f"log: {log}")
-    found = runner.artifacts(results.parent)
+    found = runner.artifacts(tdir)
     for path in found:
         kind = {"fst": "waves", "gtkw": "save file", "jsonl": "trace", "html": "report"}[
             path.suffix.lstrip(".")

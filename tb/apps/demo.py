@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import time
+from pathlib import Path
 
 import cocotb
 from cocotb.utils import get_sim_time
@@ -19,7 +20,8 @@ from cocotb.utils import get_sim_time
 from driver_model import regs
 
 from ..env.platform import bring_up
-from .programs import AppEnv, run_demo
+from .programs import AppEnv, expected_bytes, run_demo
+from .progress import PROGRESS_ENV, Status, report
 
 
 @cocotb.test(timeout_time=5000, timeout_unit="ms")
@@ -44,7 +46,30 @@ async def demo(dut):
         rig.drv.fpga_ram_size,
     )
     wall0, sim0 = time.perf_counter(), get_sim_time("ns")
-    status = await run_demo(env, name, args)
+    try:
+        total = expected_bytes(name, args, rig.drv.fpga_ram_size)
+    except ValueError:
+        total = 0  # a bad command line: the program says so
+
+    def sample(done: bool = False) -> Status:
+        runs = rig.drv.runs
+        return Status(
+            bytes=sum(r.nbytes for r in runs),
+            descriptors=sum(r.descriptors for r in runs),
+            sim_ns=get_sim_time("ns") - sim0,
+            wall_s=time.perf_counter() - wall0,
+            total_bytes=total,
+            done=done,
+        )
+
+    progress = os.environ.get(PROGRESS_ENV)
+    reporter = cocotb.start_soon(report(Path(progress), sample)) if progress else None
+    try:
+        status = await run_demo(env, name, args)
+    finally:
+        if reporter is not None:
+            reporter.cancel()
+            sample(done=True).write(Path(progress))
     wall, sim = time.perf_counter() - wall0, get_sim_time("ns") - sim0
     runs = list(rig.drv.runs)
     if runs:

@@ -346,6 +346,18 @@ DEMOS: dict[str, Demo] = {
 }
 
 
+def expected_bytes(name: str, args: list[str], card_ram: int) -> int:
+    """The bytes the demo's DMA moves in all (both directions), for a progress estimate;
+    0 when it moves none."""
+    if name in ("rdma-cuda", "rdma-malloc"):
+        w, h = _parse_surface(args)
+        return 2 * 4 * w * h  # H2C2H: each byte in and out of the card
+    if name.endswith("-perf"):
+        n = _parse_length(args, card_ram)
+        return min(card_ram, PERF_MAX_SIZE) if n is None else n
+    return 0
+
+
 def check_demo(name: str, args: list[str], card_ram: int) -> None:
     """Raise :class:`UsageError` unless demo ``name`` can run with ``args`` on a card of
     ``card_ram`` bytes (checked before a simulation is built)."""

@@ -5,10 +5,13 @@ lines of its log (``make sim`` runs the same). The full 4 MiB rdma-cuda demo is 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from tb import runner
+from tb.apps import __main__ as sim_cli
+from tb.apps.progress import Status
 
 # demo, command line, lines its log must contain (regular expressions)
 DEMOS = [
@@ -54,3 +57,19 @@ def test_demo_rdma_cuda_full_surface(simulator: str, profile: str) -> None:
         simulator,
         profile,
     )
+
+
+def test_make_sim_streams_and_reports_progress(sim: str, profile: str, capsys) -> None:
+    """``make sim``'s own front end: the log path comes first, the demo's lines stream in
+    order, and the simulation's progress file ends complete (all bytes, all descriptors)."""
+    status = sim_cli.main(["--sim", sim, "--profile", profile, "rdma-cuda", "128x128"])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 0, "\n".join(out)
+    order = ["log: ", "  running rdma-cuda 128x128", "  driver: ", "  rdma-cuda VERIFIED"]
+    at = [next(i for i, line in enumerate(out) if line.startswith(p)) for p in order]
+    assert at == sorted(at) and at[0] == 1, out  # after the "running ... through" header
+    log = out[1].removeprefix("log: ")
+    final = Status.read(Path(log).with_name("progress.json"))
+    assert final is not None and final.done
+    assert final.bytes == final.total_bytes == 2 * 4 * 128 * 128
+    assert final.descriptors == 4 and final.sim_ns > 0
