@@ -11,7 +11,13 @@ import sys
 import threading
 from pathlib import Path
 
-from .. import runner
+try:
+    from .. import runner
+except ModuleNotFoundError as missing:  # a Python without the project's packages
+    sys.exit(
+        f"make sim: this Python ({sys.executable}) lacks {missing.name}: run make sim, or "
+        ".venv/bin/python -m tb.apps after make deps"
+    )
 from ..env.profiles import PROFILES
 from .programs import DEMOS, UsageError, check_demo
 from .progress import PROGRESS_ENV, Watcher
@@ -80,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     tdir = runner.build_dir(a.sim, prof, a.waves) / "runs" / f"demo-{os.getpid()}"
     log, status = tdir / "sim.log", tdir / "progress.json"
     print(f"log: {log}", flush=True)
+    if a.demo in ("rdma-cuda", "rdma-malloc") and not a.args:
+        print(
+            "  (the original's full 1024x1024 surface, 4 MiB: minutes on Icarus; "
+            "make sim runs 256x256)",
+            flush=True,
+        )
     if a.demo in ("rdma-cuda", "rdma-malloc") and a.args and a.args[0] != "1024x1024":
         print(
             "  (a smaller surface than the original's 1024x1024 = 4 MiB, for speed; "

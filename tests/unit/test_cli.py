@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,18 @@ def test_coverage_with_nothing_to_merge(tmp_path, capsys):
     assert coverage.main([str(tmp_path)]) == 1
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all(ln.startswith("coverage: nothing to merge") for ln in lines)
+
+
+def test_a_python_without_the_packages_gets_one_line():
+    """``python -m tb.apps`` from a Python without the project's packages (-S: no
+    site-packages) says what to run instead, in one line."""
+    r = subprocess.run(
+        [sys.executable, "-S", "-m", "tb.apps", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode != 0
+    lines = (r.stdout + r.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("make sim: this Python"), lines
