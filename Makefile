@@ -70,7 +70,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 regress: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
+	$(PY) -m pytest -v -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
 	  --steps $(STEPS) tests/sim/test_regress.py -k "test_random_regression or test_random_driver_regression"
 
 # make bench: engine efficiency, descriptor overhead, end to end, simulator speed, the

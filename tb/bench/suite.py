@@ -39,9 +39,20 @@ def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16)
     return rate * mps / (mps + header + TLP_OVERHEAD) / 1e6
 
 
+def _case(tag: str) -> float:
+    """Say which simulation runs now (the bench's progress); its start time."""
+    print(f"  {tag} ...", flush=True)
+    return time.perf_counter()
+
+
+def _case_done(tag: str, t0: float) -> None:
+    print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
+
+
 def _run_cases(sim: str, profile: str, mps: int, cases: list[dict], tag: str) -> list[dict]:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
+    t_case = _case(tag)
     results = runner.run(
         "bench_engine",
         sim=sim,
@@ -57,6 +68,7 @@ def _run_cases(sim: str, profile: str, mps: int, cases: list[dict], tag: str) ->
         raise RuntimeError(
             f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
         )
+    _case_done(tag, t_case)
     return json.loads(out.read_text())
 
 
@@ -132,6 +144,7 @@ def _demo(
 ) -> dict:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
+    t_case = _case(tag)
     runner.build(sim, profile, overrides=overrides)  # the build is not the demo's time
     t0 = time.perf_counter()
     results = runner.run(
@@ -147,6 +160,7 @@ def _demo(
     wall = time.perf_counter() - t0
     if runner.failures(results):
         raise RuntimeError(f"{tag}: {runner.failure_messages(results)}")
+    _case_done(tag, t_case)
     return {**json.loads(out.read_text()), "wall_s": wall}
 
 
@@ -391,10 +405,11 @@ def main(argv: list[str] | None = None) -> int:
         ("speed", lambda: bench_speed(a.quick)),
         ("demo", lambda: bench_demo(a.quick)),
     ]
-    for name, step in steps:
-        if name in parts:
-            print(f"bench: {name} ...", flush=True)
-            res[name] = step()
+    chosen = [(name, step) for name, step in steps if name in parts]
+    for i, (name, step) in enumerate(chosen, 1):
+        elapsed = time.perf_counter() - t0
+        print(f"bench: [{i}/{len(chosen)}] {name} (after {elapsed:.0f} s)", flush=True)
+        res[name] = step()
     res["targets"] = targets(res)
     res["wall_s"] = time.perf_counter() - t0
     (OUT_DIR / "results.json").write_text(json.dumps(res, indent=1))
