@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     prof = PROFILES[a.profile]
     tdir = runner.build_dir(a.sim, prof, a.waves) / "runs" / f"demo-{os.getpid()}"
     log, status = tdir / "sim.log", tdir / "progress.json"
+    for stale in (log, status):  # an earlier run of this process id left them
+        stale.unlink(missing_ok=True)
     print(f"log: {log}", flush=True)
     if a.demo in ("rdma-cuda", "rdma-malloc") and not a.args:
         print(

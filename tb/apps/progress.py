@@ -123,6 +123,8 @@ class Watcher:
     def _follow_log(self) -> None:
         try:
             with open(self.log, errors="replace") as f:
+                if os.fstat(f.fileno()).st_size < self._pos:  # truncated: a new run's log
+                    self._pos, self._partial = 0, ""
                 f.seek(self._pos)
                 chunk = f.read()
                 self._pos = f.tell()

@@ -84,3 +84,17 @@ def test_watcher_on_a_terminal_redraws_in_place(tmp_path):
     assert text.startswith("\r" + " " * len(drawn) + "\r  app: line\n")
     w.finish()
     assert out.getvalue().endswith("\r" + " " * len(drawn) + "\r")  # nothing left on screen
+
+
+def test_watcher_follows_a_log_started_again(tmp_path):
+    """A run that rewrites the log (the same run directory used again) is followed from
+    its start, not from where the old log ended."""
+    log, status = tmp_path / "sim.log", tmp_path / "progress.json"
+    out = io.StringIO()
+    w = Watcher(log, status, _keep, out=out)
+    log.write_text("tb an old run's long line\n")
+    w.poll()
+    log.write_text("tb new\n")
+    w.poll()
+    w.finish()
+    assert out.getvalue().splitlines() == ["  an old run's long line", "  new"]
