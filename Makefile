@@ -5,6 +5,8 @@
 SIM ?= icarus
 PROFILE ?= picoevb
 WAVES ?= 0
+# make sim TRACE=1: the TLP trace, its transfer report and the Perfetto timeline
+TRACE ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
@@ -22,6 +24,9 @@ PROFILES := picoevb gen3x8 gen3x4 gen3x16
 ifneq ($(filter-out 0 1,$(WAVES)),)
 $(error WAVES must be 0 or 1, not '$(WAVES)')
 endif
+ifneq ($(filter-out 0 1,$(TRACE)),)
+$(error TRACE must be 0 or 1, not '$(TRACE)')
+endif
 ifeq ($(filter $(SIM),icarus verilator),)
 $(error SIM must be icarus or verilator, not '$(SIM)')
 endif
@@ -32,7 +37,7 @@ endif
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-export SIM PROFILE WAVES SEED
+export SIM PROFILE WAVES SEED TRACE
 
 .PHONY: all sim test test-unit regress coverage lint regmap waves bench clean deps
 

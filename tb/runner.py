@@ -327,11 +327,13 @@ def run(
             raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
     records = None
     if trace_file.is_file():
+        from .debug import perfetto
         from .debug.report import write_report
         from .debug.trace import read_trace
 
-        records = read_trace(trace_file)  # once, for the report and the save file's view
+        records = read_trace(trace_file)  # once, for the reports and the save file's view
         write_report(trace_file, records=records)
+        perfetto.write(trace_file, records=records)
     for dump in tdir.glob("*.fst"):
         from .debug.gtkwave import first_peer_transfer_ns, write_save_file
 
@@ -342,7 +344,13 @@ def run(
 
 def artifacts(run_dir: Path) -> list[Path]:
     """The waveform, trace and report files of one run directory."""
-    names = ("*.fst", "waves.gtkw", "tlp_trace.jsonl", "transfer_report.html")
+    names = (
+        "*.fst",
+        "waves.gtkw",
+        "tlp_trace.jsonl",
+        "transfer_report.html",
+        "timeline.perfetto.json",
+    )
     return sorted(p for n in names for p in run_dir.glob(n))
 
 

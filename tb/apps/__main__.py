@@ -138,11 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"result: {'FAIL' if failed else 'PASS'}  ({a.demo}, {a.sim}, profile {a.profile})")
     print(f"log: {log}")
     found = runner.artifacts(tdir)
+    hints = {
+        "waves": "  (make waves)",
+        "timeline": "  (open it in https://ui.perfetto.dev or chrome://tracing)",
+        "report": "  (a web page)",
+    }
     for path in found:
-        kind = {"fst": "waves", "gtkw": "save file", "jsonl": "trace", "html": "report"}[
-            path.suffix.lstrip(".")
-        ]
-        print(f"{kind}: {path}" + ("  (make waves)" if kind == "waves" else ""))
+        kind = {
+            "fst": "waves",
+            "gtkw": "save file",
+            "jsonl": "trace",
+            "html": "report",
+            "json": "timeline",
+        }[path.suffix.lstrip(".")]
+        print(f"{kind}: {path}{hints.get(kind, '')}")
     if not a.waves:
         print("waves: none (run with WAVES=1, then make waves)")
     return 1 if failed else 0

@@ -1,11 +1,15 @@
 """Waveform debugging end to end: a traced peer transfer with WAVES=1 on both simulators,
-its FST, the GTKWave save file, the text tracks, the trace and the report."""
+its FST, the GTKWave save file, the text tracks, the trace, the report and the Perfetto
+timeline."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from tb import runner
+from tests.unit.test_perfetto import check_trace_event_format
 
 
 @pytest.mark.parametrize(
@@ -48,6 +52,9 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     assert summary["directions"]["H2C"]["bytes"] == 8192
     assert summary["directions"]["C2H"]["bytes"] == 8192
     assert (run_dir / "transfer_report.html").stat().st_size > 1000
+    timeline = json.loads((run_dir / "timeline.perfetto.json").read_text())
+    events = check_trace_event_format(timeline)
+    assert any(e.get("args", {}).get("name") == "H2C" for e in events if e["ph"] == "M")
     _check_text_tracks(dumps[0], in_dump, text, read_trace(run_dir / "tlp_trace.jsonl"))
 
 

@@ -1,0 +1,183 @@
+"""The TLP trace as Chrome trace-event JSON: an interactive timeline that opens in
+Perfetto (https://ui.perfetto.dev, "Open trace file") and in chrome://tracing.
+
+Tracks (the format's threads), grouped in three processes:
+
+- ``links``: one track per link and direction (``fpga up``, ``gpu down``...), a slice per
+  TLP named by what it did (``MWr 256B -> GPU BAR1 pin#1 va+0x10000``), its fields in the
+  slice's arguments;
+- ``read tags``: one track per requester and tag, a slice from each read request to its
+  last completion (where split or reordered completions show);
+- ``descriptor engines``: one track per channel (``H2C``, ``C2H``), a slice per
+  descriptor from its fetch to its last data TLP, with a flow arrow to each of its data
+  TLPs on the ``fpga`` link.
+
+``python -m tb.debug.perfetto TRACE.jsonl [OUT.json]`` converts any trace. Times are the
+simulated time (the format's microseconds).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .annotate import desc_label, tlp_label
+from .trace import read_trace
+
+LINKS_PID, TAGS_PID, ENGINES_PID = 1, 2, 3
+# a TLP's slice lasts until the next TLP on its track, at most this long (us); the trace
+# records when a TLP passed, not how long it took on the wire
+MAX_TLP_US = 0.2
+MIN_TLP_US = 0.001
+
+
+def _meta(pid: int, tid: int | None, name: str) -> dict:
+    if tid is None:
+        return {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": name}}
+    return {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}}
+
+
+def _last_completion(rec: dict) -> bool:
+    """A completion that ends its request: byte count no more than it carries."""
+    return rec["type"] == "Cpl" or rec.get("bc", 0) <= rec.get("len", 0)
+
+
+def convert(records: list[dict]) -> dict:
+    """Trace records -> a trace-event JSON object."""
+    events: list[dict] = [
+        _meta(LINKS_PID, None, "links"),
+        _meta(TAGS_PID, None, "read tags"),
+        _meta(ENGINES_PID, None, "descriptor engines"),
+    ]
+    tids: dict[tuple[int, str], int] = {}
+
+    def tid(pid: int, name: str) -> int:
+        key = (pid, name)
+        if key not in tids:
+            tids[key] = len(tids) + 1
+            events.append(_meta(pid, tids[key], name))
+        return tids[key]
+
+    tlps = [r for r in records if "event" not in r]
+    # slice lengths: until the next TLP on the same link direction
+    nxt: dict[int, float] = {}
+    last_on: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(tlps):
+        key = (r["link"], r["dir"])
+        if key in last_on:
+            nxt[last_on[key]] = r["t"]
+        last_on[key] = i
+    open_reads: dict[tuple[str, int], dict] = {}
+    descs: dict[tuple, dict] = {}
+    for i, r in enumerate(tlps):
+        ts = r["t"] / 1e3
+        dur = min(MAX_TLP_US, max(MIN_TLP_US, (nxt.get(i, r["t"]) - r["t"]) / 1e3))
+        track = tid(LINKS_PID, f"{r['link']} {r['dir']}")
+        args = {k: v for k, v in r.items() if k not in ("t", "target")}
+        args.update({f"target.{k}": v for k, v in r.get("target", {}).items()})
+        kind = r.get("target", {}).get("kind", "other")
+        events.append(
+            {
+                "ph": "X",
+                "name": tlp_label(r),
+                "cat": kind,
+                "ts": ts,
+                "dur": dur,
+                "pid": LINKS_PID,
+                "tid": track,
+                "args": args,
+            }
+        )
+        if r["link"] != "fpga":
+            continue
+        # read requests of the FPGA and their completions, per tag
+        if r["type"] == "MRd" and r["dir"] == "up":
+            open_reads[(r["req"], r["tag"])] = {"t": r["t"], "rec": r}
+        elif r["type"] in ("CplD", "Cpl") and r["dir"] == "down":
+            key = (r["req"], r["tag"])
+            req = open_reads.get(key)
+            if req is not None and _last_completion(r):
+                del open_reads[key]
+                events.append(
+                    {
+                        "ph": "X",
+                        "name": f"tag {r['tag']}: {tlp_label(req['rec'])}",
+                        "cat": "read",
+                        "ts": req["t"] / 1e3,
+                        "dur": max(MIN_TLP_US, (r["t"] - req["t"]) / 1e3),
+                        "pid": TAGS_PID,
+                        "tid": tid(TAGS_PID, f"{r['req']} tag {r['tag']}"),
+                        "args": {"request": req["rec"].get("target", {}).get("label", "")},
+                    }
+                )
+    for rec in records:
+        if rec.get("event") == "desc":
+            key = (rec["channel"], rec["chain"], rec["index"])
+            descs.setdefault(key, {"rec": rec, "end": rec["t"], "flows": []})
+    # data TLPs of a descriptor: its slice grows to the last one, a flow arrow to each
+    flow_id = 0
+    for r in tlps:
+        if r["link"] == "fpga" and "desc" in r:
+            d = descs.get(tuple(r["desc"]))
+            if d is not None:
+                d["end"] = max(d["end"], r["t"])
+                flow_id += 1
+                d["flows"].append((flow_id, r["t"], tid(LINKS_PID, f"fpga {r['dir']}")))
+    for (channel, chain, _index), d in descs.items():
+        rec = d["rec"]
+        engine = tid(ENGINES_PID, channel)
+        # from the descriptor's event (recorded with its first data TLP) to its last one
+        t0 = min([rec["t"], *(t for _, t, _ in d["flows"])])
+        start = t0 / 1e3
+        events.append(
+            {
+                "ph": "X",
+                "name": desc_label(rec),
+                "cat": "desc",
+                "ts": start,
+                "dur": max(MIN_TLP_US, (d["end"] - t0) / 1e3 + MIN_TLP_US),
+                "pid": ENGINES_PID,
+                "tid": engine,
+                "args": {k: v for k, v in rec.items() if k not in ("t", "event")}
+                | {"chain": chain},
+            }
+        )
+        for fid, t, link_tid in d["flows"]:
+            common = {"name": "data", "cat": "desc", "id": fid}
+            events.append({**common, "ph": "s", "ts": start, "pid": ENGINES_PID, "tid": engine})
+            events.append(
+                {**common, "ph": "f", "bp": "e", "ts": t / 1e3, "pid": LINKS_PID, "tid": link_tid}
+            )
+    return {
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": {"source": "gpudirect-cosim TLP trace", "time": "simulated"},
+    }
+
+
+def write(trace: Path, out: Path | None = None, records: list[dict] | None = None) -> Path:
+    """Convert ``trace`` (a ``tlp_trace.jsonl``) into ``out`` (default: beside it,
+    ``timeline.perfetto.json``); returns the path written."""
+    out = out or trace.with_name("timeline.perfetto.json")
+    data = convert(records if records is not None else read_trace(trace))
+    out.write_text(json.dumps(data, separators=(",", ":")))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not 1 <= len(args) <= 2:
+        print("usage: python -m tb.debug.perfetto TRACE.jsonl [OUT.json]")
+        return 2
+    trace = Path(args[0])
+    if not trace.is_file():
+        print(f"perfetto: no trace at {trace}")
+        return 1
+    out = write(trace, Path(args[1]) if len(args) > 1 else None)
+    print(f"timeline: {out}  (open in https://ui.perfetto.dev or chrome://tracing)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
