@@ -84,6 +84,24 @@ def summarize(records: list[dict]) -> dict:
     return out
 
 
+def human_bytes(n: float) -> str:
+    """``1.5 MiB``, ``12.0 KiB``, ``300 B``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _ticks(t0: float, t1: float, n: int = 8) -> list[float]:
+    """Round tick times (ns) across [t0, t1]: steps of 1, 2 or 5 times a power of ten."""
+    span = max(t1 - t0, 1.0)
+    raw = span / n
+    mag = 10 ** int(f"{raw:e}".split("e")[1])
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    first = -(-t0 // step) * step
+    return [first + i * step for i in range(int((t1 - first) // step) + 1)]
+
+
 def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> str:
     """An SVG timeline: a lane per engine with a mark where each descriptor's data starts,
     and a lane per link and direction with the TLPs as marks."""
@@ -97,12 +115,25 @@ def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> st
     desc_lanes = sorted({r["channel"] for r in descs})
     lanes = [(c, "descriptors") for c in desc_lanes] + sorted({(r["link"], r["dir"]) for r in tlps})
     y_of = {lane: 30 + i * lane_h for i, lane in enumerate(lanes)}
+    bottom = 30 + len(lanes) * lane_h
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' "
-        f"height='{40 + len(lanes) * lane_h}' font-family='monospace' font-size='11'>"
+        f"height='{bottom + 40}' font-family='monospace' font-size='11'>",
+        "<text x='4' y='14' font-weight='bold'>lane</text>",
     ]
     for (link, d), y in y_of.items():
         parts.append(f"<text x='4' y='{y + 14}'>{link} {d}</text>")
+    # the time axis: simulated microseconds, with a grid line per tick
+    for t in _ticks(t0, t1):
+        x = 150 + int((t - t0) * scale)
+        parts.append(
+            f"<line x1='{x}' y1='26' x2='{x}' y2='{bottom}' stroke='#ddd'/>"
+            f"<text x='{x}' y='{bottom + 14}' text-anchor='middle'>{t / 1e3:g}</text>"
+        )
+    parts.append(
+        f"<text x='{150 + (width - 160) // 2}' y='{bottom + 32}' text-anchor='middle'>"
+        "simulated time (us)</text>"
+    )
     for r in descs:
         x = 150 + int((r["t"] - t0) * scale)
         label = html.escape(f"{r['t']:.0f} ns {desc_label(r)}")
@@ -127,10 +158,7 @@ def timeline_svg(records: list[dict], width: int = 1200, lane_h: int = 22) -> st
             f"<rect x='{x}' y='{key[1] + 3}' width='2' height='{lane_h - 6}' "
             f"fill='{COLOURS.get(kind, '#888')}'><title>{label}</title></rect>"
         )
-    parts.append(
-        f"<text x='150' y='14'>{t0:.0f} ns</text>"
-        f"<text x='{width - 90}' y='14'>{t1:.0f} ns</text></svg>"
-    )
+    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -148,18 +176,41 @@ def write_report(
     rows = []
     for d, s in summary["directions"].items():
         for target, n in s["by_target"].items():
-            rows.append(f"<tr><td>{d}</td><td>{html.escape(target)}</td><td>{n}</td></tr>")
+            rows.append(
+                f"<tr><td>{d}</td><td>{html.escape(target)}</td>"
+                f"<td title='{n} bytes'>{human_bytes(n)}</td><td></td></tr>"
+            )
         bw = f"{s['mb_per_s']} MB/s" if s["mb_per_s"] else "-"
-        rows.append(f"<tr><th>{d} total</th><td></td><th>{s['bytes']}</th><td>{bw}</td></tr>")
+        rows.append(
+            f"<tr><th>{d} total</th><td></td><th title='{s['bytes']} bytes'>"
+            f"{human_bytes(s['bytes'])}</th><td>{bw} over "
+            f"{(s['last_ns'] - s['first_ns']) / 1e3:,.1f} us</td></tr>"
+        )
     legend = " ".join(f"<span style='color:{c}'>&#9632; {k}</span>" for k, c in COLOURS.items())
     page = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>transfer report"
-        f"</title></head><body><h2>Peer-transfer report</h2><p>{html.escape(str(trace))}"
-        f"</p><table border='1' cellpadding='4'><tr><th>direction</th><th>target</th>"
-        f"<th>bytes</th><th>bandwidth (simulated)</th></tr>{''.join(rows)}</table>"
+        "<!doctype html><html><head><meta charset='utf-8'><title>transfer report</title>"
+        "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:4px 10px;"
+        "text-align:left}table{border-collapse:collapse}tr{border-bottom:1px solid #ccc}"
+        "p.note{color:#444;max-width:60em}</style></head><body>"
+        f"<h2>Peer-transfer report</h2><p>{html.escape(str(trace))}</p>"
+        "<table><tr><th>direction</th><th>target</th><th>data</th><th>bandwidth</th></tr>"
+        f"{''.join(rows)}</table>"
+        "<p class='note'>H2C: bytes the FPGA read (completion data it received); C2H: "
+        "bytes it wrote. <b>Bandwidth</b> here is a direction's bytes over the simulated "
+        "time from its first to its last data TLP on the FPGA's link. make sim's MB/s "
+        "divides the surface's bytes by the driver's <code>dma_time_ns</code> instead: "
+        "the whole ioctl, from starting its first chain to its last chain's interrupt, in "
+        "which the bytes go both into and out of the card RAM (H2C2H), with the "
+        "descriptor fetches, read round trips and interrupts between; so it reads lower "
+        "than either direction here.</p>"
         f"<p>descriptor chains: {summary['chains']}; other TLPs from the FPGA: "
         f"{html.escape(json.dumps(summary['other_tlps_from_fpga']))}</p>"
-        f"<p>{legend}</p>{timeline_svg(records)}</body></html>"
+        "<h3>Timeline</h3><p class='note'>A lane per descriptor engine (a mark where each "
+        "descriptor's data starts) and per link and direction (a mark per TLP): "
+        "<i>up</i> is towards the root complex, <i>down</i> away from it. Hover a mark "
+        f"for the descriptor or TLP. Colours: {legend}</p>{timeline_svg(records)}"
+        "<p class='note'>For zooming to single TLPs, open timeline.perfetto.json beside "
+        "this page in https://ui.perfetto.dev.</p></body></html>"
     )
     hpath = out_dir / "transfer_report.html"
     hpath.write_text(page)

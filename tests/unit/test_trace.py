@@ -10,7 +10,7 @@ from cuda_model.gpu import BAR0, BAR1, BAR3, Gpu
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
 from tb.debug.annotate import WaveAnnotations, desc_label, encode, place, tlp_label
-from tb.debug.report import summarize, write_report
+from tb.debug.report import _ticks, human_bytes, summarize, write_report
 from tb.debug.trace import JsonLinesSink, TlpTrace, read_trace
 from tests.unit.tlps import HOST, mem_read, mem_write
 
@@ -155,6 +155,13 @@ def test_report_counts_and_pages(tmp_path) -> None:
     j, h = write_report(tmp_path / "t.jsonl")
     page = h.read_text()
     assert "<svg" in page and "gpu pin#" in page and j.is_file()
+    # units, the axis, the bandwidth's definition, what up and down mean
+    assert ">512 B<" in page and ">300 B<" in page and "title='512 bytes'" in page
+    assert "simulated time (us)" in page and "<b>Bandwidth</b> here is" in page
+    assert "<i>up</i> is towards the root complex" in page
+    assert human_bytes(3 << 20) == "3.0 MiB" and human_bytes(1536) == "1.5 KiB"
+    assert _ticks(0, 1000) == [0, 200, 400, 600, 800, 1000]
+    assert _ticks(1234, 1300, 4) == [1240, 1260, 1280, 1300]
 
 
 def _peek(blocks: dict[int, bytes]):
