@@ -93,10 +93,6 @@ class Backing:
     def end(self) -> int:
         return self.base + self.span
 
-    @property
-    def is_chunk(self) -> bool:
-        return self.blocks is not None
-
 
 @dataclasses.dataclass
 class PinStats:

@@ -130,14 +130,16 @@ class Watcher:
                 self._pos = f.tell()
         except OSError:
             return
-        text = self._partial + chunk
-        lines = text.split("\n")
+        lines = (self._partial + chunk).split("\n")
         self._partial = lines.pop()
         for line in lines:
-            shown = self.keep(line)
-            if shown is not None:
-                self._clear()
-                self.out.write(shown + "\n")
+            self._emit(line)
+
+    def _emit(self, line: str) -> None:
+        shown = self.keep(line)
+        if shown is not None:
+            self._clear()
+            self.out.write(shown + "\n")
 
     def poll(self) -> None:
         """Stream new log lines, then show the progress line if one is due."""
@@ -161,10 +163,7 @@ class Watcher:
         """The run ended: the rest of the log, and no progress line left on screen."""
         self._follow_log()
         if self._partial:
-            shown = self.keep(self._partial)
+            self._emit(self._partial)
             self._partial = ""
-            if shown is not None:
-                self._clear()
-                self.out.write(shown + "\n")
         self._clear()
         self.out.flush()

@@ -69,7 +69,12 @@ def convert(records: list[dict]) -> dict:
             nxt[last_on[key]] = r["t"]
         last_on[key] = i
     open_reads: dict[tuple[str, int], dict] = {}
-    descs: dict[tuple, dict] = {}
+    # each descriptor's event, and its data TLPs: (flow id, time, link track)
+    descs: dict[tuple, tuple[dict, list[tuple[int, float, int]]]] = {}
+    for rec in records:
+        if rec.get("event") == "desc":
+            descs.setdefault((rec["channel"], rec["chain"], rec["index"]), (rec, []))
+    flow_id = 0
     for i, r in enumerate(tlps):
         ts = r["t"] / 1e3
         dur = min(MAX_TLP_US, max(MIN_TLP_US, (nxt.get(i, r["t"]) - r["t"]) / 1e3))
@@ -91,6 +96,9 @@ def convert(records: list[dict]) -> dict:
         )
         if r["link"] != "fpga":
             continue
+        if "desc" in r and tuple(r["desc"]) in descs:
+            flow_id += 1
+            descs[tuple(r["desc"])][1].append((flow_id, r["t"], track))
         # read requests of the FPGA and their completions, per tag
         if r["type"] == "MRd" and r["dir"] == "up":
             open_reads[(r["req"], r["tag"])] = {"t": r["t"], "rec": r}
@@ -111,24 +119,12 @@ def convert(records: list[dict]) -> dict:
                         "args": {"request": req["rec"].get("target", {}).get("label", "")},
                     }
                 )
-    for rec in records:
-        if rec.get("event") == "desc":
-            key = (rec["channel"], rec["chain"], rec["index"])
-            descs.setdefault(key, {"rec": rec, "end": rec["t"], "flows": []})
-    # data TLPs of a descriptor: its slice grows to the last one, a flow arrow to each
-    flow_id = 0
-    for r in tlps:
-        if r["link"] == "fpga" and "desc" in r:
-            d = descs.get(tuple(r["desc"]))
-            if d is not None:
-                d["end"] = max(d["end"], r["t"])
-                flow_id += 1
-                d["flows"].append((flow_id, r["t"], tid(LINKS_PID, f"fpga {r['dir']}")))
-    for (channel, chain, _index), d in descs.items():
-        rec = d["rec"]
+    # a slice per descriptor, from its event (recorded with its first data TLP) to its
+    # last data TLP, and a flow arrow to each data TLP
+    for (channel, chain, _index), (rec, flows) in descs.items():
         engine = tid(ENGINES_PID, channel)
-        # from the descriptor's event (recorded with its first data TLP) to its last one
-        t0 = min([rec["t"], *(t for _, t, _ in d["flows"])])
+        times = [rec["t"], *(t for _, t, _ in flows)]
+        t0 = min(times)
         start = t0 / 1e3
         events.append(
             {
@@ -136,14 +132,14 @@ def convert(records: list[dict]) -> dict:
                 "name": desc_label(rec),
                 "cat": "desc",
                 "ts": start,
-                "dur": max(MIN_TLP_US, (d["end"] - t0) / 1e3 + MIN_TLP_US),
+                "dur": max(MIN_TLP_US, (max(times) - t0) / 1e3 + MIN_TLP_US),
                 "pid": ENGINES_PID,
                 "tid": engine,
                 "args": {k: v for k, v in rec.items() if k not in ("t", "event")}
                 | {"chain": chain},
             }
         )
-        for fid, t, link_tid in d["flows"]:
+        for fid, t, link_tid in flows:
             common = {"name": "data", "cat": "desc", "id": fid}
             events.append({**common, "ph": "s", "ts": start, "pid": ENGINES_PID, "tid": engine})
             events.append(

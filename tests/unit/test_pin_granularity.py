@@ -42,6 +42,7 @@ from cuda_model import (
     cudaMemcpyKind,
 )
 from cuda_model.errors import EINVAL
+from tests.unit.test_cuda_model import pin
 
 MiB = 1 << 20
 KiB = 1 << 10
@@ -199,22 +200,6 @@ def test_pool_release_as_on_the_h100(line: str):
 
 def test_pool_release_covers_the_recording():
     assert _model() == recorded()
-
-
-class Callback:
-    """Records its calls, like picoevb's free callback."""
-
-    def __init__(self) -> None:
-        self.calls: list[object] = []
-
-    def __call__(self, data: object) -> None:
-        self.calls.append(data)
-
-
-def pin(p2p: NvidiaP2P, va: int, length: int, data: object = "surf"):
-    cb = Callback()
-    rc, pt = p2p.nvidia_p2p_get_pages(0, 0, va, length, cb, data)
-    return rc, pt, cb
 
 
 def test_pin_rounds_over_a_neighbour_and_outlives_its_free():
