@@ -44,12 +44,13 @@ export SIM PROFILE WAVES SEED TRACE
 all: test
 
 # Debian packages: Icarus Verilog (required), the LZ4 headers Verilator's FST tracing
-# compiles against (WAVES=1 with SIM=verilator) and GTKWave (make waves; its fst2vcd lets
-# the waves test read the dump's text tracks)
+# compiles against (WAVES=1 with SIM=verilator), GTKWave (make waves) and a virtual
+# display (the waves test opens the save file in GTKWave under xvfb-run)
 $(STAMP): pyproject.toml
 	@missing=""; command -v iverilog >/dev/null 2>&1 || missing="iverilog"; \
 	test -f /usr/include/lz4.h || missing="$$missing liblz4-dev"; \
-	command -v fst2vcd >/dev/null 2>&1 || missing="$$missing gtkwave"; \
+	command -v gtkwave >/dev/null 2>&1 || missing="$$missing gtkwave"; \
+	command -v xvfb-run >/dev/null 2>&1 || missing="$$missing xvfb xauth"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing with apt-get"; \
@@ -58,7 +59,7 @@ $(STAMP): pyproject.toml
 	  elif ! command -v iverilog >/dev/null 2>&1; then \
 	    echo "Icarus Verilog is missing: install it (e.g. sudo apt-get install iverilog) and rerun"; exit 1; \
 	  else \
-	    echo "note: not installed:$$missing (liblz4-dev: Verilator FST waves; gtkwave: make waves)"; \
+	    echo "note: not installed:$$missing (liblz4-dev: Verilator FST waves; gtkwave: make waves; xvfb: the waves test's GTKWave check)"; \
 	  fi; \
 	fi
 	@test -x $(PY) || python3 -m venv $(VENV)

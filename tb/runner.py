@@ -226,7 +226,7 @@ def build(
     build_args: list[str] = []
     sources = hdl_sources(toplevel, user_sources)
     defines: dict[str, object] = {**dropin_defines(prof, overrides)} if user_sources else {}
-    # the text tracks (tb/annotate.py) of the card: bound in (Verilator) or a second root
+    # the text tracks (tb/debug/annotate.py) of the card: bound in (Verilator) or a second root
     if waves and toplevel == TOPLEVEL:
         sources.append(TB_HDL_DIR / "pevb_annot.v")
         if sim == "verilator":
@@ -335,9 +335,9 @@ def run(
         write_report(trace_file, records=records)
         perfetto.write(trace_file, records=records)
     for dump in tdir.glob("*.fst"):
-        from .debug.gtkwave import first_peer_transfer_ns, write_save_file
+        from .debug.gtkwave import focus, write_save_file
 
-        write_save_file(dump, focus_ns=first_peer_transfer_ns(records or []))
+        write_save_file(dump, view=focus(records or []))
     _note_artifacts(tdir)
     return results
 

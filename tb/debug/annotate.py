@@ -16,24 +16,36 @@ TLP_TRACKS = {
     ("switch", UP): "host_rx",
     ("switch", DOWN): "host_tx",
 }
+# register and configuration accesses (the host's MMIO, its status polling among them, and
+# their completions) have a track of their own, at the endpoint's end of the link: they
+# are left off the link tracks, and the root complex's end of the same TLP is not shown
+MMIO_TRACK = "mmio"
+REGISTER_KINDS = frozenset({"fpga_reg", "gpu_reg", "config"})
+ENDPOINT_LINKS = frozenset({"fpga", "gpu"})
 DESC_TRACKS = {"H2C": "h2c_desc", "C2H": "c2h_desc"}
-TRACKS = (*TLP_TRACKS.values(), *DESC_TRACKS.values())
+TRACKS = (*TLP_TRACKS.values(), MMIO_TRACK, *DESC_TRACKS.values())
+# requests that expect a completion: their label carries the tag the completions match
+NON_POSTED = ("MRd", "Cfg", "IO")
 ANNOT_INSTANCE, ANNOT_ROOT = "annot", "pevb_annot"  # Verilator (bound) / Icarus (a root)
 
 
 def tlp_label(rec: dict) -> str:
-    """One line for a TLP record: type, size, and what it touched."""
+    """One line for a TLP record: type, size, tag (of a request that expects completions,
+    and of a completion), and what it touched."""
     kind = rec["type"]
     target = rec.get("target", {}).get("label", "?")
+    tag = f" tag {rec['tag']}" if "tag" in rec else ""
     if "status" in rec:  # a completion: it comes from the request's target
         status = rec["status"]
         head = f"{kind} {rec['len']}B" if status == "SC" else f"{kind} {status}"
         off = rec.get("off")
-        text = f"{head} <- {target}" + (f" [+{off:#x}]" if off else "")
+        text = f"{head}{tag} <- {target}" + (f" [+{off:#x}]" if off else "")
         return text + (" poisoned" if rec.get("ep") else "")
+    if not kind.startswith(NON_POSTED):
+        tag = ""
     if "addr" in rec:
-        return f"{kind} {rec['len']}B -> {target}"
-    return f"{kind} -> {target}"
+        return f"{kind} {rec['len']}B{tag} -> {target}"
+    return f"{kind}{tag} -> {target}"
 
 
 def desc_label(rec: dict) -> str:
@@ -51,6 +63,8 @@ def place(rec: dict) -> tuple[str, str] | None:
         return DESC_TRACKS[rec["channel"]], desc_label(rec)
     if "event" in rec:
         return None
+    if rec.get("target", {}).get("kind") in REGISTER_KINDS:
+        return (MMIO_TRACK, tlp_label(rec)) if rec["link"] in ENDPOINT_LINKS else None
     track = TLP_TRACKS.get((rec["link"], rec["dir"]))
     return None if track is None else (track, tlp_label(rec))
 

@@ -1,27 +1,28 @@
-"""A GTKWave save file for a run's waveform: the PCIe interfaces and the DMA engine state,
-grouped and named, so ``make waves`` opens a readable view with no manual setup.
+"""A GTKWave save file for a run's waveform: the decoded text tracks, the PCIe interfaces
+and the DMA engine state, grouped and named without bit ranges, so ``make waves`` opens a
+readable view with no manual setup.
 
-The save file is written after the run from the dump's own hierarchy (:mod:`tb.fst`),
-so every signal it lists exists in that dump.
+The save file is written after the run from the dump's own hierarchy (:mod:`tb.debug.fst`),
+so every signal it lists exists in that dump, with pyvcd's save-file writer. The view opens
+on the run's first peer transfer, zoomed so that its label on the FPGA's track shows whole.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
-from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TLP_TRACKS
-from .fst import FstError, fst_signals, fst_timescale_ns
+from vcd.gtkw import GTKWSave
+
+from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TRACKS, desc_label, place
+from .fst import Dump, read_dump
 
 TOP = "pevb_dma_top"
-# GTKWave trace flags: right-justified hex / binary / decimal / ASCII, group begin / end
-# (blank rows)
-HEX, BIN, DEC, ASCII = "@22", "@28", "@24", "@820"
-# the decoded text tracks (tb/annotate.py), first: where the module sits in each
+# the decoded text tracks (tb/debug/annotate.py), first: where the module sits in each
 # simulator's dump (bound into the top by Verilator, a second root under Icarus)
-TEXT_TITLE = "Decoded TLPs (per link end) and descriptors (per engine)"
-TEXT_TRACKS = [*TLP_TRACKS.values(), *DESC_TRACKS.values()]
+TEXT_TITLE = "Decoded TLPs (per link end), MMIO and descriptors (per engine)"
 TEXT_SCOPES = (f"{TOP}.{ANNOT_INSTANCE}", ANNOT_ROOT)
-GROUP_BEGIN, GROUP_END = "@800200", "@1000200"
 
 _STREAM = ("tvalid", "tready", "tlast", "tkeep", "tuser", "tdata")
 _ENGINE = (
@@ -56,83 +57,112 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("Board", ["led", "user_clk", "user_reset"]),
 ]
 
-
-def _display_names(signals: set[str]) -> dict[str, str]:
-    """``pevb_dma_top.x [7:0]`` (as stored) -> base name ``pevb_dma_top.x`` -> GTKWave's
-    name ``pevb_dma_top.x[7:0]``."""
-    out = {}
-    for s in signals:
-        base, _, rng = s.partition(" ")
-        out.setdefault(base, base + rng)
-    return out
+# GTKWave shows 2**-zoom dump time units per 200 pixels (measured with GTKWave 3.3.118:
+# zoom -18 over a 1 ps dump spans 1.056 us of its 806-pixel wave pane)
+PIXELS_PER_FRAME = 200
+CHAR_PX = 8  # a character of GTKWave's wave font (7.4 pixels in its default monospace)
+LEAD_PX = 24  # the view starts this far left of the focused label
+MAX_NS_PER_PX = 2.0  # never zoomed out further: single TLPs stay apart
+MIN_UNITS_PER_PX = 1 / 64
 
 
-# GTKWave's zoom is a power of two; -18 shows about 1 us across the wave pane, a few
-# labelled TLPs on the slowest link (picoevb's Gen2 x1)
-ZOOM = -18
-LEAD_NS = 200  # the view starts this long before the transfer it opens on
+@dataclass(frozen=True)
+class Focus:
+    """The label the view opens on: its track, text, start and how long it stays (until
+    the next label on its track; None: to the end of the run)."""
+
+    track: str
+    label: str
+    t_ns: float
+    box_ns: float | None
 
 
-def first_peer_transfer_ns(records: list[dict]) -> float | None:
-    """When the first descriptor that writes to the GPU starts (else the first that reads
-    from it, else the first of any kind), from a run's TLP trace records; None without
-    one."""
+def focus(records: list[dict]) -> Focus | None:
+    """The first data TLP (on the FPGA's track) of the run's first descriptor that writes
+    to the GPU (else the first that reads from it, else the first of any kind), from the
+    run's TLP trace records; the descriptor's own label when no data TLP names it; None
+    without descriptors."""
     descs = [r for r in records if r.get("event") == "desc"]
     peer = [r for r in descs if str(r.get("pcie", "")).startswith("GPU")]
     chosen = [r for r in peer if r["channel"] == "C2H"] or peer or descs
-    return chosen[0]["t"] if chosen else None
+    if not chosen:
+        return None
+    desc = chosen[0]
+    key = [desc["channel"], desc["chain"], desc["index"]]
+    placed = [(r["t"], place(r), r.get("desc") == key) for r in records]
+    for i, (t, where, mine) in enumerate(placed):
+        if mine and where is not None:
+            track, label = where
+            later = (u for u, w, _ in placed[i + 1 :] if w is not None and w[0] == track)
+            end = next(later, None)
+            return Focus(track, label, t, None if end is None else end - t)
+    return Focus(DESC_TRACKS[desc["channel"]], desc_label(desc), desc["t"], None)
 
 
-def write_save_file(dump: Path, out: Path | None = None, focus_ns: float | None = None) -> Path:
+def units_per_pixel(zoom: int) -> float:
+    """Dump time units per pixel at GTKWave's ``zoom``."""
+    return 2.0 ** (-zoom) / PIXELS_PER_FRAME
+
+
+def zoom_for(view: Focus, unit_ns: float) -> int:
+    """GTKWave's widest zoom at which ``view``'s label shows whole (its box at least as
+    wide as its text), and no wider than :data:`MAX_NS_PER_PX`."""
+    fit = MAX_NS_PER_PX / unit_ns
+    if view.box_ns is not None:
+        need_px = (len(view.label) + 2) * CHAR_PX
+        fit = min(fit, view.box_ns / unit_ns / need_px)
+    return math.ceil(-math.log2(PIXELS_PER_FRAME * max(fit, MIN_UNITS_PER_PX)))
+
+
+def _text_scope(dump: Dump) -> str | None:
+    return next((s for s in TEXT_SCOPES if f"{s}.{TRACKS[0]}" in dump.widths), None)
+
+
+def write_save_file(dump: Path, out: Path | None = None, view: Focus | None = None) -> Path:
     """Write ``waves.gtkw`` beside ``dump`` (or at ``out``); returns its path. The view
-    opens at ``focus_ns`` (the runner gives the first peer transfer of the run's trace:
-    :func:`first_peer_transfer_ns`) with the marker there, or at 0 without one."""
+    opens on ``view`` (the runner gives :func:`focus` of the run's trace), zoomed by
+    :func:`zoom_for`, with the marker at its start; at time 0 without one."""
     out = out or dump.parent / "waves.gtkw"
-    names = _display_names(fst_signals(dump))
-    start = marker = 0
-    if focus_ns is not None:
-        try:
-            unit = fst_timescale_ns(dump)
-        except FstError:
-            unit = 1e-3
-        marker = int(focus_ns / unit)
-        start = max(0, int((focus_ns - LEAD_NS) / unit))
-    lines = [
-        f"[*] pevb DMA engine waves, made by tb/gtkwave.py from {dump.name}",
-        f'[dumpfile] "{dump.resolve()}"',
-        f'[savefile] "{out.resolve()}"',
-        f"[timestart] {start}",
-        "[size] 1600 900",
-        "[sst_width] 200",
-        "[signals_width] 300",
-        "[sst_expanded] 1",
-    ]
-    if focus_ns is not None:
-        lines.append(f"*{ZOOM:.6f} {marker}")
-    for scope in TEXT_SCOPES:
-        present = [names[f"{scope}.{m}"] for m in TEXT_TRACKS if f"{scope}.{m}" in names]
-        if present:
-            lines += [GROUP_BEGIN, f"-{TEXT_TITLE}"]
-            for sig in present:
-                lines += [ASCII, sig]
-            lines += [GROUP_END, f"-{TEXT_TITLE}"]
-            break
-    for title, members in GROUPS:
-        present = [names[f"{TOP}.{m}"] for m in members if f"{TOP}.{m}" in names]
-        if not present:
-            continue
-        lines += [GROUP_BEGIN, f"-{title}"]
-        for sig in present:
-            lines += [BIN if "[" not in sig else HEX, sig]
-        lines += [GROUP_END, f"-{title}"]
-    out.write_text("\n".join(lines) + "\n")
+    wave = read_dump(dump)
+    with open(out, "w") as f:
+        save = GTKWSave(f)
+        save.comment(f"pevb DMA engine waves, made by tb/debug/gtkwave.py from {dump.name}")
+        save.dumpfile(str(dump.resolve()))
+        save.savefile(str(out.resolve()))
+        save.size(1600, 900)
+        save.signals_width(300)
+        save.sst_expanded(True)
+        if view is not None:
+            zoom = zoom_for(view, wave.unit_ns)
+            marker = round(view.t_ns / wave.unit_ns)
+            save.timestart(max(0, round(marker - LEAD_PX * units_per_pixel(zoom))))
+            save.zoom_markers(zoom, marker)
+        scope = _text_scope(wave)
+        if scope is not None:
+            with save.group(TEXT_TITLE):
+                for track in TRACKS:
+                    name = wave.gtkwave_name(f"{scope}.{track}")
+                    if name is not None:
+                        save.trace(name, alias=track, datafmt="ascii")
+        for title, members in GROUPS:
+            present = [m for m in members if f"{TOP}.{m}" in wave.widths]
+            if not present:
+                continue
+            with save.group(title):
+                for m in present:
+                    fmt = "bin" if wave.widths[f"{TOP}.{m}"] == 1 else "hex"
+                    name = wave.gtkwave_name(f"{TOP}.{m}")
+                    save.trace(name, alias=m.rpartition(".")[2], datafmt=fmt)
     return out
 
 
 def save_file_signals(path: Path) -> list[str]:
-    """The signal names a save file lists (not its comments, groups or settings)."""
+    """The signal names a save file lists (not their aliases, comments, groups or
+    settings)."""
     sigs = []
     for line in path.read_text().splitlines():
+        if line.startswith("+{"):
+            line = line.partition("} ")[2]
         if line and line[0] not in "[@-*":
             sigs.append(line.strip())
     return sigs

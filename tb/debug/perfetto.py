@@ -110,7 +110,7 @@ def convert(records: list[dict]) -> dict:
                 events.append(
                     {
                         "ph": "X",
-                        "name": f"tag {r['tag']}: {tlp_label(req['rec'])}",
+                        "name": tlp_label(req["rec"]),
                         "cat": "read",
                         "ts": req["t"] / 1e3,
                         "dur": max(MIN_TLP_US, (r["t"] - req["t"]) / 1e3),

@@ -5,6 +5,7 @@ timeline."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,9 +20,7 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     """WAVES=1 on a traced peer transfer: the run's own FST, a GTKWave save file whose every
     signal is in that dump (each group present), the trace and a report counting 8 KiB each
     way."""
-    from pathlib import Path
-
-    from tb.debug.fst import fst_signals
+    from tb.debug.fst import read_dump
     from tb.debug.gtkwave import GROUPS, save_file_signals
     from tb.debug.report import summarize
     from tb.debug.trace import read_trace
@@ -40,7 +39,8 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     run_dir = results.parent
     dumps = list(run_dir.glob("*.fst"))
     assert len(dumps) == 1, f"one FST per run in {run_dir}: {dumps}"
-    in_dump = {s.replace(" ", "") for s in fst_signals(dumps[0])}
+    dump = read_dump(dumps[0])
+    in_dump = dump.gtkwave_names()
     listed = save_file_signals(run_dir / "waves.gtkw")
     missing = [s for s in listed if s not in in_dump]
     assert not missing, f"save file signals not in the dump: {missing}"
@@ -55,7 +55,49 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     timeline = json.loads((run_dir / "timeline.perfetto.json").read_text())
     events = check_trace_event_format(timeline)
     assert any(e.get("args", {}).get("name") == "H2C" for e in events if e["ph"] == "M")
-    _check_text_tracks(dumps[0], in_dump, text, read_trace(run_dir / "tlp_trace.jsonl"))
+    records = read_trace(run_dir / "tlp_trace.jsonl")
+    _check_text_tracks(dumps[0], in_dump, text, records)
+    _check_in_gtkwave(run_dir / "waves.gtkw", listed, dump.unit_ns, records)
+
+
+def _check_in_gtkwave(save: Path, listed: list[str], unit_ns: float, records: list[dict]) -> None:
+    """GTKWave itself, under a virtual display, opens the save file: it shows every
+    signal listed (a name it cannot find in the dump is dropped), at the zoom written,
+    with the focused label's text inside the window."""
+    import shutil
+    import subprocess
+
+    from tb.debug.gtkwave import CHAR_PX, focus, units_per_pixel, zoom_for
+
+    if not (shutil.which("gtkwave") and shutil.which("xvfb-run")):
+        pytest.skip("GTKWave and xvfb-run are needed to open the save file (make installs them)")
+    script = save.parent / "query.tcl"
+    script.write_text(
+        'puts "SIGNALS [gtkwave::getDisplayedSignals]"\n'
+        'puts "WINDOW [gtkwave::getWindowStartTime] [gtkwave::getWindowEndTime]"\n'
+        'puts "ZOOM [gtkwave::getZoomFactor]"\n'
+        "gtkwave::/File/Quit\n"
+    )
+    done = subprocess.run(
+        ["xvfb-run", "-a", "gtkwave", "-S", str(script), str(save)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = {
+        line.split(" ", 1)[0]: line.split(" ", 1)[1].split()
+        for line in done.stdout.splitlines()
+        if line.startswith(("SIGNALS ", "WINDOW ", "ZOOM "))
+    }
+    assert said.keys() == {"SIGNALS", "WINDOW", "ZOOM"}, done.stdout + done.stderr
+    assert said["SIGNALS"] == listed
+    view = focus(records)
+    zoom = zoom_for(view, unit_ns)
+    assert float(said["ZOOM"][0]) == zoom
+    start, end = (int(x) * unit_ns for x in said["WINDOW"])
+    text_ns = (len(view.label) + 2) * CHAR_PX * units_per_pixel(zoom) * unit_ns
+    assert start <= view.t_ns and view.t_ns + text_ns <= end, (start, end, view)
+    assert view.box_ns is None or view.box_ns >= text_ns, view
 
 
 def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[dict]) -> None:
@@ -64,17 +106,14 @@ def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[di
     label on its engine's track, and nothing that is not a label of the trace."""
     from tb.debug.annotate import TRACKS, place
     from tb.debug.fst import text_values
-    from tb.debug.gtkwave import ASCII, TEXT_SCOPES, TEXT_TITLE
+    from tb.debug.gtkwave import TEXT_SCOPES, TEXT_TITLE
 
     scope = next((s for s in TEXT_SCOPES if f"{s}.fpga_tx[511:0]" in in_dump), None)
     assert scope is not None, "no text tracks in the dump"
     assert f"-{TEXT_TITLE}" in save_file
     for track in TRACKS:
-        assert f"{ASCII}\n{scope}.{track}[511:0]" in save_file, track
-    try:
-        values = text_values(dump, scope)
-    except FileNotFoundError as e:
-        pytest.skip(f"cannot read the dump's values: {e}")
+        assert f"+{{{track}}} {scope}.{track}[511:0]\n" in save_file, track
+    values = text_values(dump, scope)
     expected: dict[str, set[str]] = {t: set() for t in TRACKS}
     for rec in records:
         placed = place(rec)
@@ -99,6 +138,12 @@ def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[di
         assert any(
             k == ("fpga_tx", round(rec["t"]), v) for v in (label, label[:62] + " *") for k in at
         ), f"{label!r} not on fpga_tx at {rec['t']} ns"
+    # the driver's status polling is on the MMIO track, and only there
+    polls = [v for _, v in values["mmio"] if v.startswith("MRd 4B tag ") and "status" in v]
+    assert polls, values["mmio"][:5]
+    for track in TRACKS:
+        if track != "mmio":
+            assert not [v for _, v in values[track] if "FPGA " in v and "status" in v], track
     descs = [place(r)[1] for r in records if r.get("event") == "desc"]
     shown = [v for track in ("h2c_desc", "c2h_desc") for _, v in values[track]]
     assert descs and all(d in shown for d in descs), (descs, shown)

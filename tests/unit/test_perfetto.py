@@ -109,7 +109,8 @@ def test_timeline_tracks_slices_and_flows(tmp_path):
     # the split read: its tag's slice runs from the request to the second completion
     t_req = next(r["t"] for r in records if r.get("tag") == 5 and r["type"] == "MRd")
     t_last = [r["t"] for r in records if r.get("tag") == 5 and r["type"] == "CplD"][-1]
-    (tag5,) = [e for e in slices if e["pid"] == perfetto.TAGS_PID and e["name"].startswith("tag 5")]
+    (tag5,) = [e for e in slices if e["pid"] == perfetto.TAGS_PID and " tag 5 " in e["name"]]
+    assert tag5["name"].startswith("MRd 256B tag 5 -> ")
     assert tag5["ts"] * 1e3 == t_req and round((tag5["ts"] + tag5["dur"]) * 1e3, 6) == t_last
     # descriptors: one slice each, to their last data TLP, with a flow to each data TLP
     descs = [e for e in slices if e["pid"] == perfetto.ENGINES_PID]

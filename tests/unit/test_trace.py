@@ -245,7 +245,7 @@ def test_labels_and_tracks() -> None:
     assert place(records[-1]) == ("fpga_tx", f"MWr 256B -> GPU BAR1 pin#{pin.pin_id} va+0x10000")
     req = mem_read(GPU_BAR1 + (pin.bar1_pages[0] << 16), 256, tag=2)
     trace.observe("gpu", "down", req)
-    assert place(records[-1]) == ("gpu_rx", f"MRd 256B -> GPU BAR1 pin#{pin.pin_id} va+0x0")
+    assert place(records[-1]) == ("gpu_rx", f"MRd 256B tag 2 -> GPU BAR1 pin#{pin.pin_id} va+0x0")
     for first, n in ((0, 128), (128, 128)):
         c = Tlp.create_completion_data_for_tlp(req, HOST)
         c.lower_address, c.byte_count = first, 256 - first
@@ -253,17 +253,31 @@ def test_labels_and_tracks() -> None:
         trace.observe("gpu", "up", c)
     assert place(records[-1]) == (
         "gpu_tx",
-        f"CplD 128B <- GPU BAR1 pin#{pin.pin_id} va+0x0 [+0x80]",
+        f"CplD 128B tag 2 <- GPU BAR1 pin#{pin.pin_id} va+0x0 [+0x80]",
     )
     ur = Tlp.create_ur_completion_for_tlp(mem_read(0x1000, 4, tag=3), HOST)
     trace.observe("fpga", "down", mem_read(0x1000, 4, tag=3))
     trace.observe("fpga", "up", ur)
-    assert place(records[-1]) == ("fpga_tx", "Cpl UR <- host 0x1000")
+    assert place(records[-1]) == ("fpga_tx", "Cpl UR tag 3 <- host 0x1000")
     assert place({"event": "chain", "channel": "H2C"}) is None
+    # register accesses (the driver's status polling) go to the MMIO track, where the
+    # endpoint sees them; the root complex's end of the same TLP is not shown twice
+    status = FPGA_BAR1 + regs.ch_reg(regs.Target.C2H, regs.CH_STATUS)
+    poll = mem_read(status, 4, tag=9, requester=HOST)
+    trace.observe("switch", "down", poll)
+    assert place(records[-1]) is None
+    trace.observe("fpga", "down", poll)
+    assert place(records[-1]) == ("mmio", "MRd 4B tag 9 -> FPGA C2H status")
+    done = Tlp.create_completion_data_for_tlp(poll, HOST)
+    done.set_data(bytes(4))
+    trace.observe("fpga", "up", done)
+    assert place(records[-1]) == ("mmio", "CplD 4B tag 9 <- FPGA C2H status")
+    trace.observe("gpu", "down", mem_write(GPU_BAR0 + 0x40, bytes(4), HOST))
+    assert place(records[-1]) == ("mmio", "MWr 4B -> GPU BAR0 +0x40")
     assert place({"link": "other", "dir": "up", "type": "MWr"}) is None
     assert (
-        tlp_label({"type": "CfgRd0", "target": {"label": "config 03:00.0 +0x10"}})
-        == "CfgRd0 -> config 03:00.0 +0x10"
+        tlp_label({"type": "CfgRd0", "tag": 7, "target": {"label": "config 03:00.0 +0x10"}})
+        == "CfgRd0 tag 7 -> config 03:00.0 +0x10"
     )
     assert place(
         {

@@ -16,6 +16,7 @@ module pevb_annot;
     reg [8*CHARS-1:0] gpu_tx;    // TLPs the GPU sends: completions of peer reads
     reg [8*CHARS-1:0] host_rx;   // TLPs the root complex receives (under a switch)
     reg [8*CHARS-1:0] host_tx;   // TLPs the root complex sends (under a switch)
+    reg [8*CHARS-1:0] mmio;      // register and configuration accesses at either endpoint
     reg [8*CHARS-1:0] h2c_desc;  // the descriptor the H2C engine moves data for
     reg [8*CHARS-1:0] c2h_desc;  // the descriptor the C2H engine moves data for
     /* verilator lint_on UNUSEDSIGNAL */
@@ -28,6 +29,7 @@ module pevb_annot;
         gpu_tx = 0;
         host_rx = 0;
         host_tx = 0;
+        mmio = 0;
         h2c_desc = 0;
         c2h_desc = 0;
     end
