@@ -21,7 +21,7 @@ from .fst import Dump, read_dump
 TOP = "pevb_dma_top"
 # the decoded text tracks (tb/debug/annotate.py), first: where the module sits in each
 # simulator's dump (bound into the top by Verilator, a second root under Icarus)
-TEXT_TITLE = "Decoded TLPs (per link end), MMIO and descriptors (per engine)"
+TEXT_TITLE = "Decoded: TLPs per link end, MMIO, descriptors"
 TEXT_SCOPES = (f"{TOP}.{ANNOT_INSTANCE}", ANNOT_ROOT)
 
 _STREAM = ("tvalid", "tready", "tlast", "tkeep", "tuser", "tdata")
