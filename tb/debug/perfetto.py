@@ -26,10 +26,16 @@ from .annotate import desc_label, tlp_label
 from .trace import read_trace
 
 LINKS_PID, TAGS_PID, ENGINES_PID = 1, 2, 3
-# a TLP's slice lasts until the next TLP on its track, at most this long (us); the trace
+# a TLP's slice lasts until the next TLP on its track, at most this long (ns); the trace
 # records when a TLP passed, not how long it took on the wire
-MAX_TLP_US = 0.2
-MIN_TLP_US = 0.001
+MAX_TLP_NS = 200
+
+
+def _us(ns: int) -> float:
+    """A whole number of ns as the format's microseconds. Perfetto keeps whole ns: it
+    truncates ``ts * 1000``, where chrome://tracing rounds; a quarter-ns bias makes both
+    read back ``ns`` exactly (``128.801`` alone would truncate to 128800)."""
+    return (ns + 0.25) / 1e3
 
 
 def _meta(pid: int, tid: int | None, name: str) -> dict:
@@ -43,110 +49,124 @@ def _last_completion(rec: dict) -> bool:
     return rec["type"] == "Cpl" or rec.get("bc", 0) <= rec.get("len", 0)
 
 
+class _Tracks:
+    """The events and tracks of a timeline being built. Slices are laid out in whole ns,
+    and no two on one track overlap part-way: Perfetto drops such a slice
+    (``slice_drop_overlapping_complete_event``)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = [
+            _meta(LINKS_PID, None, "links"),
+            _meta(TAGS_PID, None, "read tags"),
+            _meta(ENGINES_PID, None, "descriptor engines"),
+        ]
+        self._tids: dict[tuple[int, str], int] = {}
+        self._free: dict[int, int] = {}  # track -> where its last slice ends (ns)
+
+    def tid(self, pid: int, name: str) -> int:
+        key = (pid, name)
+        if key not in self._tids:
+            self._tids[key] = len(self._tids) + 1
+            self.events.append(_meta(pid, self._tids[key], name))
+        return self._tids[key]
+
+    def lane(self, pid: int, name: str, start: int) -> int:
+        """The first of ``name``, ``name (2)``... whose last slice ends by ``start``:
+        slices that overlap in time (descriptors or reads in flight together) go side by
+        side instead of part-way over one another."""
+        n = 1
+        while True:
+            track = self.tid(pid, name if n == 1 else f"{name} ({n})")
+            if self._free.get(track, 0) <= start:
+                return track
+            n += 1
+
+    def slice(self, pid: int, track: int, start: int, end: int, **fields) -> tuple[int, int]:
+        """A slice on ``track`` from ``start`` to ``end`` (ns), moved later if the track's
+        last slice has not ended (same-ns TLPs), at least 1 ns long; returns where it
+        went."""
+        start = max(start, self._free.get(track, 0))
+        end = max(end, start + 1)
+        self._free[track] = end
+        ev = {"ph": "X", "ts": _us(start), "dur": _us(end - start), "pid": pid, "tid": track}
+        self.events.append(ev | fields)
+        return start, end
+
+
 def convert(records: list[dict]) -> dict:
     """Trace records -> a trace-event JSON object."""
-    events: list[dict] = [
-        _meta(LINKS_PID, None, "links"),
-        _meta(TAGS_PID, None, "read tags"),
-        _meta(ENGINES_PID, None, "descriptor engines"),
-    ]
-    tids: dict[tuple[int, str], int] = {}
-
-    def tid(pid: int, name: str) -> int:
-        key = (pid, name)
-        if key not in tids:
-            tids[key] = len(tids) + 1
-            events.append(_meta(pid, tids[key], name))
-        return tids[key]
-
+    out = _Tracks()
     tlps = [r for r in records if "event" not in r]
     # slice lengths: until the next TLP on the same link direction
-    nxt: dict[int, float] = {}
+    nxt: dict[int, int] = {}
     last_on: dict[tuple[str, str], int] = {}
     for i, r in enumerate(tlps):
         key = (r["link"], r["dir"])
         if key in last_on:
-            nxt[last_on[key]] = r["t"]
+            nxt[last_on[key]] = round(r["t"])
         last_on[key] = i
     open_reads: dict[tuple[str, int], dict] = {}
     # each descriptor's event, and its data TLPs: (flow id, time, link track)
-    descs: dict[tuple, tuple[dict, list[tuple[int, float, int]]]] = {}
+    descs: dict[tuple, tuple[dict, list[tuple[int, int, int]]]] = {}
     for rec in records:
         if rec.get("event") == "desc":
             descs.setdefault((rec["channel"], rec["chain"], rec["index"]), (rec, []))
     flow_id = 0
     for i, r in enumerate(tlps):
-        ts = r["t"] / 1e3
-        dur = min(MAX_TLP_US, max(MIN_TLP_US, (nxt.get(i, r["t"]) - r["t"]) / 1e3))
-        track = tid(LINKS_PID, f"{r['link']} {r['dir']}")
-        args = {k: v for k, v in r.items() if k not in ("t", "target")}
+        t = round(r["t"])
+        track = out.tid(LINKS_PID, f"{r['link']} {r['dir']}")
+        args = {k: v for k, v in r.items() if k != "target"}
         args.update({f"target.{k}": v for k, v in r.get("target", {}).items()})
         kind = r.get("target", {}).get("kind", "other")
-        events.append(
-            {
-                "ph": "X",
-                "name": tlp_label(r),
-                "cat": kind,
-                "ts": ts,
-                "dur": dur,
-                "pid": LINKS_PID,
-                "tid": track,
-                "args": args,
-            }
-        )
+        end = min(t + MAX_TLP_NS, nxt.get(i, t + MAX_TLP_NS))
+        at, _ = out.slice(LINKS_PID, track, t, end, name=tlp_label(r), cat=kind, args=args)
         if r["link"] != "fpga":
             continue
         if "desc" in r and tuple(r["desc"]) in descs:
             flow_id += 1
-            descs[tuple(r["desc"])][1].append((flow_id, r["t"], track))
+            descs[tuple(r["desc"])][1].append((flow_id, at, track))
         # read requests of the FPGA and their completions, per tag
         if r["type"] == "MRd" and r["dir"] == "up":
-            open_reads[(r["req"], r["tag"])] = {"t": r["t"], "rec": r}
+            open_reads[(r["req"], r["tag"])] = {"t": t, "rec": r}
         elif r["type"] in ("CplD", "Cpl") and r["dir"] == "down":
             key = (r["req"], r["tag"])
             req = open_reads.get(key)
             if req is not None and _last_completion(r):
                 del open_reads[key]
-                events.append(
-                    {
-                        "ph": "X",
-                        "name": tlp_label(req["rec"]),
-                        "cat": "read",
-                        "ts": req["t"] / 1e3,
-                        "dur": max(MIN_TLP_US, (r["t"] - req["t"]) / 1e3),
-                        "pid": TAGS_PID,
-                        "tid": tid(TAGS_PID, f"{r['req']} tag {r['tag']}"),
-                        "args": {"request": req["rec"].get("target", {}).get("label", "")},
-                    }
+                name = f"{r['req']} tag {r['tag']}"
+                out.slice(
+                    TAGS_PID,
+                    out.lane(TAGS_PID, name, req["t"]),
+                    req["t"],
+                    t,
+                    name=tlp_label(req["rec"]),
+                    cat="read",
+                    args={"request": req["rec"].get("target", {}).get("label", "")},
                 )
     # a slice per descriptor, from its event (recorded with its first data TLP) to its
     # last data TLP, and a flow arrow to each data TLP
     for (channel, chain, _index), (rec, flows) in descs.items():
-        engine = tid(ENGINES_PID, channel)
-        times = [rec["t"], *(t for _, t, _ in flows)]
-        t0 = min(times)
-        start = t0 / 1e3
-        events.append(
-            {
-                "ph": "X",
-                "name": desc_label(rec),
-                "cat": "desc",
-                "ts": start,
-                "dur": max(MIN_TLP_US, (max(times) - t0) / 1e3 + MIN_TLP_US),
-                "pid": ENGINES_PID,
-                "tid": engine,
-                "args": {k: v for k, v in rec.items() if k not in ("t", "event")}
-                | {"chain": chain},
-            }
+        times = [round(rec["t"]), *(t for _, t, _ in flows)]
+        engine = out.lane(ENGINES_PID, channel, min(times))
+        start, _ = out.slice(
+            ENGINES_PID,
+            engine,
+            min(times),
+            max(times) + 1,
+            name=desc_label(rec),
+            cat="desc",
+            args={k: v for k, v in rec.items() if k != "event"} | {"chain": chain},
         )
         for fid, t, link_tid in flows:
             common = {"name": "data", "cat": "desc", "id": fid}
-            events.append({**common, "ph": "s", "ts": start, "pid": ENGINES_PID, "tid": engine})
-            events.append(
-                {**common, "ph": "f", "bp": "e", "ts": t / 1e3, "pid": LINKS_PID, "tid": link_tid}
+            out.events.append(
+                {**common, "ph": "s", "ts": _us(start), "pid": ENGINES_PID, "tid": engine}
+            )
+            out.events.append(
+                {**common, "ph": "f", "bp": "e", "ts": _us(t), "pid": LINKS_PID, "tid": link_tid}
             )
     return {
-        "traceEvents": events,
+        "traceEvents": out.events,
         "displayTimeUnit": "ns",
         "otherData": {"source": "gpudirect-cosim TLP trace", "time": "simulated"},
     }

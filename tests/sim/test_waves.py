@@ -57,20 +57,49 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     assert any(e.get("args", {}).get("name") == "H2C" for e in events if e["ph"] == "M")
     records = read_trace(run_dir / "tlp_trace.jsonl")
     _check_text_tracks(dumps[0], in_dump, text, records)
-    _check_in_gtkwave(run_dir / "waves.gtkw", listed, dump.unit_ns, records)
+    # last, the viewers themselves, where they are installed
+    not_checked = [
+        why
+        for why in (
+            _check_in_gtkwave(run_dir / "waves.gtkw", listed, dump.unit_ns, records),
+            _check_in_perfetto(run_dir / "timeline.perfetto.json", events),
+        )
+        if why
+    ]
+    if not_checked:
+        pytest.skip(f"all else checked; not opened: {'; '.join(not_checked)}")
 
 
-def _check_in_gtkwave(save: Path, listed: list[str], unit_ns: float, records: list[dict]) -> None:
+def _check_in_perfetto(timeline: Path, events: list[dict]) -> str | None:
+    """The Perfetto UI (headless Chromium) opens the timeline with no import error, and
+    holds every slice and flow of the file; returns why not checked, or None."""
+    from tests.perfetto_ui import PerfettoUi, missing
+
+    why = missing()
+    if why:
+        return f"the Perfetto UI ({why})"
+    with PerfettoUi(timeline) as ui:
+        assert ui.import_errors() == []
+        (slices,) = ui.query("select count(*) as n from slice")
+        (flows,) = ui.query("select count(*) as n from flow")
+    assert slices["n"] == len([e for e in events if e["ph"] == "X"])
+    assert flows["n"] == len([e for e in events if e["ph"] == "f"])
+    return None
+
+
+def _check_in_gtkwave(
+    save: Path, listed: list[str], unit_ns: float, records: list[dict]
+) -> str | None:
     """GTKWave itself, under a virtual display, opens the save file: it shows every
     signal listed (a name it cannot find in the dump is dropped), at the zoom written,
-    with the focused label's text inside the window."""
+    with the focused label's text inside the window; returns why not checked, or None."""
     import shutil
     import subprocess
 
     from tb.debug.gtkwave import CHAR_PX, focus, units_per_pixel, zoom_for
 
     if not (shutil.which("gtkwave") and shutil.which("xvfb-run")):
-        pytest.skip("GTKWave and xvfb-run are needed to open the save file (make installs them)")
+        return "GTKWave (apt-get install gtkwave xvfb; make does it as root)"
     script = save.parent / "query.tcl"
     script.write_text(
         'puts "SIGNALS [gtkwave::getDisplayedSignals]"\n'
@@ -98,6 +127,7 @@ def _check_in_gtkwave(save: Path, listed: list[str], unit_ns: float, records: li
     text_ns = (len(view.label) + 2) * CHAR_PX * units_per_pixel(zoom) * unit_ns
     assert start <= view.t_ns and view.t_ns + text_ns <= end, (start, end, view)
     assert view.box_ns is None or view.box_ns >= text_ns, view
+    return None
 
 
 def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[dict]) -> None:
