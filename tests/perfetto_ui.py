@@ -121,7 +121,7 @@ class PerfettoUi:
             mobile=False,
         )
         self.call("Page.navigate", url=url)
-        loaded = "typeof app !== 'undefined' && !!app.trace && !!app.trace.engine"
+        loaded = "typeof app !== 'undefined' && !!app.trace && !app.isLoadingTrace"
         _wait("the Perfetto UI to load the trace", lambda: self.js(loaded), LOAD_TIMEOUT_S)
 
     def _spawn(self, argv: list[str]) -> None:
@@ -197,6 +197,24 @@ class PerfettoUi:
         shutil.rmtree(self._profile, ignore_errors=True)
 
 
+def readme_view(ui: PerfettoUi, window_ns: int = 2500) -> None:
+    """The README's picture: the link and descriptor-engine tracks open, the first
+    descriptor that writes to the GPU selected (its flow arrows to its TLPs), and
+    ``window_ns`` of simulated time from just before it."""
+    expand = "dev.perfetto.ExpandTracksByRegex"
+    _wait("the UI's commands", lambda: ui.js(f"app.commands.hasCommand('{expand}')"), 30)
+    ui.js(f"app.commands.runCommand('{expand}', 'links|descriptor')")
+    rows = ui.query(
+        "select id, ts from slice where name like 'desc %C2H%-> GPU%' order by ts limit 1"
+    )
+    if rows:
+        ui.js(f"app.trace.selection.selectSqlEvent('slice', {rows[0]['id']})")
+        start = rows[0]["ts"] - 300
+        time.sleep(1)  # selecting scrolls the view; set the window after it
+        ui.js(f"app.trace.timeline.setViewportTime({start}n, {start + window_ns}n)")
+    time.sleep(3)  # the tracks draw after the window moves
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
@@ -206,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"perfetto_ui: {why}")
         return 1
-    with PerfettoUi(Path(args[0])) as ui:
+    with PerfettoUi(Path(args[0]), height=1000) as ui:
         errors = ui.import_errors()
-        time.sleep(2)  # the tracks draw after the load
+        readme_view(ui)
         print(f"screenshot: {ui.screenshot(Path(args[1]))}; import errors: {errors or 'none'}")
     return 0
 

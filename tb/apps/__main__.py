@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     found = runner.artifacts(tdir)
     hints = {
         "waves": "  (make waves)",
-        "timeline": "  (open it in https://ui.perfetto.dev or chrome://tracing)",
+        "timeline": "  (open it in https://ui.perfetto.dev: Open trace file)",
         "report": "  (a web page)",
     }
     for path in found:

@@ -1,5 +1,5 @@
 """The TLP trace as Chrome trace-event JSON: an interactive timeline that opens in
-Perfetto (https://ui.perfetto.dev, "Open trace file") and in chrome://tracing.
+Perfetto (https://ui.perfetto.dev, "Open trace file"; older Chrome's chrome://tracing too).
 
 Tracks (the format's threads), grouped in three processes:
 
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"perfetto: no trace at {trace}")
         return 1
     out = write(trace, Path(args[1]) if len(args) > 1 else None)
-    print(f"timeline: {out}  (open in https://ui.perfetto.dev or chrome://tracing)")
+    print(f"timeline: {out}  (open it in https://ui.perfetto.dev: Open trace file)")
     return 0
 
 

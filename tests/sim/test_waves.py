@@ -57,17 +57,12 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     assert any(e.get("args", {}).get("name") == "H2C" for e in events if e["ph"] == "M")
     records = read_trace(run_dir / "tlp_trace.jsonl")
     _check_text_tracks(dumps[0], in_dump, text, records)
-    # last, the viewers themselves, where they are installed
-    not_checked = [
-        why
-        for why in (
-            _check_in_gtkwave(run_dir / "waves.gtkw", listed, dump.unit_ns, records),
-            _check_in_perfetto(run_dir / "timeline.perfetto.json", events),
-        )
-        if why
-    ]
-    if not_checked:
-        pytest.skip(f"all else checked; not opened: {'; '.join(not_checked)}")
+    # last, the viewers themselves, where they are installed (without Chromium the
+    # Perfetto UI check is left out here and reported as a skip by test_perfetto.py)
+    _check_in_perfetto(run_dir / "timeline.perfetto.json", events)
+    why = _check_in_gtkwave(run_dir / "waves.gtkw", listed, dump.unit_ns, records)
+    if why:
+        pytest.skip(f"all else checked; not opened in {why}")
 
 
 def _check_in_perfetto(timeline: Path, events: list[dict]) -> str | None:

@@ -1,6 +1,6 @@
-"""The TLP trace as a Perfetto / chrome://tracing timeline (no simulator, no browser: the
-file is checked against the trace-event format, as the format's documentation defines
-it, and against what the trace says)."""
+"""The TLP trace as a Perfetto timeline (the trace-event format checked without a browser,
+and the file opened in the real Perfetto UI where Chromium is installed), against what
+the trace says."""
 
 from __future__ import annotations
 
