@@ -39,7 +39,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE
 
-.PHONY: all sim test test-unit regress coverage lint regmap waves bench clean deps
+.PHONY: all sim test test-unit regress coverage lint regmap waves bench profile clean deps
 
 all: test
 
@@ -84,6 +84,12 @@ regress: $(STAMP)
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) -m tb.bench $(BENCH_ARGS)
+
+# make profile: where the Python side of a streaming engine case spends its time, by
+# part (SIM and PROFILE as for the other targets; PROFILE_KIB bytes each way)
+PROFILE_KIB ?= 256
+profile: $(STAMP)
+	@$(PY) -m tb.bench.profile --sim $(SIM) --profile $(PROFILE) --kib $(PROFILE_KIB)
 
 coverage: $(STAMP)
 	$(PY) -m tb.regress.coverage sim_build/coverage/session

@@ -117,3 +117,40 @@ def test_targets_say_which_are_met() -> None:
     assert "| gen3x8 | 256 | C2H |" in text and "94.0%" in text
     assert "| gen3x8 | C2H | 64 B | 2048 |" in text
     assert "| 4 MiB rdma-cuda demo < 60 s on Verilator | 61.0 s | **no** |" in text
+
+
+def test_profile_breakdown_by_part() -> None:
+    """make profile's grouping: each function's own time goes to the first part whose
+    path fragment its file has; built-ins and the standard library are parts of their
+    own; the top list is by own time."""
+    from tb.bench.profile import OTHER, breakdown, part_of, report, top_functions
+
+    site = "/v/lib/python3.11/site-packages"
+    stats = {
+        (f"{site}/cocotb/task.py", 326, "_resume"): (10, 10, 3.0, 9.0, {}),
+        (f"{site}/cocotb/handle.py", 864, "value"): (5, 5, 1.0, 1.0, {}),
+        (f"{site}/cocotbext/pcie/core/port.py", 438, "_run_transmit"): (2, 2, 0.5, 2.0, {}),
+        (f"{site}/cocotbext/pcie/core/tlp.py", 277, "check"): (9, 9, 1.5, 1.5, {}),
+        (f"{site}/cocotbext/pcie/xilinx/us/interface.py", 605, "_run"): (3, 3, 2.0, 4.0, {}),
+        ("/repo/tb/env/link.py", 154, "observe"): (4, 4, 0.25, 0.5, {}),
+        ("~", 0, "<built-in method builtins.len>"): (7, 7, 0.5, 0.5, {}),
+        ("/usr/lib/python3.11/enum.py", 1230, "__hash__"): (8, 8, 0.75, 0.75, {}),
+    }
+    assert part_of(f"{site}/cocotb/types/_logic.py") == "signal access"
+    assert part_of("/x/gpudirect_cosim/env/hardip.py") == part_of("/repo/tb/env/hardip.py")
+    parts = dict(breakdown(stats))
+    assert parts["cocotb scheduler: tasks, triggers, event loop"] == 3.0
+    assert parts["signal access"] == 1.0
+    assert parts["hard-IP model and its AXI-stream interfaces"] == 2.0
+    assert parts["links: serialization, ACK and flow-control DLLPs"] == 0.5
+    assert parts["TLP objects"] == 1.5
+    assert parts["this testbench (tb/)"] == 0.25
+    assert parts["Python built-ins"] == 0.5 and parts[OTHER] == 0.75
+    assert sum(parts.values()) == 9.5
+    assert breakdown(stats)[0][0] == "cocotb scheduler: tasks, triggers, event loop"
+    assert [name for name, _, _ in top_functions(stats, 2)] == [
+        "task.py:326(_resume)",
+        "interface.py:605(_run)",
+    ]
+    text = report(stats, top=3)
+    assert "(9.5 s profiled)" in text and " 31.6%     3.00 s  cocotb scheduler" in text

@@ -1,0 +1,127 @@
+"""``make profile`` (``python -m tb.bench.profile [--sim S] [--profile P] [--kib N]
+[--top K]``): where the Python side of a streaming engine case spends its time, by part
+of the testbench, to aim the simulation-speed work at what costs.
+
+It runs the bench's H2C/C2H pair of ``N`` KiB each (one descriptor each way) under
+cocotb's profiler (``COCOTB_ENABLE_PROFILING``), then sums each function's own time
+(cProfile's ``tottime``) into the parts of :data:`PARTS` and prints them with the top
+functions. The profiler slows Python down about 2x, evenly enough for the shares to hold;
+the simulator's own time (RTL evaluation) is not in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import time
+from pathlib import Path
+
+from .. import runner
+from ..env.profiles import PROFILES, get_profile
+from .suite import ENGINE_RAM, KIB, OUT_DIR, _pair
+
+# (path fragment, part): a function belongs to the first part whose fragment its file's
+# path contains; "~" is what cProfile names built-in functions' file
+PARTS: list[tuple[str, str]] = [
+    ("/cocotbext/pcie/xilinx/", "hard-IP model and its AXI-stream interfaces"),
+    ("/cocotbext/pcie/core/port.py", "links: serialization, ACK and flow-control DLLPs"),
+    ("/cocotbext/pcie/core/switch.py", "switch"),
+    ("/cocotbext/pcie/core/bridge.py", "switch"),
+    ("/cocotbext/pcie/core/tlp.py", "TLP objects"),
+    ("/cocotbext/pcie/", "root complex, functions and the rest of cocotbext-pcie"),
+    ("/cocotbext/axi/", "cocotbext-axi"),
+    ("/cocotb_bus/", "signal access"),
+    ("/cocotb/handle.py", "signal access"),
+    ("/cocotb/types/", "signal access"),
+    ("/cocotb/", "cocotb scheduler: tasks, triggers, event loop"),
+    ("/tb/", "this testbench (tb/)"),
+    ("/gpudirect_cosim/", "this testbench (tb/)"),
+    ("/driver_model/", "driver model"),
+    ("/cuda_model/", "CUDA model"),
+    ("~", "Python built-ins"),
+]
+OTHER = "Python standard library and the rest"
+
+
+def part_of(filename: str) -> str:
+    """The part of :data:`PARTS` a function defined in ``filename`` belongs to."""
+    return next((part for frag, part in PARTS if frag in filename), OTHER)
+
+
+def breakdown(stats: dict) -> list[tuple[str, float]]:
+    """Own time per part, most first, from ``pstats.Stats(...).stats`` (keys
+    ``(file, line, function)``, values whose third field is the own time)."""
+    parts: dict[str, float] = {}
+    for (filename, _, _), value in stats.items():
+        parts[part_of(filename)] = parts.get(part_of(filename), 0.0) + value[2]
+    return sorted(parts.items(), key=lambda kv: -kv[1])
+
+
+def top_functions(stats: dict, count: int) -> list[tuple[str, int, float]]:
+    """The ``count`` functions of most own time: (``file:line(name)``, calls, seconds)."""
+    rows = [
+        (f"{Path(f).name}:{line}({name})", value[1], value[2])
+        for (f, line, name), value in stats.items()
+    ]
+    return sorted(rows, key=lambda r: -r[2])[:count]
+
+
+def report(stats: dict, top: int = 15) -> str:
+    """The breakdown and the top functions as text."""
+    total = sum(v[2] for v in stats.values()) or 1.0
+    lines = [f"Python own time by part ({total:.1f} s profiled):"]
+    lines += [f"  {100 * s / total:5.1f}%  {s:7.2f} s  {part}" for part, s in breakdown(stats)]
+    lines += ["", f"top {top} functions by own time:"]
+    lines += [
+        f"  {100 * s / total:5.1f}%  {s:7.2f} s  {calls:>9} calls  {where}"
+        for where, calls, s in top_functions(stats, top)
+    ]
+    return "\n".join(lines)
+
+
+def run(sim: str, profile: str, kib: int) -> tuple[Path, float, list[dict]]:
+    """The profiled engine pair: the profile file, the wall time and the cases' figures."""
+    tag = f"profile-{sim}-{profile}"
+    out = OUT_DIR / f"{tag}.json"
+    out.unlink(missing_ok=True)
+    test_dir = OUT_DIR / "runs" / tag
+    t0 = time.perf_counter()
+    results = runner.run(
+        "bench_engine",
+        sim=sim,
+        profile=profile,
+        module=f"{runner.PACKAGE}.bench.engine",
+        overrides=ENGINE_RAM,
+        test_dir=test_dir,
+        trace=False,
+        extra_env={
+            "BENCH_CASES": json.dumps(_pair(kib * KIB, kib * KIB)),
+            "BENCH_MPS": str(get_profile(profile).mps),
+            "BENCH_OUT": str(out),
+            "COCOTB_ENABLE_PROFILING": "1",
+        },
+    )
+    wall = time.perf_counter() - t0
+    if runner.failures(results):
+        raise RuntimeError(f"{runner.failure_messages(results)} (log: {test_dir / 'sim.log'})")
+    return test_dir / "cocotb.pstat", wall, json.loads(out.read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tb.bench.profile", description=__doc__)
+    ap.add_argument("--sim", choices=runner.SIMULATORS, default="verilator")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="gen3x8")
+    ap.add_argument("--kib", type=int, default=256, help="bytes each way, in KiB")
+    ap.add_argument("--top", type=int, default=15, help="how many functions to list")
+    args = ap.parse_args(argv)
+    print(f"profiling the engine pair ({args.kib} KiB each way, {args.sim}, {args.profile}) ...")
+    pstat, wall, cases = run(args.sim, args.profile, args.kib)
+    sim_us = sum(c["sim_ns"] for c in cases) / 1e3
+    print(f"{sim_us:.0f} us simulated in {wall:.1f} s wall (profiled); profile: {pstat}\n")
+    print(report(pstats.Stats(str(pstat)).stats, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
