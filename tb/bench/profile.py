@@ -12,14 +12,13 @@ the simulator's own time (RTL evaluation) is not in them.
 from __future__ import annotations
 
 import argparse
-import json
 import pstats
 import time
 from pathlib import Path
 
 from .. import runner
 from ..env.profiles import PROFILES, get_profile
-from .suite import ENGINE_RAM, KIB, OUT_DIR, _pair
+from .suite import KIB, OUT_DIR, _pair, _run_cases
 
 # (path fragment, part): a function belongs to the first part whose fragment its file's
 # path contains; "~" is what cProfile names built-in functions' file
@@ -83,29 +82,12 @@ def report(stats: dict, top: int = 15) -> str:
 def run(sim: str, profile: str, kib: int) -> tuple[Path, float, list[dict]]:
     """The profiled engine pair: the profile file, the wall time and the cases' figures."""
     tag = f"profile-{sim}-{profile}"
-    out = OUT_DIR / f"{tag}.json"
-    out.unlink(missing_ok=True)
-    test_dir = OUT_DIR / "runs" / tag
     t0 = time.perf_counter()
-    results = runner.run(
-        "bench_engine",
-        sim=sim,
-        profile=profile,
-        module=f"{runner.PACKAGE}.bench.engine",
-        overrides=ENGINE_RAM,
-        test_dir=test_dir,
-        trace=False,
-        extra_env={
-            "BENCH_CASES": json.dumps(_pair(kib * KIB, kib * KIB)),
-            "BENCH_MPS": str(get_profile(profile).mps),
-            "BENCH_OUT": str(out),
-            "COCOTB_ENABLE_PROFILING": "1",
-        },
+    pair = _pair(kib * KIB, kib * KIB)
+    cases = _run_cases(
+        sim, profile, get_profile(profile).mps, pair, tag, {"COCOTB_ENABLE_PROFILING": "1"}
     )
-    wall = time.perf_counter() - t0
-    if runner.failures(results):
-        raise RuntimeError(f"{runner.failure_messages(results)} (log: {test_dir / 'sim.log'})")
-    return test_dir / "cocotb.pstat", wall, json.loads(out.read_text())
+    return OUT_DIR / "runs" / tag / "cocotb.pstat", time.perf_counter() - t0, cases
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,14 @@ def _case_done(tag: str, t0: float) -> None:
     print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
 
 
-def _run_cases(sim: str, profile: str, mps: int, cases: list[dict], tag: str) -> list[dict]:
+def _run_cases(
+    sim: str,
+    profile: str,
+    mps: int,
+    cases: list[dict],
+    tag: str,
+    extra_env: dict[str, str] | None = None,
+) -> list[dict]:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
     t_case = _case(tag)
@@ -61,7 +68,8 @@ def _run_cases(sim: str, profile: str, mps: int, cases: list[dict], tag: str) ->
         overrides=ENGINE_RAM,
         test_dir=OUT_DIR / "runs" / tag,
         trace=False,
-        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)},
+        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)}
+        | (extra_env or {}),
     )
     failed = runner.failures(results)
     if failed:
