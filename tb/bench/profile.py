@@ -53,7 +53,8 @@ def breakdown(stats: dict) -> list[tuple[str, float]]:
     ``(file, line, function)``, values whose third field is the own time)."""
     parts: dict[str, float] = {}
     for (filename, _, _), value in stats.items():
-        parts[part_of(filename)] = parts.get(part_of(filename), 0.0) + value[2]
+        part = part_of(filename)
+        parts[part] = parts.get(part, 0.0) + value[2]
     return sorted(parts.items(), key=lambda kv: -kv[1])
 
 

@@ -46,12 +46,16 @@ def _open(path: Path):
         raise FstError(f"{path}: not a readable waveform ({e})") from e
 
 
+def _unit_ns(wave) -> float:
+    """The dump's time unit in ns."""
+    return 10.0 ** (wave.timescale.unit.to_exponent() + 9) * wave.timescale.factor
+
+
 def read_dump(path: Path) -> Dump:
     """The hierarchy and time unit of the dump at ``path`` (values are not read)."""
     wave = _open(path)
-    unit_ns = 10.0 ** (wave.timescale.unit.to_exponent() + 9) * wave.timescale.factor
     widths = {v.full_name: v.bitwidth for v in wave.all_vars()}
-    return Dump(Path(path), unit_ns, widths)
+    return Dump(Path(path), _unit_ns(wave), widths)
 
 
 def text_values(path: Path, scope: str) -> dict[str, list[tuple[float, str]]]:
@@ -59,7 +63,7 @@ def text_values(path: Path, scope: str) -> dict[str, list[tuple[float, str]]]:
     ``(time in ns, text)`` per change, leading NULs dropped; values with X or Z bits are
     left out."""
     wave = _open(path)
-    unit_ns = 10.0 ** (wave.timescale.unit.to_exponent() + 9) * wave.timescale.factor
+    unit_ns = _unit_ns(wave)
     out: dict[str, list[tuple[float, str]]] = {}
     for var in wave.all_vars():
         head, _, name = var.full_name.rpartition(".")

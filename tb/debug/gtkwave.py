@@ -89,14 +89,15 @@ def focus(records: list[dict]) -> Focus | None:
         return None
     desc = chosen[0]
     key = [desc["channel"], desc["chain"], desc["index"]]
-    placed = [(r["t"], place(r), r.get("desc") == key) for r in records]
-    for i, (t, where, mine) in enumerate(placed):
-        if mine and where is not None:
-            track, label = where
-            later = (u for u, w, _ in placed[i + 1 :] if w is not None and w[0] == track)
-            end = next(later, None)
-            return Focus(track, label, t, None if end is None else end - t)
-    return Focus(DESC_TRACKS[desc["channel"]], desc_label(desc), desc["t"], None)
+    first = next((i for i, r in enumerate(records) if r.get("desc") == key and place(r)), None)
+    if first is None:
+        return Focus(DESC_TRACKS[desc["channel"]], desc_label(desc), desc["t"], None)
+    rec = records[first]
+    track, label = place(rec)
+    # only the records after it are labelled, up to the next one on its track
+    later = (r["t"] for r in records[first + 1 :] if (p := place(r)) and p[0] == track)
+    end = next(later, None)
+    return Focus(track, label, rec["t"], None if end is None else end - rec["t"])
 
 
 def units_per_pixel(zoom: int) -> float:

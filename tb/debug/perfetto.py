@@ -81,16 +81,16 @@ class _Tracks:
                 return track
             n += 1
 
-    def slice(self, pid: int, track: int, start: int, end: int, **fields) -> tuple[int, int]:
+    def slice(self, pid: int, track: int, start: int, end: int, **fields) -> int:
         """A slice on ``track`` from ``start`` to ``end`` (ns), moved later if the track's
         last slice has not ended (same-ns TLPs), at least 1 ns long; returns where it
-        went."""
+        starts."""
         start = max(start, self._free.get(track, 0))
         end = max(end, start + 1)
         self._free[track] = end
         ev = {"ph": "X", "ts": _us(start), "dur": _us(end - start), "pid": pid, "tid": track}
         self.events.append(ev | fields)
-        return start, end
+        return start
 
 
 def convert(records: list[dict]) -> dict:
@@ -119,7 +119,7 @@ def convert(records: list[dict]) -> dict:
         args.update({f"target.{k}": v for k, v in r.get("target", {}).items()})
         kind = r.get("target", {}).get("kind", "other")
         end = min(t + MAX_TLP_NS, nxt.get(i, t + MAX_TLP_NS))
-        at, _ = out.slice(LINKS_PID, track, t, end, name=tlp_label(r), cat=kind, args=args)
+        at = out.slice(LINKS_PID, track, t, end, name=tlp_label(r), cat=kind, args=args)
         if r["link"] != "fpga":
             continue
         if "desc" in r and tuple(r["desc"]) in descs:
@@ -148,7 +148,7 @@ def convert(records: list[dict]) -> dict:
     for (channel, chain, _index), (rec, flows) in descs.items():
         times = [round(rec["t"]), *(t for _, t, _ in flows)]
         engine = out.lane(ENGINES_PID, channel, min(times))
-        start, _ = out.slice(
+        start = out.slice(
             ENGINES_PID,
             engine,
             min(times),

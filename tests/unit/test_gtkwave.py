@@ -23,6 +23,7 @@ from tb.debug.gtkwave import (
     write_save_file,
     zoom_for,
 )
+from tests.unit.test_perfetto import _rec
 
 LABELS = [(1000, "MWr 128B -> GPU BAR1 pin#1 va+0x0"), (1300, "MWr 128B -> GPU BAR1 pin#1 va+0x80")]
 
@@ -98,12 +99,9 @@ def test_zoom_fits_the_label_and_no_more() -> None:
 
 
 def _tlp(t, link, direction, desc=None, **extra):
-    rec = {"t": t, "link": link, "dir": direction, "type": "MWr", "req": "03:00.0", "tag": 0}
-    rec.update(addr=0, len=128, target={"kind": "gpu_bar1", "label": f"GPU BAR1 at {t}"})
-    rec.update(extra)
-    if desc:
-        rec["desc"] = desc
-    return rec
+    """A 128-byte peer write record (test_perfetto's), its target named by its time."""
+    target = {"kind": "gpu_bar1", "label": f"GPU BAR1 at {t}"}
+    return _rec(t, link, direction, target=target, **extra) | ({"desc": desc} if desc else {})
 
 
 def test_focus_is_the_first_peer_write_and_its_box() -> None:
