@@ -2,3 +2,7 @@
 bound to the RTL, the GPU endpoint), link taps and the protocol checker, fault injection,
 build profiles, the driver model's platform, the card RAM backdoor and the shared test
 harness. Nothing here depends on :mod:`tb.debug`."""
+
+from . import fastpaths
+
+fastpaths.install()  # before any module here builds a set of TLP types

@@ -34,8 +34,9 @@ from driver_model.regs import (
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from .lean import LINK_MODELS, link_model
 from .link import UP, LinkTaps, ProtocolChecker
-from .profiles import PLUGINS_ENV, Profile, current_profile, get_profile
+from .profiles import LINK_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
 
 # PCIe Device Control register (PCIe capability + 0x08)
 DEVCTL = 0x08
@@ -105,8 +106,17 @@ class TB:
         cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
         fault_seed: int = 1,
         hip=None,
+        link: str | None = None,
     ) -> None:
         self.dut = dut
+        # the link model: lean (TLP-level, tb/env/lean.py) or exact (every DLLP)
+        self.link_model = link or os.environ.get(LINK_ENV) or LINK_MODELS[0]
+        with link_model(self.link_model):
+            self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
+        self._attach(checker_mode, fault_seed)
+
+    def _build(self, dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip) -> None:
+        """The cocotbext-pcie objects: root complex, FPGA hard IP, GPU, switch."""
         # the hard IP's user interface: the card's toplevel ports, or the signals of the
         # XDMA drop-in's hard-IP port (``dut.hip``)
         self.hip = hip = dut if hip is None else hip
@@ -234,6 +244,9 @@ class TB:
             raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
         self.gpu_pci = None
 
+    def _attach(self, checker_mode: str, fault_seed: int) -> None:
+        """Taps, the protocol checker, fault injectors and the TB's own state."""
+        p = self.profile
         # taps on every link, the protocol checker, and the fault injector in front of the
         # FPGA (so the checker sees what the FPGA receives)
         self.links = LinkTaps()
