@@ -28,6 +28,8 @@ PARTS: list[tuple[str, str]] = [
     ("/cocotbext/pcie/core/switch.py", "switch"),
     ("/cocotbext/pcie/core/bridge.py", "switch"),
     ("/cocotbext/pcie/core/tlp.py", "TLP objects"),
+    ("/env/fastpaths.py", "TLP objects"),
+    ("/env/lean.py", "lean model: link and hard-IP interfaces (tb/env/lean.py)"),
     ("/cocotbext/pcie/", "root complex, functions and the rest of cocotbext-pcie"),
     ("/cocotbext/axi/", "cocotbext-axi"),
     ("/cocotb_bus/", "signal access"),

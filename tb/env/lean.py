@@ -1,4 +1,7 @@
-"""The lean link: cocotbext-pcie's ``SimPort`` with TLPs moved whole and no DLLP objects.
+"""The lean model: cocotbext-pcie's link and hard-IP stream interfaces with fewer Python
+wake-ups, the same TLPs and the same beats. :func:`models` builds either configuration.
+
+The lean link: ``SimPort`` with TLPs moved whole and no DLLP objects.
 
 The exact model (``SimPort``) sends every ACK and every UpdateFC as a DLLP through the
 same transmit loop, timer tasks and receive path as a TLP, and starts a task per packet
@@ -15,13 +18,23 @@ the rest:
   latency timer, then the DLLP's serialization and the wire's delay); a transmitter out
   of credit waits for it in ``Port.send`` as before.
 
-Left out: the FC initialization handshake (the credits are exchanged when the ports are
-connected, at time 0), the ACK/NAK retry buffer (the simulated wire never corrupts), and
+The flow-control initialization (InitFC1/InitFC2 DLLPs, about 55 ns on a Gen2 x1 link)
+runs as in ``SimPort``, by its own transmit loop, which has nothing to send after it.
+Left out: the ACK/NAK retry buffer (the simulated wire never corrupts), and
 the 30 us refresh UpdateFCs sent on an idle link (three 8-byte DLLPs every 30 us: 0.01%
 of a x1 link). docs/internals.md has the measured difference to the exact model.
 
-Build a system with lean links by constructing its cocotbext-pcie objects inside
-:func:`link_model` ``("lean")``.
+The lean hard-IP interfaces: the UltraScale+ model's CQ/CC/RQ/RC sources and sinks
+(``cocotbext.pcie.xilinx.us.interface``) each run one coroutine per clock edge, and only
+while they have a beat to move or the RTL holds tvalid. The exact ones run two per
+interface and beat: one on the clock and one that packs or unpacks the beat, handing it
+over through events. Here that second one, cocotbext-pcie's own frame packer or unpacker
+(its ``_run``, straddle included), is stepped by hand from the clock coroutine as a plain
+generator, so each beat is built and parsed by the same code at the same edge; a signal
+is written only when its value changes (the exact source writes all five every beat).
+
+Build a system with the lean model by constructing its cocotbext-pcie objects inside
+:func:`models` ``("lean")``.
 """
 
 from __future__ import annotations
@@ -31,15 +44,18 @@ from collections import deque
 from collections.abc import Iterator
 
 import cocotb
-from cocotb.triggers import Event, Timer
+from cocotb.queue import Queue
+from cocotb.triggers import Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core import bridge as _bridge
 from cocotbext.pcie.core import device as _device
 from cocotbext.pcie.core.dllp import FcType
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.xilinx.us import interface as _us
+from cocotbext.pcie.xilinx.us import usp_model as _usp
 
-LINK_MODELS = ("lean", "exact")
+MODELS = ("lean", "exact")
 DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
 
 
@@ -56,7 +72,11 @@ class LeanPort(SimPort):
         self._dllp_steps = 1
         # DLLPs whose wire time was modelled (ACKs and UpdateFCs), for the record
         self.dllps = 0
+        # TLPs waiting for the wire (one, as SimPort's tx_queue)
+        self._queue: Queue = Queue(1)
+        self._queue_sync = Event()
         super().__init__(fc_init, *args, **kwargs)
+        cocotb.start_soon(self._run_lean_transmit())
         cocotb.start_soon(self._run_wire())
 
     # --- connection and flow-control initialization ---------------------------------------
@@ -64,25 +84,17 @@ class LeanPort(SimPort):
         if not isinstance(port, LeanPort):
             raise TypeError("a lean port connects only to another lean port")
         super()._connect(port)
-        self._init_fc(port)
-        port._init_fc(self)
 
     def _connect_int(self, port) -> None:
         super()._connect_int(port)
         self._dllp_steps = max(int(DLLP_WIRE_BYTES * self.symbol_period * self.time_scale), 1)
 
-    def _init_fc(self, other: LeanPort) -> None:
-        """The credits InitFC1/InitFC2 would have carried: the other receiver's initial
-        allocation, infinite where it advertises 0."""
-        for mine, theirs in zip(self.fc_state, other.fc_state, strict=True):
-            if not mine.active:
-                continue
-            for kind in ("ph", "pd", "nph", "npd", "cplh", "cpld"):
-                tx, rx = getattr(mine, kind), getattr(theirs, kind)
-                tx.tx_initial_allocation = tx.tx_credit_limit = rx.rx_credits_allocated
-            mine.fi1 = mine.fi1p = mine.fi1np = mine.fi1cpl = mine.fi2 = True
-            mine.initialized.set()
-        self.fc_initialized = True
+    async def handle_tx(self, pkt) -> None:
+        # the exact transmitter's DLLPs (the FC initialization): their time on the wire
+        now = get_sim_time("step")
+        steps = max(int(pkt.get_wire_size() * self.symbol_period * self.time_scale), 1)
+        self._free_at = max(self._free_at, now) + steps
+        await super().handle_tx(pkt)
 
     # --- the transmitter ------------------------------------------------------------------
     def _claim_wire(self, now: int, steps: int) -> int:
@@ -104,12 +116,20 @@ class LeanPort(SimPort):
         other._wire.append((step, item))
         other._wire_event.set()
 
-    async def _run_transmit(self) -> None:
-        queue = self.tx_queue
+    async def send(self, pkt) -> None:
+        """``Port.send`` into the lean transmitter's queue (SimPort's own transmit loop
+        only initializes flow control)."""
+        pkt.release_fc()
+        await self.fc_state[self.classify_tlp_vc(pkt)].tx_tlp_fc_gate(pkt)
+        await self._queue.put(pkt)
+        self._queue_sync.set()
+
+    async def _run_lean_transmit(self) -> None:
+        queue = self._queue
         while True:
             while queue.empty():
-                self.tx_queue_sync.clear()
-                await self.tx_queue_sync.wait()
+                self._queue_sync.clear()
+                await self._queue_sync.wait()
             pkt = queue.get_nowait()
             now = get_sim_time("step")
             steps = max(int(pkt.get_wire_size() * self.symbol_period * self.time_scale), 1)
@@ -181,16 +201,203 @@ class LeanPort(SimPort):
         return  # no refresh UpdateFCs on an idle link (see the module text)
 
 
+class _Waiting:
+    """What a hand-stepped packer or unpacker yields while it waits (nothing to resume
+    it but the clock coroutine that steps it)."""
+
+    def __await__(self):
+        yield self
+
+
+_WAIT = _Waiting()
+
+
+class _Sync:
+    """Stands in for the event that hands a sampled beat to the unpacker."""
+
+    def set(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+    def wait(self) -> _Waiting:
+        return _WAIT
+
+
+class _Beat:
+    """One sampled beat as integers (the unpacker calls int() on each field)."""
+
+    __slots__ = ("tdata", "tkeep", "tlast", "tuser")
+
+
+def _int(handle) -> int:
+    try:
+        return int(handle.value)
+    except ValueError:  # X or Z, as the exact interface reads it
+        return 0
+
+
+class _LeanSource:
+    """The clock side of a lean source; mixed in before the cocotbext-pcie source class,
+    whose ``_run`` packs frames into beats."""
+
+    def _init(self) -> None:
+        super()._init()
+        # what each signal holds (the base class set them all to 0)
+        self._written = dict.fromkeys(("tdata", "tkeep", "tlast", "tuser"), 0)
+        self._tvalid = 0
+        self._packer = super()._run()  # stepped by hand; see _step
+        self._step()
+
+    async def _run(self) -> None:
+        return  # the packer is stepped by the clock coroutine instead
+
+    def _step(self) -> None:
+        self._packer.send(None)
+
+    async def _get_frame(self):
+        while self.queue.empty():
+            await _WAIT
+        return self._get_frame_nowait()
+
+    async def _drive(self, obj) -> None:
+        while self.drive_obj is not None:
+            await _WAIT
+        self.drive_obj = obj
+        self.bus_active_event.set()
+
+    async def send(self, frame) -> None:
+        await super().send(frame)
+        self._step()
+
+    def send_nowait(self, frame) -> None:
+        super().send_nowait(frame)
+        self._step()
+
+    def _write(self, obj) -> None:
+        bus, written = self.bus, self._written
+        for name in ("tdata", "tkeep", "tlast", "tuser"):
+            value = int(getattr(obj, name))
+            if written[name] != value:
+                getattr(bus, name).value = value
+                written[name] = value
+
+    def _set_tvalid(self, value: int) -> None:
+        if self._tvalid != value:
+            self.bus.tvalid.value = value
+            self._tvalid = value
+
+    async def _run_source(self) -> None:
+        self.active = False
+        edge = RisingEdge(self.clock)
+        tready = self.bus.tready
+        while True:
+            await edge
+            if self.reset is not None and _int(self.reset):
+                self._set_tvalid(0)
+                continue
+            if self._tvalid and not _int(tready):
+                continue  # the beat on the bus stays until the RTL takes it
+            if self.drive_obj and not self.pause:
+                self._write(self.drive_obj)
+                self.drive_obj = None
+                self._set_tvalid(1)
+                self.active = True
+                self._step()  # the packer stages the next beat now, as drive_sync does
+            else:
+                self._set_tvalid(0)
+                self.active = bool(self.drive_obj)
+                if not self.drive_obj:
+                    self.idle_event.set()
+                    self.bus_active_event.clear()
+                    await self.bus_active_event.wait()
+
+
+class _LeanSink:
+    """The clock side of a lean sink; mixed in before the cocotbext-pcie sink class,
+    whose ``_run`` unpacks beats into frames."""
+
+    def _init(self) -> None:
+        super()._init()
+        self.sample_sync = _Sync()
+        self._tready = 0
+        self._unpacker = super()._run()
+        self._unpacker.send(None)
+
+    async def _run(self) -> None:
+        return  # the unpacker is stepped by the clock coroutine instead
+
+    def _set_tready(self, value: int) -> None:
+        if self._tready != value:
+            self.bus.tready.value = value
+            self._tready = value
+
+    async def _run_sink(self) -> None:
+        edge = RisingEdge(self.clock)
+        wake = self.wake_event.wait()
+        bus = self.bus
+        while True:
+            pause_sample = bool(self.pause)
+            await edge
+            tvalid = _int(bus.tvalid)
+            if self.reset is not None and _int(self.reset):
+                self._set_tready(0)
+                continue
+            beat = None
+            if self._tready and tvalid:
+                beat = _Beat()  # X or Z in a beat fails here, as in the exact unpacker
+                beat.tdata, beat.tkeep = int(bus.tdata.value), int(bus.tkeep.value)
+                beat.tlast, beat.tuser = int(bus.tlast.value), int(bus.tuser.value)
+            paused = self.full() or pause_sample  # before this beat's frame is queued
+            self._set_tready(int(not paused))
+            if beat is not None:
+                self.sample_obj = beat
+                self._unpacker.send(None)
+            if (not tvalid or paused) and pause_sample == bool(self.pause):
+                self.wake_event.clear()
+                await wake
+
+
+class LeanRqSink(_LeanSink, _us.RqSink):
+    """RQ (requests from the RTL) with one coroutine per clock edge."""
+
+
+class LeanCcSink(_LeanSink, _us.CcSink):
+    """CC (completions from the RTL) with one coroutine per clock edge."""
+
+
+class LeanRcSource(_LeanSource, _us.RcSource):
+    """RC (completions to the RTL) with one coroutine per clock edge."""
+
+
+class LeanCqSource(_LeanSource, _us.CqSource):
+    """CQ (requests to the RTL) with one coroutine per clock edge."""
+
+
+_LEAN_INTERFACES = {
+    "RqSink": LeanRqSink,
+    "CcSink": LeanCcSink,
+    "RcSource": LeanRcSource,
+    "CqSource": LeanCqSource,
+}
+
+
 @contextlib.contextmanager
-def link_model(kind: str) -> Iterator[None]:
-    """Build cocotbext-pcie devices, switches and root complexes whose ports are lean
-    (``"lean"``) or ``SimPort`` (``"exact"``) inside this block."""
-    if kind not in LINK_MODELS:
-        raise ValueError(f"unknown link model {kind!r}: {' or '.join(LINK_MODELS)}")
-    cls = LeanPort if kind == "lean" else SimPort
-    saved = _device.SimPort, _bridge.SimPort
-    _device.SimPort = _bridge.SimPort = cls
+def models(kind: str) -> Iterator[None]:
+    """Build cocotbext-pcie devices, switches, root complexes and UltraScale+ hard IPs
+    with the lean (``"lean"``) or the exact (``"exact"``) link and stream interfaces
+    inside this block."""
+    if kind not in MODELS:
+        raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
+    saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in _LEAN_INTERFACES}
+    if kind == "lean":
+        _device.SimPort = _bridge.SimPort = LeanPort
+        for name, cls in _LEAN_INTERFACES.items():
+            setattr(_usp, name, cls)
     try:
         yield
     finally:
-        _device.SimPort, _bridge.SimPort = saved
+        _device.SimPort, _bridge.SimPort = saved[0], saved[1]
+        for name, cls in saved[2].items():
+            setattr(_usp, name, cls)

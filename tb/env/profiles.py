@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 PROFILE_ENV = "PEVB_PROFILE"
 OVERRIDES_ENV = "PEVB_HDL_OVERRIDES"
 PLUGINS_ENV = "PEVB_PLUGINS"
-# the link model of the simulation's TB (tb/env/lean.py): lean (default) or exact
-LINK_ENV = "PEVB_LINK"
+# the model of the simulation's links and hard-IP interfaces (tb/env/lean.py): lean
+# (the default) or exact
+MODEL_ENV = "PEVB_MODEL"
 # Verilog parameter -> Profile field
 _FIELDS = {
     "AXIS_PCIE_DATA_WIDTH": "width",

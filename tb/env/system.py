@@ -34,9 +34,9 @@ from driver_model.regs import (
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
-from .lean import LINK_MODELS, link_model
+from .lean import MODELS, models
 from .link import UP, LinkTaps, ProtocolChecker
-from .profiles import LINK_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
+from .profiles import MODEL_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
 
 # PCIe Device Control register (PCIe capability + 0x08)
 DEVCTL = 0x08
@@ -106,12 +106,13 @@ class TB:
         cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
         fault_seed: int = 1,
         hip=None,
-        link: str | None = None,
+        model: str | None = None,
     ) -> None:
         self.dut = dut
-        # the link model: lean (TLP-level, tb/env/lean.py) or exact (every DLLP)
-        self.link_model = link or os.environ.get(LINK_ENV) or LINK_MODELS[0]
-        with link_model(self.link_model):
+        # lean (tb/env/lean.py: TLP-level links, one coroutine per stream interface) or
+        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat)
+        self.model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+        with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)
 

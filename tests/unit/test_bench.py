@@ -71,6 +71,7 @@ def test_targets_say_which_are_met() -> None:
             {
                 "sim": "icarus",
                 "profile": "gen3x8",
+                "model": "lean",
                 "sim_us_per_s": 60.0,
                 "cycles_per_s": 15000,
                 "mb_per_wall_s": 0.4,
@@ -78,9 +79,20 @@ def test_targets_say_which_are_met() -> None:
                 "wall_s": 1,
             },
             {
+                "sim": "icarus",
+                "profile": "gen3x8",
+                "model": "exact",
+                "sim_us_per_s": 20.0,
+                "cycles_per_s": 5000,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
                 "sim": "verilator",
                 "profile": "gen3x8",
-                "sim_us_per_s": 1.0,
+                "model": "lean",
+                "sim_us_per_s": 149.0,
                 "cycles_per_s": 1,
                 "mb_per_wall_s": 0.1,
                 "bytes": 2,
@@ -98,7 +110,7 @@ def test_targets_say_which_are_met() -> None:
         ],
         "demo": {
             "demo": "rdma-cuda 1024x1024",
-            "wall_s": 61.0,
+            "wall_s": 31.0,
             "demo_wall_s": 50.0,
             "sim_ms": 25.0,
             "mb_s": 300.0,
@@ -109,14 +121,17 @@ def test_targets_say_which_are_met() -> None:
         "gen3x8 H2C 1 MiB >= 95% of the ceiling (Run->IRQ)": True,
         "gen3x8 C2H 1 MiB >= 95% of the ceiling (Run->IRQ)": False,
         "gen3x8 H2C 4 KiB descriptors >= 90% of 1 MiB": True,
-        "icarus gen3x8 >= 57 us simulated per s (10x verilog-pcie's DMA example bench)": True,
-        "4 MiB rdma-cuda demo < 60 s on Verilator": False,
+        "icarus gen3x8 >= 57 us simulated per s (lean)": True,
+        "verilator gen3x8 >= 150 us simulated per s (lean)": False,
+        "4 MiB rdma-cuda demo < 30 s on Verilator": False,
     }
     res["targets"] = bench.targets(res)
     text = bench.table(res)
     assert "| gen3x8 | 256 | C2H |" in text and "94.0%" in text
     assert "| gen3x8 | C2H | 64 B | 2048 |" in text
-    assert "| 4 MiB rdma-cuda demo < 60 s on Verilator | 61.0 s | **no** |" in text
+    assert "| 4 MiB rdma-cuda demo < 30 s on Verilator | 31.0 s | **no** |" in text
+    assert "| icarus | gen3x8 | lean | 60.0 | 15000 |" in text
+    assert "| icarus | gen3x8 | exact | 20.0 | 5000 |" in text
 
 
 def test_profile_breakdown_by_part() -> None:
