@@ -87,13 +87,16 @@ class LeanPort(SimPort):
 
     def _connect_int(self, port) -> None:
         super()._connect_int(port)
-        self._dllp_steps = max(int(DLLP_WIRE_BYTES * self.symbol_period * self.time_scale), 1)
+        self._dllp_steps = self._wire_steps(DLLP_WIRE_BYTES)
+
+    def _wire_steps(self, nbytes: int) -> int:
+        """Steps ``nbytes`` take on the wire (SimPort.handle_tx's serialization)."""
+        return max(int(nbytes * self.symbol_period * self.time_scale), 1)
 
     async def handle_tx(self, pkt) -> None:
         # the exact transmitter's DLLPs (the FC initialization): their time on the wire
         now = get_sim_time("step")
-        steps = max(int(pkt.get_wire_size() * self.symbol_period * self.time_scale), 1)
-        self._free_at = max(self._free_at, now) + steps
+        self._free_at = max(self._free_at, now) + self._wire_steps(pkt.get_wire_size())
         await super().handle_tx(pkt)
 
     # --- the transmitter ------------------------------------------------------------------
@@ -109,7 +112,10 @@ class LeanPort(SimPort):
         self._free_at = start + steps
         return start
 
-    def _deliver(self, step: int, item: object) -> None:
+    def _deliver(self, sent: int, item: object) -> None:
+        """``item`` (a TLP or a credit update) has left the wire at step ``sent``: it
+        reaches the other port after the ports' delay."""
+        step = sent + max(self.link_delay_steps, 1)
         other = self.other
         if other is None:
             raise RuntimeError("port not connected")
@@ -132,9 +138,8 @@ class LeanPort(SimPort):
                 await self._queue_sync.wait()
             pkt = queue.get_nowait()
             now = get_sim_time("step")
-            steps = max(int(pkt.get_wire_size() * self.symbol_period * self.time_scale), 1)
-            start = self._claim_wire(now, steps)
-            self._deliver(start + steps + max(self.link_delay_steps, 1), Tlp(pkt))
+            steps = self._wire_steps(pkt.get_wire_size())
+            self._deliver(self._claim_wire(now, steps) + steps, Tlp(pkt))
             # the next TLP leaves the queue when this one has left the wire
             await Timer(self._free_at - now, "step")
 
@@ -180,9 +185,8 @@ class LeanPort(SimPort):
                 setattr(ch, due, now + self.fc_update_steps)
                 start = self._claim_wire(now, self._dllp_steps)
                 self.dllps += 1
-                arrive = start + self._dllp_steps + max(self.link_delay_steps, 1)
                 update = (vc, fc_type, hdr.rx_credits_allocated, data.rx_credits_allocated)
-                self._deliver(arrive, update)
+                self._deliver(start + self._dllp_steps, update)
 
     def _update_credits(self, vc: int, fc_type: FcType, hdr: int, data: int) -> None:
         """An UpdateFC arrived: the transmitter's new credit limit (Port.handle_dllp)."""

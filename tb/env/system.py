@@ -80,7 +80,8 @@ class TB:
     GPU (``cuda_model`` endpoint), under one switch or on two root ports.
 
     ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
-    API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``.
+    API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``; ``model`` (the links'
+    and hard-IP interfaces', :mod:`tb.env.lean`) to ``$PEVB_MODEL`` or ``lean``.
 
     Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
