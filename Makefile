@@ -10,10 +10,21 @@ TRACE ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
-# make regress: the slow random regression, seeds (1-20, 3,7,...; SEED=n alone works too) and
-# steps per seed
+# make regress: the long random regression on Dask (tb/regress/farm.py): seeds (1-20, 3,7,...;
+# SEED=n alone works too), steps per seed, which random tests each seed runs (chains,driver),
+# the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
+# worker processes (default: one per core); DASK_SCHEDULER=tcp://host:port uses a running
+# cluster, CLUSTER=slurm|lsf|pbs|sge submits BATCH_JOBS workers through dask-jobqueue.
+# Verilator unless SIM is given: about 2.7x the seeds per hour of Icarus here
 SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-4)
 STEPS ?= 20
+KINDS ?= chains,driver
+LIMIT ?= 1800
+GOAL ?= all
+WORKERS ?=
+CLUSTER ?=
+BATCH_JOBS ?= 2
+REGRESS_SIM := $(if $(filter command line environment override,$(origin SIM)),$(SIM),verilator)
 # make sim: the demo program and its command line (rdma-cuda/rdma-malloc take a WxH surface;
 # the default 256x256 keeps make sim short, ARGS=1024x1024 is the original's full 4 MiB)
 DEMO ?= rdma-cuda
@@ -64,7 +75,7 @@ $(STAMP): pyproject.toml
 	fi
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,farm]'
 	@touch $(STAMP)
 
 deps: $(STAMP)
@@ -76,12 +87,11 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 regress: $(STAMP)
-	$(PY) -m pytest -v -n $(JOBS) -m slow --sim $(SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
-	  --steps $(STEPS) tests/sim/test_regress.py -k "test_random_regression or test_random_driver_regression"
+	$(PY) -m tb.regress.farm --sim $(REGRESS_SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
+	  --steps $(STEPS) --kinds $(KINDS) --limit $(LIMIT) --goal $(GOAL) \
+	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--cluster $(CLUSTER) --jobs $(BATCH_JOBS)) \
+	  $(if $(filter 1,$(WAVES)),--waves)
 
-# make bench: engine efficiency, descriptor overhead, end to end, simulator speed, the
-# 4 MiB demo (BENCH_ARGS=--quick for a short run, --readme to update the README's table)
-BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) -m tb.bench $(BENCH_ARGS)
 

@@ -1,5 +1,5 @@
-"""pytest options shared by the simulation tests (SIM, PROFILE, the random regression's
-seeds and steps) and the merge of the random regression's coverage at the end."""
+"""pytest options shared by the simulation tests (SIM, PROFILE) and the merge of the random
+regression's coverage at the end."""
 
 from __future__ import annotations
 
@@ -19,17 +19,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--profile",
         default=os.environ.get("PROFILE", "picoevb"),
         help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)",
-    )
-    parser.addoption(
-        "--seeds",
-        default=os.environ.get("SEEDS", "1-4"),
-        help="seeds of the slow random regression: 1-20, 3,7,9, ...",
-    )
-    parser.addoption(
-        "--steps",
-        type=int,
-        default=int(os.environ.get("STEPS", "20")),
-        help="steps per seed of the slow random regression",
     )
 
 

@@ -21,7 +21,10 @@ TB_TESTS = runner.ROOT / "tb" / "tests"
 PACKAGE = "tb.tests"
 
 # modules whose tests need per-run settings: their own pytest file launches them
-OWN_LAUNCHER = {"test_regress": "tests/sim/test_regress.py"}
+OWN_LAUNCHER = {
+    "test_regress": "tests/sim/test_regress.py",
+    "test_farm": "tests/sim/test_farm.py",
+}
 
 # module -> {variant: extra environment}: the module runs once per variant
 VARIANTS: dict[str, dict[str, dict[str, str]]] = {
