@@ -48,6 +48,7 @@ from .. import runner
 from .coverage import Coverage
 
 SCHEDULER_ENV = "DASK_SCHEDULER"
+ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"  # what Dask's own Client() reads
 # the kinds of seed the built-in regression has: the engine's random chains (descriptors to
 # 1 MiB, 2 MiB card RAM) and the driver model's random ioctls (transfers to 1 MiB)
 MODULE = f"{runner.PACKAGE}.tests.test_regress"
@@ -258,8 +259,11 @@ def run_job(job: SeedJob, stop_event: str | None = None) -> SeedResult:
     could not be run at all (a bad build, a bad profile); the test's own failure, a hang
     and a stop come back as a :class:`SeedResult`."""
     worker = _worker_name()
-    runner.build(job.sim, job.profile, job.waves, job.overrides)
     bdir = runner.build_dir(job.sim, runner.get_profile(job.profile), job.waves, job.overrides)
+    try:
+        runner.build(job.sim, job.profile, job.waves, job.overrides)
+    except SystemExit as e:  # cocotb's runner exits on a failed compile: not in a worker
+        raise RuntimeError(f"the build failed ({e}); log: {bdir / 'build.log'}") from None
     tdir = bdir / "runs" / f"farm-{job.name}-{uuid.uuid4().hex[:8]}"
     tdir.mkdir(parents=True)
     spec = tdir / "job.json"
@@ -272,7 +276,6 @@ def run_job(job: SeedJob, stop_event: str | None = None) -> SeedResult:
     env[runner.BUILD_ROOT_ENV] = str(runner.BUILD_ROOT)
     cmd = [sys.executable, "-m", f"{runner.PACKAGE}.regress.farm", "_seed", str(spec)]
     start = time.monotonic()
-    status = message = ""
     with open(tdir / "runner.log", "wb") as out:
         proc = subprocess.Popen(
             cmd,
@@ -284,7 +287,7 @@ def run_job(job: SeedJob, stop_event: str | None = None) -> SeedResult:
             start_new_session=True,
         )
         try:
-            status, message = _wait(proc, start + job.limit_s, _stop_check(stop_event))
+            status = _wait(proc, start + job.limit_s, _stop_check(stop_event))
         finally:
             _kill_group(proc)  # whatever happened here, nothing of the seed stays behind
     wall = time.monotonic() - start
@@ -347,17 +350,18 @@ def _stop_check(name: str | None) -> Callable[[], bool]:
     return check
 
 
-def _wait(proc: subprocess.Popen, deadline: float, stopped: Callable[[], bool]) -> tuple[str, str]:
+def _wait(proc: subprocess.Popen, deadline: float, stopped: Callable[[], bool]) -> str:
+    """Until the child exits (""), its deadline passes (TIMEOUT) or the run stops (STOPPED)."""
     while True:
         try:
             proc.wait(timeout=0.25)
-            return "", ""
+            return ""
         except subprocess.TimeoutExpired:
             pass
         if time.monotonic() >= deadline:
-            return TIMEOUT, ""
+            return TIMEOUT
         if stopped():
-            return STOPPED, ""
+            return STOPPED
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -379,10 +383,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _outcome(tdir: Path, returncode: int | None) -> tuple[str, str]:
     results = tdir / "results.xml"
     if not results.is_file():
-        return ERROR, (
-            f"the simulation ended without results (exit status {returncode}); "
-            f"see the log ({tdir / 'runner.log'})"
-        )
+        log = tdir / "runner.log"
+        lines = log.read_text(errors="replace").strip().splitlines() if log.is_file() else []
+        last = f": {lines[-1].strip()}" if lines else ""
+        return ERROR, f"the simulation ended without results (exit status {returncode}){last}"
     failed = runner.failures(results)
     if not failed:
         return PASSED, ""
@@ -491,6 +495,7 @@ def cluster(
             n_workers=n,
             threads_per_worker=1,
             processes=True,
+            memory_limit=0,  # a seed's memory is its simulator's, not the worker's
             dashboard_address=None,
             silence_logs=40,  # logging.ERROR: a worker restarting is reported by the run
         )
@@ -798,8 +803,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = ap.add_mutually_exclusive_group()
     where.add_argument(
         "--scheduler",
-        default=os.environ.get(SCHEDULER_ENV) or None,
-        help=f"address of a Dask scheduler (default ${SCHEDULER_ENV})",
+        default=os.environ.get(SCHEDULER_ENV) or os.environ.get(ADDRESS_ENV) or None,
+        help=f"address of a Dask scheduler (default ${SCHEDULER_ENV}, or Dask's own "
+        f"${ADDRESS_ENV})",
     )
     where.add_argument("--cluster", choices=sorted(JOBQUEUE), help="a batch system (jobqueue)")
     ap.add_argument("--workers", type=int, help="local cluster: worker processes (default: cores)")
@@ -864,6 +870,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FarmError as e:
         print(f"regress: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the seeds ran (while a cluster started)
+        print("regress: interrupted", file=sys.stderr)
+        return 130
     shutil.rmtree(args.out / "seeds", ignore_errors=True)  # the last run's seeds
     write_outputs(summary, args.out, goal)
     print(summary.coverage.report())

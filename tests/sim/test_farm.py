@@ -328,6 +328,7 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
     started.mkdir()
     env = {**os.environ, "FARM_TAG": tag, "FARM_STARTED": str(started)}
     env.pop(farm.SCHEDULER_ENV, None)
+    env.pop(farm.ADDRESS_ENV, None)
     proc = subprocess.Popen(
         [
             sys.executable,
