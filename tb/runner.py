@@ -27,7 +27,15 @@ from cocotb_tools.runner import get_runner
 
 from .debug import PLUGIN as DEBUG_PLUGIN
 from .debug import TRACE_ENV
-from .env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile, get_profile
+from .env.profiles import (
+    MODEL_ENV,
+    MODELS,
+    OVERRIDES_ENV,
+    PLUGINS_ENV,
+    PROFILE_ENV,
+    Profile,
+    get_profile,
+)
 
 # The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
 # installed (a user's project keeps its own ``tb``); cocotb modules are named under it
@@ -278,6 +286,9 @@ def run(
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
+    model = (extra_env or {}).get(MODEL_ENV) or os.environ.get(MODEL_ENV)
+    if model and model not in MODELS:  # one line now, not a failure inside the simulation
+        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
     runner = build(sim, prof, waves, overrides, toplevel, user_sources)
     bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources)
     name = (

@@ -55,7 +55,8 @@ from cocotbext.pcie.core.tlp import Tlp
 from cocotbext.pcie.xilinx.us import interface as _us
 from cocotbext.pcie.xilinx.us import usp_model as _usp
 
-MODELS = ("lean", "exact")
+from .profiles import MODELS
+
 DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
 
 

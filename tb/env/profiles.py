@@ -15,6 +15,7 @@ PLUGINS_ENV = "PEVB_PLUGINS"
 # the model of the simulation's links and hard-IP interfaces (tb/env/lean.py): lean
 # (the default) or exact
 MODEL_ENV = "PEVB_MODEL"
+MODELS = ("lean", "exact")
 # Verilog parameter -> Profile field
 _FIELDS = {
     "AXIS_PCIE_DATA_WIDTH": "width",

@@ -34,6 +34,22 @@ def test_bad_toplevels_and_sources_are_refused():
         runner.build("icarus", "picoevb", toplevel="my_top")
 
 
+def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
+    def no_build(*args, **kwargs):
+        raise AssertionError("the build was reached")
+
+    monkeypatch.setattr(runner, "build", no_build)
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose lean or exact"):
+        runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
+    monkeypatch.setenv("PEVB_MODEL", "quick")
+    with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):
+        runner.run(module="m")
+    # a known model reaches the build
+    monkeypatch.setenv("PEVB_MODEL", "exact")
+    with pytest.raises(AssertionError, match="the build was reached"):
+        runner.run(module="m")
+
+
 def test_parameters_and_defines_per_toplevel():
     prof = get_profile("gen3x8")
     over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1}
