@@ -43,6 +43,7 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     ),
     "driver_result": ("ok", "EIO"),
 }
+RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach
 OPTIONAL: dict[str, set[str]] = {"chain_length": {"64+"}, "desc_length": {"64K+"}}
 
@@ -99,10 +100,10 @@ class Coverage:
 
     def report(self) -> str:
         """A text report: one line per coverpoint, hit bins and counts, then the misses."""
-        lines = [
-            f"functional coverage over {len(self.runs)} run(s): "
-            + ", ".join(sorted({r.get("name", "?") for r in self.runs}))
-        ]
+        names = sorted({r.get("name", "?") for r in self.runs})
+        if len(names) > RUNS_LISTED:  # a farm's thousand seeds: the first few and a count
+            names = [*names[:RUNS_LISTED], f"... {len(names) - RUNS_LISTED} more"]
+        lines = [f"functional coverage over {len(self.runs)} run(s): " + ", ".join(names)]
         total = hit = 0
         for name, bins in self.points.items():
             n_hit = sum(1 for v in bins.values() if v)

@@ -54,6 +54,8 @@ ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"  # what Dask's own Client() reads
 MODULE = f"{runner.PACKAGE}.tests.test_regress"
 KINDS = ("chains", "driver")
 TESTCASES = {"chains": "test_random_chains", "driver": "test_random_driver"}
+# a chains seed runs about 8x as long as a driver seed
+KIND_PRIORITY = {"chains": 1, "driver": 0}
 BIG_RAM = 2 << 20
 BIG_LEN = 1 << 20
 # what a seed's test is told through its environment (tb/tests/test_regress.py reads them)
@@ -117,6 +119,8 @@ class SeedJob:
     waves: bool = False
     # the environment variable through which the test writes its coverage JSON
     coverage_env: str | None = COVERAGE_ENV
+    # Dask's priority: the longer kinds start first, so that short ones fill the tail
+    priority: int = 0
 
 
 @dataclass
@@ -201,6 +205,7 @@ def regression_jobs(
                     repro=repro_command(sim, profile, seed, steps, kind, limit_s=limit_s),
                     limit_s=limit_s,
                     waves=waves,
+                    priority=KIND_PRIORITY.get(kind, 0),
                 )
             )
     return jobs
@@ -623,9 +628,16 @@ def run_regression(
     stop_name = f"pevb-farm-stop-{run_id}"
     stop = Event(stop_name, client=client)
     by_key = {}
-    for job in jobs:
+    # in priority order too: the first tasks go to idle workers as they are submitted
+    for job in sorted(jobs, key=lambda j: -j.priority):
         fut = client.submit(
-            run_job, job, stop_name, key=f"seed-{job.name}-{run_id}", retries=retries, pure=False
+            run_job,
+            job,
+            stop_name,
+            key=f"seed-{job.name}-{run_id}",
+            retries=retries,
+            pure=False,
+            priority=job.priority,
         )
         by_key[fut.key] = (fut, job)
     workers = len(client.scheduler_info(n_workers=-1).get("workers", {}))

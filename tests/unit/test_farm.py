@@ -40,6 +40,7 @@ def test_regression_jobs_are_the_long_regression():
     }
     assert chains.overrides == {"RAM_SIZE": 2 << 20}
     assert driver.testcase == "test_random_driver" and driver.overrides is None
+    assert chains.priority > driver.priority  # the long ones first
     assert "REGRESS_MAX_DESC" not in driver.env
     assert driver.env["REGRESS_MAX_LEN"] == str(1 << 20)
     assert chains.limit_s == 60

@@ -154,3 +154,12 @@ def test_coverage_bins_merge_report_and_goals(tmp_path) -> None:
     assert coverage.main([str(tmp_path / "a.json"), "--goals"]) == 1
     assert coverage.main([str(tmp_path), "--goals", "-o", str(tmp_path / "m.json")]) == 0
     assert json.loads((tmp_path / "m.json").read_text())["coverpoints"]["outcome"]["ok"] == 1
+
+
+def test_coverage_report_lists_a_few_runs_and_counts_the_rest() -> None:
+    cov = Coverage()
+    cov.runs.extend({"name": f"seed{n:03d}"} for n in range(1000))
+    first = cov.report().splitlines()[0]
+    assert first.startswith("functional coverage over 1000 run(s): seed000, seed001, ")
+    n = coverage.RUNS_LISTED
+    assert first.endswith(f"seed{n - 1:03d}, ... {1000 - n} more")
