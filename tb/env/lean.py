@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import cocotb
+import cocotb.handle as _handle_module
 from cocotb.queue import Queue
 from cocotb.triggers import Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
@@ -236,11 +237,70 @@ class _Beat:
     __slots__ = ("tdata", "tkeep", "tlast", "tuser")
 
 
-def _int(handle) -> int:
-    try:
-        return int(handle.value)
-    except ValueError:  # X or Z, as the exact interface reads it
-        return 0
+def _reader(handle, *, strict: bool = False) -> Callable[[], int]:
+    """A function reading ``handle`` as an int straight from the simulator's bit string,
+    without the ``LogicArray`` that ``handle.value`` builds (X or Z: 0, as the exact
+    interface reads a control signal; ``strict``: a ValueError, as it reads a beat)."""
+    get = getattr(getattr(handle, "_handle", None), "get_signal_val_binstr", None)
+    if get is None:  # no simulator handle under it (not cocotb's own handle classes)
+
+        def slow() -> int:
+            try:
+                return int(handle.value)
+            except ValueError:
+                if strict:
+                    raise
+                return 0
+
+        return slow
+    if strict:
+        return lambda: int(get(), 2)
+
+    def read() -> int:
+        try:
+            return int(get(), 2)
+        except ValueError:
+            return 0
+
+    return read
+
+
+def _never() -> int:
+    return 0
+
+
+def _writer(handle) -> Callable[[int], None]:
+    """A function writing an int to ``handle`` as ``handle.value = v`` does (a deposit,
+    scheduled for the ReadWrite phase by cocotb's own ``_schedule_write``), without its
+    per-call type and phase checks; a value that does not fit is a ValueError."""
+    raw = getattr(handle, "_handle", None)
+    schedule = getattr(_handle_module, "_schedule_write", None)
+    action = getattr(getattr(_handle_module, "_GPISetAction", None), "DEPOSIT", None)
+    if raw is None or schedule is None or action is None:
+
+        def slow(value: int) -> None:
+            handle.value = value
+
+        return slow
+    width = len(handle)
+    if width <= 32:
+        put = raw.set_signal_val_int
+
+        def write(value: int) -> None:
+            if value >> width or value < 0:
+                raise ValueError(f"{value!r} does not fit {width}-bit {handle._name}")
+            schedule(handle, put, action, value)
+
+        return write
+    put_str = raw.set_signal_val_binstr
+    fmt = f"0{width}b"
+
+    def write_wide(value: int) -> None:
+        if value >> width or value < 0:
+            raise ValueError(f"{value!r} does not fit {width}-bit {handle._name}")
+        schedule(handle, put_str, action, format(value, fmt))
+
+    return write_wide
 
 
 class _LeanSource:
@@ -251,7 +311,9 @@ class _LeanSource:
         super()._init()
         # what each signal holds (the base class set them all to 0)
         self._written = dict.fromkeys(("tdata", "tkeep", "tlast", "tuser"), 0)
+        self._writers = {name: _writer(getattr(self.bus, name)) for name in self._written}
         self._tvalid = 0
+        self._write_tvalid = _writer(self.bus.tvalid)
         self._packer = super()._run()  # stepped by hand; see _step
         self._step()
 
@@ -281,28 +343,29 @@ class _LeanSource:
         self._step()
 
     def _write(self, obj) -> None:
-        bus, written = self.bus, self._written
+        writers, written = self._writers, self._written
         for name in ("tdata", "tkeep", "tlast", "tuser"):
             value = int(getattr(obj, name))
             if written[name] != value:
-                getattr(bus, name).value = value
+                writers[name](value)
                 written[name] = value
 
     def _set_tvalid(self, value: int) -> None:
         if self._tvalid != value:
-            self.bus.tvalid.value = value
+            self._write_tvalid(value)
             self._tvalid = value
 
     async def _run_source(self) -> None:
         self.active = False
         edge = RisingEdge(self.clock)
-        tready = self.bus.tready
+        tready = _reader(self.bus.tready)
+        reset = _never if self.reset is None else _reader(self.reset)
         while True:
             await edge
-            if self.reset is not None and _int(self.reset):
+            if reset():
                 self._set_tvalid(0)
                 continue
-            if self._tvalid and not _int(tready):
+            if self._tvalid and not tready():
                 continue  # the beat on the bus stays until the RTL takes it
             if self.drive_obj and not self.pause:
                 self._write(self.drive_obj)
@@ -327,6 +390,7 @@ class _LeanSink:
         super()._init()
         self.sample_sync = _Sync()
         self._tready = 0
+        self._write_tready = _writer(self.bus.tready)
         self._unpacker = super()._run()
         self._unpacker.send(None)
 
@@ -335,25 +399,29 @@ class _LeanSink:
 
     def _set_tready(self, value: int) -> None:
         if self._tready != value:
-            self.bus.tready.value = value
+            self._write_tready(value)
             self._tready = value
 
     async def _run_sink(self) -> None:
         edge = RisingEdge(self.clock)
         wake = self.wake_event.wait()
         bus = self.bus
+        valid = _reader(bus.tvalid)
+        reset = _never if self.reset is None else _reader(self.reset)
+        # X or Z in a beat fails here, as in the exact unpacker
+        tdata, tkeep = _reader(bus.tdata, strict=True), _reader(bus.tkeep, strict=True)
+        tlast, tuser = _reader(bus.tlast, strict=True), _reader(bus.tuser, strict=True)
         while True:
             pause_sample = bool(self.pause)
             await edge
-            tvalid = _int(bus.tvalid)
-            if self.reset is not None and _int(self.reset):
+            tvalid = valid()
+            if reset():
                 self._set_tready(0)
                 continue
             beat = None
             if self._tready and tvalid:
-                beat = _Beat()  # X or Z in a beat fails here, as in the exact unpacker
-                beat.tdata, beat.tkeep = int(bus.tdata.value), int(bus.tkeep.value)
-                beat.tlast, beat.tuser = int(bus.tlast.value), int(bus.tuser.value)
+                beat = _Beat()
+                beat.tdata, beat.tkeep, beat.tlast, beat.tuser = tdata(), tkeep(), tlast(), tuser()
             paused = self.full() or pause_sample  # before this beat's frame is queued
             self._set_tready(int(not paused))
             if beat is not None:
