@@ -1,6 +1,7 @@
 """tb/env/fastpaths.py against cocotbext-pcie's own code: on random TLPs of every type
 (valid, and broken in each way Tlp.check knows, and codes that are no type) the fast
-``fmt_type`` and ``check`` give the original's answer, its exception and its message."""
+``fmt_type``, ``check`` and routing matches (against random BARs and bridge windows) give
+the original's answer, its exception and its message; so does ``PcieId``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import io
 import random
 
 import pytest
+from cocotbext.pcie.core.bridge import Bridge
+from cocotbext.pcie.core.endpoint import Endpoint
+from cocotbext.pcie.core.function import Function
 from cocotbext.pcie.core.tlp import Tlp, TlpType
+from cocotbext.pcie.core.utils import PcieId
 
 import tb.env  # noqa: F401  (installs the fast paths)
 from tb.env import fastpaths
@@ -43,6 +48,9 @@ def _random_tlp(rng: random.Random) -> Tlp:
 def test_fast_paths_are_installed():
     assert Tlp.check is fastpaths._check
     assert TlpType.__hash__ is object.__hash__
+    assert Function.match_tlp is fastpaths._match_tlp
+    assert Bridge.match_tlp_secondary is fastpaths._match_tlp_secondary
+    assert PcieId.__new__ is fastpaths._pcie_id_new
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -58,3 +66,104 @@ def test_check_and_fmt_type_agree_with_the_originals(seed: int):
         assert got == _outcome(fastpaths.original_fmt_type, tlp)
     # the cases reached every answer: valid, invalid (with a message) and no type at all
     assert verdicts == {("ok", True), ("ok", False), ("raised", ValueError)}
+
+
+def _function(rng: random.Random) -> Function:
+    f = Endpoint()
+    f.pcie_id = PcieId(rng.randrange(4), rng.randrange(4), rng.randrange(2))
+    f.configure_bar(0, 1 << rng.choice([12, 16, 20]))  # 32-bit memory
+    f.configure_bar(2, 1 << 24, ext=True, prefetch=True)  # 64-bit memory
+    f.configure_io_bar(4, 256)
+    f.bar[0] |= 0x8000_0000 & f.bar_mask[0]
+    f.bar[2] |= 0x0100_0000 & f.bar_mask[2]
+    f.bar[3] = rng.choice([0, 1, 0x20])
+    f.bar[4] |= 0x1000 & f.bar_mask[4]
+    return f
+
+
+def _bridge(rng: random.Random) -> Bridge:
+    b = Bridge()
+    b.sec_bus_num = rng.randrange(1, 4)
+    b.sub_bus_num = b.sec_bus_num + rng.randrange(3)
+    b.mem_base, b.mem_limit = 0x8000_0000, 0x8000_0000 + (rng.randrange(1, 16) << 20) - 1
+    b.prefetchable_mem_base = 0x1_0000_0000
+    b.prefetchable_mem_limit = 0x1_0000_0000 + (1 << 28) - 1
+    b.io_base, b.io_limit = 0x1000, 0x1FFF
+    return b
+
+
+def _routed_tlp(rng: random.Random) -> Tlp:
+    t = _random_tlp(rng)
+    t.address = rng.choice(
+        [
+            0x8000_0000,
+            0x8000_1000,
+            0x8010_0000,
+            0x1_0000_0000,
+            0x1_0F00_0000,
+            0x1000,
+            0x1080,
+            0x2000,
+            0,
+            rng.randrange(1 << 33) & ~3,
+        ]
+    )
+    t.requester_id = PcieId(rng.randrange(6), rng.randrange(4), rng.randrange(2))
+    t.completer_id = PcieId(rng.randrange(6), rng.randrange(4), rng.randrange(2))
+    if rng.random() < 0.05:
+        t.requester_id = PcieId(0, 0, 0)
+    return t
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_routing_matches_agree_with_the_originals(seed: int):
+    rng = random.Random(seed)
+    original_match = fastpaths.ORIGINALS["match_tlp"]
+    original_secondary = fastpaths.ORIGINALS["match_tlp_secondary"]
+    answers = set()
+    for _ in range(200):
+        f, b = _function(rng), _bridge(rng)
+        for _ in range(20):
+            tlp = _routed_tlp(rng)
+            got = _outcome(f.match_tlp, tlp)
+            assert got == _outcome(lambda t, f=f: original_match(f, t), tlp), repr(tlp)
+            answers.add(("function", got[0]))
+            got = _outcome(b.match_tlp_secondary, tlp)
+            assert got == _outcome(lambda t, b=b: original_secondary(b, t), tlp), repr(tlp)
+            answers.add(("bridge", got[0]))
+    # each side said yes and no, and raised for a code that is no type (ValueError) and
+    # for a type it does not route (Exception)
+    expect = {("ok", True), ("ok", False), ("raised", ValueError), ("raised", Exception)}
+    for side in ("function", "bridge"):
+        assert {a for s, a in answers if s == side} == expect
+
+
+def test_pcie_id_agrees_with_the_original():
+    original = fastpaths.ORIGINALS["PcieId.__new__"]
+    cases = [
+        (0, 0, 0),
+        (255, 31, 7),
+        (1, 2, 3),
+        (256, 0, 0),
+        (0, 32, 0),
+        (0, 0, 8),
+        (-1, 0, 0),
+        ((4, 5, 6),),
+        (True, 1, 1),
+        (3,),
+        (),
+    ]
+    for args in cases:
+
+        def make(orig: bool, args=args):
+            out = original(PcieId, *args) if orig else PcieId(*args)
+            return (type(out), tuple(out))
+
+        def outcome(orig: bool):
+            try:
+                return ("ok", make(orig))
+            except Exception as e:
+                return ("raised", type(e), str(e))
+
+        assert outcome(False) == outcome(True), args
+    assert PcieId(1, 2, 3) == PcieId.from_int(0x0113) and str(PcieId(1, 2, 3)) == "01:02.3"
