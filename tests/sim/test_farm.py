@@ -320,6 +320,40 @@ def test_worker_killed_mid_seed_is_retried_elsewhere(tcp_cluster: str, tmp_path:
     assert not no_strays(tag)
 
 
+def test_seed_whose_worker_dies_past_the_allowed_failures_is_reported_lost(
+    tmp_path: Path, tag: str
+):
+    import dask
+
+    started = tmp_path / "started"
+    started.mkdir()
+    waits = job(
+        tag,
+        "farm_waits",
+        env={"FARM_STARTED": str(started), "FARM_RELEASE": str(tmp_path / "never")},
+    )
+    out: list[farm.Summary] = []
+    # the scheduler (in this process for a local cluster) gives up at the first death
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        farm.cluster(workers=1) as client,
+    ):
+        th = threading.Thread(target=lambda: out.append(farm.run_regression([waits], client)))
+        th.start()
+        end = time.monotonic() + 60
+        while not any(started.iterdir()) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert any(started.iterdir()), "the seed never started"
+        (victim,) = client.run(os.getpid).values()
+        os.kill(victim, signal.SIGKILL)
+        th.join(timeout=60)
+    (r,) = out[0].results
+    assert r.status == farm.LOST, (r.status, r.message)
+    assert "its worker was lost" in r.message
+    assert out[0].count(farm.LOST) == 1 and f"FAILED {waits.name} [lost]" in out[0].text()
+    assert not no_strays(tag)
+
+
 # --- Ctrl-C on the command line -------------------------------------------------------------
 
 
