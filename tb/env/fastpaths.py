@@ -19,9 +19,10 @@
   a TLP passes asks them) read ``fmt_type`` and built a set of types for each branch
   they tried. Here the code picks the branch in one dict lookup, and the branch is the
   original's; a code none of them takes goes to the original (its exception).
-- ``PcieId`` (a requester or completer ID: two per TLP built, one per ID read, one per
+- ``PcieId`` (a requester or completer ID: two per TLP built, one per ID set, one per
   routing check) checked its three numbers through ``isinstance`` and six comparisons;
-  three ints in range now take one chained comparison, anything else the original.
+  three ints in range, or an ID, now take one chained comparison, anything else the
+  original.
 
 ``make profile`` showed about 1.5 million ``Enum.__hash__`` calls for 5000 TLPs.
 
@@ -177,6 +178,8 @@ def _match_tlp_secondary(self: Bridge, tlp: Tlp) -> bool:
 
 
 def _pcie_id_new(cls, bus=0, device=0, function=0):
+    if type(bus) is PcieId:  # an ID given again (the Tlp's ID setters): its numbers
+        bus, device, function = bus
     if (
         type(bus) is int
         and type(device) is int
