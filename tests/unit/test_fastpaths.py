@@ -170,3 +170,15 @@ def test_pcie_id_agrees_with_the_original():
 
         assert outcome(False) == outcome(True), args
     assert PcieId(1, 2, 3) == PcieId.from_int(0x0113) and str(PcieId(1, 2, 3)) == "01:02.3"
+
+
+def test_dword_parity_agrees_with_the_original():
+    from cocotbext.pcie.xilinx.us import interface
+
+    original = fastpaths.ORIGINALS["dword_parity"]
+    assert interface.dword_parity is fastpaths._dword_parity
+    rng = random.Random(7)
+    values = [*range(1 << 16), *(rng.randrange(1 << 32) for _ in range(50000))]
+    values += [0xFFFFFFFF, 1 << 31, 1 << 40, (1 << 64) - 1, -1, -12345]
+    for d in values:
+        assert interface.dword_parity(d) == original(d), hex(d)
