@@ -24,6 +24,10 @@
   three ints in range, or an ID, now take one chained comparison, anything else the
   original.
 
+- ``Tlp.__init__`` (a TLP is copied on every hop) set 25 fields one by one, building a
+  ``TlpAttr`` flag and two ``PcieId`` through their constructors; the defaults are now
+  one dict (taken once from the original constructor) and a copy takes the fields the
+  original copies (``th`` is not among them there either).
 - ``dword_parity`` of the UltraScale+ interfaces (four parity bits per dword of every
   beat's payload) takes each byte's parity from a table of 256.
 
@@ -196,6 +200,54 @@ def _pcie_id_new(cls, bus=0, device=0, function=0):
     return _original_pcie_id_new(cls, bus, device, function)
 
 
+_original_tlp_init = Tlp.__init__
+
+
+def _tlp_defaults() -> dict:
+    blank = Tlp.__new__(Tlp)
+    _original_tlp_init(blank)
+    return dict(vars(blank))
+
+
+_TLP_DEFAULTS = _tlp_defaults()
+# what the original's copy constructor takes from the TLP it copies (data: a copy)
+_TLP_COPIED = (
+    "fmt",
+    "type",
+    "tc",
+    "ln",
+    "td",
+    "ep",
+    "attr",
+    "at",
+    "length",
+    "_completer_id",
+    "status",
+    "bcm",
+    "byte_count",
+    "_requester_id",
+    "tag",
+    "first_be",
+    "last_be",
+    "lower_address",
+    "address",
+    "ph",
+    "seq",
+)
+
+
+def _tlp_init(self: Tlp, tlp=None) -> None:
+    fields = self.__dict__
+    fields.update(_TLP_DEFAULTS)
+    if isinstance(tlp, Tlp):
+        other = tlp.__dict__
+        for name in _TLP_COPIED:
+            fields[name] = other[name]
+        fields["data"] = bytearray(other["data"])
+    else:
+        fields["data"] = bytearray()
+
+
 _original_dword_parity = _us_interface.dword_parity
 _BYTE_PARITY = [bin(b).count("1") & 1 for b in range(256)]
 
@@ -233,13 +285,14 @@ def _rehash_loaded_modules() -> None:
 
 
 def install() -> None:
-    """Install the fast ``Tlp.fmt_type`` getter, ``Tlp.check``, the routing matches,
-    ``PcieId``, ``dword_parity`` and the identity hash of ``TlpType`` (once; later calls
-    do nothing)."""
+    """Install the fast ``Tlp.fmt_type`` getter, ``Tlp.check`` and ``Tlp.__init__``, the
+    routing matches, ``PcieId``, ``dword_parity`` and the identity hash of ``TlpType``
+    (once; later calls do nothing)."""
     if Tlp.fmt_type.fget is _fmt_type:
         return
     Tlp.fmt_type = property(_fmt_type, Tlp.fmt_type.fset)
     Tlp.check = _check
+    Tlp.__init__ = _tlp_init
     Function.match_tlp = _match_tlp
     Bridge.match_tlp_secondary = _match_tlp_secondary
     PcieId.__new__ = _pcie_id_new
@@ -263,4 +316,5 @@ ORIGINALS = {
     "match_tlp_secondary": _original_match_secondary,
     "PcieId.__new__": _original_pcie_id_new,
     "dword_parity": _original_dword_parity,
+    "Tlp.__init__": _original_tlp_init,
 }  # cocotbext-pcie's own, for the tests

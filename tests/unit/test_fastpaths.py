@@ -182,3 +182,32 @@ def test_dword_parity_agrees_with_the_original():
     values += [0xFFFFFFFF, 1 << 31, 1 << 40, (1 << 64) - 1, -1, -12345]
     for d in values:
         assert interface.dword_parity(d) == original(d), hex(d)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_tlp_construction_and_copy_agree_with_the_original(seed: int):
+    from cocotbext.pcie.xilinx.us.tlp import Tlp_us
+
+    original = fastpaths.ORIGINALS["Tlp.__init__"]
+    assert Tlp.__init__ is fastpaths._tlp_init
+    rng = random.Random(seed)
+
+    def made(*args) -> Tlp:  # a Tlp built by cocotbext-pcie's own constructor
+        obj = Tlp.__new__(Tlp)
+        original(obj, *args)
+        return obj
+
+    assert list(vars(Tlp()).items()) == list(vars(made()).items())
+    for _ in range(2000):
+        src = _routed_tlp(rng)
+        src.th, src.ep, src.seq, src.tag = rng.random() < 0.5, rng.random() < 0.5, 7, 9
+        src.release_fc_cb, src.ingress_port = object(), object()
+        src.data = bytearray(rng.randbytes(rng.randrange(16)))
+        fast, slow = Tlp(src), made(src)
+        assert list(vars(fast).items()) == list(vars(slow).items())  # values and order
+        assert fast.data is not src.data and fast.th is False and fast.release_fc_cb is None
+        fast.data[:0] = b"x"
+        assert src.data != fast.data  # a copy, not the same buffer
+    # the UltraScale+ subclass builds on it: its fields after the base's, as before
+    us = Tlp_us(Tlp())
+    assert list(vars(us))[: len(fastpaths._TLP_DEFAULTS)] == list(fastpaths._TLP_DEFAULTS)
