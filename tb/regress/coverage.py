@@ -98,29 +98,34 @@ class Coverage:
                 out[name] = miss
         return out
 
+    def bins(self) -> tuple[int, int]:
+        """Bins hit, bins defined, over every coverpoint."""
+        hit = sum(1 for bins in self.points.values() for n in bins.values() if n)
+        return hit, sum(len(bins) for bins in self.points.values())
+
     def report(self) -> str:
         """A text report: one line per coverpoint, hit bins and counts, then the misses."""
         names = sorted({r.get("name", "?") for r in self.runs})
         if len(names) > RUNS_LISTED:  # a farm's thousand seeds: the first few and a count
             names = [*names[:RUNS_LISTED], f"... {len(names) - RUNS_LISTED} more"]
         lines = [f"functional coverage over {len(self.runs)} run(s): " + ", ".join(names)]
-        total = hit = 0
         for name, bins in self.points.items():
             n_hit = sum(1 for v in bins.values() if v)
-            total += len(bins)
-            hit += n_hit
             cells = " ".join(f"{b}={v}" for b, v in bins.items())
             lines.append(f"  {name:18s} {n_hit:2d}/{len(bins):2d}  {cells}")
+        hit, total = self.bins()
         lines.append(f"  bins hit: {hit}/{total} ({100.0 * hit / max(total, 1):.1f}%)")
         missed = self.missed()
         if missed:
-            lines.append(
-                "  goal missed, never hit: "
-                + "; ".join(f"{k}: {', '.join(v)}" for k, v in missed.items())
-            )
+            lines.append(f"  goal missed, never hit: {describe_missed(missed)}")
         else:
             lines.append("  goal met: every required bin hit")
         return "\n".join(lines)
+
+
+def describe_missed(missed: dict[str, list[str]]) -> str:
+    """``Coverage.missed()`` as one line: ``point: bin, bin; point: bin``."""
+    return "; ".join(f"{k}: {', '.join(v)}" for k, v in missed.items())
 
 
 def length_bin(n: int) -> str:

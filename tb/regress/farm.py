@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import runner
-from .coverage import Coverage
+from .coverage import Coverage, describe_missed
 
 SCHEDULER_ENV = "DASK_SCHEDULER"
 ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"  # what Dask's own Client() reads
@@ -83,12 +83,17 @@ class FarmError(Exception):
     """A regression that cannot start: no Dask, a bad option, an unreachable scheduler."""
 
 
+def seed_env(seed: int, steps: int, name: str) -> dict[str, str]:
+    """What every seed's test is told: its seed, its steps and its name."""
+    return {SEED_ENV: str(seed), STEPS_ENV: str(steps), NAME_ENV: name}
+
+
 def regress_env(kind: str, seed: int, steps: int, name: str, *, big: bool) -> dict[str, str]:
     """The environment of one random seed of ``kind`` (``chains`` or ``driver``); ``big``:
     the long regression's sizes (descriptors and transfers to 1 MiB)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}: choose from {', '.join(KINDS)}")
-    env = {SEED_ENV: str(seed), STEPS_ENV: str(steps), NAME_ENV: name}
+    env = seed_env(seed, steps, name)
     if big:
         env["REGRESS_MAX_LEN"] = str(BIG_LEN)
         if kind == "chains":
@@ -193,14 +198,15 @@ def regression_jobs(
     for seed in seeds:
         for kind in kinds:
             name = f"{kind}-{sim}-{profile}-seed{seed}"
+            env = regress_env(kind, seed, steps, name, big=big)  # checks the kind
             jobs.append(
                 SeedJob(
                     name=name,
                     seed=seed,
-                    testcase=TESTCASES[kind] if kind in TESTCASES else _bad_kind(kind),
+                    testcase=TESTCASES[kind],
                     sim=sim,
                     profile=profile,
-                    env=regress_env(kind, seed, steps, name, big=big),
+                    env=env,
                     overrides=regress_overrides(kind, big=big),
                     repro=repro_command(sim, profile, seed, steps, kind, limit_s=limit_s),
                     limit_s=limit_s,
@@ -209,10 +215,6 @@ def regression_jobs(
                 )
             )
     return jobs
-
-
-def _bad_kind(kind: str) -> str:
-    raise ValueError(f"unknown kind {kind!r}: choose from {', '.join(KINDS)}")
 
 
 def test_jobs(
@@ -244,7 +246,7 @@ def test_jobs(
                     module=module,
                     sim=sim,
                     profile=profile,
-                    env={SEED_ENV: str(seed), STEPS_ENV: str(steps), NAME_ENV: name},
+                    env=seed_env(seed, steps, name),
                     repro=f"python -m {runner.PACKAGE}.regress.farm --test {spec} --sim {sim} "
                     f"--profile {profile} --seeds {seed} --steps {steps} --workers 1 "
                     f"--goal none",
@@ -404,8 +406,8 @@ def _log_tail(tdir: Path) -> str:
     parts = []
     for name in ("runner.log", "sim.log"):
         path = tdir / name
-        if path.is_file() and path.stat().st_size:
-            size = path.stat().st_size
+        size = path.stat().st_size if path.is_file() else 0
+        if size:
             with open(path, "rb") as f:
                 if size > LOG_TAIL:
                     f.seek(size - LOG_TAIL)
@@ -545,7 +547,6 @@ class Summary:
     coverage: Coverage
     wall_s: float
     workers: int
-    out_dir: Path | None = None
     interrupted: bool = False
 
     def count(self, status: str) -> int:
@@ -559,12 +560,6 @@ class Summary:
     def seeds_per_hour(self) -> float:
         return len(self.results) * 3600.0 / self.wall_s if self.wall_s > 0 else 0.0
 
-    def bins(self) -> tuple[int, int]:
-        """Bins hit, bins defined."""
-        hit = sum(1 for bins in self.coverage.points.values() for n in bins.values() if n)
-        total = sum(len(bins) for bins in self.coverage.points.values())
-        return hit, total
-
     def goal_missed(self, goal: str) -> dict[str, list[str]]:
         """Bins the goal (``all``, ``required`` or ``none``) wants and no seed hit."""
         if goal == "none":
@@ -572,7 +567,7 @@ class Summary:
         return self.coverage.missed(include_optional=goal == "all")
 
     def text(self, goal: str = "all") -> str:
-        hit, total = self.bins()
+        hit, total = self.coverage.bins()
         others = [
             f"{self.count(s)} {s}" for s in (FAILED, ERROR, TIMEOUT, LOST, STOPPED) if self.count(s)
         ]
@@ -587,12 +582,7 @@ class Summary:
         if goal != "none":
             lines.append(
                 f"coverage goal ({goal} bins): "
-                + (
-                    "missed, never hit: "
-                    + "; ".join(f"{k}: {', '.join(v)}" for k, v in missed.items())
-                    if missed
-                    else "met"
-                )
+                + (f"missed, never hit: {describe_missed(missed)}" if missed else "met")
             )
         if self.interrupted:
             lines.append("interrupted: the seeds not reported above did not run")
@@ -651,12 +641,13 @@ def run_regression(
             try:
                 res = fut.result()
             except KilledWorker as e:
-                res = SeedResult(job.name, LOST, f"its worker was lost every time: {e}")
+                msg = f"its worker was lost every time: {e}"
+                res = SeedResult(job.name, LOST, msg, repro=job.repro)
             except Exception as e:
                 tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-                res = SeedResult(job.name, ERROR, f"{type(e).__name__}: {e}", log=tb)
+                msg = f"{type(e).__name__}: {e}"
+                res = SeedResult(job.name, ERROR, msg, log=tb, repro=job.repro)
             res.attempts = tries
-            res.repro = job.repro
             results[job.name] = res
             fut.release()
             say(_progress_line(len(results), len(jobs), res))
@@ -669,7 +660,7 @@ def run_regression(
     for r in ordered:
         if r.coverage:
             cov.merge(Coverage.from_json(r.coverage))
-    summary = Summary(ordered, cov, wall, workers, out_dir, interrupted)
+    summary = Summary(ordered, cov, wall, workers, interrupted)
     if out_dir is not None:
         write_outputs(summary, out_dir, goal)
     return summary
@@ -719,7 +710,9 @@ def _progress_line(done: int, total: int, r: SeedResult) -> str:
 
 
 def write_outputs(summary: Summary, out_dir: Path, goal: str = "all") -> None:
-    """Per-seed logs and coverage, the merged coverage, the JUnit XML and the summary."""
+    """Per-seed logs and coverage (the last run's seeds there removed first), the merged
+    coverage, the JUnit XML and the summary."""
+    shutil.rmtree(out_dir / "seeds", ignore_errors=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     for r in summary.results:
         sdir = out_dir / "seeds" / r.name
@@ -877,7 +870,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             where_ = args.scheduler or args.cluster or "a local cluster"
             print(f"regress: {len(jobs)} seed run(s) on {where_}, results in {args.out}")
             summary = run_regression(
-                jobs, client, out_dir=None, retries=args.retries, progress=print
+                jobs, client, out_dir=args.out, retries=args.retries, progress=print, goal=goal
             )
     except FarmError as e:
         print(f"regress: {e}", file=sys.stderr)
@@ -885,8 +878,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the seeds ran (while a cluster started)
         print("regress: interrupted", file=sys.stderr)
         return 130
-    shutil.rmtree(args.out / "seeds", ignore_errors=True)  # the last run's seeds
-    write_outputs(summary, args.out, goal)
     print(summary.coverage.report())
     print(summary.text(goal))
     print(f"junit: {args.out / 'junit.xml'}; logs: {args.out / 'seeds'}")

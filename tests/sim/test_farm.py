@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -27,16 +26,10 @@ from distributed import Client
 from tb import runner
 from tb.regress import farm
 from tb.regress.coverage import Coverage
+from tests.procs import alive, cmdline, wait_until
 
 MODULE = "tb.tests.test_farm"
 DASK = Path(sys.executable).parent / "dask"
-
-
-def _cmdline(pid: str) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 def _environ(pid: str) -> bytes:
@@ -51,24 +44,19 @@ def strays(tag: str) -> list[str]:
     tag) or a simulator (its environment does); zombies do not count."""
     out = []
     for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == os.getpid():
+        if not d.name.isdigit() or int(d.name) == os.getpid() or not alive(d.name):
             continue
-        try:
-            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state == "Z" or "multiprocessing.resource_tracker" in _cmdline(d.name):
+        line = cmdline(d.name)
+        if "multiprocessing.resource_tracker" in line:
             continue  # the resource tracker is this pytest process's own, until it exits
-        if tag in _cmdline(d.name) or f"FARM_TAG={tag}".encode() in _environ(d.name):
-            out.append(f"{d.name}: {_cmdline(d.name)[:200]}")
+        if tag in line or f"FARM_TAG={tag}".encode() in _environ(d.name):
+            out.append(f"{d.name}: {line[:200]}")
     return out
 
 
 def no_strays(tag: str, within: float = 5.0) -> list[str]:
-    end = time.monotonic() + within
-    while (left := strays(tag)) and time.monotonic() < end:
-        time.sleep(0.1)
-    return left
+    wait_until(lambda: not strays(tag), within, step=0.1)
+    return strays(tag)
 
 
 def job(tag: str, test: str, **kw) -> farm.SeedJob:
@@ -155,10 +143,7 @@ def tcp_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )
     ]
     try:
-        end = time.monotonic() + 60
-        while not sched_file.is_file() and time.monotonic() < end:
-            time.sleep(0.1)
-        assert sched_file.is_file(), "dask scheduler did not start"
+        assert wait_until(sched_file.is_file, 60, step=0.1), "dask scheduler did not start"
         address = json.loads(sched_file.read_text())["address"]
         for n in (1, 2):
             procs.append(
@@ -259,7 +244,7 @@ def test_hung_seed_is_killed_at_its_limit(tcp_cluster: str, tmp_path: Path, tag:
     assert 8.0 <= r.wall_s < 8.0 + 15, r.wall_s
     sims = [int(p.name) for p in started.iterdir()]
     assert len(sims) == 1, "the hung simulation never started"
-    assert not Path(f"/proc/{sims[0]}/cmdline").exists() or not _cmdline(str(sims[0]))
+    assert not cmdline(sims[0]), "the hung simulator is still running"
     assert not no_strays(tag, within=1.0)
     assert f"FAILED {hang.name} [timeout]" in summary.text()
     assert f"reproduce: rerun {hang.name}" in summary.text()
@@ -293,24 +278,20 @@ def test_worker_killed_mid_seed_is_retried_elsewhere(tcp_cluster: str, tmp_path:
         th = threading.Thread(target=lambda: out.append(farm.run_regression([waits], client)))
         th.start()
         try:
-            end = time.monotonic() + 60
-            while not any(started.iterdir()) and time.monotonic() < end:
-                time.sleep(0.05)
+            wait_until(lambda: any(started.iterdir()), 60)
             (first,) = [int(p.name) for p in started.iterdir()]
             busy = [w for w, keys in client.processing().items() if keys]
             assert len(busy) == 1, client.processing()
             victim = busy[0]
             os.kill(pids_before[victim], signal.SIGKILL)
             # the seed's child sees its worker die and kills its simulator
-            end = time.monotonic() + 10
-            while _cmdline(str(first)) and time.monotonic() < end:
-                time.sleep(0.05)
-            assert not _cmdline(str(first)), "the killed worker's simulator is still running"
+            assert wait_until(lambda: not cmdline(first), 10), (
+                "the killed worker's simulator is still running"
+            )
             # the retry starts on a worker that is alive, then is let go
-            end = time.monotonic() + 60
-            while len(list(started.iterdir())) < 2 and time.monotonic() < end:
-                time.sleep(0.05)
-            assert len(list(started.iterdir())) == 2, "the seed was not run again"
+            assert wait_until(lambda: len(list(started.iterdir())) == 2, 60), (
+                "the seed was not run again"
+            )
         finally:
             release.write_text("go")
             th.join(timeout=120)
@@ -341,10 +322,7 @@ def test_seed_whose_worker_dies_past_the_allowed_failures_is_reported_lost(
     ):
         th = threading.Thread(target=lambda: out.append(farm.run_regression([waits], client)))
         th.start()
-        end = time.monotonic() + 60
-        while not any(started.iterdir()) and time.monotonic() < end:
-            time.sleep(0.05)
-        assert any(started.iterdir()), "the seed never started"
+        assert wait_until(lambda: any(started.iterdir()), 60), "the seed never started"
         (victim,) = client.run(os.getpid).values()
         os.kill(victim, signal.SIGKILL)
         th.join(timeout=60)
@@ -388,10 +366,7 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
         start_new_session=True,
     )
     try:
-        end = time.monotonic() + 120
-        while not any(started.iterdir()) and time.monotonic() < end:
-            time.sleep(0.05)
-        assert any(started.iterdir()), "the seed never started"
+        assert wait_until(lambda: any(started.iterdir()), 120), "the seed never started"
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         text, _ = proc.communicate(timeout=60)
     finally:

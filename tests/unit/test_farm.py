@@ -15,6 +15,7 @@ import pytest
 from tb import runner
 from tb.regress import farm
 from tb.regress.coverage import Coverage
+from tests.procs import alive, wait_until
 
 
 def test_parse_seeds():
@@ -75,14 +76,6 @@ def test_user_test_jobs():
             farm.test_jobs([bad], [1], sim="icarus", profile="picoevb", steps=1)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_kill_group_ends_the_child_and_what_it_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -93,19 +86,16 @@ def test_kill_group_ends_the_child_and_what_it_started(
         ["sh", "-c", f"trap '' TERM; sleep 300 & echo $! > {pids}; wait"],
         start_new_session=True,
     )
-    end = time.monotonic() + 10
-    while not (pids.is_file() and pids.read_text().strip()) and time.monotonic() < end:
-        time.sleep(0.02)
+    wait_until(lambda: pids.is_file() and pids.read_text().strip(), 10, step=0.02)
     grandchild = int(pids.read_text())
-    assert _alive(grandchild)
+    assert alive(grandchild)
     t0 = time.monotonic()
     farm._kill_group(proc)
     assert proc.returncode is not None
     assert time.monotonic() - t0 < farm._TERM_GRACE_S + 3
-    end = time.monotonic() + 5
-    while _alive(grandchild) and time.monotonic() < end:
-        time.sleep(0.02)
-    assert not _alive(grandchild), "the grandchild outlived the group kill"
+    assert wait_until(lambda: not alive(grandchild), 5, step=0.02), (
+        "the grandchild outlived the group kill"
+    )
 
 
 def test_kill_group_after_the_child_exited_ends_what_it_left(tmp_path: Path):
@@ -113,12 +103,9 @@ def test_kill_group_after_the_child_exited_ends_what_it_left(tmp_path: Path):
     proc = subprocess.Popen(["sh", "-c", f"sleep 300 & echo $! > {pids}"], start_new_session=True)
     proc.wait(timeout=10)
     left = int(pids.read_text())
-    assert _alive(left)
+    assert alive(left)
     farm._kill_group(proc)
-    end = time.monotonic() + 5
-    while _alive(left) and time.monotonic() < end:
-        time.sleep(0.02)
-    assert not _alive(left)
+    assert wait_until(lambda: not alive(left), 5, step=0.02)
 
 
 def _summary() -> farm.Summary:
