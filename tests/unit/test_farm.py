@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -212,3 +213,16 @@ def test_unreachable_scheduler_is_a_clear_error(capsys):
 
 def test_worker_name_outside_a_worker():
     assert farm._worker_name() == os.uname().nodename
+
+
+def test_missing_dask_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys):
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)  # import fails as if absent
+    assert farm.main(["--seeds", "1", "--cluster", "slurm"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "regress: --cluster needs dask-jobqueue: pip install '.[farm]'"
+    )
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert farm.main(["--seeds", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "regress: the regression runs on Dask: pip install '.[farm]' (make regress installs it)"
+    )
