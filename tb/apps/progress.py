@@ -112,7 +112,9 @@ class Watcher:
         self._pos = 0
         self._partial = ""
         self._t0 = time.monotonic()
-        self._last_line = 0.0
+        # None, not 0.0: monotonic() counts from boot, so on a machine up for less than
+        # every_s a 0.0 start would hold back the first plain line
+        self._last_line: float | None = None
         self._drawn = 0
 
     def _clear(self) -> None:
@@ -154,7 +156,7 @@ class Watcher:
             self._clear()
             self.out.write(line)
             self._drawn = len(line)
-        elif now - self._last_line >= self.every_s:
+        elif self._last_line is None or now - self._last_line >= self.every_s:
             self._last_line = now
             self.out.write(line + "\n")
         self.out.flush()

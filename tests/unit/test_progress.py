@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
+from tb.apps import progress
 from tb.apps.programs import expected_bytes
 from tb.apps.progress import Status, Watcher, render
 
@@ -67,6 +70,27 @@ def test_watcher_off_a_terminal_prints_plain_lines(tmp_path):
     w.poll()
     w.finish()
     assert out.getvalue().splitlines()[2:] == ["  app: hello", "  done"]
+
+
+@pytest.mark.parametrize("uptime_s", [0.5, 30.0, 86_400.0])
+def test_watcher_off_a_terminal_whatever_the_uptime(tmp_path, monkeypatch, uptime_s):
+    """time.monotonic() counts from boot: on a machine booted half a minute ago the first
+    plain progress line comes at once all the same, and the next one every_s later."""
+    clock = [uptime_s]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    log, status = tmp_path / "sim.log", tmp_path / "progress.json"
+    out = io.StringIO()
+    w = Watcher(log, status, _keep, out=out, every_s=10.0)
+    Status(bytes=10, total_bytes=100, wall_s=1).write(status)
+    w.poll()
+    assert len(out.getvalue().splitlines()) == 1  # the first line at once
+    clock[0] += 9.9
+    w.poll()
+    assert len(out.getvalue().splitlines()) == 1  # the next one not yet due
+    clock[0] += 0.1
+    w.poll()
+    assert len(out.getvalue().splitlines()) == 2
+    assert out.getvalue().splitlines()[1].endswith("0:10 wall, about 0:09 left")
 
 
 def test_watcher_on_a_terminal_redraws_in_place(tmp_path):
