@@ -10,7 +10,7 @@ TRACE ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
-# make regress: the long random regression on Dask (tb/regress/farm.py): seeds (1-20, 3,7,...;
+# make regress: the long random regression on Dask (tb/regress/farm/): seeds (1-20, 3,7,...;
 # SEED=n alone works too), steps per seed, which random tests each seed runs (chains,driver),
 # the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
 # worker processes (default: one per core); DASK_SCHEDULER=tcp://host:port uses a running
@@ -50,7 +50,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE
 
-.PHONY: all sim test test-unit regress coverage lint regmap waves bench profile clean deps
+.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps
 
 all: test
 
@@ -115,12 +115,16 @@ lint: $(STAMP)
 	$(PY) -m ruff check tb driver_model cuda_model tests
 	$(PY) -m ruff format --check tb driver_model cuda_model tests
 
-# the generated copies of driver_model/regs.py: the README's register table and the
-# Verilog header hdl/ includes (tests fail when either is stale)
+# the generated copies of driver_model/regs.py: the register table of docs/registers.md and
+# the Verilog header hdl/ includes (tests fail when either is stale)
 regmap: $(STAMP)
-	$(PY) -c "import re,pathlib;from driver_model import regs;p=pathlib.Path('README.md');t=p.read_text();\
-	p.write_text(re.sub(r'(<!-- regmap:begin -->\n).*?(\n<!-- regmap:end -->)',lambda m:m.group(1)+regs.register_table_markdown()+m.group(2),t,flags=re.S));\
-	pathlib.Path('hdl',regs.VERILOG_HEADER).write_text(regs.verilog_header())"
+	$(PY) -m driver_model.codegen hdl docs/registers.md
+
+# the documentation site (Sphinx + MyST, docs/conf.py) into build/docs; strict: a broken
+# link, anchor or reference fails (make test builds it the same way)
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -n -q -b html docs build/docs
+	@echo "docs: build/docs/index.html"
 
 # the newest run's waveform, with the save file made for it (interfaces and engine grouped)
 waves:

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from cocotb_tools.runner import get_runner
+from cocotb_tools.runner import Runner, get_runner
 
 from .debug import PLUGIN as DEBUG_PLUGIN
 from .debug import TRACE_ENV
@@ -210,8 +210,20 @@ def build(
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
-):
-    """Build (once; later calls reuse it) and return the cocotb runner that built it."""
+) -> Path:
+    """Build (once; later calls reuse it) and return the build directory."""
+    return _build(sim, profile, waves, overrides, toplevel, user_sources)[1]
+
+
+def _build(
+    sim: str,
+    profile: Profile | str,
+    waves: bool,
+    overrides: dict[str, int] | None,
+    toplevel: str,
+    user_sources: Sequence[Path],
+) -> tuple[Runner, Path]:
+    """:func:`build`, also giving the cocotb runner that built it (:func:`run` tests with it)."""
     _check_toplevel(toplevel, user_sources)
     if sim not in SIMULATORS:
         raise ValueError(f"unknown simulator {sim!r}; choose one of {', '.join(SIMULATORS)}")
@@ -261,7 +273,7 @@ def build(
             always=False,
             log_file=bdir / "build.log",
         )
-    return runner
+    return runner, bdir
 
 
 def run(
@@ -289,8 +301,7 @@ def run(
     model = (extra_env or {}).get(MODEL_ENV) or os.environ.get(MODEL_ENV)
     if model and model not in MODELS:  # one line now, not a failure inside the simulation
         raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
-    runner = build(sim, prof, waves, overrides, toplevel, user_sources)
-    bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources)
+    runner, bdir = _build(sim, prof, waves, overrides, toplevel, user_sources)
     name = (
         testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
     )

@@ -1,4 +1,4 @@
-"""Helpers of the farm's tests (tests/unit/test_farm.py, tests/sim/test_farm.py): waiting
+"""Helpers of the farm's tests (tests/unit/test_unit_farm.py, tests/sim/test_sim_farm.py): waiting
 for a condition with a deadline, and what /proc says of a process."""
 
 from __future__ import annotations

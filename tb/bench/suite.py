@@ -1,7 +1,7 @@
 """``make bench`` (``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo]
-[--readme]``): engine efficiency against the link's payload ceiling, descriptor overhead,
+[--docs]``): engine efficiency against the link's payload ceiling, descriptor overhead,
 end-to-end driver figures and simulator speed, written to ``sim_build/bench/``. The
-method is in the README and docs/internals.md.
+method is in docs/performance.md and docs/internals.md.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from .. import runner
-from ..env.lean import MODELS
 from ..env.profiles import MODEL_ENV, get_profile
+from ..ext.lean import MODELS
 
 OUT_DIR = runner.BUILD_ROOT / "bench"
 MIB = 1 << 20
@@ -381,14 +381,15 @@ def targets(res: dict) -> list[dict]:
     return out
 
 
-README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+DOCS_BEGIN, DOCS_END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
-def write_readme(text: str, readme: Path = runner.ROOT / "README.md") -> None:
-    """Replace the README's bench table (between the markers) with ``text``."""
-    body = readme.read_text()
-    start, end = body.index(README_BEGIN) + len(README_BEGIN), body.index(README_END)
-    readme.write_text(body[:start] + "\n" + text.strip() + "\n" + body[end:])
+def write_docs(text: str, page: Path = runner.ROOT / "docs" / "performance.md") -> None:
+    """Replace the bench tables of the docs' performance page (between the markers) with
+    ``text``."""
+    body = page.read_text()
+    start, end = body.index(DOCS_BEGIN) + len(DOCS_BEGIN), body.index(DOCS_END)
+    page.write_text(body[:start] + "\n" + text.strip() + "\n" + body[end:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,9 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="smaller transfers (a smoke run)")
     ap.add_argument("--only", default="engine,desc,e2e,speed,demo")
     ap.add_argument(
-        "--readme",
+        "--docs",
         action="store_true",
-        help="write the table into README.md (between the bench markers)",
+        help="write the tables into docs/performance.md (between the bench markers)",
     )
     a = ap.parse_args(argv)
     parts = set(a.only.split(","))
@@ -438,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     text = table(res)
     (OUT_DIR / "results.md").write_text(text)
     print(text)
-    if a.readme:
-        write_readme(text)
+    if a.docs:
+        write_docs(text)
     print(f"results: {OUT_DIR / 'results.json'}, {OUT_DIR / 'results.md'} ({res['wall_s']:.0f} s)")
     return 0

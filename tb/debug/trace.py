@@ -14,7 +14,7 @@ from typing import TextIO
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 
 from cuda_model.gpu import BAR0, BAR1, BAR_NAMES, NV_PMC_BOOT_0
-from driver_model import regs
+from driver_model import codegen, regs
 from driver_model.desc import DESC_MAGIC, DESC_SIZE, DescFlag, Descriptor
 
 from ..env.link import (
@@ -48,7 +48,7 @@ WALK_LIMIT = 1 << 16  # descriptors walked to count a chain (a ring that loops h
 
 
 def _dma_register_names() -> dict[int, str]:
-    return {r.offset: r.name for r in regs.register_table()}
+    return {r.offset: r.name for r in codegen.register_table()}
 
 
 class TlpTrace:

@@ -1,8 +1,5 @@
 """The testbench environment: the system (root complex, switch, the FPGA's hard-IP model
 bound to the RTL, the GPU endpoint), link taps and the protocol checker, fault injection,
 build profiles, the driver model's platform, the card RAM backdoor and the shared test
-harness. Nothing here depends on :mod:`tb.debug`."""
-
-from . import fastpaths
-
-fastpaths.install()  # before any module here builds a set of TLP types
+harness. Nothing here depends on :mod:`tb.debug`, and importing it patches nothing: the
+extensions of cocotbext-pcie (:mod:`tb.ext`) are installed by the system builder."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 PROFILE_ENV = "PEVB_PROFILE"
 OVERRIDES_ENV = "PEVB_HDL_OVERRIDES"
 PLUGINS_ENV = "PEVB_PLUGINS"
-# the model of the simulation's links and hard-IP interfaces (tb/env/lean.py): lean
+# the model of the simulation's links and hard-IP interfaces (tb/ext/lean.py): lean
 # (the default) or exact
 MODEL_ENV = "PEVB_MODEL"
 MODELS = ("lean", "exact")

@@ -31,10 +31,11 @@ from driver_model.regs import (
     block_base,
 )
 
+from .. import ext
+from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from ..ext.lean import MODELS, models
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
-from .hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
-from .lean import MODELS, models
 from .link import UP, LinkTaps, ProtocolChecker
 from .profiles import MODEL_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
 
@@ -81,7 +82,7 @@ class TB:
 
     ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
     API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``; ``model`` (the links'
-    and hard-IP interfaces', :mod:`tb.env.lean`) to ``$PEVB_MODEL`` or ``lean``.
+    and hard-IP interfaces', :mod:`tb.ext.lean`) to ``$PEVB_MODEL`` or ``lean``.
 
     Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
@@ -110,9 +111,12 @@ class TB:
         model: str | None = None,
     ) -> None:
         self.dut = dut
-        # lean (tb/env/lean.py: TLP-level links, one coroutine per stream interface) or
-        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat)
+        # lean (tb/ext/lean.py: TLP-level links, one coroutine per stream interface) or
+        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat);
+        # the extensions first (the fast paths; on an unverified cocotbext-pcie, exact)
         self.model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+        if not ext.install() and self.model != "exact":
+            self.model = "exact"
         with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)

@@ -22,13 +22,13 @@ PACKAGE = "tb.tests"
 
 # modules whose tests need per-run settings: their own pytest file launches them
 OWN_LAUNCHER = {
-    "test_regress": "tests/sim/test_regress.py",
-    "test_farm": "tests/sim/test_farm.py",
+    "cocotb_regress": "tests/sim/test_sim_regress.py",
+    "cocotb_farm": "tests/sim/test_sim_farm.py",
 }
 
 # module -> {variant: extra environment}: the module runs once per variant
 VARIANTS: dict[str, dict[str, dict[str, str]]] = {
-    "test_gpu_peer": {
+    "cocotb_gpu_peer": {
         "switch": {"PEVB_TOPOLOGY": "switch"},
         "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
     },
@@ -37,7 +37,7 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
 # module -> {variant: Verilog parameters}: the module runs once per variant, each on a build
 # of its own (the profile's parameters with these on top)
 BUILDS: dict[str, dict[str, dict[str, int]]] = {
-    "test_channels": {
+    "cocotb_channels": {
         "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10, "MSIX": 1},
         "4x4": {
             "H2C_CHANNELS": 4,
@@ -49,7 +49,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
         },
     },
     # channel 1 of each direction streams, channel 0 stays on the card RAM
-    "test_stream": {
+    "cocotb_stream": {
         "stream": {
             "H2C_CHANNELS": 2,
             "C2H_CHANNELS": 2,
@@ -59,7 +59,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
         },
     },
     # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X
-    "test_dropin": {
+    "cocotb_dropin": {
         "2x2": {
             "H2C_CHANNELS": 2,
             "C2H_CHANNELS": 2,
@@ -73,7 +73,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
 
 # module -> toplevel, for the modules whose toplevel is not the card; and the Verilog
 # files of the user designs among them (the engine and the drop-in come with them)
-TOPLEVELS: dict[str, str] = {"test_dropin": runner.DROPIN_TOPLEVEL, "test_byod": "byod_top"}
+TOPLEVELS: dict[str, str] = {"cocotb_dropin": runner.DROPIN_TOPLEVEL, "cocotb_byod": "byod_top"}
 USER_SOURCES: dict[str, tuple[Path, ...]] = {"byod_top": (TB_TESTS / "hdl" / "byod_top.v",)}
 
 _ENGINE_SMOKE = [
@@ -106,34 +106,34 @@ SUBSETS = [
         "verilator",
         sim="verilator",
         tests={
-            "test_engine": _ENGINE_SMOKE,
-            "test_driver": ["test_h2c2h_four_combinations", "test_ioctl_errors"],
-            "test_faults": [
+            "cocotb_engine": _ENGINE_SMOKE,
+            "cocotb_driver": ["test_h2c2h_four_combinations", "test_ioctl_errors"],
+            "cocotb_faults": [
                 "test_checker_sees_every_link",
                 "test_completion_faults",
                 "test_split_reorder_and_latency",
             ],
             # the hard-IP model drives the drop-in's hard-IP port through the hierarchy
-            "test_dropin": ["test_axiram_h2c_c2h"],
+            "cocotb_dropin": ["test_axiram_h2c_c2h"],
         },
     ),
     Subset(
         "gen3x8",
         profile="gen3x8",
         tests={
-            "test_engine": [
+            "cocotb_engine": [
                 *_ENGINE_SMOKE,
                 "test_lengths_and_offsets",
                 "test_concurrent_h2c_c2h",
                 "test_performance_counters",
             ],
-            "test_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
-            "test_faults": ["test_completion_faults", "test_split_reorder_and_latency"],
+            "cocotb_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
+            "cocotb_faults": ["test_completion_faults", "test_split_reorder_and_latency"],
         },
     ),
     # the 128-bit and 512-bit builds of the engine's datapath
-    Subset("gen3x4", profile="gen3x4", tests={"test_engine": _ENGINE_WIDTHS}),
-    Subset("gen3x16", profile="gen3x16", tests={"test_engine": _ENGINE_WIDTHS}),
+    Subset("gen3x4", profile="gen3x4", tests={"cocotb_engine": _ENGINE_WIDTHS}),
+    Subset("gen3x16", profile="gen3x16", tests={"cocotb_engine": _ENGINE_WIDTHS}),
 ]
 
 # the random regression's default runs, (simulator, profile, seed); the coverage of these
@@ -179,7 +179,7 @@ def cocotb_tests(path: Path) -> list[str]:
 
 def cocotb_modules() -> dict[str, list[str]]:
     """Every cocotb module of ``tb/tests`` (by name) and its tests."""
-    return {p.stem: cocotb_tests(p) for p in sorted(TB_TESTS.glob("test_*.py"))}
+    return {p.stem: cocotb_tests(p) for p in sorted(TB_TESTS.glob("cocotb_*.py"))}
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ class Case:
 
     @property
     def id(self) -> str:
-        short = self.module.removeprefix("test_")
+        short = self.module.removeprefix("cocotb_")
         tail = f"-{self.variant}" if self.variant else ""
         return f"{short}.{self.test}-{self.sim}-{self.profile}{tail}"
 

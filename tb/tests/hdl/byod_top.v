@@ -7,7 +7,7 @@
 
 /*
  * A user's own design written against the Vivado XDMA IP ("bring your own
- * design", tb/tests/test_byod.py): the IP instance connected as Vivado's
+ * design", tb/tests/cocotb_byod.py): the IP instance connected as Vivado's
  * instantiation template connects it, and user logic behind it.  Compiled with
  * the drop-in (hdl/dropin) in place of the IP: no line here knows the
  * difference.

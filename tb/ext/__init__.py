@@ -1,0 +1,86 @@
+"""Our extensions of cocotbext-pcie and cocotb, in one place, and the versions they were
+verified with.
+
+- :mod:`.fastpaths`: faster equivalents of hot spots of cocotbext-pcie (``Tlp.fmt_type``,
+  ``Tlp.check``, ``Tlp.__init__``, the routing matches, ``PcieId``, ``dword_parity``, the
+  ``TlpType`` hash), patched into its classes by :func:`install`.
+- :mod:`.lean`: the lean model, subclasses of cocotbext-pcie's ``SimPort`` and
+  UltraScale+ stream interfaces that move whole TLPs and write signals through cocotb's
+  private ``_schedule_write``.
+- :mod:`.hardip`: ``PevbUspDevice``, the UltraScale+ hard-IP model with the completion
+  timeout, FLR, hot reset and link down; it overrides private ``_run_*`` loops of the base
+  model, some for behaviour and some (the per-cycle loops woken only on work) for speed.
+
+Nothing is patched when a module is imported. The system builder (:class:`tb.env.system.TB`)
+calls :func:`install` before it builds anything. :func:`install` checks the installed
+cocotb and cocotbext-pcie against :data:`VERIFIED`. On the verified versions it installs
+the fast paths, and the lean model and the hard IP's event-driven loops are allowed. On
+any other version it logs one line and falls back to the original code paths: no fast
+path is installed, the links and interfaces are cocotbext-pcie's own (the exact model),
+and the hard IP runs the base model's per-cycle loops. How to verify a new version:
+docs/extensions.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import metadata
+
+# the versions every extension here was checked against (the differential tests of
+# docs/extensions.md); pyproject.toml pins the same
+VERIFIED = {"cocotb": "2.1.0", "cocotbext-pcie": "0.2.16"}
+
+_log = logging.getLogger("cocotb.tb.ext")
+_state: dict[str, bool | None] = {"active": None}
+
+
+def installed_versions() -> dict[str, str | None]:
+    """The installed version of each package of :data:`VERIFIED` (None: not installed)."""
+    out: dict[str, str | None] = {}
+    for name in VERIFIED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def mismatches(versions: dict[str, str | None] | None = None) -> list[str]:
+    """``name version`` for each package whose version is not the verified one."""
+    found = installed_versions() if versions is None else versions
+    return [
+        f"{name} {found.get(name) or '(none)'}"
+        for name, want in VERIFIED.items()
+        if found.get(name) != want
+    ]
+
+
+def install(versions: dict[str, str | None] | None = None) -> bool:
+    """Install the extensions where the installed versions are the verified ones; returns
+    whether they are active. Once decided, later calls return the same answer (the fast
+    paths cannot be taken out again). ``versions`` stands in for the installed ones
+    (tests)."""
+    if _state["active"] is not None:
+        return bool(_state["active"])
+    bad = mismatches(versions)
+    if bad:
+        verified = ", ".join(f"{n} {v}" for n, v in VERIFIED.items())
+        _log.warning(
+            "gpudirect_cosim extensions off: %s installed, verified with %s; running "
+            "cocotbext-pcie's original code paths (exact model, no fast paths): see "
+            "docs/extensions.md to verify this version",
+            ", ".join(bad),
+            verified,
+        )
+        _state["active"] = False
+        return False
+    from . import fastpaths
+
+    fastpaths.install()
+    _state["active"] = True
+    return True
+
+
+def active() -> bool:
+    """Whether the extensions are installed (False before :func:`install` decided)."""
+    return bool(_state["active"])

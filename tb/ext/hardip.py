@@ -1,0 +1,606 @@
+"""The UltraScale+ hard-IP model with the requester completion timeout of the real core
+(PG213): a request whose completion never comes frees its tag and its completion credits
+after the timeout its function's Device Control 2 selects, and is reported on RC with
+error code 1001. A request made with bus mastering disabled is not sent, and ends the
+same way. Its per-cycle loops wake only when there is work. See docs/internals.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import cocotb
+from cocotb.triggers import Event, First, RisingEdge, Timer
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
+from cocotbext.pcie.core.utils import PcieId
+from cocotbext.pcie.xilinx.us import UltraScalePlusPcieDevice
+from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
+
+from .. import ext as _ext
+
+# The timeout of Device Control 2's default range (Completion Timeout Value 0). PCIe
+# allows 50 us to 50 ms there and recommends at least 10 ms, which would cost minutes of
+# simulation per timed-out read; 200 us is 4x the longest legal wait measured here (32
+# reads of 512 bytes queued behind each other on a Gen2 x1 link, about 50 us).
+DEFAULT_CPL_TIMEOUT_NS = 200_000.0
+# the other Completion Timeout Values: the low end of each sub-range (PCIe 7.5.3.16)
+# how long the RTL may take to confirm an FLR (software waits 100 ms before touching the
+# function again; the model finishes well inside the wait the driver model uses)
+DEFAULT_FLR_DONE_TIMEOUT_NS = 5_000.0
+CPL_TIMEOUT_RANGES_NS = {
+    0x1: 50e3,  # range A: 50 us to 100 us
+    0x2: 1e6,  # range A: 1 ms to 10 ms
+    0x5: 16e6,  # range B: 16 ms to 55 ms
+    0x6: 65e6,  # range B: 65 ms to 210 ms
+    0x9: 260e6,  # range C: 260 ms to 900 ms
+    0xA: 1e9,  # range C: 1 s to 3.5 s
+    0xD: 4e9,  # range D: 4 s to 13 s
+    0xE: 17e9,  # range D: 17 s to 64 s
+}
+
+# the configuration outputs and inputs the event-driven loop handles (the base model's
+# status/control/interrupt loops handle many more; connecting any of those falls back)
+FAST_CFG = {
+    "cfg_max_payload",
+    "cfg_max_read_req",
+    "cfg_bus_number",
+    "cfg_config_space_enable",
+    "user_lnk_up",
+    "cfg_interrupt_msi_enable",
+    "cfg_interrupt_msi_mmenable",
+    "cfg_interrupt_msi_int",
+    "cfg_interrupt_msi_sent",
+    "cfg_interrupt_msi_fail",
+    "cfg_interrupt_msi_function_number",
+    "cfg_interrupt_msix_enable",
+    "cfg_interrupt_msix_mask",
+    "cfg_interrupt_msix_address",
+    "cfg_interrupt_msix_data",
+    "cfg_interrupt_msix_int",
+    "cfg_interrupt_msix_sent",
+    "cfg_interrupt_msix_fail",
+}
+BASE_CFG = FAST_CFG | {
+    "cfg_phy_link_down",
+    "cfg_phy_link_status",
+    "cfg_negotiated_width",
+    "cfg_current_speed",
+    "cfg_function_status",
+    "cfg_local_error_out",
+    "cfg_rcb_status",
+    "cfg_interrupt_msi_attr",
+    "cfg_interrupt_msi_data",
+    "cfg_interrupt_msi_select",
+    "cfg_interrupt_msi_pending_status",
+    "cfg_interrupt_msi_pending_status_data_enable",
+    "cfg_interrupt_msi_pending_status_function_num",
+    "sys_reset",
+}
+MEMORY_REQUESTS = {
+    TlpType.MEM_READ,
+    TlpType.MEM_READ_64,
+    TlpType.MEM_WRITE,
+    TlpType.MEM_WRITE_64,
+}
+COMPLETION_TLPS = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA}
+CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
+
+
+class PevbUspDevice(UltraScalePlusPcieDevice):
+    """``UltraScalePlusPcieDevice`` plus the requester completion timeout, the completion
+    credits a timed-out request held, requests made with bus mastering disabled, FLR, hot
+    reset and link down.
+
+    ``cpl_timeout_ns`` is the timeout of Device Control 2's default range; a driver that
+    programs another Completion Timeout Value gets that range's (:data:`CPL_TIMEOUT_RANGES_NS`),
+    and Completion Timeout Disable turns it off (the engine's own timeout remains).
+
+    Function-level reset (with ``cfg_flr_in_process``/``cfg_flr_done`` connected, the
+    capability is advertised): Initiate FLR ends every request the function has
+    outstanding with error code 1000 on RC, raises ``cfg_flr_in_process`` until the RTL
+    pulses ``cfg_flr_done`` (at most ``flr_done_timeout_ns``), then resets the
+    function's configuration state: Command, BARs, MSI and MSI-X enables, Device Control
+    2; software restores them (Linux: ``pci_restore_state``). :meth:`set_hot_reset` and
+    :meth:`link_down_for` take the link down (the TB calls the first when the bridge
+    above sets Secondary Bus Reset). Bus Master Enable and Memory Space Enable are obeyed
+    as PCIe asks (see docs/internals.md).
+    """
+
+    def __init__(
+        self,
+        *args,
+        cpl_timeout_ns: float = DEFAULT_CPL_TIMEOUT_NS,
+        flr_done_timeout_ns: float = DEFAULT_FLR_DONE_TIMEOUT_NS,
+        **kwargs,
+    ) -> None:
+        self._cfg_changed = Event()
+        super().__init__(*args, **kwargs)
+        self.cpl_timeout_ns = cpl_timeout_ns
+        self.cpl_timeouts = 0
+        # requests the RTL made while its function's bus mastering was off (not sent)
+        self.bme_dropped = 0
+        # interrupts the hard IP answered with cfg_interrupt_msi(x)_fail; a test sets
+        # fail_interrupts to make the next ones fail (a message the core could not send)
+        self.msi_failed = 0
+        self.fail_interrupts = 0
+        # called with (requester ID, tag) when a request ends without its completions
+        # (completion timeout, FLR): later completions for it are late
+        self.timeout_listeners: list[Callable[[int, int], None]] = []
+        self._first_seen: dict[int, tuple[object, float]] = {}
+        # completion data credits received so far per active tag
+        self._credits_in: dict[int, int] = {}
+        # hot resets and link-down events; the link is down now
+        self.hot_resets = 0
+        self.link_down = False
+        # function-level resets started (and those the RTL did not confirm in time)
+        self.flr_count = 0
+        self.flr_unconfirmed = 0
+        self.flr_done_timeout_ns = flr_done_timeout_ns
+        self._flr_active = [False] * len(self.functions)
+        for k, f in enumerate(self.functions):
+            f.pcie_cap.completion_timeout_ranges_supported = 0xF  # ranges A-D
+            f.pcie_cap.completion_timeout_disable_supported = True
+            f.pcie_cap.function_level_reset_capability = self.cfg_flr_in_process is not None
+            f.pcie_cap.initiate_function_level_reset = self._flr_starter(k)
+            f.read_config_register = self._reserved_reads_zero(f.read_config_register)
+        if self.cfg_flr_in_process is not None:
+            self.cfg_flr_in_process.value = 0
+        cocotb.start_soon(self._run_cpl_timeout())
+
+    @staticmethod
+    def _reserved_reads_zero(read: Callable[[int], Awaitable[int | None]]):
+        """A function's config read where reserved registers read 0, as PCIe requires
+        (the base model has no value for some and fails the completion)."""
+
+        async def read_config_register(reg: int) -> int:
+            value = await read(reg)
+            return 0 if value is None else value
+
+        return read_config_register
+
+    def request_timeout_ns(self, req) -> float | None:
+        """The completion timeout of ``req`` (None: disabled), from its function's Device
+        Control 2."""
+        cap = self.functions[req.requester_id.function].pcie_cap
+        if cap.completion_timeout_disable:
+            return None
+        return CPL_TIMEOUT_RANGES_NS.get(cap.completion_timeout_value, self.cpl_timeout_ns)
+
+    async def _run_cpl_timeout(self) -> None:
+        while True:
+            # checked 8 times per timeout: a request times out within 1/8 of it late
+            step = min(
+                [self.cpl_timeout_ns]
+                + [t for t in map(self.request_timeout_ns, filter(None, self.active_request)) if t]
+            )
+            await Timer(max(step / 8, 10.0), "ns")
+            now = get_sim_time("ns")
+            for tag, req in enumerate(self.active_request):
+                if req is None:
+                    self._first_seen.pop(tag, None)
+                    continue
+                seen = self._first_seen.get(tag)
+                limit = self.request_timeout_ns(req)
+                if seen is None or seen[0] is not req:
+                    self._first_seen[tag] = (req, now)
+                elif limit is not None and now - seen[1] >= limit:
+                    self._time_out(tag, req)
+
+    def _time_out(self, tag: int, req) -> None:
+        self.log.warning("completion timeout: tag %d, %r", tag, req)
+        self.cpl_timeouts += 1
+        self._terminate(tag, req, ErrorCode.TIMEOUT)
+
+    def _terminate(self, tag: int, req, code: ErrorCode) -> None:
+        """End an outstanding request without its completions: free its tag and the
+        credits they would have used, and report it on RC with error ``code``."""
+        self.active_request[tag] = None
+        self._first_seen.pop(tag, None)
+        self.tag_available_count = self.get_available_tag_count()
+        # the credits the rest of its completions would have used are free again
+        owed = req.get_data_credits() - self._credits_in.pop(tag, 0)
+        self.cpld_credit_count = max(self.cpld_credit_count - max(owed, 0), 0)
+        self.cpld_credit_released.set()
+        cpl = Tlp_us()
+        cpl.fmt_type = TlpType.CPL
+        cpl.requester_id = req.requester_id
+        cpl.tag = tag
+        cpl.tc = req.tc
+        cpl.attr = req.attr
+        cpl.error_code = code
+        cpl.request_completed = True
+        cpl.lower_address = (req.address + req.get_first_be_offset()) & 0xFFF
+        cpl.byte_count = req.get_be_byte_count() & 0x1FFF
+        self.rx_buf_cplh_fc_count += 1
+        self.rx_buf_cpld_fc_count += 1
+        self.rc_queue.put_nowait(cpl)
+        for listener in self.timeout_listeners:
+            listener(int(req.requester_id), tag)
+
+    @staticmethod
+    def _reset_config(f, conventional: bool = False) -> None:
+        """A function's configuration state after a reset: Command, BARs, MSI and MSI-X
+        enables, Device Control 2; a conventional (hot) reset also Device Control."""
+        f.io_space_enable = f.memory_space_enable = f.bus_master_enable = False
+        f.interrupt_disable = False
+        for i, mask in enumerate(f.bar_mask):
+            f.bar[i] &= ~mask & 0xFFFFFFFF
+        msi, msix = getattr(f, "msi_cap", None), getattr(f, "msix_cap", None)
+        if msi is not None:
+            msi.msi_enable = False
+            msi.msi_multiple_message_enable = 0
+            msi.msi_message_address = msi.msi_message_data = msi.msi_mask_bits = 0
+        if msix is not None:
+            msix.msix_enable = msix.msix_function_mask = False
+        cap = f.pcie_cap
+        cap.completion_timeout_value = 0
+        cap.completion_timeout_disable = False
+        if conventional:
+            cap.max_payload_size = 0
+            cap.max_read_request_size = 2
+            cap.extended_tag_field_enable = False
+            cap.enable_relaxed_ordering = cap.enable_no_snoop = True
+
+    # --- hot reset and link down ------------------------------------------------------------
+    def set_hot_reset(self, active: bool) -> None:
+        """A hot reset (the bridge above holds Secondary Bus Reset) or the link down:
+        while ``active`` the link is down (``user_lnk_up`` low) and the user logic held in
+        reset (``user_reset``); what the core had in flight is lost and the functions'
+        configuration resets. When it ends the link trains again."""
+        if active and not self.link_down:
+            self.link_down = True
+            self.hot_resets += 1
+            self.log.warning("link down / hot reset: user logic held in reset")
+            for tag, req in enumerate(self.active_request):
+                if req is not None:
+                    self.active_request[tag] = None
+                    for listener in self.timeout_listeners:
+                        listener(int(req.requester_id), tag)
+            self._credits_in.clear()
+            self._first_seen.clear()
+            self.cpld_credit_count = 0
+            self.rx_buf_cplh_fc_count = self.rx_buf_cpld_fc_count = 0
+            self.tag_available_count = self.get_available_tag_count()
+            for q in (self.rc_queue, self.cq_queue, self.cq_np_queue, self.rq_np_queue):
+                while not q.empty():
+                    q.get_nowait()
+            for f in self.functions:
+                self._reset_config(f, conventional=True)
+            self.user_reset.value = 1
+            self._cfg_changed.set()
+        elif not active and self.link_down:
+            cocotb.start_soon(self._link_up())
+
+    async def link_down_for(self, duration_ns: float) -> None:
+        """The link goes down for ``duration_ns`` (a surprise: nobody asked), then up."""
+        self.set_hot_reset(True)
+        await Timer(max(1, round(duration_ns)), "ns")
+        self.set_hot_reset(False)
+
+    async def _link_up(self) -> None:
+        for _ in range(16):  # training, then the user logic out of reset
+            await RisingEdge(self.user_clk)
+        self.link_down = False
+        self.user_reset.value = 0
+        self._cfg_changed.set()
+        self.log.warning("link up")
+
+    # --- function-level reset -------------------------------------------------------------
+    def _flr_starter(self, fn: int) -> Callable[[], Awaitable[None]]:
+        async def initiate() -> None:
+            # the configuration write that asked for it completes first
+            if self.cfg_flr_in_process is not None and not self._flr_active[fn]:
+                self._flr_active[fn] = True
+                cocotb.start_soon(self._run_flr(fn))
+
+        return initiate
+
+    async def _run_flr(self, fn: int) -> None:
+        self.flr_count += 1
+        self.log.warning("function-level reset of function %d", fn)
+        for tag, req in enumerate(self.active_request):
+            if req is not None and req.requester_id.function == fn:
+                self._terminate(tag, req, ErrorCode.FLR)
+        self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) | (1 << fn)
+        edge = RisingEdge(self.user_clk)
+        end = get_sim_time("ns") + self.flr_done_timeout_ns
+        while True:
+            await edge
+            if self.cfg_flr_done is not None and int(self.cfg_flr_done.value) >> fn & 1:
+                break
+            if get_sim_time("ns") >= end:
+                self.flr_unconfirmed += 1
+                self.log.error("FLR of function %d: no cfg_flr_done from the RTL", fn)
+                break
+        self._reset_config(self.functions[fn])
+        self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) & ~(1 << fn)
+        self._flr_active[fn] = False
+        self._cfg_changed.set()
+        self.log.warning("function-level reset of function %d done", fn)
+
+    # --- the requester request path (RQ) ------------------------------------------------
+    def _np_fits(self, tlp) -> bool:
+        """Completion buffer space (and, with core-managed tags, a tag) for ``tlp``."""
+        return self.cpld_credit_count + tlp.get_data_credits() <= self.cpld_credit_limit and (
+            self.enable_client_tag or self.tag_available_count > 0
+        )
+
+    async def _issue_np(self, tlp) -> None:
+        """Track a non-posted request and send it; with its function's bus mastering off,
+        track it without sending it, so that it ends by completion timeout."""
+        if not self.enable_client_tag:
+            tlp.tag = self.get_free_tag()
+            self.rq_tag.put_nowait(tlp.tag)
+        limit = 256 if self.functions[0].pcie_cap.extended_tag_field_enable else 32
+        assert tlp.tag < limit, f"tag {tlp.tag} out of range ({limit} tags enabled)"
+        assert not self.active_request[tlp.tag], "active tag reused"
+        self.active_request[tlp.tag] = tlp
+        self._credits_in[tlp.tag] = 0
+        self.tag_available_count = self.get_available_tag_count()
+        self.cpld_credit_count += tlp.get_data_credits()
+        if self.functions[tlp.requester_id.function].bus_master_enable:
+            await self.send(Tlp(tlp))
+        else:
+            self.bme_dropped += 1
+            self.log.warning("bus mastering disabled: request not sent: %r", tlp)
+        self.rq_seq_num.put_nowait(tlp.seq_num)
+
+    async def _run_rq_logic(self) -> None:
+        while True:
+            tlp = Tlp_us.unpack_us_rq(await self.rq_sink.recv(), self.enable_parity)
+            if tlp.discontinue:
+                self.log.warning("discontinue bit set, TLP discarded: %r", tlp)
+                continue
+            if not tlp.requester_id_enable:
+                tlp.requester_id = tlp.requester_id._replace(bus=self.bus_num)
+            if not tlp.is_nonposted():
+                if self.functions[tlp.requester_id.function].bus_master_enable:
+                    await self.send(Tlp(tlp))
+                    self.rq_seq_num.put_nowait(tlp.seq_num)
+                else:
+                    self.bme_dropped += 1
+                    self.log.warning("bus mastering disabled: write dropped: %r", tlp)
+                continue
+            if self.rq_np_queue.empty() and self._np_fits(tlp):
+                await self._issue_np(tlp)  # nothing queued before it: send now, in order
+                continue
+            while self.rq_np_queue.qsize() >= self.rq_np_limit:
+                self.rq_np_queue_dequeue.clear()
+                await self.rq_np_queue_dequeue.wait()
+            self.rq_np_queue.put_nowait(tlp)
+
+    async def _run_rq_np_queue_logic(self) -> None:
+        while True:
+            tlp = await self.rq_np_queue.get()
+            self.rq_np_queue_dequeue.set()
+            while not self._np_fits(tlp):
+                self.cpld_credit_released.clear()
+                self.tag_release.clear()
+                await First(self.cpld_credit_released.wait(), self.tag_release.wait())
+            await self._issue_np(tlp)
+
+    # --- the base model's per-cycle loops, woken only when there is work -----------------
+    # (on an unverified cocotbext-pcie, :func:`tb.ext.install` left the extensions off:
+    # the base model's own loops run instead)
+    def _fast_cfg(self) -> bool:
+        return _ext.active() and all(
+            getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG
+        )
+
+    async def upstream_recv(self, tlp) -> None:
+        if self.link_down:
+            tlp.release_fc()  # nothing reaches a function whose link is down
+            self.log.warning("link down: %s lost", tlp.fmt_type.name)
+            return
+        if tlp.fmt_type in MEMORY_REQUESTS:
+            for f in self.functions:
+                if f.match_bar(tlp.address) and not f.memory_space_enable:
+                    # Memory Space Enable clear: the function decodes none of its BARs
+                    tlp.release_fc()
+                    self.log.warning("memory space disabled: %s refused", tlp.fmt_type.name)
+                    if tlp.fmt_type in (TlpType.MEM_READ, TlpType.MEM_READ_64):
+                        ur = Tlp.create_ur_completion_for_tlp(tlp, PcieId(self.bus_num, 0, 0))
+                        await self.upstream_send(ur)
+                    return
+        if tlp.fmt_type in COMPLETION_TLPS and tlp.tag < len(self.active_request):
+            req = self.active_request[tlp.tag]
+            if req is None:
+                # a late completion: its credits were freed when its request timed out,
+                # and the base model frees them again (keep the count)
+                if any(f.pcie_id == tlp.requester_id for f in self.functions):
+                    self.cpld_credit_count += tlp.get_data_credits()
+            elif tlp.requester_id == req.requester_id:
+                self._credits_in[tlp.tag] = self._credits_in.get(tlp.tag, 0) + (
+                    tlp.get_data_credits()
+                )
+        if tlp.fmt_type == TlpType.CFG_READ_0:
+            # Device Status: Transactions Pending while any request of the function is
+            # outstanding (software polls it before an FLR)
+            for f in self.functions:
+                if f.pcie_id == tlp.completer_id:
+                    f.pcie_cap.transactions_pending = any(
+                        r is not None and r.requester_id == f.pcie_id for r in self.active_request
+                    )
+        await super().upstream_recv(tlp)
+        if tlp.fmt_type in CONFIG_TLPS:
+            self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
+
+    async def _run_cfg_status_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_status_logic()
+        # else: driven by _run_cfg_int_logic
+
+    async def _run_cfg_ctrl_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_ctrl_logic()
+
+    def _fn_bits(self, ports: int, flag: Callable[[object], bool]) -> int:
+        """A per-function output: bit k set where ``flag(function k)`` holds (the first
+        ``ports`` functions, as wide as the hard IP's port)."""
+        return sum(1 << k for k, f in enumerate(self.functions[:ports]) if flag(f))
+
+    def _drive_cfg(self) -> None:
+        """The status and control outputs (and the config-space-enable input), as the
+        base model's loops drive them on each edge."""
+        f0 = self.functions[0]
+        if self.cfg_config_space_enable is not None:
+            self.config_space_enable = bool(self.cfg_config_space_enable.value)
+        outputs = (
+            # (no sys_reset input on the fast path: the link is up from the start)
+            (self.user_lnk_up, lambda: int(not self.link_down)),
+            (self.cfg_max_payload, lambda: f0.pcie_cap.max_payload_size & 3),
+            (self.cfg_max_read_req, lambda: f0.pcie_cap.max_read_request_size),
+            (self.cfg_bus_number, lambda: self.bus_num),
+            (
+                self.cfg_interrupt_msi_enable,
+                lambda: self._fn_bits(2, lambda f: f.msi_cap.msi_enable),
+            ),
+            (
+                self.cfg_interrupt_msi_mmenable,
+                lambda: sum(
+                    (self.functions[k].msi_cap.msi_multiple_message_enable & 7) << (3 * k)
+                    for k in range(min(len(self.functions), 2))
+                ),
+            ),
+            (
+                self.cfg_interrupt_msix_enable,
+                lambda: self._fn_bits(4, lambda f: f.msix_cap.msix_enable),
+            ),
+            (
+                self.cfg_interrupt_msix_mask,
+                lambda: self._fn_bits(4, lambda f: f.msix_cap.msix_function_mask),
+            ),
+        )
+        for signal, value in outputs:
+            if signal is not None:
+                signal.value = value()
+
+    async def _run_cfg_int_logic(self) -> None:
+        if not self._fast_cfg():
+            await super()._run_cfg_int_logic()
+            return
+        edge = RisingEdge(self.user_clk)
+        msi = self.cfg_interrupt_msi_int
+        msix = self.cfg_interrupt_msix_int
+        raised = []  # sent/fail outputs high for this one cycle
+        for out in (self.cfg_interrupt_msi_fail, self.cfg_interrupt_msix_fail):
+            if out is not None:
+                out.value = 0
+        while True:
+            await edge
+            self._cfg_changed.clear()
+            self._drive_cfg()
+            for out in raised:
+                out.value = 0
+            raised = []
+            msi_int = int(msi.value) if msi is not None else 0
+            msix_int = int(msix.value) if msix is not None else 0
+            if msi_int or msix_int:
+                fn = (
+                    int(self.cfg_interrupt_msi_function_number.value)
+                    if self.cfg_interrupt_msi_function_number is not None
+                    else 0
+                )
+                issued = get_sim_time("step")
+                out = await self._issue(fn, msi_int, msix_int)
+                if get_sim_time("step") != issued:
+                    # the message waited for the link: raise sent on a clock edge, as
+                    # every other write of this loop, so that it is high for exactly one
+                    # edge whatever order the simulator runs the edge's writes in
+                    await edge
+                if out is not None:
+                    out.value = 1
+                    raised.append(out)
+                continue  # sampled on every edge while it is not zero
+            if raised:
+                continue
+            # idle: until the RTL raises an interrupt or the host touches config space
+            waits = [self._cfg_changed.wait()]
+            waits += [sig.value_change for sig in (msi, msix) if sig is not None]
+            await First(*waits)
+
+    async def _issue(self, fn: int, msi_int: int, msix_int: int):
+        """Send the message the RTL asked for; the output that answers (sent or fail)."""
+        if fn >= len(self.functions):
+            return None
+        func = self.functions[fn]
+        if self.fail_interrupts:
+            self.fail_interrupts -= 1
+            self.msi_failed += 1
+            self.log.warning("interrupt not sent (fault injected): fail indicated")
+            return self.cfg_interrupt_msix_fail if msix_int else self.cfg_interrupt_msi_fail
+        if not func.bus_master_enable:
+            # a message is a memory write: not sent without bus mastering
+            self.log.warning("interrupt requested with bus mastering disabled: not sent")
+            self.msi_failed += 1
+            return self.cfg_interrupt_msix_fail if msix_int else self.cfg_interrupt_msi_fail
+        if msix_int:
+            if not func.msix_cap.msix_enable:
+                self.log.warning("MSI-X interrupt requested with MSI-X disabled")
+                self.msi_failed += 1
+                return self.cfg_interrupt_msix_fail
+            addr = int(self.cfg_interrupt_msix_address.value)
+            data = int(self.cfg_interrupt_msix_data.value)
+            self.log.info("Issue MSI-X interrupt (addr 0x%08x, data 0x%08x)", addr, data)
+            await func.msix_cap.issue_msix_interrupt(addr, data, attr=TlpAttr(0))
+            return self.cfg_interrupt_msix_sent
+        bits = [i for i in range(32) if msi_int >> i & 1]
+        if len(bits) != 1:
+            return None
+        self.log.info("Issue MSI interrupt (index %d)", bits[0])
+        await func.msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
+        return self.cfg_interrupt_msi_sent
+
+    async def _run_rq_seq_num_logic(self) -> None:
+        if (
+            not _ext.active()
+            or self.pcie_rq_seq_num0 is not None
+            or getattr(self, "pcie_rq_seq_num1", None)
+        ):
+            await super()._run_rq_seq_num_logic()
+            return
+        while True:  # nothing to report them on: drop the sequence numbers as they come
+            await self.rq_seq_num.get()
+
+    async def _run_cq_logic(self) -> None:
+        if not _ext.active() or self.pcie_cq_np_req_count is not None:
+            await super()._run_cq_logic()
+            return
+        edge = RisingEdge(self.user_clk)
+        period = 1e9 / self.user_clk_frequency
+        last = get_sim_time("ns")  # credit accrues from the start, as on every base edge
+        exact = False  # pcie_cq_np_req was seen low: count credits edge by edge from now
+        while True:
+            pending = []
+            if not exact and self.cq_queue.empty() and self.cq_np_queue.empty():
+                pending.append(await self.cq_queue.get())
+            await edge
+            now = get_sim_time("ns")
+            cycles = 1 if exact else max(1, round((now - last) / period))
+            last = now
+            if self.pcie_cq_np_req is None or self.pcie_cq_np_req.value:
+                # the request credit grows by one per edge with pcie_cq_np_req high
+                self.cq_np_req_count = min(self.cq_np_req_count + cycles, 32)
+            else:
+                exact = True
+            while not self.cq_np_queue.empty() and self.cq_np_req_count > 0:
+                self.cq_np_req_count -= 1
+                await self.cq_source.send(self.cq_np_queue.get_nowait().pack_us_cq())
+            while not self.cq_queue.empty():
+                pending.append(self.cq_queue.get_nowait())
+            for tlp in pending:
+                if tlp.fmt_type in {
+                    TlpType.IO_READ,
+                    TlpType.IO_WRITE,
+                    TlpType.MEM_READ,
+                    TlpType.MEM_READ_64,
+                }:
+                    if self.cq_np_req_count > 0:
+                        self.cq_np_req_count -= 1
+                        await self.cq_source.send(tlp.pack_us_cq())
+                    else:
+                        self.cq_np_queue.put_nowait(tlp)
+                else:
+                    await self.cq_source.send(tlp.pack_us_cq())
+            # requests left waiting for credit: the loop runs again on the next edge

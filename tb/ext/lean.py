@@ -1,0 +1,476 @@
+"""The lean model: cocotbext-pcie's link and hard-IP stream interfaces with fewer Python
+wake-ups, the same TLPs and the same beats. :func:`models` builds either configuration.
+
+The lean link: ``SimPort`` with TLPs moved whole and no DLLP objects.
+
+The exact model (``SimPort``) sends every ACK and every UpdateFC as a DLLP through the
+same transmit loop, timer tasks and receive path as a TLP, and starts a task per packet
+for the wire's delay. :class:`LeanPort` keeps what those DLLPs do to the TLPs and drops
+the rest:
+
+- serialization at the link's rate (the same step count per TLP as ``SimPort``) and the
+  same port-to-port delay;
+- the ACK and UpdateFC DLLPs' time on the wire: each is placed on its transmitter's wire
+  when the exact model's latency timer would send it (ACKs lazily, before the next TLP
+  that could be delayed by one), so a TLP waits for them as it would behind the real one;
+- flow-control credits: the receiver consumes and releases them as ``SimPort`` does,
+  and the credit limit reaches the transmitter when the UpdateFC would (the update
+  latency timer, then the DLLP's serialization and the wire's delay); a transmitter out
+  of credit waits for it in ``Port.send`` as before.
+
+The flow-control initialization (InitFC1/InitFC2 DLLPs, about 55 ns on a Gen2 x1 link)
+runs as in ``SimPort``, by its own transmit loop, which has nothing to send after it.
+Left out: the ACK/NAK retry buffer (the simulated wire never corrupts), and
+the 30 us refresh UpdateFCs sent on an idle link (three 8-byte DLLPs every 30 us: 0.01%
+of a x1 link). docs/internals.md has the measured difference to the exact model.
+
+The lean hard-IP interfaces: the UltraScale+ model's CQ/CC/RQ/RC sources and sinks
+(``cocotbext.pcie.xilinx.us.interface``) each run one coroutine per clock edge, and only
+while they have a beat to move or the RTL holds tvalid. The exact ones run two per
+interface and beat: one on the clock and one that packs or unpacks the beat, handing it
+over through events. Here that second one, cocotbext-pcie's own frame packer or unpacker
+(its ``_run``, straddle included), is stepped by hand from the clock coroutine as a plain
+generator, so each beat is built and parsed by the same code at the same edge; a signal
+is written only when its value changes (the exact source writes all five every beat).
+
+Build a system with the lean model by constructing its cocotbext-pcie objects inside
+:func:`models` ``("lean")``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Callable, Iterator
+
+import cocotb
+import cocotb.handle as _handle_module
+from cocotb.queue import Queue
+from cocotb.triggers import Event, RisingEdge, Timer
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core import bridge as _bridge
+from cocotbext.pcie.core import device as _device
+from cocotbext.pcie.core.dllp import FcType
+from cocotbext.pcie.core.port import SimPort
+from cocotbext.pcie.core.tlp import Tlp
+from cocotbext.pcie.xilinx.us import interface as _us
+from cocotbext.pcie.xilinx.us import usp_model as _usp
+
+from ..env.profiles import MODELS
+
+DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
+
+
+class LeanPort(SimPort):
+    """A ``SimPort`` that moves whole TLPs and models its DLLPs by their effect only."""
+
+    def __init__(self, fc_init=[[0] * 6] * 8, *args, **kwargs) -> None:
+        # arrivals at this port's receiver, in order: (step, TLP or credit update)
+        self._wire: deque[tuple[int, object]] = deque()
+        self._wire_event = Event()
+        self._free_at = 0  # the step this port's transmitter's wire is free again
+        self._acks: deque[int] = deque()  # steps at which ACK DLLPs become due on it
+        self._ack_end = -1
+        self._dllp_steps = 1
+        # DLLPs whose wire time was modelled (ACKs and UpdateFCs), for the record
+        self.dllps = 0
+        # TLPs waiting for the wire (one, as SimPort's tx_queue)
+        self._queue: Queue = Queue(1)
+        self._queue_sync = Event()
+        super().__init__(fc_init, *args, **kwargs)
+        cocotb.start_soon(self._run_lean_transmit())
+        cocotb.start_soon(self._run_wire())
+
+    # --- connection and flow-control initialization ---------------------------------------
+    def _connect(self, port) -> None:
+        if not isinstance(port, LeanPort):
+            raise TypeError("a lean port connects only to another lean port")
+        super()._connect(port)
+
+    def _connect_int(self, port) -> None:
+        super()._connect_int(port)
+        self._dllp_steps = self._wire_steps(DLLP_WIRE_BYTES)
+
+    def _wire_steps(self, nbytes: int) -> int:
+        """Steps ``nbytes`` take on the wire (SimPort.handle_tx's serialization)."""
+        return max(int(nbytes * self.symbol_period * self.time_scale), 1)
+
+    async def handle_tx(self, pkt) -> None:
+        # the exact transmitter's DLLPs (the FC initialization): their time on the wire
+        now = get_sim_time("step")
+        self._free_at = max(self._free_at, now) + self._wire_steps(pkt.get_wire_size())
+        await super().handle_tx(pkt)
+
+    # --- the transmitter ------------------------------------------------------------------
+    def _claim_wire(self, now: int, steps: int) -> int:
+        """Put ``steps`` of transmission on the wire as early as possible from ``now``,
+        after the ACKs due by then; its start step."""
+        free = self._free_at
+        acks = self._acks
+        while acks and acks[0] <= max(now, free):
+            free = max(free, acks.popleft()) + self._dllp_steps
+            self.dllps += 1
+        start = max(now, free)
+        self._free_at = start + steps
+        return start
+
+    def _deliver(self, sent: int, item: object) -> None:
+        """``item`` (a TLP or a credit update) has left the wire at step ``sent``: it
+        reaches the other port after the ports' delay."""
+        step = sent + max(self.link_delay_steps, 1)
+        other = self.other
+        if other is None:
+            raise RuntimeError("port not connected")
+        other._wire.append((step, item))
+        other._wire_event.set()
+
+    async def send(self, pkt) -> None:
+        """``Port.send`` into the lean transmitter's queue (SimPort's own transmit loop
+        only initializes flow control)."""
+        pkt.release_fc()
+        await self.fc_state[self.classify_tlp_vc(pkt)].tx_tlp_fc_gate(pkt)
+        await self._queue.put(pkt)
+        self._queue_sync.set()
+
+    async def _run_lean_transmit(self) -> None:
+        queue = self._queue
+        while True:
+            while queue.empty():
+                self._queue_sync.clear()
+                await self._queue_sync.wait()
+            pkt = queue.get_nowait()
+            now = get_sim_time("step")
+            steps = self._wire_steps(pkt.get_wire_size())
+            self._deliver(self._claim_wire(now, steps) + steps, Tlp(pkt))
+            # the next TLP leaves the queue when this one has left the wire
+            await Timer(self._free_at - now, "step")
+
+    # --- the receiver ---------------------------------------------------------------------
+    async def _run_wire(self) -> None:
+        wire = self._wire
+        while True:
+            while not wire:
+                self._wire_event.clear()
+                await self._wire_event.wait()
+            step, item = wire[0]
+            now = get_sim_time("step")
+            if step > now:
+                await Timer(step - now, "step")
+                continue
+            wire.popleft()
+            if isinstance(item, Tlp):
+                self._receive(now, item)
+            else:
+                self._update_credits(*item)
+
+    def _receive(self, now: int, tlp: Tlp) -> None:
+        if now >= self._ack_end:  # the ACK latency timer starts (SimPort.ext_recv)
+            self._ack_end = now + max(self.max_latency_timer_steps, 1)
+            self._acks.append(self._ack_end)  # sent back on this port's transmitter
+        self.fc_state[self.classify_tlp_vc(tlp)].rx_process_tlp_fc(tlp)
+        self.rx_queue.put_nowait(tlp)
+
+    # --- flow-control updates -------------------------------------------------------------
+    async def _run_fc_update_timer(self) -> None:
+        await Timer(max(self.max_latency_timer_steps, 1), "step")
+        now = get_sim_time("step")
+        for vc, ch in enumerate(self.fc_state):
+            if not ch.active:
+                continue
+            for fc_type, due, hdr, data in (
+                (FcType.P, "next_fc_p_tx", ch.ph, ch.pd),
+                (FcType.NP, "next_fc_np_tx", ch.nph, ch.npd),
+                (FcType.CPL, "next_fc_cpl_tx", ch.cplh, ch.cpld),
+            ):
+                if getattr(ch, due) > now:
+                    continue
+                setattr(ch, due, now + self.fc_update_steps)
+                start = self._claim_wire(now, self._dllp_steps)
+                self.dllps += 1
+                update = (vc, fc_type, hdr.rx_credits_allocated, data.rx_credits_allocated)
+                self._deliver(start + self._dllp_steps, update)
+
+    def _update_credits(self, vc: int, fc_type: FcType, hdr: int, data: int) -> None:
+        """An UpdateFC arrived: the transmitter's new credit limit (Port.handle_dllp)."""
+        ch = self.fc_state[vc]
+        if fc_type == FcType.P:
+            ch.ph.tx_credit_limit, ch.pd.tx_credit_limit = hdr, data
+            ch.fc_p_update.set()
+        elif fc_type == FcType.NP:
+            ch.nph.tx_credit_limit, ch.npd.tx_credit_limit = hdr, data
+            ch.fc_np_update.set()
+        else:
+            ch.cplh.tx_credit_limit, ch.cpld.tx_credit_limit = hdr, data
+            ch.fc_cpl_update.set()
+
+    async def _run_fc_update_idle_timer(self) -> None:
+        return  # no refresh UpdateFCs on an idle link (see the module text)
+
+
+class _Waiting:
+    """What a hand-stepped packer or unpacker yields while it waits (nothing to resume
+    it but the clock coroutine that steps it)."""
+
+    def __await__(self):
+        yield self
+
+
+_WAIT = _Waiting()
+
+
+class _Sync:
+    """Stands in for the event that hands a sampled beat to the unpacker."""
+
+    def set(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+    def wait(self) -> _Waiting:
+        return _WAIT
+
+
+class _Beat:
+    """One sampled beat as integers (the unpacker calls int() on each field)."""
+
+    __slots__ = ("tdata", "tkeep", "tlast", "tuser")
+
+
+def _reader(handle, *, strict: bool = False) -> Callable[[], int]:
+    """A function reading ``handle`` as an int straight from the simulator's bit string,
+    without the ``LogicArray`` that ``handle.value`` builds (X or Z: 0, as the exact
+    interface reads a control signal; ``strict``: a ValueError, as it reads a beat)."""
+    get = getattr(getattr(handle, "_handle", None), "get_signal_val_binstr", None)
+    if get is None:  # no simulator handle under it (not cocotb's own handle classes)
+
+        def slow() -> int:
+            try:
+                return int(handle.value)
+            except ValueError:
+                if strict:
+                    raise
+                return 0
+
+        return slow
+    if strict:
+        return lambda: int(get(), 2)
+
+    def read() -> int:
+        try:
+            return int(get(), 2)
+        except ValueError:
+            return 0
+
+    return read
+
+
+def _never() -> int:
+    return 0
+
+
+def _writer(handle) -> Callable[[int], None]:
+    """A function writing an int to ``handle`` as ``handle.value = v`` does (a deposit,
+    scheduled for the ReadWrite phase by cocotb's own ``_schedule_write``), without its
+    per-call type and phase checks; a value that does not fit is a ValueError."""
+    raw = getattr(handle, "_handle", None)
+    schedule = getattr(_handle_module, "_schedule_write", None)
+    action = getattr(getattr(_handle_module, "_GPISetAction", None), "DEPOSIT", None)
+    if raw is None or schedule is None or action is None:
+
+        def slow(value: int) -> None:
+            handle.value = value
+
+        return slow
+    width = len(handle)
+    if width <= 32:
+        put = raw.set_signal_val_int
+
+        def write(value: int) -> None:
+            if value >> width or value < 0:
+                raise ValueError(f"{value!r} does not fit {width}-bit {handle._name}")
+            schedule(handle, put, action, value)
+
+        return write
+    put_str = raw.set_signal_val_binstr
+    fmt = f"0{width}b"
+
+    def write_wide(value: int) -> None:
+        if value >> width or value < 0:
+            raise ValueError(f"{value!r} does not fit {width}-bit {handle._name}")
+        schedule(handle, put_str, action, format(value, fmt))
+
+    return write_wide
+
+
+class _LeanSource:
+    """The clock side of a lean source; mixed in before the cocotbext-pcie source class,
+    whose ``_run`` packs frames into beats."""
+
+    def _init(self) -> None:
+        super()._init()
+        # what each signal holds (the base class set them all to 0)
+        self._written = dict.fromkeys(("tdata", "tkeep", "tlast", "tuser"), 0)
+        self._writers = {name: _writer(getattr(self.bus, name)) for name in self._written}
+        self._tvalid = 0
+        self._write_tvalid = _writer(self.bus.tvalid)
+        self._packer = super()._run()  # stepped by hand; see _step
+        self._step()
+
+    async def _run(self) -> None:
+        return  # the packer is stepped by the clock coroutine instead
+
+    def _step(self) -> None:
+        self._packer.send(None)
+
+    async def _get_frame(self):
+        while self.queue.empty():
+            await _WAIT
+        return self._get_frame_nowait()
+
+    async def _drive(self, obj) -> None:
+        while self.drive_obj is not None:
+            await _WAIT
+        self.drive_obj = obj
+        self.bus_active_event.set()
+
+    async def send(self, frame) -> None:
+        await super().send(frame)
+        self._step()
+
+    def send_nowait(self, frame) -> None:
+        super().send_nowait(frame)
+        self._step()
+
+    def _write(self, obj) -> None:
+        writers, written = self._writers, self._written
+        for name in ("tdata", "tkeep", "tlast", "tuser"):
+            value = int(getattr(obj, name))
+            if written[name] != value:
+                writers[name](value)
+                written[name] = value
+
+    def _set_tvalid(self, value: int) -> None:
+        if self._tvalid != value:
+            self._write_tvalid(value)
+            self._tvalid = value
+
+    async def _run_source(self) -> None:
+        self.active = False
+        edge = RisingEdge(self.clock)
+        tready = _reader(self.bus.tready)
+        reset = _never if self.reset is None else _reader(self.reset)
+        while True:
+            await edge
+            if reset():
+                self._set_tvalid(0)
+                continue
+            if self._tvalid and not tready():
+                continue  # the beat on the bus stays until the RTL takes it
+            if self.drive_obj and not self.pause:
+                self._write(self.drive_obj)
+                self.drive_obj = None
+                self._set_tvalid(1)
+                self.active = True
+                self._step()  # the packer stages the next beat now, as drive_sync does
+            else:
+                self._set_tvalid(0)
+                self.active = bool(self.drive_obj)
+                if not self.drive_obj:
+                    self.idle_event.set()
+                    self.bus_active_event.clear()
+                    await self.bus_active_event.wait()
+
+
+class _LeanSink:
+    """The clock side of a lean sink; mixed in before the cocotbext-pcie sink class,
+    whose ``_run`` unpacks beats into frames."""
+
+    def _init(self) -> None:
+        super()._init()
+        self.sample_sync = _Sync()
+        self._tready = 0
+        self._write_tready = _writer(self.bus.tready)
+        self._unpacker = super()._run()
+        self._unpacker.send(None)
+
+    async def _run(self) -> None:
+        return  # the unpacker is stepped by the clock coroutine instead
+
+    def _set_tready(self, value: int) -> None:
+        if self._tready != value:
+            self._write_tready(value)
+            self._tready = value
+
+    async def _run_sink(self) -> None:
+        edge = RisingEdge(self.clock)
+        wake = self.wake_event.wait()
+        bus = self.bus
+        valid = _reader(bus.tvalid)
+        reset = _never if self.reset is None else _reader(self.reset)
+        # X or Z in a beat fails here, as in the exact unpacker
+        tdata, tkeep = _reader(bus.tdata, strict=True), _reader(bus.tkeep, strict=True)
+        tlast, tuser = _reader(bus.tlast, strict=True), _reader(bus.tuser, strict=True)
+        while True:
+            pause_sample = bool(self.pause)
+            await edge
+            tvalid = valid()
+            if reset():
+                self._set_tready(0)
+                continue
+            beat = None
+            if self._tready and tvalid:
+                beat = _Beat()
+                beat.tdata, beat.tkeep, beat.tlast, beat.tuser = tdata(), tkeep(), tlast(), tuser()
+            paused = self.full() or pause_sample  # before this beat's frame is queued
+            self._set_tready(int(not paused))
+            if beat is not None:
+                self.sample_obj = beat
+                self._unpacker.send(None)
+            if (not tvalid or paused) and pause_sample == bool(self.pause):
+                self.wake_event.clear()
+                await wake
+
+
+class LeanRqSink(_LeanSink, _us.RqSink):
+    """RQ (requests from the RTL) with one coroutine per clock edge."""
+
+
+class LeanCcSink(_LeanSink, _us.CcSink):
+    """CC (completions from the RTL) with one coroutine per clock edge."""
+
+
+class LeanRcSource(_LeanSource, _us.RcSource):
+    """RC (completions to the RTL) with one coroutine per clock edge."""
+
+
+class LeanCqSource(_LeanSource, _us.CqSource):
+    """CQ (requests to the RTL) with one coroutine per clock edge."""
+
+
+_LEAN_INTERFACES = {
+    "RqSink": LeanRqSink,
+    "CcSink": LeanCcSink,
+    "RcSource": LeanRcSource,
+    "CqSource": LeanCqSource,
+}
+
+
+@contextlib.contextmanager
+def models(kind: str) -> Iterator[None]:
+    """Build cocotbext-pcie devices, switches, root complexes and UltraScale+ hard IPs
+    with the lean (``"lean"``) or the exact (``"exact"``) link and stream interfaces
+    inside this block."""
+    if kind not in MODELS:
+        raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
+    saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in _LEAN_INTERFACES}
+    if kind == "lean":
+        _device.SimPort = _bridge.SimPort = LeanPort
+        for name, cls in _LEAN_INTERFACES.items():
+            setattr(_usp, name, cls)
+    try:
+        yield
+    finally:
+        _device.SimPort, _bridge.SimPort = saved[0], saved[1]
+        for name, cls in saved[2].items():
+            setattr(_usp, name, cls)

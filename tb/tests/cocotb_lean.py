@@ -1,0 +1,96 @@
+"""The lean model's parts on their own (tb/ext/lean.py): a lean link against cocotbext-pcie's
+``SimPort`` with the same TLPs and the same credit limits, and each model building
+what it says. The whole system in both models: tests/sim/test_sim_models.py."""
+
+from __future__ import annotations
+
+import cocotb
+from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.port import SimPort
+from cocotbext.pcie.core.tlp import Tlp, TlpType
+from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
+
+from tb.env.system import TB
+from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
+
+# receiver credits: 4 posted headers, 16 data credits (256 bytes: two 128-byte writes);
+# infinite NP and CPL
+FC_INIT = [[4, 16, 0, 0, 0, 0]] * 8
+HOLD_NS = 2000  # the receiver keeps its first TLPs' credits this long
+
+
+async def _burst(cls, count: int, hold_ns: int) -> list[tuple[float, int]]:
+    """``count`` 128-byte writes over a Gen2 x1 link of two ``cls`` ports; the receiver
+    frees the first two TLPs' credits (all it has) only after ``hold_ns``. Arrival (ns,
+    address) of each."""
+    tx, rx = cls(), cls(fc_init=FC_INIT)
+    for port in (tx, rx):
+        port.max_link_speed, port.max_link_width = 2, 1
+    arrivals: list[tuple[float, int]] = []
+    held: list[Tlp] = []
+
+    async def receive(tlp: Tlp) -> None:
+        arrivals.append((get_sim_time("ns"), tlp.address))
+        if len(held) < 2:
+            held.append(tlp)  # a receiver whose buffer drains late
+        else:
+            tlp.release_fc()
+
+    async def release_later() -> None:
+        await Timer(hold_ns, "ns")
+        for tlp in held:
+            tlp.release_fc()
+
+    tx.rx_handler = rx.rx_handler = receive
+    tx.connect(rx)
+    cocotb.start_soon(release_later())
+    for k in range(count):
+        tlp = Tlp()
+        tlp.fmt_type = TlpType.MEM_WRITE
+        tlp.set_addr_be_data(0x1000 + 128 * k, bytes(range(128)))
+        await tx.send(tlp)
+    await Timer(hold_ns + 5000, "ns")
+    return arrivals
+
+
+@cocotb.test(timeout_time=100, timeout_unit="us")
+async def test_lean_link_keeps_timing_and_credits(dut):
+    """Serialization, the wire's delay and credit back-pressure as in SimPort: the same
+    TLPs in the same order, each within two DLLPs' wire time (32 ns on Gen2 x1) of the
+    exact arrival; the third waits for the held credits in both."""
+    exact = await _burst(SimPort, 8, HOLD_NS)
+    start = get_sim_time("ns")
+    lean = [(t - start, a) for t, a in await _burst(LeanPort, 8, HOLD_NS)]
+    exact = [(t - exact[0][0] + lean[0][0], a) for t, a in exact]  # same start
+    assert [a for _, a in lean] == [a for _, a in exact] == [0x1000 + 128 * k for k in range(8)]
+    for (tl, a), (te, _) in zip(lean, exact, strict=True):
+        assert abs(tl - te) <= 32, f"TLP {a:#x}: lean {tl:.1f} ns, exact {te:.1f} ns"
+    # 8 data credits per TLP, 16 in all: the third waits for the release (and the
+    # UpdateFC's latency timer), then the rest flow
+    assert lean[2][0] - lean[0][0] > HOLD_NS, lean
+    assert lean[7][0] - lean[2][0] < 6 * 400, lean
+    # back to back before that: a 128-byte write is 152 bytes on the wire, 304 ns at Gen2 x1
+    assert 300 <= lean[1][0] - lean[0][0] <= 340, lean
+
+
+@cocotb.test(timeout_time=100, timeout_unit="us")
+async def test_models_build_what_they_say(dut):
+    """TB(model=...) builds lean or exact ports and stream interfaces, and nothing
+    else; an unknown model is refused by name."""
+    for model, port, ifaces in (
+        ("lean", LeanPort, (LeanRqSink, LeanRcSource, LeanCqSource, LeanCcSink)),
+        ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
+    ):
+        tb = TB(dut, model=model)
+        assert tb.model == model
+        for link in tb.links.links.values():
+            assert type(link.upper) is port and type(link.lower) is port, (model, link.name)
+        got = (tb.dev.rq_sink, tb.dev.rc_source, tb.dev.cq_source, tb.dev.cc_sink)
+        assert [type(i) for i in got] == list(ifaces), model
+    try:
+        TB(dut, model="fast")
+    except ValueError as e:
+        assert "fast" in str(e) and "lean" in str(e)
+    else:
+        raise AssertionError("an unknown model was accepted")

@@ -1,0 +1,185 @@
+"""make bench's arithmetic: the link payload ceiling, the targets and the tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from tb.bench import suite as bench
+
+
+def test_payload_ceiling_of_each_profile() -> None:
+    # Gen3 x8: 8 GT/s, 128b/130b, 8 lanes = 7877 MB/s of symbols; a 256 B write with a
+    # 16-byte header and 8 bytes of framing/sequence/LCRC carries 256/280 of it
+    assert bench.ceiling_mb_s("gen3x8", 256, "C2H", 16) == pytest.approx(
+        8e9 * 128 / 130 * 8 / 8 * 256 / 280 / 1e6
+    )
+    # reads come back as completions with a 12-byte header
+    assert bench.ceiling_mb_s("gen3x8", 256, "H2C") == pytest.approx(
+        8e9 * 128 / 130 * 256 / 276 / 1e6
+    )
+    # Gen2 x1 (picoevb): 5 GT/s with 8b/10b = 500 MB/s of symbols
+    assert bench.ceiling_mb_s("picoevb", 128, "C2H", 12) == pytest.approx(500 * 128 / 148)
+    # a smaller MPS leaves less for the payload
+    assert bench.ceiling_mb_s("gen3x8", 128, "H2C") < bench.ceiling_mb_s("gen3x8", 256, "H2C")
+
+
+def _engine_row(profile: str, mps: int, direction: str, eff: float) -> dict:
+    ceiling = bench.ceiling_mb_s(profile, mps, direction)
+    return {
+        "profile": profile,
+        "mps": mps,
+        "dir": direction,
+        "bytes": 1 << 20,
+        "ceiling_mb_s": ceiling,
+        "run_mb_s": ceiling * eff,
+        "stream_mb_s": ceiling,
+        "run_eff": eff,
+        "stream_eff": 1.0,
+    }
+
+
+def test_targets_say_which_are_met() -> None:
+    res = {
+        "engine": [
+            _engine_row("gen3x8", 256, "H2C", 0.96),
+            _engine_row("gen3x8", 256, "C2H", 0.94),
+            _engine_row("gen3x8", 128, "C2H", 0.5),
+        ],  # not the profile's MPS: no target
+        "desc": [
+            {
+                "profile": "gen3x8",
+                "mps": 256,
+                "dir": "H2C",
+                "desc": 4096,
+                "descriptors": 256,
+                "bytes": 1 << 20,
+                "run_mb_s": 1,
+                "vs_1mib": 0.91,
+            },
+            {
+                "profile": "gen3x8",
+                "mps": 256,
+                "dir": "C2H",
+                "desc": 64,
+                "descriptors": 2048,
+                "bytes": 1 << 17,
+                "run_mb_s": 1,
+                "vs_1mib": 0.2,
+            },
+        ],
+        "speed": [
+            {
+                "sim": "icarus",
+                "profile": "gen3x8",
+                "model": "lean",
+                "sim_us_per_s": 60.0,
+                "cycles_per_s": 15000,
+                "mb_per_wall_s": 0.4,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
+                "sim": "icarus",
+                "profile": "gen3x8",
+                "model": "exact",
+                "sim_us_per_s": 20.0,
+                "cycles_per_s": 5000,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
+                "sim": "verilator",
+                "profile": "gen3x8",
+                "model": "lean",
+                "sim_us_per_s": 149.0,
+                "cycles_per_s": 1,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+            {
+                "sim": "icarus",
+                "profile": "picoevb",
+                "sim_us_per_s": 1.0,
+                "cycles_per_s": 1,
+                "mb_per_wall_s": 0.1,
+                "bytes": 2,
+                "wall_s": 1,
+            },
+        ],
+        "demo": {
+            "demo": "rdma-cuda 1024x1024",
+            "wall_s": 31.0,
+            "demo_wall_s": 50.0,
+            "sim_ms": 25.0,
+            "mb_s": 300.0,
+        },
+    }
+    got = {t["target"]: t["met"] for t in bench.targets(res)}
+    assert got == {
+        "gen3x8 H2C 1 MiB >= 95% of the ceiling (Run->IRQ)": True,
+        "gen3x8 C2H 1 MiB >= 95% of the ceiling (Run->IRQ)": False,
+        "gen3x8 H2C 4 KiB descriptors >= 90% of 1 MiB": True,
+        "icarus gen3x8 >= 57 us simulated per s (lean)": True,
+        "verilator gen3x8 >= 150 us simulated per s (lean)": False,
+        "4 MiB rdma-cuda demo < 30 s on Verilator": False,
+    }
+    res["targets"] = bench.targets(res)
+    text = bench.table(res)
+    assert "| gen3x8 | 256 | C2H |" in text and "94.0%" in text
+    assert "| gen3x8 | C2H | 64 B | 2048 |" in text
+    assert "| 4 MiB rdma-cuda demo < 30 s on Verilator | 31.0 s | **no** |" in text
+    assert "| icarus | gen3x8 | lean | 60.0 | 15000 |" in text
+    assert "| icarus | gen3x8 | exact | 20.0 | 5000 |" in text
+
+
+def test_profile_breakdown_by_part() -> None:
+    """make profile's grouping: each function's own time goes to the first part whose
+    path fragment its file has; built-ins and the standard library are parts of their
+    own; the top list is by own time."""
+    from tb.bench.profile import OTHER, breakdown, part_of, report, top_functions
+
+    site = "/v/lib/python3.11/site-packages"
+    stats = {
+        (f"{site}/cocotb/task.py", 326, "_resume"): (10, 10, 3.0, 9.0, {}),
+        (f"{site}/cocotb/handle.py", 864, "value"): (5, 5, 1.0, 1.0, {}),
+        (f"{site}/cocotbext/pcie/core/port.py", 438, "_run_transmit"): (2, 2, 0.5, 2.0, {}),
+        (f"{site}/cocotbext/pcie/core/tlp.py", 277, "check"): (9, 9, 1.5, 1.5, {}),
+        (f"{site}/cocotbext/pcie/xilinx/us/interface.py", 605, "_run"): (3, 3, 2.0, 4.0, {}),
+        ("/repo/tb/env/link.py", 154, "observe"): (4, 4, 0.25, 0.5, {}),
+        ("~", 0, "<built-in method builtins.len>"): (7, 7, 0.5, 0.5, {}),
+        ("/usr/lib/python3.11/enum.py", 1230, "__hash__"): (8, 8, 0.75, 0.75, {}),
+    }
+    assert part_of(f"{site}/cocotb/types/_logic.py") == "signal access"
+    assert part_of("/x/gpudirect_cosim/ext/hardip.py") == part_of("/repo/tb/ext/hardip.py")
+    parts = dict(breakdown(stats))
+    assert parts["cocotb scheduler: tasks, triggers, event loop"] == 3.0
+    assert parts["signal access"] == 1.0
+    assert parts["hard-IP model and its AXI-stream interfaces"] == 2.0
+    assert parts["links: serialization, ACK and flow-control DLLPs"] == 0.5
+    assert parts["TLP objects"] == 1.5
+    assert parts["this testbench (tb/)"] == 0.25
+    assert parts["Python built-ins"] == 0.5 and parts[OTHER] == 0.75
+    assert sum(parts.values()) == 9.5
+    assert breakdown(stats)[0][0] == "cocotb scheduler: tasks, triggers, event loop"
+    assert [name for name, _, _ in top_functions(stats, 2)] == [
+        "task.py:326(_resume)",
+        "interface.py:605(_run)",
+    ]
+    text = report(stats, top=3)
+    assert "(9.5 s profiled)" in text and " 31.6%     3.00 s  cocotb scheduler" in text
+
+
+def test_bench_tables_go_into_the_docs_page(tmp_path):
+    """``make bench BENCH_ARGS=--docs`` replaces what stands between the page's markers and
+    nothing else; the real page has exactly one such block."""
+    page = tmp_path / "performance.md"
+    page.write_text(f"intro\n{bench.DOCS_BEGIN}\nold table\n{bench.DOCS_END}\nafter\n")
+    bench.write_docs("| new | table |\n", page)
+    assert page.read_text() == (
+        f"intro\n{bench.DOCS_BEGIN}\n| new | table |\n{bench.DOCS_END}\nafter\n"
+    )
+    real = (bench.runner.ROOT / "docs" / "performance.md").read_text()
+    assert real.count(bench.DOCS_BEGIN) == 1 and real.count(bench.DOCS_END) == 1
+    assert real.index(bench.DOCS_BEGIN) < real.index(bench.DOCS_END)

@@ -1,0 +1,92 @@
+"""The runner's choice of toplevel and sources (no simulator): the card, the XDMA
+drop-in, or a user's design around the drop-in; bad choices answered with one clear
+error before anything is built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tb import runner
+from tb.env.profiles import get_profile
+from tests.sim import plan
+
+BYOD = plan.USER_SOURCES["byod_top"]
+
+
+def test_sources_of_each_toplevel():
+    card = runner.hdl_sources()
+    assert all(f.parent == runner.HDL_DIR for f in card)
+    dropin = runner.hdl_sources(runner.DROPIN_TOPLEVEL)
+    assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v"))
+    assert runner.hdl_sources("byod_top", BYOD) == [*dropin, *BYOD]
+
+
+def test_bad_toplevels_and_sources_are_refused():
+    with pytest.raises(ValueError, match="unknown toplevel 'my_top'"):
+        runner.hdl_sources("my_top")
+    with pytest.raises(ValueError, match="takes no user sources"):
+        runner.hdl_sources(runner.TOPLEVEL, BYOD)
+    with pytest.raises(FileNotFoundError, match=r"user sources not found: nowhere\.v"):
+        runner.hdl_sources("my_top", [Path("nowhere.v")])
+    with pytest.raises(ValueError, match="unknown toplevel"):
+        runner.build("icarus", "picoevb", toplevel="my_top")
+
+
+def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
+    def no_build(*args, **kwargs):
+        raise AssertionError("the build was reached")
+
+    monkeypatch.setattr(runner, "_build", no_build)
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose lean or exact"):
+        runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
+    monkeypatch.setenv("PEVB_MODEL", "quick")
+    with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):
+        runner.run(module="m")
+    # a known model reaches the build
+    monkeypatch.setenv("PEVB_MODEL", "exact")
+    with pytest.raises(AssertionError, match="the build was reached"):
+        runner.run(module="m")
+
+
+def test_parameters_and_defines_per_toplevel():
+    prof = get_profile("gen3x8")
+    over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1}
+    card = runner.hdl_parameters(prof, over)
+    assert card["RAM_SIZE"] == prof.ram_size and card["H2C_CHANNELS"] == 2
+    dropin = runner.hdl_parameters(prof, over, runner.DROPIN_TOPLEVEL)
+    assert dropin == {k: v for k, v in card.items() if k != "RAM_SIZE"}
+    assert runner.hdl_parameters(prof, over, "byod_top") == {}
+    assert runner.dropin_defines(prof, over) == {
+        "PEVB_XDMA_DATA_WIDTH": 256,
+        "PEVB_XDMA_LANES": 8,
+        "PEVB_XDMA_H2C_CHANNELS": 2,
+        "PEVB_XDMA_C2H_CHANNELS": 1,
+        "PEVB_XDMA_H2C_STREAM": 0,
+        "PEVB_XDMA_C2H_STREAM": 1,
+        "PEVB_XDMA_USR_IRQ": 4,
+        "PEVB_XDMA_MSIX": 1,
+    }
+    # each toplevel and each user design builds in a directory of its own
+    dirs = {
+        runner.build_dir("icarus", prof, overrides=over),
+        runner.build_dir("icarus", prof, overrides=over, toplevel=runner.DROPIN_TOPLEVEL),
+        runner.build_dir("icarus", prof, overrides=over, toplevel="byod_top", user_sources=BYOD),
+    }
+    assert len(dirs) == 3
+
+
+def test_sources_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m <package>.runner``: a toplevel's files and the include path, one per
+    line; an unknown toplevel is one usage line and exit status 2, no traceback."""
+    assert runner.main(["--sources"]) == 0
+    listed = [Path(line) for line in capsys.readouterr().out.split()]
+    assert listed == runner.hdl_sources(runner.DROPIN_TOPLEVEL)
+    assert runner.main(["--includes"]) == 0
+    assert [Path(p) for p in capsys.readouterr().out.split()] == runner.hdl_include_dirs()
+    with pytest.raises(SystemExit) as e:
+        runner.main(["--sources", "my_top"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'my_top'" in err and "Traceback" not in err
