@@ -193,3 +193,15 @@ def test_no_production_function_is_named_like_a_test():
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
         ]
         assert not bad, f"{path.relative_to(ROOT)}: {bad} (pytest would collect them as tests)"
+
+
+def test_every_package_of_tb_is_installed():
+    """pyproject.toml lists the installed packages by hand: a new subpackage of tb/ (not
+    tb/tests) must be among them, or the installed gpudirect_cosim lacks it."""
+    text = (ROOT / "pyproject.toml").read_text()
+    for init in sorted((ROOT / "tb").rglob("__init__.py")):
+        parts = init.parent.relative_to(ROOT / "tb").parts
+        if parts[:1] == ("tests",):
+            continue
+        name = ".".join(("gpudirect_cosim", *parts))
+        assert f'"{name}"' in text, f"{name} is not in pyproject.toml's packages"
