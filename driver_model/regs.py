@@ -1,7 +1,8 @@
 """The XDMA (PG195) DMA register map, as implemented by ``hdl/pevb_dma_top.v``.
 
 This module is the single place where register offsets, bit fields and magic numbers are
-defined. The driver model, the testbench, the tests and the README table all use it.
+defined. The driver model, the testbench and the tests use it, and driver_model/codegen.py
+makes the docs table and the Verilog header from it.
 Offsets are relative to the DMA BAR (BAR1 on the PicoEVB): target in [15:12], channel in
 [11:8], register in [7:0].
 """

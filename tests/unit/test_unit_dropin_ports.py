@@ -8,7 +8,7 @@ Tables: Top-Level Interface Signals (global), Interrupt Interface, AXI4 Memory M
 Read/Write Address/Data/Response Interface Signals, Config AXI4-Lite Memory Mapped
 Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
 Signals, Channel 0-3 Status Ports (msix_enable is there with or without the MSI-X
-option, as an output a design may leave open). Not modelled (README, "The XDMA drop-in"):
+option, as an output a design may leave open). Not modelled (docs/dropin.md):
 parity tuser ports, descriptor bypass, the AXI4-Lite slave, the bridge ports.
 """
 

@@ -1,6 +1,6 @@
 """What an nv-p2p pin covers and when it is revoked, as NVIDIA's driver has it.
 
-The evidence (the README's "Pin granularity" lists it too):
+The evidence (docs/gpu-model.md's "Pin granularity" lists it too):
 
 - NVIDIA's resource manager (open-gpu-kernel-modules, ``src/nvidia/src/kernel/gpu/bus/
   third_party_p2p.c``) keeps third-party mappings per registered video-memory
