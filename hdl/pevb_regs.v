@@ -10,11 +10,11 @@
 /*
  * Register file: the BAR1 DMA register space following the XDMA (PG195)
  * programming model for H2C_CHANNELS H2C and C2H_CHANNELS C2H channels:
- * channel, SGDMA, SGDMA common, IRQ and config blocks.  Also owns the channel
- * interrupt logic and the message sender: MSI on the hard IP's
- * cfg_interrupt_msi_* interface, or, when built with MSIX and the host enabled
- * it, MSI-X from the table and pending bits at 0x8000 (PG195) on the hard IP's
- * cfg_interrupt_msix_* interface (the table lives here, as in XDMA).  The
+ * channel, SGDMA, SGDMA common, IRQ and config blocks, and, when built with
+ * MSIX, the MSI-X table and pending bits at 0x8000 (PG195; the table lives
+ * here, as in XDMA).  Also owns the channel interrupt sources; the message
+ * sender (pevb_irq_tx, inside) sends them and the user interrupts as MSI or
+ * MSI-X on the hard IP's cfg_interrupt_msi(x)_* interfaces.  The
  * channel buses hold 8 channels, index {direction, number}:
  * 0-3 H2C0-3, 4-7 C2H0-3; channels not built read as zero (identifiers too,
  * so a probe finds exactly the channels built).  Interrupt bits (channel
@@ -106,12 +106,6 @@ localparam NC = C2H_CHANNELS;
 // channel interrupt bits: H2C channels, then C2H channels
 localparam NIRQ = NH + NC;
 localparam NU = USER_IRQS;
-// MSI sources: the channel interrupt bits, then the user interrupts
-localparam NSRC = NIRQ + NU;
-localparam SRC_IDX_W = 5;
-localparam [SRC_IDX_W-1:0] NIRQ_W = NIRQ[SRC_IDX_W-1:0];
-
-localparam [1:0] MSI_IDLE = 2'd0, MSI_WAIT = 2'd1;
 
 initial begin
     if (NH < 1 || NH > 4 || NC < 1 || NC > 4) begin
@@ -172,25 +166,8 @@ reg [31:2] msix_addr_lo_mem [0:NV-1];
 reg [31:0] msix_addr_hi_mem [0:NV-1];
 reg [31:0] msix_data_mem [0:NV-1];
 reg [NV-1:0] msix_masked_reg;
-reg [NV-1:0] msix_pba_reg;
-
-// message sender
-reg [1:0] msi_state_reg;
-reg [NIRQ-1:0] msi_pending_reg;
-reg [31:0] msi_int_reg;
-reg msix_int_reg;
-reg [63:0] msix_address_reg;
-reg [31:0] msix_data_reg;
-reg [16:0] msi_timer_reg;
-
-// Power-up values (FPGA register INIT): the hard IP samples cfg_interrupt_msi_int and
-// the cfg_interrupt_msix_* outputs every cycle, including before the first reset edge.
-initial begin
-    msi_int_reg = 32'd0;
-    msix_int_reg = 1'b0;
-    msix_address_reg = 64'd0;
-    msix_data_reg = 32'd0;
-end
+// pending bits (the message sender's)
+wire [NV-1:0] msix_pba;
 
 wire [31:0] wmask = {{8{reg_req_be[3]}}, {8{reg_req_be[2]}}, {8{reg_req_be[1]}}, {8{reg_req_be[0]}}};
 wire [31:0] wbits = reg_req_wdata & wmask;
@@ -267,10 +244,6 @@ generate
         assign irq_event[g] = ch_irq_event[CI];
     end
 endgenerate
-assign cfg_interrupt_msi_int = msi_int_reg;
-assign cfg_interrupt_msix_int = msix_int_reg;
-assign cfg_interrupt_msix_address = msix_address_reg;
-assign cfg_interrupt_msix_data = msix_data_reg;
 
 // the addressed channel is a stream (identifier bit 15)
 localparam [7:0] STREAM_MASK = {C2H_STREAM[3:0], H2C_STREAM[3:0]};
@@ -370,7 +343,7 @@ always @* begin
                 default: reg_rd_data[`PEVB_MSIX_CTRL_MASKED] = msix_masked_reg[msix_entry];
             endcase
         end else if (msix_pba_hit) begin
-            reg_rd_data = msix_pba_reg;
+            reg_rd_data = msix_pba;
         end
     end
 end
@@ -514,162 +487,46 @@ always @(posedge clk) begin
     end
 end
 
-// Message sender.  Channel interrupts: one message per new enabled interrupt
-// event (coalesced while one is pending for the same channel), and one when a
-// channel's interrupt enable is set while its source is already active.  User
-// interrupts (PG195): a request held high is sent once its enable bit is set,
-// and usr_irq_ack pulses for a cycle when the hard IP has taken the message
-// (sent, failed, or no answer within MSI_TIMEOUT_CYCLES); the request must
-// then fall before it can interrupt again.  Pending sources are served
-// round-robin, each with the vector its field of the channel or user vector
-// registers holds.  MSI-X, when enabled, takes precedence over MSI (the host
-// enables one of them): the vector is the table entry; a message for a masked
-// entry (or while the function is masked) sets the entry's pending bit and is
-// sent when the entry is unmasked, before any new message (a user interrupt
-// is acknowledged when its message is logged pending).
-reg [NIRQ-1:0] chan_int_en_d_reg;
-wire [NIRQ-1:0] msi_trigger = (irq_event & chan_int_en_reg) | (irq_src & chan_int_en_reg & ~chan_int_en_d_reg);
-wire [2:0] msi_mme = cfg_interrupt_msi_mmenable[2:0];
+// registers are DWORDs
+wire unused_regs = ^reg_req_addr[1:0];
 
-// user requests already sent (until they fall), and the one being sent
-reg [NU-1:0] usr_done_reg;
-reg [NU-1:0] usr_ack_reg;
-reg [NU-1:0] usr_sending_reg;
-wire [NU-1:0] usr_pending = usr_irq_req & user_int_en_reg & ~usr_done_reg & ~usr_sending_reg;
-assign usr_irq_ack = usr_ack_reg;
+// the message sender, reading the MSI-X table entry it sends
+wire [4:0] msix_vec;
 
-// registers are DWORDs; only physical function 0 has MSI and MSI-X
-wire unused_regs = ^{reg_req_addr[1:0], cfg_interrupt_msi_enable[3:1],
-                     cfg_interrupt_msi_mmenable[11:3], cfg_interrupt_msix_enable[3:1],
-                     cfg_interrupt_msix_mask[3:1]};
-wire [4:0] msi_vec_mask = msi_mme >= 3'd5 ? 5'h1F : ((5'd1 << msi_mme) - 5'd1);
-
-wire msix_on = MSIX != 0 && cfg_interrupt_msix_enable[0];
-wire msi_on = !msix_on && cfg_interrupt_msi_enable[0];
-wire msix_fmask = cfg_interrupt_msix_mask[0];
-
-// MSI-X entries whose pending message may go now, and the lowest of them
-wire [NV-1:0] pba_ready = msix_pba_reg & ~msix_masked_reg & {NV{!msix_fmask}};
-wire pba_go = msix_on && pba_ready != {NV{1'b0}};
-reg [4:0] pba_vec;
-integer pv;
-always @* begin
-    pba_vec = 5'd0;
-    for (pv = NV - 1; pv >= 0; pv = pv - 1) begin
-        if (pba_ready[pv]) begin
-            pba_vec = pv[4:0];
-        end
-    end
-end
-
-wire [NSRC-1:0] msi_req = {usr_pending, msi_pending_reg};
-wire msi_send = msi_state_reg == MSI_IDLE && (msi_on || msix_on) && !pba_go &&
-                msi_req != {NSRC{1'b0}};
-wire msi_sel_valid;
-wire [SRC_IDX_W-1:0] msi_sel;
-wire [NSRC-1:0] msi_sel_mask;
-// the vector field of source k: channel bit k in channel vector register k / 4, user
-// interrupt u = k - NIRQ in user vector register u / 4; byte k % 4 (u % 4)
-wire msi_sel_user = msi_sel >= NIRQ_W;
-wire [SRC_IDX_W-1:0] msi_field = msi_sel_user ? msi_sel - NIRQ_W : msi_sel;
-wire [31:0] msi_vec_word = msi_sel_user ? user_vec_reg[msi_field[3:2]] : chan_vec_reg[msi_field[2]];
-wire [4:0] sel_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH];
-wire [4:0] msi_vec = sel_vec & msi_vec_mask;
-wire sel_masked = msix_masked_reg[sel_vec] || msix_fmask;
-// the MSI-X entry of the next message: a pending one first; and whether it goes now
-// (a new one for a masked entry is logged pending instead)
-wire [4:0] msix_vec = pba_go ? pba_vec : sel_vec;
-wire msix_fire = msi_state_reg == MSI_IDLE && (pba_go || (msi_send && msix_on && !sel_masked));
-wire unused_msi_sel = ^{msi_sel_valid, msi_field[4]};
-
-pevb_rr_arb #(
-    .N(NSRC),
-    .IDX_WIDTH(SRC_IDX_W)
-) msi_arb_inst (
+pevb_irq_tx #(
+    .CHAN_IRQS(NIRQ),
+    .USER_IRQS(NU),
+    .MSIX(MSIX),
+    .MSI_TIMEOUT_CYCLES(MSI_TIMEOUT_CYCLES)
+) irq_inst (
     .clk(clk),
     .rst(rst),
-    .req(msi_req),
-    .fire(msi_send),
-    .grant_valid(msi_sel_valid),
-    .grant_idx(msi_sel),
-    .grant(msi_sel_mask)
+    .irq_src(irq_src),
+    .irq_event(irq_event),
+    .chan_int_en(chan_int_en_reg),
+    .user_int_en(user_int_en_reg),
+    .chan_vec({chan_vec_reg[1], chan_vec_reg[0]}),
+    .user_vec({user_vec_reg[3], user_vec_reg[2], user_vec_reg[1], user_vec_reg[0]}),
+    .msix_masked(msix_masked_reg),
+    .msix_pba(msix_pba),
+    .msix_vec(msix_vec),
+    .msix_entry_addr({msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00}),
+    .msix_entry_data(msix_data_mem[msix_vec]),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
 );
-
-wire msi_done = msi_state_reg == MSI_WAIT &&
-                (cfg_interrupt_msi_sent || cfg_interrupt_msi_fail ||
-                 cfg_interrupt_msix_sent || cfg_interrupt_msix_fail ||
-                 msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]);
-
-always @(posedge clk) begin
-    chan_int_en_d_reg <= chan_int_en_reg;
-    msi_int_reg <= 32'd0;
-    msix_int_reg <= 1'b0;
-    usr_ack_reg <= {NU{1'b0}};
-    // a request that fell may interrupt again
-    usr_done_reg <= usr_done_reg & usr_irq_req;
-
-    if (msix_fire) begin
-        msix_int_reg <= 1'b1;
-        msix_address_reg <= {msix_addr_hi_mem[msix_vec], msix_addr_lo_mem[msix_vec], 2'b00};
-        msix_data_reg <= msix_data_mem[msix_vec];
-    end
-
-    case (msi_state_reg)
-        MSI_IDLE: begin
-            msi_pending_reg <= msi_pending_reg | msi_trigger;
-            if (!msi_on && !msix_on) begin
-                // messages disabled by the host: nothing can be sent, nothing is queued
-                msi_pending_reg <= {NIRQ{1'b0}};
-            end else if (pba_go) begin
-                // a pending MSI-X entry was unmasked
-                msix_pba_reg[msix_vec] <= 1'b0;
-                msi_timer_reg <= 17'd0;
-                msi_state_reg <= MSI_WAIT;
-            end else if (msi_send) begin
-                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
-                if (msix_on && sel_masked) begin
-                    // logged in the PBA; a user interrupt is taken
-                    msix_pba_reg[msix_vec] <= 1'b1;
-                    usr_ack_reg <= msi_sel_mask[NSRC-1:NIRQ];
-                    usr_done_reg <= (usr_done_reg & usr_irq_req) | msi_sel_mask[NSRC-1:NIRQ];
-                end else begin
-                    if (!msix_on) begin
-                        msi_int_reg <= 32'd1 << msi_vec;
-                    end
-                    usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
-                    msi_timer_reg <= 17'd0;
-                    msi_state_reg <= MSI_WAIT;
-                end
-            end
-        end
-        MSI_WAIT: begin
-            msi_pending_reg <= msi_pending_reg | msi_trigger;
-            msi_timer_reg <= msi_timer_reg + 17'd1;
-            if (msi_done) begin
-                usr_ack_reg <= usr_sending_reg;
-                usr_done_reg <= (usr_done_reg & usr_irq_req) | usr_sending_reg;
-                usr_sending_reg <= {NU{1'b0}};
-                msi_state_reg <= MSI_IDLE;
-            end
-        end
-        default: msi_state_reg <= MSI_IDLE;
-    endcase
-
-    if (rst) begin
-        chan_int_en_d_reg <= {NIRQ{1'b0}};
-        msi_state_reg <= MSI_IDLE;
-        msi_pending_reg <= {NIRQ{1'b0}};
-        msi_int_reg <= 32'd0;
-        msix_int_reg <= 1'b0;
-        msix_address_reg <= 64'd0;
-        msix_data_reg <= 32'd0;
-        msix_pba_reg <= {NV{1'b0}};
-        msi_timer_reg <= 17'd0;
-        usr_done_reg <= {NU{1'b0}};
-        usr_ack_reg <= {NU{1'b0}};
-        usr_sending_reg <= {NU{1'b0}};
-    end
-end
 
 endmodule
 

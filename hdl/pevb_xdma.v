@@ -872,15 +872,6 @@ genvar g;
 generate
     /* H2C channels */
     for (g = 0; g < NH; g = g + 1) begin : h2c
-        wire desc_valid, desc_ready;
-        wire [63:0] desc_src, desc_dst;
-        wire [27:0] desc_len;
-        wire [2:0] desc_flags;
-        wire restart;
-        wire done_valid;
-        wire [2:0] done_flags;
-        wire [4:0] done_rd_err, done_wr_err;
-        wire done_abort;
         wire mine_desc = desc_wr_slot[3:2] == g;
         wire mine_retire = retire_valid && retire_slot[3:2] == g;
         assign wb_data[g*64+32 +: 32] = 32'd0;
@@ -889,11 +880,18 @@ generate
         assign ch_beat[g] = dat_valid && dat_slot[3:2] == g;
         assign h2c_sts[g*8 +: 8] = `PEVB_STS_PORT(g);
 
-        pevb_desc_eng #(
+        pevb_h2c_chan #(
+            .DATA_WIDTH(DW),
             .KEEP(KEEP),
+            .ADDR_WIDTH(AW),
             .DESC_DEPTH(DESC_DEPTH),
-            .DESC_FETCHES(DESC_FETCHES)
-        ) desc_inst (
+            .DESC_FETCHES(DESC_FETCHES),
+            .MAX_TAGS(H2C_READ_TAGS),
+            .STREAM(H2C_ST[g]),
+            .CHUNK_BYTES(CHUNK_BYTES),
+            .RING_BYTES(RING_BYTES),
+            .IDX_WIDTH(DESC_IDX_WIDTH)
+        ) chan_inst (
             .clk(clk),
             .rst(rst),
             .control(ch_control[g*32 +: 32]),
@@ -902,28 +900,16 @@ generate
             .wb_addr(ch_wb_addr[g*64 +: 64]),
             .halt(ch_halt[g]),
             .mrrs_enc(cfg_max_read_req),
-            .m_rd_valid(f_req[g]),
-            .m_rd_ready(f_fire && f_grant[g]),
-            .m_rd_addr(f_addr[g*64 +: 64]),
-            .m_rd_len(f_len[g*13 +: 13]),
-            .m_rd_info(f_info[g*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
+            .m_fetch_valid(f_req[g]),
+            .m_fetch_ready(f_fire && f_grant[g]),
+            .m_fetch_addr(f_addr[g*64 +: 64]),
+            .m_fetch_len(f_len[g*13 +: 13]),
+            .m_fetch_info(f_info[g*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
             .buf_wr_en(desc_wr_en_h2c & {KEEP{mine_desc}}),
             .buf_wr_idx(desc_wr_idx),
             .buf_wr_data(desc_wr_data),
             .fetch_retire_valid(mine_retire && retire_kind == KIND_H2C_DESC),
             .fetch_retire_err(retire_err),
-            .m_desc_valid(desc_valid),
-            .m_desc_ready(desc_ready),
-            .m_desc_src(desc_src),
-            .m_desc_dst(desc_dst),
-            .m_desc_len(desc_len),
-            .m_desc_flags(desc_flags),
-            .mover_restart(restart),
-            .done_valid(done_valid),
-            .done_flags(done_flags),
-            .done_rd_err(done_rd_err),
-            .done_wr_err(done_wr_err),
-            .done_abort(done_abort),
             .m_wb_valid(wb_req[g]),
             .m_wb_ready(wb_fire && wb_grant[g]),
             .m_wb_addr(wb_addr[g*64 +: 64]),
@@ -932,38 +918,7 @@ generate
             .busy(ch_busy[g]),
             .count(ch_count[g*32 +: 32]),
             .desc_done(ch_desc_done[g]),
-            .desc_done_eop(ch_desc_eop[g])
-        );
-
-        localparam STREAM = H2C_ST[g];
-        wire [31:0] ring_rd_pos, ring_done_pos;
-        wire ring_marks_ok;
-        wire seg_valid, seg_eop, truncate;
-        wire [31:0] seg_end;
-
-        pevb_h2c_rd #(
-            .ADDR_WIDTH(AW),
-            .MAX_TAGS(H2C_READ_TAGS),
-            .STREAM(STREAM),
-            .CHUNK_BYTES(CHUNK_BYTES),
-            .RING_BYTES(RING_BYTES),
-            .BEAT_BYTES(DW/8)
-        ) rd_inst (
-            .clk(clk),
-            .rst(rst),
-            .restart(restart),
-            .mrrs_enc(cfg_max_read_req),
-            .s_desc_valid(desc_valid),
-            .s_desc_ready(desc_ready),
-            .s_desc_src(desc_src),
-            .s_desc_dst(desc_dst),
-            .s_desc_len(desc_len),
-            .s_desc_flags(desc_flags),
-            .m_done_valid(done_valid),
-            .m_done_flags(done_flags),
-            .m_done_rd_err(done_rd_err),
-            .m_done_wr_err(done_wr_err),
-            .m_done_abort(done_abort),
+            .desc_done_eop(ch_desc_eop[g]),
             .m_rd_valid(d_req[g]),
             .m_rd_ready(d_fire && d_grant[g]),
             .m_rd_addr(d_addr[g*64 +: 64]),
@@ -979,49 +934,16 @@ generate
             .job_done_slot(job_done_slot[1:0]),
             .job_done_err(job_done_err),
             .discard(h2c_discard[g*4 +: 4]),
-            .ring_rd_pos(ring_rd_pos),
-            .ring_done_pos(ring_done_pos),
-            .ring_marks_ok(ring_marks_ok),
-            .m_seg_valid(seg_valid),
-            .m_seg_end(seg_end),
-            .m_seg_eop(seg_eop),
-            .m_truncate(truncate)
+            .ring_wr_en(ring_wr_en[g]),
+            .ring_wr_word(ring_wr_word),
+            .ring_wr_data(ring_wr_data),
+            .ring_wr_strb(ring_wr_strb),
+            .m_axis_tdata(m_axis_h2c_tdata[g*DW +: DW]),
+            .m_axis_tkeep(m_axis_h2c_tkeep[g*DW/8 +: DW/8]),
+            .m_axis_tlast(m_axis_h2c_tlast[g]),
+            .m_axis_tvalid(m_axis_h2c_tvalid[g]),
+            .m_axis_tready(m_axis_h2c_tready[g])
         );
-
-        if (STREAM) begin : st
-            pevb_h2c_stream #(
-                .DATA_WIDTH(DW),
-                .RING_BYTES(RING_BYTES)
-            ) stream_inst (
-                .clk(clk),
-                .rst(rst),
-                .wr_en(ring_wr_en[g]),
-                .wr_word(ring_wr_word),
-                .wr_data(ring_wr_data),
-                .wr_strb(ring_wr_strb),
-                .seg_valid(seg_valid),
-                .seg_end(seg_end),
-                .seg_eop(seg_eop),
-                .truncate(truncate),
-                .rd_pos(ring_rd_pos),
-                .done_pos(ring_done_pos),
-                .marks_ok(ring_marks_ok),
-                .m_axis_tdata(m_axis_h2c_tdata[g*DW +: DW]),
-                .m_axis_tkeep(m_axis_h2c_tkeep[g*DW/8 +: DW/8]),
-                .m_axis_tlast(m_axis_h2c_tlast[g]),
-                .m_axis_tvalid(m_axis_h2c_tvalid[g]),
-                .m_axis_tready(m_axis_h2c_tready[g])
-            );
-        end else begin : mm
-            assign ring_rd_pos = 32'd0;
-            assign ring_done_pos = 32'd0;
-            assign ring_marks_ok = 1'b1;
-            assign m_axis_h2c_tdata[g*DW +: DW] = {DW{1'b0}};
-            assign m_axis_h2c_tkeep[g*DW/8 +: DW/8] = {DW/8{1'b0}};
-            assign m_axis_h2c_tlast[g] = 1'b0;
-            assign m_axis_h2c_tvalid[g] = 1'b0;
-            wire unused_stream = ^{ring_wr_en[g], m_axis_h2c_tready[g], seg_valid, seg_end, seg_eop, truncate};
-        end
     end
     for (g = NH; g < 4; g = g + 1) begin : h2c_none
         assign h2c_discard[g*4 +: 4] = 4'd0;
@@ -1031,49 +953,20 @@ generate
     for (g = 0; g < NC; g = g + 1) begin : c2h
         localparam CI = 4 + g;
         localparam FI = NH + g;
-        localparam STREAM = C2H_ST[g];
-        // status write-backs: the stream result of a descriptor, before the
-        // descriptor engine's poll-mode write-back
-        wire eng_wb_valid, eng_wb_ready;
-        wire [63:0] eng_wb_addr;
-        wire [31:0] eng_wb_data;
-        wire res_valid, res_ready;
-        wire [63:0] res_addr, res_data;
-        wire cmd_first;
-        wire end_valid, end_eop;
-        wire [1:0] end_slot;
-        wire [12:0] end_len;
-        assign wb_req[FI] = res_valid || eng_wb_valid;
-        assign wb_addr[FI*64 +: 64] = res_valid ? res_addr : eng_wb_addr;
-        assign wb_data[FI*64 +: 64] = res_valid ? res_data : {32'd0, eng_wb_data};
-        assign wb_long[FI] = res_valid;
-        assign res_ready = wb_fire && wb_grant[FI] && res_valid;
-        assign eng_wb_ready = wb_fire && wb_grant[FI] && !res_valid;
-        wire desc_valid, desc_ready;
-        wire [63:0] desc_src, desc_dst;
-        wire [27:0] desc_len;
-        wire [2:0] desc_flags;
-        wire restart;
-        wire done_valid;
-        wire [2:0] done_flags;
-        wire [4:0] done_rd_err, done_wr_err;
-        wire done_abort;
-        wire cmd_valid, cmd_ready;
-        wire [63:0] cmd_addr;
-        wire [12:0] cmd_len;
-        wire [AW-1:0] cmd_card;
-        wire [1:0] cmd_slot;
-        wire drop_valid;
-        wire [1:0] drop_slot;
-        wire [4:0] drop_err;
         wire mine_desc = desc_wr_slot[3:2] == g;
         assign c2h_sts[g*8 +: 8] = `PEVB_STS_PORT(CI);
 
-        pevb_desc_eng #(
+        pevb_c2h_chan #(
+            .DATA_WIDTH(DW),
             .KEEP(KEEP),
+            .ADDR_WIDTH(AW),
+            .AXI_ID_WIDTH(AXI_ID_WIDTH),
+            .AXI_ID(g),
             .DESC_DEPTH(DESC_DEPTH),
-            .DESC_FETCHES(DESC_FETCHES)
-        ) desc_inst (
+            .DESC_FETCHES(DESC_FETCHES),
+            .STREAM(C2H_ST[g]),
+            .IDX_WIDTH(DESC_IDX_WIDTH)
+        ) chan_inst (
             .clk(clk),
             .rst(rst),
             .control(ch_control[CI*32 +: 32]),
@@ -1082,183 +975,60 @@ generate
             .wb_addr(ch_wb_addr[CI*64 +: 64]),
             .halt(ch_halt[CI]),
             .mrrs_enc(cfg_max_read_req),
-            .m_rd_valid(f_req[FI]),
-            .m_rd_ready(f_fire && f_grant[FI]),
-            .m_rd_addr(f_addr[FI*64 +: 64]),
-            .m_rd_len(f_len[FI*13 +: 13]),
-            .m_rd_info(f_info[FI*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
+            .mps_enc(cfg_max_payload),
+            .m_fetch_valid(f_req[FI]),
+            .m_fetch_ready(f_fire && f_grant[FI]),
+            .m_fetch_addr(f_addr[FI*64 +: 64]),
+            .m_fetch_len(f_len[FI*13 +: 13]),
+            .m_fetch_info(f_info[FI*DESC_IDX_WIDTH +: DESC_IDX_WIDTH]),
             .buf_wr_en(desc_wr_en_c2h & {KEEP{mine_desc}}),
             .buf_wr_idx(desc_wr_idx),
             .buf_wr_data(desc_wr_data),
             .fetch_retire_valid(retire_valid && retire_kind == KIND_C2H_DESC && retire_slot[3:2] == g),
             .fetch_retire_err(retire_err),
-            .m_desc_valid(desc_valid),
-            .m_desc_ready(desc_ready),
-            .m_desc_src(desc_src),
-            .m_desc_dst(desc_dst),
-            .m_desc_len(desc_len),
-            .m_desc_flags(desc_flags),
-            .mover_restart(restart),
-            .done_valid(done_valid),
-            .done_flags(done_flags),
-            .done_rd_err(done_rd_err),
-            .done_wr_err(done_wr_err),
-            .done_abort(done_abort),
-            .m_wb_valid(eng_wb_valid),
-            .m_wb_ready(eng_wb_ready),
-            .m_wb_addr(eng_wb_addr),
-            .m_wb_data(eng_wb_data),
+            .m_wb_valid(wb_req[FI]),
+            .m_wb_ready(wb_fire && wb_grant[FI]),
+            .m_wb_addr(wb_addr[FI*64 +: 64]),
+            .m_wb_data(wb_data[FI*64 +: 64]),
+            .m_wb_long(wb_long[FI]),
             .event_out(ch_event[CI*EVW +: EVW]),
             .busy(ch_busy[CI]),
             .count(ch_count[CI*32 +: 32]),
             .desc_done(ch_desc_done[CI]),
-            .desc_done_eop(ch_desc_eop[CI])
-        );
-
-        pevb_c2h_wr #(
-            .ADDR_WIDTH(AW),
-            .STREAM(STREAM)
-        ) wr_inst (
-            .clk(clk),
-            .rst(rst),
-            .restart(restart),
-            .mps_enc(cfg_max_payload),
-            .s_desc_valid(desc_valid),
-            .s_desc_ready(desc_ready),
-            .s_desc_src(desc_src),
-            .s_desc_dst(desc_dst),
-            .s_desc_len(desc_len),
-            .s_desc_flags(desc_flags),
-            .m_done_valid(done_valid),
-            .m_done_flags(done_flags),
-            .m_done_rd_err(done_rd_err),
-            .m_done_wr_err(done_wr_err),
-            .m_done_abort(done_abort),
-            .m_wr_valid(cmd_valid),
-            .m_wr_ready(cmd_ready),
-            .m_wr_addr(cmd_addr),
-            .m_wr_len(cmd_len),
-            .m_wr_card_addr(cmd_card),
-            .m_wr_slot(cmd_slot),
-            .m_wr_first(cmd_first),
+            .desc_done_eop(ch_desc_eop[CI]),
+            .beat(ch_beat[CI]),
+            .m_tlp_valid(t_req[g]),
+            .m_tlp_ready(t_fire && t_grant[g]),
+            .m_tlp_addr(t_addr[g*64 +: 64]),
+            .m_tlp_len(t_len[g*13 +: 13]),
+            .m_tlp_slot(t_slot[g*2 +: 2]),
+            .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
+            .pay_rd_data(pay_rd_data[g*DW +: DW]),
             .sent_valid(wr_done_valid && wr_done_id[4] && wr_done_id[3:2] == g),
             .sent_slot(wr_done_id[1:0]),
-            .drop_valid(drop_valid),
-            .drop_slot(drop_slot),
-            .drop_err(drop_err),
-            .wb_disable(ch_control[CI*32 + `PEVB_CTRL_STREAM_WB_DISABLE]),
-            .end_valid(end_valid),
-            .end_slot(end_slot),
-            .end_len(end_len),
-            .end_eop(end_eop),
-            .m_res_valid(res_valid),
-            .m_res_ready(res_ready),
-            .m_res_addr(res_addr),
-            .m_res_data(res_data)
+            .m_axi_arid(c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+            .m_axi_araddr(c_araddr[g*AW +: AW]),
+            .m_axi_arlen(c_arlen[g*8 +: 8]),
+            .m_axi_arsize(c_arsize[g*3 +: 3]),
+            .m_axi_arburst(c_arburst[g*2 +: 2]),
+            .m_axi_arlock(c_arlock[g]),
+            .m_axi_arcache(c_arcache[g*4 +: 4]),
+            .m_axi_arprot(c_arprot[g*3 +: 3]),
+            .m_axi_arvalid(c_arvalid[g]),
+            .m_axi_arready(c_arready[g]),
+            .m_axi_rid(c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
+            .m_axi_rdata(c_rdata[g*DW +: DW]),
+            .m_axi_rresp(c_rresp[g*2 +: 2]),
+            .m_axi_rlast(c_rlast[g]),
+            .m_axi_rvalid(c_rvalid[g]),
+            .m_axi_rready(c_rready[g]),
+            .s_axis_tdata(s_axis_c2h_tdata[g*DW +: DW]),
+            .s_axis_tkeep(s_axis_c2h_tkeep[g*DW/8 +: DW/8]),
+            .s_axis_tlast(s_axis_c2h_tlast[g]),
+            .s_axis_tvalid(s_axis_c2h_tvalid[g]),
+            .s_axis_tready(s_axis_c2h_tready[g])
         );
-
-        if (STREAM) begin : st
-            pevb_axis_rd #(
-                .DATA_WIDTH(DW)
-            ) rd_inst (
-                .clk(clk),
-                .rst(rst),
-                .s_cmd_valid(cmd_valid),
-                .s_cmd_ready(cmd_ready),
-                .s_cmd_pcie_addr(cmd_addr),
-                .s_cmd_len(cmd_len),
-                .s_cmd_slot(cmd_slot),
-                .s_cmd_first(cmd_first),
-                .m_tlp_valid(t_req[g]),
-                .m_tlp_ready(t_fire && t_grant[g]),
-                .m_tlp_addr(t_addr[g*64 +: 64]),
-                .m_tlp_len(t_len[g*13 +: 13]),
-                .m_tlp_slot(t_slot[g*2 +: 2]),
-                .m_drop_valid(drop_valid),
-                .m_drop_slot(drop_slot),
-                .m_drop_err(drop_err),
-                .m_end_valid(end_valid),
-                .m_end_slot(end_slot),
-                .m_end_len(end_len),
-                .m_end_eop(end_eop),
-                .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
-                .pay_rd_data(pay_rd_data[g*DW +: DW]),
-                .s_axis_tdata(s_axis_c2h_tdata[g*DW +: DW]),
-                .s_axis_tkeep(s_axis_c2h_tkeep[g*DW/8 +: DW/8]),
-                .s_axis_tlast(s_axis_c2h_tlast[g]),
-                .s_axis_tvalid(s_axis_c2h_tvalid[g]),
-                .s_axis_tready(s_axis_c2h_tready[g])
-            );
-            // performance monitor: a beat taken from the stream
-            assign ch_beat[CI] = s_axis_c2h_tvalid[g] && s_axis_c2h_tready[g];
-            // no AXI reads
-            assign c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH] = {AXI_ID_WIDTH{1'b0}};
-            assign c_araddr[g*AW +: AW] = {AW{1'b0}};
-            assign c_arlen[g*8 +: 8] = 8'd0;
-            assign c_arsize[g*3 +: 3] = 3'd0;
-            assign c_arburst[g*2 +: 2] = 2'd0;
-            assign c_arlock[g] = 1'b0;
-            assign c_arcache[g*4 +: 4] = 4'd0;
-            assign c_arprot[g*3 +: 3] = 3'd0;
-            assign c_arvalid[g] = 1'b0;
-            assign c_rready[g] = 1'b0;
-            wire unused_card = ^{cmd_card, c_arready[g], c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH],
-                                 c_rdata[g*DW +: DW], c_rresp[g*2 +: 2], c_rlast[g], c_rvalid[g]};
-        end else begin : mm
-            pevb_axi_rd #(
-                .DATA_WIDTH(DW),
-                .ADDR_WIDTH(AW),
-                .ID_WIDTH(AXI_ID_WIDTH),
-                .AXI_ID(g)
-            ) rd_inst (
-                .clk(clk),
-                .rst(rst),
-                .restart(restart),
-                .s_cmd_valid(cmd_valid),
-                .s_cmd_ready(cmd_ready),
-                .s_cmd_pcie_addr(cmd_addr),
-                .s_cmd_len(cmd_len),
-                .s_cmd_card_addr(cmd_card),
-                .s_cmd_slot(cmd_slot),
-                .m_tlp_valid(t_req[g]),
-                .m_tlp_ready(t_fire && t_grant[g]),
-                .m_tlp_addr(t_addr[g*64 +: 64]),
-                .m_tlp_len(t_len[g*13 +: 13]),
-                .m_tlp_slot(t_slot[g*2 +: 2]),
-                .m_drop_valid(drop_valid),
-                .m_drop_slot(drop_slot),
-                .m_drop_err(drop_err),
-                .pay_rd_en(pay_rd_en && pay_rd_id[3:2] == g),
-                .pay_rd_data(pay_rd_data[g*DW +: DW]),
-                .m_axi_arid(c_arid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
-                .m_axi_araddr(c_araddr[g*AW +: AW]),
-                .m_axi_arlen(c_arlen[g*8 +: 8]),
-                .m_axi_arsize(c_arsize[g*3 +: 3]),
-                .m_axi_arburst(c_arburst[g*2 +: 2]),
-                .m_axi_arlock(c_arlock[g]),
-                .m_axi_arcache(c_arcache[g*4 +: 4]),
-                .m_axi_arprot(c_arprot[g*3 +: 3]),
-                .m_axi_arvalid(c_arvalid[g]),
-                .m_axi_arready(c_arready[g]),
-                .m_axi_rid(c_rid[g*AXI_ID_WIDTH +: AXI_ID_WIDTH]),
-                .m_axi_rdata(c_rdata[g*DW +: DW]),
-                .m_axi_rresp(c_rresp[g*2 +: 2]),
-                .m_axi_rlast(c_rlast[g]),
-                .m_axi_rvalid(c_rvalid[g]),
-                .m_axi_rready(c_rready[g])
-            );
-            // performance monitor: a beat of the channel's read data (from AXI)
-            assign ch_beat[CI] = c_rvalid[g] && c_rready[g];
-            assign end_valid = 1'b0;
-            assign end_slot = 2'd0;
-            assign end_len = 13'd0;
-            assign end_eop = 1'b0;
-            assign s_axis_c2h_tready[g] = 1'b0;
-            wire unused_stream = ^{cmd_first, s_axis_c2h_tdata[g*DW +: DW], s_axis_c2h_tkeep[g*DW/8 +: DW/8],
-                                   s_axis_c2h_tlast[g], s_axis_c2h_tvalid[g]};
-        end
     end
-
     /* channel indices not built: no status, control unused */
     for (g = 0; g < 8; g = g + 1) begin : none
         if ((g < 4 && g >= NH) || (g >= 4 && g - 4 >= NC)) begin : absent

@@ -40,14 +40,16 @@ _ENGINE = (
 _AXI_W = ("awvalid", "awready", "awaddr", "awlen", "wvalid", "wready", "wlast", "wstrb", "wdata")
 _AXI_W += ("bvalid", "bresp")
 _AXI_R = ("arvalid", "arready", "araddr", "arlen", "rvalid", "rready", "rlast", "rresp", "rdata")
+# channel 0's descriptor engine in each direction
+_CHAN = "xdma_0.xdma_inst.{}[0].chan_inst.desc_inst"
 GROUPS: list[tuple[str, list[str]]] = [
     ("CQ: host requests to the FPGA (MMIO)", [f"s_axis_cq_{s}" for s in _STREAM]),
     ("CC: the FPGA's register completions", [f"m_axis_cc_{s}" for s in _STREAM]),
     ("RQ: FPGA reads, writes (peer and host), MSI", [f"m_axis_rq_{s}" for s in _STREAM]),
     ("RC: completions to the FPGA (read data)", [f"s_axis_rc_{s}" for s in _STREAM]),
     ("MSI", ["cfg_interrupt_msi_int", "cfg_interrupt_msi_sent", "cfg_interrupt_msi_fail"]),
-    ("H2C descriptor engine", [f"xdma_0.xdma_inst.h2c[0].desc_inst.{s}" for s in _ENGINE]),
-    ("C2H descriptor engine", [f"xdma_0.xdma_inst.c2h[0].desc_inst.{s}" for s in _ENGINE]),
+    ("H2C descriptor engine", [f"{_CHAN.format('h2c')}.{s}" for s in _ENGINE]),
+    ("C2H descriptor engine", [f"{_CHAN.format('c2h')}.{s}" for s in _ENGINE]),
     (
         "Read tags in flight",
         ["xdma_0.xdma_inst.rc_rx_inst.tags_in_flight", "xdma_0.xdma_inst.rc_rx_inst.active_reg"],

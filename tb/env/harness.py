@@ -114,7 +114,7 @@ class Harness:
     def snapshot(self, ch: XdmaChannel) -> None:
         """Log the descriptor engine's state (debug aid for timeouts)."""
         xdma = engine(self.tb.dut)
-        d = (xdma.h2c if ch.direction == Target.H2C else xdma.c2h)[ch.channel].desc_inst
+        d = (xdma.h2c if ch.direction == Target.H2C else xdma.c2h)[ch.channel].chan_inst.desc_inst
         names = (
             "running_reg",
             "stopping_reg",

@@ -5,6 +5,7 @@ no module imports a cocotb test module. And the launcher finds cocotb tests by i
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -205,3 +206,20 @@ def test_every_package_of_tb_is_installed():
             continue
         name = ".".join(("gpudirect_cosim", *parts))
         assert f'"{name}"' in text, f"{name} is not in pyproject.toml's packages"
+
+
+def test_each_hdl_file_holds_one_module_named_after_it():
+    """One module per file, named as the file (the docs' module tree, waves and the
+    hierarchy paths in tb/ rely on it); a channel's body is its own module, instantiated
+    once per channel, not written inline in the engine."""
+    files = sorted((ROOT / "hdl").rglob("*.v"))
+    assert files
+    for f in files:
+        modules = re.findall(r"^module\s+`?(\w+)", f.read_text(), flags=re.M)
+        # (the drop-in's name is a define, PEVB_XDMA_MODULE, xdma_0 unless told)
+        modules = ["xdma_0" if m == "PEVB_XDMA_MODULE" else m for m in modules]
+        assert modules == [f.stem], f"{f.relative_to(ROOT)}: modules {modules}"
+    engine = (ROOT / "hdl" / "pevb_xdma.v").read_text()
+    instances = re.findall(r"^\s*(pevb_\w+)\s+#?\s*\(?", engine, flags=re.M)
+    assert {"pevb_h2c_chan", "pevb_c2h_chan"} <= set(instances)
+    assert "pevb_desc_eng" not in instances, "channel bodies belong in pevb_h2c_chan/pevb_c2h_chan"
