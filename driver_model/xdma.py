@@ -189,17 +189,20 @@ class XdmaChannel:
 
     async def start(
         self,
-        chain: Chain,
+        chain: Chain | None,
         *,
         interrupt: bool = True,
         poll_wb_addr: int | None = None,
         control: int | None = None,
     ) -> None:
-        """Program the first descriptor and start the channel (libxdma's sequence)."""
+        """Program the first descriptor and start the channel (libxdma's sequence). A
+        descriptor bypass channel takes no chain (``None``): its descriptors come from the
+        user logic once Run is set."""
         self.done.reinit()
-        await self.write32(self.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
-        await self.write32(self.sgreg(regs.SG_DESC_HI), chain.first >> 32)
-        await self.write32(self.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
+        if chain is not None:
+            await self.write32(self.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
+            await self.write32(self.sgreg(regs.SG_DESC_HI), chain.first >> 32)
+            await self.write32(self.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
         ctrl = int(regs.CTRL_IE_ALL | Ctrl.RUN) if control is None else control | Ctrl.RUN
         if poll_wb_addr is not None:
             await self.write32(self.reg(regs.CH_POLL_WB_LO), poll_wb_addr & 0xFFFFFFFF)
@@ -269,6 +272,45 @@ class XdmaChannel:
             # re-arm before the status read, so an interrupt after the read is not lost
             self.done.reinit()
             woken = True
+
+    async def wait_count(
+        self,
+        expected: int,
+        deadline_ns: float,
+        *,
+        interrupt: bool = True,
+        writeback: WriteBack | None = None,
+        poll_interval_ns: float = 500.0,
+    ) -> Outcome:
+        """Wait until ``expected`` descriptors completed, the channel stopped on an error,
+        or ``deadline_ns`` (simulated time) passes: how a descriptor bypass channel is
+        waited on, whose busy flag falls whenever the user logic has nothing loaded.
+
+        With ``interrupt`` it sleeps on :attr:`done` between checks (an interrupt of a
+        descriptor with Completed, or of an error); otherwise it polls the ``writeback``
+        word when there is one, else the completed count register.
+        """
+        p = self.platform
+        while True:
+            if writeback is not None and not interrupt:
+                wb = writeback.read()
+                if regs.WB_ERROR.get(wb) or regs.WB_COUNT.get(wb) >= expected:
+                    return Outcome.DONE
+            else:
+                self.done.reinit()
+                status = await self.status()
+                if status == ALL_ONES:
+                    return Outcome.NO_ANSWER
+                if status & regs.STAT_ERROR_MASK or await self.completed_count() >= expected:
+                    return Outcome.DONE
+            remaining = deadline_ns - p.now_ns()
+            if remaining <= 0:
+                return Outcome.TIMEOUT
+            if interrupt:
+                # an interrupt between the reads and here is kept by ``done``
+                await self.done.wait(min(remaining, 20 * poll_interval_ns))
+            else:
+                await p.sleep_ns(min(poll_interval_ns, max(1.0, remaining)))
 
     async def stop(self) -> None:
         """Clear Run and mask the channel interrupt."""

@@ -33,6 +33,8 @@ module pevb_c2h_chan #
     parameter DESC_FETCHES = 2,
     // AXI4-Stream channel (1) or memory-mapped (0)
     parameter STREAM = 0,
+    // descriptors from the bypass port instead of fetches (0 or 1)
+    parameter BYPASS = 0,
     // descriptor buffer index width
     parameter IDX_WIDTH = $clog2(DESC_DEPTH*8)
 )
@@ -60,6 +62,14 @@ module pevb_c2h_chan #
     input  wire [KEEP*32-1:0]        buf_wr_data,
     input  wire                      fetch_retire_valid,
     input  wire [4:0]                fetch_retire_err,
+
+    /* descriptor bypass loads (BYPASS channels) */
+    input  wire                      byp_load,
+    output wire                      byp_ready,
+    input  wire [63:0]               byp_src,
+    input  wire [63:0]               byp_dst,
+    input  wire [27:0]               byp_len,
+    input  wire [15:0]               byp_ctl,
 
     /* write-backs: a stream result (64 bits, m_wb_long) or the poll-mode
        completed count (32 bits) */
@@ -153,7 +163,8 @@ pevb_desc_eng #(
     .KEEP(KEEP),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
-    .IDX_WIDTH(IDX_WIDTH)
+    .IDX_WIDTH(IDX_WIDTH),
+    .BYPASS(BYPASS)
 ) desc_inst (
     .clk(clk),
     .rst(rst),
@@ -173,6 +184,12 @@ pevb_desc_eng #(
     .buf_wr_data(buf_wr_data),
     .fetch_retire_valid(fetch_retire_valid),
     .fetch_retire_err(fetch_retire_err),
+    .byp_load(byp_load),
+    .byp_ready(byp_ready),
+    .byp_src(byp_src),
+    .byp_dst(byp_dst),
+    .byp_len(byp_len),
+    .byp_ctl(byp_ctl),
     .m_desc_valid(desc_valid),
     .m_desc_ready(desc_ready),
     .m_desc_src(desc_src),

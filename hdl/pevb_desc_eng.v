@@ -20,6 +20,18 @@
  * write-back and the busy flag.  Stop ends the chain after its descriptor;
  * clearing Run ends it after the descriptors in flight; any error stops the
  * channel once everything in flight has drained.
+ *
+ * Descriptor bypass (BYPASS = 1, PG195's "descriptor bypass" channel option):
+ * nothing is fetched; user logic loads descriptors into the buffer on the
+ * byp_* port (src, dst, len, ctl: bit 0 Stop, 1 Completed, 4 EOP) while the
+ * channel runs.  byp_ready is high while two entries are free, so one more
+ * descriptor may be loaded in the cycle after it falls; a load with Run low,
+ * the channel stopped on an error, or the buffer full is ignored.  Bypassed
+ * descriptors run in load order with the same checks, completed count,
+ * status events, write-back and error handling as fetched ones; next pointers,
+ * adjacent counts and the magic play no part, and Stop reports
+ * descriptor_stopped without ending the channel (every descriptor loaded while
+ * Run is set runs).  busy means loaded descriptors wait or are in flight.
  */
 module pevb_desc_eng #
 (
@@ -30,7 +42,9 @@ module pevb_desc_eng #
     // descriptor fetches in flight at once (1 to 7)
     parameter DESC_FETCHES = 2,
     // DWORD index width of the descriptor buffer
-    parameter IDX_WIDTH = $clog2(DESC_DEPTH*8)
+    parameter IDX_WIDTH = $clog2(DESC_DEPTH*8),
+    // descriptors come from the byp_* port instead of fetches (0 or 1)
+    parameter BYPASS = 0
 )
 (
     input  wire                  clk,
@@ -59,6 +73,14 @@ module pevb_desc_eng #
     /* Descriptor fetch retirement */
     input  wire                  fetch_retire_valid,
     input  wire [4:0]            fetch_retire_err,
+
+    /* Descriptor bypass: loads from user logic (BYPASS only) */
+    input  wire                  byp_load,
+    output wire                  byp_ready,
+    input  wire [63:0]           byp_src,
+    input  wire [63:0]           byp_dst,
+    input  wire [27:0]           byp_len,
+    input  wire [15:0]           byp_ctl,
 
     /* Descriptors to the data mover */
     output wire                  m_desc_valid,
@@ -107,6 +129,10 @@ initial begin
         $error("Error: DESC_DEPTH must be a power of two from 2 to 64 (instance %m)");
         $finish;
     end
+    if (BYPASS != 0 && BYPASS != 1) begin
+        $error("Error: BYPASS must be 0 or 1 (instance %m)");
+        $finish;
+    end
     if (DESC_FETCHES < 1 || DESC_FETCHES > 7) begin
         $error("Error: DESC_FETCHES must be 1 to 7 (instance %m)");
         $finish;
@@ -140,6 +166,7 @@ reg [31:0] wb_data_reg;
 
 reg [EVW-1:0] event_reg;
 reg restart_reg;
+reg byp_ready_reg;
 
 // the control bits this engine acts on are Run and pollmode_wb_enable; the others belong
 // to the register block.  The write-back needs pollmode_wb_enable alone (PG195's control
@@ -209,8 +236,26 @@ assign m_wb_data = wb_data_reg;
 
 assign mover_restart = restart_reg;
 assign event_out = event_reg;
-assign busy = running_reg;
 assign count = count_reg;
+
+/* descriptor bypass: a load takes the entry at wr_ptr, written whole in one cycle */
+wire byp_accepting = BYPASS != 0 && running_reg && run && !error_reg;
+wire byp_take = byp_load && byp_accepting && free != 0;
+wire [LOG_DEPTH:0] free_next = free - {{LOG_DEPTH{1'b0}}, byp_take} + {{LOG_DEPTH{1'b0}}, consume};
+assign byp_ready = byp_ready_reg;
+// the descriptor's DWORDs as the fetch path would have written them
+wire [31:0] byp_ctrl_dw = {`PEVB_DESC_MAGIC, 2'b00, 6'd0, 3'd0, byp_ctl[`PEVB_DESC_EOP], 2'b00,
+                           byp_ctl[`PEVB_DESC_COMPLETED], byp_ctl[`PEVB_DESC_STOP]};
+wire [8*32-1:0] byp_dws = {32'd0, 32'd0, byp_dst, byp_src, 4'd0, byp_len, byp_ctrl_dw};
+wire unused_byp_ctl = ^{byp_ctl[15:5], byp_ctl[3:2]};
+generate
+    if (BYPASS) begin : byp_busy
+        // loaded descriptors waiting, or work in flight
+        assign busy = running_reg && (used != 0 || inflight_reg != 4'd0 || wb_pending_reg);
+    end else begin : chain_busy
+        assign busy = running_reg;
+    end
+endgenerate
 
 wire done_ok = done_valid && !done_abort && done_rd_err == 5'd0 && done_wr_err == 5'd0;
 assign desc_done = done_ok;
@@ -252,6 +297,16 @@ always @(posedge clk) begin
         start_pending_reg <= 1'b1;
     end else if (!run) begin
         start_pending_reg <= 1'b0;
+    end
+
+    // bypass loads: the whole entry at once
+    byp_ready_reg <= byp_accepting && free_next >= 2;
+    if (byp_take) begin
+        for (j = 0; j < 8; j = j + 1) begin
+            mem_reg[{wr_ptr_reg[LOG_DEPTH-1:0], j[2:0]}] <= byp_dws[j*32 +: 32];
+        end
+        dv_reg[wr_ptr_reg[LOG_DEPTH-1:0]*8 +: 8] <= 8'hFF;
+        wr_ptr_reg <= wr_ptr_reg + 1'b1;
     end
 
     // descriptor buffer writes from completions (the loop only on cycles with one)
@@ -299,7 +354,9 @@ always @(posedge clk) begin
     // dispatch and follow the next pointer
     if (consume) begin
         rd_ptr_reg <= rd_ptr_reg + 1'b1;
-        if (h_ctrl[DC_STOP]) begin
+        if (BYPASS != 0) begin
+            // no chain to follow: Stop is reported when the descriptor completes
+        end else if (h_ctrl[DC_STOP]) begin
             stopping_reg <= 1'b1;
         end else if (after != 0) begin
             if (next_matches) begin
@@ -379,7 +436,7 @@ always @(posedge clk) begin
         rd_ptr_reg <= 0;
         wr_ptr_reg <= 0;
         fetch_addr_reg <= desc_addr;
-        fetch_rem_reg <= {1'b0, desc_adj} + 7'd1;
+        fetch_rem_reg <= BYPASS != 0 ? 7'd0 : {1'b0, desc_adj} + 7'd1;
         flush_pending_reg <= 1'b0;
         count_reg <= 32'd0;
         restart_reg <= 1'b1;
@@ -403,6 +460,7 @@ always @(posedge clk) begin
         wb_pending_reg <= 1'b0;
         event_reg <= {EVW{1'b0}};
         restart_reg <= 1'b0;
+        byp_ready_reg <= 1'b0;
     end
 end
 

@@ -35,6 +35,8 @@ module pevb_h2c_chan #
     // stream: chunk and ring sizes in bytes (powers of two)
     parameter CHUNK_BYTES = 4096,
     parameter RING_BYTES = 16384,
+    // descriptors from the bypass port instead of fetches (0 or 1)
+    parameter BYPASS = 0,
     // descriptor buffer index width
     parameter IDX_WIDTH = $clog2(DESC_DEPTH*8)
 )
@@ -61,6 +63,14 @@ module pevb_h2c_chan #
     input  wire [KEEP*32-1:0]        buf_wr_data,
     input  wire                      fetch_retire_valid,
     input  wire [4:0]                fetch_retire_err,
+
+    /* descriptor bypass loads (BYPASS channels) */
+    input  wire                      byp_load,
+    output wire                      byp_ready,
+    input  wire [63:0]               byp_src,
+    input  wire [63:0]               byp_dst,
+    input  wire [27:0]               byp_len,
+    input  wire [15:0]               byp_ctl,
 
     /* poll-mode write-back */
     output wire                      m_wb_valid,
@@ -119,7 +129,8 @@ pevb_desc_eng #(
     .KEEP(KEEP),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
-    .IDX_WIDTH(IDX_WIDTH)
+    .IDX_WIDTH(IDX_WIDTH),
+    .BYPASS(BYPASS)
 ) desc_inst (
     .clk(clk),
     .rst(rst),
@@ -139,6 +150,12 @@ pevb_desc_eng #(
     .buf_wr_data(buf_wr_data),
     .fetch_retire_valid(fetch_retire_valid),
     .fetch_retire_err(fetch_retire_err),
+    .byp_load(byp_load),
+    .byp_ready(byp_ready),
+    .byp_src(byp_src),
+    .byp_dst(byp_dst),
+    .byp_len(byp_len),
+    .byp_ctl(byp_ctl),
     .m_desc_valid(desc_valid),
     .m_desc_ready(desc_ready),
     .m_desc_src(desc_src),

@@ -41,6 +41,11 @@ module pevb_xdma #
     // AXI4-Stream channels (bit n: channel n streams; memory-mapped otherwise)
     parameter H2C_STREAM = 0,
     parameter C2H_STREAM = 0,
+    // descriptor bypass channels (bit n: channel n takes its descriptors from the
+    // h2c_dsc_byp_*/c2h_dsc_byp_* port instead of fetching them; PG195's "descriptor
+    // bypass for read (H2C)" and "for write (C2H)")
+    parameter H2C_BYPASS = 0,
+    parameter C2H_BYPASS = 0,
     // user interrupt inputs (1 to 16, PG195's NUM_USR_IRQ)
     parameter USER_IRQS = 1,
     // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
@@ -176,6 +181,22 @@ module pevb_xdma #
     input  wire [C2H_CHANNELS-1:0]            s_axis_c2h_tvalid,
     output wire [C2H_CHANNELS-1:0]            s_axis_c2h_tready,
 
+    /* Descriptor bypass, channel n in slice n (bypass channels; ready low otherwise):
+       load a descriptor while ready is high, or in the one cycle after it falls;
+       ctl: 0 Stop, 1 Completed, 4 EOP */
+    input  wire [H2C_CHANNELS-1:0]            h2c_dsc_byp_load,
+    output wire [H2C_CHANNELS-1:0]            h2c_dsc_byp_ready,
+    input  wire [H2C_CHANNELS*64-1:0]         h2c_dsc_byp_src_addr,
+    input  wire [H2C_CHANNELS*64-1:0]         h2c_dsc_byp_dst_addr,
+    input  wire [H2C_CHANNELS*28-1:0]         h2c_dsc_byp_len,
+    input  wire [H2C_CHANNELS*16-1:0]         h2c_dsc_byp_ctl,
+    input  wire [C2H_CHANNELS-1:0]            c2h_dsc_byp_load,
+    output wire [C2H_CHANNELS-1:0]            c2h_dsc_byp_ready,
+    input  wire [C2H_CHANNELS*64-1:0]         c2h_dsc_byp_src_addr,
+    input  wire [C2H_CHANNELS*64-1:0]         c2h_dsc_byp_dst_addr,
+    input  wire [C2H_CHANNELS*28-1:0]         c2h_dsc_byp_len,
+    input  wire [C2H_CHANNELS*16-1:0]         c2h_dsc_byp_ctl,
+
     /* Channel status, 8 bits per channel (XDMA's h2c_sts_n/c2h_sts_n): 6 Run,
        5 interrupt pending, 4 packet done (stream channels; one-cycle pulse),
        3 descriptor done (pulse), 2 descriptor_stopped, 1 descriptor_completed,
@@ -217,6 +238,8 @@ localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 localparam [2:0] NH_W = NH[2:0];
 localparam [3:0] H2C_ST = H2C_STREAM[3:0];
 localparam [3:0] C2H_ST = C2H_STREAM[3:0];
+localparam [3:0] H2C_BY = H2C_BYPASS[3:0];
+localparam [3:0] C2H_BY = C2H_BYPASS[3:0];
 
 // tag context kinds (see pevb_rc_rx)
 localparam [1:0] KIND_H2C_DESC = 2'd0;
@@ -890,6 +913,7 @@ generate
             .STREAM(H2C_ST[g]),
             .CHUNK_BYTES(CHUNK_BYTES),
             .RING_BYTES(RING_BYTES),
+            .BYPASS(H2C_BY[g]),
             .IDX_WIDTH(DESC_IDX_WIDTH)
         ) chan_inst (
             .clk(clk),
@@ -910,6 +934,12 @@ generate
             .buf_wr_data(desc_wr_data),
             .fetch_retire_valid(mine_retire && retire_kind == KIND_H2C_DESC),
             .fetch_retire_err(retire_err),
+            .byp_load(h2c_dsc_byp_load[g]),
+            .byp_ready(h2c_dsc_byp_ready[g]),
+            .byp_src(h2c_dsc_byp_src_addr[g*64 +: 64]),
+            .byp_dst(h2c_dsc_byp_dst_addr[g*64 +: 64]),
+            .byp_len(h2c_dsc_byp_len[g*28 +: 28]),
+            .byp_ctl(h2c_dsc_byp_ctl[g*16 +: 16]),
             .m_wb_valid(wb_req[g]),
             .m_wb_ready(wb_fire && wb_grant[g]),
             .m_wb_addr(wb_addr[g*64 +: 64]),
@@ -965,6 +995,7 @@ generate
             .DESC_DEPTH(DESC_DEPTH),
             .DESC_FETCHES(DESC_FETCHES),
             .STREAM(C2H_ST[g]),
+            .BYPASS(C2H_BY[g]),
             .IDX_WIDTH(DESC_IDX_WIDTH)
         ) chan_inst (
             .clk(clk),
@@ -986,6 +1017,12 @@ generate
             .buf_wr_data(desc_wr_data),
             .fetch_retire_valid(retire_valid && retire_kind == KIND_C2H_DESC && retire_slot[3:2] == g),
             .fetch_retire_err(retire_err),
+            .byp_load(c2h_dsc_byp_load[g]),
+            .byp_ready(c2h_dsc_byp_ready[g]),
+            .byp_src(c2h_dsc_byp_src_addr[g*64 +: 64]),
+            .byp_dst(c2h_dsc_byp_dst_addr[g*64 +: 64]),
+            .byp_len(c2h_dsc_byp_len[g*28 +: 28]),
+            .byp_ctl(c2h_dsc_byp_ctl[g*16 +: 16]),
             .m_wb_valid(wb_req[FI]),
             .m_wb_ready(wb_fire && wb_grant[FI]),
             .m_wb_addr(wb_addr[FI*64 +: 64]),

@@ -39,6 +39,9 @@ module pevb_xdma_ip #
     // AXI4-Stream channels (bit n: channel n streams; XDMA builds all or none)
     parameter H2C_STREAM = 0,
     parameter C2H_STREAM = 0,
+    // descriptor bypass channels (bit n: channel n; Vivado's dsc_bypass_rd/_wr)
+    parameter H2C_BYPASS = 0,
+    parameter C2H_BYPASS = 0,
     // user interrupt inputs, 1 to 16 (NUM_USR_IRQ)
     parameter USER_IRQS = 1,
     // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
@@ -212,6 +215,56 @@ module pevb_xdma_ip #
     input  wire                               s_axis_c2h_tvalid_3,
     output wire                               s_axis_c2h_tready_3,
 
+    /* Descriptor bypass, channels 0-3 (PG195; ready low for other channels) */
+    output wire                                  h2c_dsc_byp_ready_0,
+    input   wire                                  h2c_dsc_byp_load_0,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_0,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_0,
+    input   wire [27:0]                           h2c_dsc_byp_len_0,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_0,
+    output wire                                  h2c_dsc_byp_ready_1,
+    input   wire                                  h2c_dsc_byp_load_1,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_1,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_1,
+    input   wire [27:0]                           h2c_dsc_byp_len_1,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_1,
+    output wire                                  h2c_dsc_byp_ready_2,
+    input   wire                                  h2c_dsc_byp_load_2,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_2,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_2,
+    input   wire [27:0]                           h2c_dsc_byp_len_2,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_2,
+    output wire                                  h2c_dsc_byp_ready_3,
+    input   wire                                  h2c_dsc_byp_load_3,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_3,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_3,
+    input   wire [27:0]                           h2c_dsc_byp_len_3,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_3,
+    output wire                                  c2h_dsc_byp_ready_0,
+    input   wire                                  c2h_dsc_byp_load_0,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_0,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_0,
+    input   wire [27:0]                           c2h_dsc_byp_len_0,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_0,
+    output wire                                  c2h_dsc_byp_ready_1,
+    input   wire                                  c2h_dsc_byp_load_1,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_1,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_1,
+    input   wire [27:0]                           c2h_dsc_byp_len_1,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_1,
+    output wire                                  c2h_dsc_byp_ready_2,
+    input   wire                                  c2h_dsc_byp_load_2,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_2,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_2,
+    input   wire [27:0]                           c2h_dsc_byp_len_2,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_2,
+    output wire                                  c2h_dsc_byp_ready_3,
+    input   wire                                  c2h_dsc_byp_load_3,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_3,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_3,
+    input   wire [27:0]                           c2h_dsc_byp_len_3,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_3,
+
     /* Channel status (PG195's channel 0-3 status ports) */
     output wire [7:0]                         h2c_sts_0,
     output wire [7:0]                         h2c_sts_1,
@@ -296,6 +349,34 @@ assign s_axis_c2h_tready_3 = c2h_tready[3];
 assign h2c_sts_3 = h2c_sts[3*8 +: 8];
 assign c2h_sts_3 = c2h_sts[3*8 +: 8];
 
+/* descriptor bypass ports as the engine's vectors, four channels each way */
+wire [3:0] h2c_byp_load, h2c_byp_ready;
+wire [4*64-1:0] h2c_byp_src, h2c_byp_dst;
+wire [4*28-1:0] h2c_byp_len;
+wire [4*16-1:0] h2c_byp_ctl;
+assign h2c_byp_load = {h2c_dsc_byp_load_3, h2c_dsc_byp_load_2, h2c_dsc_byp_load_1, h2c_dsc_byp_load_0};
+assign h2c_byp_src = {h2c_dsc_byp_src_addr_3, h2c_dsc_byp_src_addr_2, h2c_dsc_byp_src_addr_1, h2c_dsc_byp_src_addr_0};
+assign h2c_byp_dst = {h2c_dsc_byp_dst_addr_3, h2c_dsc_byp_dst_addr_2, h2c_dsc_byp_dst_addr_1, h2c_dsc_byp_dst_addr_0};
+assign h2c_byp_len = {h2c_dsc_byp_len_3, h2c_dsc_byp_len_2, h2c_dsc_byp_len_1, h2c_dsc_byp_len_0};
+assign h2c_byp_ctl = {h2c_dsc_byp_ctl_3, h2c_dsc_byp_ctl_2, h2c_dsc_byp_ctl_1, h2c_dsc_byp_ctl_0};
+assign h2c_dsc_byp_ready_0 = h2c_byp_ready[0];
+assign h2c_dsc_byp_ready_1 = h2c_byp_ready[1];
+assign h2c_dsc_byp_ready_2 = h2c_byp_ready[2];
+assign h2c_dsc_byp_ready_3 = h2c_byp_ready[3];
+wire [3:0] c2h_byp_load, c2h_byp_ready;
+wire [4*64-1:0] c2h_byp_src, c2h_byp_dst;
+wire [4*28-1:0] c2h_byp_len;
+wire [4*16-1:0] c2h_byp_ctl;
+assign c2h_byp_load = {c2h_dsc_byp_load_3, c2h_dsc_byp_load_2, c2h_dsc_byp_load_1, c2h_dsc_byp_load_0};
+assign c2h_byp_src = {c2h_dsc_byp_src_addr_3, c2h_dsc_byp_src_addr_2, c2h_dsc_byp_src_addr_1, c2h_dsc_byp_src_addr_0};
+assign c2h_byp_dst = {c2h_dsc_byp_dst_addr_3, c2h_dsc_byp_dst_addr_2, c2h_dsc_byp_dst_addr_1, c2h_dsc_byp_dst_addr_0};
+assign c2h_byp_len = {c2h_dsc_byp_len_3, c2h_dsc_byp_len_2, c2h_dsc_byp_len_1, c2h_dsc_byp_len_0};
+assign c2h_byp_ctl = {c2h_dsc_byp_ctl_3, c2h_dsc_byp_ctl_2, c2h_dsc_byp_ctl_1, c2h_dsc_byp_ctl_0};
+assign c2h_dsc_byp_ready_0 = c2h_byp_ready[0];
+assign c2h_dsc_byp_ready_1 = c2h_byp_ready[1];
+assign c2h_dsc_byp_ready_2 = c2h_byp_ready[2];
+assign c2h_dsc_byp_ready_3 = c2h_byp_ready[3];
+
 generate
     if (H2C_CHANNELS < 4) begin : h2c_absent
         assign h2c_tdata[4*DW-1:H2C_CHANNELS*DW] = {(4-H2C_CHANNELS)*DW{1'b0}};
@@ -303,11 +384,18 @@ generate
         assign h2c_tlast[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
         assign h2c_tvalid[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
         assign h2c_sts[4*8-1:H2C_CHANNELS*8] = {(4-H2C_CHANNELS)*8{1'b0}};
-        wire unused_h2c = ^h2c_tready[3:H2C_CHANNELS];
+        assign h2c_byp_ready[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        wire unused_h2c = ^{h2c_tready[3:H2C_CHANNELS], h2c_byp_load[3:H2C_CHANNELS],
+                            h2c_byp_src[4*64-1:H2C_CHANNELS*64], h2c_byp_dst[4*64-1:H2C_CHANNELS*64],
+                            h2c_byp_len[4*28-1:H2C_CHANNELS*28], h2c_byp_ctl[4*16-1:H2C_CHANNELS*16]};
     end
     if (C2H_CHANNELS < 4) begin : c2h_absent
         assign c2h_tready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
         assign c2h_sts[4*8-1:C2H_CHANNELS*8] = {(4-C2H_CHANNELS)*8{1'b0}};
+        assign c2h_byp_ready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
+        wire unused_c2h_byp = ^{c2h_byp_load[3:C2H_CHANNELS],
+                                c2h_byp_src[4*64-1:C2H_CHANNELS*64], c2h_byp_dst[4*64-1:C2H_CHANNELS*64],
+                                c2h_byp_len[4*28-1:C2H_CHANNELS*28], c2h_byp_ctl[4*16-1:C2H_CHANNELS*16]};
         wire unused_c2h = ^{c2h_tdata[4*DW-1:C2H_CHANNELS*DW], c2h_tkeep[4*DW/8-1:C2H_CHANNELS*DW/8],
                             c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
     end
@@ -331,6 +419,8 @@ pevb_xdma #(
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
+    .H2C_BYPASS(H2C_BYPASS),
+    .C2H_BYPASS(C2H_BYPASS),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
     .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
@@ -394,6 +484,18 @@ pevb_xdma #(
     .s_axis_c2h_tlast(c2h_tlast[C2H_CHANNELS-1:0]),
     .s_axis_c2h_tvalid(c2h_tvalid[C2H_CHANNELS-1:0]),
     .s_axis_c2h_tready(c2h_tready[C2H_CHANNELS-1:0]),
+    .h2c_dsc_byp_load(h2c_byp_load[H2C_CHANNELS-1:0]),
+    .h2c_dsc_byp_ready(h2c_byp_ready[H2C_CHANNELS-1:0]),
+    .h2c_dsc_byp_src_addr(h2c_byp_src[H2C_CHANNELS*64-1:0]),
+    .h2c_dsc_byp_dst_addr(h2c_byp_dst[H2C_CHANNELS*64-1:0]),
+    .h2c_dsc_byp_len(h2c_byp_len[H2C_CHANNELS*28-1:0]),
+    .h2c_dsc_byp_ctl(h2c_byp_ctl[H2C_CHANNELS*16-1:0]),
+    .c2h_dsc_byp_load(c2h_byp_load[C2H_CHANNELS-1:0]),
+    .c2h_dsc_byp_ready(c2h_byp_ready[C2H_CHANNELS-1:0]),
+    .c2h_dsc_byp_src_addr(c2h_byp_src[C2H_CHANNELS*64-1:0]),
+    .c2h_dsc_byp_dst_addr(c2h_byp_dst[C2H_CHANNELS*64-1:0]),
+    .c2h_dsc_byp_len(c2h_byp_len[C2H_CHANNELS*28-1:0]),
+    .c2h_dsc_byp_ctl(c2h_byp_ctl[C2H_CHANNELS*16-1:0]),
     .h2c_sts(h2c_sts[H2C_CHANNELS*8-1:0]),
     .c2h_sts(c2h_sts[C2H_CHANNELS*8-1:0]),
     .m_axi_awid(m_axi_awid),

@@ -21,6 +21,9 @@
  *   PEVB_XDMA_STREAM         xdma_axi_intf_mm = AXI_Stream (1: every channel
  *                            streams; PEVB_XDMA_H2C_STREAM/_C2H_STREAM masks
  *                            choose per channel, which XDMA cannot)
+ *   PEVB_XDMA_DSC_BYPASS_RD  dsc_bypass_rd, descriptor bypass for read (H2C):
+ *                            channel mask (Vivado's "0011" is 3)
+ *   PEVB_XDMA_DSC_BYPASS_WR  dsc_bypass_wr, descriptor bypass for write (C2H)
  *   PEVB_XDMA_USR_IRQ        xdma_num_usr_irq (1-16)
  *   PEVB_XDMA_MSIX           pf0_msix_enabled (0, 1: the MSI-X table and PBA
  *                            at 0x8000 of the DMA BAR, 32 vectors)
@@ -29,8 +32,8 @@
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
- * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n), descriptor
- * bypass, and the AXI-Lite slave and bridge ports are not modelled.
+ * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n), and the
+ * AXI-Lite slave and bridge ports are not modelled.
  */
 
 `ifndef PEVB_XDMA_MODULE
@@ -57,6 +60,12 @@
 `ifndef PEVB_XDMA_C2H_STREAM
 `define PEVB_XDMA_C2H_STREAM ((`PEVB_XDMA_STREAM) ? 15 : 0)
 `endif
+`ifndef PEVB_XDMA_DSC_BYPASS_RD
+`define PEVB_XDMA_DSC_BYPASS_RD 0
+`endif
+`ifndef PEVB_XDMA_DSC_BYPASS_WR
+`define PEVB_XDMA_DSC_BYPASS_WR 0
+`endif
 `ifndef PEVB_XDMA_USR_IRQ
 `define PEVB_XDMA_USR_IRQ 1
 `endif
@@ -82,6 +91,8 @@ module `PEVB_XDMA_MODULE #
     parameter C2H_CHANNELS = `PEVB_XDMA_C2H_CHANNELS,
     parameter H2C_STREAM = `PEVB_XDMA_H2C_STREAM & ((1 << H2C_CHANNELS) - 1),
     parameter C2H_STREAM = `PEVB_XDMA_C2H_STREAM & ((1 << C2H_CHANNELS) - 1),
+    parameter H2C_BYPASS = `PEVB_XDMA_DSC_BYPASS_RD & ((1 << H2C_CHANNELS) - 1),
+    parameter C2H_BYPASS = `PEVB_XDMA_DSC_BYPASS_WR & ((1 << C2H_CHANNELS) - 1),
     parameter USER_IRQS = `PEVB_XDMA_USR_IRQ,
     parameter MSIX = `PEVB_XDMA_MSIX,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -192,6 +203,56 @@ module `PEVB_XDMA_MODULE #
     input  wire                               s_axis_c2h_tlast_3,
     input  wire                               s_axis_c2h_tvalid_3,
     output wire                               s_axis_c2h_tready_3,
+
+    /* Descriptor bypass, channels 0-3 (ready low unless the channel is bypassed) */
+    output wire                                  h2c_dsc_byp_ready_0,
+    input   wire                                  h2c_dsc_byp_load_0,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_0,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_0,
+    input   wire [27:0]                           h2c_dsc_byp_len_0,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_0,
+    output wire                                  h2c_dsc_byp_ready_1,
+    input   wire                                  h2c_dsc_byp_load_1,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_1,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_1,
+    input   wire [27:0]                           h2c_dsc_byp_len_1,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_1,
+    output wire                                  h2c_dsc_byp_ready_2,
+    input   wire                                  h2c_dsc_byp_load_2,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_2,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_2,
+    input   wire [27:0]                           h2c_dsc_byp_len_2,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_2,
+    output wire                                  h2c_dsc_byp_ready_3,
+    input   wire                                  h2c_dsc_byp_load_3,
+    input   wire [63:0]                           h2c_dsc_byp_src_addr_3,
+    input   wire [63:0]                           h2c_dsc_byp_dst_addr_3,
+    input   wire [27:0]                           h2c_dsc_byp_len_3,
+    input   wire [15:0]                           h2c_dsc_byp_ctl_3,
+    output wire                                  c2h_dsc_byp_ready_0,
+    input   wire                                  c2h_dsc_byp_load_0,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_0,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_0,
+    input   wire [27:0]                           c2h_dsc_byp_len_0,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_0,
+    output wire                                  c2h_dsc_byp_ready_1,
+    input   wire                                  c2h_dsc_byp_load_1,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_1,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_1,
+    input   wire [27:0]                           c2h_dsc_byp_len_1,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_1,
+    output wire                                  c2h_dsc_byp_ready_2,
+    input   wire                                  c2h_dsc_byp_load_2,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_2,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_2,
+    input   wire [27:0]                           c2h_dsc_byp_len_2,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_2,
+    output wire                                  c2h_dsc_byp_ready_3,
+    input   wire                                  c2h_dsc_byp_load_3,
+    input   wire [63:0]                           c2h_dsc_byp_src_addr_3,
+    input   wire [63:0]                           c2h_dsc_byp_dst_addr_3,
+    input   wire [27:0]                           c2h_dsc_byp_len_3,
+    input   wire [15:0]                           c2h_dsc_byp_ctl_3,
 
     /* Channel status (PG195's channel 0-3 status ports) */
     output wire [7:0]                         h2c_sts_0,
@@ -326,6 +387,8 @@ pevb_xdma_ip #(
     .C2H_CHANNELS(C2H_CHANNELS),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
+    .H2C_BYPASS(H2C_BYPASS),
+    .C2H_BYPASS(C2H_BYPASS),
     .USER_IRQS(USER_IRQS),
     .MSIX(MSIX),
     .H2C_READ_TAGS(H2C_READ_TAGS),
@@ -461,6 +524,54 @@ pevb_xdma_ip #(
     .s_axis_c2h_tlast_3(s_axis_c2h_tlast_3),
     .s_axis_c2h_tvalid_3(s_axis_c2h_tvalid_3),
     .s_axis_c2h_tready_3(s_axis_c2h_tready_3),
+    .h2c_dsc_byp_ready_0(h2c_dsc_byp_ready_0),
+    .h2c_dsc_byp_load_0(h2c_dsc_byp_load_0),
+    .h2c_dsc_byp_src_addr_0(h2c_dsc_byp_src_addr_0),
+    .h2c_dsc_byp_dst_addr_0(h2c_dsc_byp_dst_addr_0),
+    .h2c_dsc_byp_len_0(h2c_dsc_byp_len_0),
+    .h2c_dsc_byp_ctl_0(h2c_dsc_byp_ctl_0),
+    .h2c_dsc_byp_ready_1(h2c_dsc_byp_ready_1),
+    .h2c_dsc_byp_load_1(h2c_dsc_byp_load_1),
+    .h2c_dsc_byp_src_addr_1(h2c_dsc_byp_src_addr_1),
+    .h2c_dsc_byp_dst_addr_1(h2c_dsc_byp_dst_addr_1),
+    .h2c_dsc_byp_len_1(h2c_dsc_byp_len_1),
+    .h2c_dsc_byp_ctl_1(h2c_dsc_byp_ctl_1),
+    .h2c_dsc_byp_ready_2(h2c_dsc_byp_ready_2),
+    .h2c_dsc_byp_load_2(h2c_dsc_byp_load_2),
+    .h2c_dsc_byp_src_addr_2(h2c_dsc_byp_src_addr_2),
+    .h2c_dsc_byp_dst_addr_2(h2c_dsc_byp_dst_addr_2),
+    .h2c_dsc_byp_len_2(h2c_dsc_byp_len_2),
+    .h2c_dsc_byp_ctl_2(h2c_dsc_byp_ctl_2),
+    .h2c_dsc_byp_ready_3(h2c_dsc_byp_ready_3),
+    .h2c_dsc_byp_load_3(h2c_dsc_byp_load_3),
+    .h2c_dsc_byp_src_addr_3(h2c_dsc_byp_src_addr_3),
+    .h2c_dsc_byp_dst_addr_3(h2c_dsc_byp_dst_addr_3),
+    .h2c_dsc_byp_len_3(h2c_dsc_byp_len_3),
+    .h2c_dsc_byp_ctl_3(h2c_dsc_byp_ctl_3),
+    .c2h_dsc_byp_ready_0(c2h_dsc_byp_ready_0),
+    .c2h_dsc_byp_load_0(c2h_dsc_byp_load_0),
+    .c2h_dsc_byp_src_addr_0(c2h_dsc_byp_src_addr_0),
+    .c2h_dsc_byp_dst_addr_0(c2h_dsc_byp_dst_addr_0),
+    .c2h_dsc_byp_len_0(c2h_dsc_byp_len_0),
+    .c2h_dsc_byp_ctl_0(c2h_dsc_byp_ctl_0),
+    .c2h_dsc_byp_ready_1(c2h_dsc_byp_ready_1),
+    .c2h_dsc_byp_load_1(c2h_dsc_byp_load_1),
+    .c2h_dsc_byp_src_addr_1(c2h_dsc_byp_src_addr_1),
+    .c2h_dsc_byp_dst_addr_1(c2h_dsc_byp_dst_addr_1),
+    .c2h_dsc_byp_len_1(c2h_dsc_byp_len_1),
+    .c2h_dsc_byp_ctl_1(c2h_dsc_byp_ctl_1),
+    .c2h_dsc_byp_ready_2(c2h_dsc_byp_ready_2),
+    .c2h_dsc_byp_load_2(c2h_dsc_byp_load_2),
+    .c2h_dsc_byp_src_addr_2(c2h_dsc_byp_src_addr_2),
+    .c2h_dsc_byp_dst_addr_2(c2h_dsc_byp_dst_addr_2),
+    .c2h_dsc_byp_len_2(c2h_dsc_byp_len_2),
+    .c2h_dsc_byp_ctl_2(c2h_dsc_byp_ctl_2),
+    .c2h_dsc_byp_ready_3(c2h_dsc_byp_ready_3),
+    .c2h_dsc_byp_load_3(c2h_dsc_byp_load_3),
+    .c2h_dsc_byp_src_addr_3(c2h_dsc_byp_src_addr_3),
+    .c2h_dsc_byp_dst_addr_3(c2h_dsc_byp_dst_addr_3),
+    .c2h_dsc_byp_len_3(c2h_dsc_byp_len_3),
+    .c2h_dsc_byp_ctl_3(c2h_dsc_byp_ctl_3),
     .h2c_sts_0(h2c_sts_0),
     .h2c_sts_1(h2c_sts_1),
     .h2c_sts_2(h2c_sts_2),

@@ -69,11 +69,26 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "MSIX": 1,
         },
     },
+    # descriptor bypass on every channel of the drop-in: two each way, channel 1 streams
+    "cocotb_bypass": {
+        "2x2": {
+            "H2C_CHANNELS": 2,
+            "C2H_CHANNELS": 2,
+            "H2C_STREAM": 2,
+            "C2H_STREAM": 2,
+            "H2C_BYPASS": 3,
+            "C2H_BYPASS": 3,
+        },
+    },
 }
 
 # module -> toplevel, for the modules whose toplevel is not the card; and the Verilog
 # files of the user designs among them (the engine and the drop-in come with them)
-TOPLEVELS: dict[str, str] = {"cocotb_dropin": runner.DROPIN_TOPLEVEL, "cocotb_byod": "byod_top"}
+TOPLEVELS: dict[str, str] = {
+    "cocotb_dropin": runner.DROPIN_TOPLEVEL,
+    "cocotb_bypass": runner.DROPIN_TOPLEVEL,
+    "cocotb_byod": "byod_top",
+}
 USER_SOURCES: dict[str, tuple[Path, ...]] = {"byod_top": (TB_TESTS / "hdl" / "byod_top.v",)}
 
 _ENGINE_SMOKE = [

@@ -8,8 +8,9 @@ Tables: Top-Level Interface Signals (global), Interrupt Interface, AXI4 Memory M
 Read/Write Address/Data/Response Interface Signals, Config AXI4-Lite Memory Mapped
 Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
 Signals, Channel 0-3 Status Ports (msix_enable is there with or without the MSI-X
-option, as an output a design may leave open). Not modelled (docs/dropin.md):
-parity tuser ports, descriptor bypass, the AXI4-Lite slave, the bridge ports.
+option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Ports
+(present for the channels in the dsc_bypass_rd/_wr masks). Not modelled yet
+(docs/dropin.md): parity tuser ports, the AXI4-Lite slave, the bridge ports.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class Config:
     h2c: int
     c2h: int
     stream: bool
+    # descriptor bypass channel mask, both directions (dsc_bypass_rd = dsc_bypass_wr)
+    bypass: int = 0
 
     def defines(self) -> list[str]:
         d = {
@@ -46,6 +49,8 @@ class Config:
             "PEVB_XDMA_H2C_CHANNELS": self.h2c,
             "PEVB_XDMA_C2H_CHANNELS": self.c2h,
             "PEVB_XDMA_STREAM": int(self.stream),
+            "PEVB_XDMA_DSC_BYPASS_RD": self.bypass,
+            "PEVB_XDMA_DSC_BYPASS_WR": self.bypass,
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -95,7 +100,12 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     if not c.stream:
         ports |= {f"m_axi_{s}": (d, n) for s, d, n in axi}
     ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
+    byp = [("ready", "out", 1), ("load", "in", 1), ("src_addr", "in", 64)]
+    byp += [("dst_addr", "in", 64), ("len", "in", 28), ("ctl", "in", 16)]
     for n in range(4):
+        if c.bypass >> n & 1:
+            for d in ("h2c", "c2h"):
+                ports |= {f"{d}_dsc_byp_{s}_{n}": (io, k) for s, io, k in byp}
         ports[f"h2c_sts_{n}"] = ("out", 8)
         ports[f"c2h_sts_{n}"] = ("out", 8)
         if c.stream:
@@ -153,6 +163,8 @@ CONFIGS = [
     Config(data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=False),
     Config(data_width=256, lanes=8, usr_irq=16, id_width=4, h2c=4, c2h=4, stream=True),
     Config(data_width=512, lanes=16, usr_irq=5, id_width=2, h2c=2, c2h=3, stream=False),
+    Config(data_width=128, lanes=4, usr_irq=2, id_width=4, h2c=4, c2h=4, stream=True, bypass=15),
+    Config(data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=2, c2h=2, stream=False, bypass=2),
 ]
 
 
@@ -168,9 +180,11 @@ def test_dropin_has_the_ip_ports(cfg: Config, tmp_path: Path) -> None:
 
 
 def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
-    """The drop-in has the ports of both kinds of IP (memory-mapped and stream) and no
-    other: a design written against either connects to it by name."""
-    mm, st = CONFIGS[0], Config(**{**CONFIGS[0].__dict__, "stream": True})
-    have = dropin_ports(mm, tmp_path)
+    """The drop-in has the ports of both kinds of IP (memory-mapped and stream, with
+    descriptor bypass on every channel) and no other: a design written against either
+    connects to it by name."""
+    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15})
+    st = Config(**{**mm.__dict__, "stream": True})
+    have = dropin_ports(CONFIGS[0], tmp_path)
     extra = sorted(set(have) - set(xdma_ports(mm)) - set(xdma_ports(st)))
     assert not extra, f"ports the IP has not: {extra}"

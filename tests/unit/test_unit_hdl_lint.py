@@ -47,16 +47,17 @@ def test_verilator_lint_wall(params: dict[str, int]) -> None:
     lint([f"-G{k}={v}" for k, v in params.items()], [])
 
 
-# (H2C, C2H) channel counts and stream masks the engine is linted with at every width
+# (H2C, C2H) channel counts, stream masks and descriptor bypass masks the engine is
+# linted with at every width
 CHANNEL_SETS = [
-    (1, 1, 0, 0),
-    (2, 2, 0, 0),
-    (4, 4, 0, 0),
-    (1, 4, 0, 0),
-    (3, 2, 0, 0),
-    (1, 1, 1, 1),
-    (4, 4, 0b1010, 0b0101),
-    (2, 3, 3, 7),
+    (1, 1, 0, 0, 0, 0),
+    (2, 2, 0, 0, 0, 0),
+    (4, 4, 0, 0, 0b1111, 0b1111),
+    (1, 4, 0, 0, 1, 0b0110),
+    (3, 2, 0, 0, 0, 0),
+    (1, 1, 1, 1, 1, 1),
+    (4, 4, 0b1010, 0b0101, 0b0011, 0b1100),
+    (2, 3, 3, 7, 0, 0),
 ]
 
 
@@ -64,12 +65,13 @@ CHANNEL_SETS = [
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
     """The engine as a user instantiates it (pevb_xdma_ip: XDMA's user-side ports, the
     engine inside), with every channel count, memory-mapped, streaming and mixed, with
-    and without the MSI-X table."""
+    and without descriptor bypass and the MSI-X table."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma_ip")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma_ip")
-    for k, (nh, nc, hs, cs) in enumerate(CHANNEL_SETS):
+    for k, (nh, nc, hs, cs, hb, cb) in enumerate(CHANNEL_SETS):
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
         args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}", f"-GMSIX={k % 2}"]
+        args += [f"-GH2C_BYPASS={hb}", f"-GC2H_BYPASS={cb}"]
         lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma_ip")
 
 
@@ -80,6 +82,8 @@ DROPIN_DEFINES = [
     {"PEVB_XDMA_MSIX": 1, "PEVB_XDMA_USR_IRQ": 8},
     {"PEVB_XDMA_DATA_WIDTH": 512, "PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_C2H_CHANNELS": 4},
     {"PEVB_XDMA_H2C_CHANNELS": 2, "PEVB_XDMA_C2H_CHANNELS": 3, "PEVB_XDMA_USR_IRQ": 16},
+    {"PEVB_XDMA_STREAM": 1, "PEVB_XDMA_DSC_BYPASS_RD": 1, "PEVB_XDMA_DSC_BYPASS_WR": 1},
+    {"PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_DSC_BYPASS_RD": 0b1001, "PEVB_XDMA_DSC_BYPASS_WR": 1},
 ]
 
 
