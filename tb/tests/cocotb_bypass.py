@@ -145,15 +145,13 @@ async def test_bypass_mm_roundtrip(dut):
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")
 async def test_bypass_ready_and_the_extra_load(dut):
-    """Forty small descriptors loaded as fast as the port allows, against an AxiRam that
-    is slow to take writes: ready falls while the buffer is nearly full, the driver uses
-    the one load PG195 allows after it falls, and every descriptor still runs in order
-    (each writes its own bytes; a lost or repeated one shows in the memory and the
-    count). The interrupt of the last descriptor (the only one with Completed) wakes the
-    host."""
+    """Forty small descriptors loaded as fast as the port allows, one a clock, while each
+    takes a host read round trip of hundreds of clocks: ready falls while the buffer is
+    nearly full, the driver uses the one load PG195 allows after it falls, and every
+    descriptor still runs in order (each writes its own bytes; a lost or repeated one
+    shows in the memory and the count). The interrupt of the last descriptor (the only
+    one with Completed) wakes the host."""
     rig = await boot(dut)
-    stalls = random.Random(3)
-    rig.mem.write_if.aw_channel.set_pause_generator(iter(lambda: int(stalls.random() < 0.6), 2))
     n, size = 40, 96
     src, sa = rig.host(n * size)
     data = pattern(n * size, 9)
@@ -167,7 +165,11 @@ async def test_bypass_ready_and_the_extra_load(dut):
         *(BypassDesc(sa + i * size, 2 * i * size, size, completed=i == n - 1) for i in range(n))
     )
     outcome = await ch.wait_count(n, rig.deadline(10e6))
-    assert outcome is Outcome.DONE, outcome
+    status = await ch.status()
+    assert outcome is Outcome.DONE, (
+        f"{outcome}: {byp.loaded} loaded, {await ch.completed_count()} completed, "
+        f"status {regs.describe_status(status, Target.H2C)}"
+    )
     assert await ch.completed_count() == n
     assert byp.loaded == n and byp.allowance_loads > 0, (byp.loaded, byp.allowance_loads)
     for i in range(n):

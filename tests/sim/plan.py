@@ -130,6 +130,8 @@ SUBSETS = [
             ],
             # the hard-IP model drives the drop-in's hard-IP port through the hierarchy
             "cocotb_dropin": ["test_axiram_h2c_c2h"],
+            # the bypass port's ready/load rule, driven and read on the falling edge
+            "cocotb_bypass": ["test_bypass_ready_and_the_extra_load"],
         },
     ),
     Subset(
