@@ -215,6 +215,17 @@ wire [1:0] axil_bresp, axil_rresp;
 wire axil_awvalid, axil_awready, axil_wvalid, axil_wready, axil_bvalid, axil_bready;
 wire axil_arvalid, axil_arready, axil_rvalid, axil_rready;
 
+// the AXI4-Lite slave is not built on the card: its outputs idle
+wire s_axil_awready;
+wire s_axil_wready;
+wire s_axil_bvalid;
+wire [1:0] s_axil_bresp;
+wire s_axil_arready;
+wire [31:0] s_axil_rdata;
+wire [1:0] s_axil_rresp;
+wire s_axil_rvalid;
+wire unused_s_axil = ^{s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_bresp, s_axil_arready, s_axil_rdata, s_axil_rresp, s_axil_rvalid};
+
 // descriptor bypass is not used on the card: the ports idle
 wire [7:0] byp_ready;
 wire unused_byp_ready = ^byp_ready;
@@ -423,6 +434,26 @@ pevb_xdma_ip #(
     .m_axi_rlast(axi_rlast),
     .m_axi_rvalid(axi_rvalid),
     .m_axi_rready(axi_rready),
+    // no AXI4-Lite slave on the card
+    .s_axil_awaddr(32'd0),
+    .s_axil_awprot(3'd0),
+    .s_axil_awvalid(1'd0),
+    .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(32'd0),
+    .s_axil_wstrb(4'd0),
+    .s_axil_wvalid(1'd0),
+    .s_axil_wready(s_axil_wready),
+    .s_axil_bvalid(s_axil_bvalid),
+    .s_axil_bresp(s_axil_bresp),
+    .s_axil_bready(1'd0),
+    .s_axil_araddr(32'd0),
+    .s_axil_arprot(3'd0),
+    .s_axil_arvalid(1'd0),
+    .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata),
+    .s_axil_rresp(s_axil_rresp),
+    .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(1'd0),
     .m_axil_awaddr(axil_awaddr),
     .m_axil_awprot(axil_awprot),
     .m_axil_awvalid(axil_awvalid),

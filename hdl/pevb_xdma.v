@@ -50,6 +50,9 @@ module pevb_xdma #
     parameter USER_IRQS = 1,
     // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
     parameter MSIX = 0,
+    // the AXI4-Lite slave to the DMA registers, s_axil_* (0 or 1; Vivado's
+    // xdma_axilite_slave): when 0 its ports are idle
+    parameter AXIL_SLAVE = 0,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -204,6 +207,27 @@ module pevb_xdma #
     output wire [H2C_CHANNELS*8-1:0]          h2c_sts,
     output wire [C2H_CHANNELS*8-1:0]          c2h_sts,
 
+    /* AXI4-Lite slave: the DMA registers from the user side (AXIL_SLAVE) */
+    input  wire [31:0]                        s_axil_awaddr,
+    input  wire [2:0]                         s_axil_awprot,
+    input  wire                               s_axil_awvalid,
+    output wire                               s_axil_awready,
+    input  wire [31:0]                        s_axil_wdata,
+    input  wire [3:0]                         s_axil_wstrb,
+    input  wire                               s_axil_wvalid,
+    output wire                               s_axil_wready,
+    output wire                               s_axil_bvalid,
+    output wire [1:0]                         s_axil_bresp,
+    input  wire                               s_axil_bready,
+    input  wire [31:0]                        s_axil_araddr,
+    input  wire [2:0]                         s_axil_arprot,
+    input  wire                               s_axil_arvalid,
+    output wire                               s_axil_arready,
+    output wire [31:0]                        s_axil_rdata,
+    output wire [1:0]                         s_axil_rresp,
+    output wire                               s_axil_rvalid,
+    input  wire                               s_axil_rready,
+
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
     output wire [2:0]                         m_axil_awprot,
@@ -326,6 +350,75 @@ wire dma_bar = reg_req_bar == `PEVB_BAR_DMA;
 assign reg_ack = dma_bar ? reg_req_valid : user_ack;
 assign reg_rd_data = dma_bar ? dma_rd_data : user_rd_data;
 
+// the register file's port: the completer's access, or in a cycle without one to the
+// DMA BAR, the AXI4-Lite slave's (it holds its request until taken)
+wire s_req_valid;
+wire s_req_we;
+wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] s_req_addr;
+wire [31:0] s_req_wdata;
+wire [3:0] s_req_be;
+wire s_take = s_req_valid && !(reg_req_valid && dma_bar);
+wire regs_valid = reg_req_valid || s_take;
+wire regs_we = s_take ? s_req_we : reg_req_we;
+wire [2:0] regs_bar = s_take ? `PEVB_BAR_DMA : reg_req_bar;
+wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] regs_addr = s_take ? s_req_addr : reg_req_addr;
+wire [31:0] regs_wdata = s_take ? s_req_wdata : reg_req_wdata;
+wire [3:0] regs_be = s_take ? s_req_be : reg_req_be;
+
+generate
+    if (AXIL_SLAVE) begin : axil_slave
+        pevb_axil_slave #(
+            .ADDR_WIDTH(`PEVB_BAR_DMA_ADDR_WIDTH)
+        ) axil_slave_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_axil_awaddr(s_axil_awaddr),
+            .s_axil_awprot(s_axil_awprot),
+            .s_axil_awvalid(s_axil_awvalid),
+            .s_axil_awready(s_axil_awready),
+            .s_axil_wdata(s_axil_wdata),
+            .s_axil_wstrb(s_axil_wstrb),
+            .s_axil_wvalid(s_axil_wvalid),
+            .s_axil_wready(s_axil_wready),
+            .s_axil_bvalid(s_axil_bvalid),
+            .s_axil_bresp(s_axil_bresp),
+            .s_axil_bready(s_axil_bready),
+            .s_axil_araddr(s_axil_araddr),
+            .s_axil_arprot(s_axil_arprot),
+            .s_axil_arvalid(s_axil_arvalid),
+            .s_axil_arready(s_axil_arready),
+            .s_axil_rdata(s_axil_rdata),
+            .s_axil_rresp(s_axil_rresp),
+            .s_axil_rvalid(s_axil_rvalid),
+            .s_axil_rready(s_axil_rready),
+            .req_valid(s_req_valid),
+            .req_we(s_req_we),
+            .req_addr(s_req_addr),
+            .req_wdata(s_req_wdata),
+            .req_be(s_req_be),
+            .req_ack(s_take),
+            .rd_data(dma_rd_data)
+        );
+    end else begin : no_axil_slave
+        assign s_axil_awready = 1'b0;
+        assign s_axil_wready = 1'b0;
+        assign s_axil_bvalid = 1'b0;
+        assign s_axil_bresp = 2'b00;
+        assign s_axil_arready = 1'b0;
+        assign s_axil_rdata = 32'd0;
+        assign s_axil_rresp = 2'b00;
+        assign s_axil_rvalid = 1'b0;
+        assign s_req_valid = 1'b0;
+        assign s_req_we = 1'b0;
+        assign s_req_addr = {`PEVB_BAR_DMA_ADDR_WIDTH{1'b0}};
+        assign s_req_wdata = 32'd0;
+        assign s_req_be = 4'd0;
+        wire unused_s_axil = ^{s_axil_awaddr, s_axil_awprot, s_axil_awvalid, s_axil_wdata,
+                               s_axil_wstrb, s_axil_wvalid, s_axil_bready, s_axil_araddr,
+                               s_axil_arprot, s_axil_arvalid, s_axil_rready};
+    end
+endgenerate
+
 pevb_cq_cc #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .AXIS_PCIE_KEEP_WIDTH(KEEP),
@@ -432,12 +525,12 @@ pevb_regs #(
 ) regs_inst (
     .clk(clk),
     .rst(rst),
-    .reg_req_valid(reg_req_valid),
-    .reg_req_we(reg_req_we),
-    .reg_req_bar(reg_req_bar),
-    .reg_req_addr(reg_req_addr),
-    .reg_req_wdata(reg_req_wdata),
-    .reg_req_be(reg_req_be),
+    .reg_req_valid(regs_valid),
+    .reg_req_we(regs_we),
+    .reg_req_bar(regs_bar),
+    .reg_req_addr(regs_addr),
+    .reg_req_wdata(regs_wdata),
+    .reg_req_be(regs_be),
     .reg_rd_data(dma_rd_data),
     .ch_control(ch_control),
     .ch_desc_addr(ch_desc_addr),

@@ -130,8 +130,11 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_C2H_CHANNELS": p.c2h_channels,
         "PEVB_XDMA_H2C_STREAM": p.h2c_stream,
         "PEVB_XDMA_C2H_STREAM": p.c2h_stream,
+        "PEVB_XDMA_DSC_BYPASS_RD": p.extra.get("H2C_BYPASS", 0),
+        "PEVB_XDMA_DSC_BYPASS_WR": p.extra.get("C2H_BYPASS", 0),
         "PEVB_XDMA_USR_IRQ": p.extra.get("USER_IRQS", 1),
         "PEVB_XDMA_MSIX": p.msix,
+        "PEVB_XDMA_AXILITE_SLAVE": p.extra.get("AXIL_SLAVE", 0),
     }
 
 

@@ -27,13 +27,15 @@
  *   PEVB_XDMA_USR_IRQ        xdma_num_usr_irq (1-16)
  *   PEVB_XDMA_MSIX           pf0_msix_enabled (0, 1: the MSI-X table and PBA
  *                            at 0x8000 of the DMA BAR, 32 vectors)
+ *   PEVB_XDMA_AXILITE_SLAVE  xdma_axilite_slave (0, 1: s_axil_* reaches the DMA
+ *                            registers from the user side)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
- * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n), and the
- * AXI-Lite slave and bridge ports are not modelled.
+ * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n) and the
+ * bridge ports are not modelled.
  */
 
 `ifndef PEVB_XDMA_MODULE
@@ -72,6 +74,9 @@
 `ifndef PEVB_XDMA_MSIX
 `define PEVB_XDMA_MSIX 0
 `endif
+`ifndef PEVB_XDMA_AXILITE_SLAVE
+`define PEVB_XDMA_AXILITE_SLAVE 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -95,6 +100,7 @@ module `PEVB_XDMA_MODULE #
     parameter C2H_BYPASS = `PEVB_XDMA_DSC_BYPASS_WR & ((1 << C2H_CHANNELS) - 1),
     parameter USER_IRQS = `PEVB_XDMA_USR_IRQ,
     parameter MSIX = `PEVB_XDMA_MSIX,
+    parameter AXIL_SLAVE = `PEVB_XDMA_AXILITE_SLAVE,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
     // descriptor fetches each channel keeps in flight (1 to 7)
@@ -206,53 +212,53 @@ module `PEVB_XDMA_MODULE #
 
     /* Descriptor bypass, channels 0-3 (ready low unless the channel is bypassed) */
     output wire                                  h2c_dsc_byp_ready_0,
-    input   wire                                  h2c_dsc_byp_load_0,
-    input   wire [63:0]                           h2c_dsc_byp_src_addr_0,
-    input   wire [63:0]                           h2c_dsc_byp_dst_addr_0,
-    input   wire [27:0]                           h2c_dsc_byp_len_0,
-    input   wire [15:0]                           h2c_dsc_byp_ctl_0,
+    input  wire                                  h2c_dsc_byp_load_0,
+    input  wire [63:0]                           h2c_dsc_byp_src_addr_0,
+    input  wire [63:0]                           h2c_dsc_byp_dst_addr_0,
+    input  wire [27:0]                           h2c_dsc_byp_len_0,
+    input  wire [15:0]                           h2c_dsc_byp_ctl_0,
     output wire                                  h2c_dsc_byp_ready_1,
-    input   wire                                  h2c_dsc_byp_load_1,
-    input   wire [63:0]                           h2c_dsc_byp_src_addr_1,
-    input   wire [63:0]                           h2c_dsc_byp_dst_addr_1,
-    input   wire [27:0]                           h2c_dsc_byp_len_1,
-    input   wire [15:0]                           h2c_dsc_byp_ctl_1,
+    input  wire                                  h2c_dsc_byp_load_1,
+    input  wire [63:0]                           h2c_dsc_byp_src_addr_1,
+    input  wire [63:0]                           h2c_dsc_byp_dst_addr_1,
+    input  wire [27:0]                           h2c_dsc_byp_len_1,
+    input  wire [15:0]                           h2c_dsc_byp_ctl_1,
     output wire                                  h2c_dsc_byp_ready_2,
-    input   wire                                  h2c_dsc_byp_load_2,
-    input   wire [63:0]                           h2c_dsc_byp_src_addr_2,
-    input   wire [63:0]                           h2c_dsc_byp_dst_addr_2,
-    input   wire [27:0]                           h2c_dsc_byp_len_2,
-    input   wire [15:0]                           h2c_dsc_byp_ctl_2,
+    input  wire                                  h2c_dsc_byp_load_2,
+    input  wire [63:0]                           h2c_dsc_byp_src_addr_2,
+    input  wire [63:0]                           h2c_dsc_byp_dst_addr_2,
+    input  wire [27:0]                           h2c_dsc_byp_len_2,
+    input  wire [15:0]                           h2c_dsc_byp_ctl_2,
     output wire                                  h2c_dsc_byp_ready_3,
-    input   wire                                  h2c_dsc_byp_load_3,
-    input   wire [63:0]                           h2c_dsc_byp_src_addr_3,
-    input   wire [63:0]                           h2c_dsc_byp_dst_addr_3,
-    input   wire [27:0]                           h2c_dsc_byp_len_3,
-    input   wire [15:0]                           h2c_dsc_byp_ctl_3,
+    input  wire                                  h2c_dsc_byp_load_3,
+    input  wire [63:0]                           h2c_dsc_byp_src_addr_3,
+    input  wire [63:0]                           h2c_dsc_byp_dst_addr_3,
+    input  wire [27:0]                           h2c_dsc_byp_len_3,
+    input  wire [15:0]                           h2c_dsc_byp_ctl_3,
     output wire                                  c2h_dsc_byp_ready_0,
-    input   wire                                  c2h_dsc_byp_load_0,
-    input   wire [63:0]                           c2h_dsc_byp_src_addr_0,
-    input   wire [63:0]                           c2h_dsc_byp_dst_addr_0,
-    input   wire [27:0]                           c2h_dsc_byp_len_0,
-    input   wire [15:0]                           c2h_dsc_byp_ctl_0,
+    input  wire                                  c2h_dsc_byp_load_0,
+    input  wire [63:0]                           c2h_dsc_byp_src_addr_0,
+    input  wire [63:0]                           c2h_dsc_byp_dst_addr_0,
+    input  wire [27:0]                           c2h_dsc_byp_len_0,
+    input  wire [15:0]                           c2h_dsc_byp_ctl_0,
     output wire                                  c2h_dsc_byp_ready_1,
-    input   wire                                  c2h_dsc_byp_load_1,
-    input   wire [63:0]                           c2h_dsc_byp_src_addr_1,
-    input   wire [63:0]                           c2h_dsc_byp_dst_addr_1,
-    input   wire [27:0]                           c2h_dsc_byp_len_1,
-    input   wire [15:0]                           c2h_dsc_byp_ctl_1,
+    input  wire                                  c2h_dsc_byp_load_1,
+    input  wire [63:0]                           c2h_dsc_byp_src_addr_1,
+    input  wire [63:0]                           c2h_dsc_byp_dst_addr_1,
+    input  wire [27:0]                           c2h_dsc_byp_len_1,
+    input  wire [15:0]                           c2h_dsc_byp_ctl_1,
     output wire                                  c2h_dsc_byp_ready_2,
-    input   wire                                  c2h_dsc_byp_load_2,
-    input   wire [63:0]                           c2h_dsc_byp_src_addr_2,
-    input   wire [63:0]                           c2h_dsc_byp_dst_addr_2,
-    input   wire [27:0]                           c2h_dsc_byp_len_2,
-    input   wire [15:0]                           c2h_dsc_byp_ctl_2,
+    input  wire                                  c2h_dsc_byp_load_2,
+    input  wire [63:0]                           c2h_dsc_byp_src_addr_2,
+    input  wire [63:0]                           c2h_dsc_byp_dst_addr_2,
+    input  wire [27:0]                           c2h_dsc_byp_len_2,
+    input  wire [15:0]                           c2h_dsc_byp_ctl_2,
     output wire                                  c2h_dsc_byp_ready_3,
-    input   wire                                  c2h_dsc_byp_load_3,
-    input   wire [63:0]                           c2h_dsc_byp_src_addr_3,
-    input   wire [63:0]                           c2h_dsc_byp_dst_addr_3,
-    input   wire [27:0]                           c2h_dsc_byp_len_3,
-    input   wire [15:0]                           c2h_dsc_byp_ctl_3,
+    input  wire                                  c2h_dsc_byp_load_3,
+    input  wire [63:0]                           c2h_dsc_byp_src_addr_3,
+    input  wire [63:0]                           c2h_dsc_byp_dst_addr_3,
+    input  wire [27:0]                           c2h_dsc_byp_len_3,
+    input  wire [15:0]                           c2h_dsc_byp_ctl_3,
 
     /* Channel status (PG195's channel 0-3 status ports) */
     output wire [7:0]                         h2c_sts_0,
@@ -263,6 +269,27 @@ module `PEVB_XDMA_MODULE #
     output wire [7:0]                         c2h_sts_1,
     output wire [7:0]                         c2h_sts_2,
     output wire [7:0]                         c2h_sts_3,
+
+    /* AXI4-Lite slave: the DMA registers from the user side (PEVB_XDMA_AXILITE_SLAVE) */
+    input  wire [31:0]                           s_axil_awaddr,
+    input  wire [2:0]                            s_axil_awprot,
+    input  wire                                  s_axil_awvalid,
+    output wire                                  s_axil_awready,
+    input  wire [31:0]                           s_axil_wdata,
+    input  wire [3:0]                            s_axil_wstrb,
+    input  wire                                  s_axil_wvalid,
+    output wire                                  s_axil_wready,
+    output wire                                  s_axil_bvalid,
+    output wire [1:0]                            s_axil_bresp,
+    input  wire                                  s_axil_bready,
+    input  wire [31:0]                           s_axil_araddr,
+    input  wire [2:0]                            s_axil_arprot,
+    input  wire                                  s_axil_arvalid,
+    output wire                                  s_axil_arready,
+    output wire [31:0]                           s_axil_rdata,
+    output wire [1:0]                            s_axil_rresp,
+    output wire                                  s_axil_rvalid,
+    input  wire                                  s_axil_rready,
 
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
@@ -391,6 +418,7 @@ pevb_xdma_ip #(
     .C2H_BYPASS(C2H_BYPASS),
     .USER_IRQS(USER_IRQS),
     .MSIX(MSIX),
+    .AXIL_SLAVE(AXIL_SLAVE),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
@@ -580,6 +608,25 @@ pevb_xdma_ip #(
     .c2h_sts_1(c2h_sts_1),
     .c2h_sts_2(c2h_sts_2),
     .c2h_sts_3(c2h_sts_3),
+    .s_axil_awaddr(s_axil_awaddr),
+    .s_axil_awprot(s_axil_awprot),
+    .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata),
+    .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid),
+    .s_axil_wready(s_axil_wready),
+    .s_axil_bvalid(s_axil_bvalid),
+    .s_axil_bresp(s_axil_bresp),
+    .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot),
+    .s_axil_arvalid(s_axil_arvalid),
+    .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata),
+    .s_axil_rresp(s_axil_rresp),
+    .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready),
     .m_axil_awaddr(m_axil_awaddr),
     .m_axil_awprot(m_axil_awprot),
     .m_axil_awvalid(m_axil_awvalid),

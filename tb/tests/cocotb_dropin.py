@@ -15,7 +15,8 @@ import random
 
 import cocotb
 from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteRam
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiLiteRam
+from cocotbext.axi.constants import AxiResp
 from cocotbext.pcie.core.caps import PciCapId
 
 from driver_model import regs
@@ -304,3 +305,55 @@ async def test_frame_grabber_into_cuda_surface(dut):
     want = [C2hResult(n, i in ends) for i, n in enumerate(fill)]
     assert got == want, f"results {got}"
     assert d.sts[(Target.C2H, 1)]["pkt"] == 3
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_axil_slave_programs_a_channel(dut):
+    """User logic (a cocotbext-axi AxiLiteMaster on s_axil_*) reaches the DMA registers
+    as PG195 gives them, the same space as the DMA BAR: it reads the channel
+    identifiers, programs H2C channel 0 with a chain the host placed, sets Run, polls the
+    status until the channel is idle (while the host reads the same registers over the
+    BAR) and reads the completed count; the data lands in the AxiRam. An address beyond
+    the register space is answered DECERR and changes nothing."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), d.clk, dut.axi_aresetn, False)
+    ident = await user.read_dword(regs.ch_reg(Target.H2C, regs.CH_IDENTIFIER, 1))
+    assert ident == regs.identifier(Target.H2C, 1, stream=True), f"{ident:#x}"
+    ident = await user.read_dword(regs.ch_reg(Target.C2H, regs.CH_IDENTIFIER, 0))
+    assert ident == regs.identifier(Target.C2H, 0), f"{ident:#x}"
+    n = 5000
+    data = pattern(n, 61)
+    src = tb.alloc_host(0x2000)
+    src[0:n] = data
+    d.mem.write(0x4000, bytes([GUARD]) * 0x2000)
+    sa = src.get_absolute_address(0)
+    chain = h.place_chain([Segment(sa, 0x4000, 3000), Segment(sa + 3000, 0x4000 + 3000, n - 3000)])
+    ch = h.h2c
+    await user.write_dword(ch.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
+    await user.write_dword(ch.sgreg(regs.SG_DESC_HI), chain.first >> 32)
+    await user.write_dword(ch.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
+    assert await tb.dma_read32(ch.sgreg(regs.SG_DESC_LO)) == chain.first & 0xFFFFFFFF
+    await user.write_dword(ch.reg(regs.CH_CONTROL), int(regs.Ctrl.RUN))
+    status = int(Stat.BUSY)
+    for _ in range(2000):
+        status = await user.read_dword(ch.reg(regs.CH_STATUS))
+        host_view = await ch.completed_count()
+        assert 0 <= host_view <= 2
+        if not status & Stat.BUSY:
+            break
+    assert not status & Stat.BUSY and not status & regs.STAT_ERROR_MASK, regs.describe_status(
+        status, Target.H2C
+    )
+    assert await user.read_dword(ch.reg(regs.CH_COMPLETED_COUNT)) == 2
+    assert await ch.completed_count() == 2
+    await user.write_dword(ch.reg(regs.CH_CONTROL), 0)
+    assert d.mem.read(0x4000, n) == data
+    assert d.mem.read(0x4000 + n, 0x2000 - n) == bytes([GUARD]) * (0x2000 - n)
+    # beyond the register space: DECERR, read data 0, no register written
+    control = ch.reg(regs.CH_CONTROL)
+    wr = await user.write(0x1_0000 + control, int(regs.Ctrl.RUN).to_bytes(4, "little"))
+    assert wr.resp == AxiResp.DECERR
+    rd = await user.read(0x1_0000 + ch.reg(regs.CH_IDENTIFIER), 4)
+    assert rd.resp == AxiResp.DECERR and bytes(rd.data) == bytes(4)
+    assert await tb.dma_read32(control) == 0, "a DECERR write reached the control register"

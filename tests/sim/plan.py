@@ -58,7 +58,8 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "RAM_SIZE": 128 << 10,
         },
     },
-    # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X
+    # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X;
+    # the AXI4-Lite slave to the DMA registers
     "cocotb_dropin": {
         "2x2": {
             "H2C_CHANNELS": 2,
@@ -67,6 +68,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "C2H_STREAM": 2,
             "USER_IRQS": 4,
             "MSIX": 1,
+            "AXIL_SLAVE": 1,
         },
     },
     # descriptor bypass on every channel of the drop-in: two each way, channel 1 streams
@@ -80,6 +82,11 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "C2H_BYPASS": 3,
         },
     },
+    # the frame grabber of our own: one stream channel each way, C2H 0 bypassed, the
+    # AXI4-Lite slave to the DMA registers
+    "cocotb_grabber": {
+        "grabber": {"H2C_STREAM": 1, "C2H_STREAM": 1, "C2H_BYPASS": 1, "AXIL_SLAVE": 1}
+    },
 }
 
 # module -> toplevel, for the modules whose toplevel is not the card; and the Verilog
@@ -88,8 +95,12 @@ TOPLEVELS: dict[str, str] = {
     "cocotb_dropin": runner.DROPIN_TOPLEVEL,
     "cocotb_bypass": runner.DROPIN_TOPLEVEL,
     "cocotb_byod": "byod_top",
+    "cocotb_grabber": "grabber_top",
 }
-USER_SOURCES: dict[str, tuple[Path, ...]] = {"byod_top": (TB_TESTS / "hdl" / "byod_top.v",)}
+USER_SOURCES: dict[str, tuple[Path, ...]] = {
+    "byod_top": (TB_TESTS / "hdl" / "byod_top.v",),
+    "grabber_top": (TB_TESTS / "hdl" / "grabber_top.v",),
+}
 
 _ENGINE_SMOKE = [
     "test_identifiers",

@@ -9,8 +9,9 @@ Read/Write Address/Data/Response Interface Signals, Config AXI4-Lite Memory Mapp
 Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
 Signals, Channel 0-3 Status Ports (msix_enable is there with or without the MSI-X
 option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Ports
-(present for the channels in the dsc_bypass_rd/_wr masks). Not modelled yet
-(docs/dropin.md): parity tuser ports, the AXI4-Lite slave, the bridge ports.
+(present for the channels in the dsc_bypass_rd/_wr masks), Config AXI4-Lite Memory
+Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave). Not modelled yet
+(docs/dropin.md): parity tuser ports, the bridge ports.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Config:
     stream: bool
     # descriptor bypass channel mask, both directions (dsc_bypass_rd = dsc_bypass_wr)
     bypass: int = 0
+    # the AXI4-Lite slave to the DMA registers (xdma_axilite_slave)
+    axil_slave: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -51,6 +54,7 @@ class Config:
             "PEVB_XDMA_STREAM": int(self.stream),
             "PEVB_XDMA_DSC_BYPASS_RD": self.bypass,
             "PEVB_XDMA_DSC_BYPASS_WR": self.bypass,
+            "PEVB_XDMA_AXILITE_SLAVE": int(self.axil_slave),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -100,6 +104,9 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     if not c.stream:
         ports |= {f"m_axi_{s}": (d, n) for s, d, n in axi}
     ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
+    if c.axil_slave:  # the same signals, seen from the other side
+        flip = {"in": "out", "out": "in"}
+        ports |= {f"s_axil_{s}": (flip[d], n) for s, d, n in axil}
     byp = [("ready", "out", 1), ("load", "in", 1), ("src_addr", "in", 64)]
     byp += [("dst_addr", "in", 64), ("len", "in", 28), ("ctl", "in", 16)]
     for n in range(4):
@@ -165,6 +172,9 @@ CONFIGS = [
     Config(data_width=512, lanes=16, usr_irq=5, id_width=2, h2c=2, c2h=3, stream=False),
     Config(data_width=128, lanes=4, usr_irq=2, id_width=4, h2c=4, c2h=4, stream=True, bypass=15),
     Config(data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=2, c2h=2, stream=False, bypass=2),
+    Config(
+        data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=False, axil_slave=True
+    ),
 ]
 
 
@@ -183,7 +193,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     """The drop-in has the ports of both kinds of IP (memory-mapped and stream, with
     descriptor bypass on every channel) and no other: a design written against either
     connects to it by name."""
-    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15})
+    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15, "axil_slave": True})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
     extra = sorted(set(have) - set(xdma_ports(mm)) - set(xdma_ports(st)))

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from tb import runner
+from tb.env.profiles import get_profile
 from tests.sim import plan
 
 INCLUDES = [f"-I{d}" for d in runner.hdl_include_dirs()]
@@ -65,13 +66,13 @@ CHANNEL_SETS = [
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
     """The engine as a user instantiates it (pevb_xdma_ip: XDMA's user-side ports, the
     engine inside), with every channel count, memory-mapped, streaming and mixed, with
-    and without descriptor bypass and the MSI-X table."""
+    and without descriptor bypass, the AXI4-Lite slave and the MSI-X table."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma_ip")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma_ip")
     for k, (nh, nc, hs, cs, hb, cb) in enumerate(CHANNEL_SETS):
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
         args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}", f"-GMSIX={k % 2}"]
-        args += [f"-GH2C_BYPASS={hb}", f"-GC2H_BYPASS={cb}"]
+        args += [f"-GH2C_BYPASS={hb}", f"-GC2H_BYPASS={cb}", f"-GAXIL_SLAVE={k // 2 % 2}"]
         lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma_ip")
 
 
@@ -83,6 +84,7 @@ DROPIN_DEFINES = [
     {"PEVB_XDMA_DATA_WIDTH": 512, "PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_C2H_CHANNELS": 4},
     {"PEVB_XDMA_H2C_CHANNELS": 2, "PEVB_XDMA_C2H_CHANNELS": 3, "PEVB_XDMA_USR_IRQ": 16},
     {"PEVB_XDMA_STREAM": 1, "PEVB_XDMA_DSC_BYPASS_RD": 1, "PEVB_XDMA_DSC_BYPASS_WR": 1},
+    {"PEVB_XDMA_AXILITE_SLAVE": 1, "PEVB_XDMA_MSIX": 1},
     {"PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_DSC_BYPASS_RD": 0b1001, "PEVB_XDMA_DSC_BYPASS_WR": 1},
 ]
 
@@ -102,9 +104,15 @@ def test_verilator_lint_wall_with_text_tracks() -> None:
     lint([], [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"])
 
 
-def test_verilator_lint_wall_user_design() -> None:
-    """The user design of the bring-your-own-design tests, around the drop-in. It connects
-    the ports a memory-mapped IP has; the drop-in also has the stream ones, which it
-    leaves unconnected (PINMISSING, as any design written for one kind of IP would)."""
-    sources = runner.hdl_sources("byod_top", plan.USER_SOURCES["byod_top"])
-    lint(["-Wno-PINMISSING"], [], top="byod_top", sources=sources)
+@pytest.mark.parametrize("top", sorted(plan.USER_SOURCES))
+def test_verilator_lint_wall_user_design(top: str) -> None:
+    """The user designs of the tests (bring your own design, the frame grabber), each
+    around the drop-in configured as its test builds it. Each connects the ports its kind
+    of IP has; the drop-in also has the others, which it leaves unconnected (PINMISSING,
+    as any design written for one kind of IP would)."""
+    module = next(m for m, t in plan.TOPLEVELS.items() if t == top)
+    (overrides,) = plan.BUILDS.get(module, {"": {}}).values()
+    defines = runner.dropin_defines(get_profile("picoevb"), overrides)
+    sources = runner.hdl_sources(top, plan.USER_SOURCES[top])
+    args = ["-Wno-PINMISSING", *(f"+define+{k}={v}" for k, v in defines.items())]
+    lint(args, [], top=top, sources=sources)

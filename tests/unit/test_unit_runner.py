@@ -52,7 +52,7 @@ def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.Monkey
 
 def test_parameters_and_defines_per_toplevel():
     prof = get_profile("gen3x8")
-    over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1}
+    over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1, "C2H_BYPASS": 1}
     card = runner.hdl_parameters(prof, over)
     assert card["RAM_SIZE"] == prof.ram_size and card["H2C_CHANNELS"] == 2
     dropin = runner.hdl_parameters(prof, over, runner.DROPIN_TOPLEVEL)
@@ -65,8 +65,11 @@ def test_parameters_and_defines_per_toplevel():
         "PEVB_XDMA_C2H_CHANNELS": 1,
         "PEVB_XDMA_H2C_STREAM": 0,
         "PEVB_XDMA_C2H_STREAM": 1,
+        "PEVB_XDMA_DSC_BYPASS_RD": 0,
+        "PEVB_XDMA_DSC_BYPASS_WR": 1,
         "PEVB_XDMA_USR_IRQ": 4,
         "PEVB_XDMA_MSIX": 1,
+        "PEVB_XDMA_AXILITE_SLAVE": 0,
     }
     # each toplevel and each user design builds in a directory of its own
     dirs = {
