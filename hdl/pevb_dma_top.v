@@ -434,6 +434,8 @@ pevb_xdma_ip #(
     .m_axi_rlast(axi_rlast),
     .m_axi_rvalid(axi_rvalid),
     .m_axi_rready(axi_rready),
+    // no soft reset on the card
+    .dma_bridge_resetn(1'b1),
     // no AXI4-Lite slave on the card
     .s_axil_awaddr(32'd0),
     .s_axil_awprot(3'd0),

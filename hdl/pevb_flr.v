@@ -15,6 +15,12 @@
  * pulses for one cycle.  Completions of requests made before the reset reach
  * the engine afterwards and match no tag of its.  The hard IP's user_reset
  * resets everything at once, as before.
+ *
+ * soft_reset (XDMA's dma_bridge_resetn, inverted) takes the same path without
+ * the hard IP: the streams held at packet boundaries, then func_reset for as
+ * long as soft_reset stays high (RESET_CYCLES at least), then the streams
+ * released; no cfg_flr_done.  The link and the configuration space stay as
+ * they are.
  */
 module pevb_flr #
 (
@@ -28,6 +34,9 @@ module pevb_flr #
     /* the hard IP's FLR interface (function 0; the engine has one function) */
     input  wire [3:0]  cfg_flr_in_process,
     output wire [3:0]  cfg_flr_done,
+
+    /* a reset of the engine alone, the link kept up (high: reset) */
+    input  wire        soft_reset,
 
     /* the four streams at the hard-IP side: valid, ready, last */
     input  wire        rq_tvalid,
@@ -70,6 +79,8 @@ reg [3:0] hold_reg;
 reg [7:0] count_reg;
 reg rst_reg;
 reg done_reg;
+// the reset under way is a soft one (no cfg_flr_done; held while soft_reset is)
+reg soft_reg;
 
 wire [3:0] valid = {cq_tvalid, rc_tvalid, cc_tvalid, rq_tvalid};
 wire [3:0] ready = {cq_tready, rc_tready, cc_tready, rq_tready};
@@ -100,6 +111,10 @@ always @(posedge clk) begin
         ST_IDLE: begin
             if (cfg_flr_in_process[0] && !flr_in_reg) begin
                 state_reg <= ST_HOLD;
+                soft_reg <= 1'b0;
+            end else if (soft_reset) begin
+                state_reg <= ST_HOLD;
+                soft_reg <= 1'b1;
             end
         end
         ST_HOLD: begin
@@ -111,8 +126,10 @@ always @(posedge clk) begin
             end
         end
         ST_RESET: begin
-            count_reg <= count_reg - 8'd1;
-            if (count_reg == 8'd0) begin
+            if (count_reg != 8'd0) begin
+                count_reg <= count_reg - 8'd1;
+            end
+            if (count_reg == 8'd0 && !(soft_reg && soft_reset)) begin
                 state_reg <= ST_DONE;
                 rst_reg <= 1'b0;
             end
@@ -121,7 +138,7 @@ always @(posedge clk) begin
             // one cycle out of reset before the streams open and the core is told
             state_reg <= ST_IDLE;
             hold_reg <= 4'h0;
-            done_reg <= 1'b1;
+            done_reg <= !soft_reg;
         end
     endcase
     if (user_reset) begin
@@ -132,6 +149,7 @@ always @(posedge clk) begin
         count_reg <= 8'd0;
         rst_reg <= 1'b0;
         done_reg <= 1'b0;
+        soft_reg <= 1'b0;
     end
 end
 

@@ -53,6 +53,8 @@ module pevb_xdma #
     // the AXI4-Lite slave to the DMA registers, s_axil_* (0 or 1; Vivado's
     // xdma_axilite_slave): when 0 its ports are idle
     parameter AXIL_SLAVE = 0,
+    // dma_bridge_resetn is used (0 or 1; Vivado's soft_reset_en): when 0 it is ignored
+    parameter SOFT_RESET_EN = 0,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -121,6 +123,10 @@ module pevb_xdma #
     input  wire [3:0]                         cfg_flr_in_process,
     output wire [3:0]                         cfg_flr_done,
     output wire                               func_reset,
+
+    /* XDMA's dma_bridge_resetn (SOFT_RESET_EN): low resets the engine and its user
+       side as an FLR does, the streams held at packet boundaries, the link kept up */
+    input  wire                               dma_bridge_resetn,
 
     /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
     input  wire [3:0]                         cfg_interrupt_msix_enable,
@@ -309,6 +315,7 @@ pevb_flr flr_inst (
     .user_reset(user_reset),
     .cfg_flr_in_process(cfg_flr_in_process),
     .cfg_flr_done(cfg_flr_done),
+    .soft_reset(SOFT_RESET_EN != 0 && !dma_bridge_resetn),
     .rq_tvalid(m_axis_rq_tvalid),
     .rq_tready(m_axis_rq_tready),
     .rq_tlast(m_axis_rq_tlast),

@@ -48,6 +48,8 @@ module pevb_xdma_ip #
     parameter MSIX = 0,
     // the AXI4-Lite slave to the DMA registers (0 or 1; xdma_axilite_slave)
     parameter AXIL_SLAVE = 0,
+    // dma_bridge_resetn is used (0 or 1; soft_reset_en)
+    parameter SOFT_RESET_EN = 0,
     // read tags an H2C channel may hold for data at once (1 to 32)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
@@ -128,6 +130,8 @@ module pevb_xdma_ip #
     /* Clock and reset of the user side (the hard IP's user clock) */
     output wire                               axi_aclk,
     output wire                               axi_aresetn,
+    // low: reset the engine and its user side, the link kept up (SOFT_RESET_EN)
+    input  wire                               dma_bridge_resetn,
 
     /* User interrupts: hold a request high until its ack pulses */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
@@ -440,6 +444,7 @@ pevb_xdma #(
     .USER_IRQS(USER_IRQS),
     .MSIX(MSIX),
     .AXIL_SLAVE(AXIL_SLAVE),
+    .SOFT_RESET_EN(SOFT_RESET_EN),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),
@@ -489,6 +494,7 @@ pevb_xdma #(
     .cfg_flr_in_process(cfg_flr_in_process),
     .cfg_flr_done(cfg_flr_done),
     .func_reset(func_reset),
+    .dma_bridge_resetn(dma_bridge_resetn),
     .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
     .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
     .cfg_interrupt_msix_address(cfg_interrupt_msix_address),

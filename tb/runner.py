@@ -135,6 +135,7 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_USR_IRQ": p.extra.get("USER_IRQS", 1),
         "PEVB_XDMA_MSIX": p.msix,
         "PEVB_XDMA_AXILITE_SLAVE": p.extra.get("AXIL_SLAVE", 0),
+        "PEVB_XDMA_SOFT_RESET_EN": p.extra.get("SOFT_RESET_EN", 0),
     }
 
 

@@ -29,6 +29,8 @@
  *                            at 0x8000 of the DMA BAR, 32 vectors)
  *   PEVB_XDMA_AXILITE_SLAVE  xdma_axilite_slave (0, 1: s_axil_* reaches the DMA
  *                            registers from the user side)
+ *   PEVB_XDMA_SOFT_RESET_EN  soft_reset_en (0, 1: dma_bridge_resetn low resets the
+ *                            DMA and axi_aresetn, the link kept up)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
@@ -77,6 +79,9 @@
 `ifndef PEVB_XDMA_AXILITE_SLAVE
 `define PEVB_XDMA_AXILITE_SLAVE 0
 `endif
+`ifndef PEVB_XDMA_SOFT_RESET_EN
+`define PEVB_XDMA_SOFT_RESET_EN 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -101,6 +106,7 @@ module `PEVB_XDMA_MODULE #
     parameter USER_IRQS = `PEVB_XDMA_USR_IRQ,
     parameter MSIX = `PEVB_XDMA_MSIX,
     parameter AXIL_SLAVE = `PEVB_XDMA_AXILITE_SLAVE,
+    parameter SOFT_RESET_EN = `PEVB_XDMA_SOFT_RESET_EN,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
     // descriptor fetches each channel keeps in flight (1 to 7)
@@ -121,6 +127,8 @@ module `PEVB_XDMA_MODULE #
     output wire                               user_lnk_up,
     output wire                               axi_aclk,
     output wire                               axi_aresetn,
+    // low: reset the DMA and the user side, the link kept up (PEVB_XDMA_SOFT_RESET_EN)
+    input  wire                               dma_bridge_resetn,
 
     /* User interrupts: hold a request high until its ack pulses */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
@@ -419,6 +427,7 @@ pevb_xdma_ip #(
     .USER_IRQS(USER_IRQS),
     .MSIX(MSIX),
     .AXIL_SLAVE(AXIL_SLAVE),
+    .SOFT_RESET_EN(SOFT_RESET_EN),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
@@ -472,6 +481,7 @@ pevb_xdma_ip #(
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
+    .dma_bridge_resetn(dma_bridge_resetn),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .msi_enable(msi_enable),

@@ -42,6 +42,11 @@ class DropIn:
         self.tb = tb = h.tb
         dut = tb.dut
         clk, rst, level = clock_and_reset(dut)
+        # the user side's inputs of the options the build has: the soft reset released,
+        # the AXI4-Lite slave idle (a test's AxiLiteMaster drives it)
+        dut.dma_bridge_resetn.value = 1
+        for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
+            getattr(dut, f"s_axil_{sig}").value = 0
         self.mem = ErrorAxiRam(dut, clk, rst, level, MEM_SIZE)
         self.axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, AXIL_SIZE)
         self.clk = clk
@@ -357,3 +362,54 @@ async def test_axil_slave_programs_a_channel(dut):
     rd = await user.read(0x1_0000 + ch.reg(regs.CH_IDENTIFIER), 4)
     assert rd.resp == AxiResp.DECERR and bytes(rd.data) == bytes(4)
     assert await tb.dma_read32(control) == 0, "a DECERR write reached the control register"
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_dma_bridge_reset(dut):
+    """dma_bridge_resetn (built with soft_reset_en), asserted by the user after the
+    transfers have ended, as PG195 asks: while it is low the DMA and axi_aresetn are in
+    reset and the link stays up; after it the DMA registers read their reset values, the
+    configuration space (BARs, MSI) is as the host left it, and the driver, which
+    programs a channel afresh for each chain, moves data again on every channel."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    src = tb.alloc_host(0x2000)
+    sa = src.get_absolute_address(0)
+    first, second = pattern(3000, 71), pattern(3000, 72)
+    src[0:3000] = first
+    res = await h.run(h.h2c, [Segment(sa, 0x100, 3000)], timeout_ns=5e6)
+    check_ok(res, 1, "H2C before the reset")
+    await tb.dma_write32(h.h2c.reg(regs.CH_INT_MASK), 0x1F)
+    await tb.dma_write32(regs.irq_reg(regs.IRQ_USER_INT_EN), 0x3)
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_USER_INT_EN)) == 0x3
+    dut.dma_bridge_resetn.value = 0
+    # the streams are held at packet boundaries first, then the reset
+    for _ in range(50):
+        await RisingEdge(d.clk)
+        if not int(dut.axi_aresetn.value):
+            break
+    for _ in range(100):
+        await RisingEdge(d.clk)
+        assert int(dut.axi_aresetn.value) == 0, "axi_aresetn during the reset"
+        assert int(dut.user_lnk_up.value) == 1, "the link went down"
+    dut.dma_bridge_resetn.value = 1
+    for _ in range(100):
+        await RisingEdge(d.clk)
+        if int(dut.axi_aresetn.value):
+            break
+    assert int(dut.axi_aresetn.value) == 1, "axi_aresetn still low after the reset"
+    assert await tb.dma_read32(h.h2c.reg(regs.CH_INT_MASK)) == 0
+    assert await tb.dma_read32(regs.irq_reg(regs.IRQ_USER_INT_EN)) == 0
+    assert await h.h2c.completed_count() == 0
+    assert await tb.dma_read32(h.h2c.sgreg(regs.SG_DESC_LO)) == 0
+    assert int(dut.msi_enable.value) == 1, "MSI enable lost"
+    # the driver's next chains run on both directions
+    src[0:3000] = second
+    res = await h.run(h.h2c, [Segment(sa, 0x100, 3000)], timeout_ns=5e6)
+    check_ok(res, 1, "H2C after the reset")
+    assert d.mem.read(0x100, 3000) == second
+    dst = tb.alloc_host(0x2000)
+    da = dst.get_absolute_address(0)
+    res = await h.run(h.c2h, [Segment(0x100, da, 3000)], timeout_ns=5e6)
+    check_ok(res, 1, "C2H after the reset")
+    assert bytes(dst[0:3000]) == second

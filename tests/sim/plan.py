@@ -59,7 +59,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
         },
     },
     # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X;
-    # the AXI4-Lite slave to the DMA registers
+    # the AXI4-Lite slave to the DMA registers; dma_bridge_resetn
     "cocotb_dropin": {
         "2x2": {
             "H2C_CHANNELS": 2,
@@ -69,6 +69,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "USER_IRQS": 4,
             "MSIX": 1,
             "AXIL_SLAVE": 1,
+            "SOFT_RESET_EN": 1,
         },
     },
     # descriptor bypass on every channel of the drop-in: two each way, channel 1 streams

@@ -42,6 +42,8 @@ class Config:
     bypass: int = 0
     # the AXI4-Lite slave to the DMA registers (xdma_axilite_slave)
     axil_slave: bool = False
+    # dma_bridge_resetn (soft_reset_en)
+    soft_reset: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -55,6 +57,7 @@ class Config:
             "PEVB_XDMA_DSC_BYPASS_RD": self.bypass,
             "PEVB_XDMA_DSC_BYPASS_WR": self.bypass,
             "PEVB_XDMA_AXILITE_SLAVE": int(self.axil_slave),
+            "PEVB_XDMA_SOFT_RESET_EN": int(self.soft_reset),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -79,6 +82,8 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
         "msi_vector_width": ("out", 3),
         "msix_enable": ("out", 1),
     }
+    if c.soft_reset:
+        ports["dma_bridge_resetn"] = ("in", 1)
     # AXI4 master: (signal, direction seen from the IP, width)
     axi = [
         ("awid", "out", i), ("awaddr", "out", 64), ("awlen", "out", 8), ("awsize", "out", 3),
@@ -173,7 +178,15 @@ CONFIGS = [
     Config(data_width=128, lanes=4, usr_irq=2, id_width=4, h2c=4, c2h=4, stream=True, bypass=15),
     Config(data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=2, c2h=2, stream=False, bypass=2),
     Config(
-        data_width=64, lanes=1, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=False, axil_slave=True
+        data_width=64,
+        lanes=1,
+        usr_irq=1,
+        id_width=4,
+        h2c=1,
+        c2h=1,
+        stream=False,
+        axil_slave=True,
+        soft_reset=True,
     ),
 ]
 
@@ -193,7 +206,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     """The drop-in has the ports of both kinds of IP (memory-mapped and stream, with
     descriptor bypass on every channel) and no other: a design written against either
     connects to it by name."""
-    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15, "axil_slave": True})
+    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15, "axil_slave": True, "soft_reset": True})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
     extra = sorted(set(have) - set(xdma_ports(mm)) - set(xdma_ports(st)))
