@@ -96,7 +96,7 @@ class DescBypass:
         self.dst.value = 0
         self.len.value = 0
         self.ctl.value = 0
-        self._task = cocotb.start_soon(self._run())
+        cocotb.start_soon(self._run())
 
     def load(self, *descs: BypassDesc) -> None:
         """Queue descriptors for loading, in order."""
@@ -113,11 +113,6 @@ class DescBypass:
     async def idle(self, timeout_ns: float) -> None:
         """Wait until every queued descriptor is loaded (raise on the timeout)."""
         await with_timeout(self._idle.wait(), timeout_ns, "ns")
-
-    def stop(self) -> None:
-        """Stop driving (the port's load stays low)."""
-        self._task.cancel()
-        self.load_sig.value = 0
 
     async def _run(self) -> None:
         ready_before = False

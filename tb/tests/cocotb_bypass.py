@@ -164,6 +164,8 @@ async def test_bypass_ready_and_the_extra_load(dut):
     byp.load(
         *(BypassDesc(sa + i * size, 2 * i * size, size, completed=i == n - 1) for i in range(n))
     )
+    await byp.idle(5e6)
+    assert byp.loaded == n
     outcome = await ch.wait_count(n, rig.deadline(10e6))
     status = await ch.status()
     assert outcome is Outcome.DONE, (
