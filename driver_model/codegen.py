@@ -84,7 +84,7 @@ def register_table() -> list[RegInfo]:
                 f"{n} completed descriptor count",
                 "RO",
                 0,
-                "cleared when Run rises",
+                "cleared when a chain starts (Run rises; set again while busy: once idle)",
             ),
             RegInfo(
                 regs.ch_reg(d, regs.CH_ALIGNMENTS),

@@ -18,8 +18,11 @@
  * length) and dispatched to the data mover; completions come back in order
  * and produce the completed count, the status events, the poll-mode
  * write-back and the busy flag.  Stop ends the chain after its descriptor;
- * clearing Run ends it after the descriptors in flight; any error stops the
- * channel once everything in flight has drained.
+ * clearing Run ends it after the descriptors in flight (PG195): the chain's
+ * descriptors not yet started never run, even when Run is set again before
+ * the channel is idle; that starts a new chain, from the first-descriptor
+ * registers with the completed count cleared, once the old one has drained.
+ * Any error stops the channel once everything in flight has drained.
  *
  * Descriptor bypass (BYPASS = 1, PG195's "descriptor bypass" channel option):
  * nothing is fetched; user logic loads descriptors into the buffer on the
@@ -144,6 +147,8 @@ reg start_pending_reg;
 reg run_d_reg;
 reg stopping_reg;
 reg error_reg;
+// Run fell while the chain ran: the chain ends, whatever Run does next
+reg run_lost_reg;
 reg err_wb_done_reg;
 
 reg [LOG_DEPTH:0] rd_ptr_reg;
@@ -191,7 +196,7 @@ always @* begin
     if (max_mrrs < fetch_n) fetch_n = max_mrrs;
 end
 
-wire active = running_reg && !error_reg && !stopping_reg;
+wire active = running_reg && !error_reg && !stopping_reg && !run_lost_reg;
 wire fetch_misaligned = fetch_addr_reg[4:0] != 5'd0;
 wire fetch_want = active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && free != 0 &&
                   fetch_out_reg < DESC_FETCHES[2:0];
@@ -239,7 +244,7 @@ assign event_out = event_reg;
 assign count = count_reg;
 
 /* descriptor bypass: a load takes the entry at wr_ptr, written whole in one cycle */
-wire byp_accepting = BYPASS != 0 && running_reg && run && !error_reg;
+wire byp_accepting = BYPASS != 0 && running_reg && run && !error_reg && !run_lost_reg;
 wire byp_take = byp_load && byp_accepting && free != 0;
 wire [LOG_DEPTH:0] free_next = free - {{LOG_DEPTH{1'b0}}, byp_take} + {{LOG_DEPTH{1'b0}}, consume};
 assign byp_ready = byp_ready_reg;
@@ -263,7 +268,8 @@ assign desc_done_eop = done_ok && done_flags[DC_EOP];
 wire done_fail = done_valid && !done_abort && (done_rd_err != 5'd0 || done_wr_err != 5'd0);
 // nothing in flight: no fetch, no descriptor in the mover, no write-back pending
 wire drained = inflight_reg == 4'd0 && fetch_out_reg == 3'd0 && !wb_pending_reg && !done_valid;
-wire finishing = running_reg && (stopping_reg || error_reg || !run) && drained && !consume &&
+wire finishing = running_reg && (stopping_reg || error_reg || !run || run_lost_reg) && drained &&
+                 !consume &&
                  !(error_reg && wb_enabled && !err_wb_done_reg);
 
 // buffer DWORD written by each completion lane (wraps around the buffer)
@@ -297,6 +303,9 @@ always @(posedge clk) begin
         start_pending_reg <= 1'b1;
     end else if (!run) begin
         start_pending_reg <= 1'b0;
+    end
+    if (running_reg && !run) begin
+        run_lost_reg <= 1'b1;
     end
 
     // bypass loads: the whole entry at once
@@ -423,6 +432,7 @@ always @(posedge clk) begin
 
     if (finishing) begin
         running_reg <= 1'b0;
+        run_lost_reg <= 1'b0;
         if (!stopping_reg && !error_reg) begin
             event_reg[`PEVB_STAT_IDLE_STOPPED] <= 1'b1;
         end
@@ -432,6 +442,7 @@ always @(posedge clk) begin
         running_reg <= 1'b1;
         stopping_reg <= 1'b0;
         error_reg <= 1'b0;
+        run_lost_reg <= 1'b0;
         err_wb_done_reg <= 1'b0;
         rd_ptr_reg <= 0;
         wr_ptr_reg <= 0;
@@ -448,6 +459,7 @@ always @(posedge clk) begin
         run_d_reg <= 1'b0;
         stopping_reg <= 1'b0;
         error_reg <= 1'b0;
+        run_lost_reg <= 1'b0;
         err_wb_done_reg <= 1'b0;
         rd_ptr_reg <= 0;
         wr_ptr_reg <= 0;

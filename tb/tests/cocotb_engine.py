@@ -572,3 +572,56 @@ async def test_performance_counters(dut):
     assert await read_perf(h.h2c, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (top, True)
     await h.h2c.write32(h.h2c.reg(regs.CH_PERF_CTRL), int(regs.Perf.CLEAR))
     assert await read_perf(h.h2c, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (0, False)
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_run_set_again_before_idle(dut):
+    """Run cleared after a chain's first completion, a new chain programmed and Run set
+    again while the channel is still busy with the old chain's descriptors in flight
+    (software that restarts at once, without waiting for idle): the old chain's
+    descriptors not started never run (PG195: clearing Run ends the chain after the
+    descriptors in flight), and the new chain then runs whole from the first-descriptor
+    registers, with the completed count counting its descriptors only."""
+    h = await setup(dut)
+    tb, ch = h.tb, h.h2c
+    n_old, n_new, size = 12, 6, 2048
+    src = tb.alloc_host((n_old + n_new) * size)
+    old_data, new_data = pattern(n_old * size, 81), pattern(n_new * size, 82)
+    src[0 : n_old * size] = old_data
+    src[n_old * size : (n_old + n_new) * size] = new_data
+    sa = src.get_absolute_address(0)
+    old_card, new_card = 0, 32 * 1024
+    before = h.card_image().tobytes()
+    old = h.place_chain([Segment(sa + i * size, old_card + i * size, size) for i in range(n_old)])
+    new = h.place_chain(
+        [Segment(sa + (n_old + i) * size, new_card + i * size, size) for i in range(n_new)]
+    )
+    await ch.start(old, interrupt=False)
+    for _ in range(1000):
+        if await ch.completed_count() >= 1:
+            break
+    await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
+    await tb.dma_write32(ch.sgreg(regs.SG_DESC_LO), new.first & 0xFFFFFFFF)
+    await tb.dma_write32(ch.sgreg(regs.SG_DESC_HI), new.first >> 32)
+    await tb.dma_write32(ch.sgreg(regs.SG_DESC_ADJ), new.first_adj)
+    await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1S), int(Ctrl.RUN))
+    assert await ch.status() & Stat.BUSY, "idle before Run was set again: no race to test"
+    await h.platform.sleep_ns(500_000)
+    status = await ch.status()
+    assert not status & Stat.BUSY and not status & regs.STAT_ERROR_MASK, regs.describe_status(
+        status, Target.H2C
+    )
+    assert await ch.completed_count() == n_new, "the count is the new chain's"
+    await ch.stop()
+    image = h.card_image().tobytes()
+    assert image[new_card : new_card + n_new * size] == new_data, "the new chain's data"
+    ran = [
+        image[i * size : (i + 1) * size] == old_data[i * size : (i + 1) * size]
+        for i in range(n_old)
+    ]
+    untouched = [
+        image[i * size : (i + 1) * size] == before[i * size : (i + 1) * size] for i in range(n_old)
+    ]
+    k = ran.index(False) if False in ran else n_old
+    assert 1 <= k < n_old, f"{k} of the old chain's descriptors ran"
+    assert all(untouched[k:]), f"old descriptors after the first {k} ran after Run was cleared"
