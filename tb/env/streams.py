@@ -4,8 +4,12 @@ for user logic."""
 
 from __future__ import annotations
 
+import cocotb
+from cocotb.triggers import RisingEdge
 from cocotb_bus.bus import Bus
 from cocotbext.axi import AxiStreamBus, AxiStreamSink, AxiStreamSource
+
+from driver_model.regs import Target
 
 _SIGNALS = ("tvalid", "tready", "tlast", "tkeep")
 
@@ -43,3 +47,34 @@ def c2h_source(dut, n: int) -> AxiStreamSource:
     """A source on C2H stream channel ``n``."""
     clk, rst, level = clock_and_reset(dut)
     return AxiStreamSource(XdmaStreamBus(dut, "s_axis_c2h", n), clk, rst, level)
+
+
+class StatusPorts:
+    """A monitor of the XDMA status ports (``h2c_sts_<n>``, ``c2h_sts_<n>``) of the
+    channels built: per (direction, channel), :attr:`counts` holds the descriptor-done
+    (``desc``) and packet-done (``pkt``) pulses seen, and the cycles with Run (``run``)
+    and busy (``busy``)."""
+
+    def __init__(self, dut, clk, h2c_channels: int, c2h_channels: int) -> None:
+        self.clk = clk
+        self.ports = {
+            (d, n): getattr(dut, f"{'h2c' if d == Target.H2C else 'c2h'}_sts_{n}")
+            for d, count in ((Target.H2C, h2c_channels), (Target.C2H, c2h_channels))
+            for n in range(count)
+        }
+        self.counts = {key: {"desc": 0, "pkt": 0, "run": 0, "busy": 0} for key in self.ports}
+        cocotb.start_soon(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await RisingEdge(self.clk)
+            for key, port in self.ports.items():
+                v = port.value
+                if not v.is_resolvable:
+                    continue
+                v = int(v)
+                c = self.counts[key]
+                c["desc"] += v >> 3 & 1
+                c["pkt"] += v >> 4 & 1
+                c["run"] += v >> 6 & 1
+                c["busy"] += v & 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 
 from driver_model import regs
 from driver_model.desc import C2hResult
@@ -27,7 +27,7 @@ from driver_model.xdma import Outcome, WriteBack, XdmaChannel
 from tb.env.axi_mem import ErrorAxiRam
 from tb.env.bypass import BypassDesc, DescBypass
 from tb.env.harness import GUARD, UNMAPPED_HOST, Harness, Surface, pattern, setup
-from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
+from tb.env.streams import StatusPorts, c2h_source, clock_and_reset, h2c_sink
 
 MEM_SIZE = 1 << 20
 
@@ -48,22 +48,7 @@ class Rig:
             for d, count in ((Target.H2C, h.h2c_channels), (Target.C2H, h.c2h_channels))
             for n in range(count)
         }
-        self.pulses = {key: [0, 0] for key in self.byp}
-        cocotb.start_soon(self._watch_status())
-
-    async def _watch_status(self) -> None:
-        dut = self.tb.dut
-        ports = {
-            key: getattr(dut, f"{'h2c' if key[0] == Target.H2C else 'c2h'}_sts_{key[1]}")
-            for key in self.pulses
-        }
-        while True:
-            await RisingEdge(self.clk)
-            for key, port in ports.items():
-                v = port.value
-                if v.is_resolvable:
-                    self.pulses[key][0] += int(v) >> 3 & 1
-                    self.pulses[key][1] += int(v) >> 4 & 1
+        self.sts = StatusPorts(dut, clk, h.h2c_channels, h.c2h_channels).counts
 
     def channel(self, direction: Target, n: int) -> XdmaChannel:
         """A driver-model channel on its own MSI vector handler."""
@@ -137,7 +122,8 @@ async def test_bypass_mm_roundtrip(dut):
         assert not status & Stat.BUSY, "busy with nothing loaded"
         assert sts_port(rig, direction, 0) >> 6 & 1, "status port: Run"
         assert await ch.completed_count() == len(pieces)
-        assert rig.pulses[(direction, 0)] == [len(pieces), 0]
+        assert rig.sts[(direction, 0)]["desc"] == len(pieces)
+        assert rig.sts[(direction, 0)]["pkt"] == 0
         await ch.stop()
     assert rig.mem.read(0, 0x8000) == bytes(image), "AxiRam after H2C"
     assert bytes(dst[0:0x8000]) == bytes(image), "host buffer after C2H"
@@ -223,8 +209,8 @@ async def test_bypass_streams(dut):
     assert bytes(out[700:0x2000]) == bytes([GUARD]) * (0x2000 - 700)
     assert C2hResult.parse(bytes(out[0x2000:0x2008])) == C2hResult(700, True)
     await c2h.stop()
-    assert rig.pulses[(Target.H2C, 1)] == [3, 2]
-    assert rig.pulses[(Target.C2H, 1)] == [1, 1]
+    assert (rig.sts[(Target.H2C, 1)]["desc"], rig.sts[(Target.H2C, 1)]["pkt"]) == (3, 2)
+    assert (rig.sts[(Target.C2H, 1)]["desc"], rig.sts[(Target.C2H, 1)]["pkt"]) == (1, 1)
 
 
 @cocotb.test(timeout_time=30, timeout_unit="ms")
@@ -339,7 +325,7 @@ async def test_bypass_frames_into_cuda_surface(dut):
     got = [C2hResult.parse(bytes(results[32 * i : 32 * i + 8])) for i in range(len(descs))]
     ends = {i for i, n in enumerate(fill) if sum(fill[: i + 1]) % frame_bytes == 0}
     assert got == [C2hResult(n, i in ends) for i, n in enumerate(fill)], got
-    assert rig.pulses[(Target.C2H, 1)][1] == 3
+    assert rig.sts[(Target.C2H, 1)]["pkt"] == 3
     await c2h.stop()
     await ClockCycles(rig.clk, 5)
     assert not int(dut.c2h_dsc_byp_ready_1.value), "ready with Run clear"

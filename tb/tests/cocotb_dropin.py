@@ -25,7 +25,7 @@ from driver_model.regs import AxiErr, Stat, Target
 from driver_model.xdma import Engine, MsixEntry, XdmaChannel, XdmaMsix, probe_engines
 from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
 from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
-from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
+from tb.env.streams import StatusPorts, c2h_source, clock_and_reset, h2c_sink
 
 # the user design's memory behind the AXI4 master, and the AXI4-Lite slave's
 MEM_SIZE = 1 << 20
@@ -51,31 +51,7 @@ class DropIn:
         self.axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, AXIL_SIZE)
         self.clk = clk
         # per status port: descriptor-done and packet-done pulses, and cycles with Run and busy
-        self.sts = {
-            (d, n): {"desc": 0, "pkt": 0, "run": 0, "busy": 0}
-            for d, count in ((Target.H2C, h.h2c_channels), (Target.C2H, h.c2h_channels))
-            for n in range(count)
-        }
-        cocotb.start_soon(self._watch_status())
-
-    async def _watch_status(self) -> None:
-        dut = self.tb.dut
-        ports = {
-            key: getattr(dut, f"{'h2c' if key[0] == Target.H2C else 'c2h'}_sts_{key[1]}")
-            for key in self.sts
-        }
-        while True:
-            await RisingEdge(self.clk)
-            for key, port in ports.items():
-                v = port.value
-                if not v.is_resolvable:
-                    continue
-                v = int(v)
-                c = self.sts[key]
-                c["desc"] += v >> 3 & 1
-                c["pkt"] += v >> 4 & 1
-                c["run"] += v >> 6 & 1
-                c["busy"] += v & 1
+        self.sts = StatusPorts(dut, clk, h.h2c_channels, h.c2h_channels).counts
 
     def channel(self, direction: Target, n: int) -> XdmaChannel:
         return XdmaChannel(self.h.platform, direction, n, h2c_channels=self.h.h2c_channels)
