@@ -423,6 +423,7 @@ def verilog_header() -> str:
     section("BARs of the FPGA function (the BAR id of a completer request) and their sizes")
     define("BAR_USER", _lit(regs.BAR_USER, 3))
     define("BAR_DMA", _lit(regs.BAR_DMA, 3))
+    define("BAR_AXIB", _lit(regs.BAR_AXIB, 3))
     define("BAR_USER_ADDR_WIDTH", str((regs.BAR_USER_SIZE - 1).bit_length()))
     define("BAR_DMA_ADDR_WIDTH", str((regs.BAR_DMA_SIZE - 1).bit_length()))
 

@@ -39,6 +39,9 @@ class Field:
 # --- BARs of the FPGA function --------------------------------------------------------------
 BAR_USER = 0  # the user BAR: LED and card RAM size registers (the picoevb's BAR0)
 BAR_DMA = 1  # the XDMA register space (PG195 "DMA/Bridge Subsystem registers")
+# the PCIe-to-DMA bypass BAR of the drop-in (m_axib_*, axist_bypass_en): BAR2 behind the
+# 32-bit AXI4-Lite master and DMA BARs, where Vivado puts it (PG195 "Target Bridge")
+BAR_AXIB = 2
 BAR_USER_SIZE = 4 << 10
 BAR_DMA_SIZE = 64 << 10
 

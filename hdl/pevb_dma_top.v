@@ -224,6 +224,32 @@ wire s_axil_arready;
 wire [31:0] s_axil_rdata;
 wire [1:0] s_axil_rresp;
 wire s_axil_rvalid;
+// the card has no bypass BAR: the bypass master's outputs idle
+wire [AXI_ID_WIDTH-1:0] axib_awid;
+wire [AXI_ADDR_WIDTH-1:0] axib_awaddr;
+wire [7:0] axib_awlen;
+wire [2:0] axib_awsize;
+wire [1:0] axib_awburst;
+wire axib_awlock;
+wire [3:0] axib_awcache;
+wire [2:0] axib_awprot;
+wire axib_awvalid;
+wire [AXIS_PCIE_DATA_WIDTH-1:0] axib_wdata;
+wire [AXIS_PCIE_DATA_WIDTH/8-1:0] axib_wstrb;
+wire axib_wlast;
+wire axib_wvalid;
+wire axib_bready;
+wire [AXI_ID_WIDTH-1:0] axib_arid;
+wire [AXI_ADDR_WIDTH-1:0] axib_araddr;
+wire [7:0] axib_arlen;
+wire [2:0] axib_arsize;
+wire [1:0] axib_arburst;
+wire axib_arlock;
+wire [3:0] axib_arcache;
+wire [2:0] axib_arprot;
+wire axib_arvalid;
+wire axib_rready;
+wire unused_axib = ^{axib_awid, axib_awaddr, axib_awlen, axib_awsize, axib_awburst, axib_awlock, axib_awcache, axib_awprot, axib_awvalid, axib_wdata, axib_wstrb, axib_wlast, axib_wvalid, axib_bready, axib_arid, axib_araddr, axib_arlen, axib_arsize, axib_arburst, axib_arlock, axib_arcache, axib_arprot, axib_arvalid, axib_rready};
 wire unused_s_axil = ^{s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_bresp, s_axil_arready, s_axil_rdata, s_axil_rresp, s_axil_rvalid};
 
 // descriptor bypass is not used on the card: the ports idle
@@ -436,6 +462,42 @@ pevb_xdma_ip #(
     .m_axi_rready(axi_rready),
     // no soft reset on the card
     .dma_bridge_resetn(1'b1),
+    // no bypass BAR on the card
+    .m_axib_awid(axib_awid),
+    .m_axib_awaddr(axib_awaddr),
+    .m_axib_awlen(axib_awlen),
+    .m_axib_awsize(axib_awsize),
+    .m_axib_awburst(axib_awburst),
+    .m_axib_awlock(axib_awlock),
+    .m_axib_awcache(axib_awcache),
+    .m_axib_awprot(axib_awprot),
+    .m_axib_awvalid(axib_awvalid),
+    .m_axib_awready(1'd0),
+    .m_axib_wdata(axib_wdata),
+    .m_axib_wstrb(axib_wstrb),
+    .m_axib_wlast(axib_wlast),
+    .m_axib_wvalid(axib_wvalid),
+    .m_axib_wready(1'd0),
+    .m_axib_bid({AXI_ID_WIDTH{1'b0}}),
+    .m_axib_bresp(2'd0),
+    .m_axib_bvalid(1'd0),
+    .m_axib_bready(axib_bready),
+    .m_axib_arid(axib_arid),
+    .m_axib_araddr(axib_araddr),
+    .m_axib_arlen(axib_arlen),
+    .m_axib_arsize(axib_arsize),
+    .m_axib_arburst(axib_arburst),
+    .m_axib_arlock(axib_arlock),
+    .m_axib_arcache(axib_arcache),
+    .m_axib_arprot(axib_arprot),
+    .m_axib_arvalid(axib_arvalid),
+    .m_axib_arready(1'd0),
+    .m_axib_rid({AXI_ID_WIDTH{1'b0}}),
+    .m_axib_rdata({AXIS_PCIE_DATA_WIDTH{1'b0}}),
+    .m_axib_rresp(2'd0),
+    .m_axib_rlast(1'd0),
+    .m_axib_rvalid(1'd0),
+    .m_axib_rready(axib_rready),
     // no AXI4-Lite slave on the card
     .s_axil_awaddr(32'd0),
     .s_axil_awprot(3'd0),

@@ -12,6 +12,7 @@
 // BARs of the FPGA function (the BAR id of a completer request) and their sizes
 `define PEVB_BAR_USER 3'd0
 `define PEVB_BAR_DMA 3'd1
+`define PEVB_BAR_AXIB 3'd2
 `define PEVB_BAR_USER_ADDR_WIDTH 12
 `define PEVB_BAR_DMA_ADDR_WIDTH 16
 

@@ -55,6 +55,13 @@ module pevb_xdma #
     parameter AXIL_SLAVE = 0,
     // dma_bridge_resetn is used (0 or 1; Vivado's soft_reset_en): when 0 it is ignored
     parameter SOFT_RESET_EN = 0,
+    // the PCIe-to-DMA bypass master m_axib_* behind BAR2 (0 or 1; Vivado's
+    // axist_bypass_en): when 0 its ports are idle and BAR2 requests get UR
+    parameter AXIB = 0,
+    // log2 of the bypass BAR's size (Vivado's axist_bypass_size/_scale), and the AXI
+    // address of its first byte (pciebar2axibar_axist_bypass)
+    parameter AXIB_BAR_ADDR_WIDTH = 20,
+    parameter [63:0] AXIB_AXI_BASE = 64'd0,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -233,6 +240,43 @@ module pevb_xdma #
     output wire [1:0]                         s_axil_rresp,
     output wire                               s_axil_rvalid,
     input  wire                               s_axil_rready,
+
+    /* PCIe-to-DMA bypass master: host requests to BAR2 as AXI4 bursts (AXIB) */
+    output wire [AXI_ID_WIDTH-1:0]            m_axib_awid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_awaddr,
+    output wire [7:0]                         m_axib_awlen,
+    output wire [2:0]                         m_axib_awsize,
+    output wire [1:0]                         m_axib_awburst,
+    output wire                               m_axib_awlock,
+    output wire [3:0]                         m_axib_awcache,
+    output wire [2:0]                         m_axib_awprot,
+    output wire                               m_axib_awvalid,
+    input  wire                               m_axib_awready,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_wdata,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axib_wstrb,
+    output wire                               m_axib_wlast,
+    output wire                               m_axib_wvalid,
+    input  wire                               m_axib_wready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axib_bid,
+    input  wire [1:0]                         m_axib_bresp,
+    input  wire                               m_axib_bvalid,
+    output wire                               m_axib_bready,
+    output wire [AXI_ID_WIDTH-1:0]            m_axib_arid,
+    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_araddr,
+    output wire [7:0]                         m_axib_arlen,
+    output wire [2:0]                         m_axib_arsize,
+    output wire [1:0]                         m_axib_arburst,
+    output wire                               m_axib_arlock,
+    output wire [3:0]                         m_axib_arcache,
+    output wire [2:0]                         m_axib_arprot,
+    output wire                               m_axib_arvalid,
+    input  wire                               m_axib_arready,
+    input  wire [AXI_ID_WIDTH-1:0]            m_axib_rid,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_rdata,
+    input  wire [1:0]                         m_axib_rresp,
+    input  wire                               m_axib_rlast,
+    input  wire                               m_axib_rvalid,
+    output wire                               m_axib_rready,
 
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
@@ -426,6 +470,183 @@ generate
     end
 endgenerate
 
+/* completer: the register BARs, and with AXIB the bypass BAR beside them */
+wire [DW-1:0] rg_cq_tdata;
+wire [KEEP-1:0] rg_cq_tkeep;
+wire rg_cq_tvalid, rg_cq_tready, rg_cq_tlast;
+wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] rg_cq_tuser;
+wire [DW-1:0] rg_cc_tdata;
+wire [KEEP-1:0] rg_cc_tkeep;
+wire rg_cc_tvalid, rg_cc_tready, rg_cc_tlast;
+wire [AXIS_PCIE_CC_USER_WIDTH-1:0] rg_cc_tuser;
+
+generate
+    if (AXIB) begin : axib
+        wire [DW-1:0] cq_tdata;
+        wire [KEEP-1:0] cq_tkeep;
+        wire cq_tlast;
+        wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] cq_tuser;
+        wire [1:0] cq_tvalid, cq_tready;
+        wire [DW-1:0] cc_tdata;
+        wire [KEEP-1:0] cc_tkeep;
+        wire cc_tvalid, cc_tready, cc_tlast;
+        wire [AXIS_PCIE_CC_USER_WIDTH-1:0] cc_tuser;
+
+        pevb_cq_demux #(
+            .AXIS_PCIE_DATA_WIDTH(DW),
+            .AXIS_PCIE_KEEP_WIDTH(KEEP),
+            .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+            .BAR(`PEVB_BAR_AXIB)
+        ) demux_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_axis_cq_tdata(s_axis_cq_tdata),
+            .s_axis_cq_tkeep(s_axis_cq_tkeep),
+            .s_axis_cq_tvalid(s_axis_cq_tvalid && !cq_hold),
+            .s_axis_cq_tready(cq_tready_int),
+            .s_axis_cq_tlast(s_axis_cq_tlast),
+            .s_axis_cq_tuser(s_axis_cq_tuser),
+            .m_axis_cq_tdata(cq_tdata),
+            .m_axis_cq_tkeep(cq_tkeep),
+            .m_axis_cq_tlast(cq_tlast),
+            .m_axis_cq_tuser(cq_tuser),
+            .m_axis_cq_tvalid(cq_tvalid),
+            .m_axis_cq_tready(cq_tready)
+        );
+
+        assign rg_cq_tdata = cq_tdata;
+        assign rg_cq_tkeep = cq_tkeep;
+        assign rg_cq_tvalid = cq_tvalid[0];
+        assign rg_cq_tlast = cq_tlast;
+        assign rg_cq_tuser = cq_tuser;
+        assign cq_tready[0] = rg_cq_tready;
+
+        pevb_axib #(
+            .AXIS_PCIE_DATA_WIDTH(DW),
+            .AXIS_PCIE_KEEP_WIDTH(KEEP),
+            .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+            .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+            .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
+            .AXI_ID_WIDTH(AXI_ID_WIDTH),
+            .BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
+            .AXI_BASE(AXIB_AXI_BASE)
+        ) axib_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_axis_cq_tdata(cq_tdata),
+            .s_axis_cq_tkeep(cq_tkeep),
+            .s_axis_cq_tvalid(cq_tvalid[1]),
+            .s_axis_cq_tready(cq_tready[1]),
+            .s_axis_cq_tlast(cq_tlast),
+            .s_axis_cq_tuser(cq_tuser),
+            .m_axis_cc_tdata(cc_tdata),
+            .m_axis_cc_tkeep(cc_tkeep),
+            .m_axis_cc_tvalid(cc_tvalid),
+            .m_axis_cc_tready(cc_tready),
+            .m_axis_cc_tlast(cc_tlast),
+            .m_axis_cc_tuser(cc_tuser),
+            .cfg_max_payload(cfg_max_payload),
+            .m_axib_awid(m_axib_awid),
+            .m_axib_awaddr(m_axib_awaddr),
+            .m_axib_awlen(m_axib_awlen),
+            .m_axib_awsize(m_axib_awsize),
+            .m_axib_awburst(m_axib_awburst),
+            .m_axib_awlock(m_axib_awlock),
+            .m_axib_awcache(m_axib_awcache),
+            .m_axib_awprot(m_axib_awprot),
+            .m_axib_awvalid(m_axib_awvalid),
+            .m_axib_awready(m_axib_awready),
+            .m_axib_wdata(m_axib_wdata),
+            .m_axib_wstrb(m_axib_wstrb),
+            .m_axib_wlast(m_axib_wlast),
+            .m_axib_wvalid(m_axib_wvalid),
+            .m_axib_wready(m_axib_wready),
+            .m_axib_bid(m_axib_bid),
+            .m_axib_bresp(m_axib_bresp),
+            .m_axib_bvalid(m_axib_bvalid),
+            .m_axib_bready(m_axib_bready),
+            .m_axib_arid(m_axib_arid),
+            .m_axib_araddr(m_axib_araddr),
+            .m_axib_arlen(m_axib_arlen),
+            .m_axib_arsize(m_axib_arsize),
+            .m_axib_arburst(m_axib_arburst),
+            .m_axib_arlock(m_axib_arlock),
+            .m_axib_arcache(m_axib_arcache),
+            .m_axib_arprot(m_axib_arprot),
+            .m_axib_arvalid(m_axib_arvalid),
+            .m_axib_arready(m_axib_arready),
+            .m_axib_rid(m_axib_rid),
+            .m_axib_rdata(m_axib_rdata),
+            .m_axib_rresp(m_axib_rresp),
+            .m_axib_rlast(m_axib_rlast),
+            .m_axib_rvalid(m_axib_rvalid),
+            .m_axib_rready(m_axib_rready)
+        );
+
+        pevb_cc_mux #(
+            .AXIS_PCIE_DATA_WIDTH(DW),
+            .AXIS_PCIE_KEEP_WIDTH(KEEP),
+            .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
+        ) mux_inst (
+            .clk(clk),
+            .rst(rst),
+            .s_axis_cc_tdata({cc_tdata, rg_cc_tdata}),
+            .s_axis_cc_tkeep({cc_tkeep, rg_cc_tkeep}),
+            .s_axis_cc_tvalid({cc_tvalid, rg_cc_tvalid}),
+            .s_axis_cc_tready({cc_tready, rg_cc_tready}),
+            .s_axis_cc_tlast({cc_tlast, rg_cc_tlast}),
+            .s_axis_cc_tuser({cc_tuser, rg_cc_tuser}),
+            .m_axis_cc_tdata(m_axis_cc_tdata),
+            .m_axis_cc_tkeep(m_axis_cc_tkeep),
+            .m_axis_cc_tvalid(cc_tvalid_int),
+            .m_axis_cc_tready(cc_tready_int),
+            .m_axis_cc_tlast(m_axis_cc_tlast),
+            .m_axis_cc_tuser(m_axis_cc_tuser)
+        );
+    end else begin : no_axib
+        assign rg_cq_tdata = s_axis_cq_tdata;
+        assign rg_cq_tkeep = s_axis_cq_tkeep;
+        assign rg_cq_tvalid = s_axis_cq_tvalid && !cq_hold;
+        assign rg_cq_tlast = s_axis_cq_tlast;
+        assign rg_cq_tuser = s_axis_cq_tuser;
+        assign cq_tready_int = rg_cq_tready;
+        assign m_axis_cc_tdata = rg_cc_tdata;
+        assign m_axis_cc_tkeep = rg_cc_tkeep;
+        assign cc_tvalid_int = rg_cc_tvalid;
+        assign rg_cc_tready = cc_tready_int;
+        assign m_axis_cc_tlast = rg_cc_tlast;
+        assign m_axis_cc_tuser = rg_cc_tuser;
+
+        assign m_axib_awid = {AXI_ID_WIDTH{1'b0}};
+        assign m_axib_awaddr = {AXI_ADDR_WIDTH{1'b0}};
+        assign m_axib_awlen = 8'd0;
+        assign m_axib_awsize = 3'd0;
+        assign m_axib_awburst = 2'd0;
+        assign m_axib_awlock = 1'b0;
+        assign m_axib_awcache = 4'd0;
+        assign m_axib_awprot = 3'd0;
+        assign m_axib_awvalid = 1'b0;
+        assign m_axib_wdata = {DW{1'b0}};
+        assign m_axib_wstrb = {DW/8{1'b0}};
+        assign m_axib_wlast = 1'b0;
+        assign m_axib_wvalid = 1'b0;
+        assign m_axib_bready = 1'b0;
+        assign m_axib_arid = {AXI_ID_WIDTH{1'b0}};
+        assign m_axib_araddr = {AXI_ADDR_WIDTH{1'b0}};
+        assign m_axib_arlen = 8'd0;
+        assign m_axib_arsize = 3'd0;
+        assign m_axib_arburst = 2'd0;
+        assign m_axib_arlock = 1'b0;
+        assign m_axib_arcache = 4'd0;
+        assign m_axib_arprot = 3'd0;
+        assign m_axib_arvalid = 1'b0;
+        assign m_axib_rready = 1'b0;
+        wire unused_axib = ^{m_axib_awready, m_axib_wready, m_axib_bid, m_axib_bresp,
+                             m_axib_bvalid, m_axib_arready, m_axib_rid, m_axib_rdata,
+                             m_axib_rresp, m_axib_rlast, m_axib_rvalid};
+    end
+endgenerate
+
 pevb_cq_cc #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .AXIS_PCIE_KEEP_WIDTH(KEEP),
@@ -434,18 +655,18 @@ pevb_cq_cc #(
 ) cq_cc_inst (
     .clk(clk),
     .rst(rst),
-    .s_axis_cq_tdata(s_axis_cq_tdata),
-    .s_axis_cq_tkeep(s_axis_cq_tkeep),
-    .s_axis_cq_tvalid(s_axis_cq_tvalid && !cq_hold),
-    .s_axis_cq_tready(cq_tready_int),
-    .s_axis_cq_tlast(s_axis_cq_tlast),
-    .s_axis_cq_tuser(s_axis_cq_tuser),
-    .m_axis_cc_tdata(m_axis_cc_tdata),
-    .m_axis_cc_tkeep(m_axis_cc_tkeep),
-    .m_axis_cc_tvalid(cc_tvalid_int),
-    .m_axis_cc_tready(cc_tready_int),
-    .m_axis_cc_tlast(m_axis_cc_tlast),
-    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .s_axis_cq_tdata(rg_cq_tdata),
+    .s_axis_cq_tkeep(rg_cq_tkeep),
+    .s_axis_cq_tvalid(rg_cq_tvalid),
+    .s_axis_cq_tready(rg_cq_tready),
+    .s_axis_cq_tlast(rg_cq_tlast),
+    .s_axis_cq_tuser(rg_cq_tuser),
+    .m_axis_cc_tdata(rg_cc_tdata),
+    .m_axis_cc_tkeep(rg_cc_tkeep),
+    .m_axis_cc_tvalid(rg_cc_tvalid),
+    .m_axis_cc_tready(rg_cc_tready),
+    .m_axis_cc_tlast(rg_cc_tlast),
+    .m_axis_cc_tuser(rg_cc_tuser),
     .reg_req_valid(reg_req_valid),
     .reg_req_we(reg_req_we),
     .reg_req_bar(reg_req_bar),

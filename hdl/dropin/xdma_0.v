@@ -31,6 +31,13 @@
  *                            registers from the user side)
  *   PEVB_XDMA_SOFT_RESET_EN  soft_reset_en (0, 1: dma_bridge_resetn low resets the
  *                            DMA and axi_aresetn, the link kept up)
+ *   PEVB_XDMA_AXIST_BYPASS   axist_bypass_en (0, 1: the PCIe-to-DMA bypass master
+ *                            m_axib_* behind BAR2, a 32-bit BAR beside BAR0 (the
+ *                            AXI4-Lite master) and BAR1 (DMA), as Vivado places it)
+ *   PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH  axist_bypass_size/_scale as log2 of bytes
+ *                            (20: Vivado's default 1 Megabytes; 12 to 31)
+ *   PEVB_XDMA_AXIST_BYPASS_AXI_BASE    pciebar2axibar_axist_bypass (64-bit, 4 KiB
+ *                            aligned): the AXI address of the BAR's first byte
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
@@ -82,6 +89,15 @@
 `ifndef PEVB_XDMA_SOFT_RESET_EN
 `define PEVB_XDMA_SOFT_RESET_EN 0
 `endif
+`ifndef PEVB_XDMA_AXIST_BYPASS
+`define PEVB_XDMA_AXIST_BYPASS 0
+`endif
+`ifndef PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH
+`define PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH 20
+`endif
+`ifndef PEVB_XDMA_AXIST_BYPASS_AXI_BASE
+`define PEVB_XDMA_AXIST_BYPASS_AXI_BASE 64'h0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -107,6 +123,9 @@ module `PEVB_XDMA_MODULE #
     parameter MSIX = `PEVB_XDMA_MSIX,
     parameter AXIL_SLAVE = `PEVB_XDMA_AXILITE_SLAVE,
     parameter SOFT_RESET_EN = `PEVB_XDMA_SOFT_RESET_EN,
+    parameter AXIB = `PEVB_XDMA_AXIST_BYPASS,
+    parameter AXIB_BAR_ADDR_WIDTH = `PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH,
+    parameter [63:0] AXIB_AXI_BASE = `PEVB_XDMA_AXIST_BYPASS_AXI_BASE,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
     // descriptor fetches each channel keeps in flight (1 to 7)
@@ -299,6 +318,44 @@ module `PEVB_XDMA_MODULE #
     output wire                                  s_axil_rvalid,
     input  wire                                  s_axil_rready,
 
+    /* PCIe-to-DMA bypass master: host requests to BAR2 as AXI4 bursts
+       (PEVB_XDMA_AXIST_BYPASS) */
+    output wire [AXI_ID_WIDTH-1:0]        m_axib_awid,
+    output wire [AXI_ADDR_WIDTH-1:0]      m_axib_awaddr,
+    output wire [7:0]                     m_axib_awlen,
+    output wire [2:0]                     m_axib_awsize,
+    output wire [1:0]                     m_axib_awburst,
+    output wire                           m_axib_awlock,
+    output wire [3:0]                     m_axib_awcache,
+    output wire [2:0]                     m_axib_awprot,
+    output wire                           m_axib_awvalid,
+    input   wire                           m_axib_awready,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]m_axib_wdata,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]m_axib_wstrb,
+    output wire                           m_axib_wlast,
+    output wire                           m_axib_wvalid,
+    input   wire                           m_axib_wready,
+    input   wire [AXI_ID_WIDTH-1:0]        m_axib_bid,
+    input   wire [1:0]                     m_axib_bresp,
+    input   wire                           m_axib_bvalid,
+    output wire                           m_axib_bready,
+    output wire [AXI_ID_WIDTH-1:0]        m_axib_arid,
+    output wire [AXI_ADDR_WIDTH-1:0]      m_axib_araddr,
+    output wire [7:0]                     m_axib_arlen,
+    output wire [2:0]                     m_axib_arsize,
+    output wire [1:0]                     m_axib_arburst,
+    output wire                           m_axib_arlock,
+    output wire [3:0]                     m_axib_arcache,
+    output wire [2:0]                     m_axib_arprot,
+    output wire                           m_axib_arvalid,
+    input   wire                           m_axib_arready,
+    input   wire [AXI_ID_WIDTH-1:0]        m_axib_rid,
+    input   wire [AXIS_PCIE_DATA_WIDTH-1:0]m_axib_rdata,
+    input   wire [1:0]                     m_axib_rresp,
+    input   wire                           m_axib_rlast,
+    input   wire                           m_axib_rvalid,
+    output wire                           m_axib_rready,
+
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
     output wire [2:0]                         m_axil_awprot,
@@ -428,6 +485,9 @@ pevb_xdma_ip #(
     .MSIX(MSIX),
     .AXIL_SLAVE(AXIL_SLAVE),
     .SOFT_RESET_EN(SOFT_RESET_EN),
+    .AXIB(AXIB),
+    .AXIB_BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
+    .AXIB_AXI_BASE(AXIB_AXI_BASE),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),
@@ -637,6 +697,41 @@ pevb_xdma_ip #(
     .s_axil_rresp(s_axil_rresp),
     .s_axil_rvalid(s_axil_rvalid),
     .s_axil_rready(s_axil_rready),
+    .m_axib_awid(m_axib_awid),
+    .m_axib_awaddr(m_axib_awaddr),
+    .m_axib_awlen(m_axib_awlen),
+    .m_axib_awsize(m_axib_awsize),
+    .m_axib_awburst(m_axib_awburst),
+    .m_axib_awlock(m_axib_awlock),
+    .m_axib_awcache(m_axib_awcache),
+    .m_axib_awprot(m_axib_awprot),
+    .m_axib_awvalid(m_axib_awvalid),
+    .m_axib_awready(m_axib_awready),
+    .m_axib_wdata(m_axib_wdata),
+    .m_axib_wstrb(m_axib_wstrb),
+    .m_axib_wlast(m_axib_wlast),
+    .m_axib_wvalid(m_axib_wvalid),
+    .m_axib_wready(m_axib_wready),
+    .m_axib_bid(m_axib_bid),
+    .m_axib_bresp(m_axib_bresp),
+    .m_axib_bvalid(m_axib_bvalid),
+    .m_axib_bready(m_axib_bready),
+    .m_axib_arid(m_axib_arid),
+    .m_axib_araddr(m_axib_araddr),
+    .m_axib_arlen(m_axib_arlen),
+    .m_axib_arsize(m_axib_arsize),
+    .m_axib_arburst(m_axib_arburst),
+    .m_axib_arlock(m_axib_arlock),
+    .m_axib_arcache(m_axib_arcache),
+    .m_axib_arprot(m_axib_arprot),
+    .m_axib_arvalid(m_axib_arvalid),
+    .m_axib_arready(m_axib_arready),
+    .m_axib_rid(m_axib_rid),
+    .m_axib_rdata(m_axib_rdata),
+    .m_axib_rresp(m_axib_rresp),
+    .m_axib_rlast(m_axib_rlast),
+    .m_axib_rvalid(m_axib_rvalid),
+    .m_axib_rready(m_axib_rready),
     .m_axil_awaddr(m_axil_awaddr),
     .m_axil_awprot(m_axil_awprot),
     .m_axil_awvalid(m_axil_awvalid),

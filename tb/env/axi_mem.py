@@ -45,14 +45,41 @@ class ErrorWindow:
         return addr < self.base + self.size and self.base < addr + length
 
 
-class ErrorAxiRam(AxiRam):
-    """An ``AxiRam`` of ``size`` bytes on the ``m_axi`` ports of ``dut`` whose accesses to
-    :attr:`windows` get an AXI error response instead of data."""
+@dataclass(frozen=True)
+class Burst:
+    """One AXI burst as the master asked for it: the AW or AR channel's fields."""
 
-    def __init__(self, dut, clock, reset, reset_active_level: bool, size: int) -> None:
+    write: bool
+    addr: int
+    len: int  # AxLEN: beats - 1
+    size: int  # AxSIZE: log2 of bytes per beat
+    burst: int  # AxBURST (1: INCR)
+
+
+class ErrorAxiRam(AxiRam):
+    """An ``AxiRam`` of ``size`` bytes on the ``prefix`` (``m_axi``: the DMA master;
+    ``m_axib``: the PCIe-to-DMA bypass master) ports of ``dut`` whose accesses to
+    :attr:`windows` get an AXI error response instead of data. Every burst asked for is
+    kept in :attr:`bursts`, and every write beat's strobes in :attr:`wstrbs`."""
+
+    def __init__(
+        self, dut, clock, reset, reset_active_level: bool, size: int, prefix: str = "m_axi"
+    ) -> None:
         super().__init__(
-            AxiBus.from_prefix(dut, "m_axi"), clock, reset, reset_active_level, size=size
+            AxiBus.from_prefix(dut, prefix), clock, reset, reset_active_level, size=size
         )
+        self.bursts: list[Burst] = []
+        self.wstrbs: list[int] = []
+        self._record(self.write_if.aw_channel, write=True)
+        self._record(self.read_if.ar_channel, write=False)
+        w_recv = self.write_if.w_channel.recv
+
+        async def recv_w():
+            w = await w_recv()
+            self.wstrbs.append(int(w.wstrb))
+            return w
+
+        self.write_if.w_channel.recv = recv_w
         self.windows: list[ErrorWindow] = []
         # (write, response) of every error answered: one per write burst, one per read beat
         self.answered: list[tuple[bool, AxiError]] = []
@@ -61,6 +88,25 @@ class ErrorAxiRam(AxiRam):
         self.read_if._read = self._guarded_read
         self._wrap_send(self.write_if.b_channel, write=True, field="bresp")
         self._wrap_send(self.read_if.r_channel, write=False, field="rresp")
+
+    def _record(self, channel, write: bool) -> None:
+        recv = channel.recv
+        p = "aw" if write else "ar"
+
+        async def recv_and_record():
+            a = await recv()
+            self.bursts.append(
+                Burst(
+                    write,
+                    int(getattr(a, p + "addr")),
+                    int(getattr(a, p + "len")),
+                    int(getattr(a, p + "size")),
+                    int(getattr(a, p + "burst")),
+                )
+            )
+            return a
+
+        channel.recv = recv_and_record
 
     def _check(self, addr: int, length: int, write: bool) -> None:
         for w in self.windows:

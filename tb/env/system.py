@@ -21,6 +21,7 @@ from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
 from driver_model.regs import (
+    BAR_AXIB,
     BAR_DMA,
     BAR_DMA_SIZE,
     BAR_USER,
@@ -229,6 +230,11 @@ class TB:
         self.dev.functions[0].class_code = 0x058000
         self.dev.functions[0].configure_bar(BAR_USER, BAR_USER_SIZE)
         self.dev.functions[0].configure_bar(BAR_DMA, BAR_DMA_SIZE)
+        # the drop-in's PCIe-to-DMA bypass BAR, when built with it (Vivado's
+        # axist_bypass_en): 32-bit, beside the AXI4-Lite master's and the DMA BAR
+        if p.extra.get("AXIB"):
+            axib_size = 1 << p.extra.get("AXIB_BAR_ADDR_WIDTH", 20)
+            self.dev.functions[0].configure_bar(BAR_AXIB, axib_size)
 
         # the GPU peer and the topology: one switch above both (default), or each on its
         # own root port of the root complex

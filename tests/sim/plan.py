@@ -83,6 +83,10 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "C2H_BYPASS": 3,
         },
     },
+    # the PCIe-to-DMA bypass master: a 64 KiB BAR2 at AXI address 0x40000
+    "cocotb_axib": {
+        "axib": {"AXIB": 1, "AXIB_BAR_ADDR_WIDTH": 16, "AXIB_AXI_BASE": 0x40000},
+    },
     # the frame grabber of our own: one stream channel each way, C2H 0 bypassed, the
     # AXI4-Lite slave to the DMA registers
     "cocotb_grabber": {
@@ -95,6 +99,7 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
 TOPLEVELS: dict[str, str] = {
     "cocotb_dropin": runner.DROPIN_TOPLEVEL,
     "cocotb_bypass": runner.DROPIN_TOPLEVEL,
+    "cocotb_axib": runner.DROPIN_TOPLEVEL,
     "cocotb_byod": "byod_top",
     "cocotb_grabber": "grabber_top",
 }
@@ -116,6 +121,9 @@ _ENGINE_WIDTHS = [
     "test_concurrent_h2c_c2h",
     "test_unmapped_read",
 ]
+
+# the bypass master's lane arithmetic at the other widths
+_AXIB_WIDTHS = ["test_every_size_and_offset", "test_slverr_and_decerr"]
 
 
 @dataclass(frozen=True)
@@ -161,8 +169,16 @@ SUBSETS = [
         },
     ),
     # the 128-bit and 512-bit builds of the engine's datapath
-    Subset("gen3x4", profile="gen3x4", tests={"cocotb_engine": _ENGINE_WIDTHS}),
-    Subset("gen3x16", profile="gen3x16", tests={"cocotb_engine": _ENGINE_WIDTHS}),
+    Subset(
+        "gen3x4",
+        profile="gen3x4",
+        tests={"cocotb_engine": _ENGINE_WIDTHS, "cocotb_axib": _AXIB_WIDTHS},
+    ),
+    Subset(
+        "gen3x16",
+        profile="gen3x16",
+        tests={"cocotb_engine": _ENGINE_WIDTHS, "cocotb_axib": _AXIB_WIDTHS},
+    ),
 ]
 
 # the random regression's default runs, (simulator, profile, seed); the coverage of these

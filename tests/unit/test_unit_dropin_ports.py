@@ -10,8 +10,10 @@ Write/Read Master Interface Signals, H2C/C2H Channel 0-3 AXI4-Stream Interface
 Signals, Channel 0-3 Status Ports (msix_enable is there with or without the MSI-X
 option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Ports
 (present for the channels in the dsc_bypass_rd/_wr masks), Config AXI4-Lite Memory
-Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave). Not modelled yet
-(docs/dropin.md): parity tuser ports, the bridge ports.
+Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave), AXI4 Memory Mapped
+Master Bypass Read/Write Address/Data/Response Interface Signals (with
+axist_bypass_en). Not modelled yet (docs/dropin.md): parity tuser ports, the bridge
+ports.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Config:
     # dma_bridge_resetn (soft_reset_en)
     soft_reset: bool = False
     msix: bool = False
+    # the PCIe-to-DMA bypass master (axist_bypass_en)
+    axib: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -62,6 +66,7 @@ class Config:
             "PEVB_XDMA_AXILITE_SLAVE": int(self.axil_slave),
             "PEVB_XDMA_SOFT_RESET_EN": int(self.soft_reset),
             "PEVB_XDMA_MSIX": int(self.msix),
+            "PEVB_XDMA_AXIST_BYPASS": int(self.axib),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -112,6 +117,8 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     ]  # fmt: skip
     if not c.stream:
         ports |= {f"m_axi_{s}": (d, n) for s, d, n in axi}
+    if c.axib:  # the bypass master's tables are the AXI4 master's, prefixed m_axib_
+        ports |= {f"m_axib_{s}": (d, n) for s, d, n in axi}
     ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
     if c.axil_slave:  # the same signals, seen from the other side
         flip = {"in": "out", "out": "in"}
@@ -192,6 +199,7 @@ CONFIGS = [
         axil_slave=True,
         soft_reset=True,
     ),
+    Config(data_width=256, lanes=8, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=True, axib=True),
 ]
 
 
@@ -210,7 +218,8 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     """The drop-in has the ports of both kinds of IP (memory-mapped and stream, with
     descriptor bypass on every channel) and no other: a design written against either
     connects to it by name."""
-    mm = Config(**{**CONFIGS[0].__dict__, "bypass": 15, "axil_slave": True, "soft_reset": True})
+    every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True}
+    mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
     extra = sorted(set(have) - set(xdma_ports(mm)) - set(xdma_ports(st)))
@@ -225,8 +234,21 @@ def random_configs(count: int, seed: int) -> list[Config]:
     lanes = {64: (1, 2), 128: (2, 4), 256: (4, 8), 512: (8, 16)}
     corners = [
         Config(64, 1, 1, 4, 1, 1, False),
-        Config(512, 16, 16, 4, 4, 4, True, bypass=15, axil_slave=True, soft_reset=True, msix=True),
-        Config(256, 8, 1, 2, 4, 1, False, bypass=1, msix=True),
+        Config(
+            512,
+            16,
+            16,
+            4,
+            4,
+            4,
+            True,
+            bypass=15,
+            axil_slave=True,
+            soft_reset=True,
+            msix=True,
+            axib=True,
+        ),
+        Config(256, 8, 1, 2, 4, 1, False, bypass=1, msix=True, axib=True),
         Config(128, 4, 4, 4, 1, 4, True, axil_slave=True),
     ]
     out = list(corners)
@@ -246,6 +268,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 axil_slave=rnd.random() < 0.5,
                 soft_reset=rnd.random() < 0.5,
                 msix=rnd.random() < 0.5,
+                axib=rnd.random() < 0.5,
             )
         )
     return out

@@ -66,13 +66,15 @@ CHANNEL_SETS = [
 def test_verilator_lint_wall_engine_alone(width: int) -> None:
     """The engine as a user instantiates it (pevb_xdma_ip: XDMA's user-side ports, the
     engine inside), with every channel count, memory-mapped, streaming and mixed, with
-    and without descriptor bypass, the AXI4-Lite slave and the MSI-X table."""
+    and without descriptor bypass, the AXI4-Lite slave, the bypass master and the MSI-X
+    table."""
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}"], [], top="pevb_xdma_ip")
     lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", "-GAXI_ADDR_WIDTH=32"], [], top="pevb_xdma_ip")
     for k, (nh, nc, hs, cs, hb, cb) in enumerate(CHANNEL_SETS):
         args = [f"-GH2C_CHANNELS={nh}", f"-GC2H_CHANNELS={nc}", "-GH2C_READ_TAGS=5"]
         args += [f"-GH2C_STREAM={hs}", f"-GC2H_STREAM={cs}", f"-GMSIX={k % 2}"]
         args += [f"-GH2C_BYPASS={hb}", f"-GC2H_BYPASS={cb}", f"-GAXIL_SLAVE={k // 2 % 2}"]
+        args += [f"-GAXIB={k // 3 % 2}", f"-GAXIB_BAR_ADDR_WIDTH={12 + 3 * k % 20}"]
         lint([f"-GAXIS_PCIE_DATA_WIDTH={width}", *args], [], top="pevb_xdma_ip")
 
 
@@ -86,6 +88,8 @@ DROPIN_DEFINES = [
     {"PEVB_XDMA_STREAM": 1, "PEVB_XDMA_DSC_BYPASS_RD": 1, "PEVB_XDMA_DSC_BYPASS_WR": 1},
     {"PEVB_XDMA_AXILITE_SLAVE": 1, "PEVB_XDMA_MSIX": 1, "PEVB_XDMA_SOFT_RESET_EN": 1},
     {"PEVB_XDMA_H2C_CHANNELS": 4, "PEVB_XDMA_DSC_BYPASS_RD": 0b1001, "PEVB_XDMA_DSC_BYPASS_WR": 1},
+    {"PEVB_XDMA_AXIST_BYPASS": 1, "PEVB_XDMA_DATA_WIDTH": 128},
+    {"PEVB_XDMA_AXIST_BYPASS": 1, "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": 31, "PEVB_XDMA_STREAM": 1},
 ]
 
 
