@@ -136,6 +136,7 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_MSIX": p.msix,
         "PEVB_XDMA_AXILITE_SLAVE": p.extra.get("AXIL_SLAVE", 0),
         "PEVB_XDMA_SOFT_RESET_EN": p.extra.get("SOFT_RESET_EN", 0),
+        "PEVB_XDMA_CFG_MGMT": p.extra.get("CFG_MGMT", 0),
         "PEVB_XDMA_AXIST_BYPASS": p.extra.get("AXIB", 0),
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": p.extra.get("AXIB_BAR_ADDR_WIDTH", 20),
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": p.extra.get("AXIB_AXI_BASE", 0),

@@ -89,7 +89,19 @@ module pevb_hip_port #
 
     /* Function-level reset */
     output reg  [3:0]                         cfg_flr_in_process,
-    input  wire [3:0]                         cfg_flr_done
+    input  wire [3:0]                         cfg_flr_done,
+
+    /* Configuration management (PG213): a register of a function's configuration
+       space, read or written; done pulses when the access has happened */
+    input  wire [9:0]                         cfg_mgmt_addr,
+    input  wire [7:0]                         cfg_mgmt_function_number,
+    input  wire                               cfg_mgmt_write,
+    input  wire [31:0]                        cfg_mgmt_write_data,
+    input  wire [3:0]                         cfg_mgmt_byte_enable,
+    input  wire                               cfg_mgmt_read,
+    output reg  [31:0]                        cfg_mgmt_read_data,
+    output reg                                cfg_mgmt_read_write_done,
+    input  wire                               cfg_mgmt_debug_access
     /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_on UNDRIVEN */
 );

@@ -38,6 +38,9 @@
  *                            (20: Vivado's default 1 Megabytes; 12 to 31)
  *   PEVB_XDMA_AXIST_BYPASS_AXI_BASE    pciebar2axibar_axist_bypass (64-bit, 4 KiB
  *                            aligned): the AXI address of the BAR's first byte
+ *   PEVB_XDMA_CFG_MGMT       cfg_mgmt_if (0, 1: cfg_mgmt_* reads and writes the
+ *                            configuration space through the hard IP's management
+ *                            interface)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes and reference clocks are ports, as on the IP, and unused:
@@ -98,6 +101,9 @@
 `ifndef PEVB_XDMA_AXIST_BYPASS_AXI_BASE
 `define PEVB_XDMA_AXIST_BYPASS_AXI_BASE 64'h0
 `endif
+`ifndef PEVB_XDMA_CFG_MGMT
+`define PEVB_XDMA_CFG_MGMT 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -123,6 +129,7 @@ module `PEVB_XDMA_MODULE #
     parameter MSIX = `PEVB_XDMA_MSIX,
     parameter AXIL_SLAVE = `PEVB_XDMA_AXILITE_SLAVE,
     parameter SOFT_RESET_EN = `PEVB_XDMA_SOFT_RESET_EN,
+    parameter CFG_MGMT = `PEVB_XDMA_CFG_MGMT,
     parameter AXIB = `PEVB_XDMA_AXIST_BYPASS,
     parameter AXIB_BAR_ADDR_WIDTH = `PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH,
     parameter [63:0] AXIB_AXI_BASE = `PEVB_XDMA_AXIST_BYPASS_AXI_BASE,
@@ -318,6 +325,19 @@ module `PEVB_XDMA_MODULE #
     output wire                                  s_axil_rvalid,
     input  wire                                  s_axil_rready,
 
+    /* Configuration management (PEVB_XDMA_CFG_MGMT): a configuration register,
+       addr [9:0] its DWORD number and [17:10] the function, held with read or write
+       until read_write_done pulses; type1_cfg_reg_access (7 series) only matters to a
+       Root Port and has no effect on this Endpoint */
+    input  wire [18:0]                        cfg_mgmt_addr,
+    input  wire                               cfg_mgmt_write,
+    input  wire [31:0]                        cfg_mgmt_write_data,
+    input  wire [3:0]                         cfg_mgmt_byte_enable,
+    input  wire                               cfg_mgmt_read,
+    output wire [31:0]                        cfg_mgmt_read_data,
+    output wire                               cfg_mgmt_read_write_done,
+    input  wire                               cfg_mgmt_type1_cfg_reg_access,
+
     /* PCIe-to-DMA bypass master: host requests to BAR2 as AXI4 bursts
        (PEVB_XDMA_AXIST_BYPASS) */
     output wire [AXI_ID_WIDTH-1:0]        m_axib_awid,
@@ -408,6 +428,13 @@ wire [63:0]                        cfg_interrupt_msix_address;
 wire [31:0]                        cfg_interrupt_msix_data;
 wire                               cfg_interrupt_msix_int, cfg_interrupt_msix_sent, cfg_interrupt_msix_fail;
 wire [3:0]                         cfg_flr_in_process, cfg_flr_done;
+wire [31:0]                        hip_cfg_mgmt_read_data;
+wire                               hip_cfg_mgmt_done;
+// without the option the interface is off: its inputs never reach the hard IP
+wire                               mgmt_on = CFG_MGMT != 0;
+assign cfg_mgmt_read_data = mgmt_on ? hip_cfg_mgmt_read_data : 32'd0;
+assign cfg_mgmt_read_write_done = mgmt_on && hip_cfg_mgmt_done;
+wire unused_mgmt = ^{cfg_mgmt_addr[18], cfg_mgmt_type1_cfg_reg_access};
 
 pevb_hip_port #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
@@ -463,7 +490,16 @@ pevb_hip_port #(
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
     .cfg_flr_in_process(cfg_flr_in_process),
-    .cfg_flr_done(cfg_flr_done)
+    .cfg_flr_done(cfg_flr_done),
+    .cfg_mgmt_addr(cfg_mgmt_addr[9:0]),
+    .cfg_mgmt_function_number(cfg_mgmt_addr[17:10]),
+    .cfg_mgmt_write(mgmt_on && cfg_mgmt_write),
+    .cfg_mgmt_write_data(cfg_mgmt_write_data),
+    .cfg_mgmt_byte_enable(cfg_mgmt_byte_enable),
+    .cfg_mgmt_read(mgmt_on && cfg_mgmt_read),
+    .cfg_mgmt_read_data(hip_cfg_mgmt_read_data),
+    .cfg_mgmt_read_write_done(hip_cfg_mgmt_done),
+    .cfg_mgmt_debug_access(1'b0)
 );
 
 pevb_xdma_ip #(

@@ -209,6 +209,9 @@ class TB:
             # a user's design without the FLR ports gets no FLR capability
             cfg_flr_in_process=getattr(hip, "cfg_flr_in_process", None),
             cfg_flr_done=getattr(hip, "cfg_flr_done", None),
+            # the drop-in's configuration management interface, when built with it
+            # (Vivado's cfg_mgmt_if): the model only watches it then
+            **self._cfg_mgmt_signals(hip, p),
         )
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
@@ -222,6 +225,9 @@ class TB:
             for n in range(4):
                 getattr(dut, f"s_axis_c2h_tvalid_{n}").value = 0
                 getattr(dut, f"m_axis_h2c_tready_{n}").value = 0
+            if hasattr(dut, "cfg_mgmt_read"):
+                dut.cfg_mgmt_read.value = 0
+                dut.cfg_mgmt_write.value = 0
 
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001
@@ -255,6 +261,14 @@ class TB:
         else:
             raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
         self.gpu_pci = None
+
+    @staticmethod
+    def _cfg_mgmt_signals(hip, p: Profile) -> dict[str, object]:
+        if not p.extra.get("CFG_MGMT") or not hasattr(hip, "cfg_mgmt_addr"):
+            return {}
+        names = ("addr", "function_number", "write", "write_data", "byte_enable", "read")
+        names += ("read_data", "read_write_done", "debug_access")
+        return {f"cfg_mgmt_{n}": getattr(hip, f"cfg_mgmt_{n}") for n in names}
 
     def _attach(self, checker_mode: str, fault_seed: int) -> None:
         """Taps, the protocol checker, fault injectors and the TB's own state."""

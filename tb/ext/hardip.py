@@ -426,6 +426,51 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
         if tlp.fmt_type in CONFIG_TLPS:
             self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
 
+    async def _run_cfg_mgmt_logic(self) -> None:
+        """The configuration management interface (PG213), waking on a request instead
+        of every clock: the user logic holds ``cfg_mgmt_read`` or ``cfg_mgmt_write``
+        (register ``cfg_mgmt_addr`` of function ``cfg_mgmt_function_number``) until
+        ``cfg_mgmt_read_write_done`` pulses for a cycle, with the read data. The
+        access goes to the function's configuration space as a configuration request
+        from the link would, three cycles after the request is seen (the base model's
+        latency). A function the core does not have reads 0 and ignores writes (and
+        says so in the log)."""
+        clk = RisingEdge(self.user_clk)
+        request = First(RisingEdge(self.cfg_mgmt_read), RisingEdge(self.cfg_mgmt_write))
+
+        def level(signal) -> int:  # an open input (z, x) requests nothing
+            v = signal.value
+            return int(v) if v.is_resolvable else 0
+
+        while True:
+            read = level(self.cfg_mgmt_read)
+            if not (read or level(self.cfg_mgmt_write)):
+                await request
+                await clk
+                continue
+            for _ in range(3):
+                await clk
+            function = int(self.cfg_mgmt_function_number.value)
+            reg = int(self.cfg_mgmt_addr.value)
+            if function >= len(self.functions):
+                self.log.warning("cfg_mgmt access to function %d, which does not exist", function)
+                data = 0
+            elif read:
+                data = await self.functions[function].read_config_register(reg)
+            else:
+                data = int(self.cfg_mgmt_read_data.value)
+                value = int(self.cfg_mgmt_write_data.value)
+                await self.functions[function].write_config_register(
+                    reg, value, int(self.cfg_mgmt_byte_enable.value)
+                )
+                self._cfg_changed.set()  # as for a configuration write from the link
+            self.cfg_mgmt_read_data.value = data
+            self.cfg_mgmt_read_write_done.value = 1
+            await clk
+            self.cfg_mgmt_read_write_done.value = 0
+            # the user logic drops its request on the edge that shows done
+            await clk
+
     async def _run_cfg_status_logic(self) -> None:
         if not self._fast_cfg():
             await super()._run_cfg_status_logic()

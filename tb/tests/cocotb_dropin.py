@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge
+from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiLiteRam
 from cocotbext.axi.constants import AxiResp
 from cocotbext.pcie.core.caps import PciCapId
@@ -24,6 +24,7 @@ from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
 from driver_model.regs import AxiErr, Stat, Target
 from driver_model.xdma import Engine, MsixEntry, XdmaChannel, XdmaMsix, probe_engines
 from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
+from tb.env.cfg_mgmt import CfgMgmt
 from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
 from tb.env.streams import StatusPorts, c2h_source, clock_and_reset, h2c_sink
 
@@ -389,3 +390,47 @@ async def test_dma_bridge_reset(dut):
     res = await h.run(h.c2h, [Segment(0x100, da, 3000)], timeout_ns=5e6)
     check_ok(res, 1, "C2H after the reset")
     assert bytes(dst[0:3000]) == second
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_cfg_mgmt(dut):
+    """Configuration management (built with cfg_mgmt_if): the user logic reads the
+    function's configuration space as the host enumerated it (IDs, the BARs the host
+    assigned, the Command register) and writes it: a byte-enabled write lands in its
+    byte alone, the host reads it back; the type-1 access bit opens no read-only field
+    on an Endpoint; clearing Memory Space Enable shuts the BARs to the host until the
+    user logic sets it again; a function the core lacks reads 0."""
+    d = await boot(dut)
+    tb = d.tb
+    mgmt = CfgMgmt(dut, d.clk)
+    fpga = tb.pci.pcie_id
+
+    async def host_cfg(reg: int) -> int:
+        return await with_timeout(tb.rc.config_read_dword(fpga, reg * 4), 100, "us")
+
+    assert await mgmt.read(0) == await host_cfg(0) == 0x0001_10DE
+    for bar in (regs.BAR_USER, regs.BAR_DMA):
+        got = await mgmt.read(4 + bar)
+        assert got & ~0xF == tb.pci.bar_addr[bar], f"BAR{bar}: {got:#x}"
+    command = await mgmt.read(1)
+    assert command & 0x6 == 0x6, f"Command {command:#x}: memory space and bus master on"
+    # Interrupt Line (0x3C byte 0) is read-write; Interrupt Pin (byte 1) is read-only
+    line_pin = await host_cfg(0x3C // 4)
+    await mgmt.write(0x3C // 4, 0xFFFF_FF5A, byte_enable=0b0001)
+    assert await host_cfg(0x3C // 4) == (line_pin & ~0xFF) | 0x5A
+    assert await mgmt.read(0x3C // 4) == (line_pin & ~0xFF) | 0x5A
+    await mgmt.write(0, 0x1234_5678, type1=True)
+    assert await host_cfg(0) == 0x0001_10DE, "the type-1 bit opened the IDs on an Endpoint"
+    # Memory Space Enable off: the DMA BAR answers the host no more, until it is back on
+    ident = await tb.dma_read32(regs.block_base(Target.H2C))
+    await mgmt.write(1, command & ~0x2, byte_enable=0b0011)
+    assert await host_cfg(1) & 0x2 == 0
+    try:
+        shut = await tb.dma_read32(regs.block_base(Target.H2C))
+    except Exception as e:  # cocotbext-pcie raises on the UR completion
+        assert "Unsuccessful" in str(e), e
+    else:
+        raise AssertionError(f"the DMA BAR answered {shut:#x} with Memory Space Enable off")
+    await mgmt.write(1, command, byte_enable=0b0011)
+    assert await tb.dma_read32(regs.block_base(Target.H2C)) == ident
+    assert await mgmt.read(0, function=1) == 0

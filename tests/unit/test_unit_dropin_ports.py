@@ -12,7 +12,8 @@ option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Por
 (present for the channels in the dsc_bypass_rd/_wr masks), Config AXI4-Lite Memory
 Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave), AXI4 Memory Mapped
 Master Bypass Read/Write Address/Data/Response Interface Signals (with
-axist_bypass_en). Not modelled yet (docs/dropin.md): parity tuser ports, the bridge
+axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if). Not
+modelled yet (docs/dropin.md): parity tuser ports, the bridge
 ports.
 """
 
@@ -51,6 +52,8 @@ class Config:
     msix: bool = False
     # the PCIe-to-DMA bypass master (axist_bypass_en)
     axib: bool = False
+    # the configuration management interface (cfg_mgmt_if)
+    cfg_mgmt: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -67,6 +70,7 @@ class Config:
             "PEVB_XDMA_SOFT_RESET_EN": int(self.soft_reset),
             "PEVB_XDMA_MSIX": int(self.msix),
             "PEVB_XDMA_AXIST_BYPASS": int(self.axib),
+            "PEVB_XDMA_CFG_MGMT": int(self.cfg_mgmt),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -93,6 +97,11 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     }
     if c.soft_reset:
         ports["dma_bridge_resetn"] = ("in", 1)
+    if c.cfg_mgmt:  # Configuration Management Interface Ports; the type-1 bit is 7 series'
+        mgmt = [("addr", "in", 19), ("write", "in", 1), ("write_data", "in", 32)]
+        mgmt += [("byte_enable", "in", 4), ("read", "in", 1), ("read_data", "out", 32)]
+        mgmt += [("read_write_done", "out", 1), ("type1_cfg_reg_access", "in", 1)]
+        ports |= {f"cfg_mgmt_{s}": (d, n) for s, d, n in mgmt}
     # AXI4 master: (signal, direction seen from the IP, width)
     axi = [
         ("awid", "out", i), ("awaddr", "out", 64), ("awlen", "out", 8), ("awsize", "out", 3),
@@ -200,6 +209,9 @@ CONFIGS = [
         soft_reset=True,
     ),
     Config(data_width=256, lanes=8, usr_irq=1, id_width=4, h2c=1, c2h=1, stream=True, axib=True),
+    Config(
+        data_width=128, lanes=2, usr_irq=3, id_width=4, h2c=1, c2h=2, stream=False, cfg_mgmt=True
+    ),
 ]
 
 
@@ -218,7 +230,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     """The drop-in has the ports of both kinds of IP (memory-mapped and stream, with
     descriptor bypass on every channel) and no other: a design written against either
     connects to it by name."""
-    every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True}
+    every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True, "cfg_mgmt": True}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -269,6 +281,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 soft_reset=rnd.random() < 0.5,
                 msix=rnd.random() < 0.5,
                 axib=rnd.random() < 0.5,
+                cfg_mgmt=rnd.random() < 0.5,
             )
         )
     return out

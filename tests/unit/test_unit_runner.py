@@ -71,6 +71,7 @@ def test_parameters_and_defines_per_toplevel():
         "PEVB_XDMA_MSIX": 1,
         "PEVB_XDMA_AXILITE_SLAVE": 0,
         "PEVB_XDMA_SOFT_RESET_EN": 0,
+        "PEVB_XDMA_CFG_MGMT": 0,
         "PEVB_XDMA_AXIST_BYPASS": 0,
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": 20,
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": 0,
