@@ -43,7 +43,8 @@
  *                            interface)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
- * The serial lanes and reference clocks are ports, as on the IP, and unused:
+ * The serial lanes, reference clocks, PIPE simulation ports and shared-logic QPLL
+ * outputs are ports, as on the IP (UltraScale+), and tied off:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
  * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n) and the
@@ -117,6 +118,8 @@ module `PEVB_XDMA_MODULE #
     parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
     parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
     parameter LANES = `PEVB_XDMA_LANES,
+    // GT quads of the link (the shared-logic QPLL outputs' width)
+    parameter QUADS = (LANES + 3) / 4,
     parameter AXI_ADDR_WIDTH = 64,
     parameter AXI_ID_WIDTH = `PEVB_XDMA_AXI_ID_WIDTH,
     parameter H2C_CHANNELS = `PEVB_XDMA_H2C_CHANNELS,
@@ -148,6 +151,47 @@ module `PEVB_XDMA_MODULE #
     output wire [LANES-1:0]                   pci_exp_txn,
     input  wire [LANES-1:0]                   pci_exp_rxp,
     input  wire [LANES-1:0]                   pci_exp_rxn,
+
+    /* The physical layer the testbench replaces, tied off: PIPE simulation
+       (Enable PIPE Simulation: lanes 0-15, a design connects its link width's) and
+       the shared-logic QPLL outputs, one bit per GT quad (locked, clocks idle) */
+    input  wire [25:0]                        common_commands_in,
+    input  wire [83:0]                        pipe_rx_0_sigs,
+    input  wire [83:0]                        pipe_rx_1_sigs,
+    input  wire [83:0]                        pipe_rx_2_sigs,
+    input  wire [83:0]                        pipe_rx_3_sigs,
+    input  wire [83:0]                        pipe_rx_4_sigs,
+    input  wire [83:0]                        pipe_rx_5_sigs,
+    input  wire [83:0]                        pipe_rx_6_sigs,
+    input  wire [83:0]                        pipe_rx_7_sigs,
+    input  wire [83:0]                        pipe_rx_8_sigs,
+    input  wire [83:0]                        pipe_rx_9_sigs,
+    input  wire [83:0]                        pipe_rx_10_sigs,
+    input  wire [83:0]                        pipe_rx_11_sigs,
+    input  wire [83:0]                        pipe_rx_12_sigs,
+    input  wire [83:0]                        pipe_rx_13_sigs,
+    input  wire [83:0]                        pipe_rx_14_sigs,
+    input  wire [83:0]                        pipe_rx_15_sigs,
+    output wire [25:0]                        common_commands_out,
+    output wire [83:0]                        pipe_tx_0_sigs,
+    output wire [83:0]                        pipe_tx_1_sigs,
+    output wire [83:0]                        pipe_tx_2_sigs,
+    output wire [83:0]                        pipe_tx_3_sigs,
+    output wire [83:0]                        pipe_tx_4_sigs,
+    output wire [83:0]                        pipe_tx_5_sigs,
+    output wire [83:0]                        pipe_tx_6_sigs,
+    output wire [83:0]                        pipe_tx_7_sigs,
+    output wire [83:0]                        pipe_tx_8_sigs,
+    output wire [83:0]                        pipe_tx_9_sigs,
+    output wire [83:0]                        pipe_tx_10_sigs,
+    output wire [83:0]                        pipe_tx_11_sigs,
+    output wire [83:0]                        pipe_tx_12_sigs,
+    output wire [83:0]                        pipe_tx_13_sigs,
+    output wire [83:0]                        pipe_tx_14_sigs,
+    output wire [83:0]                        pipe_tx_15_sigs,
+    output wire [QUADS-1:0]                   int_qpll1lock_out,
+    output wire [QUADS-1:0]                   int_qpll1outrefclk_out,
+    output wire [QUADS-1:0]                   int_qpll1outclk_out,
 
     /* Link up, and the user side's clock and reset */
     output wire                               user_lnk_up,
@@ -402,6 +446,31 @@ module `PEVB_XDMA_MODULE #
 assign pci_exp_txp = {LANES{1'b0}};
 assign pci_exp_txn = {LANES{1'b1}};
 wire unused_phy = ^{sys_clk, sys_clk_gt, sys_rst_n, pci_exp_rxp, pci_exp_rxn};
+assign common_commands_out = 26'd0;
+assign pipe_tx_0_sigs = 84'd0;
+assign pipe_tx_1_sigs = 84'd0;
+assign pipe_tx_2_sigs = 84'd0;
+assign pipe_tx_3_sigs = 84'd0;
+assign pipe_tx_4_sigs = 84'd0;
+assign pipe_tx_5_sigs = 84'd0;
+assign pipe_tx_6_sigs = 84'd0;
+assign pipe_tx_7_sigs = 84'd0;
+assign pipe_tx_8_sigs = 84'd0;
+assign pipe_tx_9_sigs = 84'd0;
+assign pipe_tx_10_sigs = 84'd0;
+assign pipe_tx_11_sigs = 84'd0;
+assign pipe_tx_12_sigs = 84'd0;
+assign pipe_tx_13_sigs = 84'd0;
+assign pipe_tx_14_sigs = 84'd0;
+assign pipe_tx_15_sigs = 84'd0;
+assign int_qpll1lock_out = {QUADS{1'b1}};
+assign int_qpll1outrefclk_out = {QUADS{1'b0}};
+assign int_qpll1outclk_out = {QUADS{1'b0}};
+wire unused_pipe = ^{common_commands_in, pipe_rx_0_sigs, pipe_rx_1_sigs, pipe_rx_2_sigs,
+                    pipe_rx_3_sigs, pipe_rx_4_sigs, pipe_rx_5_sigs, pipe_rx_6_sigs,
+                    pipe_rx_7_sigs, pipe_rx_8_sigs, pipe_rx_9_sigs, pipe_rx_10_sigs,
+                    pipe_rx_11_sigs, pipe_rx_12_sigs, pipe_rx_13_sigs, pipe_rx_14_sigs,
+                    pipe_rx_15_sigs};
 
 wire                               user_clk, user_reset;
 wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata, s_axis_rc_tdata, s_axis_cq_tdata, m_axis_cc_tdata;

@@ -12,9 +12,10 @@ option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Por
 (present for the channels in the dsc_bypass_rd/_wr masks), Config AXI4-Lite Memory
 Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave), AXI4 Memory Mapped
 Master Bypass Read/Write Address/Data/Response Interface Signals (with
-axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if). Not
-modelled yet (docs/dropin.md): parity tuser ports, the bridge
-ports.
+axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if), and as the
+generated UltraScale+ template lists them the PIPE simulation ports (Enable PIPE
+Simulation) and the shared-logic QPLL outputs. Not modelled yet (docs/dropin.md):
+parity tuser ports, the bridge ports.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class Config:
     axib: bool = False
     # the configuration management interface (cfg_mgmt_if)
     cfg_mgmt: bool = False
+    # the PIPE simulation ports (Enable PIPE Simulation) and the shared-logic QPLL outputs
+    pipe_sim: bool = False
+    shared_logic: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -97,6 +101,13 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     }
     if c.soft_reset:
         ports["dma_bridge_resetn"] = ("in", 1)
+    if c.pipe_sim:  # UltraScale+: one RX and one TX bundle per lane of the link
+        ports |= {"common_commands_in": ("in", 26), "common_commands_out": ("out", 26)}
+        for n in range(c.lanes):
+            ports |= {f"pipe_rx_{n}_sigs": ("in", 84), f"pipe_tx_{n}_sigs": ("out", 84)}
+    if c.shared_logic:  # one bit per GT quad
+        for s in ("lock", "outrefclk", "outclk"):
+            ports[f"int_qpll1{s}_out"] = ("out", (c.lanes + 3) // 4)
     if c.cfg_mgmt:  # Configuration Management Interface Ports; the type-1 bit is 7 series'
         mgmt = [("addr", "in", 19), ("write", "in", 1), ("write_data", "in", 32)]
         mgmt += [("byte_enable", "in", 4), ("read", "in", 1), ("read_data", "out", 32)]
@@ -231,6 +242,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     descriptor bypass on every channel) and no other: a design written against either
     connects to it by name."""
     every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True, "cfg_mgmt": True}
+    every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -282,6 +294,8 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 msix=rnd.random() < 0.5,
                 axib=rnd.random() < 0.5,
                 cfg_mgmt=rnd.random() < 0.5,
+                pipe_sim=rnd.random() < 0.5,
+                shared_logic=rnd.random() < 0.5,
             )
         )
     return out
