@@ -84,6 +84,9 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "C2H_BYPASS": 3,
         },
     },
+    # the frame store of our own: memory-mapped, the bypass BAR into its block RAM, the
+    # AXI4-Lite slave to run the channel
+    "cocotb_mm": {"mm": {"AXIB": 1, "AXIB_BAR_ADDR_WIDTH": 16, "AXIL_SLAVE": 1}},
     # the PCIe-to-DMA bypass master: a 64 KiB BAR2 at AXI address 0x40000
     "cocotb_axib": {
         "axib": {"AXIB": 1, "AXIB_BAR_ADDR_WIDTH": 16, "AXIB_AXI_BASE": 0x40000},
@@ -103,10 +106,12 @@ TOPLEVELS: dict[str, str] = {
     "cocotb_axib": runner.DROPIN_TOPLEVEL,
     "cocotb_byod": "byod_top",
     "cocotb_grabber": "grabber_top",
+    "cocotb_mm": "mm_top",
 }
 USER_SOURCES: dict[str, tuple[Path, ...]] = {
     "byod_top": (TB_TESTS / "hdl" / "byod_top.v",),
     "grabber_top": (TB_TESTS / "hdl" / "grabber_top.v",),
+    "mm_top": (TB_TESTS / "hdl" / "mm_top.v", TB_TESTS / "hdl" / "mm_axi_arb.v"),
 }
 
 _ENGINE_SMOKE = [
