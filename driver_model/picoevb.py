@@ -206,6 +206,13 @@ class PicoevbRdma:
         self._transfers: set[_Transfer] = set()
         self._reset_over = platform.completion()
         self._reset_over.complete()
+        # remove() has begun: ioctls fail with ENODEV from then on (once an ioctl has the
+        # file's lock it checks again, so none queued behind a running DMA starts one)
+        self.removed = False
+        # ioctls inside the driver now, over every file, and their all having left
+        self._in_ioctl = 0
+        self._ioctls_out = platform.completion()
+        self._ioctls_out.complete()
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -316,15 +323,36 @@ class PicoevbRdma:
             log.error("%s: device unusable: %s", self.name, self.dead)
 
     async def remove(self) -> None:
-        """Release every open file, stop the channels, free the rings."""
+        """The device goes (unbind, hot unplug): later ioctls fail with ENODEV; a DMA in
+        flight stops its channel after the chain running (the descriptors in flight end)
+        and fails with ENODEV, starting no further chain; one queued behind it fails with
+        ENODEV once it has its file's lock. remove() waits (bounded) for every ioctl to
+        leave the driver, then puts every open file's pins, stops the channels and frees
+        the rings. The files stay open until their owners close them."""
+        self.removed = True
+        # a DMA in flight starts no further chain: it stops its channel and fails
+        for x in list(self._transfers):
+            x.abort("the device is being removed", errno.ENODEV)
+        if not await self._ioctls_out.wait(RESET_WAIT_NS):
+            log.error("%s: remove: %d ioctls still in the driver", self.name, self._in_ioctl)
         for f in list(self.files):
-            await f.release()
+            await f.release_resources()
         for ch in self._chans.values():
             await ch.xdma.stop()
             self.platform.host.dma_free_coherent(ch.ring)
             self.platform.host.dma_free_coherent(ch.wb)
         self._chans.clear()
         self.probed = False
+
+    def _ioctl_enter(self) -> None:
+        if self._in_ioctl == 0:
+            self._ioctls_out.reinit()
+        self._in_ioctl += 1
+
+    def _ioctl_leave(self) -> None:
+        self._in_ioctl -= 1
+        if self._in_ioctl == 0:
+            self._ioctls_out.complete()
 
     def open(self, process: UserProcess) -> PicoevbFile:
         """``open("/dev/picoevb")`` by ``process``: a new file with its own handles."""
@@ -593,7 +621,13 @@ class PicoevbFile:
         self.process = process
         self.surfaces: dict[int, _Surface] = {}
         self.lock = drv.platform.mutex()
+        # close() has dropped the descriptor: new ioctls fail with EBADF
         self.closed = False
+        # the file's references besides the descriptor: one per ioctl inside the driver
+        # (Linux's fdget); ``release`` runs when the last goes, never under an ioctl
+        self.refs = 0
+        # release has run: the pins are put
+        self.released = False
         # why the last ioctl failed, in words (what the driver would dev_dbg)
         self.last_error = ""
 
@@ -728,6 +762,19 @@ class PicoevbFile:
         self.last_error = ""
         if self.closed:
             return self._fail(errno.EBADF, "the file is closed")
+        if self.drv.removed:
+            return self._fail(errno.ENODEV, "the device has been removed")
+        self.refs += 1
+        self.drv._ioctl_enter()
+        try:
+            return await self._ioctl(cmd, arg)
+        finally:
+            self.drv._ioctl_leave()
+            self.refs -= 1
+            if self.refs == 0 and self.closed:
+                await self.release_resources()
+
+    async def _ioctl(self, cmd: int, arg) -> int:
         if cmd not in uapi.ARG_TYPES:
             return self._fail(errno.EINVAL, f"unknown ioctl {cmd:#010x}")
         if cmd == uapi.PICOEVB_IOC_LED:
@@ -741,6 +788,8 @@ class PicoevbFile:
         if params is None:
             return self._fail(errno.EFAULT, f"cannot read the {ctype.__name__} argument")
         async with self.lock:
+            if self.drv.removed:  # removed while this ioctl waited for the lock
+                return self._fail(errno.ENODEV, "the device has been removed")
             handler = {
                 uapi.PICOEVB_IOC_PIN_CUDA: self._pin_cuda,
                 uapi.PICOEVB_IOC_UNPIN_CUDA: self._unpin_cuda,
@@ -840,15 +889,26 @@ class PicoevbFile:
         return rc, p
 
     async def release(self) -> None:
-        """``close()``: unpin every surface still pinned."""
+        """``close()``: the descriptor goes (later ioctls fail with EBADF); the file's
+        ``release``, which unpins every surface still pinned, runs now if no ioctl holds
+        the file, else when the last one leaves."""
         if self.closed:
             return
+        self.closed = True
+        if self.refs == 0:
+            await self.release_resources()
+
+    async def release_resources(self) -> None:
+        """The file's ``release`` (also what ``remove()`` does to a file still open):
+        every surface still pinned is put; once."""
+        if self.released:
+            return
+        self.released = True
         async with self.lock:
             for h in sorted(self.surfaces):
                 surf = self.surfaces.pop(h)
                 log.info("%s: release unpins handle %d", self.drv.name, h)
                 await self._put(surf)
-            self.closed = True
         if self in self.drv.files:
             self.drv.files.remove(self)
 

@@ -487,3 +487,70 @@ async def test_h2c2h_overlapping(dut):
     out = proc.malloc(length)
     await fd.h2c2h_dma(ptr, out, length)
     assert proc.read(out, length) == bytes(want[:length])
+
+
+async def _two_host_buffers(rig: Rig, length: int) -> tuple[int, int, Side, bytes]:
+    data = pattern(length, 8)
+    a, b = Side(rig, length, False, fill=data), Side(rig, length, False)
+    return await a.pin(), await b.pin(), b, data
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_close_with_an_ioctl_queued(dut):
+    """close() while a DMA ioctl runs on the file and a PIN_CUDA comes after it (issue
+    35, race 3): the descriptor goes at once, so the pin fails with EBADF instead of
+    pinning into a closed file; the file's release waits for the running DMA to leave,
+    which finishes with its data; no pin and no BAR1 page is left."""
+    rig = await bring_up(dut)
+    gpu = rig.tb.gpu
+    length = 3 * rig.drv.fpga_ram_size + 100
+    bar1_free = gpu.bar1_free_bytes
+    sa, sb, b, data = await _two_host_buffers(rig, length)
+    surf = rig.cuda.cudaMalloc(1 << 16)
+    fd2 = rig.open()
+    dma = cocotb.start_soon(fd2.h2c2h_dma(sa, sb, length))
+    await Timer(2, "us")  # the DMA ioctl holds the file's lock
+    close = cocotb.start_soon(fd2.release())
+    pin = cocotb.start_soon(fd2.pin_cuda(surf, 1 << 16))
+    await expect_errno(pin, errno.EBADF, "PIN_CUDA issued after close()")
+    await close
+    assert not fd2.released, "release ran under a running ioctl"
+    await dma
+    b.expect(data, "the DMA running across close()")
+    assert fd2.released and fd2 not in rig.drv.files
+    assert not [p for p in gpu.pins.values() if p.state.name == "LIVE"], "a pin outlived close"
+    assert gpu.bar1_free_bytes == bar1_free, "BAR1 pages held after close"
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_remove_with_an_ioctl_queued(dut):
+    """remove() while a DMA ioctl runs and another ioctl waits behind it on the same file
+    (issue 35, race 2): the running DMA stops its channel and fails with ENODEV, the
+    queued ioctl fails with ENODEV once it has the lock, and no chain starts after
+    remove() began; remove returns only after both left; every file's later ioctls fail
+    with ENODEV; nothing stays pinned."""
+    rig = await bring_up(dut)
+    gpu = rig.tb.gpu
+    length = 3 * rig.drv.fpga_ram_size + 100
+    bar1_free = gpu.bar1_free_bytes
+    sa, sb, _b, _data = await _two_host_buffers(rig, length)
+    fd3 = rig.open()
+    await fd3.pin_cuda(rig.cuda.cudaMalloc(1 << 16), 1 << 16)
+    rig.drv.runs.clear()
+    what = "the DMA running across remove()"
+    dma = cocotb.start_soon(expect_errno(fd3.h2c2h_dma(sa, sb, length), errno.ENODEV, what))
+    await Timer(2, "us")
+    what = "an ioctl queued across remove()"
+    queued = cocotb.start_soon(expect_errno(fd3.c2h_dma(sb, 0, 4096), errno.ENODEV, what))
+    t_remove = rig.platform.now_ns()
+    remove = cocotb.start_soon(rig.drv.remove())
+    await Timer(1, "us")
+    assert not remove.done(), "remove() returned with a DMA ioctl in the driver"
+    await queued
+    await dma
+    await remove
+    late = [r for r in rig.drv.runs if r.start_ns > t_remove]
+    assert not late, f"chains started after remove() began: {late}"
+    await expect_errno(fd3.card_info(), errno.ENODEV, "ioctl after remove()")
+    await expect_errno(rig.fd.card_info(), errno.ENODEV, "the first file after remove()")
+    assert gpu.bar1_free_bytes == bar1_free, "BAR1 pages held after remove()"
