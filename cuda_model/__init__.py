@@ -9,7 +9,7 @@ simulator; the testbench's PCIe endpoint is ``tb.env.gpu_endpoint``). Typical us
 """
 
 from .errors import CudaError, CUresult, cudaError
-from .gpu import GPU_PAGE_SIZE, Bar1Fault, Gpu, MemoryType, Pin, PinState
+from .gpu import GPU_PAGE_SIZE, Bar1Fault, CallbackPending, Gpu, MemoryType, Pin, PinState
 from .kernels import fill_surface, surface_word
 from .nv_p2p import (
     NVIDIA_P2P_FLAGS_DEFAULT,
@@ -39,6 +39,7 @@ __all__ = [
     "Bar1Fault",
     "CUpointer_attribute",
     "CUresult",
+    "CallbackPending",
     "CudaError",
     "CudaRuntime",
     "Gpu",

@@ -106,8 +106,46 @@ class PinStats:
 
 class PinState(enum.Enum):
     LIVE = "live"
+    # memory freed while pinned, and the free callback has not returned: it sleeps until
+    # its device can no longer reach the pages (it returned a CallbackPending); BAR1
+    # stays mapped to the freed pages, which nothing else gets until then
+    REVOKING = "revoking"
     REVOKED = "revoked"  # memory freed while pinned: callback fired, BAR1 unmapped
     RELEASED = "released"  # put_pages
+
+
+class CallbackPending:
+    """What a free callback returns when it must sleep before returning: in the kernel
+    ``nvidia_p2p_get_pages``'s callback may block until the device has stopped using the
+    pages, and ``cudaFree`` waits for it. The model's ``cudaFree`` returns at once, but
+    the pin's BAR1 pages and the physical pages behind them stay as they are, reserved,
+    until the client calls :meth:`done`: no other allocation or pin gets them before the
+    callback has (in the kernel's terms) returned."""
+
+    def __init__(self) -> None:
+        self._done = False
+        self._then: list[Callable[[], None]] = []
+
+    @property
+    def is_done(self) -> bool:
+        """Whether :meth:`done` has been called."""
+        return self._done
+
+    def on_done(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` when the callback is done (now, if it is)."""
+        if self._done:
+            fn()
+        else:
+            self._then.append(fn)
+
+    def done(self) -> None:
+        """The callback returns: the device no longer touches the pages."""
+        if self._done:
+            return
+        self._done = True
+        for fn in self._then:
+            fn()
+        self._then.clear()
 
 
 @dataclasses.dataclass(eq=False)
@@ -490,8 +528,7 @@ class Gpu:
         for b in pin.bar1_pages:
             self._bar1_map[b].pins.add(pin.pin_id)
         if persistent:
-            for p in phys:
-                self._phys_holds[p] = self._phys_holds.get(p, 0) + 1
+            self._hold(pin)
         self.pins[pin.pin_id] = pin
         return pin
 
@@ -507,27 +544,44 @@ class Gpu:
                 del self._phys_to_bar1[entry.phys_page]
                 self._bar1.free(b)
                 self._bar1_tomb[b] = pin.pin_id
-        if pin.persistent and pin.state is PinState.LIVE:
-            for p in pin.phys_pages:
-                self._phys_holds[p] -= 1
-                if not self._phys_holds[p]:
-                    del self._phys_holds[p]
-                    if p in self._phys_orphans:
-                        self._phys_orphans.discard(p)
-                        self._release_phys(p)
+        if (pin.persistent and pin.state is PinState.LIVE) or pin.state is PinState.REVOKING:
+            self._drop_holds(pin)
         pin.state = state
 
+    def _hold(self, pin: Pin) -> None:
+        for p in pin.phys_pages:
+            self._phys_holds[p] = self._phys_holds.get(p, 0) + 1
+
+    def _drop_holds(self, pin: Pin) -> None:
+        for p in pin.phys_pages:
+            self._phys_holds[p] -= 1
+            if not self._phys_holds[p]:
+                del self._phys_holds[p]
+                if p in self._phys_orphans:
+                    self._phys_orphans.discard(p)
+                    self._release_phys(p)
+
     def _revoke(self, pin: Pin, why: str) -> None:
-        """Memory under a callback pin goes away: callback first, then unmap."""
+        """Memory under a callback pin goes away: callback first, then unmap. A callback
+        that returns a :class:`CallbackPending` has not returned yet in the kernel's
+        terms: the pin stays mapped (REVOKING) over its physical pages, held from reuse,
+        until the pending is done."""
         pin.revoked_by = why
         log.info("%s: pin #%d revoked by %s, calling its free callback", self.name, pin.pin_id, why)
         pin.in_callback = True
+        pending = None
         try:
             if pin.free_callback is not None:
-                pin.free_callback(pin.data)
+                pending = pin.free_callback(pin.data)
         finally:
             pin.in_callback = False
-            self.unpin(pin, PinState.REVOKED)
+            if isinstance(pending, CallbackPending) and not pending.is_done:
+                log.info("%s: pin #%d: free callback waits for its device", self.name, pin.pin_id)
+                self._hold(pin)
+                pin.state = PinState.REVOKING
+                pending.on_done(lambda: self.unpin(pin, PinState.REVOKED))
+            else:
+                self.unpin(pin, PinState.REVOKED)
 
     # ------------------------------------------------------------------ peer access
     def _fault(self, op: str, offset: int, length: int) -> None:

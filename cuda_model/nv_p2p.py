@@ -127,11 +127,12 @@ class NvidiaP2P:
             return -EINVAL, None
         table: list[nvidia_p2p_page_table] = []
 
-        def on_free(d: object) -> None:
+        def on_free(d: object) -> object:
             # nv_p2p_mem_info_free_callback: the client's callback, then the page table
-            # and every DMA mapping of it are freed (nv_p2p_free_platform_data)
+            # and every DMA mapping of it are freed (nv_p2p_free_platform_data); what the
+            # callback returns (a CallbackPending: it still sleeps) goes to the GPU
             try:
-                cb(d)
+                return cb(d)
             finally:
                 self._unlink(table[0])
 

@@ -16,6 +16,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from cuda_model import CallbackPending
+
 from . import regs, uapi
 from .desc import DESC_SIZE, MAX_CHAIN, Segment, build_chain, pair_scatter, split_segments
 from .host import PAGE_MASK, PAGE_SIZE, UserProcess
@@ -141,6 +143,9 @@ class _Surface:
     # DMA mappings taken by DMAs in flight, and those DMAs
     maps: list = field(default_factory=list)
     transfers: set[_Transfer] = field(default_factory=set)
+    # the free callback came while DMAs used the surface: it "returns" (done) once the
+    # last of them has stopped its channel and let go of the surface
+    revoking: CallbackPending | None = None
 
 
 @dataclass(eq=False)
@@ -163,6 +168,10 @@ class _UserBuf:
         if s is None:
             return
         s.transfers.discard(self.xfer)
+        if not s.transfers and s.revoking is not None:
+            # the channels this surface's DMAs ran on are stopped: the free callback
+            # returns, and the GPU may hand the BAR1 pages to another pin
+            s.revoking.done()
         if self.mapping is not None and self.mapping in s.maps:
             s.maps.remove(self.mapping)
             rc = drv.p2p.nvidia_p2p_dma_unmap_pages(
@@ -370,10 +379,13 @@ class PicoevbRdma:
         return isr
 
     # ------------------------------------------------------------------ free callback
-    def _p2p_free_callback(self, surf: _Surface) -> None:
+    def _p2p_free_callback(self, surf: _Surface) -> CallbackPending | None:
         """nvidia.ko frees the memory behind a pin (cudaFree while pinned): drop the handle,
-        free the page table and any live DMA mapping, abort DMAs using it. The GPU unmaps
-        the BAR1 pages when this returns."""
+        free the page table and any live DMA mapping, abort DMAs using it. NVIDIA's
+        contract: the callback returns only once the device can no longer touch the
+        pages (the GPU unmaps the BAR1 pages, and may give them to another pin, when it
+        returns). With DMAs in flight on the surface it sleeps until each has stopped its
+        channel: the returned :class:`CallbackPending` is done when the last lets go."""
         f = surf.file
         if f.surfaces.get(surf.handle) is surf:
             del f.surfaces[surf.handle]
@@ -389,8 +401,12 @@ class PicoevbRdma:
             surf.handle,
             surf.va + surf.offset,
         )
+        if not surf.transfers:
+            return None
+        surf.revoking = CallbackPending()
         for x in list(surf.transfers):
             x.abort(f"CUDA surface handle {surf.handle} freed during the transfer")
+        return surf.revoking
 
     # ------------------------------------------------------------------ DMA engine
     def timeout_ns(self, nbytes: int) -> float:

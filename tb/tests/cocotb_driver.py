@@ -246,8 +246,9 @@ async def wait_for_run(rig: Rig, direction: Target, budget_us: int = 5000) -> No
 @cocotb.test(timeout_time=100, timeout_unit="ms")
 async def test_cudafree_during_transfer(dut):
     """cudaFree of the destination, then of the source, while H2C2H runs: the ioctl fails
-    with EFAULT (no hang), the handle is gone, no byte reaches the freed VRAM after the
-    callback, and the device works afterwards."""
+    with EFAULT (no hang), the handle is gone, the free callback has returned (its pin
+    unmapped) by the time the ioctl does, no byte reaches the freed VRAM after that, and
+    the device works afterwards."""
     rig = await bring_up(dut)
     fd, rt, gpu = rig.fd, rig.cuda, rig.tb.gpu
     ram = rig.drv.fpga_ram_size
@@ -262,12 +263,17 @@ async def test_cudafree_during_transfer(dut):
         phys = [gpu.translate(side.base + off) for off in range(0, side.total, 4096)]
         task = cocotb.start_soon(fd.h2c2h_dma(hs, hd, length, SRC_CUDA | DST_CUDA))
         await wait_for_run(rig, Target.C2H)
-        rt.cudaFree(side.base)  # fires the free callback, then unmaps
-        freed = [bytes(gpu.vram.read(p, 4096)) for p in phys]
+        # fires the free callback, which sleeps until the channel has stopped: the GPU
+        # unmaps the pages when it is done
+        rt.cudaFree(side.base)
         await expect_errno(task, errno.EFAULT, f"H2C2H with the {victim} freed")
+        assert not [p for p in gpu.pins.values() if p.state.name == "REVOKING"], (
+            "the free callback still sleeps after the DMA ioctl returned"
+        )
+        freed = [bytes(gpu.vram.read(p, 4096)) for p in phys]
         await Timer(20, "us")  # let anything in flight land
         assert [bytes(gpu.vram.read(p, 4096)) for p in phys] == freed, (
-            f"bytes reached the freed {victim} after the callback"
+            f"bytes reached the freed {victim} after the callback returned"
         )
         assert all(r.rc in (0, -errno.EFAULT) for r in rig.drv.runs)
         gone = side.handle
@@ -554,3 +560,42 @@ async def test_remove_with_an_ioctl_queued(dut):
     await expect_errno(fd3.card_info(), errno.ENODEV, "ioctl after remove()")
     await expect_errno(rig.fd.card_info(), errno.ENODEV, "the first file after remove()")
     assert gpu.bar1_free_bytes == bar1_free, "BAR1 pages held after remove()"
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_cudafree_then_repin_gets_no_stale_writes(dut):
+    """cudaFree of a 2 MiB own-range destination right after the first C2H chunk of a
+    host -> CUDA H2C2H landed, and at once a second file pins a new 2 MiB buffer
+    (issue 35, race 1). The free callback sleeps until the channel has stopped: until
+    then the freed pages stay mapped and reserved, so the new pin gets other BAR1 pages
+    and other memory, and not a byte of the aborted transfer reaches the new buffer; the
+    ioctl fails with EFAULT; the pages come back once the callback is done."""
+    rig = await bring_up(dut)
+    fd, rt, gpu = rig.fd, rig.cuda, rig.tb.gpu
+    length = 192 << 10
+    data = pattern(length, 9)
+    src = Side(rig, length, False, fill=data)
+    dst = Side(rig, length, True, own_pages=True)
+    hs, hd = await src.pin(), await dst.pin()
+    old_pages = set(next(p for p in gpu.pins.values() if p.state.name == "LIVE").bar1_pages)
+    fd2 = rig.open()
+    what = "H2C2H into a surface freed under it"
+    task = cocotb.start_soon(
+        expect_errno(fd.h2c2h_dma(hs, hd, length, DST_CUDA), errno.EFAULT, what)
+    )
+    await wait_for_run(rig, Target.C2H)
+    rt.cudaFree(dst.base)  # the callback aborts the DMA and sleeps until it has stopped
+    size = 2 << 20
+    fresh = rt.cudaMalloc(size)
+    rt.cuPointerSetAttribute(1, SYNC, fresh)
+    rt.cudaMemcpy(fresh, b"\x77" * size, size, H2D)
+    await fd2.pin_cuda(fresh, size)
+    new_pin = [p for p in gpu.pins.values() if p.state.name == "LIVE"][-1]
+    assert not old_pages & set(new_pin.bar1_pages), "the new pin got the freed BAR1 pages"
+    await task
+    await Timer(20, "us")  # let anything in flight land
+    got = bytearray(size)
+    rt.cudaMemcpy(got, fresh, size, D2H)
+    assert got == b"\x77" * size, "the aborted transfer wrote into the new surface"
+    revoked = [p for p in gpu.pins.values() if p.state.name == "REVOKED"]
+    assert len(revoked) == 1 and not set(revoked[0].bar1_pages) & set(new_pin.bar1_pages)
