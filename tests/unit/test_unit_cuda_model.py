@@ -11,6 +11,7 @@ import pytest
 from cuda_model import (
     GPU_PAGE_SIZE,
     NVIDIA_P2P_FLAGS_FORCE_BAR1_MAPPING,
+    CallbackPending,
     CudaError,
     CudaRuntime,
     CUpointer_attribute,
@@ -308,6 +309,41 @@ def test_cudafree_while_pinned_fires_callback_then_unmaps(env):
     rt.cudaDeviceSynchronize()
     gpu.bar1_write(off, b"\x44" * 4)
     assert d2h(rt, d2, 2 * MiB) == b"\x33" * 2 * MiB
+
+
+def test_a_sleeping_free_callback_keeps_the_pages_until_done(env):
+    """A free callback that must sleep until its device stopped (it returns a
+    CallbackPending, as the kernel's callback would block cudaFree): until done() the
+    pin stays mapped over the freed pages (REVOKING), a peer write still lands in them,
+    and neither the BAR1 pages nor the physical pages go to a new allocation or pin;
+    after done() the pin is revoked and unmapped and the pages are free again."""
+    gpu, rt, p2p = env
+    d = rt.cudaMalloc(2 * MiB)
+    va = d & ~(GPU_PAGE_SIZE - 1)
+    pending = CallbackPending()
+    rc, pt = p2p.nvidia_p2p_get_pages(0, 0, va, 2 * MiB, lambda _data: pending, None)
+    assert rc == 0
+    pin_ = gpu.pins[max(gpu.pins)]
+    bar1 = set(pin_.bar1_pages)
+    phys = set(pin_.phys_pages)
+    off = pt.pages[0].physical_address - gpu.bar1_bus_address
+    free_before = gpu.bar1_free_bytes
+    rt.cudaFree(d)
+    assert pin_.state is PinState.REVOKING and p2p.pin_of(pt) is None
+    assert gpu.bar1_write(off, b"\x5a" * 4), "the device may still write until done()"
+    assert gpu.bar1_free_bytes == free_before
+    d2 = rt.cudaMalloc(2 * MiB)
+    rc, pt2 = p2p.nvidia_p2p_get_pages(0, 0, d2, 2 * MiB, lambda _data: None, None)
+    assert rc == 0
+    pin2 = gpu.pins[max(gpu.pins)]
+    assert not bar1 & set(pin2.bar1_pages) and not phys & set(pin2.phys_pages)
+    assert gpu.bar1_free_bytes == free_before - len(pin2.bar1_pages) * GPU_PAGE_SIZE
+    pending.done()
+    assert pin_.state is PinState.REVOKED
+    assert not gpu.bar1_write(off, b"\x5a" * 4), "a write after done() is dropped"
+    assert gpu.bar1_free_bytes == free_before, "the revoked pin's BAR1 pages are free again"
+    pending.done()  # idempotent
+    assert p2p.nvidia_p2p_put_pages(0, 0, d2, pt2) == 0
 
 
 def test_put_pages_harmless_after_callback_and_inside(env):
