@@ -454,17 +454,16 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             reg = int(self.cfg_mgmt_addr.value)
             if function >= len(self.functions):
                 self.log.warning("cfg_mgmt access to function %d, which does not exist", function)
-                data = 0
+                self.cfg_mgmt_read_data.value = 0
             elif read:
-                data = await self.functions[function].read_config_register(reg)
+                f = self.functions[function]
+                self.cfg_mgmt_read_data.value = await f.read_config_register(reg)
             else:
-                data = int(self.cfg_mgmt_read_data.value)
                 value = int(self.cfg_mgmt_write_data.value)
                 await self.functions[function].write_config_register(
                     reg, value, int(self.cfg_mgmt_byte_enable.value)
                 )
                 self._cfg_changed.set()  # as for a configuration write from the link
-            self.cfg_mgmt_read_data.value = data
             self.cfg_mgmt_read_write_done.value = 1
             await clk
             self.cfg_mgmt_read_write_done.value = 0
