@@ -42,6 +42,9 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
         "c2h:gpu",
     ),
     "driver_result": ("ok", "EIO"),
+    # what else happened to the call while its DMA ran: nothing, its file closed, its
+    # CUDA handle unpinned (issue 35's races; each must still return ok, data whole)
+    "driver_race": ("none", "close_during", "unpin_during"),
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach

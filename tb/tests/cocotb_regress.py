@@ -352,12 +352,22 @@ async def test_random_chains(dut):
 DRIVER_OPS = COVERPOINTS["driver_op"]
 
 
+async def _errno_of(call) -> str:
+    """ "ok", or the name of the errno the ioctl ``call`` failed with."""
+    try:
+        await call
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    return "ok"
+
+
 @cocotb.test(timeout_time=4000, timeout_unit="ms")
 async def test_random_driver(dut):
     """Seeded random ioctls through the driver model (H2C2H in all four host/CUDA
     combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR, CA,
-    poisoned or dropped completion on a GPU read (EIO), every memory checked whole after
-    each call."""
+    poisoned or dropped completion on a GPU read (EIO), one closing its file and one
+    unpinning its CUDA handle while its DMA runs (both must still succeed, the close
+    leaving no pin), every memory checked whole after each call."""
     seed = int(os.environ.get("REGRESS_SEED", "1"))
     steps = int(os.environ.get("REGRESS_STEPS", "10"))
     max_len = int(os.environ.get("REGRESS_MAX_LEN", str(48 * KIB)))
@@ -393,11 +403,20 @@ async def test_random_driver(dut):
     ops = list(DRIVER_OPS) + [rng.choice(DRIVER_OPS) for _ in range(max(0, steps - 8))]
     rng.shuffle(ops)
     fault_at = rng.choice([i for i, op in enumerate(ops) if "gpu>" in op or op == "h2c:gpu"])
+    # two calls get a race: their file closed while the DMA runs (through a file of
+    # their own), or their CUDA handle unpinned while the DMA runs
+    unpin_at = rng.choice([i for i, op in enumerate(ops) if "gpu" in op and i != fault_at])
+    close_at = rng.choice([i for i in range(len(ops)) if i not in (fault_at, unpin_at)])
+    races = {unpin_at: "unpin_during", close_at: "close_during"}
     failures: list[str] = []
     for si, op in enumerate(ops):
         kind, sides = op.split(":")
         src_kind, _, dst_kind = sides.partition(">")
-        n = gen.length(max_len if kind == "h2c2h" else card_size)
+        limit = max_len if kind == "h2c2h" else card_size
+        n = gen.length(limit)
+        race = races.get(si, "none")
+        if race != "none":
+            n = min(max(n, 8 * KIB), limit)  # long enough to be acted on while it runs
         src_off = gen.offset(size, n)
         dst_off = gen.offset(size, n)
         if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
@@ -405,14 +424,15 @@ async def test_random_driver(dut):
             if dst_off < src_off + n and src_off < dst_off + n:
                 dst_off = 0 if src_off >= n else size - n
         card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
+        f = rig.open() if race == "close_during" else fd
         sb.begin_step()
         handles: list[int] = []
 
-        async def side(k: str, off: int, n: int = n, handles: list[int] = handles) -> int:
+        async def side(k: str, off: int, n: int = n, handles: list[int] = handles, f=f) -> int:
             """A user pointer, or the handle of a pin of the range (unpinned after)."""
             if k == "host":
                 return host_va + off
-            h_ = await fd.pin_cuda(gpu_va + off, n)
+            h_ = await f.pin_cuda(gpu_va + off, n)
             handles.append(h_)
             return h_
 
@@ -420,37 +440,57 @@ async def test_random_driver(dut):
         if si == fault_at:
             # the first GPU read of the call: every candidate op reads GPU memory
             rule = tb.faults.add(FaultRule(rng.choice(FAULT_OUTCOMES), target="gpu"))
-        result = "ok"
-        try:
-            if kind == "h2c2h":
-                flags = (SRC_CUDA if src_kind == "gpu" else 0) | (
-                    DST_CUDA if dst_kind == "gpu" else 0
-                )
-                await fd.h2c2h_dma(
-                    await side(src_kind, src_off), await side(dst_kind, dst_off), n, flags
-                )
-            elif kind == "h2c":
-                await fd.h2c_dma(
-                    await side(src_kind, src_off),
-                    card_off,
-                    n,
-                    uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu" else 0,
-                )
+        if kind == "h2c2h":
+            flags = (SRC_CUDA if src_kind == "gpu" else 0) | (DST_CUDA if dst_kind == "gpu" else 0)
+            call = f.h2c2h_dma(
+                await side(src_kind, src_off), await side(dst_kind, dst_off), n, flags
+            )
+        elif kind == "h2c":
+            call = f.h2c_dma(
+                await side(src_kind, src_off),
+                card_off,
+                n,
+                uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu" else 0,
+            )
+        else:
+            dst_kind = src_kind
+            dst_off = src_off
+            call = f.c2h_dma(
+                await side(dst_kind, dst_off),
+                card_off,
+                n,
+                uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu" else 0,
+            )
+        task = cocotb.start_soon(_errno_of(call))
+        if race != "none":
+            # once the DMA is under way: close the file, or unpin the handle (which waits
+            # for the DMA, holding the file's lock, to end)
+            for _ in range(100_000):
+                if rig.drv._transfers or task.done():
+                    break
+                await Timer(10, "ns")
+            if not rig.drv._transfers:
+                failures.append(f"step {si}: {race}: the DMA was over before the race")
+            if race == "close_during":
+                await f.release()
+                handles.clear()  # the file's release puts them
             else:
-                dst_kind = src_kind
-                dst_off = src_off
-                await fd.c2h_dma(
-                    await side(dst_kind, dst_off),
-                    card_off,
-                    n,
-                    uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu" else 0,
-                )
-        except OSError as e:
-            result = errno.errorcode.get(e.errno, str(e.errno))
+                unpin = cocotb.start_soon(_errno_of(f.unpin_cuda(handles.pop(0))))
+        result = await task
+        if race == "unpin_during" and (unpin_result := await unpin) != "ok":
+            failures.append(f"step {si}: unpin during the DMA failed with {unpin_result}")
+        if race == "close_during":
+            if not f.released:
+                failures.append(f"step {si}: the closed file was not released after the DMA")
+            if any(p.state.name == "LIVE" for p in tb.gpu.pins.values()):
+                failures.append(f"step {si}: a pin outlived the close of its file")
+        cov.hit("driver_race", race)
         tb.faults.clear()
         for h_ in handles:
-            await fd.unpin_cuda(h_)
+            await f.unpin_cuda(h_)
         what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x}"
+        if race != "none":
+            what += f" ({race})"
         tb.log.info("%s -> %s", what, result)
         fired = rule is not None and rule.fired
         if rule is not None and not fired:
