@@ -219,13 +219,18 @@ class TB:
 
         # the user-side inputs of the card or of the drop-in as toplevel (in a user's own
         # design, its logic drives them): user interrupt requests idle until a test raises
-        # one, stream ports idle until a test attaches a source or a sink
+        # one, stream ports idle until a test attaches a source or a sink; the drop-in's
+        # options idle too (Verilator reads an open input as 0): the soft reset released,
+        # the AXI4-Lite slave and configuration management idle until a test drives them
         if hip is dut or hasattr(dut, "hip"):
             dut.usr_irq_req.value = 0
             for n in range(4):
                 getattr(dut, f"s_axis_c2h_tvalid_{n}").value = 0
                 getattr(dut, f"m_axis_h2c_tready_{n}").value = 0
-            if hasattr(dut, "cfg_mgmt_read"):
+            if hasattr(dut, "dma_bridge_resetn"):
+                dut.dma_bridge_resetn.value = 1
+                for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
+                    getattr(dut, f"s_axil_{sig}").value = 0
                 dut.cfg_mgmt_read.value = 0
                 dut.cfg_mgmt_write.value = 0
 

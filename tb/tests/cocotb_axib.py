@@ -45,9 +45,6 @@ class Rig:
         self.tb = tb = h.tb
         dut = tb.dut
         clk, rst, level = clock_and_reset(dut)
-        dut.dma_bridge_resetn.value = 1
-        for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
-            getattr(dut, f"s_axil_{sig}").value = 0
         self.mem = ErrorAxiRam(dut, clk, rst, level, MEM_SIZE, prefix="m_axib")
         extra = tb.profile.extra
         self.bar_size = 1 << extra.get("AXIB_BAR_ADDR_WIDTH", 20)

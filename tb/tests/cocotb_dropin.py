@@ -43,11 +43,6 @@ class DropIn:
         self.tb = tb = h.tb
         dut = tb.dut
         clk, rst, level = clock_and_reset(dut)
-        # the user side's inputs of the options the build has: the soft reset released,
-        # the AXI4-Lite slave idle (a test's AxiLiteMaster drives it)
-        dut.dma_bridge_resetn.value = 1
-        for sig in ("awvalid", "wvalid", "arvalid", "bready", "rready"):
-            getattr(dut, f"s_axil_{sig}").value = 0
         self.mem = ErrorAxiRam(dut, clk, rst, level, MEM_SIZE)
         self.axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, AXIL_SIZE)
         self.clk = clk
