@@ -68,6 +68,7 @@ module pevb_hip_port #
     output reg  [2:0]                         cfg_max_payload,
     output reg  [2:0]                         cfg_max_read_req,
     output reg  [7:0]                         cfg_bus_number,
+    output reg  [15:0]                        cfg_function_status,
     input  wire                               cfg_config_space_enable,
 
     /* MSI */
@@ -101,7 +102,18 @@ module pevb_hip_port #
     input  wire                               cfg_mgmt_read,
     output reg  [31:0]                        cfg_mgmt_read_data,
     output reg                                cfg_mgmt_read_write_done,
-    input  wire                               cfg_mgmt_debug_access
+    input  wire                               cfg_mgmt_debug_access,
+
+    /* Configuration extend (PG213): each configuration request from the link is
+       shown for a cycle; those to the user's ranges wait for the user's read data */
+    output reg                                cfg_ext_read_received,
+    output reg                                cfg_ext_write_received,
+    output reg  [9:0]                         cfg_ext_register_number,
+    output reg  [7:0]                         cfg_ext_function_number,
+    output reg  [31:0]                        cfg_ext_write_data,
+    output reg  [3:0]                         cfg_ext_write_byte_enable,
+    input  wire [31:0]                        cfg_ext_read_data,
+    input  wire                               cfg_ext_read_data_valid
     /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_on UNDRIVEN */
 );

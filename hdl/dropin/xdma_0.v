@@ -41,10 +41,19 @@
  *   PEVB_XDMA_CFG_MGMT       cfg_mgmt_if (0, 1: cfg_mgmt_* reads and writes the
  *                            configuration space through the hard IP's management
  *                            interface)
+ *   PEVB_XDMA_CFG_EXT        cfg_ext_if (0, 1: cfg_ext_* shows the configuration
+ *                            requests from the link to the user side)
+ *   PEVB_XDMA_CFG_EXT_LEGACY legacy_ext_pcie_cfg_space_enabled (0, 1: the user
+ *                            answers reads of bytes 0xB0-0xBF, linked into the
+ *                            capability list; read by the testbench's model only)
+ *   PEVB_XDMA_CFG_EXT_EXTENDED  ext_pcie_cfg_space_enabled (0, 1: the user answers
+ *                            reads of bytes 0x480-0x4FF, linked into the extended
+ *                            capability list; the model's too)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
- * The serial lanes, reference clocks, PIPE simulation ports and shared-logic QPLL
- * outputs are ports, as on the IP (UltraScale+), and tied off:
+ * The serial lanes, reference clocks, PIPE simulation ports, shared-logic QPLL
+ * outputs, transceiver status ports and DRP are ports, as on the IP (UltraScale+),
+ * and tied off:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
  * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n) and the
@@ -105,6 +114,15 @@
 `ifndef PEVB_XDMA_CFG_MGMT
 `define PEVB_XDMA_CFG_MGMT 0
 `endif
+`ifndef PEVB_XDMA_CFG_EXT
+`define PEVB_XDMA_CFG_EXT 0
+`endif
+`ifndef PEVB_XDMA_CFG_EXT_LEGACY
+`define PEVB_XDMA_CFG_EXT_LEGACY 0
+`endif
+`ifndef PEVB_XDMA_CFG_EXT_EXTENDED
+`define PEVB_XDMA_CFG_EXT_EXTENDED 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -133,6 +151,11 @@ module `PEVB_XDMA_MODULE #
     parameter AXIL_SLAVE = `PEVB_XDMA_AXILITE_SLAVE,
     parameter SOFT_RESET_EN = `PEVB_XDMA_SOFT_RESET_EN,
     parameter CFG_MGMT = `PEVB_XDMA_CFG_MGMT,
+    parameter CFG_EXT = `PEVB_XDMA_CFG_EXT,
+    // the user's configuration ranges: the testbench's model answers from them, the
+    // RTL only carries them
+    parameter CFG_EXT_LEGACY = `PEVB_XDMA_CFG_EXT_LEGACY,
+    parameter CFG_EXT_EXTENDED = `PEVB_XDMA_CFG_EXT_EXTENDED,
     parameter AXIB = `PEVB_XDMA_AXIST_BYPASS,
     parameter AXIB_BAR_ADDR_WIDTH = `PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH,
     parameter [63:0] AXIB_AXI_BASE = `PEVB_XDMA_AXIST_BYPASS_AXI_BASE,
@@ -192,6 +215,89 @@ module `PEVB_XDMA_MODULE #
     output wire [QUADS-1:0]                   int_qpll1lock_out,
     output wire [QUADS-1:0]                   int_qpll1outrefclk_out,
     output wire [QUADS-1:0]                   int_qpll1outclk_out,
+    // the PIPE clock and lane-0 outputs a 3.0 template lists, and the buffered
+    // reference clock
+    output wire                               pipe_clk,
+    output wire                               pipe_tx0_rcvr_det,
+    output wire [1:0]                         pipe_tx0_powerdown,
+    output wire                               sys_clk_bufg,
+
+    /* Transceiver control and status (en_transceiver_status_ports), tied off:
+       resets done, PLLs locked, power good, no PRBS errors, loopback and PRBS
+       controls ignored.  Per lane unless the width says otherwise. */
+    input  wire [LANES-1:0]                   gt_pcieuserratedone,
+    input  wire [3*LANES-1:0]                 gt_loopback,
+    input  wire [LANES-1:0]                   gt_txprbsforceerr,
+    input  wire [LANES-1:0]                   gt_txinhibit,
+    input  wire [4*LANES-1:0]                 gt_txprbssel,
+    input  wire [4*LANES-1:0]                 gt_rxprbssel,
+    input  wire [LANES-1:0]                   gt_rxprbscntreset,
+    input  wire [LANES-1:0]                   gt_dmonfiforeset,
+    input  wire [LANES-1:0]                   gt_dmonitorclk,
+    input  wire [LANES-1:0]                   gt_txpmareset,
+    input  wire [LANES-1:0]                   gt_rxpmareset,
+    input  wire [LANES-1:0]                   gt_txpcsreset,
+    input  wire [LANES-1:0]                   gt_rxpcsreset,
+    input  wire [LANES-1:0]                   gt_rxbufreset,
+    input  wire [LANES-1:0]                   gt_rxcdrreset,
+    input  wire [LANES-1:0]                   gt_rxdfelpmreset,
+    output wire [LANES-1:0]                   gt_txelecidle,
+    output wire [LANES-1:0]                   gt_txresetdone,
+    output wire [LANES-1:0]                   gt_rxresetdone,
+    output wire [LANES-1:0]                   gt_rxpmaresetdone,
+    output wire [LANES-1:0]                   gt_txphaligndone,
+    output wire [LANES-1:0]                   gt_txphinitdone,
+    output wire [LANES-1:0]                   gt_txdlysresetdone,
+    output wire [LANES-1:0]                   gt_rxphaligndone,
+    output wire [LANES-1:0]                   gt_rxdlysresetdone,
+    output wire [LANES-1:0]                   gt_rxsyncdone,
+    output wire [LANES-1:0]                   gt_eyescandataerror,
+    output wire [LANES-1:0]                   gt_rxprbserr,
+    output wire [17*LANES-1:0]                gt_dmonitorout,
+    output wire [LANES-1:0]                   gt_rxcommadet,
+    output wire [LANES-1:0]                   gt_phystatus,
+    output wire [LANES-1:0]                   gt_rxvalid,
+    output wire [LANES-1:0]                   gt_rxcdrlock,
+    output wire [LANES-1:0]                   gt_pcierateidle,
+    output wire [LANES-1:0]                   gt_pcieuserratestart,
+    output wire [LANES-1:0]                   gt_gtpowergood,
+    output wire [LANES-1:0]                   gt_cplllock,
+    output wire [LANES-1:0]                   gt_rxoutclk,
+    output wire [LANES-1:0]                   gt_rxrecclkout,
+    output wire [QUADS-1:0]                   gt_qpll0lock,
+    output wire [QUADS-1:0]                   gt_qpll1lock,
+    output wire [3*LANES-1:0]                 gt_rxstatus,
+    output wire [3*LANES-1:0]                 gt_rxbufstatus,
+    output wire [8:0]                         gt_bufgtdiv,
+    output wire [LANES-1:0]                   gt_gen34_eios_det,
+    output wire [LANES-1:0]                   gt_txoutclk,
+    output wire [LANES-1:0]                   gt_txoutclkfabric,
+    output wire [LANES-1:0]                   gt_rxoutclkfabric,
+    output wire [LANES-1:0]                   gt_txoutclkpcs,
+    output wire [LANES-1:0]                   gt_rxoutclkpcs,
+    output wire [LANES-1:0]                   gt_txprogdivresetdone,
+    output wire [LANES-1:0]                   gt_txpmaresetdone,
+    output wire [LANES-1:0]                   gt_txsyncdone,
+    output wire [LANES-1:0]                   gt_rxprbslocked,
+    output wire [2*LANES-1:0]                 phy_txeq_ctrl,
+    output wire [4*LANES-1:0]                 phy_txeq_preset,
+    output wire [3:0]                         phy_rst_fsm,
+    output wire [3*LANES-1:0]                 phy_txeq_fsm,
+    output wire [3*LANES-1:0]                 phy_rxeq_fsm,
+    output wire                               phy_rst_idle,
+    output wire                               phy_rrst_n,
+    output wire                               phy_prst_n,
+
+    /* The hard block's DRP (en_pcie_drp): every access is acknowledged one drp_clk
+       cycle later; the block's attributes are not modelled (reads return 0, writes
+       have no effect) */
+    input  wire                               drp_clk,
+    input  wire                               drp_en,
+    input  wire                               drp_we,
+    input  wire [10:0]                        drp_addr,
+    input  wire [15:0]                        drp_di,
+    output wire                               drp_rdy,
+    output wire [15:0]                        drp_do,
 
     /* Link up, and the user side's clock and reset */
     output wire                               user_lnk_up,
@@ -382,6 +488,41 @@ module `PEVB_XDMA_MODULE #
     output wire                               cfg_mgmt_read_write_done,
     input  wire                               cfg_mgmt_type1_cfg_reg_access,
 
+    /* Configuration status, as the hard IP drives it: LTSSM state (L0, 6'h10, while
+       the link is up; Detect.Quiet otherwise), per function (4 bits each) I/O space,
+       memory space and bus master enable and INTx disable, and function 0's max
+       payload and read request sizes (PG213 encodings) */
+    output wire [5:0]                         cfg_ltssm_state,
+    output wire [15:0]                        cfg_function_status,
+    output wire [1:0]                         cfg_max_payload,
+    output wire [2:0]                         cfg_max_read_req,
+    // an uncorrectable internal error from the user side: accepted, not reported
+    // (the model has no AER)
+    input  wire                               cfg_err_uncor_in,
+    // function-level reset in process (as the hard IP raises it); the DMA itself
+    // acknowledges it, so cfg_flr_done is accepted and has no effect
+    output wire [3:0]                         cfg_flr_in_process,
+    input  wire [3:0]                         cfg_flr_done,
+    // SR-IOV virtual functions: XDMA's DMA mode has none
+    output wire [251:0]                       cfg_vf_flr_in_process,
+    input  wire [7:0]                         cfg_vf_flr_func_num,
+    input  wire [0:0]                         cfg_vf_flr_done,
+
+    /* Configuration extend (PEVB_XDMA_CFG_EXT, cfg_ext_if): every configuration
+       request from the link pulses read_received or write_received for a cycle with
+       its register (DWORD) and function numbers (and a write's data and byte
+       enables); a read of the user's ranges (PEVB_XDMA_CFG_EXT_LEGACY: bytes
+       0xB0-0xBF, PEVB_XDMA_CFG_EXT_EXTENDED: bytes 0x480-0x4FF) is answered with
+       read_data on the cycle read_data_valid is high */
+    output wire                               cfg_ext_read_received,
+    output wire                               cfg_ext_write_received,
+    output wire [9:0]                         cfg_ext_register_number,
+    output wire [7:0]                         cfg_ext_function_number,
+    output wire [31:0]                        cfg_ext_write_data,
+    output wire [3:0]                         cfg_ext_write_byte_enable,
+    input  wire [31:0]                        cfg_ext_read_data,
+    input  wire                               cfg_ext_read_data_valid,
+
     /* PCIe-to-DMA bypass master: host requests to BAR2 as AXI4 bursts
        (PEVB_XDMA_AXIST_BYPASS) */
     output wire [AXI_ID_WIDTH-1:0]        m_axib_awid,
@@ -392,6 +533,9 @@ module `PEVB_XDMA_MODULE #
     output wire                           m_axib_awlock,
     output wire [3:0]                     m_axib_awcache,
     output wire [2:0]                     m_axib_awprot,
+    // user bits of a 3.0 template (its function number: 0, one function)
+    output wire [7:0]                     m_axib_awuser,
+    output wire [7:0]                     m_axib_aruser,
     output wire                           m_axib_awvalid,
     input   wire                           m_axib_awready,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]m_axib_wdata,
@@ -423,6 +567,9 @@ module `PEVB_XDMA_MODULE #
     /* AXI4-Lite master (user BAR) */
     output wire [31:0]                        m_axil_awaddr,
     output wire [2:0]                         m_axil_awprot,
+    // user bits of a 3.0 template (undocumented since: 0)
+    output wire [10:0]                        m_axil_awuser,
+    output wire [10:0]                        m_axil_aruser,
     output wire                               m_axil_awvalid,
     input  wire                               m_axil_awready,
     output wire [31:0]                        m_axil_wdata,
@@ -472,6 +619,78 @@ wire unused_pipe = ^{common_commands_in, pipe_rx_0_sigs, pipe_rx_1_sigs, pipe_rx
                     pipe_rx_11_sigs, pipe_rx_12_sigs, pipe_rx_13_sigs, pipe_rx_14_sigs,
                     pipe_rx_15_sigs};
 
+/* Transceiver, PIPE clock and DRP tie-offs (the link is modelled above them) */
+assign pipe_clk = 1'b0;
+assign pipe_tx0_rcvr_det = 1'b0;
+assign pipe_tx0_powerdown = 2'b00;
+assign sys_clk_bufg = sys_clk;
+assign gt_txelecidle = {LANES{1'b0}};
+assign gt_txresetdone = {LANES{1'b1}};
+assign gt_rxresetdone = {LANES{1'b1}};
+assign gt_rxpmaresetdone = {LANES{1'b1}};
+assign gt_txphaligndone = {LANES{1'b1}};
+assign gt_txphinitdone = {LANES{1'b1}};
+assign gt_txdlysresetdone = {LANES{1'b1}};
+assign gt_rxphaligndone = {LANES{1'b1}};
+assign gt_rxdlysresetdone = {LANES{1'b1}};
+assign gt_rxsyncdone = {LANES{1'b1}};
+assign gt_eyescandataerror = {LANES{1'b0}};
+assign gt_rxprbserr = {LANES{1'b0}};
+assign gt_dmonitorout = {17*LANES{1'b0}};
+assign gt_rxcommadet = {LANES{1'b0}};
+assign gt_phystatus = {LANES{1'b0}};
+assign gt_rxvalid = {LANES{1'b1}};
+assign gt_rxcdrlock = {LANES{1'b1}};
+assign gt_pcierateidle = {LANES{1'b0}};
+assign gt_pcieuserratestart = {LANES{1'b0}};
+assign gt_gtpowergood = {LANES{1'b1}};
+assign gt_cplllock = {LANES{1'b1}};
+assign gt_rxoutclk = {LANES{1'b0}};
+assign gt_rxrecclkout = {LANES{1'b0}};
+assign gt_qpll0lock = {QUADS{1'b1}};
+assign gt_qpll1lock = {QUADS{1'b1}};
+assign gt_rxstatus = {3*LANES{1'b0}};
+assign gt_rxbufstatus = {3*LANES{1'b0}};
+assign gt_bufgtdiv = 9'd0;
+assign gt_gen34_eios_det = {LANES{1'b0}};
+assign gt_txoutclk = {LANES{1'b0}};
+assign gt_txoutclkfabric = {LANES{1'b0}};
+assign gt_rxoutclkfabric = {LANES{1'b0}};
+assign gt_txoutclkpcs = {LANES{1'b0}};
+assign gt_rxoutclkpcs = {LANES{1'b0}};
+assign gt_txprogdivresetdone = {LANES{1'b1}};
+assign gt_txpmaresetdone = {LANES{1'b1}};
+assign gt_txsyncdone = {LANES{1'b1}};
+assign gt_rxprbslocked = {LANES{1'b0}};
+assign phy_txeq_ctrl = {2*LANES{1'b0}};
+assign phy_txeq_preset = {4*LANES{1'b0}};
+assign phy_rst_fsm = 4'd0;
+assign phy_txeq_fsm = {3*LANES{1'b0}};
+assign phy_rxeq_fsm = {3*LANES{1'b0}};
+assign phy_rst_idle = 1'b1;
+assign phy_rrst_n = 1'b1;
+assign phy_prst_n = 1'b1;
+wire unused_gt = ^{gt_pcieuserratedone, gt_loopback, gt_txprbsforceerr, gt_txinhibit,
+                  gt_txprbssel, gt_rxprbssel, gt_rxprbscntreset, gt_dmonfiforeset,
+                  gt_dmonitorclk, gt_txpmareset, gt_rxpmareset, gt_txpcsreset,
+                  gt_rxpcsreset, gt_rxbufreset, gt_rxcdrreset, gt_rxdfelpmreset};
+
+// DRP: ready one drp_clk cycle after each access, read data 0 (an open drp_en
+// accesses nothing)
+reg drp_rdy_reg;
+always @(posedge drp_clk) begin
+    drp_rdy_reg <= drp_en === 1'b1;
+end
+assign drp_rdy = drp_rdy_reg;
+assign drp_do = 16'd0;
+wire unused_drp = ^{drp_we, drp_addr, drp_di};
+
+/* 3.0 templates' AXI user bits */
+assign m_axil_awuser = 11'd0;
+assign m_axil_aruser = 11'd0;
+assign m_axib_awuser = 8'd0;
+assign m_axib_aruser = 8'd0;
+
 wire                               user_clk, user_reset;
 wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata, s_axis_rc_tdata, s_axis_cq_tdata, m_axis_cc_tdata;
 wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep, s_axis_rc_tkeep, s_axis_cq_tkeep, m_axis_cc_tkeep;
@@ -484,7 +703,7 @@ wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser;
 wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser;
 wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser;
 wire [1:0]                         pcie_cq_np_req;
-wire [2:0]                         cfg_max_payload, cfg_max_read_req;
+wire [2:0]                         hip_cfg_max_payload, hip_cfg_max_read_req;
 wire [7:0]                         cfg_bus_number;
 wire                               cfg_config_space_enable;
 wire [3:0]                         cfg_interrupt_msi_enable;
@@ -496,7 +715,7 @@ wire [3:0]                         cfg_interrupt_msix_enable, cfg_interrupt_msix
 wire [63:0]                        cfg_interrupt_msix_address;
 wire [31:0]                        cfg_interrupt_msix_data;
 wire                               cfg_interrupt_msix_int, cfg_interrupt_msix_sent, cfg_interrupt_msix_fail;
-wire [3:0]                         cfg_flr_in_process, cfg_flr_done;
+wire [3:0]                         hip_cfg_flr_in_process, hip_cfg_flr_done;
 wire [31:0]                        hip_cfg_mgmt_read_data;
 wire                               hip_cfg_mgmt_done;
 // without the option the interface is off: its inputs never reach the hard IP
@@ -504,6 +723,31 @@ wire                               mgmt_on = CFG_MGMT != 0;
 assign cfg_mgmt_read_data = mgmt_on ? hip_cfg_mgmt_read_data : 32'd0;
 assign cfg_mgmt_read_write_done = mgmt_on && hip_cfg_mgmt_done;
 wire unused_mgmt = ^{cfg_mgmt_addr[18], cfg_mgmt_type1_cfg_reg_access};
+
+/* Configuration status from the hard IP */
+wire [15:0]                        hip_cfg_function_status;
+assign cfg_ltssm_state = user_lnk_up ? 6'h10 : 6'h00;
+assign cfg_function_status = hip_cfg_function_status;
+assign cfg_max_payload = hip_cfg_max_payload[1:0];
+assign cfg_max_read_req = hip_cfg_max_read_req;
+assign cfg_flr_in_process = hip_cfg_flr_in_process;
+assign cfg_vf_flr_in_process = 252'd0;
+// configuration extend: the model drives the hip's outputs only with the option
+wire                               ext_on = CFG_EXT != 0;
+wire                               hip_ext_read, hip_ext_write;
+wire [9:0]                         hip_ext_register;
+wire [7:0]                         hip_ext_function;
+wire [31:0]                        hip_ext_write_data;
+wire [3:0]                         hip_ext_byte_enable;
+assign cfg_ext_read_received = ext_on && hip_ext_read;
+assign cfg_ext_write_received = ext_on && hip_ext_write;
+assign cfg_ext_register_number = ext_on ? hip_ext_register : 10'd0;
+assign cfg_ext_function_number = ext_on ? hip_ext_function : 8'd0;
+assign cfg_ext_write_data = ext_on ? hip_ext_write_data : 32'd0;
+assign cfg_ext_write_byte_enable = ext_on ? hip_ext_byte_enable : 4'd0;
+wire [1:0]                         unused_ext_ranges = {CFG_EXT_LEGACY != 0, CFG_EXT_EXTENDED != 0};
+wire unused_status = ^{hip_cfg_max_payload[2], cfg_err_uncor_in, cfg_flr_done,
+                      cfg_vf_flr_func_num, cfg_vf_flr_done};
 
 pevb_hip_port #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
@@ -541,8 +785,8 @@ pevb_hip_port #(
     .m_axis_cc_tuser(m_axis_cc_tuser),
     .m_axis_cc_tvalid(m_axis_cc_tvalid),
     .pcie_cq_np_req(pcie_cq_np_req),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_max_payload(hip_cfg_max_payload),
+    .cfg_max_read_req(hip_cfg_max_read_req),
     .cfg_bus_number(cfg_bus_number),
     .cfg_config_space_enable(cfg_config_space_enable),
     .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
@@ -558,8 +802,9 @@ pevb_hip_port #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .cfg_flr_in_process(cfg_flr_in_process),
-    .cfg_flr_done(cfg_flr_done),
+    .cfg_flr_in_process(hip_cfg_flr_in_process),
+    .cfg_flr_done(hip_cfg_flr_done),
+    .cfg_function_status(hip_cfg_function_status),
     .cfg_mgmt_addr(cfg_mgmt_addr[9:0]),
     .cfg_mgmt_function_number(cfg_mgmt_addr[17:10]),
     .cfg_mgmt_write(mgmt_on && cfg_mgmt_write),
@@ -568,7 +813,15 @@ pevb_hip_port #(
     .cfg_mgmt_read(mgmt_on && cfg_mgmt_read),
     .cfg_mgmt_read_data(hip_cfg_mgmt_read_data),
     .cfg_mgmt_read_write_done(hip_cfg_mgmt_done),
-    .cfg_mgmt_debug_access(1'b0)
+    .cfg_mgmt_debug_access(1'b0),
+    .cfg_ext_read_received(hip_ext_read),
+    .cfg_ext_write_received(hip_ext_write),
+    .cfg_ext_register_number(hip_ext_register),
+    .cfg_ext_function_number(hip_ext_function),
+    .cfg_ext_write_data(hip_ext_write_data),
+    .cfg_ext_write_byte_enable(hip_ext_byte_enable),
+    .cfg_ext_read_data(cfg_ext_read_data),
+    .cfg_ext_read_data_valid(ext_on && cfg_ext_read_data_valid)
 );
 
 pevb_xdma_ip #(
@@ -625,8 +878,8 @@ pevb_xdma_ip #(
     .m_axis_cc_tuser(m_axis_cc_tuser),
     .m_axis_cc_tvalid(m_axis_cc_tvalid),
     .pcie_cq_np_req(pcie_cq_np_req),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_max_payload(hip_cfg_max_payload),
+    .cfg_max_read_req(hip_cfg_max_read_req),
     .cfg_bus_number(cfg_bus_number),
     .cfg_config_space_enable(cfg_config_space_enable),
     .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
@@ -635,8 +888,8 @@ pevb_xdma_ip #(
     .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
     .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
     .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
-    .cfg_flr_in_process(cfg_flr_in_process),
-    .cfg_flr_done(cfg_flr_done),
+    .cfg_flr_in_process(hip_cfg_flr_in_process),
+    .cfg_flr_done(hip_cfg_flr_done),
     .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
     .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
     .cfg_interrupt_msix_address(cfg_interrupt_msix_address),

@@ -33,12 +33,15 @@ from driver_model.regs import (
 )
 
 from .. import ext
+from ..ext.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
+from ..ext.cfg_ext import CfgExt
 from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from ..ext.lean import MODELS, models
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .link import UP, LinkTaps, ProtocolChecker
 from .profiles import MODEL_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
+from .user_cfg import UserConfigSpace
 
 # PCIe Device Control register (PCIe capability + 0x08)
 DEVCTL = 0x08
@@ -192,6 +195,7 @@ class TB:
             cfg_max_payload=hip.cfg_max_payload,
             cfg_max_read_req=hip.cfg_max_read_req,
             cfg_bus_number=hip.cfg_bus_number,
+            cfg_function_status=getattr(hip, "cfg_function_status", None),
             cfg_config_space_enable=hip.cfg_config_space_enable,
             cfg_interrupt_msi_enable=hip.cfg_interrupt_msi_enable,
             cfg_interrupt_msi_mmenable=hip.cfg_interrupt_msi_mmenable,
@@ -213,6 +217,15 @@ class TB:
             # (Vivado's cfg_mgmt_if): the model only watches it then
             **self._cfg_mgmt_signals(hip, p),
         )
+        # the drop-in's configuration extend interface, when built with it (cfg_ext_if)
+        self.cfg_ext: CfgExt | None = None
+        if p.extra.get("CFG_EXT") and hasattr(hip, "cfg_ext_read_received"):
+            self.cfg_ext = CfgExt(
+                self.dev,
+                {n: getattr(hip, f"cfg_ext_{n}") for n in CFG_EXT_SIGNALS},
+                legacy=bool(p.extra.get("CFG_EXT_LEGACY")),
+                extended=bool(p.extra.get("CFG_EXT_EXTENDED")),
+            )
         self.dev.log.setLevel(level)
         for bus in (self.dev.rq_sink, self.dev.rc_source, self.dev.cq_source, self.dev.cc_sink):
             bus.log.setLevel(level)
@@ -222,6 +235,7 @@ class TB:
         # one, stream ports idle until a test attaches a source or a sink; the drop-in's
         # options idle too (Verilator reads an open input as 0): the soft reset released,
         # the AXI4-Lite slave and configuration management idle until a test drives them
+        self.user_cfg: UserConfigSpace | None = None
         if hip is dut or hasattr(dut, "hip"):
             dut.usr_irq_req.value = 0
             for n in range(4):
@@ -233,6 +247,15 @@ class TB:
                     getattr(dut, f"s_axil_{sig}").value = 0
                 dut.cfg_mgmt_read.value = 0
                 dut.cfg_mgmt_write.value = 0
+            # configuration extend: the user's registers answered as a design would
+            # (a vendor-specific capability in each range the build enables)
+            if self.cfg_ext is not None:
+                self.user_cfg = UserConfigSpace(
+                    dut,
+                    hip.user_clk,
+                    legacy=bool(p.extra.get("CFG_EXT_LEGACY")),
+                    extended=bool(p.extra.get("CFG_EXT_EXTENDED")),
+                )
 
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001

@@ -42,6 +42,7 @@ CPL_TIMEOUT_RANGES_NS = {
 # the configuration outputs and inputs the event-driven loop handles (the base model's
 # status/control/interrupt loops handle many more; connecting any of those falls back)
 FAST_CFG = {
+    "cfg_function_status",
     "cfg_max_payload",
     "cfg_max_read_req",
     "cfg_bus_number",
@@ -66,7 +67,6 @@ BASE_CFG = FAST_CFG | {
     "cfg_phy_link_status",
     "cfg_negotiated_width",
     "cfg_current_speed",
-    "cfg_function_status",
     "cfg_local_error_out",
     "cfg_rcb_status",
     "cfg_interrupt_msi_attr",
@@ -496,6 +496,21 @@ class PevbUspDevice(UltraScalePlusPcieDevice):
             (self.cfg_max_payload, lambda: f0.pcie_cap.max_payload_size & 3),
             (self.cfg_max_read_req, lambda: f0.pcie_cap.max_read_request_size),
             (self.cfg_bus_number, lambda: self.bus_num),
+            # per function, 4 bits each (PG213): I/O space, memory space and bus master
+            # enable, INTx disable
+            (
+                self.cfg_function_status,
+                lambda: sum(
+                    (
+                        bool(f.io_space_enable)
+                        | bool(f.memory_space_enable) << 1
+                        | bool(f.bus_master_enable) << 2
+                        | bool(f.interrupt_disable) << 3
+                    )
+                    << (4 * k)
+                    for k, f in enumerate(self.functions[:4])
+                ),
+            ),
             (
                 self.cfg_interrupt_msi_enable,
                 lambda: self._fn_bits(2, lambda f: f.msi_cap.msi_enable),

@@ -14,7 +14,8 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.triggers import RisingEdge, with_timeout
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge, Timer, with_timeout
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiLiteRam
 from cocotbext.axi.constants import AxiResp
 from cocotbext.pcie.core.caps import PciCapId
@@ -429,3 +430,116 @@ async def test_cfg_mgmt(dut):
     await mgmt.write(1, command, byte_enable=0b0011)
     assert await tb.dma_read32(regs.block_base(Target.H2C)) == ident
     assert await mgmt.read(0, function=1) == 0
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_cfg_ext(dut):
+    """Configuration extend (built with cfg_ext_if and both user ranges): the host finds
+    the user's vendor-specific capability at 0xB0 at the end of the capability list and
+    its VSEC at 0x480 at the end of the extended list, both answered by the user logic;
+    a byte write lands in its byte alone; every request to a core register is shown for
+    exactly one cycle with its register and function; a user read left unanswered reads
+    0 and is counted."""
+    d = await boot(dut)
+    tb = d.tb
+    user, ext = tb.user_cfg, tb.cfg_ext
+    assert user is not None and ext is not None, "the build has no cfg_ext"
+    fpga = tb.pci.pcie_id
+
+    async def host_read(addr: int) -> int:
+        return await with_timeout(tb.rc.config_read_dword(fpga, addr), 100, "us")
+
+    async def host_write(addr: int, data: bytes) -> None:
+        await with_timeout(tb.rc.config_write(fpga, addr, data), 100, "us")
+
+    # the legacy list ends with the user's capability (ID 0x09, 16 bytes)
+    caps, ptr = [], await host_read(0x34) & 0xFC
+    while ptr:
+        header = await host_read(ptr)
+        caps.append((header & 0xFF, ptr))
+        ptr = header >> 8 & 0xFC
+    assert caps[-1] == (0x09, 0xB0), [(hex(i), hex(p)) for i, p in caps]
+    assert await host_read(0xB0) >> 16 & 0xFF == 16
+    # the extended list ends with the user's VSEC (ID 0x000B), its header the user's
+    ext_caps, ptr = [], 0x100
+    while ptr:
+        header = await host_read(ptr)
+        ext_caps.append((header & 0xFFFF, ptr))
+        ptr = header >> 20 & 0xFFC
+    assert ext_caps[-1] == (0x000B, 0x480), [(hex(i), hex(p)) for i, p in ext_caps]
+    assert await host_read(0x484) == 0x80 << 20 | 1 << 16 | 0x1DE
+    # writes: a whole DWORD in the legacy range, one byte in the extended range
+    await host_write(0xB4, (0x1234_5678).to_bytes(4, "little"))
+    assert await host_read(0xB4) == 0x1234_5678
+    await host_write(0x489, b"\xab")
+    wrote = user.seen[-1]
+    assert (wrote.kind, wrote.register, wrote.byte_enable) == ("write", 0x488 // 4, 0b0010)
+    assert wrote.data >> 8 & 0xFF == 0xAB
+    assert await host_read(0x488) == 0x0000_AB00
+    # the header is the user's, read-only: a write leaves it
+    await host_write(0x484, b"\x00\x00\x00\x00")
+    assert await host_read(0x484) == 0x80 << 20 | 1 << 16 | 0x1DE
+    # a core register: shown for one cycle, answered by the core
+    before = len(user.seen)
+    assert await host_read(0) == 0x0001_10DE
+    assert [(s.kind, s.function, s.register, s.cycles) for s in user.seen[before:]] == [
+        ("read", 0, 0, 1)
+    ]
+    # every request the model showed, the user logic saw (and no other)
+    assert [(s.kind, s.function, s.register) for s in user.seen] == ext.shown
+    # an unanswered user read: 0, counted; the next one is answered again
+    user.answering = False
+    assert await host_read(0xB4) == 0
+    assert ext.timeouts == 1
+    user.answering = True
+    assert await host_read(0xB4) == 0x1234_5678
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_config_status_ports(dut):
+    """The configuration status ports as the hard IP drives them: LTSSM in L0 with the
+    link up; per function the Command register's I/O, memory and bus master enables and
+    INTx disable, following a change the host makes; function 0's max payload and read
+    request sizes as Device Control holds them. The DRP answers each access one drp_clk
+    cycle later with data 0."""
+    d = await boot(dut)
+    tb = d.tb
+    fpga = tb.pci.pcie_id
+
+    async def host_read(addr: int) -> int:
+        return await with_timeout(tb.rc.config_read_dword(fpga, addr), 100, "us")
+
+    def status(command: int) -> int:
+        return (command & 0x7) | (command >> 10 & 1) << 3
+
+    assert int(dut.cfg_ltssm_state.value) == 0x10
+    command = await host_read(0x04) & 0xFFFF
+    await RisingEdge(d.clk)
+    assert int(dut.cfg_function_status.value) == status(command), hex(command)
+    await with_timeout(tb.rc.config_write_word(fpga, 0x04, command & ~0x4 | 0x400), 100, "us")
+    for _ in range(4):
+        await RisingEdge(d.clk)
+    assert int(dut.cfg_function_status.value) == status(command & ~0x4 | 0x400)
+    await with_timeout(tb.rc.config_write_word(fpga, 0x04, command), 100, "us")
+    devctl = await tb.pci.capability_read_word(PciCapId.EXP, 0x08)
+    await RisingEdge(d.clk)
+    assert int(dut.cfg_max_payload.value) == devctl >> 5 & 0x7
+    assert int(dut.cfg_max_read_req.value) == devctl >> 12 & 0x7
+    assert int(dut.cfg_vf_flr_in_process.value) == 0
+    # DRP: one access, ready one drp_clk cycle later
+    cocotb.start_soon(Clock(dut.drp_clk, 10, "ns").start())
+    dut.drp_we.value = 0
+    dut.drp_addr.value = 0x10
+    dut.drp_di.value = 0
+    dut.drp_en.value = 0
+    await RisingEdge(dut.drp_clk)
+    await RisingEdge(dut.drp_clk)
+    assert int(dut.drp_rdy.value) == 0
+    dut.drp_en.value = 1
+    await RisingEdge(dut.drp_clk)  # the edge that takes the access
+    dut.drp_en.value = 0
+    await Timer(1, "ns")
+    assert int(dut.drp_rdy.value) == 1 and int(dut.drp_do.value) == 0
+    await RisingEdge(dut.drp_clk)
+    await Timer(1, "ns")
+    assert int(dut.drp_rdy.value) == 0

@@ -60,9 +60,13 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
     },
     # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X;
     # the AXI4-Lite slave to the DMA registers; dma_bridge_resetn; configuration management
+    # and configuration extend with both user ranges
     "cocotb_dropin": {
         "2x2": {
             "CFG_MGMT": 1,
+            "CFG_EXT": 1,
+            "CFG_EXT_LEGACY": 1,
+            "CFG_EXT_EXTENDED": 1,
             "H2C_CHANNELS": 2,
             "C2H_CHANNELS": 2,
             "H2C_STREAM": 2,
@@ -155,7 +159,7 @@ SUBSETS = [
                 "test_split_reorder_and_latency",
             ],
             # the hard-IP model drives the drop-in's hard-IP port through the hierarchy
-            "cocotb_dropin": ["test_axiram_h2c_c2h", "test_cfg_mgmt"],
+            "cocotb_dropin": ["test_axiram_h2c_c2h", "test_cfg_mgmt", "test_cfg_ext"],
             # the bypass port's ready/load rule, driven and read on the falling edge
             "cocotb_bypass": ["test_bypass_ready_and_the_extra_load"],
         },

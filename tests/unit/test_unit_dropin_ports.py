@@ -58,6 +58,17 @@ class Config:
     # the PIPE simulation ports (Enable PIPE Simulation) and the shared-logic QPLL outputs
     pipe_sim: bool = False
     shared_logic: bool = False
+    # the configuration status ports, as the maximal 3.0 template lists them
+    cfg_status: bool = False
+    # the configuration extend interface (cfg_ext_if)
+    cfg_ext: bool = False
+    # the hard block's DRP (en_pcie_drp) and the transceiver status ports
+    # (en_transceiver_status_ports)
+    drp: bool = False
+    gt_status: bool = False
+    # a 3.0 template's PIPE clock and lane-0 outputs, and its AXI user bits
+    pipe_3_0: bool = False
+    user_bits: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -75,6 +86,7 @@ class Config:
             "PEVB_XDMA_MSIX": int(self.msix),
             "PEVB_XDMA_AXIST_BYPASS": int(self.axib),
             "PEVB_XDMA_CFG_MGMT": int(self.cfg_mgmt),
+            "PEVB_XDMA_CFG_EXT": int(self.cfg_ext),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -113,6 +125,55 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
         mgmt += [("byte_enable", "in", 4), ("read", "in", 1), ("read_data", "out", 32)]
         mgmt += [("read_write_done", "out", 1), ("type1_cfg_reg_access", "in", 1)]
         ports |= {f"cfg_mgmt_{s}": (d, n) for s, d, n in mgmt}
+    if c.cfg_status:
+        status = [("ltssm_state", "out", 6), ("function_status", "out", 16)]
+        status += [("max_read_req", "out", 3), ("max_payload", "out", 2)]
+        status += [("err_uncor_in", "in", 1), ("flr_in_process", "out", 4)]
+        status += [("flr_done", "in", 4), ("vf_flr_in_process", "out", 252)]
+        status += [("vf_flr_func_num", "in", 8), ("vf_flr_done", "in", 1)]
+        ports |= {f"cfg_{s}": (d, n) for s, d, n in status}
+    if c.cfg_ext:  # Configuration Extend Interface Ports (PG213)
+        ext = [("read_received", "out", 1), ("write_received", "out", 1)]
+        ext += [("register_number", "out", 10), ("function_number", "out", 8)]
+        ext += [("write_data", "out", 32), ("write_byte_enable", "out", 4)]
+        ext += [("read_data", "in", 32), ("read_data_valid", "in", 1)]
+        ports |= {f"cfg_ext_{s}": (d, n) for s, d, n in ext}
+    if c.drp:
+        drp = [("clk", "in", 1), ("en", "in", 1), ("we", "in", 1), ("addr", "in", 11)]
+        drp += [("di", "in", 16), ("rdy", "out", 1), ("do", "out", 16)]
+        ports |= {f"drp_{s}": (d, n) for s, d, n in drp}
+    if c.gt_status:  # widths as the x16 3.0 template gives them, per lane
+        lanes, quads = c.lanes, (c.lanes + 3) // 4
+        per_lane_in = ["pcieuserratedone", "txprbsforceerr", "txinhibit", "rxprbscntreset"]
+        per_lane_in += ["dmonfiforeset", "dmonitorclk", "txpmareset", "rxpmareset"]
+        per_lane_in += ["txpcsreset", "rxpcsreset", "rxbufreset", "rxcdrreset"]
+        per_lane_in += ["rxdfelpmreset"]
+        per_lane_out = ["txelecidle", "txresetdone", "rxresetdone", "rxpmaresetdone"]
+        per_lane_out += ["txphaligndone", "txphinitdone", "txdlysresetdone"]
+        per_lane_out += ["rxphaligndone", "rxdlysresetdone", "rxsyncdone"]
+        per_lane_out += ["eyescandataerror", "rxprbserr", "rxcommadet", "phystatus"]
+        per_lane_out += ["rxvalid", "rxcdrlock", "pcierateidle", "pcieuserratestart"]
+        per_lane_out += ["gtpowergood", "cplllock", "rxoutclk", "rxrecclkout"]
+        per_lane_out += ["gen34_eios_det", "txoutclk", "txoutclkfabric", "rxoutclkfabric"]
+        per_lane_out += ["txoutclkpcs", "rxoutclkpcs", "txprogdivresetdone"]
+        per_lane_out += ["txpmaresetdone", "txsyncdone", "rxprbslocked"]
+        ports |= {f"gt_{s}": ("in", lanes) for s in per_lane_in}
+        ports |= {f"gt_{s}": ("out", lanes) for s in per_lane_out}
+        ports |= {"gt_loopback": ("in", 3 * lanes), "gt_txprbssel": ("in", 4 * lanes)}
+        ports |= {"gt_rxprbssel": ("in", 4 * lanes), "gt_dmonitorout": ("out", 17 * lanes)}
+        ports |= {"gt_qpll0lock": ("out", quads), "gt_qpll1lock": ("out", quads)}
+        ports |= {"gt_rxstatus": ("out", 3 * lanes), "gt_rxbufstatus": ("out", 3 * lanes)}
+        ports |= {"gt_bufgtdiv": ("out", 9), "phy_txeq_ctrl": ("out", 2 * lanes)}
+        ports |= {"phy_txeq_preset": ("out", 4 * lanes), "phy_rst_fsm": ("out", 4)}
+        ports |= {"phy_txeq_fsm": ("out", 3 * lanes), "phy_rxeq_fsm": ("out", 3 * lanes)}
+        ports |= {f"phy_{s}": ("out", 1) for s in ("rst_idle", "rrst_n", "prst_n")}
+    if c.pipe_3_0:
+        ports |= {"pipe_clk": ("out", 1), "pipe_tx0_rcvr_det": ("out", 1)}
+        ports |= {"pipe_tx0_powerdown": ("out", 2), "sys_clk_bufg": ("out", 1)}
+    if c.user_bits:
+        ports |= {"m_axil_awuser": ("out", 11), "m_axil_aruser": ("out", 11)}
+        if c.axib:
+            ports |= {"m_axib_awuser": ("out", 8), "m_axib_aruser": ("out", 8)}
     # AXI4 master: (signal, direction seen from the IP, width)
     axi = [
         ("awid", "out", i), ("awaddr", "out", 64), ("awlen", "out", 8), ("awsize", "out", 3),
@@ -223,6 +284,40 @@ CONFIGS = [
     Config(
         data_width=128, lanes=2, usr_irq=3, id_width=4, h2c=1, c2h=2, stream=False, cfg_mgmt=True
     ),
+    # the maximal 3.0 template's families (x16, 512 bits) and the same at x1
+    Config(
+        data_width=512,
+        lanes=16,
+        usr_irq=16,
+        id_width=4,
+        h2c=4,
+        c2h=4,
+        stream=False,
+        bypass=15,
+        axil_slave=True,
+        axib=True,
+        cfg_mgmt=True,
+        cfg_status=True,
+        cfg_ext=True,
+        drp=True,
+        gt_status=True,
+        pipe_3_0=True,
+        user_bits=True,
+    ),
+    Config(
+        data_width=64,
+        lanes=1,
+        usr_irq=1,
+        id_width=4,
+        h2c=1,
+        c2h=1,
+        stream=True,
+        cfg_status=True,
+        cfg_ext=True,
+        drp=True,
+        gt_status=True,
+        user_bits=True,
+    ),
 ]
 
 
@@ -243,6 +338,8 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     connects to it by name."""
     every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True, "cfg_mgmt": True}
     every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
+    every |= {"cfg_status": True, "cfg_ext": True, "drp": True, "gt_status": True}
+    every |= {"pipe_3_0": True, "user_bits": True}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -296,6 +393,12 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 cfg_mgmt=rnd.random() < 0.5,
                 pipe_sim=rnd.random() < 0.5,
                 shared_logic=rnd.random() < 0.5,
+                cfg_status=rnd.random() < 0.5,
+                cfg_ext=rnd.random() < 0.5,
+                drp=rnd.random() < 0.5,
+                gt_status=rnd.random() < 0.5,
+                pipe_3_0=rnd.random() < 0.5,
+                user_bits=rnd.random() < 0.5,
             )
         )
     return out
