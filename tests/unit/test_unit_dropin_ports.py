@@ -12,10 +12,12 @@ option, as an output a design may leave open), H2C/C2H 0-3 Descriptor Bypass Por
 (present for the channels in the dsc_bypass_rd/_wr masks), Config AXI4-Lite Memory
 Mapped Write/Read Slave Interface Signals (with xdma_axilite_slave), AXI4 Memory Mapped
 Master Bypass Read/Write Address/Data/Response Interface Signals (with
-axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if), and as the
-generated UltraScale+ template lists them the PIPE simulation ports (Enable PIPE
-Simulation) and the shared-logic QPLL outputs. Not modelled yet (docs/dropin.md):
-parity tuser ports, the bridge ports.
+axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if), PG213's
+Configuration Extend Interface Ports (with cfg_ext_if), and as generated UltraScale+
+templates list them the PIPE simulation ports (Enable PIPE Simulation), the shared-logic
+QPLL outputs, the configuration status ports, the DRP, the transceiver status ports and
+a 3.0 template's PIPE clock and AXI user bits. Not modelled yet (docs/dropin.md): parity
+tuser ports, the AXI Bridge mode's ports.
 """
 
 from __future__ import annotations
