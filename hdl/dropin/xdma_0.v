@@ -56,8 +56,9 @@
  * and tied off:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
- * Parity propagation (m_axis_h2c_tuser_n, s_axis_c2h_tuser_n) and the
- * bridge ports are not modelled.
+ * Propagate Parity gives the DMA's outgoing data its odd parity (m_axis_h2c_tuser_n,
+ * m_axi_wuser); the parity the user sends is not checked.  The AXI Bridge mode's
+ * ports are not provided.
  */
 
 `ifndef PEVB_XDMA_MODULE
@@ -328,6 +329,8 @@ module `PEVB_XDMA_MODULE #
     input  wire                               m_axi_awready,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_wdata,
     output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_wstrb,
+    // Propagate Parity: odd parity of each byte of wdata
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_wuser,
     output wire                               m_axi_wlast,
     output wire                               m_axi_wvalid,
     input  wire                               m_axi_wready,
@@ -347,6 +350,8 @@ module `PEVB_XDMA_MODULE #
     input  wire                               m_axi_arready,
     input  wire [AXI_ID_WIDTH-1:0]            m_axi_rid,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_rdata,
+    // Propagate Parity: the user's parity of rdata (accepted, not checked)
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_ruser,
     input  wire [1:0]                         m_axi_rresp,
     input  wire                               m_axi_rlast,
     input  wire                               m_axi_rvalid,
@@ -355,41 +360,49 @@ module `PEVB_XDMA_MODULE #
     /* AXI4-Stream channels n = 0-3 (idle for memory-mapped or absent channels) */
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
     output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tuser_0,
     output wire                               m_axis_h2c_tlast_0,
     output wire                               m_axis_h2c_tvalid_0,
     input  wire                               m_axis_h2c_tready_0,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
     output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tuser_1,
     output wire                               m_axis_h2c_tlast_1,
     output wire                               m_axis_h2c_tvalid_1,
     input  wire                               m_axis_h2c_tready_1,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
     output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tuser_2,
     output wire                               m_axis_h2c_tlast_2,
     output wire                               m_axis_h2c_tvalid_2,
     input  wire                               m_axis_h2c_tready_2,
     output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
     output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tuser_3,
     output wire                               m_axis_h2c_tlast_3,
     output wire                               m_axis_h2c_tvalid_3,
     input  wire                               m_axis_h2c_tready_3,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
     input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tuser_0,
     input  wire                               s_axis_c2h_tlast_0,
     input  wire                               s_axis_c2h_tvalid_0,
     output wire                               s_axis_c2h_tready_0,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
     input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tuser_1,
     input  wire                               s_axis_c2h_tlast_1,
     input  wire                               s_axis_c2h_tvalid_1,
     output wire                               s_axis_c2h_tready_1,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
     input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tuser_2,
     input  wire                               s_axis_c2h_tlast_2,
     input  wire                               s_axis_c2h_tvalid_2,
     output wire                               s_axis_c2h_tready_2,
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
     input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tuser_3,
     input  wire                               s_axis_c2h_tlast_3,
     input  wire                               s_axis_c2h_tvalid_3,
     output wire                               s_axis_c2h_tready_3,
@@ -684,6 +697,21 @@ end
 assign drp_rdy = drp_rdy_reg;
 assign drp_do = 16'd0;
 wire unused_drp = ^{drp_we, drp_addr, drp_di};
+
+/* Propagate Parity (PG195): odd parity of each byte the DMA sends on its stream and
+   AXI4 write data; the user's parity (c2h tuser, ruser) is accepted and not checked */
+genvar pb;
+generate
+    for (pb = 0; pb < AXIS_PCIE_DATA_WIDTH/8; pb = pb + 1) begin : parity
+        assign m_axis_h2c_tuser_0[pb] = ~^m_axis_h2c_tdata_0[8*pb +: 8];
+        assign m_axis_h2c_tuser_1[pb] = ~^m_axis_h2c_tdata_1[8*pb +: 8];
+        assign m_axis_h2c_tuser_2[pb] = ~^m_axis_h2c_tdata_2[8*pb +: 8];
+        assign m_axis_h2c_tuser_3[pb] = ~^m_axis_h2c_tdata_3[8*pb +: 8];
+        assign m_axi_wuser[pb] = ~^m_axi_wdata[8*pb +: 8];
+    end
+endgenerate
+wire unused_parity = ^{m_axi_ruser, s_axis_c2h_tuser_0, s_axis_c2h_tuser_1,
+                      s_axis_c2h_tuser_2, s_axis_c2h_tuser_3};
 
 /* 3.0 templates' AXI user bits */
 assign m_axil_awuser = 11'd0;

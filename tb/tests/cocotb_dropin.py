@@ -12,6 +12,7 @@ PG195's status bits and a good transfer follows on the same channel.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import cocotb
 from cocotb.clock import Clock
@@ -34,6 +35,30 @@ MEM_SIZE = 1 << 20
 AXIL_SIZE = 1 << 12
 
 
+@dataclass
+class ParityCount:
+    """Beats transferred on an interface, and those whose parity bits (odd, a bit per
+    byte, checked on the valid bytes) were wrong."""
+
+    beats: int = 0
+    wrong: int = 0
+
+
+async def count_parity(data, user, valid, ready, keep, clk, count: ParityCount) -> None:
+    """Check PG195's Propagate Parity on each beat of an outgoing interface."""
+    width = len(data) // 8
+    while True:
+        await RisingEdge(clk)
+        if not (valid.value.is_resolvable and int(valid.value) and int(ready.value)):
+            continue
+        raw, par, en = int(data.value), int(user.value), int(keep.value)
+        count.beats += 1
+        for b in range(width):
+            if en >> b & 1 and (bin(raw >> (8 * b) & 0xFF).count("1") + (par >> b & 1)) % 2 != 1:
+                count.wrong += 1
+                break
+
+
 class DropIn:
     """The drop-in under test: the harness (libxdma-style channels over the DMA BAR), the
     AXI memory and AXI-Lite memory of the user's design, and monitors of the status
@@ -49,6 +74,31 @@ class DropIn:
         self.clk = clk
         # per status port: descriptor-done and packet-done pulses, and cycles with Run and busy
         self.sts = StatusPorts(dut, clk, h.h2c_channels, h.c2h_channels).counts
+        # Propagate Parity on the DMA's outgoing data: beats seen, beats with a wrong bit
+        self.parity = {name: ParityCount() for name in ("m_axi_w", "m_axis_h2c_0", "m_axis_h2c_1")}
+        cocotb.start_soon(
+            count_parity(
+                dut.m_axi_wdata,
+                dut.m_axi_wuser,
+                dut.m_axi_wvalid,
+                dut.m_axi_wready,
+                dut.m_axi_wstrb,
+                clk,
+                self.parity["m_axi_w"],
+            )
+        )
+        for n in (0, 1):
+            cocotb.start_soon(
+                count_parity(
+                    getattr(dut, f"m_axis_h2c_tdata_{n}"),
+                    getattr(dut, f"m_axis_h2c_tuser_{n}"),
+                    getattr(dut, f"m_axis_h2c_tvalid_{n}"),
+                    getattr(dut, f"m_axis_h2c_tready_{n}"),
+                    getattr(dut, f"m_axis_h2c_tkeep_{n}"),
+                    clk,
+                    self.parity[f"m_axis_h2c_{n}"],
+                )
+            )
 
     def channel(self, direction: Target, n: int) -> XdmaChannel:
         return XdmaChannel(self.h.platform, direction, n, h2c_channels=self.h.h2c_channels)
@@ -125,6 +175,8 @@ async def test_axiram_h2c_c2h(dut):
         assert c["desc"] == len(pieces), f"{key}: {c['desc']} descriptor-done pulses"
         assert c["pkt"] == 0, f"{key}: packet-done on a memory-mapped channel"
         assert c["run"] > 0 and c["busy"] > 0, f"{key}: status port never showed Run/busy"
+    w = d.parity["m_axi_w"]
+    assert w.beats > 0 and w.wrong == 0, f"m_axi_wuser parity: {w}"
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
@@ -234,6 +286,8 @@ async def test_stream_channels(dut):
     assert C2hResult.parse(bytes(out[0x2000:0x2008])) == C2hResult(700, True)
     assert d.sts[(Target.H2C, 1)]["pkt"] == 1 and d.sts[(Target.H2C, 1)]["desc"] == 2
     assert d.sts[(Target.C2H, 1)]["pkt"] == 1 and d.sts[(Target.C2H, 1)]["desc"] == 1
+    t = d.parity["m_axis_h2c_1"]
+    assert t.beats > 0 and t.wrong == 0, f"m_axis_h2c_tuser_1 parity: {t}"
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")

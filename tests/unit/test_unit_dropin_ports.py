@@ -16,8 +16,8 @@ axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if), P
 Configuration Extend Interface Ports (with cfg_ext_if), and as generated UltraScale+
 templates list them the PIPE simulation ports (Enable PIPE Simulation), the shared-logic
 QPLL outputs, the configuration status ports, the DRP, the transceiver status ports and
-a 3.0 template's PIPE clock and AXI user bits. Not modelled yet (docs/dropin.md): parity
-tuser ports, the AXI Bridge mode's ports.
+a 3.0 template's PIPE clock and AXI user bits, and Propagate Parity's user ports. Not
+provided (docs/dropin.md): the AXI Bridge mode's ports.
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ class Config:
     # a 3.0 template's PIPE clock and lane-0 outputs, and its AXI user bits
     pipe_3_0: bool = False
     user_bits: bool = False
+    # Propagate Parity: tuser on the streams, wuser/ruser on the AXI4 master
+    parity: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -200,6 +202,8 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     ]  # fmt: skip
     if not c.stream:
         ports |= {f"m_axi_{s}": (d, n) for s, d, n in axi}
+        if c.parity:
+            ports |= {"m_axi_wuser": ("out", w // 8), "m_axi_ruser": ("in", w // 8)}
     if c.axib:  # the bypass master's tables are the AXI4 master's, prefixed m_axib_
         ports |= {f"m_axib_{s}": (d, n) for s, d, n in axi}
     ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
@@ -227,6 +231,9 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
                 f"s_axis_c2h_tvalid_{n}": ("in", 1),
                 f"s_axis_c2h_tready_{n}": ("out", 1),
             }
+            if c.parity:
+                ports[f"m_axis_h2c_tuser_{n}"] = ("out", w // 8)
+                ports[f"s_axis_c2h_tuser_{n}"] = ("in", w // 8)
     return ports
 
 
@@ -305,6 +312,7 @@ CONFIGS = [
         gt_status=True,
         pipe_3_0=True,
         user_bits=True,
+        parity=True,
     ),
     Config(
         data_width=64,
@@ -319,6 +327,7 @@ CONFIGS = [
         drp=True,
         gt_status=True,
         user_bits=True,
+        parity=True,
     ),
 ]
 
@@ -341,7 +350,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True, "cfg_mgmt": True}
     every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
     every |= {"cfg_status": True, "cfg_ext": True, "drp": True, "gt_status": True}
-    every |= {"pipe_3_0": True, "user_bits": True}
+    every |= {"pipe_3_0": True, "user_bits": True, "parity": True}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -401,6 +410,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 gt_status=rnd.random() < 0.5,
                 pipe_3_0=rnd.random() < 0.5,
                 user_bits=rnd.random() < 0.5,
+                parity=rnd.random() < 0.5,
             )
         )
     return out
