@@ -14,7 +14,8 @@ TESTS ?=
 # SEED=n alone works too), steps per seed, which random tests each seed runs (chains,driver),
 # the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
 # worker processes (default: one per core); DASK_SCHEDULER=tcp://host:port uses a running
-# cluster, CLUSTER=slurm|lsf|pbs|sge submits BATCH_JOBS workers through dask-jobqueue.
+# cluster, CLUSTER=slurm|lsf|pbs|sge submits BATCH_JOBS workers through dask-jobqueue (TLS with a
+# certificate made for the run; INSECURE=1 for plain TCP).
 # Verilator unless SIM is given: about 2.7x the seeds per hour of Icarus here
 SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-4)
 STEPS ?= 20
@@ -90,6 +91,7 @@ regress: $(STAMP)
 	$(PY) -m tb.regress.farm --sim $(REGRESS_SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
 	  --steps $(STEPS) --kinds $(KINDS) --limit $(LIMIT) --goal $(GOAL) \
 	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--cluster $(CLUSTER) --jobs $(BATCH_JOBS)) \
+	  $(if $(filter 1,$(INSECURE)),--insecure) \
 	  $(if $(filter 1,$(WAVES)),--waves)
 
 bench: $(STAMP)

@@ -375,3 +375,59 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
             proc.wait()
     assert proc.returncode == 130, text
     assert not no_strays(tag, within=10.0), "Ctrl-C left processes behind"
+
+
+# --- a batch cluster speaks TLS --------------------------------------------------------------
+
+
+def test_batch_cluster_speaks_tls(tmp_path: Path, tag: str):
+    """A batch cluster (dask-jobqueue's Slurm cluster; its job script run here, as Slurm
+    would run it) speaks TLS by default with a certificate made for the run: a client
+    without the run's certificate is refused, whether it speaks plain TCP or TLS with a
+    certificate of its own; the job's worker joins with the certificate the script names,
+    and a regression runs on it."""
+    import dask
+    from distributed.security import Security
+
+    config = {
+        "jobqueue.slurm.scheduler-options": {"host": "127.0.0.1"},
+        "jobqueue.slurm.shared-temp-directory": str(tmp_path),
+    }
+    worker = None
+    with dask.config.set(config), farm.jobqueue_cluster("slurm") as jq:
+        try:
+            address = jq.scheduler_address
+            assert address.startswith("tls://127.0.0.1:"), address
+            script = jq.job_script()
+            assert "--protocol tls://" in script and "--tls-ca-file" in script, script
+            # the run's certificate and key, readable by this user alone
+            dumped = [p for p in tmp_path.iterdir() if p.is_file()]
+            assert dumped and all(p.stat().st_mode & 0o077 == 0 for p in dumped), dumped
+            # refused: plain TCP, and TLS with another certificate
+            with pytest.raises(OSError):
+                Client(address.replace("tls://", "tcp://"), timeout="3s")
+            with pytest.raises(OSError):
+                Client(address, timeout="3s", security=Security.temporary())
+            # the batch job: its script, run as Slurm would (the #SBATCH lines are comments)
+            job_file = tmp_path / "job.sh"
+            job_file.write_text(script)
+            worker = subprocess.Popen(
+                ["bash", str(job_file)],
+                env={**os.environ, "FARM_TAG": tag},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            with Client(jq, timeout="30s") as client:
+                client.wait_for_workers(1, timeout=60)
+                summary = farm.run_regression([job(tag, "farm_passes")], client)
+            assert [r.status for r in summary.results] == ["passed"], summary.text()
+        finally:
+            if worker is not None:
+                os.killpg(worker.pid, signal.SIGTERM)
+                try:
+                    worker.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.wait()
+    assert not no_strays(tag), "the job's worker or a simulator outlived the cluster"

@@ -184,6 +184,11 @@ def test_slurm_jobs_run_from_this_checkout():
     assert f'export PYTHONPATH="{runner.ROOT}' in script
     assert f"export {runner.BUILD_ROOT_ENV}={runner.BUILD_ROOT}" in script
     assert "--nthreads 1" in script and "--memory-limit 4.00GiB" in script
+    # TLS by default (the run's own certificate); plain TCP only when asked
+    assert "--protocol tls://" in script and "--tls-ca-file" in script
+    with farm.jobqueue_cluster("slurm", tls=False) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://")
+        assert "--tls-ca-file" not in cluster.job_script()
     with pytest.raises(farm.FarmError, match="unknown batch system 'condor'"):
         farm.jobqueue_cluster("condor")
 

@@ -59,6 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, help="local cluster: worker processes (default: cores)")
     ap.add_argument("--jobs", type=int, default=2, help="--cluster: batch jobs (default 2)")
     ap.add_argument(
+        "--insecure",
+        action="store_true",
+        help="--cluster: plain TCP instead of TLS (anyone reaching the scheduler could run "
+        "code as you)",
+    )
+    ap.add_argument(
         "--connect-timeout",
         type=float,
         default=20.0,
@@ -109,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             jobqueue=args.cluster,
             jobs=args.jobs,
             connect_timeout=args.connect_timeout,
+            tls=not args.insecure,
         ) as client:
             where_ = args.scheduler or args.cluster or "a local cluster"
             print(f"regress: {len(jobs)} seed run(s) on {where_}, results in {args.out}")

@@ -45,23 +45,27 @@ def cluster(
     jobqueue: str | None = None,
     jobs: int = 1,
     connect_timeout: float = 20.0,
+    tls: bool = True,
 ) -> Iterator:
     """A Dask client: on ``scheduler``, on a dask-jobqueue cluster of ``jobs`` batch jobs
     (``jobqueue``: slurm, lsf, pbs, sge), or on a local cluster of ``workers`` processes
-    (default: one per core). The cluster this starts is closed on the way out."""
+    (default: one per core). The cluster this starts is closed on the way out. A batch
+    cluster speaks TLS unless ``tls`` is false (see :func:`jobqueue_cluster`)."""
     _require_dask()
     from distributed import Client, LocalCluster
 
     if scheduler:
         try:
-            client = Client(scheduler, timeout=f"{connect_timeout}s")
+            # Dask's own TLS configuration (distributed.comm.tls.*) applies: Security()
+            # reads it, as Client would
+            client = Client(scheduler, timeout=f"{connect_timeout}s", security=_configured())
         except OSError as e:
             raise FarmError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
         with client:
             yield client
         return
     if jobqueue:
-        with jobqueue_cluster(jobqueue) as jq:
+        with jobqueue_cluster(jobqueue, tls=tls) as jq:
             jq.scale(jobs=jobs)
             with Client(jq) as client:
                 yield client
@@ -82,12 +86,49 @@ def cluster(
         yield client
 
 
-def jobqueue_cluster(kind: str):
+def _configured():
+    """Dask's TLS configuration (``distributed.comm.tls.*``) as a ``Security``."""
+    from distributed.security import Security
+
+    return Security()
+
+
+def _tls_security(section: str, kwargs: dict[str, object]):
+    """The batch cluster's TLS: Dask's own configuration where it names a CA file, else
+    a temporary self-signed certificate for this run, written for the workers to the
+    configured ``shared-temp-directory`` or under the build root (which the farm's jobs
+    share already), in files only this user can read."""
+    import dask
+    from distributed.security import Security
+
+    if dask.config.get("distributed.comm.tls.ca-file", None):
+        return Security(require_encryption=True)
+    try:
+        security = Security.temporary()
+    except ImportError:
+        raise FarmError(
+            "TLS for the batch cluster needs cryptography: pip install '.[farm]' (or run "
+            "with --insecure on a network you trust)"
+        ) from None
+    if dask.config.get(f"{section}.shared-temp-directory", None) is None:
+        shared = runner.BUILD_ROOT / "farm-tls"
+        shared.mkdir(parents=True, exist_ok=True)
+        shared.chmod(0o700)
+        kwargs["shared_temp_directory"] = str(shared)
+    return security
+
+
+def jobqueue_cluster(kind: str, tls: bool = True):
     """A dask-jobqueue cluster of ``kind`` from dask's ``jobqueue.<kind>`` configuration
     (queue, account, walltime, cores, memory...). Each job's script first changes to this
     directory and puts this package on ``PYTHONPATH``, and the workers build under this
     build root (shared storage: one build for the farm). Defaults where the configuration
-    gives none: one core, one single-threaded worker and 4 GiB per job."""
+    gives none: one core, one single-threaded worker and 4 GiB per job.
+
+    The scheduler listens on the submit host where anyone on the cluster's network could
+    reach it, and a client or worker it accepts runs Python as this user: so with ``tls``
+    (the default) the scheduler, the workers and the client speak TLS and accept only
+    peers holding this run's certificate (:func:`_tls_security`)."""
     if kind not in JOBQUEUE:
         raise FarmError(f"unknown batch system {kind!r}: choose from {', '.join(JOBQUEUE)}")
     try:
@@ -103,6 +144,9 @@ def jobqueue_cluster(kind: str):
         f"export {runner.BUILD_ROOT_ENV}={runner.BUILD_ROOT}",
     ]
     kwargs: dict[str, object] = {"job_script_prologue": prologue}
+    if tls:
+        kwargs["security"] = _tls_security(section, kwargs)
+        kwargs["protocol"] = "tls://"
     if dask.config.get(f"{section}.cores", None) is None:
         kwargs["cores"] = 1
         kwargs["processes"] = 1
