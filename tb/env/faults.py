@@ -402,8 +402,9 @@ class UpstreamFaultInjector:
                 f"{what}:{rule.kind}",
                 target,
                 tlp.tag,
-                tlp.address if what == "write" else tlp.lower_address,
-                tlp.length * 4,
+                # a write: the bytes it carries (its byte enables); a completion: its DWORDs
+                tlp.address + tlp.get_first_be_offset() if what == "write" else tlp.lower_address,
+                tlp.get_be_byte_count() if what == "write" else tlp.length * 4,
             )
         )
         if rule.kind == "drop":

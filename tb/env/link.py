@@ -104,6 +104,40 @@ class _Request:
     attr: int = 0
 
 
+class ExpectedViolations:
+    """Violations a test provokes on purpose (a malformed completion injected on the
+    FPGA's link): while open, a violation on ``link`` (any when None) travelling
+    ``direction`` (any when None) is kept in :attr:`seen` and in the checker's
+    ``expected``, instead of failing. Any other violation still fails as the checker's
+    mode says. A context manager; :meth:`close` ends it."""
+
+    def __init__(self, checker: ProtocolChecker, link: str | None, direction: str | None):
+        self.checker = checker
+        self.link = link
+        self.direction = direction
+        self.seen: list[Violation] = []
+        self.abandoned: list[str] = []
+
+    def matches(self, link: str, direction: str) -> bool:
+        return self.link in (None, link) and self.direction in (None, direction)
+
+    def close(self) -> None:
+        """Stop expecting. What the provoked violations left outstanding on ``link`` (a
+        request the checker still waits on, while the requester saw it end with an
+        error when the malformed completion reached it) is given up on, as a completion
+        timeout would: call it once the requester is idle."""
+        if self in self.checker._expecting:
+            self.checker._expecting.remove(self)
+            if self.seen:
+                self.abandoned = self.checker.abandon_outstanding(self.link)
+
+    def __enter__(self) -> ExpectedViolations:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class ProtocolChecker:
     """Transaction-layer rules for every link, from the TLPs the links' receivers see.
 
@@ -122,6 +156,9 @@ class ProtocolChecker:
         self.rcb = rcb
         self.mode = mode
         self.violations: list[Violation] = []
+        # violations provoked on purpose, under expecting()
+        self.expected: list[Violation] = []
+        self._expecting: list[ExpectedViolations] = []
         self.tlp_count = 0
         self.late_completions = 0
         # (link, direction the request travelled, requester id, tag) -> request
@@ -143,8 +180,29 @@ class ProtocolChecker:
         if self._outstanding.pop(key, None) is not None:
             self._timed_out.add(key)
 
+    def abandon_outstanding(self, link: str | None = None) -> list[str]:
+        """Requests outstanding on ``link`` (any when None) are over: later completions
+        for them are late, their tags free. The requests, described."""
+        keys = [k for k in self._outstanding if link is None or k[0] == link]
+        gone = [self._outstanding.pop(k).tlp for k in keys]
+        self._timed_out.update(keys)
+        return gone
+
+    def expecting(self, link: str | None = None, direction: str | None = None):
+        """Expect violations on ``link`` in ``direction`` (None: any) until the returned
+        :class:`ExpectedViolations` is closed: they are kept, not failed."""
+        e = ExpectedViolations(self, link, direction)
+        self._expecting.append(e)
+        return e
+
     def _fail(self, link: str, direction: str, rule: str, message: str, tlp: Tlp) -> None:
         v = Violation(link, direction, rule, message, describe(tlp))
+        for e in self._expecting:
+            if e.matches(link, direction):
+                e.seen.append(v)
+                self.expected.append(v)
+                self.log.info("expected: %s", v)
+                return
         self.violations.append(v)
         self.log.error("%s", v)
         if self.mode == "raise":

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .generator import STEP_FAULTS
+from .generator import FAULT_RESULTS, RESULTS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
 COVERPOINTS: dict[str, tuple[str, ...]] = {
@@ -25,7 +25,10 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "crosses_4k": ("no", "yes"),
     "crosses_64k": ("no", "yes"),
     "target": ("h2c:host", "h2c:gpu", "c2h:host", "c2h:gpu", "h2c:mixed", "c2h:mixed"),
-    "outcome": ("ok", *STEP_FAULTS),
+    # what the engine reported, and that crossed with the step's fault (every fault with
+    # each result it may legitimately give)
+    "outcome": RESULTS,
+    "fault_outcome": tuple(f"{f}:{r}" for f, rs in FAULT_RESULTS.items() for r in rs),
     "concurrency": ("h2c", "c2h", "both"),
     "completed_flags": ("last_only", "some", "all"),
     "descriptor_layout": ("adjacent", "scattered"),
@@ -48,7 +51,12 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach
-OPTIONAL: dict[str, set[str]] = {"chain_length": {"64+"}, "desc_length": {"64K+"}}
+OPTIONAL: dict[str, set[str]] = {
+    "chain_length": {"64+"},
+    "desc_length": {"64K+"},
+    # a fault's other legitimate results (the chain ended before the fault landed)
+    "fault_outcome": {f"{f}:{r}" for f, rs in FAULT_RESULTS.items() for r in rs[1:]},
+}
 
 
 class Coverage:

@@ -2,10 +2,16 @@
 
 The generator knows nothing of the simulator: from a seed and the sizes of the memories
 (host buffers, GPU surfaces, card RAM) it plans *steps*. A step runs one chain (H2C or
-C2H) or one of each concurrently, with an optional fault (fabric error on a data read or
-a descriptor fetch, bad magic, Stop early, Run cleared mid-chain, a BAR1 mapping revoked
-mid-chain) and a fabric mode (plain, completions split and reordered, added latency).
-The same seed always gives the same plan, so a failure reproduces with ``SEED=``.
+C2H) or one of each concurrently, with an optional fault and a fabric mode (plain,
+completions split and reordered, added latency). The faults (:data:`STEP_FAULTS`, every
+one once per seed): a completion fault on a data read (UR, CA, poisoned, dropped, one of
+the four malformed completions, or held past the request's timeout and delivered late)
+or on a descriptor fetch, bad magic, Stop early, Run cleared mid-chain, a BAR1 mapping
+revoked mid-chain, a C2H posted write dropped or poisoned on the way, the interrupt
+failed by the hard IP or lost on the way, and either direction of the FPGA's link
+starved of credit for a while. :data:`FAULT_RESULTS` says what the engine must report
+for each. The same seed always gives the same plan, so a failure reproduces with
+``SEED=``.
 """
 
 from __future__ import annotations
@@ -16,17 +22,54 @@ from dataclasses import dataclass, field
 KIB = 1024
 GPU_PAGE = 64 * KIB
 FAULT_OUTCOMES = ("ur", "ca", "poison", "drop")
+# completions the hard IP's checks (or the engine's) reject: the protocol checker names them
+MALFORMED = ("bad_byte_count", "bad_lower_address", "bad_length", "wrong_requester")
+# faults on the completions of a data read (H2C): the kind is the fault injector's rule
+DATA_READ_FAULTS = (*FAULT_OUTCOMES, *MALFORMED, "late_cpl")
+# the FPGA's C2H posted writes dropped or poisoned on the way (no completion: success)
+POSTED_FAULTS = ("posted_drop", "posted_poison")
 STEP_FAULTS = (
     "stop_early",
-    "ur",
-    "ca",
-    "poison",
-    "drop",
+    *DATA_READ_FAULTS,
     "desc_fault",
     "bad_magic",
     "run_cleared",
     "bar1_revoked",
+    *POSTED_FAULTS,
+    "msi_fail",
+    "msi_lost",
+    "stall_down",
+    "stall_up",
 )
+# the fault injector's rule kind of each fault that has one of another name
+RULE_KIND = {"late_cpl": "hold", "posted_drop": "drop", "posted_poison": "poison"}
+# what the engine reports for a chain, as the coverage names it
+RESULTS = (
+    "ok",  # every descriptor done, no error bit
+    "read_error",  # a data read failed (read_error bits)
+    "desc_error",  # a descriptor fetch failed
+    "magic_stopped",
+    "desc_stopped",  # a descriptor's Stop
+    "idle_stopped",  # Run cleared
+    "no_interrupt",  # done, but the interrupt never came
+)
+# the results each fault may legitimately give (the first is the one the goal asks for)
+FAULT_RESULTS: dict[str, tuple[str, ...]] = {
+    "none": ("ok",),
+    **{f: ("read_error",) for f in DATA_READ_FAULTS},
+    "stop_early": ("desc_stopped",),
+    "desc_fault": ("desc_error",),
+    "bad_magic": ("magic_stopped",),
+    # Run cleared after the first completion; a chain that ended first is done
+    "run_cleared": ("idle_stopped", "ok"),
+    # the revoke lands mid-chain; a chain that ended first is done
+    "bar1_revoked": ("read_error", "ok"),
+    **{f: ("ok",) for f in POSTED_FAULTS},
+    "msi_fail": ("no_interrupt",),
+    "msi_lost": ("no_interrupt",),
+    "stall_down": ("ok",),
+    "stall_up": ("ok",),
+}
 
 
 def _overlaps(ranges: list[tuple[int, int]], off: int, n: int) -> bool:
@@ -62,10 +105,13 @@ class ChainPlan:
     stop_at: int | None = None
     layout: str = "adjacent"
     fault: str | None = None  # see STEP_FAULTS
-    fault_kind: str = ""  # ur/ca/poison/drop for data and descriptor faults
+    # the fault injector's rule kind: ur/ca/poison/drop/malformed/hold for data reads
+    # and descriptor fetches, drop/poison for posted writes
+    fault_kind: str = ""
     fault_target: str = ""  # arena kind a data fault aims at
     fault_skip: int = 0
     magic_at: int = 0
+    stall_ns: int = 0  # stall_down/stall_up: how long the link delivers nothing
 
 
 @dataclass
@@ -146,14 +192,20 @@ class ChainGenerator:
         busy: dict[str, list[tuple[int, int]]],
         arenas: list[Arena],
         long: bool = False,
+        kind: str | None = None,
     ) -> ChainPlan:
         """A chain whose card side stays in [card_lo, card_hi). ``busy`` holds PCIe-side
         ranges other chains of the step use; C2H destinations avoid them and each other.
-        The PCIe side is host memory, GPU memory or a mix (chosen per chain)."""
+        The PCIe side is host memory, GPU memory or a mix (``kind``; at random when
+        None). A mixed chain has at least two pieces, the first two of different kinds."""
         n = self._n_descriptors(long)
-        kind = self.rng.choice(("host", "gpu", "mixed"))
-        if kind != "mixed" and any(a.kind == kind for a in arenas):
-            arenas = [a for a in arenas if a.kind == kind]
+        kind = kind or self.rng.choice(("host", "gpu", "mixed"))
+        by_kind = {k: [a for a in arenas if a.kind == k] for k in ("host", "gpu")}
+        mixed = kind == "mixed" and all(by_kind.values())
+        if mixed:
+            n = max(n, 2)
+        if kind != "mixed" and by_kind.get(kind):
+            arenas = by_kind[kind]
         span = card_hi - card_lo
         pieces: list[Piece] = []
         card_free = card_lo
@@ -171,8 +223,9 @@ class ChainGenerator:
             else:
                 length = self.length(max(1, span // 2))
                 card = card_lo + self.rng.randint(0, span - length)
+            choices = by_kind[("host", "gpu")[i]] if mixed and i < 2 else arenas
             for _ in range(20):
-                arena = self.rng.choice(arenas)
+                arena = self.rng.choice(choices)
                 n_len = min(length, arena.size)
                 off = self.offset(arena.size, n_len)
                 if direction == "h2c" or not _overlaps(busy.get(arena.name, []), off, n_len):
@@ -201,34 +254,61 @@ class ChainGenerator:
         return plan
 
     def steps(self) -> list[StepPlan]:
-        """The whole plan: every step fault appears once per seed, in a seeded order."""
+        """The whole plan: every step fault appears once per seed, in a seeded order, with
+        at least two fault-free steps: one with a long chain (16 descriptors or more),
+        one with an H2C and a C2H chain at once (the others either, at random)."""
         lim = self.limits
         faults: list[str | None] = list(STEP_FAULTS)
-        faults += [None] * max(0, lim.steps - len(faults))
+        faults += [None] * max(3, lim.steps - len(faults))
         self.rng.shuffle(faults)
+        free = [i for i, f in enumerate(faults) if f is None]
         plans = []
-        faults = faults[: max(lim.steps, len(STEP_FAULTS))]
-        # one fault-free step per seed has a long chain (16 descriptors or more)
-        long_at = next((i for i, f in enumerate(faults) if f is None), -1)
         for i, fault in enumerate(faults):
-            plans.append(self.step(fault, long=i == long_at))
+            if fault is not None:
+                plans.append(self.step(fault))
+            elif i == free[2]:
+                plans.append(self.short_step())
+            else:
+                plans.append(self.step(None, long=i == free[0], concurrent=i == free[1] or None))
         return plans
 
-    def step(self, fault: str | None, long: bool = False) -> StepPlan:
+    def short_step(self) -> StepPlan:
+        """One descriptor of 1 to 3 bytes, with added completion latency: the smallest
+        transfer, on every seed."""
+        usable = [a for a in self.arenas if a.name != "victim"]
+        arena = self.rng.choice(usable)
+        n = self.rng.randint(1, 3)
+        off = self.offset(arena.size, n)
+        card = self.rng.randint(0, self.limits.card_size - n)
+        direction = self.rng.choice(("h2c", "c2h"))
+        plan = self._flags(ChainPlan(direction, [Piece(arena.name, off, card, n)]))
+        return StepPlan([plan], "latency")
+
+    def step(
+        self, fault: str | None, long: bool = False, concurrent: bool | None = None
+    ) -> StepPlan:
+        """One step with ``fault``; a fault-free one may be ``long`` or ``concurrent``
+        (None: at random)."""
         lim = self.limits
         usable = [a for a in self.arenas if a.name != "victim"]
         busy: dict[str, list[tuple[int, int]]] = {}
         fabric = self.rng.choice(("plain", "plain", "split_reorder", "latency"))
-        concurrent = fault is None and not long and self.rng.random() < 0.4
+        forced = fault is None and concurrent is True
+        if concurrent is None:
+            concurrent = fault is None and not long and self.rng.random() < 0.4
         if concurrent:
+            # the step every seed has (forced): both directions mixed, completions split
+            kind = "mixed" if forced else None
             split = self.rng.randrange(lim.card_size // 4, 3 * lim.card_size // 4, 64)
-            h2c = self.chain("h2c", 0, split, busy, usable)
+            h2c = self.chain("h2c", 0, split, busy, usable, kind=kind)
             for p in h2c.pieces:  # H2C sources are read while C2H writes
                 busy.setdefault(p.arena, []).append((p.offset, p.length))
-            c2h = self.chain("c2h", split, lim.card_size, busy, usable)
-            return StepPlan([h2c, c2h], fabric)
-        if fault in ("ur", "ca", "poison", "drop", "bar1_revoked"):
+            c2h = self.chain("c2h", split, lim.card_size, busy, usable, kind=kind)
+            return StepPlan([h2c, c2h], "split_reorder" if forced else fabric)
+        if fault in DATA_READ_FAULTS or fault == "bar1_revoked":
             direction = "h2c"  # only H2C reads data over PCIe
+        elif fault in POSTED_FAULTS:
+            direction = "c2h"  # only C2H writes data over PCIe
         elif fault == "run_cleared":
             direction = "h2c" if self.rng.random() < 0.5 else "c2h"
         else:
@@ -236,28 +316,40 @@ class ChainGenerator:
         if fault == "bar1_revoked":
             victim = [a for a in self.arenas if a.name == "victim"]
             plan = ChainPlan(direction, self.sequential_chain(direction, victim, 8, 14))
-        elif fault in ("run_cleared", "stop_early"):
+        elif fault == "run_cleared":
+            # longer than the engine's descriptor buffer (8) can hold in flight, so that
+            # Run falls with descriptors not yet started
+            plan = ChainPlan(direction, self.sequential_chain(direction, usable, 16, 24))
+        elif fault == "stop_early":
             # long enough that the stop lands inside the chain
             plan = ChainPlan(direction, self.sequential_chain(direction, usable, 6, 14))
         else:
             plan = self.chain(direction, 0, lim.card_size, busy, usable, long)
         self._flags(plan)
         k = len(plan.pieces)
+        if long:
+            plan.completed = list(range(k))  # every descriptor completes: all flags, once
         plan.fault = fault
-        if fault in FAULT_OUTCOMES:
-            plan.fault_kind = fault
+        if fault in DATA_READ_FAULTS or fault in POSTED_FAULTS:
+            plan.fault_kind = RULE_KIND.get(fault, fault)
             kinds = [next(a.kind for a in self.arenas if a.name == p.arena) for p in plan.pieces]
             plan.fault_target = self.rng.choice(sorted(set(kinds)))
-            # every piece is at least one read: the fault always fires
+            # every piece is at least one read (H2C) or one write (C2H): the fault fires
             plan.fault_skip = self.rng.randint(0, kinds.count(plan.fault_target) - 1)
         elif fault == "desc_fault":
             plan.fault_kind = self.rng.choice(FAULT_OUTCOMES)
-            plan.fault_skip = self.rng.randint(0, 1)
+            plan.fault_skip = 0  # the first fetch: every chain has one, so it fires
         elif fault == "bad_magic":
             plan.magic_at = self.rng.randint(0, k - 1)
         elif fault == "stop_early":
             plan.stop_at = self.rng.randint(0, k - 2)
-        return StepPlan([plan], "plain" if fault in ("run_cleared", "bar1_revoked") else fabric)
+        elif fault in ("stall_down", "stall_up"):
+            plan.stall_ns = self.rng.randrange(10_000, 60_001, 1000)
+        elif fault in ("msi_fail", "msi_lost"):
+            plan.completed = []  # one interrupt, at the end: the one that fails
+        # a fabric of its own would act on the same completions as the fault's rule
+        plain = ("run_cleared", "bar1_revoked", "late_cpl", *MALFORMED, "stall_down", "stall_up")
+        return StepPlan([plan], "plain" if fault in plain else fabric)
 
     def sequential_chain(
         self, direction: str, arenas: list[Arena], lo: int, hi: int

@@ -2,8 +2,8 @@
 
 :class:`Scoreboard` keeps the expected image of every memory (``numpy`` arrays), applies
 each descriptor's copy according to what the engine reported (done, maybe: a byte may be
-old or new, untouched), and compares whole images: every byte that should change did,
-nothing else changed.
+old or new, untouched), takes out the holes writes dropped on the way left, and compares
+whole images: every byte that should change did, nothing else changed.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ class Scoreboard:
         self.old: dict[str, np.ndarray] = {}
         # per memory with "maybe" bytes: the image if every maybe-copy had landed
         self.new: dict[str, np.ndarray] = {}
+        # (memory, offset, bytes) of every write that never landed
+        self.holes: list[tuple[str, int, int]] = []
 
     def load(self, name: str, data) -> None:
         """Start tracking ``name`` with its current contents."""
@@ -51,6 +53,15 @@ class Scoreboard:
         else:
             self.maybe[dst][dst_off : dst_off + n] = True
             self.new.setdefault(dst, self.old[dst].copy())[dst_off : dst_off + n] = data
+
+    def hole(self, name: str, offset: int, n: int) -> None:
+        """A write of this step that never landed (dropped on the way, or discarded by
+        its completer): its ``n`` bytes at ``offset`` of ``name`` keep what they held
+        before the step."""
+        if name not in self.images:
+            return
+        self.images[name][offset : offset + n] = self.old[name][offset : offset + n]
+        self.holes.append((name, offset, n))
 
     def check(self, name: str, actual) -> str | None:
         """Compare ``actual`` with the expected image of ``name``; a message when wrong.

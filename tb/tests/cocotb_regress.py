@@ -24,15 +24,32 @@ from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
 from driver_model.xdma import XdmaChannel
 from tb.env.backdoor import read_card_ram
-from tb.env.faults import FAULT_STATUS, FaultRule
+from tb.env.faults import FAULT_STATUS, FaultRule, UpRule
 from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, recover, setup
 from tb.env.platform import bring_up
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
-from tb.regress.generator import FAULT_OUTCOMES, Arena, ChainGenerator, ChainPlan, Limits, StepPlan
+from tb.regress.generator import (
+    DATA_READ_FAULTS,
+    FAULT_OUTCOMES,
+    FAULT_RESULTS,
+    MALFORMED,
+    POSTED_FAULTS,
+    Arena,
+    ChainGenerator,
+    ChainPlan,
+    Limits,
+    StepPlan,
+)
 from tb.regress.scoreboard import Scoreboard
 
 KIB = 1024
-BITS_TO_FAULT = {int(v): k for k, v in FAULT_STATUS.items()}
+# the read_error bits each data-read fault must give (a malformed completion and one
+# held past its request's timeout end the request as a dropped one does)
+READ_ERROR_OF = {
+    **{f: FAULT_STATUS[f] for f in FAULT_OUTCOMES},
+    **dict.fromkeys((*MALFORMED, "late_cpl"), FAULT_STATUS["drop"]),
+}
+MSI_FAULTS = ("msi_fail", "msi_lost")
 RING_SLOTS = RING_BYTES // DESC_SIZE
 H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
 SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
@@ -133,10 +150,15 @@ class RandomRig:
 
 
 async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nbytes: int):
-    """Start, act on the running chain (Run clear, cudaFree), wait, collect, stop."""
+    """Start, act on the running chain (Run clear, cudaFree, a link stall), wait, collect,
+    stop; then deliver what a late-completion fault held."""
     tb = rig.tb
     t0 = ch.platform.now_ns()
     await ch.start(chain)
+    if plan.fault == "stall_down":
+        tb.faults.stall.start(plan.stall_ns)
+    elif plan.fault == "stall_up":
+        tb.up_faults.stall.start(plan.stall_ns)
     if plan.fault in ("run_cleared", "bar1_revoked"):
         while await ch.completed_count() < 1 and (await ch.status()) & Stat.BUSY:
             await Timer(100, "ns")
@@ -144,71 +166,93 @@ async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nby
             await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
         else:
             tb.cuda.cudaFree(rig.gpu["victim"].va)
-    res = await ch.finish(await ch.wait(t0 + 400e3 + 40 * nbytes), t0)
-    return res.status, res.completed_count, res.timed_out
+    # a chain whose interrupt never comes is given up on sooner
+    budget = 60e3 + 8 * nbytes if plan.fault in MSI_FAULTS else 400e3 + 40 * nbytes
+    res = await ch.finish(await ch.wait(t0 + budget + plan.stall_ns), t0)
+    if plan.fault == "late_cpl":
+        # the held completion arrives after the hard IP ended its request: it must land
+        # nowhere (the scoreboard checks the card after it)
+        res_late = await tb.faults.release_held()
+        await Timer(2, "us")
+        if not res_late:
+            return res, "late_cpl: no completion was held"
+    return res, None
 
 
-def outcome_of(status: int, plan: ChainPlan, stop_at: int | None) -> str:
-    """The outcome the engine reported, named as the coverage bins are."""
-    rd = regs.STAT_READ_ERROR.get(status)
+def result_of(res, n: int) -> str:
+    """What the engine reported for a chain of ``n`` descriptors, named as the coverage
+    names it (:data:`tb.regress.generator.RESULTS`), or a name no fault allows."""
+    status, count = res.status, res.completed_count
+    if res.timed_out:
+        done = not res.busy and not res.errors and count == n
+        return "no_interrupt" if done else "timed_out"
     if regs.STAT_DESC_ERROR.get(status):
-        return "desc_fault"
+        return "desc_error"
     if status & Stat.MAGIC_STOPPED:
-        return "bad_magic"
-    if rd and plan.fault == "bar1_revoked":
-        return "bar1_revoked"
-    if rd and plan.direction == "h2c":
-        return BITS_TO_FAULT.get(rd, f"read_error_{rd:#x}")
+        return "magic_stopped"
+    if regs.STAT_READ_ERROR.get(status):
+        return "read_error"
+    if res.errors:
+        return f"error_{res.errors:#x}"
+    if count == n:
+        return "ok"
     if status & Stat.IDLE_STOPPED:
-        return "run_cleared"
-    if stop_at is not None:
-        return "stop_early"
-    return "ok"
+        return "idle_stopped"
+    if status & Stat.DESC_STOPPED:
+        return "desc_stopped"
+    return f"short_{count}_of_{n}"
 
 
-def expect(plan: ChainPlan, rules, status: int, count: int, n: int, stop_at, magic_at) -> list[str]:
-    """What must hold for this chain's status and count; the broken rules."""
+def expect(plan: ChainPlan, fired: bool, res, n: int, stop_at, magic_at) -> list[str]:
+    """What must hold for this chain's result; the broken rules."""
+    fault = plan.fault or "none"
+    status, count = res.status, res.completed_count
+    result = result_of(res, n)
     errs = []
-    err_bits = status & regs.STAT_ERROR_MASK
-    fired = [r for r in rules if r.fired]
-    if plan.fault in FAULT_STATUS and fired:
-        want = FAULT_STATUS[plan.fault]
-        if regs.STAT_READ_ERROR.get(status) != want:
-            errs.append(f"read_error {regs.STAT_READ_ERROR.get(status):#x}, want {want!r}")
+    if result not in FAULT_RESULTS[fault]:
+        direction = Target.H2C if plan.direction == "h2c" else Target.C2H
+        errs.append(
+            f"{result}, want {' or '.join(FAULT_RESULTS[fault])}: status {status:#x} "
+            f"({regs.describe_status(status, direction)}) count {count}/{n}"
+        )
+    if fault in DATA_READ_FAULTS or fault in POSTED_FAULTS or fault in ("desc_fault", "msi_lost"):
+        if not fired:
+            errs.append("the fault did not fire")
+    rd = regs.STAT_READ_ERROR.get(status)
+    if fault in READ_ERROR_OF and result == "read_error":
+        if rd != READ_ERROR_OF[fault]:
+            errs.append(f"read_error {rd:#x}, want {READ_ERROR_OF[fault]!r}")
         if count >= n:
             errs.append(f"count {count} with a failed read")
-    elif plan.fault == "desc_fault" and fired:
+    elif fault == "desc_fault":
         want = FAULT_STATUS[plan.fault_kind]
         if regs.STAT_DESC_ERROR.get(status) != want:
             errs.append(f"descr_error {regs.STAT_DESC_ERROR.get(status):#x}, want {want!r}")
-    elif plan.fault == "bad_magic":
-        if not status & Stat.MAGIC_STOPPED or count != magic_at:
-            errs.append(f"bad magic at {magic_at}: status {status:#x} count {count}")
-    elif plan.fault == "stop_early":
-        if err_bits or not status & Stat.DESC_STOPPED or count != stop_at + 1:
-            errs.append(f"stop at {stop_at}: status {status:#x} count {count}")
-    elif plan.fault == "run_cleared":
-        if err_bits or count > n or (count < n and not status & Stat.IDLE_STOPPED):
-            errs.append(f"run cleared: status {status:#x} count {count}/{n}")
-    elif plan.fault == "bar1_revoked":
-        rd = regs.STAT_READ_ERROR.get(status)
-        if (
-            rd not in (0, PcieErr.UNSUPPORTED_REQUEST)
-            or (rd and count >= n)
-            or (not rd and count != n)
-        ):
-            errs.append(f"revoke: status {status:#x} count {count}/{n}")
-    elif err_bits or count != n:
-        direction = Target.H2C if plan.direction == "h2c" else Target.C2H
-        errs.append(
-            f"expected success: status {status:#x} "
-            f"({regs.describe_status(status, direction)}) count {count}/{n}"
-        )
+    elif fault == "bad_magic" and count != magic_at:
+        errs.append(f"bad magic at {magic_at}: count {count}")
+    elif fault == "stop_early" and count != stop_at + 1:
+        errs.append(f"stop at {stop_at}: count {count}")
+    elif fault == "bar1_revoked" and result == "read_error" and rd != PcieErr.UNSUPPORTED_REQUEST:
+        errs.append(f"revoke: read_error {rd:#x}, want UR")
     return errs
 
 
+def holes(rig: RandomRig, descs: list[Desc], injected) -> None:
+    """The C2H writes that never landed: dropped on the way, or poisoned on the way to
+    GPU BAR1 (whose completer discards poisoned data; the host's stores it). Each leaves
+    its bytes as they were before the step."""
+    for hit in injected:
+        if hit.kind != "write:drop" and not (hit.kind == "write:poison" and hit.target == "gpu"):
+            continue
+        for d in descs:
+            if d.bus <= hit.address < d.bus + d.length:
+                n = min(hit.nbytes, d.bus + d.length - hit.address)
+                rig.sb.hole(d.arena, d.offset + hit.address - d.bus, n)
+                break
+
+
 def record_coverage(
-    cov: Coverage, rig: RandomRig, plan: ChainPlan, descs: list[Desc], outcome: str, step: StepPlan
+    cov: Coverage, rig: RandomRig, plan: ChainPlan, descs: list[Desc], result: str, step: StepPlan
 ) -> None:
     cov.hit("chain_length", chain_bin(len(descs)))
     for d in descs:
@@ -225,7 +269,11 @@ def record_coverage(
         cov.hit("crosses_64k", "yes" if crosses else "no")
     kinds = {rig.kind(p.arena) for p in plan.pieces}
     cov.hit("target", f"{plan.direction}:{kinds.pop() if len(kinds) == 1 else 'mixed'}")
-    cov.hit("outcome", outcome)
+    if result in COVERPOINTS["outcome"]:
+        cov.hit("outcome", result)
+    crossed = f"{plan.fault or 'none'}:{result}"
+    if crossed in COVERPOINTS["fault_outcome"]:
+        cov.hit("fault_outcome", crossed)
     k = len(plan.pieces)
     flags = (
         "all"
@@ -268,51 +316,75 @@ async def test_random_chains(dut):
     for si, step in enumerate(plans):
         rig.sb.begin_step()
         tb.faults.clear()
+        tb.up_faults.clear()
         chans, jobs = [], []
         for ci, plan in enumerate(step.chains):
             ch = h.h2c if plan.direction == "h2c" else h.c2h
             descs = rig.descriptors(plan)
             chain, stop_at, magic_at = rig.place(plan, descs, ci)
-            rules = []
-            if plan.fault in FAULT_STATUS:
+            rules: list = []
+            if plan.fault in DATA_READ_FAULTS:
                 rules.append(
                     FaultRule(plan.fault_kind, target=plan.fault_target, skip=plan.fault_skip)
                 )
             elif plan.fault == "desc_fault":
                 rules.append(FaultRule(plan.fault_kind, target="desc", skip=plan.fault_skip))
+            elif plan.fault in POSTED_FAULTS:
+                rule = UpRule(plan.fault_kind, "write", plan.fault_target, skip=plan.fault_skip)
+                rules.append(tb.up_faults.add(rule))
+            elif plan.fault == "msi_lost":
+                rules.append(tb.up_faults.add(UpRule("drop", "write", target="msi")))
+            elif plan.fault == "msi_fail":
+                tb.dev.fail_interrupts = 1
             for r in rules:
-                tb.faults.add(r)
+                if isinstance(r, FaultRule):
+                    tb.faults.add(r)
             chans.append((plan, ch, descs, chain, stop_at, magic_at, rules))
         if step.fabric == "split_reorder":
             tb.faults.add(FaultRule("split", count=0))
         elif step.fabric == "latency":
             tb.faults.add(FaultRule("latency", count=0, max_delay_ns=1500))
+        # a malformed completion is a protocol violation on the FPGA's link, provoked:
+        # expected there during this step (and required), failing anywhere else
+        malformed = any(plan.fault in MALFORMED for plan in step.chains)
+        provoked = tb.checker.expecting("fpga") if malformed else None
         tb.clear_msi()
+        msi_failed = tb.dev.msi_failed
+        up_before = len(tb.up_faults.injected)
         for plan, ch, descs, chain, *_ in chans:
             nbytes = sum(d.length for d in descs)
             jobs.append(cocotb.start_soon(run_chain(rig, ch, chain, plan, nbytes)))
         results = [await j for j in jobs]
         tb.faults.clear()
+        tb.up_faults.clear()
+        tb.dev.fail_interrupts = 0
+        if provoked is not None:
+            provoked.close()
+            if not provoked.seen:
+                failures.append(f"step {si}: the checker saw no malformed completion")
         concurrency = "both" if len(chans) == 2 else chans[0][0].direction
         cov.hit("concurrency", concurrency)
-        for (plan, _ch, descs, _chain, stop_at, magic_at, rules), (status, count, timed_out) in zip(
+        for (plan, _ch, descs, _chain, stop_at, magic_at, rules), (res, problem) in zip(
             chans, results, strict=True
         ):
             n = len(descs)
-            outcome = outcome_of(
-                status, plan, stop_at if stop_at is not None and stop_at < n - 1 else None
-            )
+            status, count = res.status, res.completed_count
             what = (
                 f"step {si} {plan.direction} {n} desc fault={plan.fault} "
                 f"{plan.fault_kind} fabric={step.fabric}"
             )
-            tb.log.info("%s: status %#010x count %d -> %s", what, status, count, outcome)
-            if timed_out:
-                failures.append(f"{what}: timed out, status {status:#x} count {count}")
-            failures += [
-                f"{what}: {e}" for e in expect(plan, rules, status, count, n, stop_at, magic_at)
-            ]
-            record_coverage(cov, rig, plan, descs, outcome, step)
+            result = result_of(res, n)
+            tb.log.info("%s: status %#010x count %d -> %s", what, status, count, result)
+            if problem:
+                failures.append(f"{what}: {problem}")
+            fired = any(r.fired for r in rules)
+            if plan.fault == "msi_fail":
+                fired = tb.dev.msi_failed == msi_failed + 1
+                if not fired:
+                    failures.append(f"{what}: the hard IP failed no interrupt")
+            stop = stop_at if stop_at is not None and stop_at < n - 1 else None
+            failures += [f"{what}: {e}" for e in expect(plan, fired, res, n, stop, magic_at)]
+            record_coverage(cov, rig, plan, descs, result, step)
             # what may have landed: the engine reported `count` descriptors done
             errored = bool(status & regs.STAT_ERROR_MASK) and not status & Stat.MAGIC_STOPPED
             for i, d in enumerate(descs):
@@ -321,6 +393,8 @@ async def test_random_chains(dut):
                     rig.sb.copy(d.arena, d.offset, "card", d.card, d.length, state)
                 else:
                     rig.sb.copy("card", d.card, d.arena, d.offset, d.length, state)
+            if plan.direction == "c2h":
+                holes(rig, descs, tb.up_faults.injected[up_before:])
         # every memory, whole
         for nm, region in rig.host.items():
             if (msg := rig.sb.check(nm, region[0 : len(rig.sb.images[nm])])) is not None:
@@ -341,6 +415,7 @@ async def test_random_chains(dut):
     if not failures:
         await recover(h)
     assert tb.checker.violations == []
+    tb.log.info("provoked protocol violations (expected): %d", len(tb.checker.expected))
     out = os.environ.get("REGRESS_COVERAGE")
     if out:
         cov.runs.append({"name": name, "seed": seed, "steps": len(plans), "passed": not failures})

@@ -126,6 +126,33 @@ def test_error_completion_retires_and_timeout_forgives_late_ones() -> None:
     assert rules(ch) == ["completion-data"]
 
 
+def test_expected_violations_are_kept_not_raised_and_settle_the_request() -> None:
+    """Under expecting(link): a violation on that link is kept (seen, expected), not
+    raised, even in raise mode; one on another link still raises. Closing gives up the
+    requests the malformed completion left outstanding: their tags are free again and a
+    later completion for one is late, not a violation. Without a provoked violation,
+    closing leaves the outstanding requests alone."""
+    ch = ProtocolChecker(mps=256, mrrs=512, rcb=64)  # raise mode
+    r = mem_read(0x1000, 256, tag=3)
+    ch.observe("fpga", UP, r)
+    with ch.expecting("fpga") as exp:
+        ch.observe("fpga", DOWN, cpl(r, 0x1000, 64, 200))  # wrong byte count
+        with pytest.raises(ProtocolViolation):
+            ch.observe("gpu", UP, mem_write(0x1000, bytes(512)))  # another link
+    assert [v.rule for v in exp.seen] == ["byte-count"] and ch.expected == exp.seen
+    assert [v.rule for v in ch.violations] == ["mps"]
+    assert exp.abandoned and ch.outstanding("fpga") == []
+    ch.observe("fpga", DOWN, cpl(r, 0x1040, 64, 192))  # the old request's rest: late
+    assert ch.late_completions == 1
+    ch.observe("fpga", UP, mem_read(0x2000, 64, tag=3))  # the tag is free again
+    assert [v.rule for v in ch.violations] == ["mps"]
+    with ch.expecting("fpga") as quiet:
+        pass
+    assert quiet.abandoned == [] and len(ch.outstanding("fpga")) == 1
+    with pytest.raises(ProtocolViolation):  # closed: violations raise again
+        ch.observe("fpga", UP, mem_write(0x1000, bytes(512)))
+
+
 def test_raise_mode_names_link_rule_and_tlp() -> None:
     ch = ProtocolChecker(mps=128, mrrs=512)
     with pytest.raises(ProtocolViolation) as e:

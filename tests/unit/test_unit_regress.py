@@ -8,9 +8,18 @@ import json
 import numpy as np
 import pytest
 
+from tb.env.faults import FAULT_KINDS
 from tb.regress import coverage
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
-from tb.regress.generator import STEP_FAULTS, Arena, ChainGenerator, Limits
+from tb.regress.generator import (
+    DATA_READ_FAULTS,
+    FAULT_RESULTS,
+    POSTED_FAULTS,
+    STEP_FAULTS,
+    Arena,
+    ChainGenerator,
+    Limits,
+)
 from tb.regress.scoreboard import Scoreboard
 
 ARENAS = [
@@ -37,6 +46,22 @@ def test_plans_respect_the_constraints(seed: int) -> None:
     steps = plans(seed, lim)
     faults = [c.fault for s in steps for c in s.chains if c.fault]
     assert sorted(faults) == sorted(STEP_FAULTS), "every fault once per seed"
+    # every seed: a fault-free long chain and a fault-free H2C and C2H at once
+    free = [s for s in steps if not any(c.fault for c in s.chains)]
+    assert any(len(s.chains) == 1 and len(s.chains[0].pieces) >= 16 for s in free)
+    assert any(len(s.chains) == 2 for s in free)
+    for step in steps:
+        for plan in step.chains:
+            if plan.fault in DATA_READ_FAULTS:
+                assert plan.direction == "h2c" and plan.fault_kind in FAULT_KINDS
+            if plan.fault in POSTED_FAULTS:
+                assert plan.direction == "c2h" and plan.fault_kind in ("drop", "poison")
+            if plan.fault in ("msi_fail", "msi_lost"):
+                assert plan.completed == [], "one interrupt, the one that fails"
+            if plan.fault in ("stall_down", "stall_up"):
+                assert 10_000 <= plan.stall_ns <= 60_000
+                assert step.fabric == "plain"
+            assert FAULT_RESULTS[plan.fault or "none"]
     for step in steps:
         assert 1 <= len(step.chains) <= 2
         card_written: list[tuple[int, int]] = []
@@ -74,6 +99,27 @@ def test_plans_respect_the_constraints(seed: int) -> None:
                     assert p.card + p.length <= q.card or q.card + q.length <= p.card, (
                         "C2H reads card bytes the concurrent H2C writes"
                     )
+
+
+def test_scoreboard_hole_keeps_the_old_bytes_of_a_dropped_write() -> None:
+    """A C2H write dropped on the way: its bytes keep what they held before the step,
+    the rest of the descriptor lands; the new bytes there are an error."""
+    src = np.arange(256, dtype=np.uint8)
+    old = np.full(256, 0xEE, dtype=np.uint8)
+    sb = Scoreboard()
+    sb.load("card", src)
+    sb.load("host", old)
+    sb.begin_step()
+    sb.copy("card", 0, "host", 16, 128, "done")
+    sb.hole("host", 48, 32)
+    good = old.copy()
+    good[16:48] = src[0:32]
+    good[80:144] = src[64:128]
+    assert sb.holes == [("host", 48, 32)]
+    landed = good.copy()
+    landed[48:80] = src[32:64]  # the dropped write's bytes arrived after all
+    assert sb.check("host", landed) is not None
+    assert sb.check("host", good) is None
 
 
 def test_lengths_and_boundaries_are_exercised() -> None:
