@@ -160,9 +160,9 @@ def test_summary_text_and_outputs(tmp_path: Path):
     text = s.text("required")
     assert "seeds run: 4, passed: 1, 1 failed, 1 error, 1 timeout" in text
     assert "400.0 seeds per hour" in text  # 4 seeds in 36 s
-    # 84: the chains' (7 outcomes, 23 fault x outcome), the driver's (13)
+    # 82: the chains' (7 outcomes, 21 faults x outcome), the driver's (13)
     bins = sum(len(b) for b in COVERPOINTS.values())
-    assert bins == 84 and f"coverage: 2/{bins} bins hit" in text
+    assert bins == 82 and f"coverage: 2/{bins} bins hit" in text
     assert "coverage goal (required bins): missed, never hit: chain_length" in text
     assert "FAILED a-seed2 [failed] data mismatch at 0x40\n  reproduce: rerun a2" in text
     assert "run directory (w2): /tmp/x" in text
