@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .generator import FAULT_RESULTS, RESULTS
+from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, RESULTS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
 COVERPOINTS: dict[str, tuple[str, ...]] = {
@@ -34,21 +34,12 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "completed_flags": ("last_only", "some", "all"),
     "descriptor_layout": ("adjacent", "scattered"),
     "fabric": ("plain", "split_reorder", "latency"),
-    # the random driver regression: ioctl, source > destination, and what it returned
-    "driver_op": (
-        "h2c2h:host>host",
-        "h2c2h:host>gpu",
-        "h2c2h:gpu>host",
-        "h2c2h:gpu>gpu",
-        "h2c:host",
-        "h2c:gpu",
-        "c2h:host",
-        "c2h:gpu",
-    ),
-    "driver_result": ("ok", "EIO"),
-    # what else happened to the call while its DMA ran: nothing, its file closed, its
-    # CUDA handle unpinned (issue 35's races; each must still return ok, data whole)
-    "driver_race": ("none", "close_during", "unpin_during"),
+    # the random driver regression: ioctl (kind, source > destination), what struck it
+    # while its DMA ran (a fault, or another party's race), and what it returned
+    "driver_op": DRIVER_OPS,
+    "driver_fault": ("none", *DRIVER_FAULTS),
+    "driver_race": ("none", *DRIVER_RACES),
+    "driver_result": ("ok", "EIO", "EFAULT"),
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach

@@ -367,3 +367,83 @@ class ChainGenerator:
             card += length + self.rng.randint(0, 8)
             off += length + self.rng.randint(0, 8)
         return pieces
+
+
+# --- the random driver regression ------------------------------------------------------
+# the ioctls: kind, source > destination
+DRIVER_OPS = (
+    "h2c2h:host>host",
+    "h2c2h:host>gpu",
+    "h2c2h:gpu>host",
+    "h2c2h:gpu>gpu",
+    "h2c:host",
+    "h2c:gpu",
+    "c2h:host",
+    "c2h:gpu",
+)
+# what strikes one call each seed, while its DMA runs: a fault on a GPU read's completion,
+# on the driver's register reads (UR, CA, lost), Bus Master or Memory Space Enable
+# cleared, a function reset from outside, a hot reset, the link going down
+DRIVER_FAULTS = (
+    "cpl_fault",
+    "reg_ur",
+    "reg_ca",
+    "reg_drop",
+    "bme_off",
+    "mse_off",
+    "flr",
+    "hot_reset",
+    "link_down",
+)
+# and what another party does meanwhile: close the call's file, unpin its CUDA handle,
+# issue an ioctl from a second file at once, cudaFree its destination surface
+DRIVER_RACES = ("close_during", "unpin_during", "two_files", "cudafree_during")
+# the ioctl's result each event must give ("ok": the call is unharmed)
+DRIVER_RESULTS: dict[str, str] = {
+    "none": "ok",
+    **dict.fromkeys(DRIVER_FAULTS, "EIO"),
+    "close_during": "ok",
+    "unpin_during": "ok",
+    "two_files": "ok",
+    "cudafree_during": "EFAULT",
+}
+# faults that need the engine's reads in flight (an H2C phase)
+MID_READ_FAULTS = ("bme_off", "mse_off", "flr", "hot_reset", "link_down")
+
+
+def fits(event: str, op: str) -> bool:
+    """Whether ``event`` can strike ioctl ``op``."""
+    kind, sides = op.split(":")
+    src, _, dst = sides.partition(">")
+    if event == "cpl_fault":
+        return kind != "c2h" and src == "gpu"  # it reads GPU memory
+    if event in MID_READ_FAULTS:
+        return kind in ("h2c", "h2c2h")
+    if event == "unpin_during":
+        return "gpu" in sides
+    if event == "two_files":
+        return kind == "h2c2h"
+    if event == "cudafree_during":
+        return kind == "h2c2h" and dst == "gpu"
+    return True
+
+
+def driver_plan(rng: random.Random, steps: int) -> list[tuple[str, str]]:
+    """The ioctls of a driver seed, each with the event that strikes it: ``steps`` plain
+    calls (at least one of each op) and one call for every fault and race (an op added
+    where none left fits), in a seeded order."""
+    events_n = len(DRIVER_FAULTS) + len(DRIVER_RACES)
+    extra = max(0, steps - len(DRIVER_OPS)) + events_n
+    ops = list(DRIVER_OPS) + [rng.choice(DRIVER_OPS) for _ in range(extra)]
+    rng.shuffle(ops)
+    events = ["none"] * len(ops)
+    for ev in (*DRIVER_FAULTS, *DRIVER_RACES):
+        free = [i for i, op in enumerate(ops) if events[i] == "none" and fits(ev, op)]
+        if free:
+            i = rng.choice(free)
+        else:
+            i = rng.randint(0, len(ops))
+            ops.insert(i, rng.choice([o for o in DRIVER_OPS if fits(ev, o)]))
+            events.insert(i, "none")
+        events[i] = ev
+    return list(zip(ops, events, strict=True))

@@ -27,19 +27,24 @@ from tb.env.backdoor import read_card_ram
 from tb.env.faults import FAULT_STATUS, FaultRule, UpRule
 from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, recover, setup
 from tb.env.link import DOWN
-from tb.env.platform import bring_up
+from tb.env.platform import PCI_COMMAND, PCI_COMMAND_MEMORY, bring_up
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from tb.regress.generator import (
     DATA_READ_FAULTS,
+    DRIVER_FAULTS,
+    DRIVER_RACES,
+    DRIVER_RESULTS,
     FAULT_OUTCOMES,
     FAULT_RESULTS,
     MALFORMED,
+    MID_READ_FAULTS,
     POSTED_FAULTS,
     Arena,
     ChainGenerator,
     ChainPlan,
     Limits,
     StepPlan,
+    driver_plan,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -428,7 +433,7 @@ async def test_random_chains(dut):
     assert not failures, "\n".join(failures)
 
 
-DRIVER_OPS = COVERPOINTS["driver_op"]
+BIG_PAGE = 2 << 20  # a cudaMalloc of a range of its own (cudaFree revokes its pins)
 
 
 async def _errno_of(call) -> str:
@@ -440,27 +445,46 @@ async def _errno_of(call) -> str:
     return "ok"
 
 
-@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def _until(cond, limit_ns: float, step_ns: int = 100) -> bool:
+    """Wait until ``cond()`` holds, at most ``limit_ns``; whether it does."""
+    waited = 0.0
+    while not cond():
+        if waited >= limit_ns:
+            return False
+        await Timer(step_ns, "ns")
+        waited += step_ns
+    return True
+
+
+@cocotb.test(timeout_time=8000, timeout_unit="ms")
 async def test_random_driver(dut):
     """Seeded random ioctls through the driver model (H2C2H in all four host/CUDA
-    combinations, H2C, C2H) at random offsets and lengths, one of them hit by a UR, CA,
-    poisoned or dropped completion on a GPU read (EIO), one closing its file and one
-    unpinning its CUDA handle while its DMA runs (both must still succeed, the close
-    leaving no pin), every memory checked whole after each call."""
+    combinations, H2C, C2H) at random offsets and lengths, every memory checked whole
+    after each call. Each seed strikes one call with each fault while its DMA runs (a
+    UR, CA, poisoned or dropped completion on a GPU read; a UR, CA or lost completion to
+    one of the driver's register reads; Bus Master or Memory Space Enable cleared; a
+    function reset from outside; a hot reset; the link going down: each EIO, the next
+    call unharmed), and races one call each way (its file closed, its CUDA handle
+    unpinned, a second file's ioctl at once: each must succeed; its destination surface
+    cudaFree'd: EFAULT, and a surface pinned at once after the free gets not a byte)."""
     seed = int(os.environ.get("REGRESS_SEED", "1"))
     steps = int(os.environ.get("REGRESS_STEPS", "10"))
     max_len = int(os.environ.get("REGRESS_MAX_LEN", str(48 * KIB)))
     name = os.environ.get("REGRESS_NAME", f"driver-seed{seed}")
     rig = await bring_up(dut)
-    tb, fd = rig.tb, rig.fd
+    tb, fd, rt = rig.tb, rig.fd, rig.cuda
     rng = random.Random(seed)
     card_size = rig.drv.fpga_ram_size
     size = max(512 * KIB, 4 * max_len)
-    gpu_va = rig.cuda.cudaMalloc(size)
-    rig.cuda.cuPointerSetAttribute(1, SYNC_MEMOPS, gpu_va)
-    rig.cuda.cudaMemcpy(gpu_va, rng.randbytes(size), size, H2D)
+    gpu_va = rt.cudaMalloc(size)
+    rt.cuPointerSetAttribute(1, SYNC_MEMOPS, gpu_va)
+    rt.cudaMemcpy(gpu_va, rng.randbytes(size), size, H2D)
     host_va = rig.process.malloc(size)
     rig.process.write(host_va, rng.randbytes(size))
+    # the second file's own buffer (two_files)
+    host2_size = 64 * KIB
+    host2_va = rig.process.malloc(host2_size)
+    rig.process.write(host2_va, rng.randbytes(host2_size))
     tb.faults.name_range(tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size, "gpu")
     sb = Scoreboard()
     cov = Coverage()
@@ -473,127 +497,204 @@ async def test_random_driver(dut):
 
     sb.load("gpu", read_gpu())
     sb.load("host", rig.process.read(host_va, size))
+    sb.load("host2", rig.process.read(host2_va, host2_size))
     sb.load("card", read_card())
     gen = ChainGenerator(
         seed,
         [Arena("host", "host", size), Arena("gpu", "gpu", size)],
         Limits(card_size=card_size, max_len=max_len),
     )
-    ops = list(DRIVER_OPS) + [rng.choice(DRIVER_OPS) for _ in range(max(0, steps - 8))]
-    rng.shuffle(ops)
-    fault_at = rng.choice([i for i, op in enumerate(ops) if "gpu>" in op or op == "h2c:gpu"])
-    # two calls get a race: their file closed while the DMA runs (through a file of
-    # their own), or their CUDA handle unpinned while the DMA runs
-    unpin_at = rng.choice([i for i, op in enumerate(ops) if "gpu" in op and i != fault_at])
-    close_at = rng.choice([i for i in range(len(ops)) if i not in (fault_at, unpin_at)])
-    races = {unpin_at: "unpin_during", close_at: "close_during"}
+    plan = driver_plan(rng, steps)
     failures: list[str] = []
-    for si, op in enumerate(ops):
+    for si, (op, event) in enumerate(plan):
         kind, sides = op.split(":")
         src_kind, _, dst_kind = sides.partition(">")
+        if kind == "c2h":
+            dst_kind = src_kind
         limit = max_len if kind == "h2c2h" else card_size
         n = gen.length(limit)
-        race = races.get(si, "none")
-        if race != "none":
-            n = min(max(n, 8 * KIB), limit)  # long enough to be acted on while it runs
+        if event != "none" and event not in ("reg_ur", "reg_ca", "reg_drop"):
+            n = min(max(n, 16 * KIB), limit)  # long enough to be acted on while it runs
         src_off = gen.offset(size, n)
         dst_off = gen.offset(size, n)
         if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
             dst_off = (src_off + n + rng.randint(0, 4 * KIB)) % (size - n)
             if dst_off < src_off + n and src_off < dst_off + n:
                 dst_off = 0 if src_off >= n else size - n
+        if kind == "c2h":
+            dst_off = src_off
         card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
-        f = rig.open() if race == "close_during" else fd
+        f = rig.open() if event == "close_during" else fd
         sb.begin_step()
         handles: list[int] = []
+        # cudafree_during: the destination is a surface of its own, freed mid-DMA
+        victim_va = 0
+        if event == "cudafree_during":
+            victim_va = rt.cudaMalloc(BIG_PAGE)
+            rt.cuPointerSetAttribute(1, SYNC_MEMOPS, victim_va)
+            dst_off = rng.randint(0, BIG_PAGE - n)
 
-        async def side(k: str, off: int, n: int = n, handles: list[int] = handles, f=f) -> int:
+        async def side(
+            k: str, off: int, dst: bool, n: int = n, handles=handles, f=f, victim=victim_va
+        ) -> int:
             """A user pointer, or the handle of a pin of the range (unpinned after)."""
             if k == "host":
                 return host_va + off
-            h_ = await f.pin_cuda(gpu_va + off, n)
+            base = victim if dst and victim else gpu_va
+            h_ = await f.pin_cuda(base + off, n)
             handles.append(h_)
             return h_
 
         rule = None
-        if si == fault_at:
-            # the first GPU read of the call: every candidate op reads GPU memory
+        if event == "cpl_fault":
+            # the first GPU read of the call: every op it strikes reads GPU memory
             rule = tb.faults.add(FaultRule(rng.choice(FAULT_OUTCOMES), target="gpu"))
+        elif event in ("reg_ur", "reg_ca", "reg_drop"):
+            # the call's third register read answered UR or CA, or never: the first
+            # status check of its first chain (the two before it, in start(), clear the
+            # status and flush the writes, their values unused)
+            rule = tb.up_faults.add(UpRule(event[4:], "completion", skip=2))
         if kind == "h2c2h":
             flags = (SRC_CUDA if src_kind == "gpu" else 0) | (DST_CUDA if dst_kind == "gpu" else 0)
-            call = f.h2c2h_dma(
-                await side(src_kind, src_off), await side(dst_kind, dst_off), n, flags
-            )
+            src_arg = await side(src_kind, src_off, False)
+            call = f.h2c2h_dma(src_arg, await side(dst_kind, dst_off, True), n, flags)
         elif kind == "h2c":
-            call = f.h2c_dma(
-                await side(src_kind, src_off),
-                card_off,
-                n,
-                uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu" else 0,
-            )
+            cuda = uapi.PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA if src_kind == "gpu" else 0
+            call = f.h2c_dma(await side(src_kind, src_off, False), card_off, n, cuda)
         else:
-            dst_kind = src_kind
-            dst_off = src_off
-            call = f.c2h_dma(
-                await side(dst_kind, dst_off),
-                card_off,
-                n,
-                uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu" else 0,
-            )
+            cuda = uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA if dst_kind == "gpu" else 0
+            call = f.c2h_dma(await side(dst_kind, dst_off, True), card_off, n, cuda)
+        runs_before = len(rig.drv.runs)
+        msis = sum(tb.msi_count)
         task = cocotb.start_soon(_errno_of(call))
-        if race != "none":
-            # once the DMA is under way: close the file, or unpin the handle (which waits
-            # for the DMA, holding the file's lock, to end)
-            for _ in range(100_000):
-                if rig.drv._transfers or task.done():
-                    break
-                await Timer(10, "ns")
-            if not rig.drv._transfers:
-                failures.append(f"step {si}: {race}: the DMA was over before the race")
-            if race == "close_during":
-                await f.release()
-                handles.clear()  # the file's release puts them
-            else:
-                unpin = cocotb.start_soon(_errno_of(f.unpin_cuda(handles.pop(0))))
+        second = None
+        if event == "two_files":
+            # another file's H2C2H between two places of its own buffer, at once: the
+            # device's DMA lock runs one after the other
+            m = rng.randint(1, min(host2_size // 2, max_len))
+            a = rng.randint(0, host2_size // 2 - m)
+            b = rng.randint(host2_size // 2, host2_size - m)
+            f2 = rig.open()
+            second = (f2, a, b, m)
+            second_task = cocotb.start_soon(
+                _errno_of(f2.h2c2h_dma(host2_va + a, host2_va + b, m, 0))
+            )
+        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x} [{event}]"
+        # strike once the DMA is under way
+        if event in MID_READ_FAULTS:
+            if not await _until(lambda t=task: any(tb.dev.active_request) or t.done(), 200_000):
+                failures.append(f"{what}: the engine issued no read")
+        elif event == "cudafree_during":
+            # the C2H half runs: its H2C run has finished
+            if not await _until(
+                lambda t=task, k=runs_before: len(rig.drv.runs) > k or t.done(), 5_000_000, 1000
+            ):
+                failures.append(f"{what}: the H2C half never finished")
+        elif event in ("close_during", "unpin_during", "two_files"):
+            await _until(lambda t=task: rig.drv._transfers or t.done(), 1_000_000, 10)
+        if event not in ("none", "cpl_fault", "reg_ur", "reg_ca", "reg_drop") and task.done():
+            failures.append(f"{what}: the DMA was over before the {event}")
+        new_pin = None
+        if event == "bme_off":
+            await tb.pci.clear_master()
+        elif event == "mse_off":
+            command = await tb.pci.config_read_word(PCI_COMMAND)
+            await tb.pci.config_write_word(PCI_COMMAND, command & ~PCI_COMMAND_MEMORY)
+            # the transfer goes on and interrupts; the driver's reads fail meanwhile
+            await _until(lambda t=task, k=msis: sum(tb.msi_count) > k or t.done(), 2_000_000, 1000)
+            await Timer(5, "us")
+            await tb.pci.config_write_word(PCI_COMMAND, command)
+        elif event == "flr":
+            reset = cocotb.start_soon(rig.platform.pci_reset_function())
+        elif event == "hot_reset":
+            reset = cocotb.start_soon(rig.platform.pci_reset_bus())
+        elif event == "link_down":
+            await tb.dev.link_down_for(20_000)
+            if (rc := await rig.platform.pcie_link_recovery()) != 0:
+                failures.append(f"{what}: link recovery returned {rc}")
+        elif event == "close_during":
+            await f.release()
+            handles.clear()  # the file's release puts them
+        elif event == "unpin_during":
+            unpin = cocotb.start_soon(_errno_of(f.unpin_cuda(handles.pop(0))))
+        elif event == "cudafree_during":
+            # the free callback sleeps until the channel has stopped; a surface pinned at
+            # once (by a file of its own) must get other BAR1 pages and not a byte
+            rt.cudaFree(victim_va)
+            new_va = rt.cudaMalloc(BIG_PAGE)
+            rt.cuPointerSetAttribute(1, SYNC_MEMOPS, new_va)
+            rt.cudaMemcpy(new_va, rng.randbytes(BIG_PAGE), BIG_PAGE, H2D)
+            f3 = rig.open()
+            new_pin = (f3, new_va, await f3.pin_cuda(new_va, BIG_PAGE))
+            before_new = tb.gpu.read_va(new_va, BIG_PAGE)
         result = await task
-        if race == "unpin_during" and (unpin_result := await unpin) != "ok":
-            failures.append(f"step {si}: unpin during the DMA failed with {unpin_result}")
-        if race == "close_during":
+        if event == "bme_off":
+            await tb.pci.set_master()
+        elif event in ("flr", "hot_reset"):
+            if not reset.done() or reset.result() != 0:
+                failures.append(f"{what}: the ioctl returned before the reset ended")
+        elif event == "unpin_during" and (unpin_result := await unpin) != "ok":
+            failures.append(f"{what}: unpin during the DMA failed with {unpin_result}")
+        elif event == "close_during":
             if not f.released:
-                failures.append(f"step {si}: the closed file was not released after the DMA")
+                failures.append(f"{what}: the closed file was not released after the DMA")
             if any(p.state.name == "LIVE" for p in tb.gpu.pins.values()):
-                failures.append(f"step {si}: a pin outlived the close of its file")
-        cov.hit("driver_race", race)
+                failures.append(f"{what}: a pin outlived the close of its file")
+        elif event == "two_files":
+            f2, a, b, m = second
+            if (r2 := await second_task) != "ok":
+                failures.append(f"{what}: the second file's H2C2H failed with {r2}")
+            sb.copy("host2", a, "host2", b, m, "done")
+            await f2.release()
+        elif event == "cudafree_during":
+            await Timer(20, "us")  # let anything in flight land
+            f3, new_va, h3 = new_pin
+            if not np.array_equal(tb.gpu.read_va(new_va, BIG_PAGE), before_new):
+                failures.append(f"{what}: bytes reached a surface pinned after the free")
+            gone = handles.pop()  # the freed destination's pin: revoked
+            if (r := await _errno_of(f.unpin_cuda(gone))) != "EINVAL":
+                failures.append(f"{what}: unpin of the revoked handle gave {r}")
+            await f3.unpin_cuda(h3)
+            await f3.release()
+            rt.cudaFree(new_va)
         tb.faults.clear()
+        tb.up_faults.clear()
         for h_ in handles:
             await f.unpin_cuda(h_)
-        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x}"
-        if race != "none":
-            what += f" ({race})"
         tb.log.info("%s -> %s", what, result)
-        fired = rule is not None and rule.fired
-        if rule is not None and not fired:
-            failures.append(f"{what}: the {rule.kind} fault on a GPU read never fired")
-        if fired and result != "EIO":
-            failures.append(f"{what}: a {rule.kind} on a GPU read returned {result}, expected EIO")
-        if not fired and result != "ok":
-            failures.append(f"{what}: failed with {result}")
+        race = event if event in DRIVER_RACES else "none"
+        fault = event if event in DRIVER_FAULTS else "none"
+        cov.hit("driver_race", race)
+        cov.hit("driver_fault", fault)
+        if rule is not None and not rule.fired:
+            failures.append(f"{what}: the {rule.kind} fault never fired")
+        if result != DRIVER_RESULTS[event]:
+            failures.append(f"{what}: returned {result}, expected {DRIVER_RESULTS[event]}")
         cov.hit("driver_op", op)
         if result in COVERPOINTS["driver_result"]:
             cov.hit("driver_result", result)
+        # the device works again: the next call must succeed (checked as it runs)
         state = "done" if result == "ok" else "maybe"
+        dst_name = "victim" if victim_va else dst_kind
         if kind == "h2c2h":
-            sb.copy(src_kind, src_off, dst_kind, dst_off, n, state)
+            sb.copy(src_kind, src_off, dst_name, dst_off, n, state)
         elif kind == "h2c":
             sb.copy(src_kind, src_off, "card", card_off, n, state)
         else:
             sb.copy("card", card_off, dst_kind, dst_off, n, state)
-        for nm, actual in (("gpu", read_gpu()), ("host", rig.process.read(host_va, size))):
+        current = (
+            ("gpu", read_gpu()),
+            ("host", rig.process.read(host_va, size)),
+            ("host2", rig.process.read(host2_va, host2_size)),
+        )
+        for nm, actual in current:
             if (msg := sb.check(nm, actual)) is not None:
                 failures.append(f"{what}: {msg}")
         card = read_card()
-        if kind == "h2c2h":
-            sb.load("card", card)  # the bounce buffer's contents are the driver's business
+        if kind == "h2c2h" or event in ("flr", "hot_reset", "link_down"):
+            # the bounce buffer's contents are the driver's business; a reset may land
+            # part of what was in flight
+            sb.load("card", card)
         elif (msg := sb.check("card", card)) is not None:
             failures.append(f"{what}: {msg}")
         sb.end_step()
@@ -602,6 +703,6 @@ async def test_random_driver(dut):
     assert tb.checker.violations == []
     out = os.environ.get("REGRESS_COVERAGE")
     if out:
-        cov.runs.append({"name": name, "seed": seed, "steps": len(ops), "passed": not failures})
+        cov.runs.append({"name": name, "seed": seed, "steps": len(plan), "passed": not failures})
         cov.write(Path(out))
     assert not failures, "\n".join(failures)

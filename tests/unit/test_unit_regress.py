@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 
 import numpy as np
 import pytest
@@ -13,12 +14,18 @@ from tb.regress import coverage
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from tb.regress.generator import (
     DATA_READ_FAULTS,
+    DRIVER_FAULTS,
+    DRIVER_OPS,
+    DRIVER_RACES,
+    DRIVER_RESULTS,
     FAULT_RESULTS,
     POSTED_FAULTS,
     STEP_FAULTS,
     Arena,
     ChainGenerator,
     Limits,
+    driver_plan,
+    fits,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -209,3 +216,20 @@ def test_coverage_report_lists_a_few_runs_and_counts_the_rest() -> None:
     assert first.startswith("functional coverage over 1000 run(s): seed000, seed001, ")
     n = coverage.RUNS_LISTED
     assert first.endswith(f"seed{n - 1:03d}, ... {1000 - n} more")
+
+
+@pytest.mark.parametrize("seed", range(1, 30))
+def test_driver_plan_strikes_every_event_once_on_a_call_it_fits(seed: int) -> None:
+    plan = driver_plan(random.Random(seed), 10)
+    events = [e for _, e in plan if e != "none"]
+    assert sorted(events) == sorted((*DRIVER_FAULTS, *DRIVER_RACES))
+    assert all(fits(e, op) for op, e in plan if e != "none")
+    assert {op for op, _ in plan} == set(DRIVER_OPS)
+    assert sum(e == "none" for _, e in plan) >= 10, "plain calls beside the struck ones"
+    assert all(DRIVER_RESULTS[e] in ("ok", "EIO", "EFAULT") for _, e in plan)
+    # the faults that need the engine's reads in flight strike calls with an H2C half
+    for op, e in plan:
+        if e in ("bme_off", "mse_off", "flr", "hot_reset", "link_down", "cpl_fault"):
+            assert not op.startswith("c2h")
+        if e == "cudafree_during":
+            assert op.startswith("h2c2h") and op.endswith(">gpu")
