@@ -57,23 +57,9 @@ class _NullExtCap(PciExtCap):
         pass
 
 
-class _UserCap(PciCap):
-    """A capability whose every DWORD (its header included) the user logic answers."""
-
-    def __init__(self, ext: CfgExt, fn: int, span: range) -> None:
-        super().__init__()
-        self.ext, self.fn, self.first = ext, fn, span.start
-        self.offset, self.length = span.start, len(span)
-
-    async def read_register(self, reg: int) -> int:
-        return await self.ext.user_read(self.fn, self.first + reg)
-
-    async def write_register(self, reg: int, data: int, mask: int) -> None:
-        pass  # shown on cfg_ext_write_received by the function's write, nothing kept
-
-
-class _UserExtCap(PciExtCap):
-    """The extended-space counterpart of :class:`_UserCap`."""
+class _UserRange:
+    """A capability whose every DWORD (its header included) the user logic answers; its
+    writes are shown by the function's write and kept by nothing here."""
 
     def __init__(self, ext: CfgExt, fn: int, span: range) -> None:
         super().__init__()
@@ -85,6 +71,14 @@ class _UserExtCap(PciExtCap):
 
     async def write_register(self, reg: int, data: int, mask: int) -> None:
         pass
+
+
+class _UserCap(_UserRange, PciCap):
+    """The user's range in the legacy capability list."""
+
+
+class _UserExtCap(_UserRange, PciExtCap):
+    """The user's range in the extended capability list."""
 
 
 class CfgExt:
