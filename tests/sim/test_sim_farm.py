@@ -390,7 +390,7 @@ def test_batch_cluster_speaks_tls(tmp_path: Path, tag: str):
     from distributed.security import Security
 
     config = {
-        "jobqueue.slurm.scheduler-options": {"host": "127.0.0.1"},
+        "jobqueue.slurm.scheduler-options": {"host": "127.0.0.1", "dashboard_address": ":0"},
         "jobqueue.slurm.shared-temp-directory": str(tmp_path),
     }
     worker = None
