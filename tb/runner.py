@@ -140,6 +140,7 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_CFG_EXT": p.extra.get("CFG_EXT", 0),
         "PEVB_XDMA_CFG_EXT_LEGACY": p.extra.get("CFG_EXT_LEGACY", 0),
         "PEVB_XDMA_CFG_EXT_EXTENDED": p.extra.get("CFG_EXT_EXTENDED", 0),
+        "PEVB_XDMA_PCIE_ID_IF": p.extra.get("PCIE_ID_IF", 0),
         "PEVB_XDMA_AXIST_BYPASS": p.extra.get("AXIB", 0),
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": p.extra.get("AXIB_BAR_ADDR_WIDTH", 20),
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": p.extra.get("AXIB_AXI_BASE", 0),

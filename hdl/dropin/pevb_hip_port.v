@@ -113,7 +113,15 @@ module pevb_hip_port #
     output reg  [31:0]                        cfg_ext_write_data,
     output reg  [3:0]                         cfg_ext_write_byte_enable,
     input  wire [31:0]                        cfg_ext_read_data,
-    input  wire                               cfg_ext_read_data_valid
+    input  wire                               cfg_ext_read_data_valid,
+
+    /* The PCIe ID interface (7 series' pcie_id_if): the IDs the configuration space
+       shows, when the core takes them from ports */
+    input  wire [15:0]                        cfg_vend_id,
+    input  wire [15:0]                        cfg_subsys_vend_id,
+    input  wire [15:0]                        cfg_dev_id_pf0,
+    input  wire [7:0]                         cfg_rev_id_pf0,
+    input  wire [15:0]                        cfg_subsys_id_pf0
     /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_on UNDRIVEN */
 );

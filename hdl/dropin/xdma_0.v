@@ -49,11 +49,13 @@
  *   PEVB_XDMA_CFG_EXT_EXTENDED  ext_pcie_cfg_space_enabled (0, 1: the user answers
  *                            reads of bytes 0x480-0x4FF, linked into the extended
  *                            capability list; the model's too)
+ *   PEVB_XDMA_PCIE_ID_IF     pcie_id_if (0, 1: the function's vendor, device, revision
+ *                            and subsystem IDs come from the cfg_*_id ports)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
  *
  * The serial lanes, reference clocks, PIPE simulation ports, shared-logic QPLL
- * outputs, transceiver status ports and DRP are ports, as on the IP (UltraScale+),
- * and tied off:
+ * outputs, transceiver status ports and DRP are ports, as on the IP (UltraScale+; and
+ * a 7-series template's transceiver debug ports), and tied off:
  * the PCIe link is the testbench's hard-IP model, which drives the hard IP's
  * user interface inside (instance hip, pevb_hip_port) through the hierarchy.
  * Propagate Parity gives the DMA's outgoing data its odd parity (m_axis_h2c_tuser_n,
@@ -124,6 +126,9 @@
 `ifndef PEVB_XDMA_CFG_EXT_EXTENDED
 `define PEVB_XDMA_CFG_EXT_EXTENDED 0
 `endif
+`ifndef PEVB_XDMA_PCIE_ID_IF
+`define PEVB_XDMA_PCIE_ID_IF 0
+`endif
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
@@ -153,6 +158,7 @@ module `PEVB_XDMA_MODULE #
     parameter SOFT_RESET_EN = `PEVB_XDMA_SOFT_RESET_EN,
     parameter CFG_MGMT = `PEVB_XDMA_CFG_MGMT,
     parameter CFG_EXT = `PEVB_XDMA_CFG_EXT,
+    parameter PCIE_ID_IF = `PEVB_XDMA_PCIE_ID_IF,
     // the user's configuration ranges: the testbench's model answers from them, the
     // RTL only carries them
     parameter CFG_EXT_LEGACY = `PEVB_XDMA_CFG_EXT_LEGACY,
@@ -299,6 +305,54 @@ module `PEVB_XDMA_MODULE #
     input  wire [15:0]                        drp_di,
     output wire                               drp_rdy,
     output wire [15:0]                        drp_do,
+
+    /* 7-series transceiver debug (the x1 template's widths, per lane where they are
+       per lane), tied off: resets and alignment done, PLLs locked, wrappers idle, no
+       PRBS, disparity or eye-scan errors */
+    input  wire [2:0]                         pipe_txprbssel,
+    input  wire [2:0]                         pipe_rxprbssel,
+    input  wire                               pipe_txprbsforceerr,
+    input  wire                               pipe_rxprbscntreset,
+    input  wire [2:0]                         pipe_loopback,
+    input  wire [LANES-1:0]                   pipe_txinhibit,
+    output wire [LANES-1:0]                   pipe_rxprbserr,
+    output wire [4:0]                         pipe_rst_fsm,
+    output wire [11:0]                        pipe_qrst_fsm,
+    output wire [5*LANES-1:0]                 pipe_rate_fsm,
+    output wire [6*LANES-1:0]                 pipe_sync_fsm_tx,
+    output wire [7*LANES-1:0]                 pipe_sync_fsm_rx,
+    output wire [7*LANES-1:0]                 pipe_drp_fsm,
+    output wire                               pipe_rst_idle,
+    output wire                               pipe_qrst_idle,
+    output wire                               pipe_rate_idle,
+    output wire [LANES-1:0]                   pipe_eyescandataerror,
+    output wire [3*LANES-1:0]                 pipe_rxstatus,
+    output wire [15*LANES-1:0]                pipe_dmonitorout,
+    output wire [LANES-1:0]                   pipe_cpll_lock,
+    output wire [QUADS-1:0]                   pipe_qpll_lock,
+    output wire [LANES-1:0]                   pipe_rxpmaresetdone,
+    output wire [3*LANES-1:0]                 pipe_rxbufstatus,
+    output wire [LANES-1:0]                   pipe_txphaligndone,
+    output wire [LANES-1:0]                   pipe_txphinitdone,
+    output wire [LANES-1:0]                   pipe_txdlysresetdone,
+    output wire [LANES-1:0]                   pipe_rxphaligndone,
+    output wire [LANES-1:0]                   pipe_rxdlysresetdone,
+    output wire [LANES-1:0]                   pipe_rxsyncdone,
+    output wire [8*LANES-1:0]                 pipe_rxdisperr,
+    output wire [8*LANES-1:0]                 pipe_rxnotintable,
+    output wire [LANES-1:0]                   pipe_rxcommadet,
+    output wire [LANES-1:0]                   gt_ch_drp_rdy,
+    output wire [LANES-1:0]                   pipe_debug_0,
+    output wire [LANES-1:0]                   pipe_debug_1,
+    output wire [LANES-1:0]                   pipe_debug_2,
+    output wire [LANES-1:0]                   pipe_debug_3,
+    output wire [LANES-1:0]                   pipe_debug_4,
+    output wire [LANES-1:0]                   pipe_debug_5,
+    output wire [LANES-1:0]                   pipe_debug_6,
+    output wire [LANES-1:0]                   pipe_debug_7,
+    output wire [LANES-1:0]                   pipe_debug_8,
+    output wire [LANES-1:0]                   pipe_debug_9,
+    output wire [31:0]                        pipe_debug,
 
     /* Link up, and the user side's clock and reset */
     output wire                               user_lnk_up,
@@ -521,6 +575,14 @@ module `PEVB_XDMA_MODULE #
     input  wire [7:0]                         cfg_vf_flr_func_num,
     input  wire [0:0]                         cfg_vf_flr_done,
 
+    /* PCIe ID interface (PEVB_XDMA_PCIE_ID_IF, pcie_id_if): the function's IDs as the
+       configuration space shows them, read by the hard IP from these inputs */
+    input  wire [15:0]                        cfg_vend_id,
+    input  wire [15:0]                        cfg_subsys_vend_id,
+    input  wire [15:0]                        cfg_dev_id_pf0,
+    input  wire [7:0]                         cfg_rev_id_pf0,
+    input  wire [15:0]                        cfg_subsys_id_pf0,
+
     /* Configuration extend (PEVB_XDMA_CFG_EXT, cfg_ext_if): every configuration
        request from the link pulses read_received or write_received for a cycle with
        its register (DWORD) and function numbers (and a write's data and byte
@@ -713,6 +775,48 @@ endgenerate
 wire unused_parity = ^{m_axi_ruser, s_axis_c2h_tuser_0, s_axis_c2h_tuser_1,
                       s_axis_c2h_tuser_2, s_axis_c2h_tuser_3};
 
+/* 7-series transceiver debug tie-offs */
+assign pipe_rxprbserr = {LANES{1'b0}};
+assign pipe_rst_fsm = 5'd0;
+assign pipe_qrst_fsm = 12'd0;
+assign pipe_rate_fsm = {5*LANES{1'b0}};
+assign pipe_sync_fsm_tx = {6*LANES{1'b0}};
+assign pipe_sync_fsm_rx = {7*LANES{1'b0}};
+assign pipe_drp_fsm = {7*LANES{1'b0}};
+assign pipe_rst_idle = 1'b1;
+assign pipe_qrst_idle = 1'b1;
+assign pipe_rate_idle = 1'b1;
+assign pipe_eyescandataerror = {LANES{1'b0}};
+assign pipe_rxstatus = {3*LANES{1'b0}};
+assign pipe_dmonitorout = {15*LANES{1'b0}};
+assign pipe_cpll_lock = {LANES{1'b1}};
+assign pipe_qpll_lock = {QUADS{1'b1}};
+assign pipe_rxpmaresetdone = {LANES{1'b1}};
+assign pipe_rxbufstatus = {3*LANES{1'b0}};
+assign pipe_txphaligndone = {LANES{1'b1}};
+assign pipe_txphinitdone = {LANES{1'b1}};
+assign pipe_txdlysresetdone = {LANES{1'b1}};
+assign pipe_rxphaligndone = {LANES{1'b1}};
+assign pipe_rxdlysresetdone = {LANES{1'b1}};
+assign pipe_rxsyncdone = {LANES{1'b1}};
+assign pipe_rxdisperr = {8*LANES{1'b0}};
+assign pipe_rxnotintable = {8*LANES{1'b0}};
+assign pipe_rxcommadet = {LANES{1'b0}};
+assign gt_ch_drp_rdy = {LANES{1'b0}};
+assign pipe_debug_0 = {LANES{1'b0}};
+assign pipe_debug_1 = {LANES{1'b0}};
+assign pipe_debug_2 = {LANES{1'b0}};
+assign pipe_debug_3 = {LANES{1'b0}};
+assign pipe_debug_4 = {LANES{1'b0}};
+assign pipe_debug_5 = {LANES{1'b0}};
+assign pipe_debug_6 = {LANES{1'b0}};
+assign pipe_debug_7 = {LANES{1'b0}};
+assign pipe_debug_8 = {LANES{1'b0}};
+assign pipe_debug_9 = {LANES{1'b0}};
+assign pipe_debug = 32'd0;
+wire unused_pipe_debug = ^{pipe_txprbssel, pipe_rxprbssel, pipe_txprbsforceerr,
+                          pipe_rxprbscntreset, pipe_loopback, pipe_txinhibit};
+
 /* 3.0 templates' AXI user bits */
 assign m_axil_awuser = 11'd0;
 assign m_axil_aruser = 11'd0;
@@ -773,7 +877,8 @@ assign cfg_ext_register_number = ext_on ? hip_ext_register : 10'd0;
 assign cfg_ext_function_number = ext_on ? hip_ext_function : 8'd0;
 assign cfg_ext_write_data = ext_on ? hip_ext_write_data : 32'd0;
 assign cfg_ext_write_byte_enable = ext_on ? hip_ext_byte_enable : 4'd0;
-wire [1:0]                         unused_ext_ranges = {CFG_EXT_LEGACY != 0, CFG_EXT_EXTENDED != 0};
+wire [2:0]                         unused_options = {CFG_EXT_LEGACY != 0, CFG_EXT_EXTENDED != 0,
+                                                      PCIE_ID_IF != 0};
 wire unused_status = ^{hip_cfg_max_payload[2], cfg_err_uncor_in, cfg_flr_done,
                       cfg_vf_flr_func_num, cfg_vf_flr_done};
 
@@ -849,7 +954,12 @@ pevb_hip_port #(
     .cfg_ext_write_data(hip_ext_write_data),
     .cfg_ext_write_byte_enable(hip_ext_byte_enable),
     .cfg_ext_read_data(cfg_ext_read_data),
-    .cfg_ext_read_data_valid(ext_on && cfg_ext_read_data_valid)
+    .cfg_ext_read_data_valid(ext_on && cfg_ext_read_data_valid),
+    .cfg_vend_id(cfg_vend_id),
+    .cfg_subsys_vend_id(cfg_subsys_vend_id),
+    .cfg_dev_id_pf0(cfg_dev_id_pf0),
+    .cfg_rev_id_pf0(cfg_rev_id_pf0),
+    .cfg_subsys_id_pf0(cfg_subsys_id_pf0)
 );
 
 pevb_xdma_ip #(

@@ -37,6 +37,8 @@ from ..ext.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..ext.cfg_ext import CfgExt
 from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from ..ext.lean import MODELS, models
+from ..ext.pcie_id import SIGNALS as PCIE_ID_SIGNALS
+from ..ext.pcie_id import ids_from_ports
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .link import UP, LinkTaps, ProtocolChecker
@@ -269,6 +271,17 @@ class TB:
         if p.extra.get("AXIB"):
             axib_size = 1 << p.extra.get("AXIB_BAR_ADDR_WIDTH", 20)
             self.dev.functions[0].configure_bar(BAR_AXIB, axib_size)
+        # the drop-in's PCIe ID interface, when built with it (Vivado's pcie_id_if): the
+        # IDs come from its ports, which a drop-in under test drives with the TB's own
+        if p.extra.get("PCIE_ID_IF") and hasattr(hip, "cfg_vend_id"):
+            f0 = self.dev.functions[0]
+            ids_from_ports(f0, {n: getattr(hip, f"cfg_{n}") for n in PCIE_ID_SIGNALS}, self.log)
+            if hip is dut or hasattr(dut, "hip"):
+                dut.cfg_vend_id.value = f0.vendor_id
+                dut.cfg_dev_id_pf0.value = f0.device_id
+                dut.cfg_rev_id_pf0.value = f0.revision_id
+                dut.cfg_subsys_vend_id.value = f0.subsystem_vendor_id
+                dut.cfg_subsys_id_pf0.value = f0.subsystem_id
 
         # the GPU peer and the topology: one switch above both (default), or each on its
         # own root port of the root complex

@@ -597,3 +597,28 @@ async def test_config_status_ports(dut):
     await RisingEdge(dut.drp_clk)
     await Timer(1, "ns")
     assert int(dut.drp_rdy.value) == 0
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_pcie_id_ports(dut):
+    """The PCIe ID interface (built with pcie_id_if): the host reads the vendor, device,
+    revision, subsystem vendor and subsystem IDs the user logic drives, and a change of
+    them at once; the class code beside the revision is the core's own."""
+    d = await boot(dut)
+    tb = d.tb
+    fpga = tb.pci.pcie_id
+
+    async def host_read(addr: int) -> int:
+        return await with_timeout(tb.rc.config_read_dword(fpga, addr), 100, "us")
+
+    assert await host_read(0x00) == 0x0001_10DE, "the TB's IDs, driven on the ports"
+    class_rev = await host_read(0x08)
+    dut.cfg_vend_id.value = 0x10EE
+    dut.cfg_dev_id_pf0.value = 0x9034
+    dut.cfg_rev_id_pf0.value = 0x5A
+    dut.cfg_subsys_vend_id.value = 0x1BAD
+    dut.cfg_subsys_id_pf0.value = 0xCAFE
+    await RisingEdge(d.clk)
+    assert await host_read(0x00) == 0x9034_10EE
+    assert await host_read(0x08) == (class_rev & ~0xFF) | 0x5A
+    assert await host_read(0x2C) == 0xCAFE_1BAD

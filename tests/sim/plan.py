@@ -60,13 +60,14 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
     },
     # the drop-in: two channels each way, channel 1 streams; four user interrupts; MSI-X;
     # the AXI4-Lite slave to the DMA registers; dma_bridge_resetn; configuration management
-    # and configuration extend with both user ranges
+    # and configuration extend with both user ranges; the IDs from the PCIe ID ports
     "cocotb_dropin": {
         "2x2": {
             "CFG_MGMT": 1,
             "CFG_EXT": 1,
             "CFG_EXT_LEGACY": 1,
             "CFG_EXT_EXTENDED": 1,
+            "PCIE_ID_IF": 1,
             "H2C_CHANNELS": 2,
             "C2H_CHANNELS": 2,
             "H2C_STREAM": 2,

@@ -16,7 +16,8 @@ axist_bypass_en), Configuration Management Interface Ports (with cfg_mgmt_if), P
 Configuration Extend Interface Ports (with cfg_ext_if), and as generated UltraScale+
 templates list them the PIPE simulation ports (Enable PIPE Simulation), the shared-logic
 QPLL outputs, the configuration status ports, the DRP, the transceiver status ports and
-a 3.0 template's PIPE clock and AXI user bits, and Propagate Parity's user ports. Not
+a 3.0 template's PIPE clock and AXI user bits, Propagate Parity's user ports, and a
+7-series template's PCIe ID interface and transceiver debug ports. Not
 provided (docs/dropin.md): the AXI Bridge mode's ports.
 """
 
@@ -73,6 +74,9 @@ class Config:
     user_bits: bool = False
     # Propagate Parity: tuser on the streams, wuser/ruser on the AXI4 master
     parity: bool = False
+    # the PCIe ID interface (pcie_id_if) and a 7-series template's transceiver debug ports
+    pcie_id: bool = False
+    pipe_debug_7series: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -91,6 +95,7 @@ class Config:
             "PEVB_XDMA_AXIST_BYPASS": int(self.axib),
             "PEVB_XDMA_CFG_MGMT": int(self.cfg_mgmt),
             "PEVB_XDMA_CFG_EXT": int(self.cfg_ext),
+            "PEVB_XDMA_PCIE_ID_IF": int(self.pcie_id),
         }
         return [f"+define+{k}={v}" for k, v in d.items()]
 
@@ -174,6 +179,29 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     if c.pipe_3_0:
         ports |= {"pipe_clk": ("out", 1), "pipe_tx0_rcvr_det": ("out", 1)}
         ports |= {"pipe_tx0_powerdown": ("out", 2), "sys_clk_bufg": ("out", 1)}
+    if c.pcie_id:
+        ports |= {"cfg_vend_id": ("in", 16), "cfg_subsys_vend_id": ("in", 16)}
+        ports |= {"cfg_dev_id_pf0": ("in", 16), "cfg_rev_id_pf0": ("in", 8)}
+        ports |= {"cfg_subsys_id_pf0": ("in", 16)}
+    if c.pipe_debug_7series:  # the x1 template's widths, per lane where they are
+        lanes, quads = c.lanes, (c.lanes + 3) // 4
+        ports |= {"pipe_txprbssel": ("in", 3), "pipe_rxprbssel": ("in", 3)}
+        ports |= {"pipe_txprbsforceerr": ("in", 1), "pipe_rxprbscntreset": ("in", 1)}
+        ports |= {"pipe_loopback": ("in", 3), "pipe_txinhibit": ("in", lanes)}
+        ports |= {"pipe_rst_fsm": ("out", 5), "pipe_qrst_fsm": ("out", 12)}
+        ports |= {"pipe_debug": ("out", 32), "pipe_qpll_lock": ("out", quads)}
+        for name, per in (
+            ("rate_fsm", 5), ("sync_fsm_tx", 6), ("sync_fsm_rx", 7), ("drp_fsm", 7),
+            ("rxstatus", 3), ("dmonitorout", 15), ("rxbufstatus", 3), ("rxdisperr", 8),
+            ("rxnotintable", 8), ("rxprbserr", 1), ("eyescandataerror", 1),
+            ("cpll_lock", 1), ("rxpmaresetdone", 1), ("txphaligndone", 1),
+            ("txphinitdone", 1), ("txdlysresetdone", 1), ("rxphaligndone", 1),
+            ("rxdlysresetdone", 1), ("rxsyncdone", 1), ("rxcommadet", 1),
+        ):  # fmt: skip
+            ports[f"pipe_{name}"] = ("out", per * lanes)
+        ports |= {f"pipe_{s}_idle": ("out", 1) for s in ("rst", "qrst", "rate")}
+        ports |= {f"pipe_debug_{n}": ("out", lanes) for n in range(10)}
+        ports["gt_ch_drp_rdy"] = ("out", lanes)
     if c.user_bits:
         ports |= {"m_axil_awuser": ("out", 11), "m_axil_aruser": ("out", 11)}
         if c.axib:
@@ -329,6 +357,20 @@ CONFIGS = [
         user_bits=True,
         parity=True,
     ),
+    # a 7-series template's: the PCIe ID ports, the transceiver debug ports, x4
+    Config(
+        data_width=128,
+        lanes=4,
+        usr_irq=1,
+        id_width=4,
+        h2c=1,
+        c2h=1,
+        stream=True,
+        axib=True,
+        cfg_mgmt=True,
+        pcie_id=True,
+        pipe_debug_7series=True,
+    ),
 ]
 
 
@@ -350,7 +392,8 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     every = {"bypass": 15, "axil_slave": True, "soft_reset": True, "axib": True, "cfg_mgmt": True}
     every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
     every |= {"cfg_status": True, "cfg_ext": True, "drp": True, "gt_status": True}
-    every |= {"pipe_3_0": True, "user_bits": True, "parity": True}
+    every |= {"pipe_3_0": True, "user_bits": True, "parity": True, "pcie_id": True}
+    every |= {"pipe_debug_7series": True}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -411,6 +454,8 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 pipe_3_0=rnd.random() < 0.5,
                 user_bits=rnd.random() < 0.5,
                 parity=rnd.random() < 0.5,
+                pcie_id=rnd.random() < 0.5,
+                pipe_debug_7series=rnd.random() < 0.5,
             )
         )
     return out

@@ -75,6 +75,7 @@ def test_parameters_and_defines_per_toplevel():
         "PEVB_XDMA_CFG_EXT": 0,
         "PEVB_XDMA_CFG_EXT_LEGACY": 0,
         "PEVB_XDMA_CFG_EXT_EXTENDED": 0,
+        "PEVB_XDMA_PCIE_ID_IF": 0,
         "PEVB_XDMA_AXIST_BYPASS": 0,
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": 20,
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": 0,
