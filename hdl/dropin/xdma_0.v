@@ -306,6 +306,14 @@ module `PEVB_XDMA_MODULE #
     output wire                               drp_rdy,
     output wire [15:0]                        drp_do,
 
+    /* Tandem configuration and MCAP (mcap_enablement): the whole design is present, so
+       the stage-2 switch reads done; the MCAP never asks for the configuration port
+       (cap_req low) and ignores grants and releases */
+    output wire                               mcap_design_switch,
+    output wire                               cap_req,
+    input  wire                               cap_gnt,
+    input  wire                               cap_rel,
+
     /* 7-series transceiver debug (the x1 template's widths, per lane where they are
        per lane), tied off: resets and alignment done, PLLs locked, wrappers idle, no
        PRBS, disparity or eye-scan errors */
@@ -816,6 +824,11 @@ assign pipe_debug_9 = {LANES{1'b0}};
 assign pipe_debug = 32'd0;
 wire unused_pipe_debug = ^{pipe_txprbssel, pipe_rxprbssel, pipe_txprbsforceerr,
                           pipe_rxprbscntreset, pipe_loopback, pipe_txinhibit};
+
+/* Tandem / MCAP tie-offs */
+assign mcap_design_switch = 1'b1;
+assign cap_req = 1'b0;
+wire unused_mcap = ^{cap_gnt, cap_rel};
 
 /* 3.0 templates' AXI user bits */
 assign m_axil_awuser = 11'd0;

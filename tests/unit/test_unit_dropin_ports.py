@@ -17,7 +17,8 @@ Configuration Extend Interface Ports (with cfg_ext_if), and as generated UltraSc
 templates list them the PIPE simulation ports (Enable PIPE Simulation), the shared-logic
 QPLL outputs, the configuration status ports, the DRP, the transceiver status ports and
 a 3.0 template's PIPE clock and AXI user bits, Propagate Parity's user ports, and a
-7-series template's PCIe ID interface and transceiver debug ports. Not
+7-series template's PCIe ID interface and transceiver debug ports, and Tandem
+configuration's MCAP ports. Not
 provided (docs/dropin.md): the AXI Bridge mode's ports.
 """
 
@@ -77,6 +78,8 @@ class Config:
     # the PCIe ID interface (pcie_id_if) and a 7-series template's transceiver debug ports
     pcie_id: bool = False
     pipe_debug_7series: bool = False
+    # Tandem configuration's MCAP ports (mcap_enablement)
+    mcap: bool = False
 
     def defines(self) -> list[str]:
         d = {
@@ -202,6 +205,9 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
         ports |= {f"pipe_{s}_idle": ("out", 1) for s in ("rst", "qrst", "rate")}
         ports |= {f"pipe_debug_{n}": ("out", lanes) for n in range(10)}
         ports["gt_ch_drp_rdy"] = ("out", lanes)
+    if c.mcap:
+        ports |= {"mcap_design_switch": ("out", 1), "cap_req": ("out", 1)}
+        ports |= {"cap_gnt": ("in", 1), "cap_rel": ("in", 1)}
     if c.user_bits:
         ports |= {"m_axil_awuser": ("out", 11), "m_axil_aruser": ("out", 11)}
         if c.axib:
@@ -370,6 +376,7 @@ CONFIGS = [
         cfg_mgmt=True,
         pcie_id=True,
         pipe_debug_7series=True,
+        mcap=True,
     ),
 ]
 
@@ -393,7 +400,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
     every |= {"cfg_status": True, "cfg_ext": True, "drp": True, "gt_status": True}
     every |= {"pipe_3_0": True, "user_bits": True, "parity": True, "pcie_id": True}
-    every |= {"pipe_debug_7series": True}
+    every |= {"pipe_debug_7series": True, "mcap": True}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -456,6 +463,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 parity=rnd.random() < 0.5,
                 pcie_id=rnd.random() < 0.5,
                 pipe_debug_7series=rnd.random() < 0.5,
+                mcap=rnd.random() < 0.5,
             )
         )
     return out
