@@ -61,6 +61,8 @@ class Scoreboard:
         if name not in self.images:
             return
         self.images[name][offset : offset + n] = self.old[name][offset : offset + n]
+        if name in self.maybe:  # not even "maybe": those bytes were never written
+            self.maybe[name][offset : offset + n] = False
         self.holes.append((name, offset, n))
 
     def check(self, name: str, actual) -> str | None:
