@@ -179,7 +179,11 @@ def test_summary_text_and_outputs(tmp_path: Path):
 
 def test_slurm_jobs_run_from_this_checkout():
     pytest.importorskip("dask_jobqueue")
-    with farm.jobqueue_cluster("slurm") as cluster:
+    import dask
+
+    # the scheduler's dashboard on a free port (8787 may be taken on a shared machine)
+    free_port = {"jobqueue.slurm.scheduler-options": {"dashboard_address": ":0"}}
+    with dask.config.set(free_port), farm.jobqueue_cluster("slurm") as cluster:
         script = cluster.job_script()
     assert "#SBATCH" in script
     assert f"cd {Path.cwd()}" in script
@@ -188,7 +192,7 @@ def test_slurm_jobs_run_from_this_checkout():
     assert "--nthreads 1" in script and "--memory-limit 4.00GiB" in script
     # TLS by default (the run's own certificate); plain TCP only when asked
     assert "--protocol tls://" in script and "--tls-ca-file" in script
-    with farm.jobqueue_cluster("slurm", tls=False) as cluster:
+    with dask.config.set(free_port), farm.jobqueue_cluster("slurm", tls=False) as cluster:
         assert cluster.scheduler_address.startswith("tcp://")
         assert "--tls-ca-file" not in cluster.job_script()
     with pytest.raises(farm.FarmError, match="unknown batch system 'condor'"):
