@@ -239,3 +239,20 @@ def test_missing_dask_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys):
     assert capsys.readouterr().err.strip() == (
         "regress: the regression runs on Dask: pip install '.[farm]' (make regress installs it)"
     )
+
+
+def test_tls_without_cryptography_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys):
+    """A batch cluster's TLS needs the cryptography package (Security.temporary): without
+    it the run stops with one line naming the fix, before any job is submitted."""
+    pytest.importorskip("dask_jobqueue")
+    from distributed.security import Security
+
+    def missing() -> Security:
+        raise ImportError("No module named 'cryptography'")
+
+    monkeypatch.setattr(Security, "temporary", staticmethod(missing))
+    assert farm.main(["--seeds", "1", "--cluster", "slurm"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "regress: TLS for the batch cluster needs cryptography: pip install '.[farm]' (or run "
+        "with --insecure on a network you trust)"
+    )
