@@ -252,12 +252,8 @@ class TB:
             # configuration extend: the user's registers answered as a design would
             # (a vendor-specific capability in each range the build enables)
             if self.cfg_ext is not None:
-                self.user_cfg = UserConfigSpace(
-                    dut,
-                    hip.user_clk,
-                    legacy=bool(p.extra.get("CFG_EXT_LEGACY")),
-                    extended=bool(p.extra.get("CFG_EXT_EXTENDED")),
-                )
+                ext_ = self.cfg_ext
+                self.user_cfg = UserConfigSpace(dut, hip.user_clk, ext_.legacy, ext_.extended)
 
         self.dev.functions[0].vendor_id = 0x10DE
         self.dev.functions[0].device_id = 0x0001

@@ -100,6 +100,8 @@ class CfgExt:
         self.dev = device
         self.sig = signals
         self.timeout_cycles = timeout_cycles
+        # the user's ranges this build has
+        self.legacy, self.extended = legacy, extended
         self.timeouts = 0
         # (read or write, function, register) of each request shown, in order
         self.shown: list[tuple[str, int, int]] = []

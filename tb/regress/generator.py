@@ -28,6 +28,9 @@ MALFORMED = ("bad_byte_count", "bad_lower_address", "bad_length", "wrong_request
 DATA_READ_FAULTS = (*FAULT_OUTCOMES, *MALFORMED, "late_cpl")
 # the FPGA's C2H posted writes dropped or poisoned on the way (no completion: success)
 POSTED_FAULTS = ("posted_drop", "posted_poison")
+# the interrupt failed by the hard IP or lost; either link direction starved of credit
+MSI_FAULTS = ("msi_fail", "msi_lost")
+STALL_FAULTS = ("stall_down", "stall_up")
 STEP_FAULTS = (
     "stop_early",
     *DATA_READ_FAULTS,
@@ -36,10 +39,8 @@ STEP_FAULTS = (
     "run_cleared",
     "bar1_revoked",
     *POSTED_FAULTS,
-    "msi_fail",
-    "msi_lost",
-    "stall_down",
-    "stall_up",
+    *MSI_FAULTS,
+    *STALL_FAULTS,
 )
 # the fault injector's rule kind of each fault that has one of another name
 RULE_KIND = {"late_cpl": "hold", "posted_drop": "drop", "posted_poison": "poison"}
@@ -65,10 +66,8 @@ FAULT_RESULTS: dict[str, tuple[str, ...]] = {
     # the revoke lands mid-chain; a chain that ended first is done
     "bar1_revoked": ("read_error", "ok"),
     **{f: ("ok",) for f in POSTED_FAULTS},
-    "msi_fail": ("no_interrupt",),
-    "msi_lost": ("no_interrupt",),
-    "stall_down": ("ok",),
-    "stall_up": ("ok",),
+    **dict.fromkeys(MSI_FAULTS, ("no_interrupt",)),
+    **dict.fromkeys(STALL_FAULTS, ("ok",)),
 }
 
 
@@ -343,12 +342,12 @@ class ChainGenerator:
             plan.magic_at = self.rng.randint(0, k - 1)
         elif fault == "stop_early":
             plan.stop_at = self.rng.randint(0, k - 2)
-        elif fault in ("stall_down", "stall_up"):
+        elif fault in STALL_FAULTS:
             plan.stall_ns = self.rng.randrange(10_000, 60_001, 1000)
-        elif fault in ("msi_fail", "msi_lost"):
+        elif fault in MSI_FAULTS:
             plan.completed = []  # one interrupt, at the end: the one that fails
         # a fabric of its own would act on the same completions as the fault's rule
-        plain = ("run_cleared", "bar1_revoked", "late_cpl", *MALFORMED, "stall_down", "stall_up")
+        plain = ("run_cleared", "bar1_revoked", "late_cpl", *MALFORMED, *STALL_FAULTS)
         return StepPlan([plan], "plain" if fault in plain else fabric)
 
     def sequential_chain(

@@ -38,6 +38,7 @@ from tb.regress.generator import (
     FAULT_RESULTS,
     MALFORMED,
     MID_READ_FAULTS,
+    MSI_FAULTS,
     POSTED_FAULTS,
     Arena,
     ChainGenerator,
@@ -55,7 +56,6 @@ READ_ERROR_OF = {
     **{f: FAULT_STATUS[f] for f in FAULT_OUTCOMES},
     **dict.fromkeys((*MALFORMED, "late_cpl"), FAULT_STATUS["drop"]),
 }
-MSI_FAULTS = ("msi_fail", "msi_lost")
 RING_SLOTS = RING_BYTES // DESC_SIZE
 H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
 SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA

@@ -19,7 +19,9 @@ from tb.regress.generator import (
     DRIVER_RACES,
     DRIVER_RESULTS,
     FAULT_RESULTS,
+    MSI_FAULTS,
     POSTED_FAULTS,
+    STALL_FAULTS,
     STEP_FAULTS,
     Arena,
     ChainGenerator,
@@ -63,9 +65,9 @@ def test_plans_respect_the_constraints(seed: int) -> None:
                 assert plan.direction == "h2c" and plan.fault_kind in FAULT_KINDS
             if plan.fault in POSTED_FAULTS:
                 assert plan.direction == "c2h" and plan.fault_kind in ("drop", "poison")
-            if plan.fault in ("msi_fail", "msi_lost"):
+            if plan.fault in MSI_FAULTS:
                 assert plan.completed == [], "one interrupt, the one that fails"
-            if plan.fault in ("stall_down", "stall_up"):
+            if plan.fault in STALL_FAULTS:
                 assert 10_000 <= plan.stall_ns <= 60_000
                 assert step.fabric == "plain"
             assert FAULT_RESULTS[plan.fault or "none"]
