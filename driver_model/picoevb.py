@@ -87,7 +87,8 @@ class _Channel:
     def __init__(self, drv: PicoevbRdma, direction: Target, vector: int) -> None:
         self.direction = direction
         self.vector = vector
-        self.xdma = XdmaChannel(drv.platform, direction, vector=vector)
+        # the picoevb's BARs are fixed, as the original driver maps them
+        self.xdma = XdmaChannel(drv.platform, direction, vector=vector, bar=BAR_DMA)
         self.ring = drv.platform.host.dma_alloc_coherent(MAX_CHAIN * DESC_SIZE)
         self.wb = drv.platform.host.dma_alloc_coherent(PAGE_SIZE)
         self.writeback = WriteBack(

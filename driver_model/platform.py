@@ -11,11 +11,16 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from .host import HostMemory
+from .regs import BarLayout
 
 # pci_alloc_irq_vectors flags (include/linux/pci.h): the kinds of interrupt a driver
 # accepts; MSI-X is tried before MSI
 PCI_IRQ_MSI = 1 << 1
 PCI_IRQ_MSIX = 1 << 2
+# pci_resource_flags bits (include/linux/ioport.h): a memory BAR, prefetchable, 64-bit
+IORESOURCE_MEM = 0x00000200
+IORESOURCE_PREFETCH = 0x00002000
+IORESOURCE_MEM_64 = 0x00100000
 
 
 class Completion(Protocol):
@@ -54,6 +59,9 @@ class Platform(Protocol):
     # the handle the GPU driver knows the function by (``struct pci_dev *`` for
     # ``nvidia_p2p_dma_map_pages``)
     pci_dev: object
+    # where the function's address spaces are: the picoevb's fixed layout until a driver
+    # that finds them (:func:`~driver_model.xdma.identify_bars`) stores what it found
+    bars: BarLayout
 
     async def pci_enable_device(self) -> None:
         """Enable memory decoding of the function."""
@@ -108,6 +116,15 @@ class Platform(Protocol):
 
     def irq_count(self, vector: int) -> int:
         """MSIs delivered on ``vector`` so far (``/proc/interrupts``)."""
+        ...
+
+    def pci_resource_len(self, bar: int) -> int:
+        """``pci_resource_len``: the size of BAR ``bar`` in bytes; 0 where the function
+        has no BAR (the upper half of a 64-bit BAR included)."""
+        ...
+
+    def pci_resource_flags(self, bar: int) -> int:
+        """``pci_resource_flags``: ``IORESOURCE_*`` bits of BAR ``bar`` (0 if none)."""
         ...
 
     async def ioread32(self, bar: int, offset: int) -> int:

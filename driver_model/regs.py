@@ -44,6 +44,76 @@ BAR_DMA = 1  # the XDMA register space (PG195 "DMA/Bridge Subsystem registers")
 BAR_AXIB = 2
 BAR_USER_SIZE = 4 << 10
 BAR_DMA_SIZE = 64 << 10
+BAR_COUNT = 6  # BAR0-5 of a type 0 header
+
+
+@dataclass(frozen=True)
+class BarLayout:
+    """Which BAR each address space of the function sits in, and how each BAR is built.
+
+    ``user`` is the AXI4-Lite master's BAR (the picoevb's LED and card RAM registers),
+    ``dma`` the DMA register space, ``axib`` the PCIe-to-DMA bypass master's; ``None``
+    where the build has no such BAR. A BAR in ``wide`` is 64-bit (its next BAR holds the
+    upper half); one in ``prefetchable`` is marked so. The default is the picoevb's and
+    the drop-in's default: the 32-bit layout.
+    """
+
+    user: int | None = BAR_USER
+    dma: int = BAR_DMA
+    axib: int | None = None
+    wide: frozenset[int] = frozenset()
+    prefetchable: frozenset[int] = frozenset()
+
+    @classmethod
+    def vivado(
+        cls,
+        *,
+        axil_master: bool = True,
+        axil_master_64bit: bool = False,
+        axil_master_prefetchable: bool = False,
+        dma_64bit: bool = False,
+        dma_prefetchable: bool = False,
+        axib: bool = False,
+        axib_64bit: bool = False,
+        axib_prefetchable: bool = False,
+    ) -> BarLayout:
+        """The layout the XDMA IP gets from its PCIe BARs options (``axilite_master_en``,
+        ``axil_master_64bit_en``, ``xdma_pcie_64bit_en``, ``axist_bypass_en``,
+        ``axi_bypass_64bit_en`` and the ``_prefetchable`` ones): the AXI4-Lite master,
+        the DMA and the bypass master in that order from BAR0, each in the next free BAR,
+        a 64-bit one in the next even pair (PG195 "Target Bridge", tables "32-Bit BARs"
+        and "64-Bit BARs"; the MSI-X BIRs Vivado gives mixed layouts agree)."""
+        spaces = (
+            ("user", axil_master, axil_master_64bit, axil_master_prefetchable),
+            ("dma", True, dma_64bit, dma_prefetchable),
+            ("axib", axib, axib_64bit, axib_prefetchable),
+        )
+        place: dict[str, int | None] = {}
+        wide: set[int] = set()
+        pref: set[int] = set()
+        nxt = 0
+        for name, present, is64, is_pref in spaces:
+            if not present:
+                place[name] = None
+                continue
+            bar = nxt + (nxt & 1) if is64 else nxt
+            place[name] = bar
+            nxt = bar + (2 if is64 else 1)
+            if is64:
+                wide.add(bar)
+            if is_pref:
+                pref.add(bar)
+        dma = place["dma"]
+        assert dma is not None and nxt <= BAR_COUNT
+        return cls(place["user"], dma, place["axib"], frozenset(wide), frozenset(pref))
+
+    def of(self, bar: int) -> str | None:
+        """The address space BAR ``bar`` holds (``"user"``, ``"dma"``, ``"axib"``), or
+        ``None`` (no BAR there, or the upper half of a 64-bit one)."""
+        for name in ("user", "dma", "axib"):
+            if getattr(self, name) == bar:
+                return name
+        return None
 
 
 # --- targets (PG195 "DMA register space") ------------------------------------------------

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from . import regs
 from .desc import Chain
-from .platform import Platform
-from .regs import BAR_DMA, Ctrl, Stat, Target
+from .platform import IORESOURCE_MEM_64, IORESOURCE_PREFETCH, Platform
+from .regs import BAR_COUNT, BAR_DMA_SIZE, BarLayout, Ctrl, Stat, Target
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,58 @@ class Engine:
     stream: bool
 
 
-async def probe_engines(platform: Platform, bar: int = BAR_DMA) -> list[Engine]:
+# the identifiers that mark the DMA register BAR, compared without their version bits
+_ID_MASK = 0xFFFF0000
+
+
+async def identify_bars(platform: Platform) -> BarLayout:
+    """Find which BAR is which as libxdma does (``map_bars``, ``is_config_bar``,
+    ``identify_bars``), so that a driver works with 32-bit and 64-bit BARs alike.
+
+    The BARs the function implements are taken in order (the upper half of a 64-bit BAR
+    is no BAR of its own: its length is 0). The DMA register BAR is the first one at
+    least 64 KiB long whose IRQ block and config block identifiers both read right
+    (version aside). Of the others, one before it is the user BAR (the AXI4-Lite
+    master's) and one after it the bypass master's; the layout says which BARs are
+    64-bit. Raises :class:`XdmaError` when no BAR holds the engine's registers, or the
+    BARs around it are more than one each side."""
+    bars = [b for b in range(BAR_COUNT) if platform.pci_resource_len(b)]
+    dma = None
+    for b in bars:
+        if platform.pci_resource_len(b) < BAR_DMA_SIZE:
+            continue
+        irq_id = await platform.ioread32(b, regs.block_base(Target.IRQ))
+        cfg_id = await platform.ioread32(b, regs.block_base(Target.CONFIG))
+        if (irq_id & _ID_MASK) == (regs.identifier(Target.IRQ) & _ID_MASK) and (
+            cfg_id & _ID_MASK
+        ) == (regs.identifier(Target.CONFIG) & _ID_MASK):
+            dma = b
+            break
+    if dma is None:
+        raise XdmaError(f"no BAR of {bars} holds the DMA registers")
+    pos = bars.index(dma)
+    before, after = bars[:pos], bars[pos + 1 :]
+    if len(before) > 1 or len(after) > 1:
+        raise XdmaError(f"BARs {bars}: the DMA BAR {dma} is not among the first two of three")
+    flags = {b: platform.pci_resource_flags(b) for b in bars}
+    wide = frozenset(b for b in bars if flags[b] & IORESOURCE_MEM_64)
+    pref = frozenset(b for b in bars if flags[b] & IORESOURCE_PREFETCH)
+    return BarLayout(
+        user=before[0] if before else None,
+        dma=dma,
+        axib=after[0] if after else None,
+        wide=wide,
+        prefetchable=pref,
+    )
+
+
+async def probe_engines(platform: Platform, bar: int | None = None) -> list[Engine]:
     """Find the engine's channels as libxdma does: in each direction, channel 0, 1, ...
     until the first whose channel block identifier does not name that target and
-    channel, or whose SGDMA block disagrees with it; H2C channels first."""
+    channel, or whose SGDMA block disagrees with it; H2C channels first. ``bar``: the
+    DMA BAR, the platform's by default."""
+    if bar is None:
+        bar = platform.bars.dma
     found = []
     for direction, sgdma in ((Target.H2C, Target.H2C_SGDMA), (Target.C2H, Target.C2H_SGDMA)):
         for n in range(MAX_CHANNELS):
@@ -119,17 +167,17 @@ class XdmaChannel:
         direction: Target,
         channel: int = 0,
         vector: int = 0,
-        bar: int = BAR_DMA,
+        bar: int | None = None,
         h2c_channels: int = 1,
     ) -> None:
         """``h2c_channels``: how many H2C channels the engine has (the C2H channels'
-        interrupt bits follow theirs)."""
+        interrupt bits follow theirs); ``bar``: the DMA BAR, the platform's by default."""
         if direction not in (Target.H2C, Target.C2H):
             raise ValueError(f"not a channel direction: {direction!r}")
         if not 0 <= channel < MAX_CHANNELS or not 1 <= h2c_channels <= MAX_CHANNELS:
             raise ValueError(f"no channel {channel} of {h2c_channels} H2C channels")
         self.platform = platform
-        self.bar = bar
+        self.bar = platform.bars.dma if bar is None else bar
         self.direction = direction
         self.channel = channel
         self.vector = vector
@@ -396,12 +444,12 @@ class XdmaUserIrq:
     handles them: vector numbers in the IRQ block's user vector registers, one enable bit
     each."""
 
-    def __init__(self, platform: Platform, count: int = 16, bar: int = BAR_DMA) -> None:
+    def __init__(self, platform: Platform, count: int = 16, bar: int | None = None) -> None:
         if not 1 <= count <= regs.IRQ_USER_INT_FIELD.width:
             raise ValueError(f"user interrupts are 1 to 16, not {count}")
         self.platform = platform
         self.count = count
-        self.bar = bar
+        self.bar = platform.bars.dma if bar is None else bar
 
     def _check(self, irq: int) -> None:
         if not 0 <= irq < self.count:
@@ -454,9 +502,9 @@ class XdmaMsix:
     """The engine's MSI-X table and pending bit array in the DMA BAR (PG195: 32 entries at
     0x8000, the PBA at 0x8FE0), as the kernel's MSI-X code programs them."""
 
-    def __init__(self, platform: Platform, bar: int = BAR_DMA) -> None:
+    def __init__(self, platform: Platform, bar: int | None = None) -> None:
         self.platform = platform
-        self.bar = bar
+        self.bar = platform.bars.dma if bar is None else bar
 
     async def entry(self, vector: int) -> MsixEntry:
         """Read table entry ``vector``."""

@@ -9,7 +9,7 @@
 
 /*
  * Completer for the UltraScale+ CQ/CC interfaces: turns single-DWORD memory
- * reads and writes to BAR0 and BAR1 into register accesses and returns the
+ * reads and writes to the user BAR and the DMA BAR into register accesses and returns the
  * read completions.  Reads longer than one DWORD complete with Completer
  * Abort, other non-posted requests (I/O, atomics, locked reads) with
  * Unsupported Request; writes longer than one DWORD and other posted requests
@@ -25,7 +25,10 @@ module pevb_cq_cc #
     // CQ tuser width
     parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
     // CC tuser width
-    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81
+    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
+    // BAR ids (the CQ descriptor's) of the user BAR and the DMA BAR; 7: none
+    parameter [2:0] BAR_USER = `PEVB_BAR_USER,
+    parameter [2:0] BAR_DMA = `PEVB_BAR_DMA
 )
 (
     input  wire                               clk,
@@ -114,7 +117,7 @@ wire req_is_read = req_type == REQ_MEM_READ;
 wire req_is_write = req_type == REQ_MEM_WRITE;
 // posted requests: memory writes and messages; everything else needs a completion
 wire req_posted = req_is_write || req_type[3:2] == REQ_MSG[3:2];
-wire req_bar_ok = req_bar == `PEVB_BAR_USER || req_bar == `PEVB_BAR_DMA;
+wire req_bar_ok = req_bar == BAR_USER || req_bar == BAR_DMA;
 wire req_ok = req_bar_ok && req_dw_count == 11'd1;
 
 // byte count and lower address of a single-DWORD read completion (PCIe 2.3.1.1)

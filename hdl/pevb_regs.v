@@ -37,7 +37,9 @@ module pevb_regs #
     // build the MSI-X table and PBA (0 or 1)
     parameter MSIX = 0,
     // cycles to wait for cfg_interrupt_msi_sent/fail before giving up
-    parameter MSI_TIMEOUT_CYCLES = 65536
+    parameter MSI_TIMEOUT_CYCLES = 65536,
+    // the DMA BAR's id (accesses with another BAR id are the user BAR's)
+    parameter [2:0] BAR_DMA = `PEVB_BAR_DMA
 )
 (
     input  wire         clk,
@@ -194,7 +196,7 @@ function [31:0] merge;
     end
 endfunction
 
-wire bar1 = reg_req_bar == `PEVB_BAR_DMA;
+wire bar1 = reg_req_bar == BAR_DMA;
 wire [3:0] tgt = reg_req_addr[`PEVB_ADDR_TARGET];
 wire [3:0] chn = reg_req_addr[`PEVB_ADDR_CHANNEL];
 wire [7:0] ofs = {reg_req_addr[7:2], 2'b00};

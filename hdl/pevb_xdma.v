@@ -9,9 +9,10 @@
 
 /*
  * Open XDMA-compatible DMA engine for the Xilinx UltraScale+ PCIe hard IP
- * user interface (CQ/CC completer, RQ/RC requester, MSI).  BAR0: the user
- * BAR, passed to the AXI4-Lite master (XDMA's PCIe to AXI Lite Master).
- * BAR1: 64 KiB DMA register space (PG195 programming model) for 1-4 H2C and
+ * user interface (CQ/CC completer, RQ/RC requester, MSI).  The user BAR (BAR0
+ * by default) is passed to the AXI4-Lite master (XDMA's PCIe to AXI Lite Master);
+ * the DMA BAR (BAR1 by default; BAR_* place them as the IP's PCIe BARs options do)
+ * is the 64 KiB DMA register space (PG195 programming model) for 1-4 H2C and
  * 1-4 C2H channels running concurrently over descriptor chains in host or
  * peer memory, moving data to and from the AXI4 memory-mapped master (data
  * width = the PCIe datapath width) or, for the channels built as streams, an
@@ -55,13 +56,18 @@ module pevb_xdma #
     parameter AXIL_SLAVE = 0,
     // dma_bridge_resetn is used (0 or 1; Vivado's soft_reset_en): when 0 it is ignored
     parameter SOFT_RESET_EN = 0,
-    // the PCIe-to-DMA bypass master m_axib_* behind BAR2 (0 or 1; Vivado's
-    // axist_bypass_en): when 0 its ports are idle and BAR2 requests get UR
+    // the PCIe-to-DMA bypass master m_axib_* behind BAR_AXIB (0 or 1; Vivado's
+    // axist_bypass_en): when 0 its ports are idle and requests to that BAR get UR
     parameter AXIB = 0,
     // log2 of the bypass BAR's size (Vivado's axist_bypass_size/_scale), and the AXI
     // address of its first byte (pciebar2axibar_axist_bypass)
     parameter AXIB_BAR_ADDR_WIDTH = 20,
     parameter [63:0] AXIB_AXI_BASE = 64'd0,
+    // the BARs (ids 0-5 of the CQ descriptor; 7: none): the AXI4-Lite master's user
+    // BAR, the DMA BAR and the bypass BAR, where the PCIe BARs options put them
+    parameter [2:0] BAR_USER = `PEVB_BAR_USER,
+    parameter [2:0] BAR_DMA = `PEVB_BAR_DMA,
+    parameter [2:0] BAR_AXIB = `PEVB_BAR_AXIB,
     // read tags an H2C channel may hold for data at once (1 to 32; the engine has
     // 32, shared by all channels and descriptor fetches)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
@@ -241,7 +247,7 @@ module pevb_xdma #
     output wire                               s_axil_rvalid,
     input  wire                               s_axil_rready,
 
-    /* PCIe-to-DMA bypass master: host requests to BAR2 as AXI4 bursts (AXIB) */
+    /* PCIe-to-DMA bypass master: host requests to its BAR as AXI4 bursts (AXIB) */
     output wire [AXI_ID_WIDTH-1:0]            m_axib_awid,
     output wire [AXI_ADDR_WIDTH-1:0]          m_axib_awaddr,
     output wire [7:0]                         m_axib_awlen,
@@ -395,7 +401,7 @@ wire reg_ack;
 wire [31:0] dma_rd_data;
 wire [31:0] user_rd_data;
 wire user_ack;
-wire dma_bar = reg_req_bar == `PEVB_BAR_DMA;
+wire dma_bar = reg_req_bar == BAR_DMA;
 // DMA registers answer at once (combinational read data); the user BAR when the
 // AXI-Lite slave does
 assign reg_ack = dma_bar ? reg_req_valid : user_ack;
@@ -411,7 +417,7 @@ wire [3:0] s_req_be;
 wire s_take = s_req_valid && !(reg_req_valid && dma_bar);
 wire regs_valid = reg_req_valid || s_take;
 wire regs_we = s_take ? s_req_we : reg_req_we;
-wire [2:0] regs_bar = s_take ? `PEVB_BAR_DMA : reg_req_bar;
+wire [2:0] regs_bar = s_take ? BAR_DMA : reg_req_bar;
 wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] regs_addr = s_take ? s_req_addr : reg_req_addr;
 wire [31:0] regs_wdata = s_take ? s_req_wdata : reg_req_wdata;
 wire [3:0] regs_be = s_take ? s_req_be : reg_req_be;
@@ -496,7 +502,7 @@ generate
             .AXIS_PCIE_DATA_WIDTH(DW),
             .AXIS_PCIE_KEEP_WIDTH(KEEP),
             .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
-            .BAR(`PEVB_BAR_AXIB)
+            .BAR(BAR_AXIB)
         ) demux_inst (
             .clk(clk),
             .rst(rst),
@@ -651,7 +657,9 @@ pevb_cq_cc #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .AXIS_PCIE_KEEP_WIDTH(KEEP),
     .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
-    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .BAR_USER(BAR_USER),
+    .BAR_DMA(BAR_DMA)
 ) cq_cc_inst (
     .clk(clk),
     .rst(rst),
@@ -749,7 +757,8 @@ pevb_regs #(
     .H2C_STREAM(H2C_ST),
     .C2H_STREAM(C2H_ST),
     .USER_IRQS(USER_IRQS),
-    .MSIX(MSIX)
+    .MSIX(MSIX),
+    .BAR_DMA(BAR_DMA)
 ) regs_inst (
     .clk(clk),
     .rst(rst),

@@ -5,6 +5,8 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * The XDMA engine (pevb_xdma) with the user-side ports of Xilinx's DMA/Bridge
  * Subsystem for PCI Express (PG195) in DMA mode: axi_aclk/axi_aresetn,
@@ -50,11 +52,16 @@ module pevb_xdma_ip #
     parameter AXIL_SLAVE = 0,
     // dma_bridge_resetn is used (0 or 1; soft_reset_en)
     parameter SOFT_RESET_EN = 0,
-    // the PCIe-to-DMA bypass master behind BAR2 (0 or 1; axist_bypass_en), log2 of
-    // its BAR's size, and the AXI address of the BAR's first byte
+    // the PCIe-to-DMA bypass master (0 or 1; axist_bypass_en), log2 of its BAR's
+    // size, and the AXI address of the BAR's first byte
     parameter AXIB = 0,
     parameter AXIB_BAR_ADDR_WIDTH = 20,
     parameter [63:0] AXIB_AXI_BASE = 64'd0,
+    // the BAR ids of the AXI4-Lite master's user BAR, the DMA BAR and the bypass
+    // BAR (7: none), where the PCIe BARs options put them
+    parameter [2:0] BAR_USER = `PEVB_BAR_USER,
+    parameter [2:0] BAR_DMA = `PEVB_BAR_DMA,
+    parameter [2:0] BAR_AXIB = `PEVB_BAR_AXIB,
     // read tags an H2C channel may hold for data at once (1 to 32)
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     // descriptor prefetch buffer entries per channel (power of two)
@@ -490,6 +497,9 @@ pevb_xdma #(
     .AXIB(AXIB),
     .AXIB_BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
     .AXIB_AXI_BASE(AXIB_AXI_BASE),
+    .BAR_USER(BAR_USER),
+    .BAR_DMA(BAR_DMA),
+    .BAR_AXIB(BAR_AXIB),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .H2C_STREAM(H2C_STREAM),
     .C2H_STREAM(C2H_STREAM),

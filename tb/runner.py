@@ -144,6 +144,13 @@ def dropin_defines(profile: Profile, overrides: dict[str, int] | None = None) ->
         "PEVB_XDMA_AXIST_BYPASS": p.extra.get("AXIB", 0),
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": p.extra.get("AXIB_BAR_ADDR_WIDTH", 20),
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": p.extra.get("AXIB_AXI_BASE", 0),
+        "PEVB_XDMA_AXILITE_MASTER": p.extra.get("AXIL_MASTER", 1),
+        "PEVB_XDMA_AXIL_MASTER_64BIT": p.extra.get("AXIL_MASTER_64BIT", 0),
+        "PEVB_XDMA_AXIL_MASTER_PREFETCHABLE": p.extra.get("AXIL_MASTER_PREFETCHABLE", 0),
+        "PEVB_XDMA_PCIE_64BIT": p.extra.get("PCIE_64BIT", 0),
+        "PEVB_XDMA_PCIE_PREFETCHABLE": p.extra.get("PCIE_PREFETCHABLE", 0),
+        "PEVB_XDMA_AXI_BYPASS_64BIT": p.extra.get("AXIB_64BIT", 0),
+        "PEVB_XDMA_AXI_BYPASS_PREFETCHABLE": p.extra.get("AXIB_PREFETCHABLE", 0),
     }
 
 

@@ -32,8 +32,16 @@
  *   PEVB_XDMA_SOFT_RESET_EN  soft_reset_en (0, 1: dma_bridge_resetn low resets the
  *                            DMA and axi_aresetn, the link kept up)
  *   PEVB_XDMA_AXIST_BYPASS   axist_bypass_en (0, 1: the PCIe-to-DMA bypass master
- *                            m_axib_* behind BAR2, a 32-bit BAR beside BAR0 (the
- *                            AXI4-Lite master) and BAR1 (DMA), as Vivado places it)
+ *                            m_axib_* behind its own BAR, after the DMA BAR)
+ *   PEVB_XDMA_AXILITE_MASTER axilite_master_en (1, 0: no AXI4-Lite master BAR;
+ *                            m_axil_* stays idle and the DMA BAR becomes BAR0)
+ *   PEVB_XDMA_AXIL_MASTER_64BIT  axil_master_64bit_en, PEVB_XDMA_PCIE_64BIT
+ *                            xdma_pcie_64bit_en (the DMA BAR), PEVB_XDMA_AXI_BYPASS_64BIT
+ *                            axi_bypass_64bit_en (0, 1: a 64-bit BAR); each BAR takes
+ *                            the next free BAR, a 64-bit one the next even pair
+ *                            (PG195 "Target Bridge": 32-bit BAR0, 1, 2; 64-bit BAR0,
+ *                            2, 4); the _PREFETCHABLE twins mark a BAR prefetchable
+ *                            (the testbench's configuration space reads them)
  *   PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH  axist_bypass_size/_scale as log2 of bytes
  *                            (20: Vivado's default 1 Megabytes; 12 to 31)
  *   PEVB_XDMA_AXIST_BYPASS_AXI_BASE    pciebar2axibar_axist_bypass (64-bit, 4 KiB
@@ -114,6 +122,27 @@
 `ifndef PEVB_XDMA_AXIST_BYPASS_AXI_BASE
 `define PEVB_XDMA_AXIST_BYPASS_AXI_BASE 64'h0
 `endif
+`ifndef PEVB_XDMA_AXILITE_MASTER
+`define PEVB_XDMA_AXILITE_MASTER 1
+`endif
+`ifndef PEVB_XDMA_AXIL_MASTER_64BIT
+`define PEVB_XDMA_AXIL_MASTER_64BIT 0
+`endif
+`ifndef PEVB_XDMA_AXIL_MASTER_PREFETCHABLE
+`define PEVB_XDMA_AXIL_MASTER_PREFETCHABLE 0
+`endif
+`ifndef PEVB_XDMA_PCIE_64BIT
+`define PEVB_XDMA_PCIE_64BIT 0
+`endif
+`ifndef PEVB_XDMA_PCIE_PREFETCHABLE
+`define PEVB_XDMA_PCIE_PREFETCHABLE 0
+`endif
+`ifndef PEVB_XDMA_AXI_BYPASS_64BIT
+`define PEVB_XDMA_AXI_BYPASS_64BIT 0
+`endif
+`ifndef PEVB_XDMA_AXI_BYPASS_PREFETCHABLE
+`define PEVB_XDMA_AXI_BYPASS_PREFETCHABLE 0
+`endif
 `ifndef PEVB_XDMA_CFG_MGMT
 `define PEVB_XDMA_CFG_MGMT 0
 `endif
@@ -166,6 +195,15 @@ module `PEVB_XDMA_MODULE #
     parameter AXIB = `PEVB_XDMA_AXIST_BYPASS,
     parameter AXIB_BAR_ADDR_WIDTH = `PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH,
     parameter [63:0] AXIB_AXI_BASE = `PEVB_XDMA_AXIST_BYPASS_AXI_BASE,
+    // the PCIe BARs options: which BARs exist and which are 64-bit (the placement
+    // below), and which are prefetchable (the testbench's configuration space)
+    parameter AXIL_MASTER = `PEVB_XDMA_AXILITE_MASTER,
+    parameter AXIL_MASTER_64BIT = `PEVB_XDMA_AXIL_MASTER_64BIT,
+    parameter AXIL_MASTER_PREFETCHABLE = `PEVB_XDMA_AXIL_MASTER_PREFETCHABLE,
+    parameter PCIE_64BIT = `PEVB_XDMA_PCIE_64BIT,
+    parameter PCIE_PREFETCHABLE = `PEVB_XDMA_PCIE_PREFETCHABLE,
+    parameter AXIB_64BIT = `PEVB_XDMA_AXI_BYPASS_64BIT,
+    parameter AXIB_PREFETCHABLE = `PEVB_XDMA_AXI_BYPASS_PREFETCHABLE,
     parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
     parameter DESC_DEPTH = 8,
     // descriptor fetches each channel keeps in flight (1 to 7)
@@ -890,8 +928,22 @@ assign cfg_ext_register_number = ext_on ? hip_ext_register : 10'd0;
 assign cfg_ext_function_number = ext_on ? hip_ext_function : 8'd0;
 assign cfg_ext_write_data = ext_on ? hip_ext_write_data : 32'd0;
 assign cfg_ext_write_byte_enable = ext_on ? hip_ext_byte_enable : 4'd0;
-wire [2:0]                         unused_options = {CFG_EXT_LEGACY != 0, CFG_EXT_EXTENDED != 0,
-                                                      PCIE_ID_IF != 0};
+wire [5:0]                         unused_options = {CFG_EXT_LEGACY != 0, CFG_EXT_EXTENDED != 0,
+                                                      PCIE_ID_IF != 0,
+                                                      AXIL_MASTER_PREFETCHABLE != 0,
+                                                      PCIE_PREFETCHABLE != 0,
+                                                      AXIB_PREFETCHABLE != 0};
+
+/* the BARs, in Vivado's order (PG195 "Target Bridge"): the AXI4-Lite master's, the
+   DMA's, the bypass master's, each in the next free BAR and a 64-bit one in the next
+   even pair (BAR0/1, 2/3, 4/5); 7: no such BAR */
+localparam [2:0] BAR_USER = AXIL_MASTER ? 3'd0 : 3'd7;
+localparam USER_END = AXIL_MASTER ? (AXIL_MASTER_64BIT ? 2 : 1) : 0;
+localparam DMA_AT = PCIE_64BIT ? USER_END + USER_END % 2 : USER_END;
+localparam [2:0] BAR_DMA = DMA_AT;
+localparam DMA_END = DMA_AT + (PCIE_64BIT ? 2 : 1);
+localparam AXIB_AT = AXIB_64BIT ? DMA_END + DMA_END % 2 : DMA_END;
+localparam [2:0] BAR_AXIB = AXIB ? AXIB_AT : 3'd7;
 wire unused_status = ^{hip_cfg_max_payload[2], cfg_err_uncor_in, cfg_flr_done,
                       cfg_vf_flr_func_num, cfg_vf_flr_done};
 
@@ -997,6 +1049,9 @@ pevb_xdma_ip #(
     .AXIB(AXIB),
     .AXIB_BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
     .AXIB_AXI_BASE(AXIB_AXI_BASE),
+    .BAR_USER(BAR_USER),
+    .BAR_DMA(BAR_DMA),
+    .BAR_AXIB(BAR_AXIB),
     .H2C_READ_TAGS(H2C_READ_TAGS),
     .DESC_DEPTH(DESC_DEPTH),
     .DESC_FETCHES(DESC_FETCHES),

@@ -93,7 +93,7 @@ class TlpTrace:
         fpga = self.tb.dev.functions[0].match_bar(addr)
         if fpga is not None:
             bar, off = fpga
-            if bar == regs.BAR_USER:
+            if bar == self.tb.bars.user:
                 name = USER_REGS.get(off, f"user+{off:#x}")
             else:
                 name = self.dma_names.get(off, f"dma+{off:#x}")

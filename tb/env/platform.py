@@ -21,12 +21,18 @@ from cocotbext.pcie.core.caps import PciCapId
 from cuda_model import PeerDevice
 from driver_model.host import PAGE_SIZE, HostMemory, UserProcess
 from driver_model.picoevb import DriverConfig, PicoevbFile, PicoevbRdma
-from driver_model.platform import PCI_IRQ_MSI, PCI_IRQ_MSIX
-from driver_model.regs import BAR_DMA, BAR_USER
+from driver_model.platform import (
+    IORESOURCE_MEM,
+    IORESOURCE_MEM_64,
+    IORESOURCE_PREFETCH,
+    PCI_IRQ_MSI,
+    PCI_IRQ_MSIX,
+)
 
 from .system import MSI_VECTORS, TB
 
 HOST_RAM_SIZE = 64 << 20
+MMIO_TIMEOUT_US = 100  # a register access that takes longer is a hung simulation
 
 # configuration space (include/uapi/linux/pci_regs.h)
 PCI_COMMAND = 0x04
@@ -107,6 +113,7 @@ class TbPlatform:
     def __init__(self, tb: TB, host_size: int = HOST_RAM_SIZE, seed: int = 1) -> None:
         self.tb = tb
         self.pci_dev = PeerDevice("picoevb")
+        self.bars = tb.bars
         self._host_size = host_size
         self._seed = seed
         self._host: HostMemory | None = None
@@ -271,15 +278,30 @@ class TbPlatform:
     def irq_count(self, vector: int) -> int:
         return self.tb.msi_count[vector]
 
-    async def ioread32(self, bar: int, offset: int) -> int:
-        if bar == BAR_DMA:
-            read = self.tb.dma_read32
-        elif bar == BAR_USER:
-            read = self.tb.user_read32
-        else:
+    def pci_resource_len(self, bar: int) -> int:
+        sizes = self.tb.pci.bar_size
+        return (sizes[bar] or 0) if 0 <= bar < len(sizes) else 0
+
+    def pci_resource_flags(self, bar: int) -> int:
+        if not self.pci_resource_len(bar):
+            return 0
+        raw = self.tb.pci.bar_raw[bar] or 0
+        if raw & 1:
+            return 0  # an I/O BAR: the FPGA function has none
+        flags = IORESOURCE_MEM
+        flags |= IORESOURCE_MEM_64 if raw & 4 else 0
+        flags |= IORESOURCE_PREFETCH if raw & 8 else 0
+        return flags
+
+    def _window(self, bar: int):
+        if not self.pci_resource_len(bar):
             raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+        return self.tb.pci.bar_window[bar]
+
+    async def ioread32(self, bar: int, offset: int) -> int:
+        window = self._window(bar)
         try:
-            return await read(offset)
+            return await with_timeout(window.read_dword(offset), MMIO_TIMEOUT_US, "us")
         except Exception as e:
             # the read failed (UR, CA, no completion): the CPU sees all ones
             self.failed_reads += 1
@@ -287,12 +309,8 @@ class TbPlatform:
             return 0xFFFFFFFF
 
     async def iowrite32(self, bar: int, offset: int, value: int) -> None:
-        if bar == BAR_DMA:
-            await self.tb.dma_write32(offset, value)
-        elif bar == BAR_USER:
-            await self.tb.user_write32(offset, value)
-        else:
-            raise ValueError(f"BAR{bar} is not implemented by the FPGA")
+        window = self._window(bar)
+        await with_timeout(window.write_dword(offset, value & 0xFFFFFFFF), MMIO_TIMEOUT_US, "us")
 
     def completion(self) -> CocotbCompletion:
         return CocotbCompletion()

@@ -6,6 +6,8 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
+from driver_model.regs import BarLayout
+
 # the environment the runner hands a simulation: the profile's name and the build's
 # Verilog parameter overrides (JSON), so the testbench sees what the RTL was built with;
 # and modules (comma-separated) whose ``attach(tb)`` each new TB calls (debug sinks)
@@ -60,6 +62,23 @@ class Profile:
     def hdl_parameters(self) -> dict[str, int]:
         """Verilog parameters of ``pevb_dma_top`` (mirrors its parameter list)."""
         return {name: getattr(self, attr) for name, attr in _FIELDS.items()} | self.extra
+
+    @property
+    def bars(self) -> BarLayout:
+        """The function's BARs: the picoevb's fixed pair, or what the drop-in's PCIe
+        BARs options (its parameters ``AXIL_MASTER``, ``AXIL_MASTER_64BIT``,
+        ``PCIE_64BIT``, ``AXIB``, ``AXIB_64BIT`` and the ``_PREFETCHABLE`` ones) make."""
+        x = self.extra
+        return BarLayout.vivado(
+            axil_master=bool(x.get("AXIL_MASTER", 1)),
+            axil_master_64bit=bool(x.get("AXIL_MASTER_64BIT", 0)),
+            axil_master_prefetchable=bool(x.get("AXIL_MASTER_PREFETCHABLE", 0)),
+            dma_64bit=bool(x.get("PCIE_64BIT", 0)),
+            dma_prefetchable=bool(x.get("PCIE_PREFETCHABLE", 0)),
+            axib=bool(x.get("AXIB", 0)),
+            axib_64bit=bool(x.get("AXIB_64BIT", 0)),
+            axib_prefetchable=bool(x.get("AXIB_PREFETCHABLE", 0)),
+        )
 
     def with_overrides(self, overrides: dict[str, int] | None) -> Profile:
         """This profile with some Verilog parameters of the build changed."""

@@ -21,10 +21,7 @@ from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
 from driver_model.regs import (
-    BAR_AXIB,
-    BAR_DMA,
     BAR_DMA_SIZE,
-    BAR_USER,
     BAR_USER_SIZE,
     MSIX_PBA_OFFSET,
     MSIX_VECTORS,
@@ -158,6 +155,7 @@ class TB:
         self.rc.max_read_request_size = _size_code(self.profile.mrrs)
 
         p = self.profile
+        self.bars = bars = p.bars
         self.dev = PevbUspDevice(
             cpl_timeout_ns=cpl_timeout_ns,
             pcie_generation=p.gen,
@@ -182,9 +180,9 @@ class TB:
             # the engine's MSI-X table and PBA in the DMA BAR (PG195), when built with them
             pf0_msix_enable=bool(p.msix),
             pf0_msix_table_size=MSIX_VECTORS - 1,
-            pf0_msix_table_bir=BAR_DMA,
+            pf0_msix_table_bir=bars.dma,
             pf0_msix_table_offset=block_base(Target.MSIX),
-            pf0_msix_pba_bir=BAR_DMA,
+            pf0_msix_pba_bir=bars.dma,
             pf0_msix_pba_offset=MSIX_PBA_OFFSET,
             user_clk=hip.user_clk,
             user_reset=hip.user_reset,
@@ -260,13 +258,19 @@ class TB:
         self.dev.functions[0].subsystem_vendor_id = 0x10DE
         self.dev.functions[0].subsystem_id = 0x0001
         self.dev.functions[0].class_code = 0x058000
-        self.dev.functions[0].configure_bar(BAR_USER, BAR_USER_SIZE)
-        self.dev.functions[0].configure_bar(BAR_DMA, BAR_DMA_SIZE)
-        # the drop-in's PCIe-to-DMA bypass BAR, when built with it (Vivado's
-        # axist_bypass_en): 32-bit, beside the AXI4-Lite master's and the DMA BAR
-        if p.extra.get("AXIB"):
-            axib_size = 1 << p.extra.get("AXIB_BAR_ADDR_WIDTH", 20)
-            self.dev.functions[0].configure_bar(BAR_AXIB, axib_size)
+        # the BARs: the AXI4-Lite master's (the user BAR), the DMA's, and the drop-in's
+        # PCIe-to-DMA bypass BAR when built with it (Vivado's axist_bypass_en), each
+        # 32- or 64-bit and prefetchable or not as the build's options say
+        sizes = {
+            bars.user: BAR_USER_SIZE,
+            bars.dma: BAR_DMA_SIZE,
+            bars.axib: 1 << p.extra.get("AXIB_BAR_ADDR_WIDTH", 20),
+        }
+        for bar, size in sizes.items():
+            if bar is not None:
+                self.dev.functions[0].configure_bar(
+                    bar, size, ext=bar in bars.wide, prefetch=bar in bars.prefetchable
+                )
         # the drop-in's PCIe ID interface, when built with it (Vivado's pcie_id_if): the
         # IDs come from its ports, which a drop-in under test drives with the TB's own
         if p.extra.get("PCIE_ID_IF") and hasattr(hip, "cfg_vend_id"):
@@ -402,8 +406,8 @@ class TB:
         await self.gpu_pci.enable_device()
         self.gpu_ep.pcie_cap.max_payload_size = _size_code(self.profile.mps)
         self.faults.name_range(self.gpu_ep.bar1_bus_address(), self.gpu.bar1_size, "gpu")
-        self.user_bar = self.pci.bar_window[BAR_USER]
-        self.dma_bar = self.pci.bar_window[BAR_DMA]
+        self.user_bar = None if self.bars.user is None else self.pci.bar_window[self.bars.user]
+        self.dma_bar = self.pci.bar_window[self.bars.dma]
         # let the config status reach the DUT
         for _ in range(8):
             await RisingEdge(self.hip.user_clk)

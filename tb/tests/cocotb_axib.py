@@ -2,7 +2,9 @@
 ``m_axib_*``) on the XDMA drop-in: host reads and writes to the bypass BAR become AXI4
 bursts on a cocotbext-axi ``AxiRam`` standing for the user's design. The plan builds the
 drop-in with the bypass BAR (Vivado's axist_bypass_en) of 64 KiB whose first byte is AXI
-address 0x40000 (pciebar2axibar_axist_bypass).
+address 0x40000 (pciebar2axibar_axist_bypass), twice: with the 32-bit BARs (BAR0, 1, 2)
+and with 64-bit ones, prefetchable, and MSI-X (BAR0, 2, 4), so that every test also holds
+where the BARs move.
 
 What the tests hold the RTL to, TLP by TLP (taken from the link, as the host sent it):
 one INCR burst of full-width beats per write TLP, from its DWORD address, with the TLP's
@@ -20,12 +22,18 @@ import random
 
 import cocotb
 from cocotb.triggers import with_timeout
+from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteRam, AxiRam
+from cocotbext.pcie.core.caps import PciCapId
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
-from driver_model.regs import BAR_AXIB, BAR_DMA, Target, block_base
+from driver_model.desc import Segment
+from driver_model.platform import IORESOURCE_MEM_64, IORESOURCE_PREFETCH
+from driver_model.regs import BarLayout, Target, block_base
+from driver_model.xdma import identify_bars, probe_engines
 from tb.env.axi_mem import AxiError, Burst, ErrorAxiRam, ErrorWindow
-from tb.env.harness import Harness, setup
+from tb.env.harness import Harness, check_ok, setup
 from tb.env.link import DOWN, UP
+from tb.env.profiles import current_profile
 from tb.env.streams import clock_and_reset
 
 MEM_SIZE = 1 << 20
@@ -49,8 +57,9 @@ class Rig:
         extra = tb.profile.extra
         self.bar_size = 1 << extra.get("AXIB_BAR_ADDR_WIDTH", 20)
         self.axi_base = extra.get("AXIB_AXI_BASE", 0)
-        self.bar = tb.pci.bar_window[BAR_AXIB]
-        self.bar_addr = tb.pci.bar_addr[BAR_AXIB]
+        assert tb.bars.axib is not None, "the build has no bypass BAR"
+        self.bar = tb.pci.bar_window[tb.bars.axib]
+        self.bar_addr = tb.pci.bar_addr[tb.bars.axib]
         self.width = len(dut.m_axib_wdata) // 8
         self.mps = tb.profile.mps
         # requests to the bypass BAR, and the FPGA's completions, as on the link
@@ -173,7 +182,7 @@ async def test_every_size_and_offset(dut):
     holds it and nothing beside it, and each TLP became the bursts it should."""
     rig = await boot(dut)
     rng = random.Random(34)
-    assert rig.bar_addr is not None and rig.tb.pci.bar_size[BAR_AXIB] == rig.bar_size
+    assert rig.bar_addr is not None and rig.tb.pci.bar_size[rig.tb.bars.axib] == rig.bar_size
     model = bytearray(rng.randbytes(rig.bar_size))
     rig.mem.write(rig.axi(0), bytes(model))
     for off, n in _pieces(rig.width, rig.mps, rig.tb.profile.mrrs):
@@ -256,7 +265,7 @@ async def test_beside_the_dma_bar(dut):
     rng = random.Random(3)
     data = rng.randbytes(0x2000)
     await rig.write(0, data)
-    dma = rig.tb.pci.bar_window[BAR_DMA]
+    dma = rig.tb.pci.bar_window[rig.tb.bars.dma]
     ident = await dma.read_dword(block_base(Target.H2C))
 
     async def bypass_reads() -> None:
@@ -271,3 +280,83 @@ async def test_beside_the_dma_bar(dut):
     tasks = [cocotb.start_soon(bypass_reads()), cocotb.start_soon(register_reads())]
     for t in tasks:
         await t
+
+
+@cocotb.test()
+async def test_bar_layout(dut):
+    """The BARs where the build's PCIe BARs options put them (PG195 "Target Bridge"), in
+    the configuration space as the host reads it: 64-bit ones typed so with the next BAR
+    their upper half, prefetchable ones marked, the MSI-X table's BIR the DMA BAR. A
+    driver finds them as libxdma does; each space answers at its BAR (the RTL routes on
+    the same BAR ids): the AXI4-Lite master's, the DMA registers (a chain each way, its
+    interrupt an MSI-X one when built with it) and the bypass master's."""
+    x = current_profile().extra
+    h = await setup(dut, irq="msix" if x.get("MSIX") else "msi", hip=dut.hip)
+    tb = h.tb
+    bars = tb.bars
+    assert bars == BarLayout.vivado(
+        axil_master_64bit=bool(x.get("AXIL_MASTER_64BIT")),
+        dma_64bit=bool(x.get("PCIE_64BIT")),
+        dma_prefetchable=bool(x.get("PCIE_PREFETCHABLE")),
+        axib=True,
+        axib_64bit=bool(x.get("AXIB_64BIT")),
+        axib_prefetchable=bool(x.get("AXIB_PREFETCHABLE")),
+    )
+    for b in (bars.user, bars.dma, bars.axib):
+        assert b is not None
+        lo = await tb.pci.config_read_dword(0x10 + 4 * b)
+        assert lo & 1 == 0, f"BAR{b} is not a memory BAR"
+        assert (lo >> 1 & 3) == (2 if b in bars.wide else 0), f"BAR{b} type {lo:#x}"
+        assert bool(lo & 8) == (b in bars.prefetchable), f"BAR{b} prefetchable bit {lo:#x}"
+        addr = tb.pci.bar_addr[b]
+        assert lo & ~0xF == addr & 0xFFFFFFF0
+        if b in bars.wide:
+            assert await tb.pci.config_read_dword(0x10 + 4 * (b + 1)) == addr >> 32
+    if x.get("MSIX"):
+        cap = await _find_cap(tb, PciCapId.MSIX)
+        assert cap is not None, "no MSI-X capability"
+        table = await tb.pci.config_read_dword(cap + 4)
+        pba = await tb.pci.config_read_dword(cap + 8)
+        assert table & 7 == bars.dma and pba & 7 == bars.dma, (table, pba)
+    # the driver's view: lengths, flags, and libxdma's identification
+    p = h.platform
+    for b in range(6):
+        f = p.pci_resource_flags(b)
+        assert bool(f & IORESOURCE_MEM_64) == (b in bars.wide)
+        assert bool(f & IORESOURCE_PREFETCH) == (b in bars.prefetchable)
+    assert await identify_bars(p) == bars
+    assert len(await probe_engines(p)) == 2
+    # the AXI4-Lite master answers at its BAR
+    clk, rst, level = clock_and_reset(dut)
+    axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, 1 << 12)
+    await p.iowrite32(bars.user, 0x40, 0x5EB0A11C)
+    assert await p.ioread32(bars.user, 0x40) == 0x5EB0A11C
+    assert axil.read(0x40, 4) == (0x5EB0A11C).to_bytes(4, "little")
+    # a chain each way through the DMA BAR, to the AXI memory and back
+    mem = AxiRam(AxiBus.from_prefix(dut, "m_axi"), clk, rst, level, size=1 << 16)
+    data = random.Random(7).randbytes(3000)
+    src, dst = tb.alloc_host(4096), tb.alloc_host(4096)
+    src[0:3000] = data
+    sa, da = src.get_absolute_address(0), dst.get_absolute_address(0)
+    check_ok(await h.run(h.h2c, [Segment(sa, 0x100, 3000)], timeout_ns=5e6), 1, "H2C")
+    assert mem.read(0x100, 3000) == data
+    check_ok(await h.run(h.c2h, [Segment(0x100, da, 3000)], timeout_ns=5e6), 1, "C2H")
+    assert bytes(dst[0:3000]) == data
+    # the bypass master at its BAR
+    rig = Rig(h)
+    await rig.write(0x20, b"bar layout")
+    assert await rig.read(0x20, 10) == b"bar layout"
+    assert rig.mem.read(rig.axi(0x20), 10) == b"bar layout"
+
+
+async def _find_cap(tb, cap_id: int) -> int | None:
+    """The offset of capability ``cap_id`` in the FPGA function's list, read as a host does."""
+    ptr = (await tb.pci.config_read_dword(0x34)) & 0xFC
+    for _ in range(48):
+        if not ptr:
+            return None
+        head = await tb.pci.config_read_dword(ptr)
+        if head & 0xFF == cap_id:
+            return ptr
+        ptr = (head >> 8) & 0xFC
+    return None

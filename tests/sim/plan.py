@@ -95,6 +95,18 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
     # the PCIe-to-DMA bypass master: a 64 KiB BAR2 at AXI address 0x40000
     "cocotb_axib": {
         "axib": {"AXIB": 1, "AXIB_BAR_ADDR_WIDTH": 16, "AXIB_AXI_BASE": 0x40000},
+        # the 64-bit BARs (BAR0, 2, 4), prefetchable ones, the MSI-X table in the DMA BAR
+        "bars64": {
+            "AXIB": 1,
+            "AXIB_BAR_ADDR_WIDTH": 16,
+            "AXIB_AXI_BASE": 0x40000,
+            "AXIL_MASTER_64BIT": 1,
+            "PCIE_64BIT": 1,
+            "PCIE_PREFETCHABLE": 1,
+            "AXIB_64BIT": 1,
+            "AXIB_PREFETCHABLE": 1,
+            "MSIX": 1,
+        },
     },
     # the frame grabber of our own: one stream channel each way, C2H 0 bypassed, the
     # AXI4-Lite slave to the DMA registers

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from driver_model.regs import BarLayout
 from tb import runner
 from tests.unit.test_unit_hdl_lint import lint
 
@@ -80,6 +81,12 @@ class Config:
     pipe_debug_7series: bool = False
     # Tandem configuration's MCAP ports (mcap_enablement)
     mcap: bool = False
+    # the PCIe BARs options: the AXI4-Lite master (axilite_master_en), which BARs are
+    # 64-bit (bit 0: axil_master_64bit_en, 1: xdma_pcie_64bit_en, 2: axi_bypass_64bit_en)
+    # and which prefetchable (the same bits, the _prefetchable options)
+    axil_master: bool = True
+    bars64: int = 0
+    prefetchable: int = 0
 
     def defines(self) -> list[str]:
         d = {
@@ -99,7 +106,11 @@ class Config:
             "PEVB_XDMA_CFG_MGMT": int(self.cfg_mgmt),
             "PEVB_XDMA_CFG_EXT": int(self.cfg_ext),
             "PEVB_XDMA_PCIE_ID_IF": int(self.pcie_id),
+            "PEVB_XDMA_AXILITE_MASTER": int(self.axil_master),
         }
+        for n, opt in enumerate(("AXIL_MASTER", "PCIE", "AXI_BYPASS")):
+            d[f"PEVB_XDMA_{opt}_64BIT"] = self.bars64 >> n & 1
+            d[f"PEVB_XDMA_{opt}_PREFETCHABLE"] = self.prefetchable >> n & 1
         return [f"+define+{k}={v}" for k, v in d.items()]
 
 
@@ -208,7 +219,7 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     if c.mcap:
         ports |= {"mcap_design_switch": ("out", 1), "cap_req": ("out", 1)}
         ports |= {"cap_gnt": ("in", 1), "cap_rel": ("in", 1)}
-    if c.user_bits:
+    if c.user_bits and c.axil_master:
         ports |= {"m_axil_awuser": ("out", 11), "m_axil_aruser": ("out", 11)}
         if c.axib:
             ports |= {"m_axib_awuser": ("out", 8), "m_axib_aruser": ("out", 8)}
@@ -240,7 +251,8 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
             ports |= {"m_axi_wuser": ("out", w // 8), "m_axi_ruser": ("in", w // 8)}
     if c.axib:  # the bypass master's tables are the AXI4 master's, prefixed m_axib_
         ports |= {f"m_axib_{s}": (d, n) for s, d, n in axi}
-    ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
+    if c.axil_master:
+        ports |= {f"m_axil_{s}": (d, n) for s, d, n in axil}
     if c.axil_slave:  # the same signals, seen from the other side
         flip = {"in": "out", "out": "in"}
         ports |= {f"s_axil_{s}": (flip[d], n) for s, d, n in axil}
@@ -464,6 +476,9 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 pcie_id=rnd.random() < 0.5,
                 pipe_debug_7series=rnd.random() < 0.5,
                 mcap=rnd.random() < 0.5,
+                axil_master=rnd.random() < 0.75,
+                bars64=rnd.randrange(8),
+                prefetchable=rnd.randrange(8),
             )
         )
     return out
@@ -502,3 +517,54 @@ def test_template_tops_elaborate_and_lint(cfg: Config, tmp_path: Path) -> None:
     assert proc.returncode == 0 and "error" not in proc.stderr.lower(), proc.stderr
     dropin = runner.hdl_sources(runner.DROPIN_TOPLEVEL)
     lint(["-Wno-PINMISSING", *cfg.defines()], [top], top="template_top", sources=dropin)
+
+
+BAR_OPTIONS = ("AXIL_MASTER", "AXIL_MASTER_64BIT", "PCIE_64BIT", "AXIB", "AXIB_64BIT")
+
+
+def test_bar_placement_matches_the_layout(tmp_path: Path) -> None:
+    """Every combination of the PCIe BARs options puts the BARs where the testbench's
+    configuration space and the driver expect them (``BarLayout.vivado``): the BAR ids
+    the drop-in routes on, read back from an Icarus elaboration of each."""
+    if shutil.which("iverilog") is None:
+        pytest.skip("iverilog is not installed")
+    combos = [
+        dict(zip(BAR_OPTIONS, (k >> n & 1 for n in range(5)), strict=True)) for k in range(32)
+    ]
+    insts = []
+    for k, opts in enumerate(combos):
+        params = ", ".join(f".{n}({v})" for n, v in opts.items())
+        insts.append(f"xdma_0 #({params}) u{k} ();")
+        insts.append(
+            f'initial $display("bars {k} %0d %0d %0d", u{k}.BAR_USER, u{k}.BAR_DMA, u{k}.BAR_AXIB);'
+        )
+    top = tmp_path / "bars_top.v"
+    top.write_text("`timescale 1ns / 1ps\nmodule bars_top;\n" + "\n".join(insts) + "\nendmodule\n")
+    sources = [*map(str, runner.hdl_sources(runner.DROPIN_TOPLEVEL)), str(top)]
+    includes = [f"-I{d}" for d in runner.hdl_include_dirs()]
+    vvp = tmp_path / "bars.vvp"
+    cmd = ["iverilog", "-g2005", "-o", str(vvp), "-s", "bars_top", *includes, *sources]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(["vvp", "-n", str(vvp)], capture_output=True, text=True, timeout=300)
+    got = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("bars "):
+            k, user, dma, axib = map(int, line.split()[1:])
+            got[k] = (user, dma, axib)
+    assert len(got) == len(combos), run.stdout[-2000:]
+    for k, o in enumerate(combos):
+        want = BarLayout.vivado(
+            axil_master=bool(o["AXIL_MASTER"]),
+            axil_master_64bit=bool(o["AXIL_MASTER_64BIT"]),
+            dma_64bit=bool(o["PCIE_64BIT"]),
+            axib=bool(o["AXIB"]),
+            axib_64bit=bool(o["AXIB_64BIT"]),
+        )
+        none = 7  # the drop-in's "no such BAR"
+        expect = (
+            none if want.user is None else want.user,
+            want.dma,
+            none if want.axib is None else want.axib,
+        )
+        assert got[k] == expect, (o, got[k], expect)

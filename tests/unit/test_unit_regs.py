@@ -269,4 +269,5 @@ def test_msix_offsets():
 
 def test_msix_program_refuses_an_unaligned_address():
     with pytest.raises(ValueError, match="not DWORD aligned"):
-        asyncio.run(XdmaMsix(None).program(0, 0x1002, 0))  # refused before any access
+        # refused before any access
+        asyncio.run(XdmaMsix(None, bar=1).program(0, 0x1002, 0))  # type: ignore[arg-type]

@@ -79,6 +79,13 @@ def test_parameters_and_defines_per_toplevel():
         "PEVB_XDMA_AXIST_BYPASS": 0,
         "PEVB_XDMA_AXIST_BYPASS_ADDR_WIDTH": 20,
         "PEVB_XDMA_AXIST_BYPASS_AXI_BASE": 0,
+        "PEVB_XDMA_AXILITE_MASTER": 1,
+        "PEVB_XDMA_AXIL_MASTER_64BIT": 0,
+        "PEVB_XDMA_AXIL_MASTER_PREFETCHABLE": 0,
+        "PEVB_XDMA_PCIE_64BIT": 0,
+        "PEVB_XDMA_PCIE_PREFETCHABLE": 0,
+        "PEVB_XDMA_AXI_BYPASS_64BIT": 0,
+        "PEVB_XDMA_AXI_BYPASS_PREFETCHABLE": 0,
     }
     # each toplevel and each user design builds in a directory of its own
     dirs = {

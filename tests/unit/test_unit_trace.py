@@ -9,6 +9,7 @@ from cocotbext.pcie.core.tlp import Tlp
 from cuda_model.gpu import BAR0, BAR1, BAR3, Gpu
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
+from driver_model.regs import BarLayout
 from tb.debug.annotate import WaveAnnotations, desc_label, encode, place, tlp_label
 from tb.debug.report import _ticks, human_bytes, summarize, write_report
 from tb.debug.trace import JsonLinesSink, TlpTrace, read_trace
@@ -42,6 +43,7 @@ def make_trace(peek_host=None):
             [(GPU_BAR0, 16 << 20, BAR0), (GPU_BAR1, 256 << 20, BAR1), (GPU_BAR3, 32 << 20, BAR3)]
         ),
         gpu=gpu,
+        bars=BarLayout(),
     )
     records: list[dict] = []
     clock = iter(range(0, 10**9, 10))

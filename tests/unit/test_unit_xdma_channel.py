@@ -63,6 +63,8 @@ class FakeCompletion:
 class FakeEngine:
     """A channel busy until ``idle_at``; every register access is counted."""
 
+    bars = regs.BarLayout()
+
     def __init__(self, idle_at: float, count: int = 1) -> None:
         self.clock = Clock()
         self.idle_at = idle_at
