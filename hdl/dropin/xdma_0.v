@@ -260,6 +260,47 @@ module `PEVB_XDMA_MODULE #
     output wire [QUADS-1:0]                   int_qpll1lock_out,
     output wire [QUADS-1:0]                   int_qpll1outrefclk_out,
     output wire [QUADS-1:0]                   int_qpll1outclk_out,
+    // 7 series Gen2 shared logic (PG195 "New Ports"): the internal GT_COMMON and
+    // clocking outputs, the shared GT_COMMON's QPLL ports and the shared clocking's
+    // PIPE clock ports
+    output wire                               int_dclk_out,
+    output wire                               int_oobclk_out,
+    input  wire [LANES-1:0]                   int_pclk_sel_slave,
+    output wire                               int_pclk_out_slave,
+    output wire                               int_pipe_rxusrclk_out,
+    output wire [1:0]                         int_qplllock_out,
+    output wire [1:0]                         int_qplloutclk_out,
+    output wire [1:0]                         int_qplloutrefclk_out,
+    output wire [LANES-1:0]                   int_rxoutclk_out,
+    output wire                               int_userclk1_out,
+    output wire                               int_userclk2_out,
+    input  wire [11:0]                        qpll_drp_crscode,
+    input  wire [17:0]                        qpll_drp_fsm,
+    input  wire [1:0]                         qpll_drp_done,
+    input  wire [1:0]                         qpll_drp_reset,
+    input  wire [1:0]                         qpll_qplllock,
+    input  wire [1:0]                         qpll_qplloutclk,
+    input  wire [1:0]                         qpll_qplloutrefclk,
+    output wire                               qpll_qplld,
+    output wire [1:0]                         qpll_qpllreset,
+    output wire                               qpll_drp_clk,
+    output wire                               qpll_drp_rst_n,
+    output wire                               qpll_drp_ovrd,
+    output wire                               qpll_drp_gen3,
+    output wire                               qpll_drp_start,
+    input  wire                               pipe_pclk_in,
+    input  wire                               pipe_rxusrclk_in,
+    input  wire [LANES-1:0]                   pipe_rxoutclk_in,
+    input  wire                               pipe_dclk_in,
+    input  wire                               pipe_userclk1_in,
+    input  wire                               pipe_userclk2_in,
+    input  wire                               pipe_oobclk_in,
+    input  wire                               pipe_mmcm_lock_in,
+    output wire                               pipe_txoutclk_out,
+    output wire [LANES-1:0]                   pipe_rxoutclk_out,
+    output wire [LANES-1:0]                   pipe_pclk_sel_out,
+    output wire                               pipe_gen3_out,
+    input  wire                               pipe_mmcm_rst_n,
     // the PIPE clock and lane-0 outputs a 3.0 template lists, and the buffered
     // reference clock
     output wire                               pipe_clk,
@@ -734,6 +775,34 @@ assign pipe_tx_15_sigs = 84'd0;
 assign int_qpll1lock_out = {QUADS{1'b1}};
 assign int_qpll1outrefclk_out = {QUADS{1'b0}};
 assign int_qpll1outclk_out = {QUADS{1'b0}};
+// 7 series shared logic: QPLLs locked, clocks still, the QPLL DRP idle out of reset
+assign int_dclk_out = 1'b0;
+assign int_oobclk_out = 1'b0;
+assign int_pclk_out_slave = 1'b0;
+assign int_pipe_rxusrclk_out = 1'b0;
+assign int_qplllock_out = 2'b11;
+assign int_qplloutclk_out = 2'b00;
+assign int_qplloutrefclk_out = 2'b00;
+assign int_rxoutclk_out = {LANES{1'b0}};
+assign int_userclk1_out = 1'b0;
+assign int_userclk2_out = 1'b0;
+assign qpll_qplld = 1'b0;
+assign qpll_qpllreset = 2'b00;
+assign qpll_drp_clk = 1'b0;
+assign qpll_drp_rst_n = 1'b1;
+assign qpll_drp_ovrd = 1'b0;
+assign qpll_drp_gen3 = 1'b0;
+assign qpll_drp_start = 1'b0;
+assign pipe_txoutclk_out = 1'b0;
+assign pipe_rxoutclk_out = {LANES{1'b0}};
+assign pipe_pclk_sel_out = {LANES{1'b0}};
+assign pipe_gen3_out = 1'b0;
+wire unused_shared_7series = ^{int_pclk_sel_slave, qpll_drp_crscode, qpll_drp_fsm,
+                               qpll_drp_done, qpll_drp_reset, qpll_qplllock,
+                               qpll_qplloutclk, qpll_qplloutrefclk, pipe_pclk_in,
+                               pipe_rxusrclk_in, pipe_rxoutclk_in, pipe_dclk_in,
+                               pipe_userclk1_in, pipe_userclk2_in, pipe_oobclk_in,
+                               pipe_mmcm_lock_in, pipe_mmcm_rst_n};
 wire unused_pipe = ^{common_commands_in, pipe_rx_0_sigs, pipe_rx_1_sigs, pipe_rx_2_sigs,
                     pipe_rx_3_sigs, pipe_rx_4_sigs, pipe_rx_5_sigs, pipe_rx_6_sigs,
                     pipe_rx_7_sigs, pipe_rx_8_sigs, pipe_rx_9_sigs, pipe_rx_10_sigs,

@@ -85,6 +85,9 @@ class Config:
     # 64-bit (bit 0: axil_master_64bit_en, 1: xdma_pcie_64bit_en, 2: axi_bypass_64bit_en)
     # and which prefetchable (the same bits, the _prefetchable options)
     axil_master: bool = True
+    # 7 series Gen2 shared logic (PG195 "New Ports"): bit 0 the internal shared
+    # GT_COMMON and clocking outputs, bit 1 the shared GT_COMMON, bit 2 shared clocking
+    shared_7series: int = 0
     bars64: int = 0
     prefetchable: int = 0
 
@@ -140,6 +143,25 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
         ports |= {"common_commands_in": ("in", 26), "common_commands_out": ("out", 26)}
         for n in range(c.lanes):
             ports |= {f"pipe_rx_{n}_sigs": ("in", 84), f"pipe_tx_{n}_sigs": ("out", 84)}
+    if c.shared_7series & 1:
+        ports |= {f"int_{s}_out": ("out", 1) for s in ("dclk", "oobclk", "pipe_rxusrclk")}
+        ports |= {f"int_{s}_out": ("out", 1) for s in ("userclk1", "userclk2")}
+        ports |= {"int_pclk_out_slave": ("out", 1), "int_pclk_sel_slave": ("in", c.lanes)}
+        ports |= {f"int_qpll{s}_out": ("out", 2) for s in ("lock", "outclk", "outrefclk")}
+        ports["int_rxoutclk_out"] = ("out", c.lanes)
+    if c.shared_7series & 2:
+        ports |= {"qpll_drp_crscode": ("in", 12), "qpll_drp_fsm": ("in", 18)}
+        for s in ("drp_done", "drp_reset", "qplllock", "qplloutclk", "qplloutrefclk"):
+            ports[f"qpll_{s}"] = ("in", 2)
+        ports |= {"qpll_qplld": ("out", 1), "qpll_qpllreset": ("out", 2)}
+        for s in ("clk", "rst_n", "ovrd", "gen3", "start"):
+            ports[f"qpll_drp_{s}"] = ("out", 1)
+    if c.shared_7series & 4:
+        for s in ("pclk", "rxusrclk", "dclk", "userclk1", "userclk2", "oobclk", "mmcm_lock"):
+            ports[f"pipe_{s}_in"] = ("in", 1)
+        ports |= {"pipe_rxoutclk_in": ("in", c.lanes), "pipe_mmcm_rst_n": ("in", 1)}
+        ports |= {"pipe_txoutclk_out": ("out", 1), "pipe_gen3_out": ("out", 1)}
+        ports |= {"pipe_rxoutclk_out": ("out", c.lanes), "pipe_pclk_sel_out": ("out", c.lanes)}
     if c.shared_logic:  # one bit per GT quad
         for s in ("lock", "outrefclk", "outclk"):
             ports[f"int_qpll1{s}_out"] = ("out", (c.lanes + 3) // 4)
@@ -412,7 +434,7 @@ def test_dropin_has_no_port_the_ip_lacks(tmp_path: Path) -> None:
     every |= {"pipe_sim": True, "shared_logic": True, "lanes": 16}  # (the names only)
     every |= {"cfg_status": True, "cfg_ext": True, "drp": True, "gt_status": True}
     every |= {"pipe_3_0": True, "user_bits": True, "parity": True, "pcie_id": True}
-    every |= {"pipe_debug_7series": True, "mcap": True}
+    every |= {"pipe_debug_7series": True, "mcap": True, "shared_7series": 7}
     mm = Config(**{**CONFIGS[0].__dict__, **every})
     st = Config(**{**mm.__dict__, "stream": True})
     have = dropin_ports(CONFIGS[0], tmp_path)
@@ -477,6 +499,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 pipe_debug_7series=rnd.random() < 0.5,
                 mcap=rnd.random() < 0.5,
                 axil_master=rnd.random() < 0.75,
+                shared_7series=rnd.randrange(8),
                 bars64=rnd.randrange(8),
                 prefetchable=rnd.randrange(8),
             )
