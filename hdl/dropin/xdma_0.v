@@ -60,6 +60,8 @@
  *   PEVB_XDMA_PCIE_ID_IF     pcie_id_if (0, 1: the function's vendor, device, revision
  *                            and subsystem IDs come from the cfg_*_id ports)
  *   PEVB_XDMA_AXI_ID_WIDTH   axi_id_width
+ *   PEVB_XDMA_7SERIES        the part's family (0: UltraScale+, 1: 7 series): the
+ *                            PIPE simulation ports take its widths
  *
  * The serial lanes, reference clocks, PIPE simulation ports, shared-logic QPLL
  * outputs, transceiver status ports and DRP are ports, as on the IP (UltraScale+; and
@@ -143,6 +145,9 @@
 `ifndef PEVB_XDMA_AXI_BYPASS_PREFETCHABLE
 `define PEVB_XDMA_AXI_BYPASS_PREFETCHABLE 0
 `endif
+`ifndef PEVB_XDMA_7SERIES
+`define PEVB_XDMA_7SERIES 0
+`endif
 `ifndef PEVB_XDMA_CFG_MGMT
 `define PEVB_XDMA_CFG_MGMT 0
 `endif
@@ -173,6 +178,10 @@ module `PEVB_XDMA_MODULE #
     parameter LANES = `PEVB_XDMA_LANES,
     // GT quads of the link (the shared-logic QPLL outputs' width)
     parameter QUADS = (LANES + 3) / 4,
+    // the PIPE simulation ports' widths: a 7 series part's (PEVB_XDMA_7SERIES) or an
+    // UltraScale+ part's
+    parameter PIPE_CMD_WIDTH = `PEVB_XDMA_7SERIES ? 12 : 26,
+    parameter PIPE_SIG_WIDTH = `PEVB_XDMA_7SERIES ? 25 : 84,
     parameter AXI_ADDR_WIDTH = 64,
     parameter AXI_ID_WIDTH = `PEVB_XDMA_AXI_ID_WIDTH,
     parameter H2C_CHANNELS = `PEVB_XDMA_H2C_CHANNELS,
@@ -223,40 +232,40 @@ module `PEVB_XDMA_MODULE #
     /* The physical layer the testbench replaces, tied off: PIPE simulation
        (Enable PIPE Simulation: lanes 0-15, a design connects its link width's) and
        the shared-logic QPLL outputs, one bit per GT quad (locked, clocks idle) */
-    input  wire [25:0]                        common_commands_in,
-    input  wire [83:0]                        pipe_rx_0_sigs,
-    input  wire [83:0]                        pipe_rx_1_sigs,
-    input  wire [83:0]                        pipe_rx_2_sigs,
-    input  wire [83:0]                        pipe_rx_3_sigs,
-    input  wire [83:0]                        pipe_rx_4_sigs,
-    input  wire [83:0]                        pipe_rx_5_sigs,
-    input  wire [83:0]                        pipe_rx_6_sigs,
-    input  wire [83:0]                        pipe_rx_7_sigs,
-    input  wire [83:0]                        pipe_rx_8_sigs,
-    input  wire [83:0]                        pipe_rx_9_sigs,
-    input  wire [83:0]                        pipe_rx_10_sigs,
-    input  wire [83:0]                        pipe_rx_11_sigs,
-    input  wire [83:0]                        pipe_rx_12_sigs,
-    input  wire [83:0]                        pipe_rx_13_sigs,
-    input  wire [83:0]                        pipe_rx_14_sigs,
-    input  wire [83:0]                        pipe_rx_15_sigs,
-    output wire [25:0]                        common_commands_out,
-    output wire [83:0]                        pipe_tx_0_sigs,
-    output wire [83:0]                        pipe_tx_1_sigs,
-    output wire [83:0]                        pipe_tx_2_sigs,
-    output wire [83:0]                        pipe_tx_3_sigs,
-    output wire [83:0]                        pipe_tx_4_sigs,
-    output wire [83:0]                        pipe_tx_5_sigs,
-    output wire [83:0]                        pipe_tx_6_sigs,
-    output wire [83:0]                        pipe_tx_7_sigs,
-    output wire [83:0]                        pipe_tx_8_sigs,
-    output wire [83:0]                        pipe_tx_9_sigs,
-    output wire [83:0]                        pipe_tx_10_sigs,
-    output wire [83:0]                        pipe_tx_11_sigs,
-    output wire [83:0]                        pipe_tx_12_sigs,
-    output wire [83:0]                        pipe_tx_13_sigs,
-    output wire [83:0]                        pipe_tx_14_sigs,
-    output wire [83:0]                        pipe_tx_15_sigs,
+    input  wire [PIPE_CMD_WIDTH-1:0]          common_commands_in,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_0_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_1_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_2_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_3_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_4_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_5_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_6_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_7_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_8_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_9_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_10_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_11_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_12_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_13_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_14_sigs,
+    input  wire [PIPE_SIG_WIDTH-1:0]          pipe_rx_15_sigs,
+    output wire [PIPE_CMD_WIDTH-1:0]          common_commands_out,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_0_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_1_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_2_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_3_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_4_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_5_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_6_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_7_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_8_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_9_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_10_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_11_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_12_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_13_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_14_sigs,
+    output wire [PIPE_SIG_WIDTH-1:0]          pipe_tx_15_sigs,
     output wire [QUADS-1:0]                   int_qpll1lock_out,
     output wire [QUADS-1:0]                   int_qpll1outrefclk_out,
     output wire [QUADS-1:0]                   int_qpll1outclk_out,
@@ -755,23 +764,23 @@ module `PEVB_XDMA_MODULE #
 assign pci_exp_txp = {LANES{1'b0}};
 assign pci_exp_txn = {LANES{1'b1}};
 wire unused_phy = ^{sys_clk, sys_clk_gt, sys_rst_n, pci_exp_rxp, pci_exp_rxn};
-assign common_commands_out = 26'd0;
-assign pipe_tx_0_sigs = 84'd0;
-assign pipe_tx_1_sigs = 84'd0;
-assign pipe_tx_2_sigs = 84'd0;
-assign pipe_tx_3_sigs = 84'd0;
-assign pipe_tx_4_sigs = 84'd0;
-assign pipe_tx_5_sigs = 84'd0;
-assign pipe_tx_6_sigs = 84'd0;
-assign pipe_tx_7_sigs = 84'd0;
-assign pipe_tx_8_sigs = 84'd0;
-assign pipe_tx_9_sigs = 84'd0;
-assign pipe_tx_10_sigs = 84'd0;
-assign pipe_tx_11_sigs = 84'd0;
-assign pipe_tx_12_sigs = 84'd0;
-assign pipe_tx_13_sigs = 84'd0;
-assign pipe_tx_14_sigs = 84'd0;
-assign pipe_tx_15_sigs = 84'd0;
+assign common_commands_out = {PIPE_CMD_WIDTH{1'b0}};
+assign pipe_tx_0_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_1_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_2_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_3_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_4_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_5_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_6_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_7_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_8_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_9_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_10_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_11_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_12_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_13_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_14_sigs = {PIPE_SIG_WIDTH{1'b0}};
+assign pipe_tx_15_sigs = {PIPE_SIG_WIDTH{1'b0}};
 assign int_qpll1lock_out = {QUADS{1'b1}};
 assign int_qpll1outrefclk_out = {QUADS{1'b0}};
 assign int_qpll1outclk_out = {QUADS{1'b0}};

@@ -85,6 +85,8 @@ class Config:
     # 64-bit (bit 0: axil_master_64bit_en, 1: xdma_pcie_64bit_en, 2: axi_bypass_64bit_en)
     # and which prefetchable (the same bits, the _prefetchable options)
     axil_master: bool = True
+    # a 7 series part (PEVB_XDMA_7SERIES): its PIPE simulation ports' widths
+    family7: bool = False
     # 7 series Gen2 shared logic (PG195 "New Ports"): bit 0 the internal shared
     # GT_COMMON and clocking outputs, bit 1 the shared GT_COMMON, bit 2 shared clocking
     shared_7series: int = 0
@@ -110,6 +112,7 @@ class Config:
             "PEVB_XDMA_CFG_EXT": int(self.cfg_ext),
             "PEVB_XDMA_PCIE_ID_IF": int(self.pcie_id),
             "PEVB_XDMA_AXILITE_MASTER": int(self.axil_master),
+            "PEVB_XDMA_7SERIES": int(self.family7),
         }
         for n, opt in enumerate(("AXIL_MASTER", "PCIE", "AXI_BYPASS")):
             d[f"PEVB_XDMA_{opt}_64BIT"] = self.bars64 >> n & 1
@@ -139,10 +142,11 @@ def xdma_ports(c: Config) -> dict[str, tuple[str, int]]:
     }
     if c.soft_reset:
         ports["dma_bridge_resetn"] = ("in", 1)
-    if c.pipe_sim:  # UltraScale+: one RX and one TX bundle per lane of the link
-        ports |= {"common_commands_in": ("in", 26), "common_commands_out": ("out", 26)}
+    if c.pipe_sim:  # one RX and one TX bundle per lane of the link, the family's widths
+        cmd, sig = (12, 25) if c.family7 else (26, 84)
+        ports |= {"common_commands_in": ("in", cmd), "common_commands_out": ("out", cmd)}
         for n in range(c.lanes):
-            ports |= {f"pipe_rx_{n}_sigs": ("in", 84), f"pipe_tx_{n}_sigs": ("out", 84)}
+            ports |= {f"pipe_rx_{n}_sigs": ("in", sig), f"pipe_tx_{n}_sigs": ("out", sig)}
     if c.shared_7series & 1:
         ports |= {f"int_{s}_out": ("out", 1) for s in ("dclk", "oobclk", "pipe_rxusrclk")}
         ports |= {f"int_{s}_out": ("out", 1) for s in ("userclk1", "userclk2")}
@@ -466,6 +470,24 @@ def random_configs(count: int, seed: int) -> list[Config]:
         ),
         Config(256, 8, 1, 2, 4, 1, False, bypass=1, msix=True, axib=True),
         Config(128, 4, 4, 4, 1, 4, True, axil_slave=True),
+        # a 7 series Gen2 x4 template: its PIPE widths, every shared-logic family, no
+        # AXI4-Lite master, 64-bit BARs
+        Config(
+            128,
+            4,
+            1,
+            4,
+            1,
+            1,
+            False,
+            pipe_sim=True,
+            family7=True,
+            shared_7series=7,
+            axil_master=False,
+            bars64=7,
+            pcie_id=True,
+            pipe_debug_7series=True,
+        ),
     ]
     out = list(corners)
     for _ in range(count):
@@ -500,6 +522,7 @@ def random_configs(count: int, seed: int) -> list[Config]:
                 mcap=rnd.random() < 0.5,
                 axil_master=rnd.random() < 0.75,
                 shared_7series=rnd.randrange(8),
+                family7=rnd.random() < 0.3,
                 bars64=rnd.randrange(8),
                 prefetchable=rnd.randrange(8),
             )
