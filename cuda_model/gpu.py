@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 
 GPU_PAGE_SIZE = PAGE_SIZE  # nv-p2p / BAR1 page, 64 KiB
 BIG_PAGE_SIZE = 2 << 20  # large allocations are 2 MiB aligned
+# cuMemGetAllocationGranularity (minimum and recommended) on an H100 (probes/dmabuf.txt)
+VMM_GRANULARITY = BIG_PAGE_SIZE
 SMALL_ALLOC_GRANULE = 512  # sub-allocation granularity of small buffers
 DEVICE_VA_BASE = 0x7F40_0000_0000  # where cudaMalloc pointers live (UVA)
 DEVICE_VA_SPAN = 1 << 40
@@ -73,10 +75,24 @@ class Allocation:
     host_buffer: bytearray | None = None  # backing of host allocations
     backing: Backing | None = None  # device allocations: the chunk or own range
     reserved: int = 0  # bytes taken (size rounded to the granule)
+    vmm: PhysAlloc | None = None  # a cuMemMap mapping: the cuMemCreate handle behind it
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+
+@dataclasses.dataclass(eq=False)
+class PhysAlloc:
+    """A ``cuMemCreate`` handle: VRAM pages it owns until ``cuMemRelease`` and the end of
+    its last mapping (CUDA keeps a released handle's memory while it is mapped)."""
+
+    handle: int
+    size: int
+    phys: list[int]
+    rdma_capable: bool
+    mappings: int = 0
+    released: bool = False
 
 
 @dataclasses.dataclass(eq=False)
@@ -165,6 +181,8 @@ class Pin:
     page_table: object = None
     revoked_by: str = ""
     in_callback: bool = False
+    # who mapped it: "p2p" (nv-p2p) or "dmabuf" (an nv-dmabuf mapping of an export)
+    kind: str = "p2p"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,6 +258,10 @@ class Gpu:
         self.fault_log: list[Bar1Fault] = []
         # hooks for the runtime (stream flush before memory goes away)
         self.before_free: Callable[[], None] = lambda: None
+        # virtual memory management: cuMemCreate handles, cuMemAddressReserve ranges
+        self.vmm_handles: dict[int, PhysAlloc] = {}
+        self._next_vmm = 1
+        self._reservations: dict[int, int] = {}  # base -> size
 
     # ------------------------------------------------------------------ allocations
     def find_allocation(self, ptr: int) -> Allocation | None:
@@ -323,11 +345,7 @@ class Gpu:
         del self._seg_backing[vpage]
         self._seg_va.remove(vpage)
         self._dev_va.free((b.base - DEVICE_VA_BASE) // BIG_PAGE_SIZE, b.span // BIG_PAGE_SIZE)
-        for p in phys:
-            if self._phys_holds.get(p):
-                self._phys_orphans.add(p)
-            else:
-                self._release_phys(p)
+        self.orphan_or_release(phys)
 
     def backing_at(self, va: int) -> Backing | None:
         """The live backing (pool chunk or large range) whose VA range holds ``va``."""
@@ -358,6 +376,141 @@ class Gpu:
                 reserved=pages * 4096,
             )
         )
+
+    # ------------------------------------------------------------------ VMM
+    def vmm_create(self, size: int, rdma_capable: bool) -> PhysAlloc | None:
+        """``cuMemCreate``: ``size`` bytes of VRAM (a multiple of :data:`VMM_GRANULARITY`,
+        checked by the caller), any placement; None when VRAM runs out."""
+        phys = self._phys.alloc_scatter(size >> PAGE_SHIFT)
+        if phys is None:
+            return None
+        h = PhysAlloc(self._next_vmm, size, phys, rdma_capable)
+        self._next_vmm += 1
+        self.vmm_handles[h.handle] = h
+        return h
+
+    def vmm_reserve(self, size: int) -> int | None:
+        """``cuMemAddressReserve``: a VA range of ``size`` bytes (granularity multiple),
+        2 MiB aligned, beside cudaMalloc's ranges; None when VA runs out."""
+        slot = self._dev_va.alloc(size // BIG_PAGE_SIZE)
+        if slot is None:
+            return None
+        base = DEVICE_VA_BASE + slot * BIG_PAGE_SIZE
+        self._reservations[base] = size
+        return base
+
+    def vmm_reservation_of(self, va: int, size: int) -> int | None:
+        """The base of the reservation holding ``[va, va + size)``, or None."""
+        for base, span in self._reservations.items():
+            if base <= va and va + size <= base + span:
+                return base
+        return None
+
+    def vmm_mapped(self, va: int, size: int) -> bool:
+        """Whether any byte of ``[va, va + size)`` is mapped."""
+        return any(
+            a.base < va + size and va < a.end
+            for a in self._allocs
+            if a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE
+        )
+
+    def vmm_mappings(self, va: int, size: int) -> list[Allocation]:
+        """The cuMemMap mappings overlapping ``[va, va + size)``, lowest first."""
+        return [a for a in self._allocs if a.vmm is not None and a.base < va + size and va < a.end]
+
+    def memory_object_pages(self, a: Allocation) -> list[int]:
+        """The VRAM pages of the resource manager's memory object behind ``a``: a
+        cuMemCreate allocation whole, or the pool chunk or range of a cudaMalloc buffer."""
+        if a.vmm is not None:
+            return list(a.vmm.phys)
+        assert a.backing is not None
+        return list(self._seg_phys[a.backing.base >> PAGE_SHIFT])
+
+    def reservation_size(self, base: int) -> int | None:
+        """The size of the reservation starting at ``base``, or None."""
+        return self._reservations.get(base)
+
+    def vmm_free_reservation(self, base: int) -> None:
+        """``cuMemAddressFree`` of a whole reservation with nothing mapped in it."""
+        span = self._reservations.pop(base)
+        self._dev_va.free((base - DEVICE_VA_BASE) // BIG_PAGE_SIZE, span // BIG_PAGE_SIZE)
+
+    def vmm_map(self, va: int, size: int, offset: int, h: PhysAlloc) -> Allocation:
+        """``cuMemMap``: the handle's pages ``[offset, offset + size)`` at ``va`` (the
+        caller checked alignment, the reservation and that nothing is mapped there)."""
+        b = Backing(va, size)
+        vpage = va >> PAGE_SHIFT
+        i = bisect.bisect_right(self._seg_va, vpage)
+        self._seg_va.insert(i, vpage)
+        self._seg_phys[vpage] = h.phys[offset >> PAGE_SHIFT : (offset + size) >> PAGE_SHIFT]
+        self._seg_backing[vpage] = b
+        h.mappings += 1
+        return self._insert(
+            Allocation(
+                va,
+                size,
+                MemoryType.CU_MEMORYTYPE_DEVICE,
+                self._next_buffer_id,
+                backing=b,
+                reserved=size,
+                vmm=h,
+            )
+        )
+
+    def vmm_unmap(self, a: Allocation) -> None:
+        """``cuMemUnmap`` of one mapping: callback pins on it are revoked first, as when
+        cudaFree takes a buffer; the VA stays reserved and the pages stay with their
+        handle (or go, when it was released and this was its last mapping)."""
+        self.before_free()
+        b, h = a.backing, a.vmm
+        assert b is not None and h is not None
+        for pin in [
+            p
+            for p in self.pins.values()
+            if p.state is PinState.LIVE and not p.persistent and b.base <= p.va < b.end
+        ]:
+            self._revoke(pin, f"cuMemUnmap({a.base:#x})")
+        i = self._allocs.index(a)
+        del self._allocs[i], self._alloc_bases[i]
+        vpage = b.base >> PAGE_SHIFT
+        del self._seg_phys[vpage], self._seg_backing[vpage]
+        self._seg_va.remove(vpage)
+        h.mappings -= 1
+        if h.released and not h.mappings:
+            self._vmm_free(h)
+
+    def vmm_release(self, h: PhysAlloc) -> None:
+        """``cuMemRelease``: the pages go with the handle's last mapping."""
+        h.released = True
+        if not h.mappings:
+            self._vmm_free(h)
+
+    def _vmm_free(self, h: PhysAlloc) -> None:
+        del self.vmm_handles[h.handle]
+        self.orphan_or_release(h.phys)
+
+    def orphan_or_release(self, phys: list[int]) -> None:
+        """Pages nobody maps any more: released, or kept while something holds them."""
+        for p in phys:
+            if self._phys_holds.get(p):
+                self._phys_orphans.add(p)
+            else:
+                self._release_phys(p)
+
+    def hold_phys(self, phys: list[int]) -> None:
+        """Keep VRAM pages from reuse until :meth:`drop_phys` (an export's reference)."""
+        for p in phys:
+            self._phys_holds[p] = self._phys_holds.get(p, 0) + 1
+
+    def drop_phys(self, phys: list[int]) -> None:
+        """Drop a :meth:`hold_phys` reference; pages whose memory was freed meanwhile go."""
+        for p in phys:
+            self._phys_holds[p] -= 1
+            if not self._phys_holds[p]:
+                del self._phys_holds[p]
+                if p in self._phys_orphans:
+                    self._phys_orphans.discard(p)
+                    self._release_phys(p)
 
     def free_allocation(self, a: Allocation) -> None:
         """Release an allocation. A large buffer's backing goes with it; a small buffer's
@@ -496,6 +649,27 @@ class Gpu:
             pa = self.translate(va + off)
             assert pa is not None  # a backing is mapped whole
             phys.append(pa >> PAGE_SHIFT)
+        return self._map_bar1(va, length, phys, persistent, free_callback, data)
+
+    def map_phys(self, va: int, length: int, phys: list[int], kind: str) -> Pin | int:
+        """Map VRAM pages ``phys`` into BAR1 for an exporter that holds them itself (an
+        nv-dmabuf mapping): no free callback, never revoked by a free. ``va`` and
+        ``length`` describe the range for logs and the trace. The Pin, or ENOMEM when
+        BAR1 is short (the reserve counts as for pins)."""
+        pin = self._map_bar1(va, length, phys, True, None, None)
+        if isinstance(pin, Pin):
+            pin.kind = kind
+        return pin
+
+    def _map_bar1(
+        self,
+        va: int,
+        length: int,
+        phys: list[int],
+        persistent: bool,
+        free_callback: Callable | None,
+        data: object,
+    ) -> Pin | int:
         new = [p for p in dict.fromkeys(phys) if p not in self._phys_to_bar1]
         need = len(new) * GPU_PAGE_SIZE
         if self.bar1_free_bytes < BAR1_PIN_RESERVE + need:
@@ -549,17 +723,10 @@ class Gpu:
         pin.state = state
 
     def _hold(self, pin: Pin) -> None:
-        for p in pin.phys_pages:
-            self._phys_holds[p] = self._phys_holds.get(p, 0) + 1
+        self.hold_phys(pin.phys_pages)
 
     def _drop_holds(self, pin: Pin) -> None:
-        for p in pin.phys_pages:
-            self._phys_holds[p] -= 1
-            if not self._phys_holds[p]:
-                del self._phys_holds[p]
-                if p in self._phys_orphans:
-                    self._phys_orphans.discard(p)
-                    self._release_phys(p)
+        self.drop_phys(pin.phys_pages)
 
     def _revoke(self, pin: Pin, why: str) -> None:
         """Memory under a callback pin goes away: callback first, then unmap. A callback

@@ -21,8 +21,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .dmabuf import HOST_PAGE_SIZE, NvDmaBuf
 from .errors import CudaError, CUresult, cudaError
-from .gpu import Allocation, Gpu, MemoryType
+from .gpu import GPU_PAGE_SIZE, VMM_GRANULARITY, Allocation, Gpu, MemoryType, PhysAlloc
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,42 @@ class CUpointer_attribute(enum.IntEnum):
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 
 
+class CUdevice_attribute(enum.IntEnum):
+    """``CUdevice_attribute`` values the model answers (cuda.h, CUDA 13)."""
+
+    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116
+    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124
+    CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146
+
+
+# what an H100 (driver 580, open kernel modules) answers: probes/dmabuf.txt
+_CU_DEVICE_ATTRIBUTES = {
+    CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: 1,
+    CUdevice_attribute.CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: 1,
+    CUdevice_attribute.CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: 0,
+}
+
+# CUmemRangeHandleType and CUmemRangeFlags (cuda.h)
+CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 0x1
+CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 0x1
+# CUmemAllocationGranularity_flags
+CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
+CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+# CUmemAccess_flags
+CU_MEM_ACCESS_FLAGS_PROT_NONE = 0
+CU_MEM_ACCESS_FLAGS_PROT_READ = 1
+CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+
+
+@dataclasses.dataclass
+class CUmemAllocationProp:
+    """The fields of ``CUmemAllocationProp`` the model reads: pinned device memory on
+    device ``location_id``, and ``allocFlags.gpuDirectRDMACapable``."""
+
+    location_id: int = 0
+    gpu_direct_rdma_capable: bool = False
+
+
 class cudaDeviceAttr(enum.IntEnum):
     cudaDevAttrGPUDirectRDMASupported = 116
     cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117
@@ -112,6 +149,11 @@ class CudaRuntime:
         self._sticky: CudaError | None = None
         self._last_error = cudaError.cudaSuccess
         gpu.before_free = self._drain
+        # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
+        # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
+        # kernel has no dma-buf support
+        self.dma_buf_export: Callable[[NvDmaBuf, int], int] | None = None
+        self._exports = 0
 
     # ---------------------------------------------------------------- helpers
     def _check_sticky(self) -> None:
@@ -149,7 +191,13 @@ class CudaRuntime:
             raise CudaError(
                 cudaError.cudaErrorInvalidValue, f"{what}: {ptr:#x} is not device memory"
             )
-        if ptr + count > a.end:
+        end = a.end
+        if a.vmm is not None:  # a reservation's mappings are one VA range to copies
+            for m in self.gpu.vmm_mappings(a.end, max(ptr + count - a.end, 0)):
+                if m.base != end:
+                    break
+                end = m.end
+        if ptr + count > end:
             raise CudaError(
                 cudaError.cudaErrorInvalidValue,
                 f"{what}: {count} bytes at {ptr:#x} overrun the {a.size}-byte "
@@ -209,7 +257,12 @@ class CudaRuntime:
         if ptr == 0:
             return
         a = self.gpu.find_allocation(ptr)
-        if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+        if (
+            a is None
+            or a.base != ptr
+            or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE
+            or a.vmm is not None  # cuMemMap'd: cuMemUnmap frees it
+        ):
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFree({ptr:#x})")
         self.gpu.free_allocation(a)
 
@@ -410,6 +463,140 @@ class CudaRuntime:
         if a is None:
             raise CudaError(CUresult.CUDA_ERROR_NOT_FOUND, f"{ptr:#x}")
         return a.base, a.size
+
+    # ---------------------------------------------------------------- VMM
+    def cuDeviceGetAttribute(self, attrib: CUdevice_attribute, dev: int = 0) -> int:
+        """The driver API's device attributes the model knows, as an H100 answers them."""
+        if dev != 0:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"device {dev}")
+        try:
+            return _CU_DEVICE_ATTRIBUTES[CUdevice_attribute(attrib)]
+        except (ValueError, KeyError):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {attrib}") from None
+
+    def cuMemGetAllocationGranularity(self, prop: CUmemAllocationProp, option: int) -> int:
+        """2 MiB, minimum and recommended alike (probes/dmabuf.txt)."""
+        if option not in (CU_MEM_ALLOC_GRANULARITY_MINIMUM, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"granularity option {option}")
+        return VMM_GRANULARITY
+
+    def cuMemCreate(self, size: int, prop: CUmemAllocationProp, flags: int = 0) -> int:
+        """A physical allocation of ``size`` bytes (a granularity multiple); its handle."""
+        if prop.location_id != 0 or flags != 0:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, "cuMemCreate: device 0, flags 0")
+        if size <= 0 or size % VMM_GRANULARITY:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemCreate({size:#x})")
+        h = self.gpu.vmm_create(size, prop.gpu_direct_rdma_capable)
+        if h is None:
+            raise CudaError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, f"cuMemCreate({size:#x})")
+        return h.handle
+
+    def _handle(self, handle: int) -> PhysAlloc:
+        h = self.gpu.vmm_handles.get(handle)
+        if h is None or h.released:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"no allocation handle {handle}")
+        return h
+
+    def cuMemRelease(self, handle: int) -> None:
+        """Release a handle; its memory goes once no mapping uses it."""
+        self.gpu.vmm_release(self._handle(handle))
+
+    def cuMemAddressReserve(self, size: int, alignment: int = 0, addr: int = 0) -> int:
+        """Reserve ``size`` bytes of VA (a granularity multiple; the model places it)."""
+        if size <= 0 or size % VMM_GRANULARITY or (alignment and alignment > VMM_GRANULARITY):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemAddressReserve({size:#x})")
+        va = self.gpu.vmm_reserve(size)
+        if va is None:
+            raise CudaError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, f"cuMemAddressReserve({size:#x})")
+        return va
+
+    def cuMemAddressFree(self, ptr: int, size: int) -> None:
+        """Free a whole reservation; nothing may be mapped in it."""
+        if self.gpu.reservation_size(ptr) != size or self.gpu.vmm_mapped(ptr, size):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemAddressFree({ptr:#x})")
+        self.gpu.vmm_free_reservation(ptr)
+
+    def cuMemMap(self, ptr: int, size: int, offset: int, handle: int, flags: int = 0) -> None:
+        """Map ``[offset, offset + size)`` of a handle at ``ptr``, inside a reservation
+        and over nothing mapped; all granularity aligned."""
+        h = self._handle(handle)
+        aligned = not (ptr % VMM_GRANULARITY or size % VMM_GRANULARITY or offset % VMM_GRANULARITY)
+        if (
+            flags
+            or size <= 0
+            or not aligned
+            or offset + size > h.size
+            or self.gpu.vmm_reservation_of(ptr, size) is None
+        ):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemMap({ptr:#x}, {size:#x})")
+        if self.gpu.vmm_mapped(ptr, size):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemMap({ptr:#x}): mapped")
+        self.gpu.vmm_map(ptr, size, offset, h)
+
+    def cuMemSetAccess(self, ptr: int, size: int, flags: int, location_id: int = 0) -> None:
+        """Make a mapped range accessible from device ``location_id`` (the model's one
+        device): every byte must be mapped."""
+        pieces = self.gpu.vmm_mappings(ptr, size)
+        if (
+            location_id != 0
+            or flags not in (CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            or sum(min(a.end, ptr + size) - max(a.base, ptr) for a in pieces) != size
+        ):
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemSetAccess({ptr:#x})")
+
+    def cuMemUnmap(self, ptr: int, size: int) -> None:
+        """Unmap whole mappings covering exactly ``[ptr, ptr + size)``."""
+        maps = self.gpu.vmm_mappings(ptr, size)
+        if not maps or maps[0].base != ptr or sum(a.size for a in maps) != size:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemUnmap({ptr:#x}, {size:#x})")
+        for a in maps:
+            self.gpu.vmm_unmap(a)
+
+    # ---------------------------------------------------------------- dma-buf
+    def cuMemGetHandleForAddressRange(
+        self, dptr: int, size: int, handle_type: int, flags: int = 0
+    ) -> int:
+        """Export ``[dptr, dptr + size)`` of device memory as a dma-buf; its fd.
+
+        The rules an H100 shows (probes/dmabuf.txt): the type must be DMA_BUF_FD; the
+        pointer and size aligned to the host page (4 KiB) and the size non-zero; every
+        byte in live device memory (cudaMalloc buffers, cuMemMap mappings: one range may
+        cross from one mapping into the next, with or without gpuDirectRDMACapable);
+        page-locked host, pageable and managed memory refused (the device reports
+        HOST_ALLOC_DMA_BUF_SUPPORTED 0). Each is CUDA_ERROR_INVALID_VALUE, and so is an
+        unknown flag; the PCIe mapping-type flag is CUDA_ERROR_NOT_SUPPORTED (it is for
+        coherent platforms). The fd comes from ``dma_buf_export``, the kernel's side."""
+        self._check_sticky()
+        bad = CUresult.CUDA_ERROR_INVALID_VALUE
+        what = f"cuMemGetHandleForAddressRange({dptr:#x}, {size:#x}, {handle_type}, {flags:#x})"
+        if handle_type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD:
+            raise CudaError(bad, f"{what}: handle type")
+        if flags & ~CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE:
+            raise CudaError(bad, f"{what}: unknown flags")
+        if flags & CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE:
+            raise CudaError(CUresult.CUDA_ERROR_NOT_SUPPORTED, f"{what}: PCIe mapping type")
+        if size <= 0 or dptr % HOST_PAGE_SIZE or size % HOST_PAGE_SIZE:
+            raise CudaError(bad, f"{what}: not 4 KiB aligned")
+        pos = dptr
+        held: dict[int, None] = {}
+        while pos < dptr + size:
+            a = self.gpu.find_allocation(pos)
+            if a is None or a.memory_type is not MemoryType.CU_MEMORYTYPE_DEVICE:
+                raise CudaError(bad, f"{what}: {pos:#x} is not device memory")
+            held.update(dict.fromkeys(self.gpu.memory_object_pages(a)))
+            pos = a.end
+        self._drain()  # the export sees the memory as the stream left it
+        first = dptr & ~(GPU_PAGE_SIZE - 1)
+        phys = []
+        for page in range(first, dptr + size, GPU_PAGE_SIZE):
+            pa = self.gpu.translate(page)
+            assert pa is not None
+            phys.append(pa // GPU_PAGE_SIZE)
+        if self.dma_buf_export is None:
+            raise CudaError(CUresult.CUDA_ERROR_NOT_SUPPORTED, f"{what}: no dma-buf in the kernel")
+        self._exports += 1
+        exporter = NvDmaBuf(self.gpu, dptr, size, phys, list(held), self._exports)
+        return self.dma_buf_export(exporter, size)
 
     # ---------------------------------------------------------------- kernels
     def launch(self, kernel: Callable[..., None], grid, block, *args) -> None:

@@ -204,6 +204,12 @@ class _Mapping:
         return self.start + len(self.frames) * PAGE_SIZE
 
 
+class KernelFile(Protocol):
+    """A ``struct file`` as a descriptor table holds it: ``fput`` drops a reference."""
+
+    def fput(self) -> None: ...
+
+
 class UserProcess:
     """One process's address space: anonymous mappings backed by scattered frames.
 
@@ -218,6 +224,30 @@ class UserProcess:
         self._maps: list[_Mapping] = []  # sorted by start
         self._next = USER_MMAP_BASE
         self._malloc: dict[int, int] = {}  # malloc pointer -> mapping start
+        # the file descriptor table: fd -> file (0-2 are the standard streams)
+        self.files: dict[int, KernelFile] = {}
+
+    # ----------------------------------------------------------------- files
+    def fd_install(self, file: KernelFile) -> int:
+        """``fd_install`` at the lowest free descriptor (from 3); the table holds one
+        reference of ``file``, taken by the caller."""
+        fd = 3
+        while fd in self.files:
+            fd += 1
+        self.files[fd] = file
+        return fd
+
+    def fget(self, fd: int) -> KernelFile | None:
+        """The file behind ``fd`` (no reference taken), or None."""
+        return self.files.get(fd)
+
+    def close(self, fd: int) -> int:
+        """``close(fd)``: 0, or -EBADF; the table's reference is put."""
+        file = self.files.pop(fd, None)
+        if file is None:
+            return -errno.EBADF
+        file.fput()
+        return 0
 
     # ----------------------------------------------------------------- mappings
     def mmap(self, size: int, writable: bool = True) -> int:
