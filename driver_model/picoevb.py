@@ -20,6 +20,7 @@ from cuda_model import CallbackPending
 
 from . import regs, uapi
 from .desc import DESC_SIZE, MAX_CHAIN, Segment, build_chain, pair_scatter, split_segments
+from .dmabuf import DmaBuf, DmaBufAttachment, DmaBufAttachOps, DmaBufCore, DmaDevice
 from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
 from .platform import Platform
@@ -141,6 +142,12 @@ class _Surface:
     length: int
     handle: int = -1
     page_table: object = None
+    # a dma-buf surface (PIN_DMABUF): its buffer, attachment and bus chunks, mapped at
+    # pin time (a pinned importer, as RDMA's ib_umem_dmabuf_get_pinned)
+    dmabuf: DmaBuf | None = None
+    attachment: DmaBufAttachment | None = None
+    sgt: object = None
+    chunks: Scatter = field(default_factory=list)
     # DMA mappings taken by DMAs in flight, and those DMAs
     maps: list = field(default_factory=list)
     transfers: set[_Transfer] = field(default_factory=set)
@@ -191,10 +198,20 @@ class PicoevbRdma:
     """
 
     def __init__(
-        self, platform: Platform, p2p, config: DriverConfig | None = None, name: str = "picoevb0"
+        self,
+        platform: Platform,
+        p2p,
+        config: DriverConfig | None = None,
+        name: str = "picoevb0",
+        dmabuf: DmaBufCore | None = None,
     ) -> None:
         self.platform = platform
         self.p2p = p2p
+        # the kernel's dma-buf core, for PIN_DMABUF (None: a kernel without dma-buf)
+        self.dmabuf = dmabuf
+        # the function's struct device as dma-buf sees it: dma_set_max_seg_size to the
+        # longest descriptor, rounded down to a page (a model extension's choice)
+        self.dma_dev = DmaDevice(name, max_seg_size=0x0FFF_F000)
         self.config = config or DriverConfig()
         self.name = name
         self.fpga_ram_size = 0
@@ -380,6 +397,11 @@ class PicoevbRdma:
         return isr
 
     # ------------------------------------------------------------------ free callback
+    def _dmabuf_move_notify(self, attach: DmaBufAttachment) -> None:
+        """``move_notify`` of a pinned importer: nv-dmabuf never moves its memory, and a
+        pinned attachment may not be moved, so this is a bug somewhere: logged."""
+        log.error("%s: move_notify on a pinned dma-buf attachment (%s)", self.name, attach)
+
     def _p2p_free_callback(self, surf: _Surface) -> CallbackPending | None:
         """nvidia.ko frees the memory behind a pin (cudaFree while pinned): drop the handle,
         free the page table and any live DMA mapping, abort DMAs using it. NVIDIA's
@@ -701,6 +723,9 @@ class PicoevbFile:
             if length > surf.length:
                 why = f"length {length} exceeds CUDA surface {ptr} ({surf.length} bytes)"
                 return xfer.fail(errno.EINVAL, why), None
+            if surf.dmabuf is not None:  # mapped at pin time, never moved nor revoked
+                surf.transfers.add(xfer)
+                return 0, _UserBuf(slice_scatter(surf.chunks, 0, length), surf, None, xfer)
             rc, mapping = self.drv.p2p.nvidia_p2p_dma_map_pages(
                 self.drv.platform.pci_dev, surf.page_table
             )
@@ -808,6 +833,7 @@ class PicoevbFile:
             if self.drv.removed:  # removed while this ioctl waited for the lock
                 return self._fail(errno.ENODEV, "the device has been removed")
             handler = {
+                uapi.PICOEVB_IOC_PIN_DMABUF: self._pin_dmabuf,
                 uapi.PICOEVB_IOC_PIN_CUDA: self._pin_cuda,
                 uapi.PICOEVB_IOC_UNPIN_CUDA: self._unpin_cuda,
                 uapi.PICOEVB_IOC_CARD_INFO: self._card_info,
@@ -818,7 +844,7 @@ class PicoevbFile:
             rc, out = await handler(params)
             if rc == 0 and out is not None and not self._copy_to_user(arg, out):
                 rc = self._fail(errno.EFAULT, f"cannot write the {ctype.__name__} result back")
-                if cmd == uapi.PICOEVB_IOC_PIN_CUDA:
+                if cmd in (uapi.PICOEVB_IOC_PIN_CUDA, uapi.PICOEVB_IOC_PIN_DMABUF):
                     # the caller never learns the handle: release the pin and the handle,
                     # as the original driver does
                     surf = self.surfaces.pop(out.handle)
@@ -854,7 +880,59 @@ class PicoevbFile:
         )
         return 0, p
 
+    async def _pin_dmabuf(self, p: uapi.picoevb_rdma_pin_dmabuf):
+        """PIN_DMABUF (an extension): import a dma-buf as a surface, pinned and mapped
+        for good, as an RDMA driver's pinned import does: a dynamic attachment allowing
+        peer-to-peer (the exporter refuses one without), dma_buf_pin and the map under
+        the reservation lock. The handle shares the CUDA handles' IDR, so the DMA
+        ioctls and UNPIN_CUDA take it."""
+        core = self.drv.dmabuf
+        if core is None:
+            return self._fail(errno.EOPNOTSUPP, "this kernel has no dma-buf"), None
+        buf = core.dma_buf_get(self.process, p.fd)
+        if isinstance(buf, int):
+            return self._fail(-buf, f"dma_buf_get({p.fd}): {buf}"), None
+        ops = DmaBufAttachOps(move_notify=self.drv._dmabuf_move_notify, allow_peer2peer=True)
+        att = core.dma_buf_dynamic_attach(buf, self.drv.dma_dev, ops)
+        if isinstance(att, int):
+            core.dma_buf_put(buf)
+            return self._fail(-att, f"dma_buf_dynamic_attach of fd {p.fd}: {att}"), None
+        core.dma_resv_lock(buf)
+        rc = core.dma_buf_pin(att)
+        sgt = core.dma_buf_map_attachment(att, 0) if rc == 0 else rc
+        if isinstance(sgt, int) and rc == 0:
+            core.dma_buf_unpin(att)
+        core.dma_resv_unlock(buf)
+        if isinstance(sgt, int):
+            core.dma_buf_detach(buf, att)
+            core.dma_buf_put(buf)
+            return self._fail(-sgt, f"mapping dma-buf fd {p.fd}: {sgt}"), None
+        surf = _Surface(self, 0, 0, buf.size, dmabuf=buf, attachment=att, sgt=sgt)
+        surf.chunks = [(e.dma_address, e.length) for e in sgt.entries]
+        surf.handle = self._idr_alloc(surf)
+        p.handle, p.size = surf.handle, buf.size
+        log.info(
+            "%s: imported dma-buf fd %d (%s, %d bytes, %d segments) as handle %d",
+            self.drv.name,
+            p.fd,
+            buf.name,
+            buf.size,
+            sgt.nents,
+            surf.handle,
+        )
+        return 0, p
+
     async def _put(self, surf: _Surface) -> int:
+        if surf.dmabuf is not None:
+            core, buf, att = self.drv.dmabuf, surf.dmabuf, surf.attachment
+            assert core is not None and att is not None
+            core.dma_resv_lock(buf)
+            core.dma_buf_unmap_attachment(att, surf.sgt, 0)
+            core.dma_buf_unpin(att)
+            core.dma_resv_unlock(buf)
+            core.dma_buf_detach(buf, att)
+            core.dma_buf_put(buf)
+            return 0
         rc = self.drv.p2p.nvidia_p2p_put_pages(0, 0, surf.va, surf.page_table)
         if rc:
             log.error("%s: nvidia_p2p_put_pages(handle %d): %d", self.drv.name, surf.handle, rc)
@@ -939,6 +1017,12 @@ class PicoevbFile:
         p = uapi.picoevb_rdma_pin_cuda(va=va, size=size)
         await ioctl(self, uapi.PICOEVB_IOC_PIN_CUDA, p)
         return p.handle
+
+    async def pin_dmabuf(self, fd: int) -> tuple[int, int]:
+        """Import a dma-buf fd (the extension ioctl); (handle, size)."""
+        p = uapi.picoevb_rdma_pin_dmabuf(fd=fd)
+        await ioctl(self, uapi.PICOEVB_IOC_PIN_DMABUF, p)
+        return p.handle, p.size
 
     async def unpin_cuda(self, handle: int) -> None:
         """Unpin a handle."""

@@ -151,6 +151,18 @@ class picoevb_rdma_c2h_dma(_Struct):
     ]
 
 
+class picoevb_rdma_pin_dmabuf(_Struct):
+    """``PICOEVB_IOC_PIN_DMABUF`` (not in the original driver): ``fd`` of a dma-buf in,
+    ``size`` (the dma-buf's) and ``handle`` out; 24 bytes."""
+
+    _fields_ = [
+        ("fd", ctypes.c_int32),
+        ("pad", ctypes.c_uint32),
+        ("size", ctypes.c_uint64),
+        ("handle", ctypes.c_uint32),
+    ]
+
+
 PICOEVB_IOC_MAGIC = "P"
 
 PICOEVB_IOC_LED = IOW(PICOEVB_IOC_MAGIC, 0, ctypes.c_uint32)
@@ -160,6 +172,10 @@ PICOEVB_IOC_H2C2H_DMA = IOWR(PICOEVB_IOC_MAGIC, 3, picoevb_rdma_h2c2h_dma)
 PICOEVB_IOC_CARD_INFO = IOR(PICOEVB_IOC_MAGIC, 4, picoevb_rdma_card_info)
 PICOEVB_IOC_H2C_DMA = IOWR(PICOEVB_IOC_MAGIC, 5, picoevb_rdma_h2c_dma)
 PICOEVB_IOC_C2H_DMA = IOWR(PICOEVB_IOC_MAGIC, 6, picoevb_rdma_c2h_dma)
+# the model's extensions, numbered apart from the original's (0x40 and up): not in the
+# original picoevb-rdma driver
+PICOEVB_EXT_NR_BASE = 0x40
+PICOEVB_IOC_PIN_DMABUF = IOWR(PICOEVB_IOC_MAGIC, PICOEVB_EXT_NR_BASE, picoevb_rdma_pin_dmabuf)
 
 PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA = 1 << 0
 PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA = 1 << 1
@@ -175,6 +191,7 @@ ARG_TYPES: dict[int, type[_Struct] | None] = {
     PICOEVB_IOC_CARD_INFO: picoevb_rdma_card_info,
     PICOEVB_IOC_H2C_DMA: picoevb_rdma_h2c_dma,
     PICOEVB_IOC_C2H_DMA: picoevb_rdma_c2h_dma,
+    PICOEVB_IOC_PIN_DMABUF: picoevb_rdma_pin_dmabuf,
 }
 
 IOCTL_NAMES = {

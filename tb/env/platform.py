@@ -351,7 +351,9 @@ async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
     await tb.init(bind=False)
     seed = int(os.environ.get("SEED", "1"))
     platform = TbPlatform(tb, seed=seed)
-    drv = PicoevbRdma(platform, tb.p2p, config)
+    drv = PicoevbRdma(platform, tb.p2p, config, dmabuf=tb.dmabuf)
     await drv.probe()
     process = UserProcess(platform.host)
+    # the process's CUDA exports dma-bufs into its own descriptor table
+    tb.cuda.dma_buf_export = lambda ops, size: tb.dmabuf.export_fd(process, ops, size)
     return Rig(tb, platform, drv, process, drv.open(process))

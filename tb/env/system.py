@@ -20,6 +20,7 @@ from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import CudaRuntime, Gpu, NvidiaP2P
+from driver_model.dmabuf import DmaBufCore
 from driver_model.regs import (
     BAR_DMA_SIZE,
     BAR_USER_SIZE,
@@ -288,6 +289,8 @@ class TB:
         self.gpu = Gpu(vram_size=gpu_vram, bar1_size=gpu_bar1)
         self.cuda = CudaRuntime(self.gpu)
         self.p2p = NvidiaP2P(self.gpu)
+        # the kernel's dma-buf core: nvidia.ko exports through it, drivers import
+        self.dmabuf = DmaBufCore()
         self.gpu_dev, self.gpu_ep = make_gpu_device(self.gpu)
         self.topology = topology or os.environ.get("PEVB_TOPOLOGY", "switch")
         if self.topology == "switch":

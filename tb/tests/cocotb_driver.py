@@ -599,3 +599,54 @@ async def test_cudafree_then_repin_gets_no_stale_writes(dut):
     assert got == b"\x77" * size, "the aborted transfer wrote into the new surface"
     revoked = [p for p in gpu.pins.values() if p.state.name == "REVOKED"]
     assert len(revoked) == 1 and not set(revoked[0].bar1_pages) & set(new_pin.bar1_pages)
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_dmabuf_pin_and_dma(dut):
+    """PIN_DMABUF (the model's extension): CUDA memory exported with
+    cuMemGetHandleForAddressRange and imported by fd moves data both ways like a pinned
+    handle. Unlike nv-p2p, cudaFree does not revoke it: a DMA after the free still lands
+    in the exported memory, and the VRAM comes back only when the handle is unpinned and
+    the fd closed (nv-dmabuf.c; measured, probes/dmabuf.txt). Bad fds fail cleanly."""
+    rig = await bring_up(dut)
+    fd, rt, tb, gpu = rig.fd, rig.cuda, rig.tb, rig.tb.gpu
+    n = 3 * 64 * 1024 + 4096  # four BAR1 pages, the last one partly
+    base_used = gpu.vram.size - gpu.vram_free_bytes
+    surf = rt.cudaMalloc(2 << 20)
+    dmabuf_fd = rt.cuMemGetHandleForAddressRange(surf + 64 * 1024, n, 1, 0)
+    handle, size = await fd.pin_dmabuf(dmabuf_fd)
+    assert size == n
+    sg = fd.surfaces[handle].chunks
+    assert sum(k for _a, k in sg) == n and all(0 < k <= 0x0FFFF000 for _a, k in sg)
+    # host -> card -> CUDA and back, through the handle
+    data = pattern(n, 5)
+    host = rig.process.malloc(n)
+    rig.process.write(host, data)
+    await fd.h2c2h_dma(host, handle, n, DST_CUDA)
+    assert bytes(gpu.read_va(surf + 64 * 1024, n)) == data
+    back = rig.process.malloc(n)
+    await fd.h2c2h_dma(handle, back, n, SRC_CUDA)
+    assert rig.process.read(back, n) == data
+    # cudaFree: nothing is revoked, a DMA still reaches the exported pages through BAR1
+    rt.cudaFree(surf)
+    assert tb.gpu.fault_log == []
+    data2 = pattern(n, 6)
+    rig.process.write(host, data2)
+    await fd.h2c2h_dma(host, handle, n, DST_CUDA)
+    got = b"".join(gpu.bar1_read(a - gpu.bar1_bus_address, k) for a, k in sg)
+    assert got == data2, "the DMA after cudaFree missed the exported memory"
+    assert gpu.vram.size - gpu.vram_free_bytes - base_used == 2 << 20
+    await fd.unpin_cuda(handle)
+    assert gpu.vram.size - gpu.vram_free_bytes - base_used == 2 << 20, "the fd still holds it"
+    assert rig.process.close(dmabuf_fd) == 0
+    assert gpu.vram.size - gpu.vram_free_bytes == base_used
+    assert not tb.dmabuf.warnings and not tb.dmabuf.live
+    # bad fds: none, and a file that is not a dma-buf
+    await expect_errno(fd.pin_dmabuf(dmabuf_fd), errno.EBADF, "PIN_DMABUF of a closed fd")
+
+    class NotADmaBuf:
+        def fput(self) -> None:
+            pass
+
+    other = rig.process.fd_install(NotADmaBuf())
+    await expect_errno(fd.pin_dmabuf(other), errno.EINVAL, "PIN_DMABUF of another file")

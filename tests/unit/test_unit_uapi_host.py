@@ -25,11 +25,14 @@ def test_ioctl_numbers_match_hand_computed_values():
     assert uapi.PICOEVB_IOC_CARD_INFO == 0x8008_5004
     assert uapi.PICOEVB_IOC_H2C_DMA == 0xC028_5005
     assert uapi.PICOEVB_IOC_C2H_DMA == 0xC028_5006
+    # the model's extension, numbered apart (nr 0x40): _IOWR, 24 bytes
+    assert uapi.PICOEVB_IOC_PIN_DMABUF == 0xC018_5040
+    assert uapi.IOCTL_NAMES[uapi.PICOEVB_IOC_PIN_DMABUF] == "PICOEVB_IOC_PIN_DMABUF"
     for cmd in uapi.ARG_TYPES:
         assert uapi.IOC_TYPE(cmd) == ord("P")
         t = uapi.ARG_TYPES[cmd]
         assert uapi.IOC_SIZE(cmd) == (4 if t is None else ctypes.sizeof(t))
-    assert len(set(uapi.ARG_TYPES)) == 7
+    assert len(set(uapi.ARG_TYPES)) == 8
     with pytest.raises(ValueError):
         uapi.IOC(uapi.IOC_READ, "P", 0, 1 << 14)
 
@@ -42,12 +45,15 @@ def test_structs_have_the_c_layout():
         uapi.picoevb_rdma_card_info: 8,
         uapi.picoevb_rdma_h2c_dma: 40,
         uapi.picoevb_rdma_c2h_dma: 40,
+        uapi.picoevb_rdma_pin_dmabuf: 24,
     }
     for t, n in sizes.items():
         assert ctypes.sizeof(t) == n, t.__name__
     # the bytes a C program would pass, packed independently with struct
     pin = uapi.picoevb_rdma_pin_cuda(va=0x7F40_0001_2345, size=0x40_0000, handle=7)
     assert pin.to_bytes() == struct.pack("<QQI4x", 0x7F40_0001_2345, 0x40_0000, 7)
+    pin_fd = uapi.picoevb_rdma_pin_dmabuf(fd=5, size=0x20_0000, handle=3)
+    assert pin_fd.to_bytes() == struct.pack("<iIQI4x", 5, 0, 0x20_0000, 3)
     c2h = uapi.picoevb_rdma_c2h_dma.from_bytes(struct.pack("<5Q", 1, 2, 3, 4, 5))
     assert (c2h.dst, c2h.src, c2h.len, c2h.flags, c2h.dma_time_ns) == (1, 2, 3, 4, 5)
     h2c = uapi.picoevb_rdma_h2c_dma.from_bytes(struct.pack("<5Q", 1, 2, 3, 4, 5))
