@@ -184,6 +184,14 @@ class Pin:
     # who mapped it: "p2p" (nv-p2p) or "dmabuf" (an nv-dmabuf mapping of an export)
     kind: str = "p2p"
 
+    @property
+    def label(self) -> str:
+        """How traces name it: ``pin#N`` for an nv-p2p pin, the export's name
+        (``dmabuf#N``) for a dma-buf's BAR1 mapping."""
+        if self.kind == "dmabuf":
+            return str(getattr(self.data, "name", f"dmabuf(pin#{self.pin_id})"))
+        return f"pin#{self.pin_id}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Bar1Fault:

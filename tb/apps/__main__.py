@@ -88,13 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     for stale in (log, status):  # an earlier run of this process id left them
         stale.unlink(missing_ok=True)
     print(f"log: {log}", flush=True)
-    if a.demo in ("rdma-cuda", "rdma-malloc") and not a.args:
+    if a.demo in ("rdma-cuda", "rdma-malloc") and not [x for x in a.args if x != "--dmabuf"]:
         print(
             "  (the original's full 1024x1024 surface, 4 MiB: minutes on Icarus; "
             "make sim runs 256x256)",
             flush=True,
         )
-    if a.demo in ("rdma-cuda", "rdma-malloc") and a.args and a.args[0] != "1024x1024":
+    surface = [x for x in a.args if x != "--dmabuf"]
+    if a.demo in ("rdma-cuda", "rdma-malloc") and surface and surface[0] != "1024x1024":
         print(
             "  (a smaller surface than the original's 1024x1024 = 4 MiB, for speed; "
             "make sim ARGS=1024x1024 runs the full one)",

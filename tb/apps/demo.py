@@ -88,6 +88,8 @@ async def demo(dut):
             res["dma_time_ns"],
             res["bytes"] * 1e3 / max(res["dma_time_ns"], 1),
         )
+    if "pinned_by" in res:
+        log.info("surfaces pinned by %s", res["pinned_by"])
     if name in ("rdma-cuda", "rdma-malloc") and "mismatches" in res:  # it got to compare
         log.info("%s %s", name, "VERIFIED" if status == 0 else "MISMATCH")
     if name == "set-leds" and status == 0:

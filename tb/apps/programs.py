@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuda_model import CudaError, CUpointer_attribute, cudaMemcpyKind, fill_surface, surface_word
+from cuda_model.runtime import CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 from driver_model import uapi
 from driver_model.host import HostMemoryError, UserProcess
 from driver_model.picoevb import PicoevbFile, ioctl
 
 D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
+DMA_BUF_FD = CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
+DMABUF_ALLOC = 2 << 20  # --dmabuf surfaces: own 2 MiB-aligned ranges
 SYNC_MEMOPS = CUpointer_attribute.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
 PERF_MAX_SIZE = 100 << 20
 # mismatch lines printed before the rest are only counted (the original prints them all)
@@ -81,19 +84,27 @@ async def _h2c2h(env: AppEnv, fd: PicoevbFile, src: int, dst: int, size: int, fl
     return True
 
 
-async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
-    """cudaMalloc two surfaces, pin them, fill them, H2C2H GPU -> FPGA -> GPU, verify."""
+async def rdma_cuda(
+    env: AppEnv, width: int = 1024, height: int = 1024, dmabuf: bool = False
+) -> int:
+    """cudaMalloc two surfaces, pin them, fill them, H2C2H GPU -> FPGA -> GPU, verify.
+    With ``dmabuf`` (not in the original) each surface is exported as a dma-buf and
+    imported by its fd (PIN_DMABUF) instead of pinned through nv-p2p: the surfaces are
+    allocated in 2 MiB so that the export's range is 4 KiB aligned."""
     if not _check_size(env, width, height):
         return 1
     rt = env.cuda
     size = width * height * 4
+    alloc = -(-size // DMABUF_ALLOC) * DMABUF_ALLOC if dmabuf else size
     fd = env.open()
+    env.results["pinned_by"] = "dma-buf" if dmabuf else "nv-p2p"
     ptrs: dict[str, int] = {}
     handles: dict[str, int] = {}
+    fds: dict[str, int] = {}
     try:
         for name in ("src", "dst"):
             try:
-                ptrs[name] = rt.cudaMalloc(size)
+                ptrs[name] = rt.cudaMalloc(alloc)
             except CudaError as e:
                 env.err(f"Allocation of {name}_d failed: {int(e.code)}")
                 return 1
@@ -103,6 +114,12 @@ async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
                 env.err(f"cuPointerSetAttribute({name}_d) failed: {int(e.code)}")
                 return 1
         for name in ("src", "dst"):
+            if dmabuf:
+                h = await _import_dmabuf(env, fd, name, ptrs[name], size, fds)
+                if h is None:
+                    return 1
+                handles[name] = h
+                continue
             pin = uapi.picoevb_rdma_pin_cuda(va=ptrs[name], size=size)
             try:
                 await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
@@ -131,7 +148,29 @@ async def rdma_cuda(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
                 env.err(f"ioctl(UNPIN_CUDA {name}) failed: errno={e.errno}")
         for p in ptrs.values():
             rt.cudaFree(p)
+        for dfd in fds.values():
+            env.process.close(dfd)
         await fd.release()
+
+
+async def _import_dmabuf(
+    env: AppEnv, fd: PicoevbFile, name: str, ptr: int, size: int, fds: dict[str, int]
+) -> int | None:
+    """Export ``size`` bytes (rounded up to 4 KiB) at ``ptr`` as a dma-buf and import it
+    with PIN_DMABUF; the handle, or None (the error printed)."""
+    span = -(-size // 4096) * 4096
+    try:
+        fds[name] = env.cuda.cuMemGetHandleForAddressRange(ptr, span, DMA_BUF_FD, 0)
+    except CudaError as e:
+        env.err(f"cuMemGetHandleForAddressRange({name}_d) failed: {int(e.code)}")
+        return None
+    pin = uapi.picoevb_rdma_pin_dmabuf(fd=fds[name])
+    try:
+        await ioctl(fd, uapi.PICOEVB_IOC_PIN_DMABUF, pin)
+    except OSError as e:
+        env.err(f"ioctl(PIN_DMABUF {name}) failed: ret=-1 errno={e.errno}")
+        return None
+    return pin.handle
 
 
 async def rdma_malloc(env: AppEnv, width: int = 1024, height: int = 1024) -> int:
@@ -298,8 +337,15 @@ def _perf_app(to_card: bool, cuda: bool):
     return app
 
 
+def _split_dmabuf(args: list[str]) -> tuple[list[str], bool]:
+    """``--dmabuf`` anywhere on rdma-cuda's command line (a model extension)."""
+    rest = [a for a in args if a != "--dmabuf"]
+    return rest, len(rest) != len(args)
+
+
 async def _surface_app_cuda(env: AppEnv, args: list[str]) -> int:
-    return await rdma_cuda(env, *_parse_surface(args))
+    rest, dmabuf = _split_dmabuf(args)
+    return await rdma_cuda(env, *_parse_surface(rest), dmabuf=dmabuf)
 
 
 async def _surface_app_malloc(env: AppEnv, args: list[str]) -> int:
@@ -312,6 +358,10 @@ async def _set_leds_app(env: AppEnv, args: list[str]) -> int:
 
 def _check_surface_args(args: list[str], _card_ram: int) -> None:
     _parse_surface(args)
+
+
+def _check_surface_cuda_args(args: list[str], _card_ram: int) -> None:
+    _parse_surface(_split_dmabuf(args)[0])
 
 
 def _check_length_args(args: list[str], card_ram: int) -> None:
@@ -334,7 +384,11 @@ class Demo:
 
 SURFACE_USAGE = "[WxH] surface in 32-bit words (default 1024x1024)"
 DEMOS: dict[str, Demo] = {
-    "rdma-cuda": Demo(_surface_app_cuda, SURFACE_USAGE, _check_surface_args),
+    "rdma-cuda": Demo(
+        _surface_app_cuda,
+        f"{SURFACE_USAGE}; --dmabuf: import the surfaces as dma-bufs (not in the original)",
+        _check_surface_cuda_args,
+    ),
     "rdma-malloc": Demo(_surface_app_malloc, SURFACE_USAGE, _check_surface_args),
     "rdma-cuda-h2c-perf": Demo(
         _perf_app(True, True), "[bytes] (default min(card RAM, 100 MiB))", _check_length_args
@@ -350,7 +404,7 @@ def expected_bytes(name: str, args: list[str], card_ram: int) -> int:
     """The bytes the demo's DMA moves in all (both directions), for a progress estimate;
     0 when it moves none."""
     if name in ("rdma-cuda", "rdma-malloc"):
-        w, h = _parse_surface(args)
+        w, h = _parse_surface(_split_dmabuf(args)[0])
         return 2 * 4 * w * h  # H2C2H: each byte in and out of the card
     if name.endswith("-perf"):
         n = _parse_length(args, card_ram)

@@ -36,7 +36,9 @@ def _data_bytes(rec: dict) -> int:
 
 def _target_key(target: dict) -> str:
     if target["kind"] == "gpu_bar1":
-        return f"gpu pin#{target['pin']}" if "pin" in target else "gpu (unmapped)"
+        if "pin" not in target:
+            return "gpu (unmapped)"
+        return f"gpu {target.get('surface', 'pin#' + str(target['pin']))}"
     if target["kind"] == "host":
         return f"host {target.get('buffer', '')}".strip()
     return target["kind"]

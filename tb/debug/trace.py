@@ -131,8 +131,8 @@ class TlpTrace:
         if live:
             pin = live[-1]
             va = pin.va + pin.bar1_pages.index(page) * 0x10000 + (off & 0xFFFF)
-            out.update(pin=pin.pin_id, va=va, va_offset=va - pin.va)
-            out["label"] = f"GPU BAR1 pin#{pin.pin_id} va+{va - pin.va:#x}"
+            out.update(pin=pin.pin_id, surface=pin.label, va=va, va_offset=va - pin.va)
+            out["label"] = f"GPU BAR1 {pin.label} va+{va - pin.va:#x}"
         else:
             out["label"] = f"GPU BAR1 page {page} vram {found[0]:#x}"
         return out

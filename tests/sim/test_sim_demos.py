@@ -16,6 +16,12 @@ from tb.apps.progress import Status
 # demo, command line, lines its log must contain (regular expressions)
 DEMOS = [
     ("rdma-cuda", "128x128", [r"rdma-cuda VERIFIED", r"driver: 4 chain runs"]),
+    # the surfaces exported as dma-bufs and imported by fd (a model extension)
+    (
+        "rdma-cuda",
+        "128x128 --dmabuf",
+        [r"rdma-cuda VERIFIED", r"surfaces pinned by dma-buf", r"driver: 4 chain runs"],
+    ),
     ("rdma-malloc", "64x128", [r"rdma-malloc VERIFIED"]),
     ("rdma-cuda-h2c-perf", "", [r"app: Bytes:65536 usecs:\d+ MB/s:\d+\.\d{6}$"]),
     ("rdma-cuda-c2h-perf", "", [r"app: Bytes:65536 usecs:\d+ MB/s:\d+\.\d{6}$"]),
@@ -41,7 +47,11 @@ def run_demo(demo: str, args: str, expect: list[str], sim: str, profile: str) ->
         assert re.search(pattern, text, re.M), f"{demo}: no line matching {pattern!r} in {log}"
 
 
-@pytest.mark.parametrize(("demo", "args", "expect"), DEMOS, ids=[d[0] for d in DEMOS])
+@pytest.mark.parametrize(
+    ("demo", "args", "expect"),
+    DEMOS,
+    ids=[d[0] + ("-dmabuf" if "--dmabuf" in d[1] else "") for d in DEMOS],
+)
 def test_demo(demo: str, args: str, expect: list[str], sim: str, profile: str) -> None:
     run_demo(demo, args, expect, sim, profile)
 

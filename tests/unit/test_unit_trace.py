@@ -324,3 +324,20 @@ def test_wave_annotations_write_ascii_and_mark_repeats() -> None:
     sink({"event": "chain", "channel": "H2C", "chain": 1, "descriptors": 1})
     assert sink.writes == 3
     assert encode("ab", 8) == 0x6162  # leading NULs: GTKWave shows "ab"
+
+
+def test_dmabuf_mappings_are_named_by_their_export() -> None:
+    """A TLP into a dma-buf's BAR1 mapping is named by the export (``dmabuf#N``), as one
+    into an nv-p2p pin is by the pin; the transfer report groups by the same name."""
+    from cuda_model.dmabuf import NvDmaBuf
+
+    trace, records, gpu = make_trace()
+    va = gpu.alloc_device(2 << 20).base
+    phys = [gpu.translate(va + k * 0x10000) >> 16 for k in range(4)]
+    export = NvDmaBuf(gpu, va, 4 << 16, phys, phys, 7)
+    mapping = gpu.map_phys(va, 4 << 16, phys, "dmabuf")
+    mapping.data = export
+    trace.observe("fpga", "up", mem_write(GPU_BAR1 + (mapping.bar1_pages[2] << 16), bytes(128)))
+    assert place(records[-1]) == ("fpga_tx", "MWr 128B -> GPU BAR1 dmabuf#7 va+0x20000")
+    s = summarize(records)
+    assert s["directions"]["C2H"]["by_target"] == {"gpu dmabuf#7": 128}
