@@ -148,6 +148,8 @@ class _Surface:
     attachment: DmaBufAttachment | None = None
     sgt: object = None
     chunks: Scatter = field(default_factory=list)
+    # unpinned while DMAs used it: the import is let go when the last of them ends
+    put_pending: bool = False
     # DMA mappings taken by DMAs in flight, and those DMAs
     maps: list = field(default_factory=list)
     transfers: set[_Transfer] = field(default_factory=set)
@@ -180,6 +182,9 @@ class _UserBuf:
             # the channels this surface's DMAs ran on are stopped: the free callback
             # returns, and the GPU may hand the BAR1 pages to another pin
             s.revoking.done()
+        if not s.transfers and s.put_pending:
+            s.put_pending = False
+            _dmabuf_put(drv, s)
         if self.mapping is not None and self.mapping in s.maps:
             s.maps.remove(self.mapping)
             rc = drv.p2p.nvidia_p2p_dma_unmap_pages(
@@ -188,6 +193,19 @@ class _UserBuf:
             if rc:
                 log.error("%s: nvidia_p2p_dma_unmap_pages: %d", drv.name, rc)
         self.mapping = None
+
+
+def _dmabuf_put(drv: PicoevbRdma, surf: _Surface) -> None:
+    """Let go of an imported dma-buf: unmap and unpin under the reservation lock,
+    detach, and drop the reference ``dma_buf_get`` took."""
+    core, buf, att = drv.dmabuf, surf.dmabuf, surf.attachment
+    assert core is not None and buf is not None and att is not None
+    core.dma_resv_lock(buf)
+    core.dma_buf_unmap_attachment(att, surf.sgt, 0)
+    core.dma_buf_unpin(att)
+    core.dma_resv_unlock(buf)
+    core.dma_buf_detach(buf, att)
+    core.dma_buf_put(buf)
 
 
 class PicoevbRdma:
@@ -924,14 +942,11 @@ class PicoevbFile:
 
     async def _put(self, surf: _Surface) -> int:
         if surf.dmabuf is not None:
-            core, buf, att = self.drv.dmabuf, surf.dmabuf, surf.attachment
-            assert core is not None and att is not None
-            core.dma_resv_lock(buf)
-            core.dma_buf_unmap_attachment(att, surf.sgt, 0)
-            core.dma_buf_unpin(att)
-            core.dma_resv_unlock(buf)
-            core.dma_buf_detach(buf, att)
-            core.dma_buf_put(buf)
+            # DMAs still on it keep the mapping: the last to end lets it go
+            if surf.transfers:
+                surf.put_pending = True
+            else:
+                _dmabuf_put(self.drv, surf)
             return 0
         rc = self.drv.p2p.nvidia_p2p_put_pages(0, 0, surf.va, surf.page_table)
         if rc:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, RESULTS
+from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, PIN_WAYS, RESULTS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
 COVERPOINTS: dict[str, tuple[str, ...]] = {
@@ -40,6 +40,8 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "driver_fault": ("none", *DRIVER_FAULTS),
     "driver_race": ("none", *DRIVER_RACES),
     "driver_result": ("ok", "EIO", "EFAULT"),
+    # how the step's CUDA surfaces were pinned: nv-p2p (PIN_CUDA) or dma-buf (PIN_DMABUF)
+    "driver_pin": PIN_WAYS,
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach

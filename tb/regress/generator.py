@@ -397,6 +397,19 @@ DRIVER_FAULTS = (
 # and what another party does meanwhile: close the call's file, unpin its CUDA handle,
 # issue an ioctl from a second file at once, cudaFree its destination surface
 DRIVER_RACES = ("close_during", "unpin_during", "two_files", "cudafree_during")
+# how a step pins its CUDA surfaces: nv-p2p (PIN_CUDA of the range) or a dma-buf export
+# imported by fd (PIN_DMABUF; its range 4 KiB aligned). cudafree_during's destination is
+# always an nv-p2p pin: the race is the free callback's, and a dma-buf is not revoked
+PIN_WAYS = ("p2p", "dmabuf")
+
+
+def pin_ways(rng: random.Random, steps: int) -> list[str]:
+    """The pin way of each step: alternating from a seeded start, so that a seed with two
+    steps or more tries both."""
+    first = rng.randrange(2)
+    return [PIN_WAYS[(first + i) % 2] for i in range(steps)]
+
+
 # the ioctl's result each event must give ("ok": the call is unharmed)
 DRIVER_RESULTS: dict[str, str] = {
     "none": "ok",

@@ -19,6 +19,7 @@ import numpy as np
 from cocotb.triggers import Timer
 
 from cuda_model import cudaMemcpyKind
+from cuda_model.runtime import CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD as DMA_BUF_FD
 from driver_model import regs, uapi
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
@@ -46,6 +47,7 @@ from tb.regress.generator import (
     Limits,
     StepPlan,
     driver_plan,
+    pin_ways,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -505,8 +507,11 @@ async def test_random_driver(dut):
         Limits(card_size=card_size, max_len=max_len),
     )
     plan = driver_plan(rng, steps)
+    ways = pin_ways(rng, len(plan))
+    dmabuf_fds: list[int] = []
     failures: list[str] = []
     for si, (op, event) in enumerate(plan):
+        way = ways[si]
         kind, sides = op.split(":")
         src_kind, _, dst_kind = sides.partition(">")
         if kind == "c2h":
@@ -523,6 +528,13 @@ async def test_random_driver(dut):
                 dst_off = 0 if src_off >= n else size - n
         if kind == "c2h":
             dst_off = src_off
+        if way == "dmabuf":  # a dma-buf's range starts on a 4 KiB page
+            src_off &= ~0xFFF
+            dst_off &= ~0xFFF
+            if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
+                dst_off = (src_off + -(-n // 4096) * 4096) % (size - n) & ~0xFFF
+                if dst_off < src_off + n and src_off < dst_off + n:
+                    way = "p2p"  # no two apart: this step pins through nv-p2p
         card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
         f = rig.open() if event == "close_during" else fd
         sb.begin_step()
@@ -534,12 +546,31 @@ async def test_random_driver(dut):
             rt.cuPointerSetAttribute(1, SYNC_MEMOPS, victim_va)
             dst_off = rng.randint(0, BIG_PAGE - n)
 
+        pinned: list[str] = []
+
         async def side(
-            k: str, off: int, dst: bool, n: int = n, handles=handles, f=f, victim=victim_va
+            k: str,
+            off: int,
+            dst: bool,
+            n: int = n,
+            handles=handles,
+            f=f,
+            victim=victim_va,
+            way=way,
+            pinned=pinned,
         ) -> int:
-            """A user pointer, or the handle of a pin of the range (unpinned after)."""
+            """A user pointer, or the handle of a pin of the range (unpinned after): an
+            nv-p2p pin, or a dma-buf export of it imported by fd."""
             if k == "host":
                 return host_va + off
+            pinned.append("p2p" if way == "p2p" or (dst and victim) else "dmabuf")
+            if way == "dmabuf" and not (dst and victim):
+                span = -(-n // 4096) * 4096
+                dfd = rt.cuMemGetHandleForAddressRange(gpu_va + off, span, DMA_BUF_FD, 0)
+                dmabuf_fds.append(dfd)
+                h_, _size = await f.pin_dmabuf(dfd)
+                handles.append(h_)
+                return h_
             base = victim if dst and victim else gpu_va
             h_ = await f.pin_cuda(base + off, n)
             handles.append(h_)
@@ -579,7 +610,7 @@ async def test_random_driver(dut):
             second_task = cocotb.start_soon(
                 _errno_of(f2.h2c2h_dma(host2_va + a, host2_va + b, m, 0))
             )
-        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x} [{event}]"
+        what = f"step {si} {op} {n} B src+{src_off:#x} dst+{dst_off:#x} [{event}, {way}]"
         # strike once the DMA is under way
         if event in MID_READ_FAULTS:
             if not await _until(lambda t=task: any(tb.dev.active_request) or t.done(), 200_000):
@@ -661,6 +692,11 @@ async def test_random_driver(dut):
         tb.up_faults.clear()
         for h_ in handles:
             await f.unpin_cuda(h_)
+        for dfd in dmabuf_fds:
+            rig.process.close(dfd)
+        dmabuf_fds.clear()
+        for w in pinned:
+            cov.hit("driver_pin", w)
         tb.log.info("%s -> %s", what, result)
         race = event if event in DRIVER_RACES else "none"
         fault = event if event in DRIVER_FAULTS else "none"

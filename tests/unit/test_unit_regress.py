@@ -250,3 +250,17 @@ def test_driver_plan_strikes_every_event_once_on_a_call_it_fits(seed: int) -> No
             assert not op.startswith("c2h")
         if e == "cudafree_during":
             assert op.startswith("h2c2h") and op.endswith(">gpu")
+
+
+def test_pin_ways_alternate_from_a_seeded_start():
+    """Each driver seed pins through nv-p2p and through dma-buf: the ways alternate, so
+    any two steps try both; the start depends on the seed."""
+    from tb.regress.generator import PIN_WAYS, pin_ways
+
+    starts = set()
+    for seed in range(20):
+        ways = pin_ways(random.Random(seed), 7)
+        assert all(a != b for a, b in zip(ways, ways[1:], strict=False))
+        assert set(ways) == set(PIN_WAYS)
+        starts.add(ways[0])
+    assert starts == set(PIN_WAYS)
