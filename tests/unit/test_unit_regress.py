@@ -260,7 +260,7 @@ def test_pin_ways_alternate_from_a_seeded_start():
     starts = set()
     for seed in range(20):
         ways = pin_ways(random.Random(seed), 7)
-        assert all(a != b for a, b in zip(ways, ways[1:], strict=False))
+        assert all(a != b for a, b in itertools.pairwise(ways))
         assert set(ways) == set(PIN_WAYS)
         starts.add(ways[0])
     assert starts == set(PIN_WAYS)
