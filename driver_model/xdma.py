@@ -70,7 +70,7 @@ async def identify_bars(platform: Platform) -> BarLayout:
     pos = bars.index(dma)
     before, after = bars[:pos], bars[pos + 1 :]
     if len(before) > 1 or len(after) > 1:
-        raise XdmaError(f"BARs {bars}: the DMA BAR {dma} is not among the first two of three")
+        raise XdmaError(f"BARs {bars}: more than one BAR on a side of the DMA BAR {dma}")
     flags = {b: platform.pci_resource_flags(b) for b in bars}
     wide = frozenset(b for b in bars if flags[b] & IORESOURCE_MEM_64)
     pref = frozenset(b for b in bars if flags[b] & IORESOURCE_PREFETCH)

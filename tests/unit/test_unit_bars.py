@@ -123,7 +123,7 @@ def test_identify_bars_refuses_a_layout_it_cannot_name():
     layout = BarLayout(user=1, dma=2)
     p = BarsPlatform(layout)
     p.sizes[0] = 4 << 10
-    with pytest.raises(XdmaError, match="first two of three"):
+    with pytest.raises(XdmaError, match="more than one BAR on a side"):
         asyncio.run(identify_bars(p))  # type: ignore[arg-type]
 
 
