@@ -2,9 +2,9 @@
 ``m_axib_*``) on the XDMA drop-in: host reads and writes to the bypass BAR become AXI4
 bursts on a cocotbext-axi ``AxiRam`` standing for the user's design. The plan builds the
 drop-in with the bypass BAR (Vivado's axist_bypass_en) of 64 KiB whose first byte is AXI
-address 0x40000 (pciebar2axibar_axist_bypass), twice: with the 32-bit BARs (BAR0, 1, 2)
-and with 64-bit ones, prefetchable, and MSI-X (BAR0, 2, 4), so that every test also holds
-where the BARs move.
+address 0x40000 (pciebar2axibar_axist_bypass), three times: with the 32-bit BARs (BAR0,
+1, 2), with 64-bit ones, prefetchable, and MSI-X (BAR0, 2, 4), and with no AXI4-Lite
+master and a 64-bit DMA BAR (BAR0, 2), so that every test also holds where the BARs move.
 
 What the tests hold the RTL to, TLP by TLP (taken from the link, as the host sent it):
 one INCR burst of full-width beats per write TLP, from its DWORD address, with the TLP's
@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.triggers import with_timeout
+from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteRam, AxiRam
 from cocotbext.pcie.core.caps import PciCapId
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
@@ -295,6 +295,7 @@ async def test_bar_layout(dut):
     tb = h.tb
     bars = tb.bars
     assert bars == BarLayout.vivado(
+        axil_master=bool(x.get("AXIL_MASTER", 1)),
         axil_master_64bit=bool(x.get("AXIL_MASTER_64BIT")),
         dma_64bit=bool(x.get("PCIE_64BIT")),
         dma_prefetchable=bool(x.get("PCIE_PREFETCHABLE")),
@@ -303,7 +304,8 @@ async def test_bar_layout(dut):
         axib_prefetchable=bool(x.get("AXIB_PREFETCHABLE")),
     )
     for b in (bars.user, bars.dma, bars.axib):
-        assert b is not None
+        if b is None:
+            continue
         lo = await tb.pci.config_read_dword(0x10 + 4 * b)
         assert lo & 1 == 0, f"BAR{b} is not a memory BAR"
         assert (lo >> 1 & 3) == (2 if b in bars.wide else 0), f"BAR{b} type {lo:#x}"
@@ -326,12 +328,24 @@ async def test_bar_layout(dut):
         assert bool(f & IORESOURCE_PREFETCH) == (b in bars.prefetchable)
     assert await identify_bars(p) == bars
     assert len(await probe_engines(p)) == 2
-    # the AXI4-Lite master answers at its BAR
+    # the AXI4-Lite master answers at its BAR; without one (axilite_master_en off) the
+    # DMA BAR is BAR0 and m_axil_* stays idle
     clk, rst, level = clock_and_reset(dut)
-    axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, 1 << 12)
-    await p.iowrite32(bars.user, 0x40, 0x5EB0A11C)
-    assert await p.ioread32(bars.user, 0x40) == 0x5EB0A11C
-    assert axil.read(0x40, 4) == (0x5EB0A11C).to_bytes(4, "little")
+    if bars.user is not None:
+        axil = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), clk, rst, level, 1 << 12)
+        await p.iowrite32(bars.user, 0x40, 0x5EB0A11C)
+        assert await p.ioread32(bars.user, 0x40) == 0x5EB0A11C
+        assert axil.read(0x40, 4) == (0x5EB0A11C).to_bytes(4, "little")
+    else:
+        assert bars.dma == 0 and p.pci_resource_len(0) == 64 << 10
+        awake = [0]
+
+        async def watch_axil() -> None:
+            while True:
+                await RisingEdge(clk)
+                awake[0] += int(dut.m_axil_awvalid.value) + int(dut.m_axil_arvalid.value)
+
+        watcher = cocotb.start_soon(watch_axil())
     # a chain each way through the DMA BAR, to the AXI memory and back
     mem = AxiRam(AxiBus.from_prefix(dut, "m_axi"), clk, rst, level, size=1 << 16)
     data = random.Random(7).randbytes(3000)
@@ -347,6 +361,9 @@ async def test_bar_layout(dut):
     await rig.write(0x20, b"bar layout")
     assert await rig.read(0x20, 10) == b"bar layout"
     assert rig.mem.read(rig.axi(0x20), 10) == b"bar layout"
+    if bars.user is None:
+        watcher.cancel()
+        assert awake[0] == 0, "m_axil_* moved with no AXI4-Lite master"
 
 
 async def _find_cap(tb, cap_id: int) -> int | None:

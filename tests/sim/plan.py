@@ -107,6 +107,15 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
             "AXIB_PREFETCHABLE": 1,
             "MSIX": 1,
         },
+        # no AXI4-Lite master (Vivado's default): the DMA BAR is BAR0/1, 64-bit, and the
+        # bypass BAR BAR2
+        "no_axil": {
+            "AXIB": 1,
+            "AXIB_BAR_ADDR_WIDTH": 16,
+            "AXIB_AXI_BASE": 0x40000,
+            "AXIL_MASTER": 0,
+            "PCIE_64BIT": 1,
+        },
     },
     # the frame grabber of our own: one stream channel each way, C2H 0 bypassed, the
     # AXI4-Lite slave to the DMA registers
