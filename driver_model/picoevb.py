@@ -20,7 +20,14 @@ from cuda_model import CallbackPending
 
 from . import regs, uapi
 from .desc import DESC_SIZE, MAX_CHAIN, Segment, build_chain, pair_scatter, split_segments
-from .dmabuf import DmaBuf, DmaBufAttachment, DmaBufAttachOps, DmaBufCore, DmaDevice
+from .dmabuf import (
+    DMA_BIDIRECTIONAL,
+    DmaBuf,
+    DmaBufAttachment,
+    DmaBufAttachOps,
+    DmaBufCore,
+    DmaDevice,
+)
 from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
 from .platform import Platform
@@ -201,7 +208,7 @@ def _dmabuf_put(drv: PicoevbRdma, surf: _Surface) -> None:
     core, buf, att = drv.dmabuf, surf.dmabuf, surf.attachment
     assert core is not None and buf is not None and att is not None
     core.dma_resv_lock(buf)
-    core.dma_buf_unmap_attachment(att, surf.sgt, 0)
+    core.dma_buf_unmap_attachment(att, surf.sgt, DMA_BIDIRECTIONAL)
     core.dma_buf_unpin(att)
     core.dma_resv_unlock(buf)
     core.dma_buf_detach(buf, att)
@@ -917,7 +924,7 @@ class PicoevbFile:
             return self._fail(-att, f"dma_buf_dynamic_attach of fd {p.fd}: {att}"), None
         core.dma_resv_lock(buf)
         rc = core.dma_buf_pin(att)
-        sgt = core.dma_buf_map_attachment(att, 0) if rc == 0 else rc
+        sgt = core.dma_buf_map_attachment(att, DMA_BIDIRECTIONAL) if rc == 0 else rc
         if isinstance(sgt, int) and rc == 0:
             core.dma_buf_unpin(att)
         core.dma_resv_unlock(buf)
