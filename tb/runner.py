@@ -33,6 +33,7 @@ from .env.profiles import (
     OVERRIDES_ENV,
     PLUGINS_ENV,
     PROFILE_ENV,
+    XACT_MODEL,
     Profile,
     get_profile,
 )
@@ -57,6 +58,11 @@ TOPLEVEL = "pevb_dma_top"
 DROPIN_TOPLEVEL = "xdma_0"
 DROPIN_DIR = HDL_DIR / "dropin"
 TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
+# the transactor model (tb/ext/xact.py) builds the hard IP's user interface with its
+# stream transactors (define PEVB_HIP_XACT); the card then sits in a simulation wrapper
+# with that interface beside it, as the drop-in has it inside
+XACT_DEFINE = "PEVB_HIP_XACT"
+XACT_CARD_TOPLEVEL = "pevb_card_xact"
 # parameters of the card that the drop-in has not (it has no card RAM)
 _CARD_ONLY_PARAMETERS = ("RAM_SIZE",)
 SIMULATORS = ("icarus", "verilator")
@@ -95,14 +101,38 @@ def _sim_path() -> Iterator[None]:
         sys.path[:] = old
 
 
-def hdl_sources(toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = ()) -> list[Path]:
+def model_of(model: str | None = None) -> str:
+    """The simulation model a build and run are for: ``model``, else ``$PEVB_MODEL``,
+    else the default."""
+    model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+    if model not in MODELS:  # one line now, not a failure inside the simulation
+        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
+    return model
+
+
+def hdl_toplevel(toplevel: str = TOPLEVEL, model: str | None = None) -> str:
+    """The Verilog module a build elaborates for ``toplevel``: the card's wrapper in the
+    transactor model, else the toplevel itself."""
+    if toplevel == TOPLEVEL and model_of(model) == XACT_MODEL:
+        return XACT_CARD_TOPLEVEL
+    return toplevel
+
+
+def hdl_sources(
+    toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = (), model: str | None = None
+) -> list[Path]:
     """The Verilog files of a toplevel: the engine and the card's blocks; for the drop-in
-    its own two files too; for a user's design (any other toplevel, ``user_sources``
-    given: a design that instantiates the Vivado IP's ``xdma_0``) those and the user's."""
+    the files of hdl/dropin too; for a user's design (any other toplevel, ``user_sources``
+    given: a design that instantiates the Vivado IP's ``xdma_0``) those and the user's.
+    In the transactor model the card also takes hdl/dropin's hard-IP port, transactors
+    and its wrapper."""
     _check_toplevel(toplevel, user_sources)
     files = sorted(HDL_DIR.glob("*.v"))
+    card_wrapper = DROPIN_DIR / f"{XACT_CARD_TOPLEVEL}.v"
     if toplevel != TOPLEVEL:
-        files += sorted(DROPIN_DIR.glob("*.v"))
+        files += [f for f in sorted(DROPIN_DIR.glob("*.v")) if f != card_wrapper]
+    elif model_of(model) == XACT_MODEL:
+        files += sorted(DROPIN_DIR.glob("pevb_*.v"))
     return files + [Path(f) for f in user_sources]
 
 
@@ -205,11 +235,14 @@ def build_dir(
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
+    model: str | None = None,
 ) -> Path:
     """The build directory of one parameter set."""
     key: dict[str, object] = {**hdl_parameters(profile, overrides, toplevel)}
     if user_sources:  # a user's design: the drop-in's defines and which files it is
         key = {**dropin_defines(profile, overrides), "sources": sorted(map(str, user_sources))}
+    if model_of(model) == XACT_MODEL:  # the same key as before for the other models
+        key["model"] = XACT_MODEL
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
@@ -229,9 +262,11 @@ def build(
     overrides: dict[str, int] | None = None,
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
+    model: str | None = None,
 ) -> Path:
-    """Build (once; later calls reuse it) and return the build directory."""
-    return _build(sim, profile, waves, overrides, toplevel, user_sources)[1]
+    """Build (once; later calls reuse it) and return the build directory; ``model``
+    (default ``$PEVB_MODEL``) picks the transactor build or the other one."""
+    return _build(sim, profile, waves, overrides, toplevel, user_sources, model)[1]
 
 
 def _build(
@@ -241,6 +276,7 @@ def _build(
     overrides: dict[str, int] | None,
     toplevel: str,
     user_sources: Sequence[Path],
+    model: str | None = None,
 ) -> tuple[Runner, Path]:
     """:func:`build`, also giving the cocotb runner that built it (:func:`run` tests with it)."""
     _check_toplevel(toplevel, user_sources)
@@ -256,15 +292,18 @@ def _build(
                 "Verilator's FST tracing needs the LZ4 headers: "
                 "apt-get install liblz4-dev (make does it when run as root)"
             )
-    bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources)
+    model = model_of(model)
+    bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources, model)
     bdir.mkdir(parents=True, exist_ok=True)
     params = hdl_parameters(prof, overrides, toplevel)
     runner = get_runner(sim)
     if _quiet_skips not in runner.log.filters:
         runner.log.addFilter(_quiet_skips)
     build_args: list[str] = []
-    sources = hdl_sources(toplevel, user_sources)
+    sources = hdl_sources(toplevel, user_sources, model)
     defines: dict[str, object] = {**dropin_defines(prof, overrides)} if user_sources else {}
+    if model == XACT_MODEL:
+        defines[XACT_DEFINE] = 1
     # the text tracks (tb/debug/annotate.py) of the card: bound in (Verilator) or a second root
     if waves and toplevel == TOPLEVEL:
         sources.append(TB_HDL_DIR / "pevb_annot.v")
@@ -282,7 +321,7 @@ def _build(
         runner.build(
             sources=sources,
             includes=hdl_include_dirs(),
-            hdl_toplevel=toplevel,
+            hdl_toplevel=hdl_toplevel(toplevel, model),
             parameters=params,
             defines=defines,
             build_dir=bdir,
@@ -317,10 +356,8 @@ def run(
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    model = (extra_env or {}).get(MODEL_ENV) or os.environ.get(MODEL_ENV)
-    if model and model not in MODELS:  # one line now, not a failure inside the simulation
-        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
-    runner, bdir = _build(sim, prof, waves, overrides, toplevel, user_sources)
+    model = model_of((extra_env or {}).get(MODEL_ENV))
+    runner, bdir = _build(sim, prof, waves, overrides, toplevel, user_sources, model)
     name = (
         testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
     )
@@ -331,6 +368,7 @@ def run(
         OVERRIDES_ENV: json.dumps(overrides or {}),
     }
     env.update(extra_env or {})
+    env[MODEL_ENV] = model  # the testbench's model is the build's
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
     if trace is None:
@@ -340,7 +378,8 @@ def run(
     if trace:
         env[TRACE_ENV] = str(trace_file)
     if trace or waves:  # the TLP trace and the text tracks, attached to each TB
-        env[PLUGINS_ENV] = DEBUG_PLUGIN
+        others = [p for p in env.get(PLUGINS_ENV, "").split(",") if p and p != DEBUG_PLUGIN]
+        env[PLUGINS_ENV] = ",".join([DEBUG_PLUGIN, *others])
     plusargs = [f"+dumpfile_path={tdir / f'{toplevel}.fst'}"] if waves and sim == "icarus" else []
     names = [testcase] if isinstance(testcase, str) else testcase
     # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
@@ -349,7 +388,7 @@ def run(
         with _waves_env(waves), _sim_path():
             runner.test(
                 test_module=module,
-                hdl_toplevel=toplevel,
+                hdl_toplevel=hdl_toplevel(toplevel, model),
                 test_filter=test_filter,
                 build_dir=bdir,
                 test_dir=tdir,

@@ -10,9 +10,20 @@
  * XDMA drop-in: the testbench's hard-IP model (cocotbext-pcie's
  * UltraScalePlusPcieDevice) drives this module's outputs and samples its
  * inputs through the hierarchy (<drop-in instance>.hip.<signal>), as the
- * Vivado IP keeps the hard IP inside.  Nothing here drives its outputs: the
- * model does.  Signal names are the hard IP's, as on the card's toplevel.
+ * Vivado IP keeps the hard IP inside.  Signal names are the hard IP's, as on the
+ * card's toplevel.
+ *
+ * Without PEVB_HIP_XACT nothing here drives the outputs: the model does, beat by beat.
+ * With it, the four streams go through transactors (pevb_xact_source for CQ and RC,
+ * pevb_xact_sink for RQ and CC) that the model fills and empties once per TLP, and
+ * the model drives only the rest.
  */
+
+`ifdef PEVB_HIP_XACT
+`define PEVB_HIP_STREAM_OUT output wire
+`else
+`define PEVB_HIP_STREAM_OUT output reg
+`endif
 module pevb_hip_port #
 (
     parameter AXIS_PCIE_DATA_WIDTH = 64,
@@ -33,31 +44,31 @@ module pevb_hip_port #
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata,
     input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep,
     input  wire                               m_axis_rq_tlast,
-    output reg                                m_axis_rq_tready,
+    `PEVB_HIP_STREAM_OUT                               m_axis_rq_tready,
     input  wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser,
     input  wire                               m_axis_rq_tvalid,
 
     /* Requester completion (RC) */
-    output reg  [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
-    output reg  [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
-    output reg                                s_axis_rc_tlast,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
+    `PEVB_HIP_STREAM_OUT                               s_axis_rc_tlast,
     input  wire                               s_axis_rc_tready,
-    output reg  [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
-    output reg                                s_axis_rc_tvalid,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
+    `PEVB_HIP_STREAM_OUT                               s_axis_rc_tvalid,
 
     /* Completer request (CQ) */
-    output reg  [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
-    output reg  [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
-    output reg                                s_axis_cq_tlast,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
+    `PEVB_HIP_STREAM_OUT                               s_axis_cq_tlast,
     input  wire                               s_axis_cq_tready,
-    output reg  [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
-    output reg                                s_axis_cq_tvalid,
+    `PEVB_HIP_STREAM_OUT [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
+    `PEVB_HIP_STREAM_OUT                               s_axis_cq_tvalid,
 
     /* Completer completion (CC) */
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata,
     input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep,
     input  wire                               m_axis_cc_tlast,
-    output reg                                m_axis_cc_tready,
+    `PEVB_HIP_STREAM_OUT                               m_axis_cc_tready,
     input  wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
     input  wire                               m_axis_cc_tvalid,
 
@@ -126,6 +137,80 @@ module pevb_hip_port #
     /* verilator lint_on UNDRIVEN */
 );
 
+`ifdef PEVB_HIP_XACT
+localparam XACT_ADDR_WIDTH = 11;
+
+pevb_xact_sink #(
+    .DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .ADDR_WIDTH(XACT_ADDR_WIDTH)
+)
+rq_xact (
+    .clk(user_clk),
+    .rst(user_reset),
+    .tdata(m_axis_rq_tdata),
+    .tkeep(m_axis_rq_tkeep),
+    .tlast(m_axis_rq_tlast),
+    .tuser(m_axis_rq_tuser),
+    .tvalid(m_axis_rq_tvalid),
+    .tready(m_axis_rq_tready)
+);
+
+pevb_xact_sink #(
+    .DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .ADDR_WIDTH(XACT_ADDR_WIDTH)
+)
+cc_xact (
+    .clk(user_clk),
+    .rst(user_reset),
+    .tdata(m_axis_cc_tdata),
+    .tkeep(m_axis_cc_tkeep),
+    .tlast(m_axis_cc_tlast),
+    .tuser(m_axis_cc_tuser),
+    .tvalid(m_axis_cc_tvalid),
+    .tready(m_axis_cc_tready)
+);
+
+pevb_xact_source #(
+    .DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .ADDR_WIDTH(XACT_ADDR_WIDTH)
+)
+rc_xact (
+    .clk(user_clk),
+    .rst(user_reset),
+    .tdata(s_axis_rc_tdata),
+    .tkeep(s_axis_rc_tkeep),
+    .tlast(s_axis_rc_tlast),
+    .tuser(s_axis_rc_tuser),
+    .tvalid(s_axis_rc_tvalid),
+    .tready(s_axis_rc_tready)
+);
+
+pevb_xact_source #(
+    .DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .ADDR_WIDTH(XACT_ADDR_WIDTH)
+)
+cq_xact (
+    .clk(user_clk),
+    .rst(user_reset),
+    .tdata(s_axis_cq_tdata),
+    .tkeep(s_axis_cq_tkeep),
+    .tlast(s_axis_cq_tlast),
+    .tuser(s_axis_cq_tuser),
+    .tvalid(s_axis_cq_tvalid),
+    .tready(s_axis_cq_tready)
+);
+`endif
+
 endmodule
+
+`undef PEVB_HIP_STREAM_OUT
 
 `resetall

@@ -216,7 +216,7 @@ def bench_speed(quick: bool) -> list[dict]:
         MODELS,
     ):
         mps = get_profile(profile).mps
-        runner.build(sim, profile, overrides=ENGINE_RAM)
+        runner.build(sim, profile, overrides=ENGINE_RAM, model=model)
         runs = [
             _run_cases(
                 sim,

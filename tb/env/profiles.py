@@ -15,9 +15,11 @@ PROFILE_ENV = "PEVB_PROFILE"
 OVERRIDES_ENV = "PEVB_HDL_OVERRIDES"
 PLUGINS_ENV = "PEVB_PLUGINS"
 # the model of the simulation's links and hard-IP interfaces (tb/ext/lean.py): lean
-# (the default) or exact
+# (the default), exact, or xact (the hard IP's streams through RTL-side transactors,
+# tb/ext/xact.py: a build of its own)
 MODEL_ENV = "PEVB_MODEL"
-MODELS = ("lean", "exact")
+MODELS = ("lean", "exact", "xact")
+XACT_MODEL = "xact"
 # Verilog parameter -> Profile field
 _FIELDS = {
     "AXIS_PCIE_DATA_WIDTH": "width",

@@ -37,10 +37,18 @@ from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from ..ext.lean import MODELS, models
 from ..ext.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..ext.pcie_id import ids_from_ports
+from ..ext.xact import TRANSACTORS, XactError
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .link import UP, LinkTaps, ProtocolChecker
-from .profiles import MODEL_ENV, PLUGINS_ENV, Profile, current_profile, get_profile
+from .profiles import (
+    MODEL_ENV,
+    PLUGINS_ENV,
+    XACT_MODEL,
+    Profile,
+    current_profile,
+    get_profile,
+)
 from .user_cfg import UserConfigSpace
 
 # PCIe Device Control register (PCIe capability + 0x08)
@@ -115,11 +123,26 @@ class TB:
         model: str | None = None,
     ) -> None:
         self.dut = dut
-        # lean (tb/ext/lean.py: TLP-level links, one coroutine per stream interface) or
-        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat);
-        # the extensions first (the fast paths; on an unverified cocotbext-pcie, exact)
+        # the hard IP's user interface: the card's toplevel ports, the signals of the
+        # XDMA drop-in's hard-IP port (``dut.hip``), or the card wrapper's (``dut.hip``)
+        if hip is None:
+            hip = dut.hip if hasattr(dut, "hip") and hasattr(dut, "core") else dut
+        # lean (tb/ext/lean.py: TLP-level links, one coroutine per stream interface),
+        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat)
+        # or xact (tb/ext/xact.py: the streams through transactors, on a build that has
+        # them); the extensions first (the fast paths; on an unverified cocotbext-pcie,
+        # exact, which a transactor build cannot run)
         self.model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+        built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
+        if built_xact != (self.model == XACT_MODEL):
+            raise XactError(
+                f"model {self.model!r} on a build {'with' if built_xact else 'without'} "
+                f"the hard-IP transactors: build with {MODEL_ENV}="
+                f"{XACT_MODEL if built_xact else self.model}"
+            )
         if not ext.install() and self.model != "exact":
+            if built_xact:
+                raise XactError("the transactor model needs a verified cocotbext-pcie")
             self.model = "exact"
         with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
@@ -127,9 +150,7 @@ class TB:
 
     def _build(self, dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip) -> None:
         """The cocotbext-pcie objects: root complex, FPGA hard IP, GPU, switch."""
-        # the hard IP's user interface: the card's toplevel ports, or the signals of the
-        # XDMA drop-in's hard-IP port (``dut.hip``)
-        self.hip = hip = dut if hip is None else hip
+        self.hip = hip
         if profile is None:
             self.profile = current_profile()
         else:

@@ -460,13 +460,20 @@ _LEAN_INTERFACES = {
 def models(kind: str) -> Iterator[None]:
     """Build cocotbext-pcie devices, switches, root complexes and UltraScale+ hard IPs
     with the lean (``"lean"``) or the exact (``"exact"``) link and stream interfaces
-    inside this block."""
+    inside this block; ``"xact"``: the lean link and the transactor interfaces
+    (:mod:`tb.ext.xact`, for a build with ``PEVB_HIP_XACT``)."""
     if kind not in MODELS:
         raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
     saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in _LEAN_INTERFACES}
-    if kind == "lean":
+    if kind != "exact":
         _device.SimPort = _bridge.SimPort = LeanPort
+    if kind == "lean":
         for name, cls in _LEAN_INTERFACES.items():
+            setattr(_usp, name, cls)
+    elif kind == "xact":
+        from . import xact
+
+        for name, cls in xact.XACT_INTERFACES.items():
             setattr(_usp, name, cls)
     try:
         yield

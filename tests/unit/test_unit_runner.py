@@ -16,11 +16,26 @@ BYOD = plan.USER_SOURCES["byod_top"]
 
 
 def test_sources_of_each_toplevel():
-    card = runner.hdl_sources()
+    card = runner.hdl_sources(model="lean")
     assert all(f.parent == runner.HDL_DIR for f in card)
+    wrapper = runner.DROPIN_DIR / f"{runner.XACT_CARD_TOPLEVEL}.v"
     dropin = runner.hdl_sources(runner.DROPIN_TOPLEVEL)
-    assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v"))
+    assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v")) - {wrapper}
     assert runner.hdl_sources("byod_top", BYOD) == [*dropin, *BYOD]
+    # the transactor model's card: the card, the hard-IP port, its transactors, the wrapper
+    xact = runner.hdl_sources(model="xact")
+    assert set(xact) - set(card) == set(runner.DROPIN_DIR.glob("pevb_*.v"))
+    assert wrapper in xact and runner.DROPIN_DIR / "pevb_hip_port.v" in xact
+
+
+def test_the_transactor_model_has_builds_of_its_own():
+    prof = get_profile("picoevb")
+    assert runner.hdl_toplevel(runner.TOPLEVEL, "xact") == runner.XACT_CARD_TOPLEVEL
+    assert runner.hdl_toplevel(runner.TOPLEVEL, "lean") == runner.TOPLEVEL
+    assert runner.hdl_toplevel(runner.DROPIN_TOPLEVEL, "xact") == runner.DROPIN_TOPLEVEL
+    for top in (runner.TOPLEVEL, runner.DROPIN_TOPLEVEL):
+        dirs = {m: runner.build_dir("icarus", prof, toplevel=top, model=m) for m in runner.MODELS}
+        assert dirs["lean"] == dirs["exact"] != dirs["xact"]
 
 
 def test_bad_toplevels_and_sources_are_refused():
@@ -39,7 +54,7 @@ def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.Monkey
         raise AssertionError("the build was reached")
 
     monkeypatch.setattr(runner, "_build", no_build)
-    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose lean or exact"):
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose lean or exact or xact"):
         runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
     monkeypatch.setenv("PEVB_MODEL", "quick")
     with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):

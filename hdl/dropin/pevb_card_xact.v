@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * SIMULATION ONLY.  The picoevb card as the transactor model simulates it: the card's
+ * toplevel (core) with the hard IP's user interface (hip, pevb_hip_port built with
+ * PEVB_HIP_XACT) beside it, as the drop-in keeps it inside.  The ports are the card's
+ * own, less the hard-IP interface; parameters pass through unchanged.
+ */
+module pevb_card_xact #
+(
+    parameter AXIS_PCIE_DATA_WIDTH = 64,
+    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
+    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
+    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
+    parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
+    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
+    parameter RAM_SIZE = 65536,
+    parameter H2C_CHANNELS = 1,
+    parameter C2H_CHANNELS = 1,
+    parameter H2C_STREAM = 0,
+    parameter C2H_STREAM = 0,
+    parameter USER_IRQS = 16,
+    parameter MSIX = 0,
+    parameter DESC_DEPTH = 8,
+    parameter DESC_FETCHES = 2,
+    parameter CPL_TIMEOUT_CYCLES = 131072
+)
+(
+    input  wire [USER_IRQS-1:0]               usr_irq_req,
+    output wire [USER_IRQS-1:0]               usr_irq_ack,
+    output wire                               msi_enable,
+    output wire [2:0]                         msi_vector_width,
+    output wire                               msix_enable,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
+    output wire                               m_axis_h2c_tlast_0,
+    output wire                               m_axis_h2c_tvalid_0,
+    input  wire                               m_axis_h2c_tready_0,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
+    output wire                               m_axis_h2c_tlast_1,
+    output wire                               m_axis_h2c_tvalid_1,
+    input  wire                               m_axis_h2c_tready_1,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
+    output wire                               m_axis_h2c_tlast_2,
+    output wire                               m_axis_h2c_tvalid_2,
+    input  wire                               m_axis_h2c_tready_2,
+    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
+    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
+    output wire                               m_axis_h2c_tlast_3,
+    output wire                               m_axis_h2c_tvalid_3,
+    input  wire                               m_axis_h2c_tready_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
+    input  wire                               s_axis_c2h_tlast_0,
+    input  wire                               s_axis_c2h_tvalid_0,
+    output wire                               s_axis_c2h_tready_0,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
+    input  wire                               s_axis_c2h_tlast_1,
+    input  wire                               s_axis_c2h_tvalid_1,
+    output wire                               s_axis_c2h_tready_1,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
+    input  wire                               s_axis_c2h_tlast_2,
+    input  wire                               s_axis_c2h_tvalid_2,
+    output wire                               s_axis_c2h_tready_2,
+    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
+    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
+    input  wire                               s_axis_c2h_tlast_3,
+    input  wire                               s_axis_c2h_tvalid_3,
+    output wire                               s_axis_c2h_tready_3,
+    output wire [7:0]                         h2c_sts_0,
+    output wire [7:0]                         h2c_sts_1,
+    output wire [7:0]                         h2c_sts_2,
+    output wire [7:0]                         h2c_sts_3,
+    output wire [7:0]                         c2h_sts_0,
+    output wire [7:0]                         c2h_sts_1,
+    output wire [7:0]                         c2h_sts_2,
+    output wire [7:0]                         c2h_sts_3,
+    output wire [2:0]                         led
+);
+
+wire                               user_clk;
+wire                               user_reset;
+wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata;
+wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep;
+wire                               m_axis_rq_tlast;
+wire                               m_axis_rq_tready;
+wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser;
+wire                               m_axis_rq_tvalid;
+wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata;
+wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep;
+wire                               s_axis_rc_tlast;
+wire                               s_axis_rc_tready;
+wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser;
+wire                               s_axis_rc_tvalid;
+wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata;
+wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep;
+wire                               s_axis_cq_tlast;
+wire                               s_axis_cq_tready;
+wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser;
+wire                               s_axis_cq_tvalid;
+wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata;
+wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep;
+wire                               m_axis_cc_tlast;
+wire                               m_axis_cc_tready;
+wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser;
+wire                               m_axis_cc_tvalid;
+wire [1:0]                         pcie_cq_np_req;
+wire [2:0]                         cfg_max_payload;
+wire [2:0]                         cfg_max_read_req;
+wire [7:0]                         cfg_bus_number;
+wire                               cfg_config_space_enable;
+wire [3:0]                         cfg_interrupt_msi_enable;
+wire [11:0]                        cfg_interrupt_msi_mmenable;
+wire [31:0]                        cfg_interrupt_msi_int;
+wire                               cfg_interrupt_msi_sent;
+wire                               cfg_interrupt_msi_fail;
+wire [7:0]                         cfg_interrupt_msi_function_number;
+wire [3:0]                         cfg_flr_in_process;
+wire [3:0]                         cfg_flr_done;
+wire [3:0]                         cfg_interrupt_msix_enable;
+wire [3:0]                         cfg_interrupt_msix_mask;
+wire [63:0]                        cfg_interrupt_msix_address;
+wire [31:0]                        cfg_interrupt_msix_data;
+wire                               cfg_interrupt_msix_int;
+wire                               cfg_interrupt_msix_sent;
+wire                               cfg_interrupt_msix_fail;
+
+/* verilator lint_off PINCONNECTEMPTY */
+pevb_hip_port #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
+)
+hip (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    // what the card does not have
+    .user_lnk_up(),
+    .cfg_function_status(),
+    .cfg_mgmt_addr(10'd0),
+    .cfg_mgmt_function_number(8'd0),
+    .cfg_mgmt_write(1'd0),
+    .cfg_mgmt_write_data(32'd0),
+    .cfg_mgmt_byte_enable(4'd0),
+    .cfg_mgmt_read(1'd0),
+    .cfg_mgmt_read_data(),
+    .cfg_mgmt_read_write_done(),
+    .cfg_mgmt_debug_access(1'd0),
+    .cfg_ext_read_received(),
+    .cfg_ext_write_received(),
+    .cfg_ext_register_number(),
+    .cfg_ext_function_number(),
+    .cfg_ext_write_data(),
+    .cfg_ext_write_byte_enable(),
+    .cfg_ext_read_data(32'd0),
+    .cfg_ext_read_data_valid(1'd0),
+    .cfg_vend_id(16'd0),
+    .cfg_subsys_vend_id(16'd0),
+    .cfg_dev_id_pf0(16'd0),
+    .cfg_rev_id_pf0(8'd0),
+    .cfg_subsys_id_pf0(16'd0)
+);
+/* verilator lint_on PINCONNECTEMPTY */
+
+pevb_dma_top #(
+    .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
+    .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
+    .AXIS_PCIE_RQ_USER_WIDTH(AXIS_PCIE_RQ_USER_WIDTH),
+    .AXIS_PCIE_RC_USER_WIDTH(AXIS_PCIE_RC_USER_WIDTH),
+    .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
+    .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .RAM_SIZE(RAM_SIZE),
+    .H2C_CHANNELS(H2C_CHANNELS),
+    .C2H_CHANNELS(C2H_CHANNELS),
+    .H2C_STREAM(H2C_STREAM),
+    .C2H_STREAM(C2H_STREAM),
+    .USER_IRQS(USER_IRQS),
+    .MSIX(MSIX),
+    .DESC_DEPTH(DESC_DEPTH),
+    .DESC_FETCHES(DESC_FETCHES),
+    .CPL_TIMEOUT_CYCLES(CPL_TIMEOUT_CYCLES)
+)
+core (
+    .user_clk(user_clk),
+    .user_reset(user_reset),
+    .m_axis_rq_tdata(m_axis_rq_tdata),
+    .m_axis_rq_tkeep(m_axis_rq_tkeep),
+    .m_axis_rq_tlast(m_axis_rq_tlast),
+    .m_axis_rq_tready(m_axis_rq_tready),
+    .m_axis_rq_tuser(m_axis_rq_tuser),
+    .m_axis_rq_tvalid(m_axis_rq_tvalid),
+    .s_axis_rc_tdata(s_axis_rc_tdata),
+    .s_axis_rc_tkeep(s_axis_rc_tkeep),
+    .s_axis_rc_tlast(s_axis_rc_tlast),
+    .s_axis_rc_tready(s_axis_rc_tready),
+    .s_axis_rc_tuser(s_axis_rc_tuser),
+    .s_axis_rc_tvalid(s_axis_rc_tvalid),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(s_axis_cq_tready),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(m_axis_cc_tready),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .usr_irq_req(usr_irq_req),
+    .usr_irq_ack(usr_irq_ack),
+    .msi_enable(msi_enable),
+    .msi_vector_width(msi_vector_width),
+    .msix_enable(msix_enable),
+    .m_axis_h2c_tdata_0(m_axis_h2c_tdata_0),
+    .m_axis_h2c_tkeep_0(m_axis_h2c_tkeep_0),
+    .m_axis_h2c_tlast_0(m_axis_h2c_tlast_0),
+    .m_axis_h2c_tvalid_0(m_axis_h2c_tvalid_0),
+    .m_axis_h2c_tready_0(m_axis_h2c_tready_0),
+    .m_axis_h2c_tdata_1(m_axis_h2c_tdata_1),
+    .m_axis_h2c_tkeep_1(m_axis_h2c_tkeep_1),
+    .m_axis_h2c_tlast_1(m_axis_h2c_tlast_1),
+    .m_axis_h2c_tvalid_1(m_axis_h2c_tvalid_1),
+    .m_axis_h2c_tready_1(m_axis_h2c_tready_1),
+    .m_axis_h2c_tdata_2(m_axis_h2c_tdata_2),
+    .m_axis_h2c_tkeep_2(m_axis_h2c_tkeep_2),
+    .m_axis_h2c_tlast_2(m_axis_h2c_tlast_2),
+    .m_axis_h2c_tvalid_2(m_axis_h2c_tvalid_2),
+    .m_axis_h2c_tready_2(m_axis_h2c_tready_2),
+    .m_axis_h2c_tdata_3(m_axis_h2c_tdata_3),
+    .m_axis_h2c_tkeep_3(m_axis_h2c_tkeep_3),
+    .m_axis_h2c_tlast_3(m_axis_h2c_tlast_3),
+    .m_axis_h2c_tvalid_3(m_axis_h2c_tvalid_3),
+    .m_axis_h2c_tready_3(m_axis_h2c_tready_3),
+    .s_axis_c2h_tdata_0(s_axis_c2h_tdata_0),
+    .s_axis_c2h_tkeep_0(s_axis_c2h_tkeep_0),
+    .s_axis_c2h_tlast_0(s_axis_c2h_tlast_0),
+    .s_axis_c2h_tvalid_0(s_axis_c2h_tvalid_0),
+    .s_axis_c2h_tready_0(s_axis_c2h_tready_0),
+    .s_axis_c2h_tdata_1(s_axis_c2h_tdata_1),
+    .s_axis_c2h_tkeep_1(s_axis_c2h_tkeep_1),
+    .s_axis_c2h_tlast_1(s_axis_c2h_tlast_1),
+    .s_axis_c2h_tvalid_1(s_axis_c2h_tvalid_1),
+    .s_axis_c2h_tready_1(s_axis_c2h_tready_1),
+    .s_axis_c2h_tdata_2(s_axis_c2h_tdata_2),
+    .s_axis_c2h_tkeep_2(s_axis_c2h_tkeep_2),
+    .s_axis_c2h_tlast_2(s_axis_c2h_tlast_2),
+    .s_axis_c2h_tvalid_2(s_axis_c2h_tvalid_2),
+    .s_axis_c2h_tready_2(s_axis_c2h_tready_2),
+    .s_axis_c2h_tdata_3(s_axis_c2h_tdata_3),
+    .s_axis_c2h_tkeep_3(s_axis_c2h_tkeep_3),
+    .s_axis_c2h_tlast_3(s_axis_c2h_tlast_3),
+    .s_axis_c2h_tvalid_3(s_axis_c2h_tvalid_3),
+    .s_axis_c2h_tready_3(s_axis_c2h_tready_3),
+    .h2c_sts_0(h2c_sts_0),
+    .h2c_sts_1(h2c_sts_1),
+    .h2c_sts_2(h2c_sts_2),
+    .h2c_sts_3(h2c_sts_3),
+    .c2h_sts_0(c2h_sts_0),
+    .c2h_sts_1(c2h_sts_1),
+    .c2h_sts_2(c2h_sts_2),
+    .c2h_sts_3(c2h_sts_3),
+    .led(led)
+);
+
+endmodule
+
+`resetall

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// Language: Verilog 2001
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * SIMULATION ONLY.  The model-to-RTL half of the hard-IP transactor (CQ, RC): a
+ * buffer of beats the testbench's hard-IP model fills once per TLP, played to the
+ * RTL at one beat per clock.
+ *
+ * The model writes whole beats into mem (one word: {tlast, tkeep, tuser, tdata}) at
+ * index wr_ptr and on, then moves wr_ptr past them; it never writes a word between
+ * rd_ptr and wr_ptr again.  On each rising edge where the bus is free (tvalid low, or
+ * the RTL took the beat on it), the next beat is put on the bus, unless the buffer is
+ * empty or the model pauses the stream (pevb_xact_pause).  These are the edges cocotbext-pcie's source drives a beat on.  In reset
+ * tvalid is low and nothing is taken.
+ *
+ * flush_ptr: when the model moves it, the buffer drops every
+ * beat not yet on the bus (rd_ptr jumps to wr_ptr), as a link going down loses them.
+ *
+ * The model reads rd_ptr to know which beats have gone; to wait for one, it sets
+ * wake_ptr and awaits a change of wakes, which counts the edges on which rd_ptr
+ * moves onto wake_ptr.
+ */
+module pevb_xact_source #
+(
+    parameter DATA_WIDTH = 64,
+    parameter KEEP_WIDTH = DATA_WIDTH/32,
+    parameter USER_WIDTH = 88,
+    parameter ADDR_WIDTH = 11,
+    parameter PAT_ADDR_WIDTH = 9
+)
+(
+    input  wire                   clk,
+    input  wire                   rst,
+
+    output reg  [DATA_WIDTH-1:0]  tdata,
+    output reg  [KEEP_WIDTH-1:0]  tkeep,
+    output reg                    tlast,
+    output reg  [USER_WIDTH-1:0]  tuser,
+    output reg                    tvalid,
+    input  wire                   tready
+);
+
+localparam WORD_WIDTH = 1 + KEEP_WIDTH + USER_WIDTH + DATA_WIDTH;
+
+/* verilator lint_off UNDRIVEN */
+// written by the model through VPI
+reg [WORD_WIDTH-1:0]   mem [0:(1 << ADDR_WIDTH)-1];
+reg [ADDR_WIDTH:0]     wr_ptr;
+reg [ADDR_WIDTH:0]     flush_ptr;
+reg [ADDR_WIDTH:0]     wake_ptr;
+/* verilator lint_on UNDRIVEN */
+
+/* verilator lint_off UNUSEDSIGNAL */
+// read by the model
+reg [ADDR_WIDTH:0]     rd_ptr;
+reg [ADDR_WIDTH:0]     flush_seen;
+reg [31:0]             wakes;
+/* verilator lint_on UNUSEDSIGNAL */
+
+wire paused;
+wire empty = rd_ptr == wr_ptr;
+wire [WORD_WIDTH-1:0] head = mem[rd_ptr[ADDR_WIDTH-1:0]];
+wire [ADDR_WIDTH:0] rd_next = rd_ptr + 1'b1;
+
+pevb_xact_pause #(
+    .PAT_ADDR_WIDTH(PAT_ADDR_WIDTH)
+)
+pause_inst (
+    .clk(clk),
+    .paused(paused)
+);
+
+initial begin
+    wr_ptr = 0;
+    rd_ptr = 0;
+    flush_ptr = 0;
+    flush_seen = 0;
+    wake_ptr = 0;
+    wakes = 0;
+    tdata = 0;
+    tkeep = 0;
+    tlast = 1'b0;
+    tuser = 0;
+    tvalid = 1'b0;
+end
+
+always @(posedge clk) begin
+    if (flush_ptr != flush_seen) begin
+        flush_seen <= flush_ptr;
+        rd_ptr <= wr_ptr;
+        tvalid <= 1'b0;
+    end else if (rst) begin
+        tvalid <= 1'b0;
+    end else if (!tvalid || tready) begin
+        if (!empty && !paused) begin
+            {tlast, tkeep, tuser, tdata} <= head;
+            tvalid <= 1'b1;
+            rd_ptr <= rd_next;
+            if (rd_next == wake_ptr) begin
+                wakes <= wakes + 1'b1;
+            end
+        end else begin
+            tvalid <= 1'b0;
+        end
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,438 @@
+"""The transactor model: the hard IP's four streams cross into the simulator once per
+TLP, not once per clock.
+
+The RTL side (``hdl/dropin/pevb_xact_source.v``, ``pevb_xact_sink.v``,
+``pevb_xact_pause.v``, inside ``pevb_hip_port`` built with ``PEVB_HIP_XACT``) holds a
+buffer of beats per stream and moves them at one per clock:
+
+- CQ and RC (model to RTL): when the hard-IP model sends a frame, cocotbext-pcie's own
+  packer (the source's ``_run``, stepped by hand as in the lean model) turns it into
+  beats at once, and they are written into the transactor's buffer, one word per beat,
+  then its write pointer. The transactor puts a beat on the bus on every edge the
+  cocotbext-pcie source would: when the bus is free and the stream not paused.
+- RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
+  counts the TLPs that end. Python awaits a change of that count (a value change, not a
+  clock edge), reads the new beats and hands them to cocotbext-pcie's unpacker, which
+  builds the frame at the time of the edge the per-beat sink would have. The two sinks
+  of a hard IP are read together in the ReadWrite phase of that time step, RQ first:
+  when both end a TLP on one edge, the model sees them in one order whatever order the
+  simulator applied the two counters in.
+- tready of RQ and CC: the transactor drives it on each edge from what Python writes
+  only when it changes: ``hold`` while the sink's queue is full, and the pause.
+- Stalls: a stream's ``pause`` is a register of the transactor; a pause generator is
+  played from a 512-bit pattern that Python rewrites one half at a time (one wake per
+  256 cycles), not by a coroutine per clock.
+- The user clock is the hard-IP model's, as in the other models: cocotb's GPI clock (in
+  C, no Python on any edge) where cocotb trusts the simulator's inertial writes
+  (Verilator), its Python clock elsewhere (Icarus). On Icarus the GPI clock would put
+  the edge of a time step before the writes Python makes in that step, where the
+  Python clock puts it after them: a frame or a queue release at the very time of an
+  edge would reach the RTL one edge later than in the other models.
+
+The queue accounting of the cocotbext-pcie source is kept: a frame counts as queued
+until the per-beat packer would have taken it (when the beat two before its first has
+gone onto the bus), so the hard-IP model's ``send`` blocks as it would.
+
+Build a system with the transactor model by constructing its cocotbext-pcie objects
+inside :func:`tb.ext.lean.models` ``("xact")`` on a build made with ``PEVB_HIP_XACT``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator
+
+import cocotb
+from cocotb.queue import QueueFull
+from cocotb.triggers import ReadWrite, ValueChange
+from cocotb.utils import get_sim_time
+from cocotbext.pcie.xilinx.us import interface as _us
+
+from .lean import _WAIT, _Beat, _reader, _Sync, _writer
+
+# the hard IP's stream prefixes and the transactor instances inside pevb_hip_port
+TRANSACTORS = {
+    "s_axis_cq": "cq_xact",
+    "s_axis_rc": "rc_xact",
+    "m_axis_rq": "rq_xact",
+    "m_axis_cc": "cc_xact",
+}
+
+
+class XactError(RuntimeError):
+    """The build has no transactor where the transactor model needs one."""
+
+
+def transactor(bus):
+    """The transactor instance behind a cocotbext-pcie stream bus of the hard IP."""
+    name = TRANSACTORS.get(bus._name)
+    found = getattr(bus._entity, name, None) if name else None
+    if found is None:
+        raise XactError(
+            f"{bus._entity._name}.{bus._name}: no transactor ({name or '?'}); the "
+            "transactor model needs a build with PEVB_HIP_XACT"
+        )
+    return found
+
+
+class _Memory:
+    """Word access to a transactor's beat buffer (one simulator handle per word, made
+    the first time it is used)."""
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+        self.depth = len(handle)
+        self._readers: list[Callable[[], int] | None] = [None] * self.depth
+        self._writers: list[Callable[[int], None] | None] = [None] * self.depth
+
+    def read(self, i: int) -> int:
+        r = self._readers[i]
+        if r is None:
+            r = self._readers[i] = _reader(self._handle[i], strict=True)
+        return r()
+
+    def write(self, i: int, value: int) -> None:
+        w = self._writers[i]
+        if w is None:
+            w = self._writers[i] = _writer(self._handle[i])
+        w(value)
+
+
+class _Pauser:
+    """A stream's stalls, played by its transactor's ``pevb_xact_pause``."""
+
+    HALF = 256
+
+    def __init__(self, inst) -> None:
+        self._write_pause = _writer(inst.pause)
+        self._write_on = _writer(inst.pat_on)
+        self._write_pat = _writer(inst.pat)
+        self._idx = _reader(inst.pat_idx)
+        self._half = inst.pat_half
+        self._task = None
+        self._pat = 0
+        self._values: list[int] = []  # the pattern's values, in play order
+        self._played = 0  # values before self._values[0]
+        self.level = 0
+
+    def set(self, value: bool) -> None:
+        self.level = int(bool(value))
+        self._write_pause(self.level)
+
+    def start(self, generator: Iterator) -> Callable[[], None]:
+        """Play ``generator`` (a value per cycle, as cocotbext-pcie's pause generators);
+        returns the function that stops it."""
+        self.stop()
+        gen = iter(generator)
+        last = [0]
+
+        def take(n: int) -> list[int]:
+            out = []
+            for v in itertools.islice(gen, n):
+                last[0] = int(bool(v))
+                out.append(last[0])
+            return out + [last[0]] * (n - len(out))  # ended: its last value holds
+
+        first = take(2 * self.HALF)
+        self._pat = sum(v << i for i, v in enumerate(first))
+        self._write_pat(self._pat)
+        self._write_on(1)
+
+        async def refill() -> None:
+            half = 0
+            while True:
+                await ValueChange(self._half)
+                now = 1 - half  # the half playing now; the other one has played
+                lo = half * self.HALF
+                mask = ((1 << self.HALF) - 1) << lo
+                bits = sum(v << i for i, v in enumerate(take(self.HALF)))
+                self._pat = (self._pat & ~mask) | (bits << lo)
+                self._write_pat(self._pat)
+                half = now
+
+        self._task = cocotb.start_soon(refill())
+        return self.stop
+
+    def stop(self) -> None:
+        if self._task is None:
+            return
+        self._task.cancel()
+        self._task = None
+        # as cocotbext-pcie leaves it: the value in force stays the pause
+        in_force = self._pat >> self._idx() & 1
+        self._write_on(0)
+        self.set(in_force)
+
+
+class _XactSource:
+    """The model side of a source transactor; mixed in before the cocotbext-pcie source
+    class, whose ``_run`` packs frames into beats."""
+
+    def _init(self) -> None:
+        super()._init()
+        x = transactor(self.bus)
+        self._mem = _Memory(x.mem)
+        self._ptr_mod = 2 * self._mem.depth
+        self._write_wr = _writer(x.wr_ptr)
+        self._read_rd = _reader(x.rd_ptr)
+        self._write_wake = _writer(x.wake_ptr)
+        self._wakes = x.wakes
+        self._write_flush = _writer(x.flush_ptr)
+        self._flushes = 0
+        self._pushed = 0  # beats written, in all
+        self._starts: deque[int] = deque()  # first beat of each frame not yet taken
+        self._staged: list = []
+        self._pauser = _Pauser(x.pause_inst)
+        self._dw = len(self.bus.tdata)
+        self._uw = len(self.bus.tuser)
+        self._kw = len(self.bus.tkeep)
+        self._packer = super()._run()
+        self._packer.send(None)
+
+    async def _run(self) -> None:
+        return  # the packer is stepped when a frame is sent
+
+    async def _run_source(self) -> None:
+        return  # the transactor drives the bus
+
+    async def _get_frame(self):
+        while self.queue.empty():
+            await _WAIT
+        return self._get_frame_nowait()
+
+    async def _drive(self, obj) -> None:
+        self._staged.append(obj)
+
+    # --- the queue, as the hard-IP model sees it ----------------------------------------
+    def _taken(self) -> int:
+        """Beats the transactor has put on the bus, in all."""
+        unread = (self._pushed - self._read_rd()) % self._ptr_mod
+        return self._pushed - unread
+
+    def _waiting(self) -> int:
+        """Frames the per-beat packer would not have taken yet. It runs two beats ahead
+        of the bus: one staged for the next free edge and one built and waiting to be
+        staged, so it takes a frame once every beat before the frame's last two has gone
+        (the beat before its first is then staged)."""
+        taken = self._taken()
+        starts = self._starts
+        while starts and starts[0] <= taken + 1:
+            starts.popleft()
+        return len(starts)
+
+    def full(self) -> bool:
+        limit = self.queue_occupancy_limit_frames
+        return limit > 0 and self._waiting() > limit
+
+    def _fits(self, beats: int) -> bool:
+        return self._pushed + beats - self._taken() <= self._mem.depth
+
+    async def _taken_reaches(self, count: int) -> None:
+        """Wait until the transactor has put ``count`` beats on the bus, in all (one wake,
+        on the edge it happens)."""
+        while self._taken() < count:
+            self._write_wake(count % self._ptr_mod)
+            await ValueChange(self._wakes)
+
+    def _pack(self, frame) -> list:
+        super().send_nowait(frame)  # into the queue, counted as cocotbext-pcie does
+        self._packer.send(None)
+        staged, self._staged = self._staged, []
+        return staged
+
+    def _push(self, beats: list) -> None:
+        if self._pushed > self._taken() + 1:
+            self._starts.append(self._pushed)
+        dw, uw, kw = self._dw, self._uw, self._kw
+        depth = self._mem.depth
+        for b in beats:
+            word = ((int(b.tlast) << kw | int(b.tkeep)) << uw | int(b.tuser)) << dw | int(b.tdata)
+            self._mem.write(self._pushed % depth, word)
+            self._pushed += 1
+        self._write_wr(self._pushed % self._ptr_mod)
+        self.idle_event.clear()
+
+    async def send(self, frame) -> None:
+        while self.full():  # until the first waiting frame is taken
+            await self._taken_reaches(self._starts[0] - 1)
+        beats = self._pack(frame)
+        if not self._fits(len(beats)):
+            await self._taken_reaches(self._pushed + len(beats) - self._mem.depth)
+        self._push(beats)
+
+    def send_nowait(self, frame) -> None:
+        if self.full():
+            raise QueueFull()
+        beats = self._pack(frame)
+        if not self._fits(len(beats)):
+            raise QueueFull()
+        self._push(beats)
+
+    def idle(self) -> bool:
+        return self._taken() == self._pushed
+
+    def clear(self) -> None:
+        """Drop every frame and beat not yet on the bus."""
+        super().clear()
+        self._starts.clear()
+        self._flushes += 1
+        self._write_flush(self._flushes % self._ptr_mod)
+
+    # --- stalls ---------------------------------------------------------------------------
+    def _pause_update(self, val) -> None:
+        self._pauser.set(val)
+
+    def set_pause_generator(self, generator=None) -> None:
+        self._pauser.stop()
+        if generator is not None:
+            self._pauser.start(generator)
+
+    def clear_pause_generator(self) -> None:
+        self._pauser.stop()
+
+
+class _SinkGroup:
+    """The sinks of one hard IP, drained together, in a fixed order (RQ, then CC), once
+    per time step in which any of them ended a TLP."""
+
+    ORDER = ("m_axis_rq", "m_axis_cc")
+
+    def __init__(self) -> None:
+        self.sinks: list[_XactSink] = []
+        self._step = -1  # the time step a drain is set for
+
+    def add(self, sink: _XactSink) -> None:
+        self.sinks.append(sink)
+        self.sinks.sort(key=lambda s: self.ORDER.index(s.bus._name))
+
+    async def watch(self, frames) -> None:
+        while True:
+            await ValueChange(frames)
+            now = get_sim_time("step")
+            if self._step == now:
+                continue  # another sink's watcher drains this step
+            self._step = now
+            await ReadWrite()  # every counter of this edge has changed by now
+            for sink in self.sinks:
+                sink._drain()
+
+
+def _group(entity) -> _SinkGroup:
+    """The sink group of the hard IP whose signals are under ``entity``."""
+    groups = _GROUPS.setdefault(id(cocotb.top), {})
+    key = entity._path
+    if key not in groups:
+        groups[key] = _SinkGroup()
+    return groups[key]
+
+
+_GROUPS: dict[int, dict[str, _SinkGroup]] = {}
+
+
+class _XactSink:
+    """The model side of a sink transactor; mixed in before the cocotbext-pcie sink
+    class, whose ``_run`` unpacks beats into frames."""
+
+    def _init(self) -> None:
+        super()._init()
+        x = transactor(self.bus)
+        self._mem = _Memory(x.mem)
+        self._ptr_mod = 2 * self._mem.depth
+        self._read_wr = _reader(x.wr_ptr)
+        self._write_rd = _writer(x.rd_ptr)
+        self._write_hold = _writer(x.hold)
+        self._hold = 0
+        self._read = 0  # beats read, in all
+        self._pauser = _Pauser(x.pause_inst)
+        self._dw = len(self.bus.tdata)
+        self._uw = len(self.bus.tuser)
+        self._kw = len(self.bus.tkeep)
+        self.sample_sync = _Sync()
+        self._unpacker = super()._run()
+        self._unpacker.send(None)
+        group = _group(self.bus._entity)
+        group.add(self)
+        cocotb.start_soon(group.watch(x.frames))
+
+    async def _run(self) -> None:
+        return  # the unpacker is stepped as TLPs arrive
+
+    async def _run_sink(self) -> None:
+        return  # the transactor samples the bus
+
+    async def _run_tvalid_monitor(self) -> None:
+        return
+
+    async def _run_tready_monitor(self) -> None:
+        return
+
+    def _drain(self) -> None:
+        """Hand every beat stored since the last drain to the unpacker."""
+        end = self._read + (self._read_wr() - self._read) % self._ptr_mod
+        if end == self._read:
+            return
+        mem, depth = self._mem, self._mem.depth
+        dw, uw, kw = self._dw, self._uw, self._kw
+        dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
+        unpacker = self._unpacker
+        for i in range(self._read, end):
+            word = mem.read(i % depth)
+            beat = _Beat()
+            beat.tdata = word & dmask
+            word >>= dw
+            beat.tuser = word & umask
+            word >>= uw
+            beat.tkeep = word & kmask
+            beat.tlast = word >> kw
+            self.sample_obj = beat
+            unpacker.send(None)
+        self._read = end
+        self._write_rd(end % self._ptr_mod)
+        self._update_hold()
+
+    def _update_hold(self) -> None:
+        hold = int(self.full())
+        if hold != self._hold:
+            self._write_hold(hold)
+            self._hold = hold
+
+    def _dequeue(self, frame) -> None:
+        super()._dequeue(frame)
+        self._update_hold()
+
+    # --- stalls ---------------------------------------------------------------------------
+    def _pause_update(self, val) -> None:
+        self._pauser.set(val)
+
+    def set_pause_generator(self, generator=None) -> None:
+        self._pauser.stop()
+        if generator is not None:
+            self._pauser.start(generator)
+
+    def clear_pause_generator(self) -> None:
+        self._pauser.stop()
+
+
+class XactRqSink(_XactSink, _us.RqSink):
+    """RQ (requests from the RTL), read once per TLP from the transactor."""
+
+
+class XactCcSink(_XactSink, _us.CcSink):
+    """CC (completions from the RTL), read once per TLP from the transactor."""
+
+
+class XactRcSource(_XactSource, _us.RcSource):
+    """RC (completions to the RTL), written once per TLP into the transactor."""
+
+
+class XactCqSource(_XactSource, _us.CqSource):
+    """CQ (requests to the RTL), written once per TLP into the transactor."""
+
+
+XACT_INTERFACES = {
+    "RqSink": XactRqSink,
+    "CcSink": XactCcSink,
+    "RcSource": XactRcSource,
+    "CqSource": XactCqSource,
+}
