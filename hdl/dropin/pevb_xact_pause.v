@@ -11,10 +11,11 @@
  * the simulator, so Python is not woken every cycle to say "pause" or "go".
  *
  * paused is high while the model's pause is set, and in the cycles the pause pattern
- * marks: bit n of pat (mod its length) marks the n-th rising edge after pat_on rose
- * (the edge a pause generator's n-th value is in force on).  The model rewrites the
- * half of pat that has played while the other half plays; pat_half is the half
- * playing now.
+ * marks: bit n of pat (mod its length) marks the n-th rising edge after the pattern
+ * started (the edge a pause generator's n-th value is in force on).  A pattern starts
+ * when pat_on is high and pat_gen differs from the last one seen: the model moves
+ * pat_gen for each new pattern.  The model rewrites the half of pat that has played
+ * while the other half plays; pat_half is the half playing after this edge.
  */
 module pevb_xact_pause #
 (
@@ -29,6 +30,7 @@ module pevb_xact_pause #
 // written by the model through VPI
 reg                          pause;
 reg                          pat_on;
+reg [7:0]                    pat_gen;
 reg [(1 << PAT_ADDR_WIDTH)-1:0] pat;
 /* verilator lint_on UNDRIVEN */
 
@@ -36,15 +38,20 @@ reg [(1 << PAT_ADDR_WIDTH)-1:0] pat;
 // read by the model
 reg [PAT_ADDR_WIDTH-1:0]     pat_idx;
 reg                          pat_half;
+reg [7:0]                    pat_gen_seen;
 /* verilator lint_on UNUSEDSIGNAL */
 
-wire [PAT_ADDR_WIDTH-1:0] pat_next = pat_idx + 1'b1;
+// the bit for this edge: the first of a new pattern, or the next of this one
+wire [PAT_ADDR_WIDTH-1:0] pat_cur = pat_gen != pat_gen_seen ? {PAT_ADDR_WIDTH{1'b0}} : pat_idx;
+wire [PAT_ADDR_WIDTH-1:0] pat_next = pat_cur + 1'b1;
 
-assign paused = pause || (pat_on && pat[pat_idx]);
+assign paused = pause || (pat_on && pat[pat_cur]);
 
 initial begin
     pause = 1'b0;
     pat_on = 1'b0;
+    pat_gen = 0;
+    pat_gen_seen = 0;
     pat = 0;
     pat_idx = 0;
     pat_half = 1'b0;
@@ -52,11 +59,9 @@ end
 
 always @(posedge clk) begin
     if (pat_on) begin
+        pat_gen_seen <= pat_gen;
         pat_idx <= pat_next;
         pat_half <= pat_next[PAT_ADDR_WIDTH-1];
-    end else begin
-        pat_idx <= 0;
-        pat_half <= 1'b0;
     end
 end
 

@@ -20,9 +20,11 @@
  * flush_ptr: when the model moves it, the buffer drops every
  * beat not yet on the bus (rd_ptr jumps to wr_ptr), as a link going down loses them.
  *
- * The model reads rd_ptr to know which beats have gone; to wait for one, it sets
- * wake_ptr and awaits a change of wakes, which counts the edges on which rd_ptr
- * moves onto wake_ptr.
+ * The model reads rd_ptr to know which beats have gone.  To wait until rd_ptr reaches
+ * a point, it sets wake_ptr there, moves wake_req, and awaits a change of wake_ack:
+ * on the first edge where the request is open and rd_ptr (as that edge leaves it) has
+ * reached wake_ptr, wake_ack takes wake_req.  A request made in the time step of the
+ * very edge that reaches the point is answered on the next edge.
  */
 module pevb_xact_source #
 (
@@ -52,19 +54,25 @@ reg [WORD_WIDTH-1:0]   mem [0:(1 << ADDR_WIDTH)-1];
 reg [ADDR_WIDTH:0]     wr_ptr;
 reg [ADDR_WIDTH:0]     flush_ptr;
 reg [ADDR_WIDTH:0]     wake_ptr;
+reg [7:0]              wake_req;
 /* verilator lint_on UNDRIVEN */
 
 /* verilator lint_off UNUSEDSIGNAL */
 // read by the model
 reg [ADDR_WIDTH:0]     rd_ptr;
 reg [ADDR_WIDTH:0]     flush_seen;
-reg [31:0]             wakes;
+reg [7:0]              wake_ack;
 /* verilator lint_on UNUSEDSIGNAL */
 
 wire paused;
 wire empty = rd_ptr == wr_ptr;
 wire [WORD_WIDTH-1:0] head = mem[rd_ptr[ADDR_WIDTH-1:0]];
-wire [ADDR_WIDTH:0] rd_next = rd_ptr + 1'b1;
+wire flushing = flush_ptr != flush_seen;
+wire load = !flushing && !rst && (!tvalid || tready) && !empty && !paused;
+wire [ADDR_WIDTH:0] rd_after = flushing ? wr_ptr : load ? rd_ptr + 1'b1 : rd_ptr;
+// rd_ptr at or past wake_ptr: the model asks for a point at most a buffer ahead
+wire [ADDR_WIDTH:0] wake_ahead = rd_after - wake_ptr;
+wire wake_reached = !wake_ahead[ADDR_WIDTH];
 
 pevb_xact_pause #(
     .PAT_ADDR_WIDTH(PAT_ADDR_WIDTH)
@@ -80,7 +88,8 @@ initial begin
     flush_ptr = 0;
     flush_seen = 0;
     wake_ptr = 0;
-    wakes = 0;
+    wake_req = 0;
+    wake_ack = 0;
     tdata = 0;
     tkeep = 0;
     tlast = 1'b0;
@@ -89,23 +98,22 @@ initial begin
 end
 
 always @(posedge clk) begin
-    if (flush_ptr != flush_seen) begin
+    if (flushing) begin
         flush_seen <= flush_ptr;
-        rd_ptr <= wr_ptr;
         tvalid <= 1'b0;
     end else if (rst) begin
         tvalid <= 1'b0;
     end else if (!tvalid || tready) begin
-        if (!empty && !paused) begin
+        if (load) begin
             {tlast, tkeep, tuser, tdata} <= head;
             tvalid <= 1'b1;
-            rd_ptr <= rd_next;
-            if (rd_next == wake_ptr) begin
-                wakes <= wakes + 1'b1;
-            end
         end else begin
             tvalid <= 1'b0;
         end
+    end
+    rd_ptr <= rd_after;
+    if (wake_req != wake_ack && wake_reached) begin
+        wake_ack <= wake_req;
     end
 end
 

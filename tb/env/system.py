@@ -123,16 +123,15 @@ class TB:
         model: str | None = None,
     ) -> None:
         self.dut = dut
-        # the hard IP's user interface: the card's toplevel ports, the signals of the
-        # XDMA drop-in's hard-IP port (``dut.hip``), or the card wrapper's (``dut.hip``)
-        if hip is None:
-            hip = dut.hip if hasattr(dut, "hip") and hasattr(dut, "core") else dut
+        hip = self.hip_of(dut) if hip is None else hip
         # lean (tb/ext/lean.py: TLP-level links, one coroutine per stream interface),
         # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat)
         # or xact (tb/ext/xact.py: the streams through transactors, on a build that has
         # them); the extensions first (the fast paths; on an unverified cocotbext-pcie,
         # exact, which a transactor build cannot run)
         self.model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+        if self.model not in MODELS:
+            raise ValueError(f"unknown model {self.model!r}: {' or '.join(MODELS)}")
         built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
         if built_xact != (self.model == XACT_MODEL):
             raise XactError(
@@ -147,6 +146,12 @@ class TB:
         with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)
+
+    @staticmethod
+    def hip_of(dut):
+        """The hard IP's user interface of a card toplevel: its own ports, or in the
+        transactor model's wrapper its ``hip`` (a drop-in's is ``<instance>.hip``)."""
+        return dut.hip if hasattr(dut, "hip") and hasattr(dut, "core") else dut
 
     def _build(self, dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip) -> None:
         """The cocotbext-pcie objects: root complex, FPGA hard IP, GPU, switch."""

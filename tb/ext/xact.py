@@ -107,9 +107,12 @@ class _Pauser:
     def __init__(self, inst) -> None:
         self._write_pause = _writer(inst.pause)
         self._write_on = _writer(inst.pat_on)
+        self._write_gen = _writer(inst.pat_gen)
         self._write_pat = _writer(inst.pat)
         self._idx = _reader(inst.pat_idx)
-        self._half = inst.pat_half
+        self._half_handle = inst.pat_half
+        self._half = _reader(inst.pat_half)
+        self._gen = 0
         self._task = None
         self._pat = 0
         self._values: list[int] = []  # the pattern's values, in play order
@@ -137,35 +140,60 @@ class _Pauser:
         first = take(2 * self.HALF)
         self._pat = sum(v << i for i, v in enumerate(first))
         self._write_pat(self._pat)
+        self._gen = (self._gen + 1) % 256
+        self._write_gen(self._gen)
         self._write_on(1)
 
         async def refill() -> None:
-            half = 0
+            playing = 1  # the half that starts playing next (the upper one first)
             while True:
-                await ValueChange(self._half)
-                now = 1 - half  # the half playing now; the other one has played
-                lo = half * self.HALF
+                await ValueChange(self._half_handle)
+                if self._half() != playing:
+                    continue  # the old pattern's half, as this one starts
+                done = 1 - playing  # it has played: its next values go in now
+                lo = done * self.HALF
                 mask = ((1 << self.HALF) - 1) << lo
                 bits = sum(v << i for i, v in enumerate(take(self.HALF)))
                 self._pat = (self._pat & ~mask) | (bits << lo)
                 self._write_pat(self._pat)
-                half = now
+                playing = done
 
         self._task = cocotb.start_soon(refill())
         return self.stop
 
-    def stop(self) -> None:
+    def stop(self) -> int | None:
+        """Stop the pattern; the value in force for the next edge becomes the pause, as
+        cocotbext-pcie leaves it (None: no pattern was playing)."""
         if self._task is None:
-            return
+            return None
         self._task.cancel()
         self._task = None
-        # as cocotbext-pcie leaves it: the value in force stays the pause
         in_force = self._pat >> self._idx() & 1
         self._write_on(0)
         self.set(in_force)
+        return in_force
 
 
-class _XactSource:
+class _XactPausing:
+    """A transactor stream's pause and pause generators, played by ``pevb_xact_pause``."""
+
+    _pauser: _Pauser
+
+    def _pause_update(self, val) -> None:
+        self._pauser.set(val)
+
+    def set_pause_generator(self, generator=None) -> None:
+        self.clear_pause_generator()
+        if generator is not None:
+            self._pauser.start(generator)
+
+    def clear_pause_generator(self) -> None:
+        in_force = self._pauser.stop()
+        if in_force is not None:
+            self._pause = bool(in_force)
+
+
+class _XactSource(_XactPausing):
     """The model side of a source transactor; mixed in before the cocotbext-pcie source
     class, whose ``_run`` packs frames into beats."""
 
@@ -177,7 +205,9 @@ class _XactSource:
         self._write_wr = _writer(x.wr_ptr)
         self._read_rd = _reader(x.rd_ptr)
         self._write_wake = _writer(x.wake_ptr)
-        self._wakes = x.wakes
+        self._write_wake_req = _writer(x.wake_req)
+        self._wake_req = 0
+        self._wake_ack = x.wake_ack
         self._write_flush = _writer(x.flush_ptr)
         self._flushes = 0
         self._pushed = 0  # beats written, in all
@@ -232,8 +262,10 @@ class _XactSource:
         """Wait until the transactor has put ``count`` beats on the bus, in all (one wake,
         on the edge it happens)."""
         while self._taken() < count:
+            self._wake_req = (self._wake_req + 1) % 256
             self._write_wake(count % self._ptr_mod)
-            await ValueChange(self._wakes)
+            self._write_wake_req(self._wake_req)
+            await ValueChange(self._wake_ack)
 
     def _pack(self, frame) -> list:
         super().send_nowait(frame)  # into the queue, counted as cocotbext-pcie does
@@ -279,18 +311,6 @@ class _XactSource:
         self._flushes += 1
         self._write_flush(self._flushes % self._ptr_mod)
 
-    # --- stalls ---------------------------------------------------------------------------
-    def _pause_update(self, val) -> None:
-        self._pauser.set(val)
-
-    def set_pause_generator(self, generator=None) -> None:
-        self._pauser.stop()
-        if generator is not None:
-            self._pauser.start(generator)
-
-    def clear_pause_generator(self) -> None:
-        self._pauser.stop()
-
 
 class _SinkGroup:
     """The sinks of one hard IP, drained together, in a fixed order (RQ, then CC), once
@@ -330,7 +350,7 @@ def _group(entity) -> _SinkGroup:
 _GROUPS: dict[int, dict[str, _SinkGroup]] = {}
 
 
-class _XactSink:
+class _XactSink(_XactPausing):
     """The model side of a sink transactor; mixed in before the cocotbext-pcie sink
     class, whose ``_run`` unpacks beats into frames."""
 
@@ -400,18 +420,6 @@ class _XactSink:
     def _dequeue(self, frame) -> None:
         super()._dequeue(frame)
         self._update_hold()
-
-    # --- stalls ---------------------------------------------------------------------------
-    def _pause_update(self, val) -> None:
-        self._pauser.set(val)
-
-    def set_pause_generator(self, generator=None) -> None:
-        self._pauser.stop()
-        if generator is not None:
-            self._pauser.start(generator)
-
-    def clear_pause_generator(self) -> None:
-        self._pauser.stop()
 
 
 class XactRqSink(_XactSink, _us.RqSink):

@@ -13,6 +13,14 @@ from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSin
 
 from tb.env.system import TB
 from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
+from tb.ext.xact import (
+    TRANSACTORS,
+    XactCcSink,
+    XactCqSource,
+    XactError,
+    XactRcSource,
+    XactRqSink,
+)
 
 # receiver credits: 4 posted headers, 16 data credits (256 bytes: two 128-byte writes);
 # infinite NP and CPL
@@ -76,12 +84,26 @@ async def test_lean_link_keeps_timing_and_credits(dut):
 
 @cocotb.test(timeout_time=100, timeout_unit="us")
 async def test_models_build_what_they_say(dut):
-    """TB(model=...) builds lean or exact ports and stream interfaces, and nothing
-    else; an unknown model is refused by name."""
-    for model, port, ifaces in (
-        ("lean", LeanPort, (LeanRqSink, LeanRcSource, LeanCqSource, LeanCcSink)),
-        ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
-    ):
+    """TB(model=...) builds lean or exact ports and stream interfaces on a build without
+    transactors, the transactor interfaces on one with them, and nothing else; a model
+    the build cannot run, and an unknown one, are refused by name."""
+    xact_build = hasattr(TB.hip_of(dut), TRANSACTORS["s_axis_cq"])
+    built = (
+        [("xact", LeanPort, (XactRqSink, XactRcSource, XactCqSource, XactCcSink))]
+        if xact_build
+        else [
+            ("lean", LeanPort, (LeanRqSink, LeanRcSource, LeanCqSource, LeanCcSink)),
+            ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
+        ]
+    )
+    for model in ("lean", "exact") if xact_build else ("xact",):
+        try:
+            TB(dut, model=model)
+        except XactError as e:
+            assert model in str(e) and "PEVB_MODEL=" in str(e), e
+        else:
+            raise AssertionError(f"{model} was built on a build that cannot run it")
+    for model, port, ifaces in built:
         tb = TB(dut, model=model)
         assert tb.model == model
         for link in tb.links.links.values():
