@@ -30,6 +30,7 @@ PARTS: list[tuple[str, str]] = [
     ("/cocotbext/pcie/core/tlp.py", "TLP objects"),
     ("/ext/fastpaths.py", "TLP objects"),
     ("/ext/lean.py", "lean model: link and hard-IP interfaces (tb/ext/lean.py)"),
+    ("/ext/xact.py", "transactor model: the hard-IP streams' Python side (tb/ext/xact.py)"),
     ("/cocotbext/pcie/", "root complex, functions and the rest of cocotbext-pcie"),
     ("/cocotbext/axi/", "cocotbext-axi"),
     ("/cocotb_bus/", "signal access"),
@@ -69,8 +70,25 @@ def top_functions(stats: dict, count: int) -> list[tuple[str, int, float]]:
     return sorted(rows, key=lambda r: -r[2])[:count]
 
 
-def report(stats: dict, top: int = 15) -> str:
-    """The breakdown and the top functions as text."""
+def resumes(stats: dict) -> list[tuple[str, int]]:
+    """How many times each coroutine function was resumed by cocotb's scheduler (calls
+    to it from a coroutine's ``send``), most first: ``(file:line(name), resumes)``."""
+    rows = []
+    for (f, line, name), value in stats.items():
+        callers = value[4]
+        n = sum(
+            (c[0] if isinstance(c, tuple) else c)
+            for (_, _, caller), c in callers.items()
+            if caller == "<method 'send' of 'coroutine' objects>"
+        )
+        if n:
+            rows.append((f"{Path(f).name}:{line}({name})", n))
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def report(stats: dict, top: int = 15, cycles: float = 0.0) -> str:
+    """The breakdown, the top functions and the coroutines resumed most, as text
+    (``cycles``: the user-clock cycles simulated, for the resumes per cycle)."""
     total = sum(v[2] for v in stats.values()) or 1.0
     lines = [f"Python own time by part ({total:.1f} s profiled):"]
     lines += [f"  {100 * s / total:5.1f}%  {s:7.2f} s  {part}" for part, s in breakdown(stats)]
@@ -79,6 +97,11 @@ def report(stats: dict, top: int = 15) -> str:
         f"  {100 * s / total:5.1f}%  {s:7.2f} s  {calls:>9} calls  {where}"
         for where, calls, s in top_functions(stats, top)
     ]
+    woken = resumes(stats)
+    count = sum(n for _, n in woken)
+    per = f", {count / cycles:.2f} per user-clock cycle" if cycles else ""
+    lines += ["", f"coroutine resumes: {count}{per}; the {min(top, len(woken))} most:"]
+    lines += [f"  {n:>9}  {where}" for where, n in woken[:top]]
     return "\n".join(lines)
 
 
@@ -103,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"profiling the engine pair ({args.kib} KiB each way, {args.sim}, {args.profile}) ...")
     pstat, wall, cases = run(args.sim, args.profile, args.kib)
     sim_us = sum(c["sim_ns"] for c in cases) / 1e3
+    cycles = sum(c["sim_ns"] * 1e-9 * c["clk_hz"] for c in cases)
     print(f"{sim_us:.0f} us simulated in {wall:.1f} s wall (profiled); profile: {pstat}\n")
-    print(report(pstats.Stats(str(pstat)).stats, args.top))
+    print(report(pstats.Stats(str(pstat)).stats, args.top, cycles))
     return 0
 
 

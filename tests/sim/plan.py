@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tb import runner
+from tb.env.profiles import MODEL_ENV
 
 TB_TESTS = runner.ROOT / "tb" / "tests"
 PACKAGE = "tb.tests"
@@ -166,9 +167,42 @@ class Subset:
     tests: dict[str, list[str]]
     sim: str | None = None  # None: the selected one
     profile: str | None = None
+    model: str | None = None  # PEVB_MODEL; None: the default (lean)
 
+
+# the transactor model (PEVB_MODEL=xact, builds of its own) on what it changes: every
+# stream under load and back-pressure, stalls, resets, the drop-in's hip and a user's design
+_XACT = {
+    "cocotb_engine": [
+        *_ENGINE_SMOKE,
+        "test_idle_backpressure",
+        "test_concurrent_h2c_c2h",
+        "test_performance_counters",
+    ],
+    "cocotb_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
+    "cocotb_faults": [
+        "test_completion_faults",
+        "test_long_backpressure_and_credit_starvation",
+        "test_split_reorder_and_latency",
+    ],
+    "cocotb_recovery": ["test_hot_reset_mid_transfer", "test_link_down_mid_transfer"],
+    "cocotb_lean": ["test_models_build_what_they_say"],
+    "cocotb_dropin": ["test_axiram_h2c_c2h", "test_cfg_mgmt"],
+    "cocotb_byod": ["test_user_memory_behind_the_axi_master"],
+}
 
 SUBSETS = [
+    Subset("xact", model="xact", tests=_XACT),
+    Subset(
+        "xact-verilator",
+        sim="verilator",
+        profile="gen3x8",
+        model="xact",
+        tests={
+            "cocotb_engine": [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"],
+            "cocotb_dropin": ["test_axiram_h2c_c2h"],
+        },
+    ),
     Subset(
         "verilator",
         sim="verilator",
@@ -292,17 +326,19 @@ def cases(sim: str, profile: str) -> list[Case]:
     for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS]:
         if m not in modules:
             raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
-    configs: list[tuple[str, str, dict[str, list[str]] | None]] = [(sim, profile, None)]
+    configs: list[tuple[str, str, dict[str, list[str]] | None, str | None]] = [
+        (sim, profile, None, None)
+    ]
     for s in SUBSETS:
         for m, tests in s.tests.items():
             unknown = [t for t in tests if t not in modules.get(m, [])]
             if m not in modules or unknown:
                 raise ValueError(f"subset {s.name}: {m} has no {unknown or 'module'}")
         ssim, sprof = s.sim or sim, s.profile or profile
-        if (ssim, sprof) != (sim, profile):
-            configs.append((ssim, sprof, s.tests))
+        if (ssim, sprof) != (sim, profile) or s.model:
+            configs.append((ssim, sprof, s.tests, s.model))
     out: list[Case] = []
-    for csim, cprof, only in configs:
+    for csim, cprof, only, model in configs:
         # every run on Verilator carries the mark (-m "not verilator" leaves them out)
         tags = ("verilator",) if csim == "verilator" else ()
         for module, tests in modules.items():
@@ -314,7 +350,7 @@ def cases(sim: str, profile: str) -> list[Case]:
             for test in selected:
                 for variant, env in variants.items():
                     for build, params in builds.items():
-                        name = "-".join(v for v in (variant, build) if v)
+                        name = "-".join(v for v in (variant, build, model) if v)
                         out.append(
                             Case(
                                 module,
@@ -322,7 +358,7 @@ def cases(sim: str, profile: str) -> list[Case]:
                                 csim,
                                 cprof,
                                 name,
-                                tuple(env.items()),
+                                tuple({**env, **({MODEL_ENV: model} if model else {})}.items()),
                                 tags,
                                 tuple(params.items()),
                                 TOPLEVELS.get(module, runner.TOPLEVEL),

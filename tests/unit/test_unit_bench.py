@@ -171,6 +171,33 @@ def test_profile_breakdown_by_part() -> None:
     assert "(9.5 s profiled)" in text and " 31.6%     3.00 s  cocotb scheduler" in text
 
 
+def test_profile_counts_coroutine_resumes() -> None:
+    """make profile's resumes: the calls a coroutine function gets from a coroutine's
+    send (cocotb's scheduler resuming it), not its other callers; per cycle when the
+    cycles are given."""
+    from tb.bench.profile import report, resumes
+
+    send = ("~", 0, "<method 'send' of 'coroutine' objects>")
+    other = ("/repo/tb/ext/xact.py", 90, "_push")
+    stats = {
+        ("/repo/tb/ext/lean.py", 150, "_run_wire"): (30, 30, 0.1, 1.0, {send: (12, 12, 0, 0)}),
+        ("/s/cocotbext/pcie/core/switch.py", 227, "_run_arbitration"): (
+            8,
+            8,
+            0.1,
+            1.0,
+            {send: (8, 8, 0, 0), other: (5, 5, 0, 0)},
+        ),
+        other: (5, 5, 0.1, 0.1, {("/repo/tb/ext/xact.py", 200, "send"): (5, 5, 0, 0)}),
+    }
+    assert resumes(stats) == [
+        ("lean.py:150(_run_wire)", 12),
+        ("switch.py:227(_run_arbitration)", 8),
+    ]
+    text = report(stats, top=2, cycles=40)
+    assert "coroutine resumes: 20, 0.50 per user-clock cycle" in text
+
+
 def test_bench_tables_go_into_the_docs_page(tmp_path):
     """``make bench BENCH_ARGS=--docs`` replaces what stands between the page's markers and
     nothing else; the real page has exactly one such block."""
