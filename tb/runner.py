@@ -74,18 +74,24 @@ def _quiet_skips(record: logging.LogRecord) -> bool:
 
 
 @contextlib.contextmanager
-def _waves_env(waves: bool) -> Iterator[None]:
-    """cocotb's runner lets ``$WAVES`` override its ``waves`` argument (and make exports
-    WAVES=0): hold it to what this call asks, then put it back."""
-    old = os.environ.get("WAVES")
-    os.environ["WAVES"] = "1" if waves else "0"
+def _held_env(name: str, value: str) -> Iterator[None]:
+    """cocotb's runner gives the simulation this process's environment on top of the
+    ``extra_env`` it is handed (and lets ``$WAVES`` override its ``waves`` argument):
+    hold ``name`` to ``value`` for the call, then put it back."""
+    old = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
         if old is None:
-            os.environ.pop("WAVES", None)
+            os.environ.pop(name, None)
         else:
-            os.environ["WAVES"] = old
+            os.environ[name] = old
+
+
+def _waves_env(waves: bool) -> contextlib.AbstractContextManager[None]:
+    """``$WAVES`` held to what this call asks (make exports WAVES=0)."""
+    return _held_env("WAVES", "1" if waves else "0")
 
 
 @contextlib.contextmanager
@@ -385,7 +391,8 @@ def run(
     # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
     test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
     try:
-        with _waves_env(waves), _sim_path():
+        # the model the run asks for, whatever $PEVB_MODEL this process has
+        with _waves_env(waves), _held_env(MODEL_ENV, model), _sim_path():
             runner.test(
                 test_module=module,
                 hdl_toplevel=hdl_toplevel(toplevel, model),

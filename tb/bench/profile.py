@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import runner
 from ..env.profiles import PROFILES, get_profile
-from .suite import KIB, OUT_DIR, _pair, _run_cases
+from .cases import KIB, OUT_DIR, _pair, _run_cases
 
 # (path fragment, part): a function belongs to the first part whose fragment its file's
 # path contains; "~" is what cProfile names built-in functions' file
@@ -70,16 +70,33 @@ def top_functions(stats: dict, count: int) -> list[tuple[str, int, float]]:
     return sorted(rows, key=lambda r: -r[2])[:count]
 
 
+SEND = "<method 'send' of 'coroutine' objects>"
+
+
+def scheduler_resumes(stats: dict) -> int:
+    """How many times cocotb's scheduler resumed a coroutine (its tasks' ``_resume``
+    calling a coroutine's ``send``)."""
+    for (_, _, name), value in stats.items():
+        if name == SEND:
+            return sum(
+                (c[0] if isinstance(c, tuple) else c)
+                for (f, _, caller), c in value[4].items()
+                if caller == "_resume" and Path(f).name == "task.py"
+            )
+    return 0
+
+
 def resumes(stats: dict) -> list[tuple[str, int]]:
-    """How many times each coroutine function was resumed by cocotb's scheduler (calls
-    to it from a coroutine's ``send``), most first: ``(file:line(name), resumes)``."""
+    """How many times each coroutine function was resumed (a coroutine's ``send`` calling
+    it: by cocotb's scheduler, or by the lean and transactor models stepping
+    cocotbext-pcie's packers by hand), most first: ``(file:line(name), resumes)``."""
     rows = []
     for (f, line, name), value in stats.items():
         callers = value[4]
         n = sum(
             (c[0] if isinstance(c, tuple) else c)
             for (_, _, caller), c in callers.items()
-            if caller == "<method 'send' of 'coroutine' objects>"
+            if caller == SEND
         )
         if n:
             rows.append((f"{Path(f).name}:{line}({name})", n))
@@ -98,9 +115,13 @@ def report(stats: dict, top: int = 15, cycles: float = 0.0) -> str:
         for where, calls, s in top_functions(stats, top)
     ]
     woken = resumes(stats)
-    count = sum(n for _, n in woken)
+    count = scheduler_resumes(stats)
     per = f", {count / cycles:.2f} per user-clock cycle" if cycles else ""
-    lines += ["", f"coroutine resumes: {count}{per}; the {min(top, len(woken))} most:"]
+    lines += [
+        "",
+        f"coroutines resumed by cocotb's scheduler: {count}{per}; the "
+        f"{min(top, len(woken))} resumed or stepped most:",
+    ]
     lines += [f"  {n:>9}  {where}" for where, n in woken[:top]]
     return "\n".join(lines)
 

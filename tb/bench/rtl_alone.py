@@ -20,8 +20,8 @@ from pathlib import Path
 
 from .. import runner
 from ..env.profiles import MODEL_ENV, PLUGINS_ENV, get_profile
+from .cases import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, _pair, _run_cases
 from .inputs import CLOCK, RECORD_ENV, input_ports
-from .suite import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, _pair, _run_cases
 
 MAIN = Path(__file__).with_name("rtl_alone.cpp")
 

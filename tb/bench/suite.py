@@ -15,15 +15,14 @@ import time
 from pathlib import Path
 
 from .. import runner
-from ..env.profiles import MODEL_ENV, get_profile
-from ..ext.lean import MODELS
+from ..env.profiles import MODEL_ENV, MODELS, get_profile
+from . import rtl_alone
+from .cases import ENGINE_RAM, KIB, MIB, OUT_DIR, RTL_ALONE, _case, _case_done, _pair, _run_cases
 
-OUT_DIR = runner.BUILD_ROOT / "bench"
-MIB = 1 << 20
-KIB = 1 << 10
+__all__ = ["ENGINE_RAM", "KIB", "MIB", "OUT_DIR", "RTL_ALONE", "_pair", "_run_cases", "main"]
+
 GEN_RATE = {1: 2.5e9 * 8 / 10, 2: 5e9 * 8 / 10, 3: 8e9 * 128 / 130}  # bit/s per lane
 TLP_OVERHEAD = 8
-ENGINE_RAM = {"RAM_SIZE": MIB}  # 1 MiB transfers need a 1 MiB card RAM
 
 # (profile, MPS) of the engine-efficiency table; the first of each profile is its own MPS
 ENGINE_CONFIGS = [("gen3x8", 256), ("gen3x8", 128), ("picoevb", 128), ("picoevb", 256)]
@@ -39,7 +38,6 @@ SPEED_TARGET_US = {
     ("icarus", "gen3x8"): 40.0,
 }
 DEMO_MODELS = ("lean", "xact")
-RTL_ALONE = "RTL alone"  # the speed row of tb/bench/rtl_alone.py
 
 
 def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16) -> float:
@@ -48,51 +46,6 @@ def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16)
     rate = GEN_RATE[p.gen] * p.lanes / 8
     header = write_header if direction == "C2H" else 12
     return rate * mps / (mps + header + TLP_OVERHEAD) / 1e6
-
-
-def _case(tag: str) -> float:
-    """Say which simulation runs now (the bench's progress); its start time."""
-    print(f"  {tag} ...", flush=True)
-    return time.perf_counter()
-
-
-def _case_done(tag: str, t0: float) -> None:
-    print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
-
-
-def _run_cases(
-    sim: str,
-    profile: str,
-    mps: int,
-    cases: list[dict],
-    tag: str,
-    extra_env: dict[str, str] | None = None,
-) -> list[dict]:
-    out = OUT_DIR / f"{tag}.json"
-    out.unlink(missing_ok=True)
-    t_case = _case(tag)
-    results = runner.run(
-        "bench_engine",
-        sim=sim,
-        profile=profile,
-        module=f"{runner.PACKAGE}.bench.engine",
-        overrides=ENGINE_RAM,
-        test_dir=OUT_DIR / "runs" / tag,
-        trace=False,
-        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)}
-        | (extra_env or {}),
-    )
-    failed = runner.failures(results)
-    if failed:
-        raise RuntimeError(
-            f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
-        )
-    _case_done(tag, t_case)
-    return json.loads(out.read_text())
-
-
-def _pair(total: int, desc: int) -> list[dict]:
-    return [{"dir": d, "desc": desc, "total": total} for d in ("H2C", "C2H")]
 
 
 def bench_engine(sim: str, quick: bool) -> list[dict]:
@@ -224,8 +177,6 @@ def bench_speed(quick: bool) -> list[dict]:
     """Simulated time, clock cycles and bytes per wall second: the gen3x8 1 MiB pair and
     a picoevb 256 KiB pair, on each simulator, in every model (the best of
     ``SPEED_RUNS`` runs); on Verilator also the RTL alone (tb/bench/rtl_alone.py)."""
-    from . import rtl_alone
-
     rows = []
     for sim, (profile, total), model in itertools.product(
         runner.SIMULATORS,

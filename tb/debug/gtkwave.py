@@ -19,10 +19,12 @@ from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TRACKS, desc_labe
 from .fst import Dump, read_dump
 
 TOP = "pevb_dma_top"
+# the card's scope in a dump: its toplevel, or the core of the transactor model's wrapper
+TOPS = (TOP, "pevb_card_xact.core")
 # the decoded text tracks (tb/debug/annotate.py), first: where the module sits in each
-# simulator's dump (bound into the top by Verilator, a second root under Icarus)
+# simulator's dump (bound into the card's top by Verilator, a second root under Icarus)
 TEXT_TITLE = "Decoded: TLPs per link end, MMIO, descriptors"
-TEXT_SCOPES = (f"{TOP}.{ANNOT_INSTANCE}", ANNOT_ROOT)
+TEXT_SCOPES = (*(f"{top}.{ANNOT_INSTANCE}" for top in TOPS), ANNOT_ROOT)
 
 _STREAM = ("tvalid", "tready", "tlast", "tkeep", "tuser", "tdata")
 _ENGINE = (
@@ -117,6 +119,11 @@ def zoom_for(view: Focus, unit_ns: float) -> int:
     return math.ceil(-math.log2(PIXELS_PER_FRAME * max(fit, MIN_UNITS_PER_PX)))
 
 
+def _top_scope(dump: Dump) -> str:
+    """The card's scope in ``dump`` (:data:`TOPS`; the first when none is there)."""
+    return next((t for t in TOPS if f"{t}.user_clk" in dump.widths), TOP)
+
+
 def _text_scope(dump: Dump) -> str | None:
     return next((s for s in TEXT_SCOPES if f"{s}.{TRACKS[0]}" in dump.widths), None)
 
@@ -147,14 +154,15 @@ def write_save_file(dump: Path, out: Path | None = None, view: Focus | None = No
                     name = wave.gtkwave_name(f"{scope}.{track}")
                     if name is not None:
                         save.trace(name, alias=track, datafmt="ascii")
+        top = _top_scope(wave)
         for title, members in GROUPS:
-            present = [m for m in members if f"{TOP}.{m}" in wave.widths]
+            present = [m for m in members if f"{top}.{m}" in wave.widths]
             if not present:
                 continue
             with save.group(title):
                 for m in present:
-                    fmt = "bin" if wave.widths[f"{TOP}.{m}"] == 1 else "hex"
-                    name = wave.gtkwave_name(f"{TOP}.{m}")
+                    fmt = "bin" if wave.widths[f"{top}.{m}"] == 1 else "hex"
+                    name = wave.gtkwave_name(f"{top}.{m}")
                     save.trace(name, alias=m.rpartition(".")[2], datafmt=fmt)
     return out
 

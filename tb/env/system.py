@@ -34,7 +34,7 @@ from .. import ext
 from ..ext.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..ext.cfg_ext import CfgExt
 from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
-from ..ext.lean import MODELS, models
+from ..ext.models import MODELS, models
 from ..ext.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..ext.pcie_id import ids_from_ports
 from ..ext.xact import TRANSACTORS, XactError

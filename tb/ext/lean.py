@@ -34,29 +34,23 @@ generator, so each beat is built and parsed by the same code at the same edge; a
 is written only when its value changes (the exact source writes all five every beat).
 
 Build a system with the lean model by constructing its cocotbext-pcie objects inside
-:func:`models` ``("lean")``.
+:func:`tb.ext.models.models` ``("lean")``.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import cocotb
 import cocotb.handle as _handle_module
 from cocotb.queue import Queue
 from cocotb.triggers import Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
-from cocotbext.pcie.core import bridge as _bridge
-from cocotbext.pcie.core import device as _device
 from cocotbext.pcie.core.dllp import FcType
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp
 from cocotbext.pcie.xilinx.us import interface as _us
-from cocotbext.pcie.xilinx.us import usp_model as _usp
-
-from ..env.profiles import MODELS
 
 DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
 
@@ -448,36 +442,9 @@ class LeanCqSource(_LeanSource, _us.CqSource):
     """CQ (requests to the RTL) with one coroutine per clock edge."""
 
 
-_LEAN_INTERFACES = {
+LEAN_INTERFACES = {
     "RqSink": LeanRqSink,
     "CcSink": LeanCcSink,
     "RcSource": LeanRcSource,
     "CqSource": LeanCqSource,
 }
-
-
-@contextlib.contextmanager
-def models(kind: str) -> Iterator[None]:
-    """Build cocotbext-pcie devices, switches, root complexes and UltraScale+ hard IPs
-    with the lean (``"lean"``) or the exact (``"exact"``) link and stream interfaces
-    inside this block; ``"xact"``: the lean link and the transactor interfaces
-    (:mod:`tb.ext.xact`, for a build with ``PEVB_HIP_XACT``)."""
-    if kind not in MODELS:
-        raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
-    saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in _LEAN_INTERFACES}
-    if kind != "exact":
-        _device.SimPort = _bridge.SimPort = LeanPort
-    if kind == "lean":
-        for name, cls in _LEAN_INTERFACES.items():
-            setattr(_usp, name, cls)
-    elif kind == "xact":
-        from . import xact
-
-        for name, cls in xact.XACT_INTERFACES.items():
-            setattr(_usp, name, cls)
-    try:
-        yield
-    finally:
-        _device.SimPort, _bridge.SimPort = saved[0], saved[1]
-        for name, cls in saved[2].items():
-            setattr(_usp, name, cls)

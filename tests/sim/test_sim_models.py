@@ -17,8 +17,7 @@ import pytest
 from tb import runner
 from tb.debug.beats import BEATS_ENV, read_beats
 from tb.debug.trace import read_trace
-from tb.env.profiles import MODEL_ENV, PLUGINS_ENV
-from tb.ext.lean import MODELS
+from tb.env.profiles import MODEL_ENV, MODELS, PLUGINS_ENV
 
 KIB = 1024
 

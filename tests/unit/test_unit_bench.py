@@ -186,14 +186,16 @@ def test_profile_breakdown_by_part() -> None:
 
 
 def test_profile_counts_coroutine_resumes() -> None:
-    """make profile's resumes: the calls a coroutine function gets from a coroutine's
-    send (cocotb's scheduler resuming it), not its other callers; per cycle when the
-    cycles are given."""
-    from tb.bench.profile import report, resumes
+    """make profile's resumes: per coroutine function, the calls it gets from a
+    coroutine's send, not its other callers; in all, the sends cocotb's scheduler makes
+    (not the models' own stepping); per cycle when the cycles are given."""
+    from tb.bench.profile import report, resumes, scheduler_resumes
 
     send = ("~", 0, "<method 'send' of 'coroutine' objects>")
     other = ("/repo/tb/ext/xact.py", 90, "_push")
+    resume = ("/s/cocotb/task.py", 326, "_resume")
     stats = {
+        send: (25, 25, 0.1, 1.0, {resume: (19, 19, 0, 0), ("/repo/tb/ext/lean.py", 1, "_step"): 6}),
         ("/repo/tb/ext/lean.py", 150, "_run_wire"): (30, 30, 0.1, 1.0, {send: (12, 12, 0, 0)}),
         ("/s/cocotbext/pcie/core/switch.py", 227, "_run_arbitration"): (
             8,
@@ -208,8 +210,9 @@ def test_profile_counts_coroutine_resumes() -> None:
         ("lean.py:150(_run_wire)", 12),
         ("switch.py:227(_run_arbitration)", 8),
     ]
+    assert scheduler_resumes(stats) == 19
     text = report(stats, top=2, cycles=40)
-    assert "coroutine resumes: 20, 0.50 per user-clock cycle" in text
+    assert "resumed by cocotb's scheduler: 19, 0.47 per user-clock cycle" in text
 
 
 def test_bench_tables_go_into_the_docs_page(tmp_path):

@@ -1,0 +1,61 @@
+"""The bench's simulation runs: one engine case list through ``tb.bench.engine``, and
+where their figures land (shared by :mod:`tb.bench.suite`, :mod:`tb.bench.profile` and
+:mod:`tb.bench.rtl_alone`)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .. import runner
+
+OUT_DIR = runner.BUILD_ROOT / "bench"
+MIB = 1 << 20
+KIB = 1 << 10
+ENGINE_RAM = {"RAM_SIZE": MIB}  # 1 MiB transfers need a 1 MiB card RAM
+RTL_ALONE = "RTL alone"  # the speed row of tb/bench/rtl_alone.py
+
+
+def _case(tag: str) -> float:
+    """Say which simulation runs now (the bench's progress); its start time."""
+    print(f"  {tag} ...", flush=True)
+    return time.perf_counter()
+
+
+def _case_done(tag: str, t0: float) -> None:
+    print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def _run_cases(
+    sim: str,
+    profile: str,
+    mps: int,
+    cases: list[dict],
+    tag: str,
+    extra_env: dict[str, str] | None = None,
+) -> list[dict]:
+    out = OUT_DIR / f"{tag}.json"
+    out.unlink(missing_ok=True)
+    t_case = _case(tag)
+    results = runner.run(
+        "bench_engine",
+        sim=sim,
+        profile=profile,
+        module=f"{runner.PACKAGE}.bench.engine",
+        overrides=ENGINE_RAM,
+        test_dir=OUT_DIR / "runs" / tag,
+        trace=False,
+        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)}
+        | (extra_env or {}),
+    )
+    failed = runner.failures(results)
+    if failed:
+        raise RuntimeError(
+            f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
+        )
+    _case_done(tag, t_case)
+    return json.loads(out.read_text())
+
+
+def _pair(total: int, desc: int) -> list[dict]:
+    return [{"dir": d, "desc": desc, "total": total} for d in ("H2C", "C2H")]

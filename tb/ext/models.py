@@ -1,0 +1,48 @@
+"""The simulation models, by name: which cocotbext-pcie link and UltraScale+ stream
+interface classes a system is built with (``$PEVB_MODEL``, ``TB(model=...)``).
+
+- ``lean`` (the default): :class:`tb.ext.lean.LeanPort` links and the lean interfaces;
+- ``exact``: cocotbext-pcie's own ``SimPort`` and interfaces;
+- ``xact``: the lean links and the transactor interfaces (:mod:`tb.ext.xact`), on a
+  build with the RTL-side transactors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from cocotbext.pcie.core import bridge as _bridge
+from cocotbext.pcie.core import device as _device
+from cocotbext.pcie.xilinx.us import usp_model as _usp
+
+from ..env.profiles import MODELS
+from .lean import LEAN_INTERFACES, LeanPort
+from .xact import XACT_INTERFACES
+
+__all__ = ["MODELS", "models"]
+
+
+@contextlib.contextmanager
+def models(kind: str) -> Iterator[None]:
+    """Build cocotbext-pcie devices, switches, root complexes and UltraScale+ hard IPs
+    with the lean (``"lean"``) or the exact (``"exact"``) link and stream interfaces
+    inside this block; ``"xact"``: the lean link and the transactor interfaces
+    (:mod:`tb.ext.xact`, for a build with ``PEVB_HIP_XACT``)."""
+    if kind not in MODELS:
+        raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
+    saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in LEAN_INTERFACES}
+    if kind != "exact":
+        _device.SimPort = _bridge.SimPort = LeanPort
+    if kind == "lean":
+        for name, cls in LEAN_INTERFACES.items():
+            setattr(_usp, name, cls)
+    elif kind == "xact":
+        for name, cls in XACT_INTERFACES.items():
+            setattr(_usp, name, cls)
+    try:
+        yield
+    finally:
+        _device.SimPort, _bridge.SimPort = saved[0], saved[1]
+        for name, cls in saved[2].items():
+            setattr(_usp, name, cls)
