@@ -174,10 +174,23 @@ class _Pauser:
         return in_force
 
 
-class _XactPausing:
-    """A transactor stream's pause and pause generators, played by ``pevb_xact_pause``."""
+class _XactStream:
+    """What the model side of each transactor stream has: the transactor's buffer, the
+    bus widths a buffer word packs, and the stream's pause and pause generators (played
+    by ``pevb_xact_pause``)."""
 
     _pauser: _Pauser
+
+    def _attach(self):
+        """Find this stream's transactor and take its buffer and stall maker; it."""
+        x = transactor(self.bus)
+        self._mem = _Memory(x.mem)
+        self._ptr_mod = 2 * self._mem.depth  # the pointers count to twice the depth
+        self._pauser = _Pauser(x.pause_inst)
+        self._dw = len(self.bus.tdata)
+        self._uw = len(self.bus.tuser)
+        self._kw = len(self.bus.tkeep)
+        return x
 
     def _pause_update(self, val) -> None:
         self._pauser.set(val)
@@ -193,15 +206,13 @@ class _XactPausing:
             self._pause = bool(in_force)
 
 
-class _XactSource(_XactPausing):
+class _XactSource(_XactStream):
     """The model side of a source transactor; mixed in before the cocotbext-pcie source
     class, whose ``_run`` packs frames into beats."""
 
     def _init(self) -> None:
         super()._init()
-        x = transactor(self.bus)
-        self._mem = _Memory(x.mem)
-        self._ptr_mod = 2 * self._mem.depth
+        x = self._attach()
         self._write_wr = _writer(x.wr_ptr)
         self._read_rd = _reader(x.rd_ptr)
         self._write_wake = _writer(x.wake_ptr)
@@ -213,10 +224,6 @@ class _XactSource(_XactPausing):
         self._pushed = 0  # beats written, in all
         self._starts: deque[int] = deque()  # first beat of each frame not yet taken
         self._staged: list = []
-        self._pauser = _Pauser(x.pause_inst)
-        self._dw = len(self.bus.tdata)
-        self._uw = len(self.bus.tuser)
-        self._kw = len(self.bus.tkeep)
         self._packer = super()._run()
         self._packer.send(None)
 
@@ -350,24 +357,18 @@ def _group(entity) -> _SinkGroup:
 _GROUPS: dict[int, dict[str, _SinkGroup]] = {}
 
 
-class _XactSink(_XactPausing):
+class _XactSink(_XactStream):
     """The model side of a sink transactor; mixed in before the cocotbext-pcie sink
     class, whose ``_run`` unpacks beats into frames."""
 
     def _init(self) -> None:
         super()._init()
-        x = transactor(self.bus)
-        self._mem = _Memory(x.mem)
-        self._ptr_mod = 2 * self._mem.depth
+        x = self._attach()
         self._read_wr = _reader(x.wr_ptr)
         self._write_rd = _writer(x.rd_ptr)
         self._write_hold = _writer(x.hold)
         self._hold = 0
         self._read = 0  # beats read, in all
-        self._pauser = _Pauser(x.pause_inst)
-        self._dw = len(self.bus.tdata)
-        self._uw = len(self.bus.tuser)
-        self._kw = len(self.bus.tkeep)
         self.sample_sync = _Sync()
         self._unpacker = super()._run()
         self._unpacker.send(None)
