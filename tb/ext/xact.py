@@ -114,18 +114,16 @@ class _Pauser:
         self._half = _reader(inst.pat_half)
         self._gen = 0
         self._task = None
-        self._pat = 0
-        self._values: list[int] = []  # the pattern's values, in play order
-        self._played = 0  # values before self._values[0]
+        self._pat = 0  # the pattern as last written
         self.level = 0
 
     def set(self, value: bool) -> None:
         self.level = int(bool(value))
         self._write_pause(self.level)
 
-    def start(self, generator: Iterator) -> Callable[[], None]:
-        """Play ``generator`` (a value per cycle, as cocotbext-pcie's pause generators);
-        returns the function that stops it."""
+    def start(self, generator: Iterator) -> None:
+        """Play ``generator`` (a value per cycle, as cocotbext-pcie's pause generators;
+        one that ends leaves its last value in force)."""
         self.stop()
         gen = iter(generator)
         last = [0]
@@ -159,7 +157,6 @@ class _Pauser:
                 playing = done
 
         self._task = cocotb.start_soon(refill())
-        return self.stop
 
     def stop(self) -> int | None:
         """Stop the pattern; the value in force for the next edge becomes the pause, as
@@ -198,6 +195,10 @@ class _XactStream:
     def set_pause_generator(self, generator=None) -> None:
         self.clear_pause_generator()
         if generator is not None:
+            # the generator's values are the pause from now on (cocotbext-pcie sets it
+            # from them on every edge), whatever pause was in force
+            self._pause = False
+            self._pauser.set(0)
             self._pauser.start(generator)
 
     def clear_pause_generator(self) -> None:

@@ -29,6 +29,8 @@ OWN_LAUNCHER = {
 
 # module -> {variant: extra environment}: the module runs once per variant
 VARIANTS: dict[str, dict[str, dict[str, str]]] = {
+    # the transactor model's own machinery: only on its builds
+    "cocotb_xact": {"xact": {MODEL_ENV: "xact"}},
     "cocotb_gpu_peer": {
         "switch": {"PEVB_TOPOLOGY": "switch"},
         "root_ports": {"PEVB_TOPOLOGY": "root_ports"},

@@ -1,0 +1,62 @@
+"""cocotb tests of the transactor model's own machinery (tb/ext/xact.py,
+hdl/dropin/pevb_xact_*.v), on a transactor build (the plan runs this module with
+PEVB_MODEL=xact): stalls played from the pattern, restarted and stopped."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import cocotb
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
+
+from tb.env.system import TB
+
+
+async def _ready_after_edges(tb: TB, n: int) -> list[int]:
+    """RQ's tready after each of the next ``n`` rising edges (read mid-cycle)."""
+    ready = tb.hip.m_axis_rq_tready
+    out = []
+    for _ in range(n):
+        await RisingEdge(tb.hip.user_clk)
+        await FallingEdge(tb.hip.user_clk)
+        out.append(int(ready.value))
+    return out
+
+
+@cocotb.test(timeout_time=200, timeout_unit="us")
+async def test_pause_pattern_plays_edge_by_edge(dut):
+    """A pause generator on RQ: tready after the n-th edge from its start is the
+    inverse of its n-th value, across many rewrites of the pattern's halves; a new
+    generator starts from its first value; one that ends leaves its last value in force,
+    and so does clearing one."""
+    tb = TB(dut)
+    assert tb.model == "xact"
+    await tb.init()
+    sink = tb.dev.rq_sink
+    await FallingEdge(tb.hip.user_clk)
+    assert await _ready_after_edges(tb, 4) == [1] * 4  # nothing held, nothing paused
+
+    rng = random.Random(5)
+    values = [int(rng.random() < 0.4) for _ in range(1300)]  # over five pattern halves
+    sink.set_pause_generator(iter(values))
+    got = await _ready_after_edges(tb, len(values))
+    assert got == [1 - v for v in values], next(
+        k for k, (g, v) in enumerate(zip(got, values, strict=True)) if g != 1 - v
+    )
+
+    # a new generator mid-pattern starts from its own first value
+    restart = [1, 1, 0, 1, 0, 0, 1]
+    sink.set_pause_generator(itertools.chain(restart, itertools.repeat(0)))
+    assert await _ready_after_edges(tb, len(restart)) == [1 - v for v in restart]
+
+    # a generator that ends: its last value holds (here: paused)
+    sink.set_pause_generator(iter([0, 0, 1]))
+    assert await _ready_after_edges(tb, 600) == [1, 1] + [0] * 598
+    # cleared while paused: the pause stays, as cocotbext-pcie leaves it
+    sink.clear_pause_generator()
+    assert sink.pause
+    assert await _ready_after_edges(tb, 8) == [0] * 8
+    sink.pause = False
+    assert await _ready_after_edges(tb, 3) == [1, 1, 1]
+    await Timer(100, "ns")
