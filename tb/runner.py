@@ -374,7 +374,6 @@ def run(
         OVERRIDES_ENV: json.dumps(overrides or {}),
     }
     env.update(extra_env or {})
-    env[MODEL_ENV] = model  # the testbench's model is the build's
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
     if trace is None:

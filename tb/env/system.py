@@ -38,6 +38,7 @@ from ..ext.models import MODELS, models
 from ..ext.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..ext.pcie_id import ids_from_ports
 from ..ext.xact import TRANSACTORS, XactError
+from .backdoor import card
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .link import UP, LinkTaps, ProtocolChecker
@@ -151,7 +152,7 @@ class TB:
     def hip_of(dut):
         """The hard IP's user interface of a card toplevel: its own ports, or in the
         transactor model's wrapper its ``hip`` (a drop-in's is ``<instance>.hip``)."""
-        return dut.hip if hasattr(dut, "hip") and hasattr(dut, "core") else dut
+        return dut if card(dut) is dut else dut.hip
 
     def _build(self, dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip) -> None:
         """The cocotbext-pcie objects: root complex, FPGA hard IP, GPU, switch."""
