@@ -115,11 +115,9 @@ class _Pauser:
         self._gen = 0
         self._task = None
         self._pat = 0  # the pattern as last written
-        self.level = 0
 
     def set(self, value: bool) -> None:
-        self.level = int(bool(value))
-        self._write_pause(self.level)
+        self._write_pause(int(bool(value)))
 
     def start(self, generator: Iterator) -> None:
         """Play ``generator`` (a value per cycle, as cocotbext-pcie's pause generators;

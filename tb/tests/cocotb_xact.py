@@ -9,6 +9,7 @@ import random
 
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
+from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
 
 from tb.env.system import TB
 
@@ -60,3 +61,32 @@ async def test_pause_pattern_plays_edge_by_edge(dut):
     sink.pause = False
     assert await _ready_after_edges(tb, 3) == [1, 1, 1]
     await Timer(100, "ns")
+
+
+@cocotb.test(timeout_time=100, timeout_unit="us")
+async def test_clear_drops_what_has_not_gone(dut):
+    """A source's clear() drops the beats still in its transactor: held by a pause, a
+    frame waits there (the source is not idle); cleared, nothing reaches the RTL once
+    the pause ends, and the source is idle."""
+    tb = TB(dut)
+    await tb.init()
+    src = tb.dev.cq_source
+    valid = tb.hip.s_axis_cq_tvalid
+    await FallingEdge(tb.hip.user_clk)
+    src.pause = True
+    frame = UsPcieFrame()
+    frame.data = list(range(12))
+    frame.byte_en = [0xF] * 12
+    frame.update_parity()
+    src.send_nowait(frame)
+    for _ in range(8):
+        await FallingEdge(tb.hip.user_clk)
+        assert int(valid.value) == 0
+    assert not src.idle()
+    src.clear()
+    await FallingEdge(tb.hip.user_clk)
+    src.pause = False
+    for _ in range(16):
+        await FallingEdge(tb.hip.user_clk)
+        assert int(valid.value) == 0
+    assert src.idle()
