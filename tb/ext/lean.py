@@ -42,38 +42,40 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-import cocotb
 import cocotb.handle as _handle_module
-from cocotb.queue import Queue
-from cocotb.triggers import Event, RisingEdge, Timer
+from cocotb.triggers import Event, RisingEdge
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.dllp import FcType
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp
 from cocotbext.pcie.xilinx.us import interface as _us
 
+from .fabric import Lane, timeline
+
 DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
 
 
 class LeanPort(SimPort):
-    """A ``SimPort`` that moves whole TLPs and models its DLLPs by their effect only."""
+    """A ``SimPort`` that moves whole TLPs and models its DLLPs by their effect only; its
+    timed work runs on the fabric's timeline, its receive handler in a lane
+    (:mod:`tb.ext.fabric`)."""
 
     def __init__(self, fc_init=[[0] * 6] * 8, *args, **kwargs) -> None:
-        # arrivals at this port's receiver, in order: (step, TLP or credit update)
-        self._wire: deque[tuple[int, object]] = deque()
-        self._wire_event = Event()
+        self._timeline = timeline()
         self._free_at = 0  # the step this port's transmitter's wire is free again
         self._acks: deque[int] = deque()  # steps at which ACK DLLPs become due on it
         self._ack_end = -1
         self._dllp_steps = 1
         # DLLPs whose wire time was modelled (ACKs and UpdateFCs), for the record
         self.dllps = 0
-        # TLPs waiting for the wire (one, as SimPort's tx_queue)
-        self._queue: Queue = Queue(1)
-        self._queue_sync = Event()
+        # the transmitter: a TLP on the wire, one waiting for it (SimPort's tx_queue of
+        # one), and the senders waiting for that place, first come first served
+        self._sending = False
+        self._next: Tlp | None = None
+        self._senders: deque[Event] = deque()
+        self._fc_timer_due = False
+        self._rx_lane = Lane(self._handle_rx)
         super().__init__(fc_init, *args, **kwargs)
-        cocotb.start_soon(self._run_lean_transmit())
-        cocotb.start_soon(self._run_wire())
 
     # --- connection and flow-control initialization ---------------------------------------
     def _connect(self, port) -> None:
@@ -111,62 +113,81 @@ class LeanPort(SimPort):
     def _deliver(self, sent: int, item: object) -> None:
         """``item`` (a TLP or a credit update) has left the wire at step ``sent``: it
         reaches the other port after the ports' delay."""
-        step = sent + max(self.link_delay_steps, 1)
         other = self.other
         if other is None:
             raise RuntimeError("port not connected")
-        other._wire.append((step, item))
-        other._wire_event.set()
+        self._timeline.at(sent + max(self.link_delay_steps, 1), other._arrive, item)
 
     async def send(self, pkt) -> None:
-        """``Port.send`` into the lean transmitter's queue (SimPort's own transmit loop
-        only initializes flow control)."""
+        """``Port.send`` into the lean transmitter (SimPort's own transmit loop only
+        initializes flow control)."""
         pkt.release_fc()
-        await self.fc_state[self.classify_tlp_vc(pkt)].tx_tlp_fc_gate(pkt)
-        await self._queue.put(pkt)
-        self._queue_sync.set()
+        fc = self.fc_state[self.classify_tlp_vc(pkt)]
+        credit_type = pkt.get_fc_type()
+        dc = pkt.get_data_credits()
+        if fc.initialized.is_set() and fc.tx_has_credit(credit_type, dc):
+            fc.tx_consume_fc(credit_type, dc)  # tx_tlp_fc_gate without a wait
+        else:
+            await fc.tx_tlp_fc_gate(pkt)
+        while self._sending and (self._next is not None or self._senders):
+            ready = Event()
+            self._senders.append(ready)
+            await ready.wait()
+            if self._next is None:
+                break
+        if self._sending:
+            self._next = pkt
+        else:
+            self._put_on_wire(pkt)
 
-    async def _run_lean_transmit(self) -> None:
-        queue = self._queue
-        while True:
-            while queue.empty():
-                self._queue_sync.clear()
-                await self._queue_sync.wait()
-            pkt = queue.get_nowait()
-            now = get_sim_time("step")
-            steps = self._wire_steps(pkt.get_wire_size())
-            self._deliver(self._claim_wire(now, steps) + steps, Tlp(pkt))
-            # the next TLP leaves the queue when this one has left the wire
-            await Timer(self._free_at - now, "step")
+    def _put_on_wire(self, pkt) -> None:
+        now = get_sim_time("step")
+        steps = self._wire_steps(pkt.get_wire_size())
+        self._deliver(self._claim_wire(now, steps) + steps, Tlp(pkt))
+        self._sending = True
+        # the next TLP goes when this one has left the wire
+        self._timeline.at(self._free_at, self._sent)
+
+    def _sent(self, _=None) -> None:
+        pkt, self._next = self._next, None
+        if pkt is None:
+            self._sending = False
+        else:
+            self._put_on_wire(pkt)
+            if self._senders:  # its place is free: the first sender waiting takes it
+                self._senders.popleft().set()
 
     # --- the receiver ---------------------------------------------------------------------
-    async def _run_wire(self) -> None:
-        wire = self._wire
-        while True:
-            while not wire:
-                self._wire_event.clear()
-                await self._wire_event.wait()
-            step, item = wire[0]
-            now = get_sim_time("step")
-            if step > now:
-                await Timer(step - now, "step")
-                continue
-            wire.popleft()
-            if isinstance(item, Tlp):
-                self._receive(now, item)
-            else:
-                self._update_credits(*item)
+    def _arrive(self, item: object) -> None:
+        if isinstance(item, Tlp):
+            self._receive(get_sim_time("step"), item)
+        else:
+            self._update_credits(*item)
 
     def _receive(self, now: int, tlp: Tlp) -> None:
         if now >= self._ack_end:  # the ACK latency timer starts (SimPort.ext_recv)
             self._ack_end = now + max(self.max_latency_timer_steps, 1)
             self._acks.append(self._ack_end)  # sent back on this port's transmitter
         self.fc_state[self.classify_tlp_vc(tlp)].rx_process_tlp_fc(tlp)
-        self.rx_queue.put_nowait(tlp)
+        self._rx_lane.push(tlp)
+
+    async def _handle_rx(self, tlp: Tlp) -> None:
+        if self.rx_handler is None:
+            raise Exception("Receive handler not set")
+        await self.rx_handler(tlp)
+
+    async def _run_receive(self) -> None:
+        return  # received TLPs go through the receive lane instead
 
     # --- flow-control updates -------------------------------------------------------------
-    async def _run_fc_update_timer(self) -> None:
-        await Timer(max(self.max_latency_timer_steps, 1), "step")
+    def start_fc_update_timer(self) -> None:
+        if not self._fc_timer_due:
+            self._fc_timer_due = True
+            due = get_sim_time("step") + max(self.max_latency_timer_steps, 1)
+            self._timeline.at(due, self._send_fc_updates)
+
+    def _send_fc_updates(self, _=None) -> None:
+        self._fc_timer_due = False
         now = get_sim_time("step")
         for vc, ch in enumerate(self.fc_state):
             if not ch.active:

@@ -1,7 +1,8 @@
 """The simulation models, by name: which cocotbext-pcie link and UltraScale+ stream
 interface classes a system is built with (``$PEVB_MODEL``, ``TB(model=...)``).
 
-- ``lean`` (the default): :class:`tb.ext.lean.LeanPort` links and the lean interfaces;
+- ``lean`` (the default): :class:`tb.ext.lean.LeanPort` links, the lean switch
+  (:mod:`tb.ext.fabric`) and the lean interfaces;
 - ``exact``: cocotbext-pcie's own ``SimPort`` and interfaces;
 - ``xact``: the lean links and the transactor interfaces (:mod:`tb.ext.xact`), on a
   build with the RTL-side transactors.
@@ -14,9 +15,11 @@ from collections.abc import Iterator
 
 from cocotbext.pcie.core import bridge as _bridge
 from cocotbext.pcie.core import device as _device
+from cocotbext.pcie.core import switch as _switch
 from cocotbext.pcie.xilinx.us import usp_model as _usp
 
 from ..env.profiles import MODELS
+from .fabric import lean_add_switch_port
 from .lean import LEAN_INTERFACES, LeanPort
 from .xact import XACT_INTERFACES
 
@@ -32,8 +35,10 @@ def models(kind: str) -> Iterator[None]:
     if kind not in MODELS:
         raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
     saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in LEAN_INTERFACES}
+    add_switch_port = _switch.Switch.add_switch_port
     if kind != "exact":
         _device.SimPort = _bridge.SimPort = LeanPort
+        _switch.Switch.add_switch_port = lean_add_switch_port
     if kind == "lean":
         for name, cls in LEAN_INTERFACES.items():
             setattr(_usp, name, cls)
@@ -44,5 +49,6 @@ def models(kind: str) -> Iterator[None]:
         yield
     finally:
         _device.SimPort, _bridge.SimPort = saved[0], saved[1]
+        _switch.Switch.add_switch_port = add_switch_port
         for name, cls in saved[2].items():
             setattr(_usp, name, cls)

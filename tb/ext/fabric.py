@@ -1,0 +1,276 @@
+"""The lean fabric's scheduling: every lean link's and switch's timed work on one
+timeline, and their handlers run in the caller until they must wait.
+
+cocotbext-pcie gives every port three coroutines (transmit, wire, receive) and every
+switch port two (routing, arbitration), each woken through cocotb's scheduler for every
+TLP that passes: about 20 task resumes per TLP between the FPGA and the GPU, which cost
+more wall time than the TLP's own work. Here the same steps happen at the same simulated
+times, with fewer wake-ups:
+
+- :class:`Timeline`: the times at which a lean link has work (a TLP or credit update
+  arriving, a transmitter's wire free again, a flow-control update timer expiring) are
+  kept in one heap. One simulator timer callback, set for the earliest, runs everything
+  due at that time in the order it was scheduled; no task is resumed for it.
+- :class:`Lane`: the handlers that ran in a receive or arbitration coroutine (one TLP at
+  a time, in order) run directly in whoever hands the work over, and move to a task only
+  when one must wait (a full transmit queue, no credit); what arrives meanwhile waits
+  behind it in order, as it waited in the coroutine's queue.
+
+Both live as long as the test that made them: a test's end cancels the timeline's
+anchor task, which drops what was still scheduled. An exception raised by scheduled work
+is raised in that task, so it fails the test as it did in the coroutines.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import cocotb
+import cocotb.task as _task_module
+from cocotb import simulator
+from cocotb._base_triggers import _Event
+from cocotb._gpi_triggers import GPITrigger
+from cocotb.triggers import Event
+from cocotb.utils import get_sim_time
+
+
+class _Alarm(GPITrigger):
+    """A simulator timer callback at an absolute step, moved earlier without a new
+    trigger (:meth:`move`)."""
+
+    def __init__(self, fire: Callable[[], None]) -> None:
+        super().__init__()
+        self.step = -1
+        self._register(fire)  # kept: re-registered by _react for the next time
+
+    def _prime(self) -> None:
+        if self.step >= 0:
+            delay = self.step - get_sim_time("step")
+            self._cbhdl = simulator.register_timed_callback(max(delay, 1), self._react)
+
+    def _unprime(self) -> None:
+        if self._cbhdl is not None:
+            self._cbhdl.deregister()
+            self._cbhdl = None
+
+    def _react(self) -> None:
+        self._cbhdl = None
+        fire = self._callbacks
+        super()._react()  # runs the callback, then cocotb's event loop
+        self._callbacks = fire  # stay registered for the next time
+
+    def move(self, step: int) -> None:
+        """Fire at ``step`` (absolute) instead."""
+        self._unprime()
+        self.step = step
+        self._prime()
+
+    def stop(self) -> None:
+        self._unprime()
+        self.step = -1
+
+
+class Timeline:
+    """Work at simulated times (steps), run by one simulator timer callback per time."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Callable[[Any], None], Any]] = []
+        self._order = itertools.count()
+        self._alarm = _Alarm(self._fire)
+        self._firing = False
+        self._failed: list[BaseException] = []
+        self._failure = Event()
+        self.task = cocotb.start_soon(self._anchor())
+
+    def alive(self) -> bool:
+        """Whether the test that made this timeline still runs."""
+        return not self.task.done()
+
+    def at(self, step: int, work: Callable[[Any], None], arg: Any = None) -> None:
+        """Call ``work(arg)`` at ``step`` (absolute, later than now), after the work
+        scheduled before it for the same step."""
+        heapq.heappush(self._heap, (step, next(self._order), work, arg))
+        alarm = self._alarm
+        if not self._firing and (alarm.step < 0 or step < alarm.step):
+            alarm.move(step)
+
+    def _fire(self) -> None:
+        heap = self._heap
+        if not self.alive():  # a callback left from an ended test
+            heap.clear()
+            self._alarm.stop()
+            return
+        now = get_sim_time("step")
+        saved = _task_module._current_task
+        _task_module._current_task = self.task  # work started here: see Lane
+        self._firing = True
+        try:
+            while heap and heap[0][0] <= now:
+                _, _, work, arg = heapq.heappop(heap)
+                work(arg)
+        except BaseException as e:
+            heap.clear()
+            self._failed.append(e)
+            self._failure.set()
+        finally:
+            self._firing = False
+            _task_module._current_task = saved
+        if heap:
+            self._alarm.move(heap[0][0])
+        else:
+            self._alarm.stop()
+
+    async def _anchor(self) -> None:
+        try:
+            await self._failure.wait()
+            raise self._failed[0]
+        finally:
+            self._heap.clear()
+            self._alarm.stop()
+
+
+_current: list[Timeline] = []
+
+
+def timeline() -> Timeline:
+    """The running test's timeline (made by the first caller in each test)."""
+    if not _current or not _current[0].alive():
+        _current[:] = [Timeline()]
+    return _current[0]
+
+
+class Lane:
+    """Runs ``work(item)`` for each item pushed, one after another in push order: in the
+    pusher's own call while nothing waits, in a task from the first ``await`` that must
+    wait until the backlog is done.
+
+    An ``await`` on an event already set goes on at once (the scheduler would resume it
+    in the same time step, before time moves). While work runs in a caller, cocotb's
+    current task is the timeline's anchor, which lives as long as the test: a
+    ``cocotb.queue.Queue`` remembers the task of each waiter and skips a finished one, and
+    the caller's task may well finish before the work it started does.
+    """
+
+    __slots__ = ("_backlog", "_busy", "_work")
+
+    def __init__(self, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
+        self._work = work
+        self._backlog: deque[Any] = deque()
+        self._busy = False
+
+    @property
+    def busy(self) -> bool:
+        """Whether work is running or waiting."""
+        return self._busy
+
+    def push(self, item: Any) -> None:
+        """Run ``work(item)`` now, or after the work before it."""
+        if self._busy:
+            self._backlog.append(item)
+            return
+        self._busy = True
+        saved = _task_module._current_task
+        _task_module._current_task = timeline().task
+        try:
+            pending = self._step(self._work(item))
+        finally:
+            _task_module._current_task = saved
+        if pending is not None:
+            cocotb.start_soon(self._finish(*pending))
+
+    def _step(self, coro: Coroutine[Any, Any, None] | None) -> tuple[Any, Any] | None:
+        """Run ``coro`` on, then the backlog's work, until one must wait (it and the
+        trigger it waits on) or all is done (None)."""
+        backlog = self._backlog
+        try:
+            while True:
+                if coro is None:
+                    if not backlog:
+                        self._busy = False
+                        return None
+                    coro = self._work(backlog.popleft())
+                try:
+                    trigger = coro.send(None)
+                    while type(trigger) is _Event and trigger._parent.is_set():
+                        trigger = coro.send(None)
+                except StopIteration:
+                    coro = None
+                    continue
+                return coro, trigger
+        except BaseException:
+            self._busy = False
+            raise
+
+    async def _finish(self, coro: Coroutine[Any, Any, None], trigger: Any) -> None:
+        pending: tuple[Any, Any] | None = (coro, trigger)
+        while pending is not None:
+            await pending[1]
+            pending = self._step(pending[0])
+
+
+# --- the lean switch --------------------------------------------------------------------
+# cocotbext-pcie's Switch (and RootComplex, a Switch) runs a routing and an arbitration
+# coroutine per switch port: a TLP a bridge hands to the switch waits in the port's
+# ingress queue for its routing coroutine, then in a queue per port pair for the egress
+# port's arbitration coroutine. The lean switch routes in the bridge's own call (the same
+# matches, in the same port order) and runs the egress port's arbitration (the same
+# passes over the same queues) in a lane. A TLP no port takes goes to the switch's own
+# routing coroutine, which warns and answers it as before.
+
+
+def lean_add_switch_port(self, port) -> None:
+    """``Switch.add_switch_port`` for the lean fabric: later ports of this switch are
+    added the same way."""
+    self.add_switch_port = lean_add_switch_port.__get__(self)
+    self.switch_ports.append(port)
+    cocotb.start_soon(self._run_routing(port))  # what no port takes (see above)
+    port.arbiter = Lane(lambda _: _arbitrate(port))
+    for other in self.switch_ports[:-1]:
+        to_other: deque = deque()
+        from_other: deque = deque()
+        port.tx_queues.append((other, to_other))
+        port.rx_queues.append(from_other)
+        other.rx_queues.append(to_other)
+        other.tx_queues.append((port, from_other))
+
+    async def ingress(tlp) -> None:
+        await _route(port, tlp)
+
+    if port.upstream:
+        port.bridge.downstream_tx_handler = ingress
+    else:
+        port.bridge.upstream_tx_handler = ingress
+
+
+async def _route(port, tlp) -> None:
+    """Where the switch's routing coroutine sends a TLP that ``port``'s bridge hands it."""
+    tlp.ingress_port = port.bridge
+    for other, queue in port.tx_queues:
+        bridge = other.bridge
+        if (
+            bridge.match_tlp(tlp)
+            or (other.upstream and not bridge.match_tlp_secondary(tlp))
+            or (not other.upstream and bridge.match_tlp_secondary(tlp))
+        ):
+            queue.append(tlp)
+            if not other.arbiter.busy:  # a running arbiter finds it on its next pass
+                other.arbiter.push(None)
+            return
+    await port.ingress_queue.put(tlp)
+
+
+async def _arbitrate(port) -> None:
+    """The switch's arbitration for egress ``port``: passes over the queues from the
+    other ports, one TLP from each that holds one, until a pass finds none."""
+    queues = port.rx_queues
+    moved = True
+    while moved:
+        moved = False
+        for queue in queues:
+            if queue:
+                await port.tx_handler(queue.popleft())
+                moved = True
