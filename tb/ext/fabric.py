@@ -35,7 +35,12 @@ from cocotb import simulator
 from cocotb._base_triggers import _Event
 from cocotb._gpi_triggers import GPITrigger
 from cocotb.triggers import Event
-from cocotb.utils import get_sim_time
+
+
+def steps() -> int:
+    """The simulated time in steps (cocotb's ``get_sim_time("step")``, unchecked)."""
+    high, low = simulator.get_sim_time()
+    return high << 32 | low
 
 
 class _Alarm(GPITrigger):
@@ -49,7 +54,7 @@ class _Alarm(GPITrigger):
 
     def _prime(self) -> None:
         if self.step >= 0:
-            delay = self.step - get_sim_time("step")
+            delay = self.step - steps()
             self._cbhdl = simulator.register_timed_callback(max(delay, 1), self._react)
 
     def _unprime(self) -> None:
@@ -104,7 +109,7 @@ class Timeline:
             heap.clear()
             self._alarm.stop()
             return
-        now = get_sim_time("step")
+        now = steps()
         saved = _task_module._current_task
         _task_module._current_task = self.task  # work started here: see Lane
         self._firing = True
@@ -155,10 +160,11 @@ class Lane:
     the caller's task may well finish before the work it started does.
     """
 
-    __slots__ = ("_backlog", "_busy", "_work")
+    __slots__ = ("_anchor", "_backlog", "_busy", "_work")
 
     def __init__(self, work: Callable[[Any], Coroutine[Any, Any, None]]) -> None:
         self._work = work
+        self._anchor = timeline().task
         self._backlog: deque[Any] = deque()
         self._busy = False
 
@@ -174,7 +180,7 @@ class Lane:
             return
         self._busy = True
         saved = _task_module._current_task
-        _task_module._current_task = timeline().task
+        _task_module._current_task = self._anchor
         try:
             pending = self._step(self._work(item))
         finally:

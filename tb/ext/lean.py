@@ -44,13 +44,12 @@ from collections.abc import Callable
 
 import cocotb.handle as _handle_module
 from cocotb.triggers import Event, RisingEdge
-from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.dllp import FcType
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from .fabric import Lane, timeline
+from .fabric import Lane, steps, timeline
 
 DLLP_WIRE_BYTES = 8  # a DLLP on the wire: 6 bytes and its framing (Dllp.get_wire_size)
 
@@ -93,7 +92,7 @@ class LeanPort(SimPort):
 
     async def handle_tx(self, pkt) -> None:
         # the exact transmitter's DLLPs (the FC initialization): their time on the wire
-        now = get_sim_time("step")
+        now = steps()
         self._free_at = max(self._free_at, now) + self._wire_steps(pkt.get_wire_size())
         await super().handle_tx(pkt)
 
@@ -141,9 +140,8 @@ class LeanPort(SimPort):
             self._put_on_wire(pkt)
 
     def _put_on_wire(self, pkt) -> None:
-        now = get_sim_time("step")
-        steps = self._wire_steps(pkt.get_wire_size())
-        self._deliver(self._claim_wire(now, steps) + steps, Tlp(pkt))
+        length = self._wire_steps(pkt.get_wire_size())
+        self._deliver(self._claim_wire(steps(), length) + length, Tlp(pkt))
         self._sending = True
         # the next TLP goes when this one has left the wire
         self._timeline.at(self._free_at, self._sent)
@@ -160,7 +158,7 @@ class LeanPort(SimPort):
     # --- the receiver ---------------------------------------------------------------------
     def _arrive(self, item: object) -> None:
         if isinstance(item, Tlp):
-            self._receive(get_sim_time("step"), item)
+            self._receive(steps(), item)
         else:
             self._update_credits(*item)
 
@@ -183,12 +181,12 @@ class LeanPort(SimPort):
     def start_fc_update_timer(self) -> None:
         if not self._fc_timer_due:
             self._fc_timer_due = True
-            due = get_sim_time("step") + max(self.max_latency_timer_steps, 1)
+            due = steps() + max(self.max_latency_timer_steps, 1)
             self._timeline.at(due, self._send_fc_updates)
 
     def _send_fc_updates(self, _=None) -> None:
         self._fc_timer_due = False
-        now = get_sim_time("step")
+        now = steps()
         for vc, ch in enumerate(self.fc_state):
             if not ch.active:
                 continue

@@ -5,13 +5,14 @@ what it says. The whole system in both models: tests/sim/test_sim_models.py."""
 from __future__ import annotations
 
 import cocotb
-from cocotb.triggers import Timer
+from cocotb.triggers import Event, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
 from tb.env.system import TB
+from tb.ext.fabric import Lane, steps, timeline
 from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
 from tb.ext.xact import (
     TRANSACTORS,
@@ -116,3 +117,66 @@ async def test_models_build_what_they_say(dut):
         assert "fast" in str(e) and "lean" in str(e)
     else:
         raise AssertionError("an unknown model was accepted")
+
+
+@cocotb.test(timeout_time=1, timeout_unit="us")
+async def test_timeline_runs_work_in_time_order(dut):
+    """The fabric's timeline runs each piece of work at its step, whatever order it was
+    scheduled in: work scheduled earlier than what the timer is set for moves it, work
+    at one step runs in the order it was scheduled, and work may schedule more."""
+    line = timeline()
+    start = steps()
+    ran: list[tuple[str, int]] = []
+
+    def note(name: str) -> None:
+        ran.append((name, steps() - start))
+        if name == "b":  # scheduled from inside work: runs at its own later step
+            line.at(steps() + 7, note, "e")
+
+    line.at(start + 300, note, "d")
+    line.at(start + 100, note, "b")  # earlier than the timer's step: moves it
+    line.at(start + 50, note, "a")
+    line.at(start + 100, note, "c")  # same step as b: after it
+    await Timer(1000, "step")
+    assert ran == [("a", 50), ("b", 100), ("c", 100), ("e", 107), ("d", 300)], ran
+    line.at(steps() + 5, note, "f")  # an idle timeline wakes for new work
+    await Timer(10, "step")
+    assert ran[-1] == ("f", 1005), ran
+
+
+@cocotb.test(timeout_time=1, timeout_unit="us")
+async def test_lane_keeps_order_when_work_waits(dut):
+    """A lane runs work in the pusher's call until it must wait; what is pushed while it
+    waits runs after it, in push order, and an event already set does not stop it."""
+    gate, ready = Event(), Event()
+    ready.set()
+    done: list[int] = []
+
+    async def work(n: int) -> None:
+        await ready.wait()  # set: goes on in the pusher's call
+        if n == 1:
+            await gate.wait()
+        done.append(n)
+
+    lane = Lane(work)
+    lane.push(0)
+    assert done == [0] and not lane.busy  # ran to its end in push()
+    lane.push(1)  # waits for the gate
+    lane.push(2)
+    lane.push(3)
+    assert done == [0] and lane.busy
+    await Timer(10, "ns")
+    assert done == [0]
+    gate.set()
+    await Timer(1, "ns")
+    assert done == [0, 1, 2, 3] and not lane.busy
+    lane.push(4)
+    assert done == [0, 1, 2, 3, 4]
+
+
+@cocotb.test(timeout_time=1, timeout_unit="us", expect_error=ZeroDivisionError)
+async def test_timeline_work_that_raises_fails_the_test(dut):
+    """An exception in work the timeline runs fails the test that scheduled it (it is
+    raised in the timeline's task), as one in a link's coroutine did."""
+    timeline().at(steps() + 10, lambda _: 1 // 0)
+    await Timer(100, "ns")
