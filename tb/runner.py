@@ -37,6 +37,7 @@ from .env.profiles import (
     Profile,
     get_profile,
 )
+from .ext import default_model
 
 # The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
 # installed (a user's project keeps its own ``tb``); cocotb modules are named under it
@@ -109,8 +110,8 @@ def _sim_path() -> Iterator[None]:
 
 def model_of(model: str | None = None) -> str:
     """The simulation model a build and run are for: ``model``, else ``$PEVB_MODEL``,
-    else the default."""
-    model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+    else the default (:func:`tb.ext.default_model`)."""
+    model = model or os.environ.get(MODEL_ENV) or default_model()
     if model not in MODELS:  # one line now, not a failure inside the simulation
         raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
     return model

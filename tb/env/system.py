@@ -125,12 +125,12 @@ class TB:
     ) -> None:
         self.dut = dut
         hip = self.hip_of(dut) if hip is None else hip
-        # lean (tb/ext/lean.py: TLP-level links, one coroutine per stream interface),
-        # exact (cocotbext-pcie's own: every DLLP, two coroutines per interface and beat)
-        # or xact (tb/ext/xact.py: the streams through transactors, on a build that has
-        # them); the extensions first (the fast paths; on an unverified cocotbext-pcie,
-        # exact, which a transactor build cannot run)
-        self.model = model or os.environ.get(MODEL_ENV) or MODELS[0]
+        # xact, the default (tb/ext/xact.py: the streams through transactors, on a
+        # build that has them), lean (tb/ext/lean.py: TLP-level links, one coroutine per
+        # stream interface) or exact (cocotbext-pcie's own: every DLLP, two coroutines
+        # per interface and beat); the extensions first (the fast paths; on an
+        # unverified cocotbext-pcie, exact, which a transactor build cannot run)
+        self.model = model or os.environ.get(MODEL_ENV) or ext.default_model()
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}: {' or '.join(MODELS)}")
         built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])

@@ -84,3 +84,13 @@ def install(versions: dict[str, str | None] | None = None) -> bool:
 def active() -> bool:
     """Whether the extensions are installed (False before :func:`install` decided)."""
     return bool(_state["active"])
+
+
+def default_model(versions: dict[str, str | None] | None = None) -> str:
+    """The model a run gets when none is named (``$PEVB_MODEL`` unset): the first of
+    ``MODELS`` (the transactor model) on the verified versions; on any other the exact
+    model, the only one that runs with the extensions off. ``versions`` stands in for the
+    installed ones (tests)."""
+    from ..env.profiles import MODELS
+
+    return "exact" if mismatches(versions) else MODELS[0]

@@ -169,12 +169,13 @@ class Subset:
     tests: dict[str, list[str]]
     sim: str | None = None  # None: the selected one
     profile: str | None = None
-    model: str | None = None  # PEVB_MODEL; None: the default (lean)
+    model: str | None = None  # PEVB_MODEL; None: the default (xact)
 
 
-# the transactor model (PEVB_MODEL=xact, builds of its own) on what it changes: every
-# stream under load and back-pressure, stalls, resets, the drop-in's hip and a user's design
-_XACT = {
+# the lean model (PEVB_MODEL=lean, builds without the transactors) on what the default
+# transactor model does otherwise: every stream under load and back-pressure, stalls,
+# resets, the drop-in's hip and a user's design
+_LEAN = {
     "cocotb_engine": [
         *_ENGINE_SMOKE,
         "test_idle_backpressure",
@@ -194,12 +195,12 @@ _XACT = {
 }
 
 SUBSETS = [
-    Subset("xact", model="xact", tests=_XACT),
+    Subset("lean", model="lean", tests=_LEAN),
     Subset(
-        "xact-verilator",
+        "lean-verilator",
         sim="verilator",
         profile="gen3x8",
-        model="xact",
+        model="lean",
         tests={
             "cocotb_engine": [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"],
             "cocotb_dropin": ["test_axiram_h2c_c2h"],

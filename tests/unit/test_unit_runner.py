@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.env.profiles import get_profile
+from tb import ext, runner
+from tb.env.profiles import MODEL_ENV, get_profile
 from tests.sim import plan
 
 BYOD = plan.USER_SOURCES["byod_top"]
@@ -38,6 +38,20 @@ def test_the_transactor_model_has_builds_of_its_own():
         assert dirs["lean"] == dirs["exact"] != dirs["xact"]
 
 
+def test_the_default_model(monkeypatch):
+    """The transactor model unless one is named; the exact one where the extensions are
+    off (an unverified cocotbext-pcie), so that an unnamed run still builds what runs."""
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+    assert runner.model_of() == ext.default_model() == "xact" == runner.MODELS[0]
+    assert runner.hdl_toplevel() == runner.XACT_CARD_TOPLEVEL
+    assert ext.default_model({**ext.VERIFIED, "cocotbext-pcie": "0.3.0"}) == "exact"
+    monkeypatch.setenv(MODEL_ENV, "lean")
+    assert runner.model_of() == "lean" and runner.model_of("exact") == "exact"
+    monkeypatch.setenv(MODEL_ENV, "fast")
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast'"):
+        runner.model_of()
+
+
 def test_bad_toplevels_and_sources_are_refused():
     with pytest.raises(ValueError, match="unknown toplevel 'my_top'"):
         runner.hdl_sources("my_top")
@@ -54,7 +68,7 @@ def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.Monkey
         raise AssertionError("the build was reached")
 
     monkeypatch.setattr(runner, "_build", no_build)
-    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose lean or exact or xact"):
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose xact or lean or exact"):
         runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
     monkeypatch.setenv("PEVB_MODEL", "quick")
     with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):
