@@ -43,7 +43,7 @@ def steps() -> int:
     return high << 32 | low
 
 
-class _Alarm(GPITrigger):
+class Alarm(GPITrigger):
     """A simulator timer callback at an absolute step, moved earlier without a new
     trigger (:meth:`move`)."""
 
@@ -85,7 +85,7 @@ class Timeline:
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Callable[[Any], None], Any]] = []
         self._order = itertools.count()
-        self._alarm = _Alarm(self._fire)
+        self._alarm = Alarm(self._fire)
         self._firing = False
         self._failed: list[BaseException] = []
         self._failure = Event()

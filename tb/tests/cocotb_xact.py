@@ -9,6 +9,7 @@ import random
 
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
+from cocotb.utils import get_sim_time
 from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
 
 from tb.env.system import TB
@@ -90,3 +91,29 @@ async def test_clear_drops_what_has_not_gone(dut):
         await FallingEdge(tb.hip.user_clk)
         assert int(valid.value) == 0
     assert src.idle()
+
+
+@cocotb.test(timeout_time=20, timeout_unit="us")
+async def test_a_write_in_an_edges_time_step_counts_for_that_edge(dut):
+    """The user clock's timing, which every model's cycle-for-cycle equivalence rests
+    on: a 50:50 duty cycle at the profile's rate, and a write a timer makes in the time
+    step of a rising edge is seen by that edge (cocotb's Python clock on Icarus, its
+    GPI clock with trusted writes on Verilator; here: RQ paused at exactly the time of an
+    edge drops tready on that edge)."""
+    tb = TB(dut)
+    await tb.init()
+    clk = tb.hip.user_clk
+    period = round(1e12 / tb.profile.user_clk_hz)  # ps
+    await RisingEdge(clk)
+    rise = get_sim_time("ps")
+    await FallingEdge(clk)
+    fall = get_sim_time("ps")
+    await RisingEdge(clk)
+    assert (fall - rise, get_sim_time("ps") - rise) == (period // 2, period)
+    assert await _ready_after_edges(tb, 2) == [1, 1]
+    await RisingEdge(clk)
+    await Timer(period, "ps")  # from a rising edge to the very step of the next one
+    tb.dev.rq_sink.pause = True
+    await FallingEdge(clk)
+    assert int(tb.hip.m_axis_rq_tready.value) == 0, "the write reached the RTL an edge late"
+    tb.dev.rq_sink.pause = False
