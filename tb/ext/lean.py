@@ -1,7 +1,9 @@
 """The lean model: cocotbext-pcie's link and hard-IP stream interfaces with fewer Python
-wake-ups, the same TLPs and the same beats. :func:`models` builds either configuration.
+wake-ups, the same TLPs and the same beats. :func:`tb.ext.models.models` builds either
+configuration.
 
-The lean link: ``SimPort`` with TLPs moved whole and no DLLP objects.
+The lean link: ``SimPort`` with TLPs moved whole and no DLLP objects, its timed work on
+the fabric's timeline and its receive handler in a lane (:mod:`tb.ext.fabric`).
 
 The exact model (``SimPort``) sends every ACK and every UpdateFC as a DLLP through the
 same transmit loop, timer tasks and receive path as a TLP, and starts a task per packet
