@@ -23,6 +23,7 @@ is raised in that task, so it fails the test as it did in the coroutines.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from collections import deque
@@ -242,10 +243,7 @@ def lean_add_switch_port(self, port) -> None:
         port.rx_queues.append(from_other)
         other.rx_queues.append(to_other)
         other.tx_queues.append((port, from_other))
-
-    async def ingress(tlp) -> None:
-        await _route(port, tlp)
-
+    ingress = functools.partial(_route, port)
     if port.upstream:
         port.bridge.downstream_tx_handler = ingress
     else:
