@@ -342,11 +342,22 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
     env = {**os.environ, "FARM_TAG": tag, "FARM_STARTED": str(started)}
     env.pop(farm.SCHEDULER_ENV, None)
     env.pop(farm.ADDRESS_ENV, None)
+    # a command started from a terminal: Ctrl-C neither ignored nor blocked. A process
+    # inherits both from the one that starts it, and this pytest worker's can have been
+    # changed by what ran in it before (the whole suite on two workers left SIGINT
+    # ignored or blocked here, and the farm then ran its seed to the cap)
+    terminal = (
+        "import runpy, signal, sys; "
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+        "signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "sys.argv[0] = 'tb.regress.farm'; "
+        "runpy.run_module('tb.regress.farm', run_name='__main__', alter_sys=True)"
+    )
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "tb.regress.farm",
+            "-c",
+            terminal,
             "--test",
             f"{MODULE}:farm_hangs",
             "--seeds",
@@ -369,13 +380,10 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
         assert wait_until(lambda: any(started.iterdir()), 120), "the seed never started"
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         try:
-            # seconds on an idle machine; twice, inside the whole suite on two cores, it
-            # took more than 60 s (never alone, even with both cores busy): the message
-            # says what was still running if it ever takes 180
-            text, _ = proc.communicate(timeout=180)
+            text, _ = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired as e:
             raise AssertionError(
-                f"Ctrl-C: the farm did not end in 180 s; its output: {e.output!r}; "
+                f"Ctrl-C: the farm did not end in 60 s; its output: {e.output!r}; "
                 f"what was left: {strays(tag)}"
             ) from e
     finally:
