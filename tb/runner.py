@@ -95,6 +95,45 @@ def _waves_env(waves: bool) -> contextlib.AbstractContextManager[None]:
     return _held_env("WAVES", "1" if waves else "0")
 
 
+# Python inside the simulator, which starts afresh for every run. cocotb hands pytest's
+# assertion rewriting every module imported after its hook (``*.py``: numpy,
+# cocotbext-pcie and the rest, rewritten from source on each launch, about 0.7 s); here it
+# gets this package's modules, the models' and the test module. The user's own setting of
+# ``$COCOTB_REWRITE_ASSERTION_FILES`` wins (cocotb's runner puts the environment on top).
+REWRITE_ENV = "COCOTB_REWRITE_ASSERTION_FILES"
+# ... and its bytecode is cached under the build root, where ``$PYTHONDONTWRITEBYTECODE``
+# would otherwise have it compile every module from source on every launch (about 0.3 s
+# more); a ``$PYTHONPYCACHEPREFIX`` of the user's is kept, and nothing is written into the
+# source tree either way
+PYCACHE_PREFIX_ENV = "PYTHONPYCACHEPREFIX"
+DONT_WRITE_BYTECODE_ENV = "PYTHONDONTWRITEBYTECODE"
+
+
+def rewrite_patterns(module: str) -> str:
+    """The files whose assertions pytest rewrites in a run of ``module``: the test module
+    (by name, wherever it is), this package and the driver and CUDA models (by directory).
+    Directories whose path has white space (the list's separator) are left out."""
+    import importlib.util
+
+    dirs = [PACKAGE_DIR]
+    for name in ("driver_model", "cuda_model"):
+        spec = importlib.util.find_spec(name)
+        dirs += [Path(d) for d in (spec.submodule_search_locations or [])] if spec else []
+    patterns = [f"{d}{os.sep}*.py" for d in dirs if not re.search(r"\s", str(d))]
+    return " ".join([f"{module.rpartition('.')[2]}.py", *patterns])
+
+
+@contextlib.contextmanager
+def _sim_python() -> Iterator[None]:
+    """The simulator's Python keeps its bytecode under the build root (see above)."""
+    if os.environ.get(PYCACHE_PREFIX_ENV):
+        yield
+        return
+    with _held_env(PYCACHE_PREFIX_ENV, str(BUILD_ROOT / "pycache")):
+        with _held_env(DONT_WRITE_BYTECODE_ENV, ""):
+            yield
+
+
 @contextlib.contextmanager
 def _sim_path() -> Iterator[None]:
     """cocotb gives the simulation this process's ``sys.path`` (it ignores a PYTHONPATH of
@@ -374,6 +413,7 @@ def run(
         PROFILE_ENV: prof.name,
         OVERRIDES_ENV: json.dumps(overrides or {}),
     }
+    env[REWRITE_ENV] = rewrite_patterns(module)
     env.update(extra_env or {})
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
@@ -392,7 +432,7 @@ def run(
     test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
     try:
         # the model the run asks for, whatever $PEVB_MODEL this process has
-        with _waves_env(waves), _held_env(MODEL_ENV, model), _sim_path():
+        with _waves_env(waves), _held_env(MODEL_ENV, model), _sim_path(), _sim_python():
             runner.test(
                 test_module=module,
                 hdl_toplevel=hdl_toplevel(toplevel, model),

@@ -4,6 +4,7 @@ error before anything is built."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,41 @@ def test_sources_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'my_top'" in err and "Traceback" not in err
+
+
+def test_assertions_rewritten_in_this_package_and_the_test_module_only():
+    from _pytest.pathlib import fnmatch_ex  # what pytest matches python_files with
+
+    patterns = runner.rewrite_patterns("tb.tests.cocotb_engine").split()
+
+    def rewritten(path: Path) -> bool:
+        return any(fnmatch_ex(p, path) for p in patterns)
+
+    import cocotbext.pcie.core.tlp
+    import numpy
+
+    import cuda_model.gpu
+    import driver_model.desc
+    from tb.env import harness
+
+    for mine in (harness, driver_model.desc, cuda_model.gpu, runner):
+        assert rewritten(Path(mine.__file__)), mine.__name__
+    assert rewritten(runner.PACKAGE_DIR / "tests" / "cocotb_engine.py")
+    assert rewritten(Path("/elsewhere/cocotb_engine.py"))  # a user's module, by its name
+    for theirs in (numpy, cocotbext.pcie.core.tlp, pytest):
+        assert not rewritten(Path(theirs.__file__)), theirs.__name__
+
+
+def test_the_simulators_python_caches_its_bytecode_under_the_build_root(monkeypatch):
+    monkeypatch.setenv(runner.DONT_WRITE_BYTECODE_ENV, "1")
+    monkeypatch.delenv(runner.PYCACHE_PREFIX_ENV, raising=False)
+    with runner._sim_python():
+        assert os.environ[runner.PYCACHE_PREFIX_ENV] == str(runner.BUILD_ROOT / "pycache")
+        assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == ""
+    assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == "1"
+    assert runner.PYCACHE_PREFIX_ENV not in os.environ
+    # a prefix of the user's is theirs: nothing changes
+    monkeypatch.setenv(runner.PYCACHE_PREFIX_ENV, "/somewhere")
+    with runner._sim_python():
+        assert os.environ[runner.PYCACHE_PREFIX_ENV] == "/somewhere"
+        assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == "1"
