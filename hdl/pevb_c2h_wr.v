@@ -169,11 +169,14 @@ end
 
 integer s;
 always @(posedge clk) begin
-    for (s = 0; s < SLOTS; s = s + 1) begin
-        slot_cnt_reg[s] <= slot_cnt_reg[s]
-            + ((issue && cur_slot_reg == s[1:0]) ? 8'd1 : 8'd0)
-            - ((sent_valid && sent_slot == s[1:0]) ? 8'd1 : 8'd0)
-            - ((drop_valid && drop_slot == s[1:0]) ? 8'd1 : 8'd0);
+    // (the test outside the loop is the same logic, for event-driven simulators)
+    if (issue || sent_valid || drop_valid) begin
+        for (s = 0; s < SLOTS; s = s + 1) begin
+            slot_cnt_reg[s] <= slot_cnt_reg[s]
+                + ((issue && cur_slot_reg == s[1:0]) ? 8'd1 : 8'd0)
+                - ((sent_valid && sent_slot == s[1:0]) ? 8'd1 : 8'd0)
+                - ((drop_valid && drop_slot == s[1:0]) ? 8'd1 : 8'd0);
+        end
     end
 
     if (fail) begin

@@ -244,13 +244,17 @@ wire unused_pos_ext = ^pos_ext[63:32];
 
 integer s;
 always @(posedge clk) begin
-    for (s = 0; s < SLOTS; s = s + 1) begin
-        slot_cnt_reg[s] <= slot_cnt_reg[s]
-            + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
-            - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
-        slot_jobs_reg[s] <= slot_jobs_reg[s]
-            + ((job_valid && job_slot == s[1:0]) ? 10'd1 : 10'd0)
-            - ((job_done_valid && job_done_slot == s[1:0]) ? 10'd1 : 10'd0);
+    // (the test outside the loop is the same logic; event-driven simulators then skip the
+    // per-slot loop on cycles where no count moves)
+    if (issue || retire_valid || job_valid || job_done_valid) begin
+        for (s = 0; s < SLOTS; s = s + 1) begin
+            slot_cnt_reg[s] <= slot_cnt_reg[s]
+                + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
+                - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
+            slot_jobs_reg[s] <= slot_jobs_reg[s]
+                + ((job_valid && job_slot == s[1:0]) ? 10'd1 : 10'd0)
+                - ((job_done_valid && job_done_slot == s[1:0]) ? 10'd1 : 10'd0);
+        end
     end
 
     if (rd_fail) begin

@@ -125,12 +125,9 @@ initial begin
 end
 
 // channel index {direction, number} -> built
-function present;
-    input [2:0] ci;
-    begin
-        present = ci[2] ? {1'b0, ci[1:0]} < NC[2:0] : {1'b0, ci[1:0]} < NH[2:0];
-    end
-endfunction
+localparam [3:0] H2C_BUILT = (1 << NH) - 1;
+localparam [3:0] C2H_BUILT = (1 << NC) - 1;
+localparam [7:0] BUILT = {C2H_BUILT, H2C_BUILT};
 
 // per channel registers
 reg [31:0] control_reg [0:7];
@@ -207,7 +204,7 @@ wire rd = reg_req_valid && !reg_req_we;
 wire chan_tgt = tgt == `PEVB_TGT_H2C || tgt == `PEVB_TGT_C2H;
 wire sgdma_tgt = tgt == `PEVB_TGT_H2C_SGDMA || tgt == `PEVB_TGT_C2H_SGDMA;
 wire [2:0] ch_sel = {tgt[0], chn[1:0]};
-wire ch_hit = bar1 && chn[3:2] == 2'd0 && present(ch_sel) && (chan_tgt || sgdma_tgt);
+wire ch_hit = bar1 && chn[3:2] == 2'd0 && BUILT[ch_sel] && (chan_tgt || sgdma_tgt);
 
 // MSI-X table entry (0x8000 + 16 * entry) or the PBA's low DWORD (0x8FE0)
 wire msix_tgt = MSIX != 0 && bar1 && tgt == `PEVB_TGT_MSIX;
@@ -229,15 +226,25 @@ wire [NIRQ-1:0] irq_event;
 genvar g;
 generate
     for (g = 0; g < 8; g = g + 1) begin : chans
-        assign ch_irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
-        assign ch_irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
-        assign ch_control[g*32 +: 32] = control_reg[g];
-        assign ch_sts[g*4 +: 4] = {control_reg[g][`PEVB_CTRL_RUN], ch_irq_src[g],
-                                   status_reg[g][`PEVB_STAT_DESC_STOPPED],
-                                   status_reg[g][`PEVB_STAT_DESC_COMPLETED]};
-        assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
-        assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
-        assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
+        if (BUILT[g]) begin : built
+            assign ch_irq_src[g] = |(status_reg[g] & intmask_reg[g] & STATUS_MASK);
+            assign ch_irq_event[g] = |(ch_event[g*EVW +: EVW] & control_reg[g][EVW-1:0] & intmask_reg[g][EVW-1:0] & STATUS_MASK[EVW-1:0]);
+            assign ch_control[g*32 +: 32] = control_reg[g];
+            assign ch_sts[g*4 +: 4] = {control_reg[g][`PEVB_CTRL_RUN], ch_irq_src[g],
+                                       status_reg[g][`PEVB_STAT_DESC_STOPPED],
+                                       status_reg[g][`PEVB_STAT_DESC_COMPLETED]};
+            assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
+            assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
+            assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
+        end else begin : absent
+            assign ch_irq_src[g] = 1'b0;
+            assign ch_irq_event[g] = 1'b0;
+            assign ch_control[g*32 +: 32] = 32'd0;
+            assign ch_sts[g*4 +: 4] = 4'd0;
+            assign ch_desc_addr[g*64 +: 64] = 64'd0;
+            assign ch_desc_adj[g*6 +: 6] = 6'd0;
+            assign ch_wb_addr[g*64 +: 64] = 64'd0;
+        end
         assign ch_halt[g] = halt_reg[(g >= 4 ? `PEVB_SGC_C2H_DESC_HALT_LSB : `PEVB_SGC_H2C_DESC_HALT_LSB) + g % 4];
     end
     for (g = 0; g < NIRQ; g = g + 1) begin : irq_bits
@@ -350,10 +357,11 @@ always @* begin
     end
 end
 
-// per-channel register updates
-integer c;
+// per-channel register updates (channels not built: see below)
+integer c, k;
 always @(posedge clk) begin
-    for (c = 0; c < 8; c = c + 1) begin
+    for (k = 0; k < NIRQ; k = k + 1) begin
+        c = k < NH ? k : 4 + k - NH;  // the channels built: H2C, then C2H
         run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
 
         // status: log events enabled in control, clear on Run rising
@@ -374,86 +382,90 @@ always @(posedge clk) begin
         end
     end
 
-    if (wr && ch_hit && chan_tgt) begin
-        case (ofs)
-            `PEVB_CH_CONTROL: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
-            `PEVB_CH_CONTROL_W1S: control_reg[ch_sel] <= control_reg[ch_sel] | (wbits & CTRL_MASK);
-            `PEVB_CH_CONTROL_W1C: control_reg[ch_sel] <= control_reg[ch_sel] & ~(wbits & CTRL_MASK);
-            `PEVB_CH_STATUS: status_reg[ch_sel] <= status_reg[ch_sel] & ~(wbits & STATUS_MASK);
-            `PEVB_CH_POLL_WB_LO: wb_addr_reg[ch_sel][31:0] <= merge(wb_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
-            `PEVB_CH_POLL_WB_HI: wb_addr_reg[ch_sel][63:32] <= merge(wb_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
-            `PEVB_CH_INT_MASK: intmask_reg[ch_sel] <= merge(intmask_reg[ch_sel], reg_req_wdata, wmask & STATUS_MASK);
-            `PEVB_CH_INT_MASK_W1S: intmask_reg[ch_sel] <= intmask_reg[ch_sel] | (wbits & STATUS_MASK);
-            `PEVB_CH_INT_MASK_W1C: intmask_reg[ch_sel] <= intmask_reg[ch_sel] & ~(wbits & STATUS_MASK);
-            `PEVB_CH_PERF_CTRL: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[`PEVB_PERF_CTRL]) | (reg_req_wdata[`PEVB_PERF_CTRL] & wmask[`PEVB_PERF_CTRL]);
-            default: ;
-        endcase
-    end
-    if (rd && ch_hit && chan_tgt && ofs == `PEVB_CH_STATUS_RC) begin
-        // clear-on-read status (events arriving this cycle are kept)
-        status_reg[ch_sel] <= {{(32-EVW){1'b0}}, ch_event[ch_sel*EVW +: EVW]} & control_reg[ch_sel] & STATUS_MASK;
+    // register accesses (every one below needs a request: tested once, the same logic)
+    if (reg_req_valid) begin
+        if (wr && ch_hit && chan_tgt) begin
+            case (ofs)
+                `PEVB_CH_CONTROL: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
+                `PEVB_CH_CONTROL_W1S: control_reg[ch_sel] <= control_reg[ch_sel] | (wbits & CTRL_MASK);
+                `PEVB_CH_CONTROL_W1C: control_reg[ch_sel] <= control_reg[ch_sel] & ~(wbits & CTRL_MASK);
+                `PEVB_CH_STATUS: status_reg[ch_sel] <= status_reg[ch_sel] & ~(wbits & STATUS_MASK);
+                `PEVB_CH_POLL_WB_LO: wb_addr_reg[ch_sel][31:0] <= merge(wb_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
+                `PEVB_CH_POLL_WB_HI: wb_addr_reg[ch_sel][63:32] <= merge(wb_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
+                `PEVB_CH_INT_MASK: intmask_reg[ch_sel] <= merge(intmask_reg[ch_sel], reg_req_wdata, wmask & STATUS_MASK);
+                `PEVB_CH_INT_MASK_W1S: intmask_reg[ch_sel] <= intmask_reg[ch_sel] | (wbits & STATUS_MASK);
+                `PEVB_CH_INT_MASK_W1C: intmask_reg[ch_sel] <= intmask_reg[ch_sel] & ~(wbits & STATUS_MASK);
+                `PEVB_CH_PERF_CTRL: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[`PEVB_PERF_CTRL]) | (reg_req_wdata[`PEVB_PERF_CTRL] & wmask[`PEVB_PERF_CTRL]);
+                default: ;
+            endcase
+        end
+        if (rd && ch_hit && chan_tgt && ofs == `PEVB_CH_STATUS_RC) begin
+            // clear-on-read status (events arriving this cycle are kept)
+            status_reg[ch_sel] <= {{(32-EVW){1'b0}}, ch_event[ch_sel*EVW +: EVW]} & control_reg[ch_sel] & STATUS_MASK;
+        end
+
+        if (wr && ch_hit && sgdma_tgt) begin
+            case (ofs)
+                `PEVB_SG_DESC_LO: desc_addr_reg[ch_sel][31:0] <= merge(desc_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
+                `PEVB_SG_DESC_HI: desc_addr_reg[ch_sel][63:32] <= merge(desc_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
+                `PEVB_SG_DESC_ADJ: desc_adj_reg[ch_sel] <= (desc_adj_reg[ch_sel] & ~wmask[`PEVB_SG_DESC_ADJ_FIELD]) | (reg_req_wdata[`PEVB_SG_DESC_ADJ_FIELD] & wmask[`PEVB_SG_DESC_ADJ_FIELD]);
+                `PEVB_SG_CREDITS: credits_reg[ch_sel] <= (credits_reg[ch_sel] & ~wmask[`PEVB_SG_CREDITS_FIELD]) | (reg_req_wdata[`PEVB_SG_CREDITS_FIELD] & wmask[`PEVB_SG_CREDITS_FIELD]);
+                default: ;
+            endcase
+        end
+
+        if (wr && bar1 && tgt == `PEVB_TGT_SGDMA_COMMON && chn == 4'd0) begin
+            case (ofs)
+                `PEVB_SGC_CONTROL: halt_reg <= merge(halt_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
+                `PEVB_SGC_CONTROL_W1S: halt_reg <= halt_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
+                `PEVB_SGC_CONTROL_W1C: halt_reg <= halt_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
+                `PEVB_SGC_CREDIT_MODE: credit_mode_reg <= merge(credit_mode_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
+                `PEVB_SGC_CREDIT_MODE_W1S: credit_mode_reg <= credit_mode_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
+                `PEVB_SGC_CREDIT_MODE_W1C: credit_mode_reg <= credit_mode_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
+                default: ;
+            endcase
+        end
+
+        if (wr && bar1 && tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
+            case (ofs)
+                `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[NU-1:0]) | (reg_req_wdata[NU-1:0] & wmask[NU-1:0]);
+                `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[NU-1:0];
+                `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[NU-1:0];
+                `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[NIRQ-1:0]) | (reg_req_wdata[NIRQ-1:0] & wmask[NIRQ-1:0]);
+                `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[NIRQ-1:0];
+                `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[NIRQ-1:0];
+                `PEVB_IRQ_USER_VECTOR0: user_vec_reg[0] <= merge(user_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                `PEVB_IRQ_USER_VECTOR1: user_vec_reg[1] <= merge(user_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                `PEVB_IRQ_USER_VECTOR2: user_vec_reg[2] <= merge(user_vec_reg[2], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                `PEVB_IRQ_USER_VECTOR3: user_vec_reg[3] <= merge(user_vec_reg[3], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                `PEVB_IRQ_CHAN_VECTOR0: chan_vec_reg[0] <= merge(chan_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                `PEVB_IRQ_CHAN_VECTOR1: chan_vec_reg[1] <= merge(chan_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
+                default: ;
+            endcase
+        end
+
+        if (wr && bar1 && tgt == `PEVB_TGT_CONFIG && chn == 4'd0) begin
+            case (ofs)
+                `PEVB_CFG_PCIE_CONTROL: if (reg_req_be[0]) pcie_ro_reg <= reg_req_wdata[`PEVB_CFG_PCIE_CTRL_RELAXED_ORDERING];
+                `PEVB_CFG_WR_FLUSH_TIMEOUT: wr_flush_timeout_reg <= (wr_flush_timeout_reg & ~wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]) | (reg_req_wdata[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] & wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]);
+                default: ;
+            endcase
+        end
+
+        if (wr && msix_entry_hit) begin
+            case (msix_ofs)
+                `PEVB_MSIX_ADDR_LO: msix_addr_lo_mem[msix_entry] <= (msix_addr_lo_mem[msix_entry] & ~wmask[31:2]) | (reg_req_wdata[31:2] & wmask[31:2]);
+                `PEVB_MSIX_ADDR_HI: msix_addr_hi_mem[msix_entry] <= merge(msix_addr_hi_mem[msix_entry], reg_req_wdata, wmask);
+                `PEVB_MSIX_DATA: msix_data_mem[msix_entry] <= merge(msix_data_mem[msix_entry], reg_req_wdata, wmask);
+                default: if (reg_req_be[0]) msix_masked_reg[msix_entry] <= reg_req_wdata[`PEVB_MSIX_CTRL_MASKED];
+            endcase
+        end
     end
 
-    if (wr && ch_hit && sgdma_tgt) begin
-        case (ofs)
-            `PEVB_SG_DESC_LO: desc_addr_reg[ch_sel][31:0] <= merge(desc_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
-            `PEVB_SG_DESC_HI: desc_addr_reg[ch_sel][63:32] <= merge(desc_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
-            `PEVB_SG_DESC_ADJ: desc_adj_reg[ch_sel] <= (desc_adj_reg[ch_sel] & ~wmask[`PEVB_SG_DESC_ADJ_FIELD]) | (reg_req_wdata[`PEVB_SG_DESC_ADJ_FIELD] & wmask[`PEVB_SG_DESC_ADJ_FIELD]);
-            `PEVB_SG_CREDITS: credits_reg[ch_sel] <= (credits_reg[ch_sel] & ~wmask[`PEVB_SG_CREDITS_FIELD]) | (reg_req_wdata[`PEVB_SG_CREDITS_FIELD] & wmask[`PEVB_SG_CREDITS_FIELD]);
-            default: ;
-        endcase
-    end
-
-    if (wr && bar1 && tgt == `PEVB_TGT_SGDMA_COMMON && chn == 4'd0) begin
-        case (ofs)
-            `PEVB_SGC_CONTROL: halt_reg <= merge(halt_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
-            `PEVB_SGC_CONTROL_W1S: halt_reg <= halt_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
-            `PEVB_SGC_CONTROL_W1C: halt_reg <= halt_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
-            `PEVB_SGC_CREDIT_MODE: credit_mode_reg <= merge(credit_mode_reg, reg_req_wdata, wmask & `PEVB_SGC_CHANNELS_MASK);
-            `PEVB_SGC_CREDIT_MODE_W1S: credit_mode_reg <= credit_mode_reg | (wbits & `PEVB_SGC_CHANNELS_MASK);
-            `PEVB_SGC_CREDIT_MODE_W1C: credit_mode_reg <= credit_mode_reg & ~(wbits & `PEVB_SGC_CHANNELS_MASK);
-            default: ;
-        endcase
-    end
-
-    if (wr && bar1 && tgt == `PEVB_TGT_IRQ && chn == 4'd0) begin
-        case (ofs)
-            `PEVB_IRQ_USER_INT_EN: user_int_en_reg <= (user_int_en_reg & ~wmask[NU-1:0]) | (reg_req_wdata[NU-1:0] & wmask[NU-1:0]);
-            `PEVB_IRQ_USER_INT_EN_W1S: user_int_en_reg <= user_int_en_reg | wbits[NU-1:0];
-            `PEVB_IRQ_USER_INT_EN_W1C: user_int_en_reg <= user_int_en_reg & ~wbits[NU-1:0];
-            `PEVB_IRQ_CHAN_INT_EN: chan_int_en_reg <= (chan_int_en_reg & ~wmask[NIRQ-1:0]) | (reg_req_wdata[NIRQ-1:0] & wmask[NIRQ-1:0]);
-            `PEVB_IRQ_CHAN_INT_EN_W1S: chan_int_en_reg <= chan_int_en_reg | wbits[NIRQ-1:0];
-            `PEVB_IRQ_CHAN_INT_EN_W1C: chan_int_en_reg <= chan_int_en_reg & ~wbits[NIRQ-1:0];
-            `PEVB_IRQ_USER_VECTOR0: user_vec_reg[0] <= merge(user_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_USER_VECTOR1: user_vec_reg[1] <= merge(user_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_USER_VECTOR2: user_vec_reg[2] <= merge(user_vec_reg[2], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_USER_VECTOR3: user_vec_reg[3] <= merge(user_vec_reg[3], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_CHAN_VECTOR0: chan_vec_reg[0] <= merge(chan_vec_reg[0], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            `PEVB_IRQ_CHAN_VECTOR1: chan_vec_reg[1] <= merge(chan_vec_reg[1], reg_req_wdata, wmask & `PEVB_IRQ_VECTOR_MASK);
-            default: ;
-        endcase
-    end
-
-    if (wr && bar1 && tgt == `PEVB_TGT_CONFIG && chn == 4'd0) begin
-        case (ofs)
-            `PEVB_CFG_PCIE_CONTROL: if (reg_req_be[0]) pcie_ro_reg <= reg_req_wdata[`PEVB_CFG_PCIE_CTRL_RELAXED_ORDERING];
-            `PEVB_CFG_WR_FLUSH_TIMEOUT: wr_flush_timeout_reg <= (wr_flush_timeout_reg & ~wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]) | (reg_req_wdata[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD] & wmask[`PEVB_CFG_WR_FLUSH_TIMEOUT_FIELD]);
-            default: ;
-        endcase
-    end
-
-    if (wr && msix_entry_hit) begin
-        case (msix_ofs)
-            `PEVB_MSIX_ADDR_LO: msix_addr_lo_mem[msix_entry] <= (msix_addr_lo_mem[msix_entry] & ~wmask[31:2]) | (reg_req_wdata[31:2] & wmask[31:2]);
-            `PEVB_MSIX_ADDR_HI: msix_addr_hi_mem[msix_entry] <= merge(msix_addr_hi_mem[msix_entry], reg_req_wdata, wmask);
-            `PEVB_MSIX_DATA: msix_data_mem[msix_entry] <= merge(msix_data_mem[msix_entry], reg_req_wdata, wmask);
-            default: if (reg_req_be[0]) msix_masked_reg[msix_entry] <= reg_req_wdata[`PEVB_MSIX_CTRL_MASKED];
-        endcase
-    end
-
-    // channels not built keep their reset values
-    for (c = 0; c < 8; c = c + 1) begin
-        if (rst || !present(c[2:0])) begin
+    // a channel not built is never written (a register access needs ch_hit) and reads
+    // as zero everywhere (its outputs are masked), so its registers are unused logic
+    if (rst) begin
+        for (c = 0; c < 8; c = c + 1) begin
             control_reg[c] <= 32'd0;
             status_reg[c] <= 32'd0;
             intmask_reg[c] <= 32'd0;
@@ -466,8 +478,6 @@ always @(posedge clk) begin
             credits_reg[c] <= 0;
             run_d_reg[c] <= 1'b0;
         end
-    end
-    if (rst) begin
         for (c = 0; c < 4; c = c + 1) begin
             user_vec_reg[c] <= 32'd0;
         end
