@@ -124,7 +124,11 @@ always @(posedge clk) begin
         b_valid_reg <= 1'b0;
     end
     if (w_fire) begin
-        if (w_in_ram) begin
+        if (w_in_ram && &s_axi_wstrb) begin
+            // a whole word: the byte loop below with every strobe set, in one write (an
+            // event-driven simulator otherwise runs the loop for every beat)
+            mem[w_word_reg[LOG_WORDS-1:0]] <= s_axi_wdata;
+        end else if (w_in_ram) begin
             for (n = 0; n < BYTES; n = n + 1) begin
                 if (s_axi_wstrb[n]) begin
                     mem[w_word_reg[LOG_WORDS-1:0]][n*8 +: 8] <= s_axi_wdata[n*8 +: 8];

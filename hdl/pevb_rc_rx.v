@@ -157,30 +157,64 @@ reg [12:0] ctx_next_reg [0:TAG_COUNT-1];
 reg [TO_W-1:0] ctx_timer_reg [0:TAG_COUNT-1];
 reg [TICK_W-1:0] tick_reg;
 
-reg [TAG_W-1:0] free_idx;
-reg free_found;
-reg [TAG_W-1:0] exp_idx;
-reg exp_found;
-reg [7:0] in_flight;
-integer t;
-always @* begin
-    free_idx = {TAG_W{1'b0}};
-    free_found = 1'b0;
-    exp_idx = {TAG_W{1'b0}};
-    exp_found = 1'b0;
-    in_flight = 8'd0;
-    for (t = TAG_COUNT-1; t >= 0; t = t - 1) begin
-        if (!active_reg[t] && !dead_reg[t]) begin
-            free_idx = t[TAG_W-1:0];
-            free_found = 1'b1;
+// the lowest free tag and the lowest tag past the engine's timeout: each set's lowest bit
+// (v & -v), encoded by OR-ing it under a constant mask per index bit (no loop over the
+// tags: an event-driven simulator evaluates these only when their inputs change)
+wire [TAG_COUNT-1:0] free_tags = ~active_reg & ~dead_reg;
+wire [TAG_COUNT-1:0] expired;
+wire [TAG_COUNT-1:0] free_first = free_tags & (~free_tags + 1'b1);
+wire [TAG_COUNT-1:0] exp_first = expired & (~expired + 1'b1);
+wire [TAG_W-1:0] free_idx;
+wire [TAG_W-1:0] exp_idx;
+wire free_found = |free_tags;
+wire exp_found = |expired;
+
+// the tags whose index has bit b set
+function [TAG_COUNT-1:0] index_bit_mask;
+    input integer b;
+    integer i;
+    begin
+        for (i = 0; i < TAG_COUNT; i = i + 1) begin
+            index_bit_mask[i] = ((i >> b) & 1) != 0;
         end
-        if (active_reg[t] && ctx_timer_reg[t] >= TIMEOUT_TICKS[TO_W-1:0]) begin
-            exp_idx = t[TAG_W-1:0];
-            exp_found = 1'b1;
-        end
-        in_flight = in_flight + {7'd0, active_reg[t]};
     end
-end
+endfunction
+
+genvar gt;
+generate
+    for (gt = 0; gt < TAG_COUNT; gt = gt + 1) begin : tag_timer
+        assign expired[gt] = active_reg[gt] && ctx_timer_reg[gt] >= TIMEOUT_TICKS[TO_W-1:0];
+    end
+    for (gt = 0; gt < TAG_W; gt = gt + 1) begin : tag_index
+        localparam [TAG_COUNT-1:0] MASK = index_bit_mask(gt);
+        assign free_idx[gt] = |(free_first & MASK);
+        assign exp_idx[gt] = |(exp_first & MASK);
+    end
+endgenerate
+
+// tags in flight (for waves): a population count in TAG_W levels, level l+1 adding the
+// neighbouring 2^l-bit fields of level l (which hold their fields' counts) in pairs
+function [TAG_COUNT-1:0] low_fields;  // the low 2^l bits of every 2^(l+1)-bit field
+    input integer l;
+    integer i;
+    begin
+        for (i = 0; i < TAG_COUNT; i = i + 1) begin
+            low_fields[i] = (i % (2 << l)) < (1 << l);
+        end
+    end
+endfunction
+
+wire [TAG_COUNT-1:0] tag_count [0:TAG_W];
+assign tag_count[0] = active_reg;
+generate
+    for (gt = 0; gt < TAG_W; gt = gt + 1) begin : tag_sum
+        localparam [TAG_COUNT-1:0] LOW = low_fields(gt);
+        assign tag_count[gt+1] = (tag_count[gt] & LOW) + ((tag_count[gt] >> (1 << gt)) & LOW);
+    end
+endgenerate
+wire [TAG_COUNT+7:0] in_flight_ext = {8'd0, tag_count[TAG_W]};
+wire [7:0] in_flight = in_flight_ext[7:0];  // as an 8-bit sum, wrapping
+wire unused_in_flight_ext = ^in_flight_ext[TAG_COUNT+7:8];
 
 assign tag_avail = free_found;
 assign tag_free = {{(8-TAG_W){1'b0}}, free_idx};
