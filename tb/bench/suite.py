@@ -293,7 +293,8 @@ def table(res: dict) -> str:
         }
         out += [
             f"Simulator speed (the engine cases above, wall clock, best of {SPEED_RUNS}; "
-            "the RTL alone: the same inputs replayed by a C++ main, no Python):",
+            "the RTL alone: the same inputs replayed by a C++ main, no Python, fastest of "
+            f"{rtl_alone.REPLAYS}):",
             "",
             "| simulator | profile | model | simulated us / s | clock cycles / s "
             "| simulated MB / s | of the RTL alone |",
