@@ -35,6 +35,8 @@ import cocotb.task as _task_module
 from cocotb import simulator
 from cocotb._base_triggers import _Event
 from cocotb._gpi_triggers import GPITrigger
+from cocotb.clock import Clock
+from cocotb.task import Task
 from cocotb.triggers import Event
 
 
@@ -78,6 +80,45 @@ class Alarm(GPITrigger):
     def stop(self) -> None:
         self._unprime()
         self.step = -1
+
+
+class EdgeClock(Clock):
+    """cocotb's ``Clock``, whose Python implementation (where cocotb does not trust the
+    simulator's inertial writes: Icarus) makes the same writes at the same steps from a
+    timer callback (an :class:`Alarm`) instead of a task: no task resumed and no trigger
+    made per edge. The writes stay deferred to the ReadWrite phase, as cocotb's are, so
+    an edge still takes the writes Python makes earlier in its time step. Elsewhere it is
+    cocotb's GPI clock. Stopped with :meth:`stop` or at the end of the test that started
+    it, as cocotb's clock task is."""
+
+    def start(self, start_high: bool = True) -> Task[None]:
+        if self._impl != "py":
+            return super().start(start_high)
+        if self._task is not None:
+            raise RuntimeError("Starting clock that has already been started.")
+        signal, action = self._signal, self._set_action
+        high = self._period_high_steps
+        low = self._period_steps - high
+        level = [1 if start_high else 0]
+
+        def edge() -> None:
+            now = 1 - level[0]
+            level[0] = now
+            signal.set(action(now))
+            alarm.move(steps() + (high if now else low))
+
+        alarm = Alarm(edge)
+        signal.set(action(level[0]))
+        alarm.move(steps() + (high if start_high else low))
+
+        async def hold() -> None:
+            try:
+                await Event().wait()
+            finally:
+                alarm.stop()
+
+        self._task = cocotb.start_soon(hold())
+        return self._task
 
 
 class Timeline:

@@ -1,11 +1,14 @@
 """The simulation models, by name: which cocotbext-pcie link and UltraScale+ stream
 interface classes a system is built with (``$PEVB_MODEL``, ``TB(model=...)``).
 
-- ``lean`` (the default): :class:`tb.ext.lean.LeanPort` links, the lean switch
-  (:mod:`tb.ext.fabric`) and the lean interfaces;
-- ``exact``: cocotbext-pcie's own ``SimPort`` and interfaces;
-- ``xact``: the lean links and the transactor interfaces (:mod:`tb.ext.xact`), on a
-  build with the RTL-side transactors.
+- ``xact`` (the default): the lean links and the transactor interfaces
+  (:mod:`tb.ext.xact`), on a build with the RTL-side transactors;
+- ``lean``: :class:`tb.ext.lean.LeanPort` links, the lean switch (:mod:`tb.ext.fabric`)
+  and the lean interfaces;
+- ``exact``: cocotbext-pcie's own ``SimPort`` and interfaces.
+
+The lean and transactor models also clock the hard IP with :class:`tb.ext.fabric.EdgeClock`
+(on Icarus, cocotb's Python clock without a task).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from cocotbext.pcie.core import switch as _switch
 from cocotbext.pcie.xilinx.us import usp_model as _usp
 
 from ..env.profiles import MODELS
-from .fabric import lean_add_switch_port
+from .fabric import EdgeClock, lean_add_switch_port
 from .lean import LEAN_INTERFACES, LeanPort
 from .xact import XACT_INTERFACES
 
@@ -36,9 +39,11 @@ def models(kind: str) -> Iterator[None]:
         raise ValueError(f"unknown model {kind!r}: {' or '.join(MODELS)}")
     saved = _device.SimPort, _bridge.SimPort, {n: getattr(_usp, n) for n in LEAN_INTERFACES}
     add_switch_port = _switch.Switch.add_switch_port
+    clock = _usp.Clock
     if kind != "exact":
         _device.SimPort = _bridge.SimPort = LeanPort
         _switch.Switch.add_switch_port = lean_add_switch_port
+        _usp.Clock = EdgeClock
     if kind == "lean":
         for name, cls in LEAN_INTERFACES.items():
             setattr(_usp, name, cls)
@@ -50,5 +55,6 @@ def models(kind: str) -> Iterator[None]:
     finally:
         _device.SimPort, _bridge.SimPort = saved[0], saved[1]
         _switch.Switch.add_switch_port = add_switch_port
+        _usp.Clock = clock
         for name, cls in saved[2].items():
             setattr(_usp, name, cls)

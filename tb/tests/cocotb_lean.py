@@ -5,14 +5,15 @@ what it says. The whole system in both models: tests/sim/test_sim_models.py."""
 from __future__ import annotations
 
 import cocotb
-from cocotb.triggers import Event, Timer
+from cocotb.clock import Clock
+from cocotb.triggers import Event, Timer, ValueChange
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
 from tb.env.system import TB
-from tb.ext.fabric import Lane, steps, timeline
+from tb.ext.fabric import EdgeClock, Lane, steps, timeline
 from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
 from tb.ext.xact import (
     TRANSACTORS,
@@ -142,6 +143,35 @@ async def test_timeline_runs_work_in_time_order(dut):
     line.at(steps() + 5, note, "f")  # an idle timeline wakes for new work
     await Timer(10, "step")
     assert ran[-1] == ("f", 1005), ran
+
+
+@cocotb.test(timeout_time=5, timeout_unit="us")
+async def test_edge_clock_is_cocotbs_python_clock(dut):
+    """The clock the lean and transactor models give the hard IP on Icarus (no task per
+    edge) makes cocotb's Python clock's edges: the same values at the same steps, from
+    either starting level, and none after stop()."""
+    a, b = dut.m_axis_h2c_tready_2, dut.m_axis_h2c_tready_3  # inputs nothing drives here
+    for start_high in (True, False):
+        seen: dict[str, list[tuple[int, str]]] = {"edge": [], "cocotb": []}
+
+        async def watch(log: list[tuple[int, str]], sig) -> None:
+            while True:
+                await ValueChange(sig)
+                log.append((steps(), str(sig.value)))
+
+        watchers = [cocotb.start_soon(watch(seen[n], s)) for n, s in (("edge", a), ("cocotb", b))]
+        mine, ref = EdgeClock(a, 8, "ns", impl="py"), Clock(b, 8, "ns", impl="py")
+        mine.start(start_high)
+        ref.start(start_high)
+        await Timer(200, "ns")
+        mine.stop()
+        ref.stop()
+        edges = len(seen["edge"])
+        await Timer(50, "ns")
+        for w in watchers:
+            w.cancel()
+        assert edges >= 49 and len(seen["edge"]) == edges, seen["edge"][-3:]
+        assert seen["edge"] == seen["cocotb"], (seen["edge"][:4], seen["cocotb"][:4])
 
 
 @cocotb.test(timeout_time=1, timeout_unit="us")
