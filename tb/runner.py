@@ -404,9 +404,14 @@ def run(
     prof = get_profile(profile) if isinstance(profile, str) else profile
     model = model_of((extra_env or {}).get(MODEL_ENV))
     runner, bdir = _build(sim, prof, waves, overrides, toplevel, user_sources, model)
-    name = (
-        testcase if isinstance(testcase, str) else "all" if testcase is None else "-".join(testcase)
-    )
+    if isinstance(testcase, str):
+        name = testcase
+    elif testcase is None:
+        name = "all"
+    else:  # several: their names, or the first's and a count where those run long
+        name = "-".join(testcase)
+        if len(name) > 120:
+            name = f"{testcase[0]}-and-{len(testcase) - 1}-more"
     tdir = test_dir or (bdir / "runs" / f"{name}-{os.getpid()}")
     tdir.mkdir(parents=True, exist_ok=True)
     env = {

@@ -15,6 +15,8 @@ from pathlib import Path
 PLUGIN = __name__
 TRACE_ENV = "PEVB_TRACE"
 
+_SINKS: dict[str, object] = {}  # the trace file's writer, by path
+
 
 def attach(tb) -> None:
     """Attach the run's debug sinks to ``tb`` (a :class:`tb.env.system.TB`)."""
@@ -23,8 +25,10 @@ def attach(tb) -> None:
 
     path = os.environ.get(TRACE_ENV)
     if path:
-        sink = JsonLinesSink(Path(path))
-        atexit.register(sink.close)
+        sink = _SINKS.get(path)
+        if sink is None:  # once per simulator: its later tests go on in the same file
+            sink = _SINKS[path] = JsonLinesSink(Path(path))
+            atexit.register(sink.close)
         enable_trace(tb, sink)
         tb.log.info("TLP trace: %s", path)
     annotations = find_annotations(tb.dut)

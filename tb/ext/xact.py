@@ -33,6 +33,12 @@ The queue accounting of the cocotbext-pcie source is kept: a frame counts as que
 until the per-beat packer would have taken it (when the beat two before its first has
 gone onto the bus), so the hard-IP model's ``send`` blocks as it would.
 
+Several tests in one simulator (cocotb running a whole module): the transactors keep
+their registers from one test to the next while each test builds a new hard-IP model.
+Its streams carry on from the transactors' pointers (a source drops the beats an ended
+test left unplayed), start with no pause, never deposit a value on the bus nets the
+transactors drive, and are drained per test.
+
 Build a system with the transactor model by constructing its cocotbext-pcie objects
 inside :func:`tb.ext.lean.models` ``("xact")`` on a build made with ``PEVB_HIP_XACT``.
 """
@@ -49,6 +55,7 @@ from cocotb.triggers import ReadWrite, ValueChange
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.xilinx.us import interface as _us
 
+from .fabric import Timeline, timeline
 from .lean import _WAIT, _Beat, _reader, _Sync, _writer
 
 # the hard IP's stream prefixes and the transactor instances inside pevb_hip_port
@@ -112,7 +119,12 @@ class _Pauser:
         self._idx = _reader(inst.pat_idx)
         self._half_handle = inst.pat_half
         self._half = _reader(inst.pat_half)
-        self._gen = 0
+        # the transactor keeps its state from an earlier test in the same simulator:
+        # carry on from its pattern generation, and start unpaused with no pattern
+        self._gen = _reader(inst.pat_gen)()
+        if _reader(inst.pause)() or _reader(inst.pat_on)():
+            self._write_pause(0)
+            self._write_on(0)
         self._task = None
         self._pat = 0  # the pattern as last written
 
@@ -169,12 +181,50 @@ class _Pauser:
         return in_force
 
 
+class _Undriven:
+    """A bus signal the transactor drives: its width and name as the handle's, and the
+    cocotbext-pcie constructor's ``setimmediatevalue`` of it dropped. Icarus keeps a
+    value deposited on a net until its driver changes: a later test in the same simulator
+    would read the deposited zero where the transactor's register still holds the value
+    an earlier test left (a tready stuck low, a tkeep of zero)."""
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+
+    def __len__(self) -> int:
+        return len(self._handle)
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
+
+    def setimmediatevalue(self, value) -> None:
+        pass
+
+
+class _QuietBus:
+    """The stream bus as the cocotbext-pcie constructor sees it: the signals the
+    transactor drives are :class:`_Undriven`."""
+
+    def __init__(self, bus, driven: tuple[str, ...]) -> None:
+        self._bus = bus
+        self._driven = driven
+
+    def __getattr__(self, name: str):
+        handle = getattr(self._bus, name)
+        return _Undriven(handle) if name in self._driven else handle
+
+
 class _XactStream:
     """What the model side of each transactor stream has: the transactor's buffer, the
     bus widths a buffer word packs, and the stream's pause and pause generators (played
     by ``pevb_xact_pause``)."""
 
     _pauser: _Pauser
+    _DRIVEN: tuple[str, ...] = ()  # the bus signals the transactor drives
+
+    def __init__(self, bus, *args, **kwargs) -> None:
+        super().__init__(_QuietBus(bus, self._DRIVEN), *args, **kwargs)
+        self.bus = bus
 
     def _attach(self):
         """Find this stream's transactor and take its buffer and stall maker; it."""
@@ -209,6 +259,8 @@ class _XactSource(_XactStream):
     """The model side of a source transactor; mixed in before the cocotbext-pcie source
     class, whose ``_run`` packs frames into beats."""
 
+    _DRIVEN = ("tdata", "tvalid", "tlast", "tkeep", "tuser")
+
     def _init(self) -> None:
         super()._init()
         x = self._attach()
@@ -216,11 +268,16 @@ class _XactSource(_XactStream):
         self._read_rd = _reader(x.rd_ptr)
         self._write_wake = _writer(x.wake_ptr)
         self._write_wake_req = _writer(x.wake_req)
-        self._wake_req = 0
         self._wake_ack = x.wake_ack
         self._write_flush = _writer(x.flush_ptr)
-        self._flushes = 0
-        self._pushed = 0  # beats written, in all
+        # an earlier test in the same simulator may have used this transactor: carry on
+        # from its pointers, and drop the beats that test left unplayed
+        self._wake_req = _reader(x.wake_req)()
+        self._flushes = _reader(x.flush_ptr)()
+        self._pushed = _reader(x.wr_ptr)()  # beats written, in all (from there)
+        if self._read_rd() != self._pushed:
+            self._flushes += 1
+            self._write_flush(self._flushes % self._ptr_mod)
         self._starts: deque[int] = deque()  # first beat of each frame not yet taken
         self._staged: list = []
         self._packer = super()._run()
@@ -345,20 +402,28 @@ class _SinkGroup:
 
 
 def _group(entity) -> _SinkGroup:
-    """The sink group of the hard IP whose signals are under ``entity``."""
-    groups = _GROUPS.setdefault(id(cocotb.top), {})
+    """The sink group of the hard IP whose signals are under ``entity``, in the running
+    test: a later test in the same simulator builds sinks of its own, whose beats the
+    ended test's sinks must not drain."""
+    line = timeline()
+    if _GROUPS_TEST[0] is not line:
+        _GROUPS.clear()
+        _GROUPS_TEST[0] = line
     key = entity._path
-    if key not in groups:
-        groups[key] = _SinkGroup()
-    return groups[key]
+    if key not in _GROUPS:
+        _GROUPS[key] = _SinkGroup()
+    return _GROUPS[key]
 
 
-_GROUPS: dict[int, dict[str, _SinkGroup]] = {}
+_GROUPS: dict[str, _SinkGroup] = {}
+_GROUPS_TEST: list[Timeline | None] = [None]  # the test (its timeline) they belong to
 
 
 class _XactSink(_XactStream):
     """The model side of a sink transactor; mixed in before the cocotbext-pcie sink
     class, whose ``_run`` unpacks beats into frames."""
+
+    _DRIVEN = ("tready",)
 
     def _init(self) -> None:
         super()._init()
@@ -366,8 +431,14 @@ class _XactSink(_XactStream):
         self._read_wr = _reader(x.wr_ptr)
         self._write_rd = _writer(x.rd_ptr)
         self._write_hold = _writer(x.hold)
+        # as for a source: carry on from the pointers of an earlier test's sink, dropping
+        # the beats it did not read, and take the bus on with tready free
+        self._read = self._read_wr()  # beats read, in all (from there)
+        if _reader(x.rd_ptr)() != self._read:
+            self._write_rd(self._read % self._ptr_mod)
         self._hold = 0
-        self._read = 0  # beats read, in all
+        if _reader(x.hold)():
+            self._write_hold(0)
         self.sample_sync = _Sync()
         self._unpacker = super()._run()
         self._unpacker.send(None)

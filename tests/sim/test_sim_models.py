@@ -141,3 +141,44 @@ def test_gpu_demo_equivalent(sim: str, profile: str, tmp_path: Path) -> None:
     assert_same_tlps(traces["lean"][0], traces["exact"][0])
     assert_same_beats(traces["lean"][1], traces["exact"][1], cycles=False)
     assert_xact_like_lean(traces["xact"], traces["lean"])
+
+
+def _test_windows(results) -> dict[str, tuple[float, float]]:
+    """Each test of a results file: its simulated start and stop, in ns."""
+    import xml.etree.ElementTree as ET
+
+    out = {}
+    for case in ET.parse(results).iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        out[case.get("name")] = (float(props["sim_time_start"]), float(props["sim_time_stop"]))
+    return out
+
+
+# run one after another in one simulator, in the module's order (cocotb's): register
+# accesses, then chains with stalls on every stream, then both directions at once
+ONE_LAUNCH = ["test_register_access", "test_idle_backpressure", "test_concurrent_h2c_c2h"]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_tests_in_one_simulator(model: str, sim: str, profile: str, tmp_path: Path) -> None:
+    """Several tests in one simulator launch (as cocotb runs a whole module) pass in
+    every model. The RTL and, in the transactor model, the transactors keep their state
+    from the test before while the hard-IP model starts anew: a transactor's pointers,
+    its pause pattern and the bus values it drives carry on. The TLP trace holds every
+    test's TLPs, in one readable file."""
+    results = runner.run(
+        ONE_LAUNCH,
+        sim=sim,
+        profile=profile,
+        module="tb.tests.cocotb_engine",
+        trace=True,
+        test_dir=tmp_path,
+        extra_env={MODEL_ENV: model},
+    )
+    assert not runner.failures(results), runner.failure_messages(results)
+    windows = _test_windows(results)
+    assert sorted(windows) == sorted(ONE_LAUNCH)
+    times = [r["t"] for r in read_trace(tmp_path / "tlp_trace.jsonl") if "link" in r]
+    for test, (start, stop) in windows.items():
+        mine = [t for t in times if start <= t <= stop]
+        assert len(mine) > 20, (test, start, stop, len(mine))
