@@ -281,6 +281,7 @@ async def test_poll_writeback_libxdma_control(dut):
     """libxdma's poll mode: pollmode_wb_enable without ie_descriptor_completed still writes back."""
     h = await setup(dut)
     src = h.tb.alloc_host(PAGE)
+    src[0:PAGE] = pattern(PAGE, 12)
     wb = h.tb.alloc_host(PAGE)
     sa, wa = src.get_absolute_address(0), wb.get_absolute_address(0)
     control = int(regs.LIBXDMA_POLL_CONTROL)
