@@ -274,6 +274,38 @@ def hdl_parameters(
     return params
 
 
+# What the testbench writes through VPI on a Verilator build: the toplevel's ports, the
+# hard-IP port and the transactors (the hard-IP model drives them), the text tracks, and
+# one register a test sets to near its wrap. cocotb builds with every variable writable
+# (--public-flat-rw), which makes Verilator evaluate all logic fed by any variable at
+# every call of its eval, as if each were an input; here every other variable is
+# readable only.
+VERILATOR_WRITTEN = (
+    ("pevb_hip_port", "*"),
+    ("pevb_xact_source", "*"),
+    ("pevb_xact_sink", "*"),
+    ("pevb_xact_pause", "*"),
+    (ANNOT_TOP, "*"),
+    ("pevb_regs", "perf_cyc_reg"),
+)
+
+
+def verilator_access(hdl_toplevel: str) -> str:
+    """The Verilator configuration of a build's VPI access (see :data:`VERILATOR_WRITTEN`)."""
+    lines = ["`verilator_config", 'public_flat_rd -module "*" -var "*"']
+    for module, var in ((hdl_toplevel, "*"), *VERILATOR_WRITTEN):
+        lines.append(f'public_flat_rw -module "{module}" -var "{var}"')
+    return "\n".join(lines) + "\n"
+
+
+def _verilator_access(bdir: Path, hdl_toplevel: str) -> Path:
+    path = bdir / "vpi_access.vlt"
+    text = verilator_access(hdl_toplevel)
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
 def build_dir(
     sim: str,
     profile: Profile,
@@ -289,6 +321,8 @@ def build_dir(
         key = {**dropin_defines(profile, overrides), "sources": sorted(map(str, user_sources))}
     if model_of(model) == XACT_MODEL:  # the same key as before for the other models
         key["model"] = XACT_MODEL
+    if sim == "verilator":  # its VPI access, as the build's configuration gives it
+        key["vpi_access"] = verilator_access(hdl_toplevel(toplevel, model))
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
@@ -360,6 +394,8 @@ def _build(
             defines["PEVB_ANNOT_DUMP"] = 1
     if sim == "verilator":
         build_args += ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
+        access = _verilator_access(bdir, hdl_toplevel(toplevel, model))
+        build_args += ["--no-public-flat-rw", str(access)]
         if waves:
             build_args += ["--trace-fst", "--trace-structs"]
     with open(bdir / ".lock", "w") as lock, _waves_env(waves):

@@ -5,6 +5,7 @@ error before anything is built."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,31 @@ def test_the_simulators_python_caches_its_bytecode_under_the_build_root(monkeypa
     with runner._sim_python():
         assert os.environ[runner.PYCACHE_PREFIX_ENV] == "/somewhere"
         assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == "1"
+
+
+def test_verilator_builds_write_only_where_the_testbench_writes(monkeypatch):
+    """A Verilator build's VPI access: every variable readable, the toplevel's and the
+    listed ones writable. Each listed module and variable exists in the HDL (a rename
+    would leave the testbench's writes refused), and the access is part of the build's
+    name (a change rebuilds)."""
+    text = runner.verilator_access("pevb_card_xact").splitlines()
+    assert text[:3] == [
+        "`verilator_config",
+        'public_flat_rd -module "*" -var "*"',
+        'public_flat_rw -module "pevb_card_xact" -var "*"',
+    ]
+    hdl = {
+        m.group(1): f.read_text()
+        for d in (runner.HDL_DIR, runner.DROPIN_DIR, runner.TB_HDL_DIR)
+        for f in d.glob("*.v")
+        for m in re.finditer(r"^module\s+(\w+)", f.read_text(), re.M)
+    }
+    for module, var in runner.VERILATOR_WRITTEN:
+        assert module in hdl, module
+        assert var == "*" or re.search(rf"\breg\b[^;]*\b{var}\b", hdl[module]), (module, var)
+        assert f'public_flat_rw -module "{module}" -var "{var}"' in text
+    prof = get_profile("picoevb")
+    before = {sim: runner.build_dir(sim, prof) for sim in runner.SIMULATORS}
+    monkeypatch.setattr(runner, "VERILATOR_WRITTEN", runner.VERILATOR_WRITTEN[:-1])
+    assert runner.build_dir("verilator", prof) != before["verilator"]
+    assert runner.build_dir("icarus", prof) == before["icarus"]
