@@ -31,10 +31,21 @@ class XdmaStreamBus(AxiStreamBus):
 
 def clock_and_reset(dut) -> tuple[object, object, bool]:
     """The user-side clock and reset of ``dut`` and the reset's active level: the card's
-    ``user_clk``/``user_reset``, or the XDMA drop-in's ``axi_aclk``/``axi_aresetn``."""
+    ``user_clk``/``user_reset``, or the XDMA drop-in's ``axi_aclk``/``axi_aresetn``.
+
+    The clock is the signal the hard-IP model drives: where ``dut`` holds the hard-IP
+    port (the drop-in, the transactor model's card), the port's ``user_clk``, of which
+    ``axi_aclk`` and the card's ``user_clk`` are copies. Verilator computes a copy in the
+    same evaluation as the flops the edge clocks, so a model woken by the copy's edge
+    reads the values after the edge, one cycle late (a stream sink misses the first
+    beat, an AXI memory never answers); woken by the driven signal it reads them before,
+    as Icarus gives them for either."""
+    hip = getattr(dut, "hip", None)
     if hasattr(dut, "axi_aresetn") and not hasattr(dut, "user_clk"):
-        return dut.axi_aclk, dut.axi_aresetn, False
-    return dut.user_clk, dut.user_reset, True
+        clk, rst, level = dut.axi_aclk, dut.axi_aresetn, False
+    else:
+        clk, rst, level = dut.user_clk, dut.user_reset, True
+    return (clk if hip is None else hip.user_clk), rst, level
 
 
 def h2c_sink(dut, n: int) -> AxiStreamSink:

@@ -462,7 +462,7 @@ async def test_user_interrupts(dut):
 
     async def count_acks() -> None:
         while True:
-            await RisingEdge(dut.user_clk)
+            await RisingEdge(tb.hip.user_clk)
             v = int(dut.usr_irq_ack.value)
             for i in range(uirq.count):
                 acks[i] += v >> i & 1
