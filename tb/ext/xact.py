@@ -442,6 +442,7 @@ class _XactSink(_XactStream):
         self.sample_sync = _Sync()
         self._unpacker = super()._run()
         self._unpacker.send(None)
+        self._init_unpack()
         group = _group(self.bus._entity)
         group.add(self)
         cocotb.start_soon(group.watch(x.frames))
@@ -458,26 +459,88 @@ class _XactSink(_XactStream):
     async def _run_tready_monitor(self) -> None:
         return
 
+    def _init_unpack(self) -> None:
+        """What :meth:`_unpack` needs: below 512 bits a beat holds one TLP's dwords at
+        most (cocotbext-pcie's ``seg_count`` of 1) and the sideband has one layout; at
+        512 bits (other tuser offsets, straddling) the beats go through cocotbext-pcie's
+        own unpacker, one by one."""
+        self._per_tlp = self.seg_count == 1 and self.width < 512
+        self._rq = isinstance(self, _us.RqSink)
+        self._seq_hi = self._rq and len(self.bus.tuser) == 62
+        self._frame: _us.UsPcieFrame | None = _us.UsPcieFrame()
+        # the dword lanes each tkeep value keeps, as (lane, data shift, parity shift)
+        self._lanes = [
+            tuple(
+                (k, 32 * k, 4 * k + self.parity_offset)
+                for k in range(self.seg_byte_lanes)
+                if keep >> k & 1
+            )
+            for keep in range(1 << len(self.bus.tkeep))
+        ]
+        self._rx_msg = f"RX {'RQ' if self._rq else 'CC'} frame: %r"
+
+    def _unpack(self, words: list[int]) -> None:
+        """cocotbext-pcie's RqSink/CcSink ``_run`` below 512 bits, over a run of
+        buffer words at once: a beat starts a frame when none is open or the open one has
+        no dword yet; it keeps the dwords and parity of the lanes its tkeep marks; RQ's
+        first beat gives first_be, last_be and seq_num; tlast hands the frame over.
+        Checked beat for beat against the original (tests/unit/test_unit_xact_unpack.py)."""
+        dw, uw, kw = self._dw, self._uw, self._kw
+        dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
+        disc = 1 << self.discontinue_offset
+        lanes, frame, rq = self._lanes, self._frame, self._rq
+        for word in words:
+            tdata = word & dmask
+            word >>= dw
+            tuser = word & umask
+            word >>= uw
+            tkeep = word & kmask
+            tlast = word >> kw
+            self.active = True
+            if frame is None or not frame.data:
+                frame = _us.UsPcieFrame()
+                if rq:
+                    frame.first_be = tuser & 0xF
+                    frame.last_be = (tuser >> 4) & 0xF
+                    frame.seq_num = (tuser >> 24) & 0xF
+                    if self._seq_hi:
+                        frame.seq_num |= ((tuser >> 60) & 0x3) << 4
+            if tuser & disc:
+                frame.discontinue = True
+            data, parity = frame.data, frame.parity
+            for _, ds, ps in lanes[tkeep]:
+                data.append((tdata >> ds) & 0xFFFFFFFF)
+                parity.append((tuser >> ps) & 0xF)
+            if tlast:
+                self.log.info(self._rx_msg, frame)
+                self._sink_frame(frame)
+                self.active = False
+                frame = None
+        self._frame = frame
+
     def _drain(self) -> None:
         """Hand every beat stored since the last drain to the unpacker."""
         end = self._read + (self._read_wr() - self._read) % self._ptr_mod
         if end == self._read:
             return
         mem, depth = self._mem, self._mem.depth
-        dw, uw, kw = self._dw, self._uw, self._kw
-        dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
-        unpacker = self._unpacker
-        for i in range(self._read, end):
-            word = mem.read(i % depth)
-            beat = _Beat()
-            beat.tdata = word & dmask
-            word >>= dw
-            beat.tuser = word & umask
-            word >>= uw
-            beat.tkeep = word & kmask
-            beat.tlast = word >> kw
-            self.sample_obj = beat
-            unpacker.send(None)
+        words = [mem.read(i % depth) for i in range(self._read, end)]
+        if self._per_tlp:
+            self._unpack(words)
+        else:
+            dw, uw, kw = self._dw, self._uw, self._kw
+            dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
+            unpacker = self._unpacker
+            for word in words:
+                beat = _Beat()
+                beat.tdata = word & dmask
+                word >>= dw
+                beat.tuser = word & umask
+                word >>= uw
+                beat.tkeep = word & kmask
+                beat.tlast = word >> kw
+                self.sample_obj = beat
+                unpacker.send(None)
         self._read = end
         self._write_rd(end % self._ptr_mod)
         self._update_hold()
