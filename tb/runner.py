@@ -299,10 +299,13 @@ def verilator_access(hdl_toplevel: str) -> str:
 
 
 def _verilator_access(bdir: Path, hdl_toplevel: str) -> Path:
+    """The build's access file, written whole (a parallel run may be reading it)."""
     path = bdir / "vpi_access.vlt"
     text = verilator_access(hdl_toplevel)
     if not path.is_file() or path.read_text() != text:
-        path.write_text(text)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
     return path
 
 

@@ -468,10 +468,10 @@ class _XactSink(_XactStream):
         self._rq = isinstance(self, _us.RqSink)
         self._seq_hi = self._rq and len(self.bus.tuser) == 62
         self._frame: _us.UsPcieFrame | None = _us.UsPcieFrame()
-        # the dword lanes each tkeep value keeps, as (lane, data shift, parity shift)
+        # the dword lanes each tkeep value keeps, as (data shift, parity shift)
         self._lanes = [
             tuple(
-                (k, 32 * k, 4 * k + self.parity_offset)
+                (32 * k, 4 * k + self.parity_offset)
                 for k in range(self.seg_byte_lanes)
                 if keep >> k & 1
             )
@@ -508,7 +508,7 @@ class _XactSink(_XactStream):
             if tuser & disc:
                 frame.discontinue = True
             data, parity = frame.data, frame.parity
-            for _, ds, ps in lanes[tkeep]:
+            for ds, ps in lanes[tkeep]:
                 data.append((tdata >> ds) & 0xFFFFFFFF)
                 parity.append((tuser >> ps) & 0xF)
             if tlast:
