@@ -57,6 +57,19 @@ def read_card_ram(dut, ram_size: int, lanes: int) -> np.ndarray:
     return np.frombuffer(value.to_bytes(ram_size, "little"), dtype=np.uint8).copy()
 
 
+def channel_busy(dut, c2h: bool, channel: int) -> Callable[[], bool]:
+    """A function telling whether one DMA channel of the engine is busy, read from its
+    status bit in the RTL (``ch_busy``, indexed H2C 0-3 then C2H 0-3): no register read,
+    no TLP."""
+    busy = engine(dut).ch_busy
+    bit = 4 * c2h + channel
+
+    def read() -> bool:
+        return bool(int(busy.value) >> bit & 1)
+
+    return read
+
+
 def engine(dut):
     """The ``pevb_xdma`` instance of a toplevel: the card's (in its ``xdma_0`` IP
     instance, under ``core`` in the transactor model's wrapper), the XDMA drop-in's

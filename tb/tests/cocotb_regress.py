@@ -23,8 +23,8 @@ from cuda_model.runtime import CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD as DMA_BUF_FD
 from driver_model import regs, uapi
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
-from driver_model.xdma import XdmaChannel
-from tb.env.backdoor import read_card_ram
+from driver_model.xdma import Outcome, XdmaChannel
+from tb.env.backdoor import channel_busy, read_card_ram
 from tb.env.faults import FAULT_STATUS, FaultRule, UpRule
 from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, recover, setup
 from tb.env.link import DOWN
@@ -157,9 +157,44 @@ class RandomRig:
         return chain, stop_at, magic_at
 
 
-async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nbytes: int):
+# A chain whose interrupt a fault stops is given up on once its channel has been idle this
+# long (plus any link stall of its step): an interrupt the engine raises at its end reaches
+# the driver within a few microseconds, latency faults included. Its budget alone, made for
+# the slowest chain, is about three times the chain's own time.
+QUIET_NS = 20_000
+QUIET_POLL_NS = 1_000
+
+
+async def wait_no_interrupt(ch: XdmaChannel, deadline_ns: float, busy, quiet_ns: float) -> Outcome:
+    """``ch.wait`` for a chain whose interrupt a fault stops: the same wait, given up on
+    (``TIMEOUT``, as at the deadline) once ``busy()``, the channel's status bit read in the
+    RTL (no TLP), has been low for ``quiet_ns``. An interrupt that comes anyway ends the
+    wait as it would without the watch."""
+    given_up = False
+
+    async def watch() -> None:
+        nonlocal given_up
+        idle_ns = 0
+        while idle_ns < quiet_ns:
+            await Timer(QUIET_POLL_NS, "ns")
+            idle_ns = 0 if busy() else idle_ns + QUIET_POLL_NS
+        given_up = True
+        ch.interrupt()  # wakes the wait, which then sees it given up
+
+    watcher = cocotb.start_soon(watch())
+    try:
+        outcome = await ch.wait(deadline_ns, aborted=lambda: given_up)
+    finally:
+        watcher.cancel()
+    return Outcome.TIMEOUT if outcome is Outcome.ABORT else outcome
+
+
+async def run_chain(
+    rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nbytes: int, stall_ns: int = 0
+):
     """Start, act on the running chain (Run clear, cudaFree, a link stall), wait, collect,
-    stop; then deliver what a late-completion fault held."""
+    stop; then deliver what a late-completion fault held. ``stall_ns``: the longest link
+    stall of the step (either chain's)."""
     tb = rig.tb
     t0 = ch.platform.now_ns()
     await ch.start(chain)
@@ -174,9 +209,15 @@ async def run_chain(rig: RandomRig, ch: XdmaChannel, chain, plan: ChainPlan, nby
             await tb.dma_write32(ch.reg(regs.CH_CONTROL_W1C), int(Ctrl.RUN))
         else:
             tb.cuda.cudaFree(rig.gpu["victim"].va)
-    # a chain whose interrupt never comes is given up on sooner
-    budget = 60e3 + 8 * nbytes if plan.fault in MSI_FAULTS else 400e3 + 40 * nbytes
-    res = await ch.finish(await ch.wait(t0 + budget + plan.stall_ns), t0)
+    # a chain whose interrupt never comes has a shorter budget, and is given up on once
+    # its channel is quiet; a link stall of the step (either chain's) delays both
+    if plan.fault in MSI_FAULTS:
+        deadline = t0 + 60e3 + 8 * nbytes + stall_ns
+        busy = channel_busy(tb.dut, plan.direction == "c2h", ch.channel)
+        outcome = await wait_no_interrupt(ch, deadline, busy, QUIET_NS + stall_ns)
+    else:
+        outcome = await ch.wait(t0 + 400e3 + 40 * nbytes + stall_ns)
+    res = await ch.finish(outcome, t0)
     if plan.fault == "late_cpl":
         # the held completion arrives after the hard IP ended its request, with the engine
         # idle: it must land nowhere (the scoreboard checks the card after it). Its tag
@@ -362,9 +403,10 @@ async def test_random_chains(dut):
         tb.clear_msi()
         msi_failed = tb.dev.msi_failed
         up_before = len(tb.up_faults.injected)
+        stall_ns = max(plan.stall_ns for plan, *_ in chans)
         for plan, ch, descs, chain, *_ in chans:
             nbytes = sum(d.length for d in descs)
-            jobs.append(cocotb.start_soon(run_chain(rig, ch, chain, plan, nbytes)))
+            jobs.append(cocotb.start_soon(run_chain(rig, ch, chain, plan, nbytes, stall_ns)))
         results = [await j for j in jobs]
         tb.faults.clear()
         tb.up_faults.clear()
