@@ -5,15 +5,19 @@ The RTL side (``hdl/dropin/pevb_xact_source.v``, ``pevb_xact_sink.v``,
 ``pevb_xact_pause.v``, inside ``pevb_hip_port`` built with ``PEVB_HIP_XACT``) holds a
 buffer of beats per stream and moves them at one per clock:
 
-- CQ and RC (model to RTL): when the hard-IP model sends a frame, cocotbext-pcie's own
-  packer (the source's ``_run``, stepped by hand as in the lean model) turns it into
+- CQ and RC (model to RTL): when the hard-IP model sends a frame, it is turned into
   beats at once, and they are written into the transactor's buffer, one word per beat,
-  then its write pointer. The transactor puts a beat on the bus on every edge the
+  then its write pointer. Below 512 bits with one segment a pass over the whole frame
+  does what cocotbext-pcie's packer (the source's ``_run``) does beat by beat (checked
+  against it, tests/unit/test_unit_xact_pack.py); otherwise that packer itself, stepped
+  by hand as in the lean model. The transactor puts a beat on the bus on every edge the
   cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
   counts the TLPs that end. Python awaits a change of that count (a value change, not a
-  clock edge), reads the new beats and hands them to cocotbext-pcie's unpacker, which
-  builds the frame at the time of the edge the per-beat sink would have. The two sinks
+  clock edge), reads the new beats and unpacks them (below 512 bits in one pass over
+  the run of beats, checked against cocotbext-pcie's unpacker, tests/unit/
+  test_unit_xact_unpack.py; otherwise that unpacker, beat by beat), building the frame
+  at the time of the edge the per-beat sink would have. The two sinks
   of a hard IP are read together in the ReadWrite phase of that time step, RQ first:
   when both end a TLP on one edge, the model sees them in one order whatever order the
   simulator applied the two counters in.
@@ -282,6 +286,7 @@ class _XactSource(_XactStream):
         self._staged: list = []
         self._packer = super()._run()
         self._packer.send(None)
+        self._init_pack()
 
     async def _run(self) -> None:
         return  # the packer is stepped when a frame is sent
@@ -330,22 +335,81 @@ class _XactSource(_XactStream):
             self._write_wake_req(self._wake_req)
             await ValueChange(self._wake_ack)
 
-    def _pack(self, frame) -> list:
+    def _init_pack(self) -> None:
+        """What :meth:`_pack_tlp` needs: below 512 bits with one segment (no straddling)
+        each beat holds one frame's dwords and the sideband has one layout per stream;
+        otherwise the frames go through cocotbext-pcie's own packer."""
+        self._per_tlp = self.seg_count == 1 and self.width < 512
+        self._cq = isinstance(self, _us.CqSource)
+        self._be_offset = self.byte_en_offset if self._cq else 0
+        lanes = self.seg_byte_lanes
+        # the parity bits of the lanes a beat of m dwords leaves empty: all ones
+        self._pad = [
+            sum(0xF << (4 * k + self.parity_offset) for k in range(m, lanes))
+            for m in range(lanes + 1)
+        ]
+        self._tx_msg = f"TX {'CQ' if self._cq else 'RC'} frame: %r"
+
+    def _pack_tlp(self) -> list[int]:
+        """cocotbext-pcie's RcSource/CqSource ``_run`` below 512 bits with one segment,
+        over the next queued frame at once, as buffer words: each beat takes the next
+        dwords into its lanes from 0 with their byte enables and parity (the empty
+        lanes' parity all ones), the first beat is_sop (CQ: and first_be, last_be),
+        every beat the discontinue bit, the last beat tlast (RC: and is_eop with its
+        last lane).
+        Checked beat for beat against the original (tests/unit/test_unit_xact_pack.py)."""
+        frame = self._get_frame_nowait()
+        self.log.info(self._tx_msg, frame)
+        data, byte_en, parity = frame.data, frame.byte_en, frame.parity
+        n = len(data)
+        lanes, cq = self.seg_byte_lanes, self._cq
+        dw, uw, kw = self._dw, self._uw, self._kw
+        bo, po, pad = self._be_offset, self.parity_offset, self._pad
+        disc = 1 << self.discontinue_offset if frame.discontinue else 0
+        tuser = disc | 1 << (40 if cq else 32)  # is_sop
+        if cq:
+            tuser |= (frame.first_be & 0xF) | (frame.last_be & 0xF) << 4
+        words = []
+        off = 0
+        while True:
+            m = min(lanes, n - off)
+            tdata = 0
+            for k in range(m):
+                d = off + k
+                tdata |= data[d] << 32 * k
+                tuser |= byte_en[d] << (4 * k + bo) | parity[d] << (4 * k + po)
+            tuser |= pad[m]
+            off += m
+            last = off >= n
+            if last and not cq:
+                tuser |= 1 << 34 | max(m - 1, 0) << 35  # is_eop, its last lane
+            words.append(((last << kw | (1 << m) - 1) << uw | tuser) << dw | tdata)
+            if last:
+                return words
+            tuser = disc
+
+    def _pack(self, frame) -> list[int]:
+        """The frame's beats, as buffer words."""
         super().send_nowait(frame)  # into the queue, counted as cocotbext-pcie does
+        if self._per_tlp:
+            return self._pack_tlp()
         self._packer.send(None)
         staged, self._staged = self._staged, []
-        return staged
+        dw, uw, kw = self._dw, self._uw, self._kw
+        return [
+            ((int(b.tlast) << kw | int(b.tkeep)) << uw | int(b.tuser)) << dw | int(b.tdata)
+            for b in staged
+        ]
 
-    def _push(self, beats: list) -> None:
+    def _push(self, words: list[int]) -> None:
         if self._pushed > self._taken() + 1:
             self._starts.append(self._pushed)
-        dw, uw, kw = self._dw, self._uw, self._kw
-        depth = self._mem.depth
-        for b in beats:
-            word = ((int(b.tlast) << kw | int(b.tkeep)) << uw | int(b.tuser)) << dw | int(b.tdata)
-            self._mem.write(self._pushed % depth, word)
-            self._pushed += 1
-        self._write_wr(self._pushed % self._ptr_mod)
+        mem, depth, pushed = self._mem, self._mem.depth, self._pushed
+        for word in words:
+            mem.write(pushed % depth, word)
+            pushed += 1
+        self._pushed = pushed
+        self._write_wr(pushed % self._ptr_mod)
         self.idle_event.clear()
 
     async def send(self, frame) -> None:
