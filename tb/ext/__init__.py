@@ -2,8 +2,9 @@
 verified with.
 
 - :mod:`.fastpaths`: faster equivalents of hot spots of cocotbext-pcie (``Tlp.fmt_type``,
-  ``Tlp.check``, ``Tlp.__init__``, the routing matches, ``PcieId``, ``dword_parity``, the
-  ``TlpType`` hash), patched into its classes by :func:`install`.
+  ``Tlp.check``, ``Tlp.__init__``, the routing matches, ``PcieId``, ``dword_parity`` and
+  ``update_parity``, the UltraScale+ TLP's packers and unpackers, the ``TlpType`` hash),
+  patched into its classes by :func:`install`.
 - :mod:`.lean`: the lean model, subclasses of cocotbext-pcie's ``SimPort`` and
   UltraScale+ stream interfaces that move whole TLPs and write signals through cocotb's
   private ``_schedule_write``.

@@ -1,4 +1,4 @@
-"""Faster equivalents of two hot spots of cocotbext-pcie's TLP object, installed by
+"""Faster equivalents of hot spots of cocotbext-pcie's TLP object, installed by
 :func:`install` (the testbench does at import; each could go upstream as it is).
 
 - ``Tlp.fmt_type`` built a ``TlpType`` from its (fmt, type) tuple on every read, through
@@ -29,7 +29,16 @@
   one dict (taken once from the original constructor) and a copy takes the fields the
   original copies (``th`` is not among them there either).
 - ``dword_parity`` of the UltraScale+ interfaces (four parity bits per dword of every
-  beat's payload) takes each byte's parity from a table of 256.
+  beat's payload) takes each byte's parity from a table of 256, and a frame's
+  ``update_parity`` takes all its dwords' at once (their bytes translated through that
+  table, four bits gathered from each dword's four).
+- The UltraScale+ TLP's conversions to and from the hard IP's stream frames moved the
+  payload one dword per ``struct`` call. ``pack_us_rc`` and ``pack_us_cq`` (every
+  completion and request the model sends to the RTL) are written out here with the
+  payload in one call; ``unpack_us_rq`` and ``unpack_us_cc`` (every request and
+  completion from the RTL) let the original read the descriptor dwords and join the
+  payload in one call. A TLP of another type, a payload that is not whole dwords, a
+  parity check or a frame too short goes to the original (its result or exception).
 
 ``make profile`` showed about 1.5 million ``Enum.__hash__`` calls for 5000 TLPs.
 
@@ -41,6 +50,7 @@ frozensets. ``tb/env/__init__.py`` installs it before any testbench module is im
 
 from __future__ import annotations
 
+import struct
 import sys
 
 from cocotbext.pcie.core.bridge import Bridge
@@ -48,6 +58,7 @@ from cocotbext.pcie.core.function import Function
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us import interface as _us_interface
+from cocotbext.pcie.xilinx.us.tlp import Tlp_us, tlp_type_to_req_type
 
 # (fmt << 5 | type) -> TlpType
 _BY_CODE = {int(t.value[0]) << 5 | t.value[1]: t for t in TlpType}
@@ -260,6 +271,168 @@ def _dword_parity(d):
     return p[d & 0xFF] | p[d >> 8 & 0xFF] << 1 | p[d >> 16 & 0xFF] << 2 | p[d >> 24 & 0xFF] << 3
 
 
+_original_update_parity = _us_interface.UsPcieFrame.update_parity
+_PARITY_OF_BYTE = bytes(_BYTE_PARITY)  # a translation table: byte -> its parity bit
+
+
+def _update_parity(self) -> None:
+    """``UsPcieFrame.update_parity`` over all dwords at once: each byte becomes its parity
+    bit (0 or 1), and each dword's four bits, at bits 0, 8, 16 and 24, are gathered to
+    bits 0-3 and inverted (the interface's parity is odd). A dword that is not a 32-bit
+    unsigned number: the original, dword by dword."""
+    n = len(self.data)
+    try:
+        raw = struct.pack(f"<{n}L", *self.data)
+    except struct.error:
+        return _original_update_parity(self)
+    self.parity = [
+        (v | v >> 7 | v >> 14 | v >> 21) & 0xF ^ 0xF
+        for v in struct.unpack(f"<{n}L", raw.translate(_PARITY_OF_BYTE))
+    ]
+
+
+def _payload_dwords(data) -> tuple[int, ...]:
+    return struct.unpack_from(f"<{len(data) // 4}L", data)
+
+
+def _payload_byte_en(n: int, first_be: int, last_be: int) -> list[int]:
+    """The byte enables of ``n`` payload dwords: the first's, then all four bytes, then
+    the last's (one dword: the first's alone)."""
+    if n == 0:
+        return []
+    if n == 1:
+        return [first_be]
+    return [first_be, *[0xF] * (n - 2), last_be]
+
+
+_original_pack_us_rc = Tlp_us.pack_us_rc
+_original_pack_us_cq = Tlp_us.pack_us_cq
+_original_unpack_us_rq = Tlp_us.unpack_us_rq.__func__
+_original_unpack_us_cc = Tlp_us.unpack_us_cc.__func__
+_RC_TYPES = frozenset((TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA))
+_LOCKED_CPL = frozenset((TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA))
+_CQ_TYPES = frozenset(
+    (
+        TlpType.MEM_READ,
+        TlpType.MEM_READ_64,
+        TlpType.MEM_READ_LOCKED,
+        TlpType.MEM_READ_LOCKED_64,
+        TlpType.MEM_WRITE,
+        TlpType.MEM_WRITE_64,
+        TlpType.IO_READ,
+        TlpType.IO_WRITE,
+        TlpType.FETCH_ADD,
+        TlpType.FETCH_ADD_64,
+        TlpType.SWAP,
+        TlpType.SWAP_64,
+        TlpType.CAS,
+        TlpType.CAS_64,
+    )
+)
+
+
+def _pack_us_rc(self: Tlp_us):
+    """``Tlp_us.pack_us_rc``: the requester completion descriptor's three dwords, the
+    payload, its byte enables (from the lower address and byte count, as the original
+    computes them) and the parity."""
+    fmt_type = self.fmt_type
+    if fmt_type not in _RC_TYPES or len(self.data) % 4:
+        return _original_pack_us_rc(self)
+    pkt = _us_interface.UsPcieFrame()
+    dw0 = self.lower_address & 0xFFF
+    dw0 |= (self.error_code & 0xF) << 12
+    dw0 |= (self.byte_count & 0x1FFF) << 16
+    if fmt_type in _LOCKED_CPL:
+        dw0 |= 1 << 29
+    dw0 |= bool(self.request_completed) << 30
+    dw1 = self.length & 0x7FF
+    dw1 |= (self.status & 0x7) << 11
+    dw1 |= bool(self.ep) << 14
+    dw1 |= int(self.requester_id) << 16
+    dw2 = self.tag & 0xFF
+    dw2 |= int(self.completer_id) << 8
+    dw2 |= (self.tc & 0x7) << 25
+    dw2 |= (self.attr & 0x7) << 28
+    pkt.discontinue = self.discontinue
+    payload = _payload_dwords(self.data)
+    pkt.data = [dw0, dw1, dw2, *payload]
+    first_be = (0xF << (self.lower_address & 3)) & 0xF
+    if self.byte_count + (self.lower_address & 3) > self.length * 4:
+        last_be = 0xF
+    else:
+        last_be = 0xF >> ((4 - self.byte_count - self.lower_address) & 3)
+    if len(payload) == 1:
+        first_be &= last_be
+    pkt.byte_en = [0, 0, 0, *_payload_byte_en(len(payload), first_be, last_be)]
+    pkt.update_parity()
+    return pkt
+
+
+def _pack_us_cq(self: Tlp_us):
+    """``Tlp_us.pack_us_cq`` for memory, IO and atomic requests: the completer request
+    descriptor's four dwords, the payload, its byte enables and the parity."""
+    fmt_type = self.fmt_type
+    if fmt_type not in _CQ_TYPES or len(self.data) % 4:
+        return _original_pack_us_cq(self)
+    pkt = _us_interface.UsPcieFrame()
+    dw0 = self.at & 0x3
+    dw0 |= self.address & 0xFFFFFFFC
+    dw1 = (self.address & 0xFFFFFFFF00000000) >> 32
+    dw2 = self.length & 0x7FF
+    dw2 |= tlp_type_to_req_type[fmt_type] << 11
+    dw2 |= int(self.requester_id) << 16
+    dw3 = self.tag & 0xFF
+    dw3 |= (self.completer_id.function & 0xFF) << 8
+    dw3 |= (self.bar_id & 0x7) << 16
+    dw3 |= (self.bar_aperture & 0x3F) << 19
+    dw3 |= (self.tc & 0x7) << 25
+    dw3 |= (self.attr & 0x7) << 28
+    pkt.first_be = self.first_be
+    pkt.last_be = self.last_be
+    pkt.discontinue = self.discontinue
+    payload = _payload_dwords(self.data)
+    pkt.data = [dw0, dw1, dw2, dw3, *payload]
+    pkt.byte_en = [0, 0, 0, 0, *_payload_byte_en(len(payload), self.first_be, self.last_be)]
+    pkt.update_parity()
+    return pkt
+
+
+def _unpack_payload(original, cls, pkt, check_parity: bool, header: int, payload):
+    """The original unpacker on the frame's first ``header`` dwords (the descriptor it
+    decodes), then ``payload(tlp, data)`` (the payload dwords) joined in one call."""
+    data = pkt.data
+    if check_parity or len(data) <= header:
+        return original(cls, pkt, check_parity)
+    pkt.data = data[:header]
+    try:
+        tlp = original(cls, pkt, check_parity)
+    finally:
+        pkt.data = data
+    words = payload(tlp, data)
+    tlp.data.extend(struct.pack(f"<{len(words)}L", *words))
+    return tlp
+
+
+def _unpack_us_rq(cls, pkt, check_parity=False):
+    """``Tlp_us.unpack_us_rq``: every dword after the descriptor's four is payload."""
+    return _unpack_payload(
+        _original_unpack_us_rq, cls, pkt, check_parity, 4, lambda tlp, data: data[4:]
+    )
+
+
+def _unpack_us_cc(cls, pkt, check_parity=False):
+    """``Tlp_us.unpack_us_cc``: the descriptor's length (in dwords) of payload after its
+    three dwords."""
+    return _unpack_payload(
+        _original_unpack_us_cc,
+        cls,
+        pkt,
+        check_parity,
+        3,
+        lambda tlp, data: data[3 : 3 + tlp.length] if tlp.length > 0 else (),
+    )
+
+
 def _holds_tlp_type(container) -> bool:
     return any(isinstance(k, TlpType) for k in container)
 
@@ -286,8 +459,9 @@ def _rehash_loaded_modules() -> None:
 
 def install() -> None:
     """Install the fast ``Tlp.fmt_type`` getter, ``Tlp.check`` and ``Tlp.__init__``, the
-    routing matches, ``PcieId``, ``dword_parity`` and the identity hash of ``TlpType``
-    (once; later calls do nothing)."""
+    routing matches, ``PcieId``, ``dword_parity`` and ``update_parity``, the UltraScale+
+    TLP's packers and unpackers, and the identity hash of ``TlpType`` (once; later calls
+    do nothing)."""
     if Tlp.fmt_type.fget is _fmt_type:
         return
     Tlp.fmt_type = property(_fmt_type, Tlp.fmt_type.fset)
@@ -297,6 +471,11 @@ def install() -> None:
     Bridge.match_tlp_secondary = _match_tlp_secondary
     PcieId.__new__ = _pcie_id_new
     _us_interface.dword_parity = _dword_parity
+    _us_interface.UsPcieFrame.update_parity = _update_parity
+    Tlp_us.pack_us_rc = _pack_us_rc
+    Tlp_us.pack_us_cq = _pack_us_cq
+    Tlp_us.unpack_us_rq = classmethod(_unpack_us_rq)
+    Tlp_us.unpack_us_cc = classmethod(_unpack_us_cc)
     TlpType.__hash__ = object.__hash__
     _rehash_loaded_modules()
 
@@ -317,4 +496,9 @@ ORIGINALS = {
     "PcieId.__new__": _original_pcie_id_new,
     "dword_parity": _original_dword_parity,
     "Tlp.__init__": _original_tlp_init,
+    "update_parity": _original_update_parity,
+    "pack_us_rc": _original_pack_us_rc,
+    "pack_us_cq": _original_pack_us_cq,
+    "unpack_us_rq": _original_unpack_us_rq,
+    "unpack_us_cc": _original_unpack_us_cc,
 }  # cocotbext-pcie's own, for the tests

@@ -219,6 +219,126 @@ def test_tlp_construction_and_copy_agree_with_the_original(seed: int):
     assert list(vars(us))[: len(fastpaths._TLP_DEFAULTS)] == list(fastpaths._TLP_DEFAULTS)
 
 
+def _random_tlp_us(rng: random.Random):
+    """An UltraScale+ TLP of any type with every field the packers read random (byte
+    enables and IDs beyond their fields included), and a payload of 0 to 70 dwords (at
+    times not whole dwords)."""
+    from cocotbext.pcie.core.tlp import CplStatus, TlpAttr, TlpTc
+    from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
+
+    t = Tlp_us()
+    pick = rng.random()
+    if pick < 0.4:  # what the RC packer takes
+        t.fmt_type = rng.choice([TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED_DATA])
+    elif pick < 0.8:  # the CQ packer's
+        t.fmt_type = rng.choice(
+            [TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.CAS, TlpType.IO_WRITE]
+        )
+    else:
+        t.fmt_type = rng.choice(list(TlpType))
+    n = rng.choice([0, 1, 2, 3, rng.randrange(71)])
+    t.data = bytearray(rng.randbytes(4 * n + (rng.choice([1, 2, 3]) if rng.random() < 0.05 else 0)))
+    t.length = n if rng.random() < 0.8 else rng.randrange(1 << 11)
+    t.address = rng.choice([rng.randrange(1 << 32), rng.randrange(1 << 64)])
+    t.at = rng.randrange(4)
+    t.byte_count = rng.choice([4 * n, 4 * n - rng.randrange(4), rng.randrange(1 << 13)])
+    t.lower_address = rng.randrange(1 << 12) if rng.random() < 0.2 else rng.randrange(128)
+    t.error_code = rng.choice(list(ErrorCode))
+    t.request_completed = rng.random() < 0.5
+    t.status = rng.choice(list(CplStatus))
+    t.ep = rng.random() < 0.5
+    t.requester_id = PcieId.from_int(rng.randrange(1 << 16))
+    t.completer_id = PcieId.from_int(rng.randrange(1 << 16))
+    t.tag = rng.randrange(1 << 10)
+    t.tc = TlpTc(rng.randrange(8))
+    t.attr = TlpAttr(rng.randrange(8))
+    t.bar_id = rng.randrange(16)
+    t.bar_aperture = rng.randrange(128)
+    t.first_be = rng.randrange(16) if rng.random() < 0.9 else rng.randrange(64)
+    t.last_be = rng.randrange(16) if rng.random() < 0.9 else rng.randrange(64)
+    t.discontinue = rng.random() < 0.3
+    return t
+
+
+def _frame_fields(result):
+    kind, value = result
+    return (kind, vars(value)) if kind == "ok" else result
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_packers_agree_with_the_originals(seed: int):
+    """``pack_us_rc`` and ``pack_us_cq``: the same frame (every field) or the same
+    exception, for TLPs of every type."""
+    from cocotbext.pcie.xilinx.us.tlp import Tlp_us
+
+    assert Tlp_us.pack_us_rc is fastpaths._pack_us_rc
+    assert Tlp_us.pack_us_cq is fastpaths._pack_us_cq
+    rng = random.Random(seed)
+    packed = {"pack_us_rc": 0, "pack_us_cq": 0}
+    for _ in range(4000):
+        tlp = _random_tlp_us(rng)
+        for name in packed:
+            fast, _ = _outcome(getattr(Tlp_us, name), tlp)
+            slow, _ = _outcome(fastpaths.ORIGINALS[name], tlp)
+            assert _frame_fields(fast) == _frame_fields(slow), (name, tlp)
+            packed[name] += fast[0] == "ok"
+    assert min(packed.values()) > 1000  # other types are neither's: both raise
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_unpackers_agree_with_the_originals(seed: int):
+    """``unpack_us_rq`` and ``unpack_us_cc``: the same TLP (every field) or the same
+    exception, from the frames the RTL would send and from random dwords of any count."""
+    from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
+    from cocotbext.pcie.xilinx.us.tlp import Tlp_us
+
+    rng = random.Random(seed)
+    unpacked = {"unpack_us_rq": 0, "unpack_us_cc": 0}
+    for _ in range(4000):
+        frame = UsPcieFrame()
+        frame.data = [
+            rng.getrandbits(32) for _ in range(rng.choice([0, 3, 4, 5, rng.randrange(72)]))
+        ]
+        if rng.random() < 0.02:
+            frame.data.append(1 << 32)  # no dword: both fail to pack it
+        frame.parity = [rng.getrandbits(4) for _ in frame.data]
+        frame.first_be, frame.last_be = rng.getrandbits(4), rng.getrandbits(4)
+        frame.discontinue, frame.seq_num = rng.random() < 0.3, rng.getrandbits(6)
+        if len(frame.data) >= 3 and rng.random() < 0.5:  # CC: a length up to what is there
+            length = rng.randrange(len(frame.data) - 2)
+            frame.data[1] = frame.data[1] & ~0x7FF | length
+        if rng.random() < 0.5:  # a request type the RQ unpacker knows
+            frame.data[2:3] = [rng.getrandbits(32) & ~(0xF << 11) | rng.randrange(12) << 11]
+        for name in unpacked:
+            check = rng.random() < 0.1
+            fast, _ = _outcome(lambda f, n=name, c=check: getattr(Tlp_us, n)(f, c), frame)
+            slow, _ = _outcome(
+                lambda f, n=name, c=check: fastpaths.ORIGINALS[n](Tlp_us, f, c), frame
+            )
+            assert _frame_fields(fast) == _frame_fields(slow), (name, frame)
+            unpacked[name] += fast[0] == "ok"
+            assert frame.data is not None and len(frame.parity) <= len(frame.data) + 1
+    assert min(unpacked.values()) > 1000
+
+
+def test_update_parity_agrees_with_the_original():
+    from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
+
+    assert UsPcieFrame.update_parity is fastpaths._update_parity
+    rng = random.Random(3)
+    for _ in range(3000):
+        n = rng.randrange(80)
+        frames = [UsPcieFrame(), UsPcieFrame()]
+        data = [rng.getrandbits(32) for _ in range(n)]
+        if n and rng.random() < 0.1:  # not a 32-bit number: the original's answer
+            data[rng.randrange(n)] = rng.choice([1 << 32, -1, (1 << 40) + 5])
+        for f in frames:
+            f.data = list(data)
+        frames[0].update_parity()
+        fastpaths.ORIGINALS["update_parity"](frames[1])
+        assert frames[0].parity == frames[1].parity, data
+
+
 def _python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
