@@ -339,6 +339,61 @@ core (
     .led(led)
 );
 
+/*
+ * The card RAM's written pages, for the testbench's backdoor read of the whole RAM
+ * (tb/env/backdoor.py): every write the RAM takes sets the bit of its page (4 KiB, or
+ * the whole RAM when smaller); all are set at the start. Python reads the bits, reads
+ * the words of those pages, and clears the bits by changing ram_dirty_clear: the next
+ * edge clears them, keeping the bits of the writes it and the edge before it take (a
+ * simulator may apply the change after an edge of the time step Python read in).
+ */
+localparam RAM_WORD_BYTES = AXIS_PCIE_DATA_WIDTH/8;
+localparam RAM_LOG_WORDS = $clog2(RAM_SIZE/RAM_WORD_BYTES);
+localparam RAM_PAGE_BYTES = RAM_SIZE < 4096 ? RAM_SIZE : 4096;
+localparam RAM_LOG_PAGE_WORDS = $clog2(RAM_PAGE_BYTES/RAM_WORD_BYTES);
+localparam RAM_PAGES = RAM_SIZE/RAM_PAGE_BYTES;
+
+wire ram_clk = core.card_ram_inst.clk;
+wire ram_we = core.card_ram_inst.w_fire && core.card_ram_inst.w_in_ram;
+reg [RAM_PAGES-1:0] ram_written;
+
+generate
+if (RAM_PAGES > 1) begin : g_pages
+    wire [RAM_LOG_WORDS-RAM_LOG_PAGE_WORDS-1:0] page =
+        core.card_ram_inst.w_word_reg[RAM_LOG_WORDS-1:RAM_LOG_PAGE_WORDS];
+    always @* begin
+        ram_written = {RAM_PAGES{1'b0}};
+        ram_written[page] = ram_we;
+    end
+end else begin : g_page
+    always @* begin
+        ram_written = ram_we;
+    end
+end
+endgenerate
+
+reg [RAM_PAGES-1:0] ram_dirty;
+reg [RAM_PAGES-1:0] ram_written_reg;
+reg ram_dirty_clear;  // written by the testbench
+reg ram_dirty_cleared;
+
+initial begin
+    ram_dirty = {RAM_PAGES{1'b1}};
+    ram_written_reg = {RAM_PAGES{1'b0}};
+    ram_dirty_clear = 1'b0;
+    ram_dirty_cleared = 1'b0;
+end
+
+always @(posedge ram_clk) begin
+    ram_written_reg <= ram_written;
+    if (ram_dirty_clear != ram_dirty_cleared) begin
+        ram_dirty <= ram_written | ram_written_reg;
+        ram_dirty_cleared <= ram_dirty_clear;
+    end else begin
+        ram_dirty <= ram_dirty | ram_written;
+    end
+end
+
 endmodule
 
 `resetall

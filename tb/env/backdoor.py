@@ -20,41 +20,76 @@ def card(dut):
     return dut if core is None else core
 
 
-def _word_readers(mem) -> list[Callable[[], str]]:
-    """Each word of the memory ``mem``: a function giving its bits as the simulator's
-    string (made once per memory and simulator, for every test in it)."""
-    readers = _READERS.get(mem._path)
-    if readers is None:
-        readers = _READERS[mem._path] = [
-            mem[i]._handle.get_signal_val_binstr for i in range(len(mem))
-        ]
-    return readers
+class _RamCopy:
+    """What the backdoor keeps of one memory (per simulator, for every test in it): a
+    reader for each word, made when first read (its bits as the simulator's string), and
+    the bytes of the last read."""
+
+    def __init__(self, mem, size: int) -> None:
+        self.mem = mem
+        self.readers: list[Callable[[], str] | None] = [None] * len(mem)
+        self.image = np.zeros(size, dtype=np.uint8)
+        self.read_once = False
+
+    def read_words(self, first: int, count: int, lanes: int) -> None:
+        """Read words ``first`` to ``first + count - 1`` into the image: their bit
+        strings, highest word first, make one binary number whose bytes little-endian
+        are theirs (no value object per word: ``mem.value`` builds one for each of the
+        262,144 words of a 2 MiB RAM, about 2 s a read)."""
+        readers, mem = self.readers, self.mem
+        bits = []
+        for i in range(first + count - 1, first - 1, -1):
+            read = readers[i]
+            if read is None:
+                read = readers[i] = mem[i]._handle.get_signal_val_binstr
+            bits.append(read())
+        if len(bits[0]) != 8 * lanes:
+            raise ValueError(f"card RAM words are {len(bits[0])} bits, expected {8 * lanes}")
+        try:
+            value = int("".join(bits), 2)
+        except ValueError:
+            at = next(i for i, b in enumerate(bits) if b.strip("01"))
+            word = first + count - 1 - at
+            raise ValueError(
+                f"card RAM word {word} (bytes {word * lanes:#x}..) is not all 0 and 1: {bits[at]}"
+            ) from None
+        size = count * lanes
+        start = first * lanes
+        self.image[start : start + size] = np.frombuffer(value.to_bytes(size, "little"), np.uint8)
 
 
-_READERS: dict[str, list[Callable[[], str]]] = {}
+_RAMS: dict[str, _RamCopy] = {}
 
 
-def read_card_ram(dut, ram_size: int, lanes: int) -> np.ndarray:
+def read_card_ram(dut, ram_size: int, lanes: int, *, whole: bool = False) -> np.ndarray:
     """The whole card RAM as a ``uint8`` array of ``ram_size`` bytes.
 
-    The words' bit strings, highest word first, make one binary number, whose bytes
-    little-endian are the RAM's: no value object per word (``mem.value`` builds one for
-    each of the 262,144 words of a 2 MiB RAM, about 2 s a read)."""
-    readers = _word_readers(card(dut).card_ram_inst.mem)
-    if len(readers) * lanes != ram_size:
-        raise ValueError(f"card RAM holds {len(readers) * lanes} bytes, expected {ram_size}")
-    bits = [read() for read in reversed(readers)]
-    if len(bits[0]) != 8 * lanes:
-        raise ValueError(f"card RAM words are {len(bits[0])} bits, expected {8 * lanes}")
-    try:
-        value = int("".join(bits), 2)
-    except ValueError:
-        word = len(bits) - 1 - next(i for i, b in enumerate(bits) if b.strip("01"))
-        raise ValueError(
-            f"card RAM word {word} (bytes {word * lanes:#x}..) is not all 0 and 1: "
-            f"{bits[len(bits) - 1 - word]}"
-        ) from None
-    return np.frombuffer(value.to_bytes(ram_size, "little"), dtype=np.uint8).copy()
+    In the transactor model's card (``pevb_card_xact``) the RTL marks the RAM's pages
+    that took a write (``ram_dirty``): a read reads those again and takes the rest from
+    the last read, then clears the marks. Otherwise (or with ``whole``) every word is
+    read. Bits that are not 0 or 1 raise a ``ValueError`` naming the word."""
+    core = card(dut)
+    mem = core.card_ram_inst.mem
+    words = len(mem)
+    if words * lanes != ram_size:
+        raise ValueError(f"card RAM holds {words * lanes} bytes, expected {ram_size}")
+    ram = _RAMS.get(mem._path)
+    if ram is None or len(ram.image) != ram_size:
+        ram = _RAMS[mem._path] = _RamCopy(mem, ram_size)
+    dirty = getattr(dut, "ram_dirty", None) if core is not dut else None
+    if dirty is None or whole or not ram.read_once:
+        ram.read_words(0, words, lanes)
+    else:
+        marks = dirty._handle.get_signal_val_binstr()[::-1]  # bit p: page p
+        page_words = words // len(marks)
+        pages = [p for p, mark in enumerate(marks) if mark != "0"]
+        for p in pages:
+            ram.read_words(p * page_words, page_words, lanes)
+    if dirty is not None:
+        clear = dut.ram_dirty_clear
+        clear.value = 1 - int(clear.value)
+    ram.read_once = True
+    return ram.image.copy()
 
 
 def channel_busy(dut, c2h: bool, channel: int) -> Callable[[], bool]:

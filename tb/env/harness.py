@@ -130,9 +130,10 @@ class Harness:
         )
         self.tb.log.warning("engine: %s", " ".join(f"{n}={getattr(d, n).value}" for n in names))
 
-    def card_image(self) -> np.ndarray:
-        """The whole card RAM, read through the backdoor."""
-        return read_card_ram(self.tb.dut, self.ram_size, self.tb.profile.width // 8)
+    def card_image(self, whole: bool = False) -> np.ndarray:
+        """The whole card RAM, read through the backdoor (``whole``: every word read,
+        not only the pages written since the last read)."""
+        return read_card_ram(self.tb.dut, self.ram_size, self.tb.profile.width // 8, whole=whole)
 
     async def host_source(self, n: int, seed: int) -> tuple[int, bytes]:
         """A fresh host buffer of ``n`` pattern bytes: (bus address, the bytes)."""

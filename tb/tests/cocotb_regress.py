@@ -109,8 +109,8 @@ class RandomRig:
     def kind(self, arena: str) -> str:
         return "gpu" if arena in self.gpu else "host"
 
-    def card_image(self):
-        return self.h.card_image()
+    def card_image(self, whole: bool = False):
+        return self.h.card_image(whole)
 
     def descriptors(self, plan: ChainPlan) -> list[Desc]:
         """Pieces to descriptors: a GPU range is split at its BAR1 pages."""
@@ -465,6 +465,10 @@ async def test_random_chains(dut):
             rig.add_gpu("victim", 256 * KIB)
         if failures:
             break
+    # the pages read again after each step were all the written ones: every word read
+    # now gives the same RAM as the last step's read
+    if not failures and not np.array_equal(rig.card_image(), rig.card_image(whole=True)):
+        failures.append("the card RAM read whole differs from the pages read after each step")
     if not failures:
         await recover(h)
     assert tb.checker.violations == []

@@ -60,3 +60,69 @@ def test_x_bits_size_and_width_are_named():
         backdoor.read_card_ram(_dut("t.size", [0] * 4, 8), 64, 8)
     with pytest.raises(ValueError, match="card RAM words are 64 bits, expected 128"):
         backdoor.read_card_ram(_dut("t.width", [0] * 4, 8), 64, 16)
+
+
+class _Signal:
+    """A stand-in signal: its bits, and ``value`` as an int (writes counted)."""
+
+    def __init__(self, bits: str) -> None:
+        self._handle = self
+        self.bits = bits
+        self.writes = 0
+
+    def get_signal_val_binstr(self) -> str:
+        return self.bits
+
+    @property
+    def value(self) -> int:
+        return int(self.bits, 2)
+
+    @value.setter
+    def value(self, v: int) -> None:
+        self.bits = format(v, f"0{len(self.bits)}b")
+        self.writes += 1
+
+
+class _XactDut:
+    """The transactor model's card: the wrapper with its hip, the card as ``core``, and
+    the RAM's written-page marks."""
+
+    def __init__(self, mem: _Mem, pages: int) -> None:
+        self.hip = object()
+        self.core = _Dut(mem)
+        self.ram_dirty = _Signal("1" * pages)
+        self.ram_dirty_clear = _Signal("0")
+
+    def mark(self, *pages: int) -> None:
+        bits = list(self.ram_dirty.bits[::-1])
+        for p in pages:
+            bits[p] = "1"
+        self.ram_dirty.bits = "".join(bits)[::-1]
+
+    def clear(self) -> None:  # what the RTL's next edge does with a changed clear
+        self.ram_dirty.bits = "0" * len(self.ram_dirty.bits)
+
+
+def test_written_pages_alone_are_read_again():
+    """With the RTL's marks (4 pages of 2 words here) a read reads the marked pages and
+    keeps the rest from the last read; the first read and ``whole`` read every word; each
+    read asks the RTL to clear the marks."""
+    words = [0x1111 * (i + 1) for i in range(8)]
+    dut = _XactDut(_Mem("t.pages", [format(w, "064b") for w in words]), 4)
+    mem = dut.core.card_ram_inst.mem
+    first = backdoor.read_card_ram(dut, 64, 8)
+    assert first[:8].tobytes() == (0x1111).to_bytes(8, "little")
+    assert dut.ram_dirty_clear.writes == 1
+    dut.clear()
+    mem.words[1].bits = format(0xAA, "064b")  # page 0, not marked: not read again
+    mem.words[5].bits = format(0xBB, "064b")  # page 2, marked
+    dut.mark(2)
+    got = backdoor.read_card_ram(dut, 64, 8)
+    assert got[8] == 0x22 and got[40] == 0xBB
+    assert dut.ram_dirty_clear.writes == 2 and dut.ram_dirty_clear.value == 0
+    dut.clear()
+    assert backdoor.read_card_ram(dut, 64, 8, whole=True)[8] == 0xAA
+    mem.words[6].bits = "z" * 64
+    dut.mark(3)
+    with pytest.raises(ValueError, match=r"card RAM word 6 \(bytes 0x30\.\.\) is not all 0 and 1"):
+        backdoor.read_card_ram(dut, 64, 8)

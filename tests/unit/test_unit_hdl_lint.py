@@ -113,6 +113,23 @@ def test_verilator_lint_wall_dropin(defines: dict[str, int]) -> None:
     lint([f"+define+{k}={v}" for k, v in defines.items()], [], top=runner.DROPIN_TOPLEVEL)
 
 
+@pytest.mark.parametrize(
+    "params",
+    [[], ["-GRAM_SIZE=2097152"], ["-GRAM_SIZE=2048", "-GAXIS_PCIE_DATA_WIDTH=256"]],
+    ids=["default", "2MiB", "one-page"],
+)
+def test_verilator_lint_wall_transactor_card(params: list[str]) -> None:
+    """The picoevb card as the transactor model builds it (its simulation-only wrapper:
+    the hard-IP port, the transactors and the card RAM's written-page marks)."""
+    sources = runner.hdl_sources(runner.TOPLEVEL, model=runner.XACT_MODEL)
+    lint(
+        [f"+define+{runner.XACT_DEFINE}", *params],
+        [],
+        top=runner.XACT_CARD_TOPLEVEL,
+        sources=sources,
+    )
+
+
 def test_verilator_lint_wall_with_text_tracks() -> None:
     """The waves build's testbench-only module, bound in as Verilator builds it."""
     lint([], [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"])
