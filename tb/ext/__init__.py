@@ -11,6 +11,8 @@ verified with.
 - :mod:`.hardip`: ``PevbUspDevice``, the UltraScale+ hard-IP model with the completion
   timeout, FLR, hot reset and link down; it overrides private ``_run_*`` loops of the base
   model, some for behaviour and some (the per-cycle loops woken only on work) for speed.
+- :func:`sync_gpi_log_level`: cocotb's GPI log level passed on to its C side (cocotb 2.1
+  leaves the C side at its default), called by :func:`install`.
 
 Nothing is patched when a module is imported. The system builder (:class:`tb.env.system.TB`)
 calls :func:`install` before it builds anything. :func:`install` checks the installed
@@ -63,6 +65,7 @@ def install(versions: dict[str, str | None] | None = None) -> bool:
     (tests)."""
     if _state["active"] is not None:
         return bool(_state["active"])
+    sync_gpi_log_level()
     bad = mismatches(versions)
     if bad:
         verified = ", ".join(f"{n} {v}" for n, v in VERIFIED.items())
@@ -80,6 +83,17 @@ def install(versions: dict[str, str | None] | None = None) -> bool:
     fastpaths.install()
     _state["active"] = True
     return True
+
+
+def sync_gpi_log_level() -> None:
+    """Tell cocotb's C side the ``gpi`` logger's level. cocotb 2.1 sets that level at
+    start-up before it hooks the logger's ``setLevel`` to pass the level on, so the C
+    side keeps its own default and hands every debug message of the GPI to Python,
+    which drops it: about five calls for each handle the simulator makes (a backdoor
+    read of a 2 MiB RAM makes 262,144). Setting the level again passes it on; a level
+    given in ``GPI_LOG_LEVEL`` was passed on already and stays."""
+    gpi = logging.getLogger("gpi")
+    gpi.setLevel(gpi.level)
 
 
 def active() -> bool:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import cocotb
 import cocotbext.pcie.core.tlp
 import numpy
 
-from tb.env import harness
+from tb import ext
+from tb.env import backdoor, harness
 
 REWRITTEN = "@py_builtins"  # the name pytest's assertion rewriting imports into a module
 
@@ -22,3 +24,25 @@ async def test_the_simulators_python(dut):
     for theirs in (numpy, cocotbext.pcie.core.tlp):
         assert REWRITTEN not in vars(theirs), f"{theirs.__name__} was rewritten"
     assert sys.pycache_prefix, "no bytecode cache for the simulator's Python"
+
+
+@cocotb.test()
+async def test_gpi_debug_messages_stay_in_c(dut):
+    """cocotb 2.1 leaves its C side's GPI log level at its default, so the debug message
+    of every handle the simulator makes goes to Python to be dropped; after
+    ``tb.ext.install()`` (which the system builder calls first) the C side drops them."""
+    gpi = logging.getLogger("gpi")
+    asked = []
+    gpi.isEnabledFor = lambda level: asked.append(level) or logging.Logger.isEnabledFor(gpi, level)
+    try:
+        mem = backdoor.card(dut).card_ram_inst.mem
+        for i in range(64):
+            mem._handle.get_handle_by_index(i)
+        before = len(asked)
+        ext.install()
+        for i in range(64, 128):
+            mem._handle.get_handle_by_index(i)
+    finally:
+        del gpi.isEnabledFor
+    assert before >= 64, f"{before} debug messages for 64 handles before (cocotb changed?)"
+    assert len(asked) == before, f"{len(asked) - before} messages reached Python after"
