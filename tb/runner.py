@@ -274,34 +274,78 @@ def hdl_parameters(
     return params
 
 
-# What the testbench writes through VPI on a Verilator build: the toplevel's ports, the
-# hard-IP port and the transactors (the hard-IP model drives them), the text tracks, and
-# one register a test sets to near its wrap. cocotb builds with every variable writable
-# (--public-flat-rw), which makes Verilator evaluate all logic fed by any variable at
-# every call of its eval, as if each were an input; here every other variable is
-# readable only.
+# What the testbench writes through VPI on a Verilator build. cocotb builds with every
+# variable writable (--public-flat-rw), which makes Verilator treat each as an input: all
+# logic fed by any variable is evaluated at every call of its eval, and a wire that only
+# passes a port on is copied anew through every level of the hierarchy. Here every
+# variable is readable, and writable only where the testbench writes:
+# - the toplevel's input ports (the models on the user side; a user's own toplevel: all
+#   of it, its HDL is theirs);
+# - the hard-IP port's outputs (its regs: the hard-IP model drives them), the streams'
+#   among them only where no transactor drives them;
+# - in the transactors, the buffer, pointers and pause pattern Python writes;
+# - the card wrapper's request to clear the RAM's written-page marks, the text tracks
+#   (waves builds), and one register a test sets to near its wrap.
 VERILATOR_WRITTEN = (
-    ("pevb_hip_port", "*"),
-    ("pevb_xact_source", "*"),
-    ("pevb_xact_sink", "*"),
-    ("pevb_xact_pause", "*"),
-    (ANNOT_TOP, "*"),
-    ("pevb_regs", "perf_cyc_reg"),
+    ("pevb_xact_source", ("mem", "wr_ptr", "wake_ptr", "wake_req", "flush_ptr")),
+    ("pevb_xact_sink", ("rd_ptr", "hold")),
+    ("pevb_xact_pause", ("pause", "pat_on", "pat_gen", "pat")),
+    (XACT_CARD_TOPLEVEL, ("ram_dirty_clear",)),
+    (ANNOT_TOP, ("*",)),
+    ("pevb_regs", ("perf_cyc_reg",)),
+)
+HIP_PORT = "pevb_hip_port"
+# a port declaration at the start of a line: its direction (or the hard-IP port's stream
+# output macro: a reg without the transactors), its kind and its name
+_PORT_DECL = re.compile(
+    r"^\s*(input|output|inout|`PEVB_HIP_STREAM_OUT)\b\s*(wire|reg)?\s*(?:signed\s*)?"
+    r"(?:\[[^\]]*\]\s*)?(\w+)",
+    re.M,
 )
 
 
-def verilator_access(hdl_toplevel: str) -> str:
-    """The Verilator configuration of a build's VPI access (see :data:`VERILATOR_WRITTEN`)."""
+def module_ports(module: str) -> list[tuple[str, str, str]]:
+    """The ports of one of the project's modules as (direction, kind, name), from its
+    header in the HDL (every branch of an ``ifdef``); the hard-IP port's stream outputs
+    have the direction ``stream``."""
+    for d in (HDL_DIR, DROPIN_DIR, TB_HDL_DIR):
+        for f in sorted(d.glob("*.v")):
+            text = f.read_text()
+            # (the drop-in's name is a macro, xdma_0 unless a design renames it)
+            name = rf"(?:{module}|`PEVB_XDMA_MODULE)" if module == DROPIN_TOPLEVEL else module
+            m = re.search(rf"^module\s+{name}\b.*?^\)\s*;", text, re.M | re.S)
+            if m:
+                return [
+                    ("stream" if dirn.startswith("`") else dirn, kind or "wire", name)
+                    for dirn, kind, name in _PORT_DECL.findall(m.group(0))
+                ]
+    raise LookupError(f"module {module} is not in the project's HDL")
+
+
+def verilator_access(hdl_toplevel: str, xact: bool = False) -> str:
+    """The Verilator configuration of a build's VPI access (see :data:`VERILATOR_WRITTEN`);
+    ``xact``: a build with the transactors."""
     lines = ["`verilator_config", 'public_flat_rd -module "*" -var "*"']
-    for module, var in ((hdl_toplevel, "*"), *VERILATOR_WRITTEN):
-        lines.append(f'public_flat_rw -module "{module}" -var "{var}"')
+    written: list[tuple[str, str]] = []
+    if hdl_toplevel in (*TOPLEVELS, XACT_CARD_TOPLEVEL):
+        ports = module_ports(hdl_toplevel)
+        written += [(hdl_toplevel, n) for d, _, n in ports if d in ("input", "inout")]
+    else:
+        written.append((hdl_toplevel, "*"))
+    written += [
+        (HIP_PORT, name)
+        for dirn, kind, name in module_ports(HIP_PORT)
+        if (dirn == "output" and kind == "reg") or (dirn == "stream" and not xact)
+    ]
+    written += [(module, var) for module, names in VERILATOR_WRITTEN for var in names]
+    lines += [f'public_flat_rw -module "{m}" -var "{v}"' for m, v in written]
     return "\n".join(lines) + "\n"
 
 
-def _verilator_access(bdir: Path, hdl_toplevel: str) -> Path:
+def _verilator_access(bdir: Path, hdl_toplevel: str, xact: bool) -> Path:
     """The build's access file, written whole (a parallel run may be reading it)."""
     path = bdir / "vpi_access.vlt"
-    text = verilator_access(hdl_toplevel)
+    text = verilator_access(hdl_toplevel, xact)
     if not path.is_file() or path.read_text() != text:
         tmp = path.with_name(f"{path.name}.{os.getpid()}")
         tmp.write_text(text)
@@ -325,7 +369,8 @@ def build_dir(
     if model_of(model) == XACT_MODEL:  # the same key as before for the other models
         key["model"] = XACT_MODEL
     if sim == "verilator":  # its VPI access, as the build's configuration gives it
-        key["vpi_access"] = verilator_access(hdl_toplevel(toplevel, model))
+        xact = model_of(model) == XACT_MODEL
+        key["vpi_access"] = verilator_access(hdl_toplevel(toplevel, model), xact)
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
     # cocotb rebuilds when a source is newer than the build, but knows nothing of the
     # included headers: their contents are part of the build's name
@@ -397,7 +442,9 @@ def _build(
             defines["PEVB_ANNOT_DUMP"] = 1
     if sim == "verilator":
         build_args += ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0", "-O2"]
-        access = _verilator_access(bdir, hdl_toplevel(toplevel, model))
+        access = _verilator_access(
+            bdir, hdl_toplevel(toplevel, model), model_of(model) == XACT_MODEL
+        )
         build_args += ["--no-public-flat-rw", str(access)]
         if waves:
             build_args += ["--trace-fst", "--trace-structs"]

@@ -181,26 +181,43 @@ def test_the_simulators_python_caches_its_bytecode_under_the_build_root(monkeypa
 
 
 def test_verilator_builds_write_only_where_the_testbench_writes(monkeypatch):
-    """A Verilator build's VPI access: every variable readable, the toplevel's and the
-    listed ones writable. Each listed module and variable exists in the HDL (a rename
-    would leave the testbench's writes refused), and the access is part of the build's
-    name (a change rebuilds)."""
-    text = runner.verilator_access("pevb_card_xact").splitlines()
-    assert text[:3] == [
-        "`verilator_config",
-        'public_flat_rd -module "*" -var "*"',
-        'public_flat_rw -module "pevb_card_xact" -var "*"',
-    ]
+    """A Verilator build's VPI access: every variable readable; writable only the
+    toplevel's input ports (all of a user's own toplevel), the hard-IP port's output regs
+    (the streams' only without the transactors) and the listed variables. Each listed
+    module and variable exists in the HDL as a reg (a rename would leave the testbench's
+    writes refused), and the access is part of the build's name (a change rebuilds)."""
+    text = runner.verilator_access("pevb_card_xact", xact=True).splitlines()
+    assert text[:2] == ["`verilator_config", 'public_flat_rd -module "*" -var "*"']
+
+    def rw(module: str, var: str, lines: list[str] = text) -> bool:
+        return f'public_flat_rw -module "{module}" -var "{var}"' in lines
+
+    assert rw("pevb_card_xact", "usr_irq_req") and rw("pevb_card_xact", "s_axis_c2h_tdata_3")
+    assert not rw("pevb_card_xact", "msi_enable")  # an output
+    assert not rw("pevb_card_xact", "m_axis_rq_tlast")  # a wire between core and hip
+    assert rw("pevb_hip_port", "user_clk") and rw("pevb_hip_port", "cfg_max_payload")
+    assert not rw("pevb_hip_port", "s_axis_rc_tdata")  # the transactor drives it
+    assert not rw("pevb_hip_port", "m_axis_rq_tdata")  # the RTL drives it
+    lean = runner.verilator_access("pevb_dma_top").splitlines()
+    assert rw("pevb_hip_port", "s_axis_rc_tdata", lean)
+    assert rw("pevb_dma_top", "s_axis_rc_tdata", lean)  # the card's own hard-IP inputs
+    assert not rw("pevb_dma_top", "m_axis_rq_tdata", lean)
+    dropin = runner.verilator_access("xdma_0").splitlines()
+    assert rw("xdma_0", "sys_clk", dropin) and not rw("xdma_0", "pci_exp_txp", dropin)
+    assert rw("my_design", "*", runner.verilator_access("my_design").splitlines())
+    with pytest.raises(LookupError, match="module nowhere is not in the project's HDL"):
+        runner.module_ports("nowhere")
     hdl = {
         m.group(1): f.read_text()
         for d in (runner.HDL_DIR, runner.DROPIN_DIR, runner.TB_HDL_DIR)
         for f in d.glob("*.v")
         for m in re.finditer(r"^module\s+(\w+)", f.read_text(), re.M)
     }
-    for module, var in runner.VERILATOR_WRITTEN:
+    for module, names in runner.VERILATOR_WRITTEN:
         assert module in hdl, module
-        assert var == "*" or re.search(rf"\breg\b[^;]*\b{var}\b", hdl[module]), (module, var)
-        assert f'public_flat_rw -module "{module}" -var "{var}"' in text
+        for var in names:
+            assert var == "*" or re.search(rf"\breg\b[^;]*\b{var}\b", hdl[module]), (module, var)
+            assert rw(module, var)
     prof = get_profile("picoevb")
     before = {sim: runner.build_dir(sim, prof) for sim in runner.SIMULATORS}
     monkeypatch.setattr(runner, "VERILATOR_WRITTEN", runner.VERILATOR_WRITTEN[:-1])
