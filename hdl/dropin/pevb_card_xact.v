@@ -355,42 +355,49 @@ localparam RAM_PAGES = RAM_SIZE/RAM_PAGE_BYTES;
 
 wire ram_clk = core.card_ram_inst.clk;
 wire ram_we = core.card_ram_inst.w_fire && core.card_ram_inst.w_in_ram;
-reg [RAM_PAGES-1:0] ram_written;
+localparam RAM_PAGE_BITS = RAM_PAGES > 1 ? $clog2(RAM_PAGES) : 1;
+wire [RAM_PAGE_BITS-1:0] ram_page;  // the page of the word written now
 
 generate
 if (RAM_PAGES > 1) begin : g_pages
-    wire [RAM_LOG_WORDS-RAM_LOG_PAGE_WORDS-1:0] page =
-        core.card_ram_inst.w_word_reg[RAM_LOG_WORDS-1:RAM_LOG_PAGE_WORDS];
-    always @* begin
-        ram_written = {RAM_PAGES{1'b0}};
-        ram_written[page] = ram_we;
-    end
+    assign ram_page = core.card_ram_inst.w_word_reg[RAM_LOG_WORDS-1:RAM_LOG_PAGE_WORDS];
 end else begin : g_page
-    always @* begin
-        ram_written = ram_we;
-    end
+    assign ram_page = 1'b0;
 end
 endgenerate
 
-reg [RAM_PAGES-1:0] ram_dirty;
-reg [RAM_PAGES-1:0] ram_written_reg;
+/* verilator lint_off UNUSEDSIGNAL */
+reg [RAM_PAGES-1:0] ram_dirty;  // read by the testbench
+/* verilator lint_on UNUSEDSIGNAL */
 reg ram_dirty_clear;  // written by the testbench
 reg ram_dirty_cleared;
+reg ram_we_reg;
+reg [RAM_PAGE_BITS-1:0] ram_page_reg;
 
 initial begin
     ram_dirty = {RAM_PAGES{1'b1}};
-    ram_written_reg = {RAM_PAGES{1'b0}};
     ram_dirty_clear = 1'b0;
     ram_dirty_cleared = 1'b0;
+    ram_we_reg = 1'b0;
+    ram_page_reg = {RAM_PAGE_BITS{1'b0}};
 end
 
 always @(posedge ram_clk) begin
-    ram_written_reg <= ram_written;
+    ram_we_reg <= ram_we;
+    if (ram_we) begin
+        ram_page_reg <= ram_page;
+    end
     if (ram_dirty_clear != ram_dirty_cleared) begin
-        ram_dirty <= ram_written | ram_written_reg;
         ram_dirty_cleared <= ram_dirty_clear;
-    end else begin
-        ram_dirty <= ram_dirty | ram_written;
+        ram_dirty <= {RAM_PAGES{1'b0}};
+        if (ram_we_reg) begin
+            ram_dirty[ram_page_reg] <= 1'b1;
+        end
+        if (ram_we) begin
+            ram_dirty[ram_page] <= 1'b1;
+        end
+    end else if (ram_we) begin
+        ram_dirty[ram_page] <= 1'b1;
     end
 end
 
