@@ -72,7 +72,7 @@ def _codes(*types: TlpType) -> frozenset[int]:
 
 # the types each rule of Tlp.check applies to (its configuration/IO length rule compares
 # fmt_type with a set, which is never equal: that rule never applies, here neither)
-_MEM_REQUESTS = _codes(
+_MEM_REQUEST_TYPES = (
     TlpType.MEM_READ,
     TlpType.MEM_READ_64,
     TlpType.MEM_READ_LOCKED,
@@ -80,6 +80,7 @@ _MEM_REQUESTS = _codes(
     TlpType.MEM_WRITE,
     TlpType.MEM_WRITE_64,
 )
+_MEM_REQUESTS = _codes(*_MEM_REQUEST_TYPES)
 _COMPLETIONS_WITH_DATA = _codes(TlpType.CPL_DATA, TlpType.CPL_LOCKED_DATA)
 _NO_LENGTH = _codes(
     TlpType.CPL,
@@ -313,12 +314,7 @@ _RC_TYPES = frozenset((TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpTyp
 _LOCKED_CPL = frozenset((TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA))
 _CQ_TYPES = frozenset(
     (
-        TlpType.MEM_READ,
-        TlpType.MEM_READ_64,
-        TlpType.MEM_READ_LOCKED,
-        TlpType.MEM_READ_LOCKED_64,
-        TlpType.MEM_WRITE,
-        TlpType.MEM_WRITE_64,
+        *_MEM_REQUEST_TYPES,
         TlpType.IO_READ,
         TlpType.IO_WRITE,
         TlpType.FETCH_ADD,

@@ -9,14 +9,14 @@ buffer of beats per stream and moves them at one per clock:
   beats at once, and they are written into the transactor's buffer, one word per beat,
   then its write pointer. Below 512 bits with one segment a pass over the whole frame
   does what cocotbext-pcie's packer (the source's ``_run``) does beat by beat (checked
-  against it, tests/unit/test_unit_xact_pack.py); otherwise that packer itself, stepped
-  by hand as in the lean model. The transactor puts a beat on the bus on every edge the
+  against it, tests/unit/test_unit_xact_per_tlp.py); otherwise that packer itself,
+  stepped by hand as in the lean model. The transactor puts a beat on the bus on every edge the
   cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
   counts the TLPs that end. Python awaits a change of that count (a value change, not a
   clock edge), reads the new beats and unpacks them (below 512 bits in one pass over
-  the run of beats, checked against cocotbext-pcie's unpacker, tests/unit/
-  test_unit_xact_unpack.py; otherwise that unpacker, beat by beat), building the frame
+  the run of beats, checked against cocotbext-pcie's unpacker in the same test file;
+  otherwise that unpacker, beat by beat), building the frame
   at the time of the edge the per-beat sink would have. The two sinks
   of a hard IP are read together in the ReadWrite phase of that time step, RQ first:
   when both end a TLP on one edge, the model sees them in one order whatever order the
@@ -357,7 +357,7 @@ class _XactSource(_XactStream):
         lanes' parity all ones), the first beat is_sop (CQ: and first_be, last_be),
         every beat the discontinue bit, the last beat tlast (RC: and is_eop with its
         last lane).
-        Checked beat for beat against the original (tests/unit/test_unit_xact_pack.py)."""
+        Checked beat for beat against the original (tests/unit/test_unit_xact_per_tlp.py)."""
         frame = self._get_frame_nowait()
         self.log.info(self._tx_msg, frame)
         data, byte_en, parity = frame.data, frame.byte_en, frame.parity
@@ -548,7 +548,7 @@ class _XactSink(_XactStream):
         buffer words at once: a beat starts a frame when none is open or the open one has
         no dword yet; it keeps the dwords and parity of the lanes its tkeep marks; RQ's
         first beat gives first_be, last_be and seq_num; tlast hands the frame over.
-        Checked beat for beat against the original (tests/unit/test_unit_xact_unpack.py)."""
+        Checked beat for beat against the original (tests/unit/test_unit_xact_per_tlp.py)."""
         dw, uw, kw = self._dw, self._uw, self._kw
         dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
         disc = 1 << self.discontinue_offset

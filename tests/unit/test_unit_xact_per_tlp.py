@@ -1,0 +1,202 @@
+"""The transactor model's per-TLP passes (tb/ext/xact.py) against cocotbext-pcie's own
+per-beat code, stepped by hand as the model steps it below 512 bits:
+
+- unpacking RQ and CC beats (``_XactSink._unpack``) against ``RqSink._run`` and
+  ``CcSink._run``: on random beats (any tkeep, tlast anywhere, every sideband bit random)
+  at each width, the same frames with the same fields, in the same order, whichever runs
+  of words they come in, and the same ``active`` after each run;
+- packing RC and CQ frames (``_XactSource._pack_tlp``) against ``RcSource._run`` and
+  ``CqSource._run``: on random frames (any length from none to several beats, random
+  dwords, byte enables, parity, first/last byte enables and discontinue), the same buffer
+  words, beat for beat, and the same queue accounting."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import pytest
+from cocotb.queue import Queue
+from cocotb.triggers import Event
+from cocotbext.pcie.xilinx.us import interface as us
+
+from tb.ext.lean import _Beat, _Sync
+from tb.ext.xact import XactCcSink, XactCqSource, XactRcSource, XactRqSink
+
+
+class _Sized:
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class _Bus:
+    def __init__(self, width: int, user: int) -> None:
+        self.tdata = _Sized(width)
+        self.tkeep = _Sized(width // 32)
+        self.tuser = _Sized(user)
+
+
+def _stream(cls, width: int, user: int):
+    """An uninitialised stream of ``cls`` with its bus widths, one segment."""
+    stream = object.__new__(cls)
+    stream.bus = _Bus(width, user)
+    stream.log = logging.getLogger("test.xact_per_tlp")
+    stream.width = width
+    stream.byte_lanes = width // 32
+    stream.seg_count = 1
+    stream.seg_byte_lanes = stream.byte_lanes
+    stream._dw, stream._uw, stream._kw = width, user, width // 32
+    return stream
+
+
+def _sink(cls, width: int, user: int, out: list):
+    """A sink of ``cls`` with what both unpackers read, its frames going to ``out``."""
+    sink = _stream(cls, width, user)
+    sink.active = False
+    sink.sample_obj = None
+    sink.sample_sync = _Sync()
+    us.RqSink._init(sink) if issubclass(cls, us.RqSink) else us.CcSink._init(sink)
+    sink._sink_frame = out.append
+    return sink
+
+
+def _beats(rng: random.Random, width: int, user: int, n: int) -> list[int]:
+    lanes = width // 32
+    words = []
+    for i in range(n):
+        if rng.random() < 0.7:  # what the RTL sends: lanes from 0 up
+            keep = (1 << rng.randint(1, lanes)) - 1
+        else:
+            keep = rng.getrandbits(lanes)
+        last = int(i == n - 1 or rng.random() < 0.3)
+        word = (last << lanes | keep) << user | rng.getrandbits(user)
+        words.append(word << width | rng.getrandbits(width))
+    return words
+
+
+@pytest.mark.parametrize(
+    ("fast_cls", "orig_cls", "user"),
+    [(XactRqSink, us.RqSink, 62), (XactRqSink, us.RqSink, 60), (XactCcSink, us.CcSink, 33)],
+)
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_per_tlp_unpacking_is_cocotbext_pcies(fast_cls, orig_cls, user: int, width: int):
+    rng = random.Random(width * 1000 + user)
+    got: list = []
+    want: list = []
+    fast = _sink(fast_cls, width, user, got)
+    fast._init_unpack()
+    assert fast._per_tlp
+    orig = _sink(orig_cls, width, user, want)
+    step = orig._run()
+    step.send(None)
+    for _ in range(300):
+        words = _beats(rng, width, user, rng.randint(1, 12))
+        for w in words:  # the original, one beat at a time
+            beat = _Beat()
+            beat.tdata = w & ((1 << width) - 1)
+            beat.tuser = (w >> width) & ((1 << user) - 1)
+            beat.tkeep = (w >> (width + user)) & ((1 << (width // 32)) - 1)
+            beat.tlast = w >> (width + user + width // 32)
+            orig.sample_obj = beat
+            step.send(None)
+            assert orig.sample_obj is None
+        cut = rng.randint(0, len(words))  # the fast one, in two runs of words
+        fast._unpack(words[:cut])
+        fast._unpack(words[cut:])
+        assert fast.active == orig.active
+    assert len(want) > 200
+    assert got == want
+    # the random sideband reaches the discontinue bit
+    assert any(f.discontinue for f in want) and not all(f.discontinue for f in want)
+
+
+@pytest.mark.parametrize(("cls", "user"), [(XactRqSink, 137), (XactCcSink, 81)])
+def test_512_bits_keep_cocotbext_pcies_unpacker(cls, user: int):
+    """At 512 bits the sideband's layout differs (and may straddle): the beats go to
+    cocotbext-pcie's own unpacker, even with one segment."""
+    sink = _sink(cls, 512, user, [])
+    sink._init_unpack()
+    assert not sink._per_tlp
+
+
+# --- packing ---------------------------------------------------------------------------
+
+
+def _source(cls, orig, width: int, user: int, per_tlp: bool):
+    """A source of ``cls`` with what both packers read; ``per_tlp`` picks the packer."""
+    src = _stream(cls, width, user)
+    src.queue = Queue()
+    src.idle_event = Event()
+    src.dequeue_event = Event()
+    src.queue_occupancy_bytes = 0
+    src.queue_occupancy_frames = 0
+    src.queue_occupancy_limit_bytes = -1
+    src.queue_occupancy_limit_frames = -1
+    orig._init(src)
+    src._staged = []
+    src._packer = orig._run(src)
+    src._packer.send(None)
+    src._init_pack()
+    assert src._per_tlp
+    src._per_tlp = per_tlp
+    return src
+
+
+def _frame(rng: random.Random, lanes: int) -> us.UsPcieFrame:
+    f = us.UsPcieFrame()
+    n = rng.choice([0, 1, 2, 3, 4, 5, lanes, lanes + 1, rng.randint(0, 8 * lanes)])
+    f.data = [rng.getrandbits(32) for _ in range(n)]
+    f.byte_en = [rng.getrandbits(4) for _ in range(n)]
+    f.parity = [rng.getrandbits(4) for _ in range(n)]
+    f.first_be = rng.getrandbits(4)
+    f.last_be = rng.getrandbits(4)
+    f.discontinue = rng.random() < 0.3
+    return f
+
+
+@pytest.mark.parametrize(
+    ("cls", "orig", "user"),
+    [
+        (XactRcSource, us.RcSource, 75),
+        (XactCqSource, us.CqSource, 88),
+        (XactCqSource, us.CqSource, 85),
+    ],
+)
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_per_tlp_packing_is_cocotbext_pcies(cls, orig, user: int, width: int):
+    rng = random.Random(width * 1000 + user)
+    fast = _source(cls, orig, width, user, per_tlp=True)
+    slow = _source(cls, orig, width, user, per_tlp=False)
+    lanes = width // 32
+    sizes = set()
+    for _ in range(400):
+        frame = _frame(rng, lanes)
+        sizes.add(len(frame.data))
+        want = slow._pack(frame)
+        got = fast._pack(frame)
+        assert got == want, f"{len(frame.data)} dwords"
+        assert len(got) == max(1, -(-len(frame.data) // lanes))
+        for s in (fast, slow):
+            assert (s.queue_occupancy_frames, s.queue_occupancy_bytes) == (0, 0)
+            assert s.queue.empty() and s.dequeue_event.is_set()
+    # the frames covered no dword, a part beat, a whole beat, and several beats
+    assert {0, 1, lanes} <= sizes and max(sizes) > 2 * lanes
+
+
+@pytest.mark.parametrize(
+    ("cls", "orig", "user"), [(XactRcSource, us.RcSource, 161), (XactCqSource, us.CqSource, 183)]
+)
+def test_512_bits_keep_cocotbext_pcies_packer(cls, orig, user: int):
+    """At 512 bits the sideband's layout differs (and RC may straddle): the frames go
+    through cocotbext-pcie's own packer, even with one segment."""
+    src = object.__new__(cls)
+    src.bus = _Bus(512, user)
+    src.width = 512
+    src.seg_count = 1
+    src.seg_byte_lanes = 16
+    orig._init(src)
+    src._init_pack()
+    assert not src._per_tlp
