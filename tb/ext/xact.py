@@ -10,17 +10,16 @@ buffer of beats per stream and moves them at one per clock:
   then its write pointer. Below 512 bits with one segment a pass over the whole frame
   does what cocotbext-pcie's packer (the source's ``_run``) does beat by beat (checked
   against it, tests/unit/test_unit_xact_per_tlp.py); otherwise that packer itself,
-  stepped by hand as in the lean model. The transactor puts a beat on the bus on every edge the
-  cocotbext-pcie source would: when the bus is free and the stream not paused.
+  stepped by hand as in the lean model. The transactor puts a beat on the bus on every
+  edge the cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
   counts the TLPs that end. Python awaits a change of that count (a value change, not a
   clock edge), reads the new beats and unpacks them (below 512 bits in one pass over
   the run of beats, checked against cocotbext-pcie's unpacker in the same test file;
-  otherwise that unpacker, beat by beat), building the frame
-  at the time of the edge the per-beat sink would have. The two sinks
-  of a hard IP are read together in the ReadWrite phase of that time step, RQ first:
-  when both end a TLP on one edge, the model sees them in one order whatever order the
-  simulator applied the two counters in.
+  otherwise that unpacker, beat by beat), building the frame at the time of the edge the
+  per-beat sink would have. The two sinks of a hard IP are read together in the
+  ReadWrite phase of that time step, RQ first: when both end a TLP on one edge, the
+  model sees them in one order whatever order the simulator applied the two counters in.
 - tready of RQ and CC: the transactor drives it on each edge from what Python writes
   only when it changes: ``hold`` while the sink's queue is full, and the pause.
 - Stalls: a stream's ``pause`` is a register of the transactor; a pause generator is
@@ -356,8 +355,8 @@ class _XactSource(_XactStream):
         dwords into its lanes from 0 with their byte enables and parity (the empty
         lanes' parity all ones), the first beat is_sop (CQ: and first_be, last_be),
         every beat the discontinue bit, the last beat tlast (RC: and is_eop with its
-        last lane).
-        Checked beat for beat against the original (tests/unit/test_unit_xact_per_tlp.py)."""
+        last lane). Checked beat for beat against the original
+        (tests/unit/test_unit_xact_per_tlp.py)."""
         frame = self._get_frame_nowait()
         self.log.info(self._tx_msg, frame)
         data, byte_en, parity = frame.data, frame.byte_en, frame.parity
