@@ -312,8 +312,8 @@ def module_ports(module: str) -> list[tuple[str, str, str]]:
         for f in sorted(d.glob("*.v")):
             text = f.read_text()
             # (the drop-in's name is a macro, xdma_0 unless a design renames it)
-            name = rf"(?:{module}|`PEVB_XDMA_MODULE)" if module == DROPIN_TOPLEVEL else module
-            m = re.search(rf"^module\s+{name}\b.*?^\)\s*;", text, re.M | re.S)
+            named = rf"(?:{module}|`PEVB_XDMA_MODULE)" if module == DROPIN_TOPLEVEL else module
+            m = re.search(rf"^module\s+{named}\b.*?^\)\s*;", text, re.M | re.S)
             if m:
                 return [
                     ("stream" if dirn.startswith("`") else dirn, kind or "wire", name)
