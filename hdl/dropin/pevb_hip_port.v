@@ -140,6 +140,43 @@ module pevb_hip_port #
 `ifdef PEVB_HIP_XACT
 localparam XACT_ADDR_WIDTH = 11;
 
+`ifndef VERILATOR
+/*
+ * The user clock, made here on Icarus so that no Python runs on any edge (on
+ * Verilator cocotb's clock in C writes user_clk).  The model sets the half periods
+ * (ps) and clk_run, and moves clk_gen to start the clock, high at once; clk_run low
+ * stops it where it is.  Each edge waits (#0) behind the events already queued for
+ * its time step, the model's timer callbacks among them: a write a timer makes in the
+ * time step of an edge, which the model then applies at once, reaches the RTL before
+ * that edge, as it did with cocotb's Python clock, whose edges came in the ReadWrite
+ * phase after such writes.  The model's registers have no initial value, so a write
+ * at time 0 is never undone.
+ */
+reg [31:0] clk_high_ps;
+reg [31:0] clk_low_ps;
+reg        clk_run;
+reg [7:0]  clk_gen;
+reg [7:0]  clk_gen_seen;
+
+initial clk_gen_seen = 0;
+
+always begin : hdl_clock
+    wait (clk_run === 1'b1 && clk_gen !== clk_gen_seen);
+    #0 clk_gen_seen = clk_gen;
+    user_clk = 1'b1;
+    fork : ticking
+        forever begin
+            #(clk_high_ps / 1000.0) #0 user_clk = 1'b0;
+            #(clk_low_ps / 1000.0) #0 user_clk = 1'b1;
+        end
+        begin
+            wait (clk_run !== 1'b1 || clk_gen !== clk_gen_seen);
+            disable ticking;
+        end
+    join
+end
+`endif
+
 pevb_xact_sink #(
     .DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
     .KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),

@@ -78,9 +78,10 @@ def install(versions: dict[str, str | None] | None = None) -> bool:
         )
         _state["active"] = False
         return False
-    from . import fastpaths
+    from . import fabric, fastpaths
 
     fastpaths.install()
+    fabric.install_timed_writes()
     _state["active"] = True
     return True
 

@@ -8,6 +8,7 @@ import itertools
 import random
 
 import cocotb
+from cocotb import simulator
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
@@ -97,9 +98,10 @@ async def test_clear_drops_what_has_not_gone(dut):
 async def test_a_write_in_an_edges_time_step_counts_for_that_edge(dut):
     """The user clock's timing, which every model's cycle-for-cycle equivalence rests
     on: a 50:50 duty cycle at the profile's rate, and a write a timer makes in the time
-    step of a rising edge is seen by that edge (cocotb's Python clock on Icarus, its
-    GPI clock with trusted writes on Verilator; here: RQ paused at exactly the time of an
-    edge drops tready on that edge)."""
+    step of a rising edge is seen by that edge (the HDL clock with such writes applied
+    at once on Icarus, cocotb's GPI clock with trusted writes on Verilator; here: RQ
+    paused at exactly the time of an edge drops tready on that edge), while a write
+    made on an edge (woken by it) is seen by the next one."""
     tb = TB(dut)
     await tb.init()
     clk = tb.hip.user_clk
@@ -117,3 +119,40 @@ async def test_a_write_in_an_edges_time_step_counts_for_that_edge(dut):
     await FallingEdge(clk)
     assert int(tb.hip.m_axis_rq_tready.value) == 0, "the write reached the RTL an edge late"
     tb.dev.rq_sink.pause = False
+    await FallingEdge(clk)
+    assert await _ready_after_edges(tb, 2) == [1, 1]
+    await RisingEdge(clk)
+    tb.dev.rq_sink.pause = True  # woken by the edge: too late for it
+    await FallingEdge(clk)
+    assert int(tb.hip.m_axis_rq_tready.value) == 1, "a write made on an edge reached it"
+    assert await _ready_after_edges(tb, 1) == [0]
+    tb.dev.rq_sink.pause = False
+
+
+@cocotb.test(timeout_time=20, timeout_unit="us")
+async def test_the_user_clock_calls_no_python(dut):
+    """The user clock runs with no Python on its edges (Icarus: the HDL clock in
+    pevb_hip_port; Verilator: cocotb's clock in C): over 500 cycles of an idle card,
+    Python sets a handful of timers (the test's own, the links'), not one per edge, and
+    the clock keeps its period."""
+    tb = TB(dut)
+    await tb.init()
+    clk = tb.hip.user_clk
+    period = round(1e12 / tb.profile.user_clk_hz)  # ps
+    await RisingEdge(clk)
+    start = get_sim_time("ps")
+    timers = [0]
+    register = simulator.register_timed_callback
+
+    def counting(*args):
+        timers[0] += 1
+        return register(*args)
+
+    simulator.register_timed_callback = counting
+    try:
+        await Timer(500 * period, "ps")
+    finally:
+        simulator.register_timed_callback = register
+    await RisingEdge(clk)  # the edge in the timer's own time step
+    assert get_sim_time("ps") - start == 500 * period
+    assert timers[0] <= 20, f"{timers[0]} timers set in 500 cycles"
