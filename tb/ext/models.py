@@ -8,7 +8,8 @@ interface classes a system is built with (``$PEVB_MODEL``, ``TB(model=...)``).
 - ``exact``: cocotbext-pcie's own ``SimPort`` and interfaces.
 
 The lean and transactor models also clock the hard IP with :class:`tb.ext.fabric.EdgeClock`
-(on Icarus, cocotb's Python clock without a task).
+(on Icarus, cocotb's Python clock without a task; in a transactor build there, the HDL
+clock of ``pevb_hip_port``).
 """
 
 from __future__ import annotations

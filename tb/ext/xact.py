@@ -25,12 +25,15 @@ buffer of beats per stream and moves them at one per clock:
 - Stalls: a stream's ``pause`` is a register of the transactor; a pause generator is
   played from a 512-bit pattern that Python rewrites one half at a time (one wake per
   256 cycles), not by a coroutine per clock.
-- The user clock is the hard-IP model's, as in the other models: cocotb's GPI clock (in
-  C, no Python on any edge) where cocotb trusts the simulator's inertial writes
-  (Verilator), its Python clock elsewhere (Icarus). On Icarus the GPI clock would put
-  the edge of a time step before the writes Python makes in that step, where the
-  Python clock puts it after them: a frame or a queue release at the very time of an
-  edge would reach the RTL one edge later than in the other models.
+- The user clock runs with no Python on any edge: cocotb's GPI clock (in C) where cocotb
+  trusts the simulator's inertial writes (Verilator); on Icarus a clock in the HDL of
+  ``pevb_hip_port``, which Python only starts and stops
+  (:class:`tb.ext.fabric.EdgeClock`). Each of its edges waits (``#0``) behind the timer
+  callbacks of its time step, and from then on a write made in a timer callback is
+  applied at once rather than in the ReadWrite phase
+  (:func:`tb.ext.fabric.timed_writes_at_once`): a frame or a queue release at the very
+  time of an edge reaches the RTL on that edge, as with the Python clock the other
+  models use there, whose edges came in the ReadWrite phase after such writes.
 
 The queue accounting of the cocotbext-pcie source is kept: a frame counts as queued
 until the per-beat packer would have taken it (when the beat two before its first has
