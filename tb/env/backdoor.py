@@ -66,8 +66,9 @@ def read_card_ram(dut, ram_size: int, lanes: int, *, whole: bool = False) -> np.
 
     In the transactor model's card (``pevb_card_xact``) the RTL marks the RAM's pages
     that took a write (``ram_dirty``): a read reads those again and takes the rest from
-    the last read, then clears the marks. Otherwise (or with ``whole``) every word is
-    read. Bits that are not 0 or 1 raise a ``ValueError`` naming the word."""
+    the last read, then clears the marks (when there were any). Otherwise (or with
+    ``whole``) every word is read. Bits that are not 0 or 1 raise a ``ValueError``
+    naming the word."""
     core = card(dut)
     mem = core.card_ram_inst.mem
     words = len(mem)
@@ -77,6 +78,7 @@ def read_card_ram(dut, ram_size: int, lanes: int, *, whole: bool = False) -> np.
     if ram is None or len(ram.image) != ram_size:
         ram = _RAMS[mem._path] = _RamCopy(mem, ram_size)
     dirty = getattr(dut, "ram_dirty", None) if core is not dut else None
+    marked = True
     if dirty is None or whole or not ram.read_once:
         ram.read_words(0, words, lanes)
     else:
@@ -85,7 +87,8 @@ def read_card_ram(dut, ram_size: int, lanes: int, *, whole: bool = False) -> np.
         pages = [p for p, mark in enumerate(marks) if mark != "0"]
         for p in pages:
             ram.read_words(p * page_words, page_words, lanes)
-    if dirty is not None:
+        marked = bool(pages)  # none: nothing to clear
+    if dirty is not None and marked:
         clear = dut.ram_dirty_clear
         clear.value = 1 - int(clear.value)
     ram.read_once = True

@@ -106,7 +106,7 @@ class _XactDut:
 def test_written_pages_alone_are_read_again():
     """With the RTL's marks (4 pages of 2 words here) a read reads the marked pages and
     keeps the rest from the last read; the first read and ``whole`` read every word; each
-    read asks the RTL to clear the marks."""
+    read asks the RTL to clear the marks, unless none was set."""
     words = [0x1111 * (i + 1) for i in range(8)]
     dut = _XactDut(_Mem("t.pages", [format(w, "064b") for w in words]), 4)
     mem = dut.core.card_ram_inst.mem
@@ -122,6 +122,10 @@ def test_written_pages_alone_are_read_again():
     assert dut.ram_dirty_clear.writes == 2 and dut.ram_dirty_clear.value == 0
     dut.clear()
     assert backdoor.read_card_ram(dut, 64, 8, whole=True)[8] == 0xAA
+    dut.clear()
+    writes = dut.ram_dirty_clear.writes
+    assert backdoor.read_card_ram(dut, 64, 8)[8] == 0xAA  # nothing marked
+    assert dut.ram_dirty_clear.writes == writes, "a clear asked with no page marked"
     mem.words[6].bits = "z" * 64
     dut.mark(3)
     with pytest.raises(ValueError, match=r"card RAM word 6 \(bytes 0x30\.\.\) is not all 0 and 1"):
