@@ -22,8 +22,9 @@ def card(dut):
 
 class _RamCopy:
     """What the backdoor keeps of one memory (per simulator, for every test in it): a
-    reader for each word, made when first read (its bits as the simulator's string), and
-    the bytes of the last read."""
+    reader for each word, made when first read (its bits as the simulator's string,
+    from the simulator's own handle: a cocotb handle object per word cost twice the
+    reads), and the bytes of the last read."""
 
     def __init__(self, mem, size: int) -> None:
         self.mem = mem
@@ -36,12 +37,16 @@ class _RamCopy:
         strings, highest word first, make one binary number whose bytes little-endian
         are theirs (no value object per word: ``mem.value`` builds one for each of the
         262,144 words of a 2 MiB RAM, about 2 s a read)."""
-        readers, mem = self.readers, self.mem
+        readers = self.readers
+        word = self.mem._handle.get_handle_by_index  # no cocotb handle object per word
         bits = []
         for i in range(first + count - 1, first - 1, -1):
             read = readers[i]
             if read is None:
-                read = readers[i] = mem[i]._handle.get_signal_val_binstr
+                handle = word(i)
+                if not handle:
+                    raise IndexError(f"{self.mem._path} has no word {i}")
+                read = readers[i] = handle.get_signal_val_binstr
             bits.append(read())
         if len(bits[0]) != 8 * lanes:
             raise ValueError(f"card RAM words are {len(bits[0])} bits, expected {8 * lanes}")

@@ -20,9 +20,16 @@ class _Word:
 
 
 class _Mem:
+    """A stand-in memory: its words by index, through the simulator's own handle
+    (``_handle.get_handle_by_index``, None past the end) as the backdoor reads them."""
+
     def __init__(self, path: str, words: list[str]) -> None:
         self._path = path
+        self._handle = self
         self.words = [_Word(w) for w in words]
+
+    def get_handle_by_index(self, i: int) -> _Word | None:
+        return self.words[i] if 0 <= i < len(self.words) else None
 
     def __len__(self) -> int:
         return len(self.words)
