@@ -83,6 +83,33 @@ class Alarm(GPITrigger):
         self.step = -1
 
 
+class Watch(GPITrigger):
+    """Calls ``fire()`` on every value change of ``signal``, from the simulator's callback
+    (no task resumed, no trigger made per change), as the running test's timeline's work
+    (:meth:`Timeline.run`) and for as long as that test runs."""
+
+    def __init__(self, signal: Any, fire: Callable[[], None]) -> None:
+        super().__init__()
+        self._raw = signal._handle
+        self._line = timeline()
+        self._register(functools.partial(self._line.run, fire))
+
+    def _prime(self) -> None:
+        self._cbhdl = simulator.register_value_change_callback(
+            self._raw, self._react, simulator.VALUE_CHANGE
+        )
+
+    def _react(self) -> None:
+        self._cbhdl = None  # the simulator's callback fires once
+        if not self._line.alive():  # the test that set it has ended
+            self._callbacks.clear()
+            return
+        fire = self._callbacks
+        super()._react()  # runs the callback, then cocotb's event loop
+        self._callbacks = fire
+        self._prime()
+
+
 class EdgeClock(Clock):
     """cocotb's ``Clock``, whose Python implementation (where cocotb does not trust the
     simulator's inertial writes: Icarus) makes the same writes at the same steps from a
@@ -245,6 +272,22 @@ class Timeline:
     def alive(self) -> bool:
         """Whether the test that made this timeline still runs."""
         return not self.task.done()
+
+    def run(self, work: Callable[[], None]) -> None:
+        """Run ``work()`` now as the timeline's own (from a simulator callback): cocotb's
+        current task is the anchor meanwhile, and an exception fails the test."""
+        if not self.alive():
+            return
+        saved = _task_module._current_task
+        _task_module._current_task = self.task
+        try:
+            work()
+        except BaseException as e:
+            self._heap.clear()
+            self._failed.append(e)
+            self._failure.set()
+        finally:
+            _task_module._current_task = saved
 
     def at(self, step: int, work: Callable[[Any], None], arg: Any = None) -> None:
         """Call ``work(arg)`` at ``step`` (absolute, later than now), after the work

@@ -13,13 +13,15 @@ buffer of beats per stream and moves them at one per clock:
   stepped by hand as in the lean model. The transactor puts a beat on the bus on every
   edge the cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
-  counts the TLPs that end. Python awaits a change of that count (a value change, not a
-  clock edge), reads the new beats and unpacks them (below 512 bits in one pass over
-  the run of beats, checked against cocotbext-pcie's unpacker in the same test file;
-  otherwise that unpacker, beat by beat), building the frame at the time of the edge the
-  per-beat sink would have. The two sinks of a hard IP are read together in the
-  ReadWrite phase of that time step, RQ first: when both end a TLP on one edge, the
-  model sees them in one order whatever order the simulator applied the two counters in.
+  counts the TLPs that end. A change of that count (a simulator value-change callback,
+  :class:`tb.ext.fabric.Watch`: no task, no clock edge) sets a drain for the ReadWrite
+  phase of its time step (cocotb's ``ReadWrite`` trigger calling it), which reads the
+  new beats and unpacks them (below 512 bits in one pass over the run of beats, checked
+  against cocotbext-pcie's unpacker in the same test file; otherwise that unpacker, beat
+  by beat), building the frame at the time of the edge the per-beat sink would have.
+  The two sinks of a hard IP are read together in the ReadWrite phase of that time
+  step, RQ first: when both end a TLP on one edge, the model sees them in one order
+  whatever order the simulator applied the two counters in.
 - tready of RQ and CC: the transactor drives it on each edge from what Python writes
   only when it changes: ``hold`` while the sink's queue is full, and the pause.
 - Stalls: a stream's ``pause`` is a register of the transactor; a pause generator is
@@ -51,6 +53,7 @@ inside :func:`tb.ext.lean.models` ``("xact")`` on a build made with ``PEVB_HIP_X
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -58,10 +61,9 @@ from collections.abc import Callable, Iterator
 import cocotb
 from cocotb.queue import QueueFull
 from cocotb.triggers import ReadWrite, ValueChange
-from cocotb.utils import get_sim_time
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from .fabric import Timeline, timeline
+from .fabric import Timeline, Watch, steps, timeline
 from .lean import _WAIT, _Beat, _reader, _Sync, _writer
 
 # the hard IP's stream prefixes and the transactor instances inside pevb_hip_port
@@ -443,28 +445,34 @@ class _XactSource(_XactStream):
 
 class _SinkGroup:
     """The sinks of one hard IP, drained together, in a fixed order (RQ, then CC), once
-    per time step in which any of them ended a TLP."""
+    per time step in which any of them ended a TLP: a change of a sink's TLP count
+    (a simulator callback, no task) sets the drain for the ReadWrite phase of its time
+    step, when every counter of that edge has changed."""
 
     ORDER = ("m_axis_rq", "m_axis_cc")
 
     def __init__(self) -> None:
         self.sinks: list[_XactSink] = []
         self._step = -1  # the time step a drain is set for
+        # cocotb's ReadWrite trigger (one object) calls the drain directly, after the
+        # writes cocotb deferred to that phase, and applies the drain's at once
+        self._phase = ReadWrite()
+        self._work = functools.partial(timeline().run, self.drain)
 
-    def add(self, sink: _XactSink) -> None:
+    def add(self, sink: _XactSink, frames) -> None:
         self.sinks.append(sink)
         self.sinks.sort(key=lambda s: self.ORDER.index(s.bus._name))
+        Watch(frames, self._changed)
 
-    async def watch(self, frames) -> None:
-        while True:
-            await ValueChange(frames)
-            now = get_sim_time("step")
-            if self._step == now:
-                continue  # another sink's watcher drains this step
+    def _changed(self) -> None:
+        now = steps()
+        if self._step != now:  # else another sink's count set this step's drain
             self._step = now
-            await ReadWrite()  # every counter of this edge has changed by now
-            for sink in self.sinks:
-                sink._drain()
+            self._phase._register(self._work)
+
+    def drain(self) -> None:
+        for sink in self.sinks:
+            sink._drain()
 
 
 def _group(entity) -> _SinkGroup:
@@ -509,9 +517,7 @@ class _XactSink(_XactStream):
         self._unpacker = super()._run()
         self._unpacker.send(None)
         self._init_unpack()
-        group = _group(self.bus._entity)
-        group.add(self)
-        cocotb.start_soon(group.watch(x.frames))
+        _group(self.bus._entity).add(self, x.frames)
 
     async def _run(self) -> None:
         return  # the unpacker is stepped as TLPs arrive

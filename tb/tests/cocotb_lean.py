@@ -13,7 +13,7 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
 from tb.env.system import TB
-from tb.ext.fabric import EdgeClock, Lane, steps, timeline
+from tb.ext.fabric import EdgeClock, Lane, Watch, steps, timeline
 from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
 from tb.ext.xact import (
     TRANSACTORS,
@@ -209,4 +209,38 @@ async def test_timeline_work_that_raises_fails_the_test(dut):
     """An exception in work the timeline runs fails the test that scheduled it (it is
     raised in the timeline's task), as one in a link's coroutine did."""
     timeline().at(steps() + 10, lambda _: 1 // 0)
+    await Timer(100, "ns")
+
+
+@cocotb.test(timeout_time=1, timeout_unit="us")
+async def test_watch_calls_its_work_on_every_change(dut):
+    """The fabric's Watch (the transactor sinks' TLP counts) calls its work from the
+    simulator's callback on every value change of its signal, no task in between, and
+    not for a write that changes nothing; once its test's timeline has ended (the test
+    is over), it calls nothing more."""
+    sig = dut.m_axis_h2c_tready_2  # an input nothing drives here
+    sig.value = 0
+    await Timer(1, "ns")
+    seen: list[str] = []
+    Watch(sig, lambda: seen.append(str(sig.value)))
+    for value in (1, 0, 0, 1):
+        sig.value = value
+        await Timer(1, "ns")
+    assert seen == ["1", "0", "1"], seen
+    timeline().task.cancel()  # what the end of the test does
+    for value in (0, 1):
+        sig.value = value
+        await Timer(1, "ns")
+    assert seen == ["1", "0", "1"], seen
+
+
+@cocotb.test(timeout_time=1, timeout_unit="us", expect_error=ZeroDivisionError)
+async def test_watch_work_that_raises_fails_the_test(dut):
+    """An exception in a Watch's work fails the test that set it (it is raised in the
+    timeline's task), as one in the sinks' watching coroutine did."""
+    sig = dut.m_axis_h2c_tready_2
+    sig.value = 0
+    await Timer(1, "ns")
+    Watch(sig, lambda: 1 // 0)
+    sig.value = 1
     await Timer(100, "ns")
