@@ -78,6 +78,12 @@ class Alarm(GPITrigger):
         self.step = step
         self._prime()
 
+    def rearm(self, step: int, now: int) -> None:
+        """Fire at ``step`` (absolute), from a call of its own callback at ``now`` (so
+        not set: it has just fired)."""
+        self.step = step
+        self._cbhdl = simulator.register_timed_callback(max(step - now, 1), self._react)
+
     def stop(self) -> None:
         self._unprime()
         self.step = -1
@@ -318,10 +324,13 @@ class Timeline:
         finally:
             self._firing = False
             _task_module._current_task = saved
+        alarm = self._alarm
+        if alarm._cbhdl is not None:  # moved meanwhile (never, while firing)
+            alarm.stop()
         if heap:
-            self._alarm.move(heap[0][0])
+            alarm.rearm(heap[0][0], now)
         else:
-            self._alarm.stop()
+            alarm.step = -1
 
     async def _anchor(self) -> None:
         try:
