@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from typing import Any
 
 import cocotb
 from cocotb import simulator
@@ -94,6 +95,15 @@ async def test_clear_drops_what_has_not_gone(dut):
     assert src.idle()
 
 
+async def _boot_at_an_edge(dut) -> tuple[TB, Any, int]:
+    """A booted TB at a rising edge of the user clock, the clock, and its period (ps)."""
+    tb = TB(dut)
+    await tb.init()
+    clk = tb.hip.user_clk
+    await RisingEdge(clk)
+    return tb, clk, round(1e12 / tb.profile.user_clk_hz)
+
+
 @cocotb.test(timeout_time=20, timeout_unit="us")
 async def test_a_write_in_an_edges_time_step_counts_for_that_edge(dut):
     """The user clock's timing, which every model's cycle-for-cycle equivalence rests
@@ -102,11 +112,7 @@ async def test_a_write_in_an_edges_time_step_counts_for_that_edge(dut):
     at once on Icarus, cocotb's GPI clock with trusted writes on Verilator; here: RQ
     paused at exactly the time of an edge drops tready on that edge), while a write
     made on an edge (woken by it) is seen by the next one."""
-    tb = TB(dut)
-    await tb.init()
-    clk = tb.hip.user_clk
-    period = round(1e12 / tb.profile.user_clk_hz)  # ps
-    await RisingEdge(clk)
+    tb, clk, period = await _boot_at_an_edge(dut)
     rise = get_sim_time("ps")
     await FallingEdge(clk)
     fall = get_sim_time("ps")
@@ -135,11 +141,7 @@ async def test_the_user_clock_calls_no_python(dut):
     pevb_hip_port; Verilator: cocotb's clock in C): over 500 cycles of an idle card,
     Python sets a handful of timers (the test's own, the links'), not one per edge, and
     the clock keeps its period."""
-    tb = TB(dut)
-    await tb.init()
-    clk = tb.hip.user_clk
-    period = round(1e12 / tb.profile.user_clk_hz)  # ps
-    await RisingEdge(clk)
+    _, clk, period = await _boot_at_an_edge(dut)
     start = get_sim_time("ps")
     timers = [0]
     register = simulator.register_timed_callback
