@@ -10,7 +10,9 @@ times, with fewer wake-ups:
 - :class:`Timeline`: the times at which a lean link has work (a TLP or credit update
   arriving, a transmitter's wire free again, a flow-control update timer expiring) are
   kept in one heap. One simulator timer callback, set for the earliest, runs everything
-  due at that time in the order it was scheduled; no task is resumed for it.
+  due at that time in the order it was scheduled; no task is resumed for it. Work that
+  may not be needed (the hand-over of the wire to a next TLP, when none may wait) keeps
+  its place in that order (:meth:`Timeline.slot`) and is scheduled there only if needed.
 - :class:`Lane`: the handlers that ran in a receive or arbitration coroutine (one TLP at
   a time, in order) run directly in whoever hands the work over, and move to a task only
   when one must wait (a full transmit queue, no credit); what arrives meanwhile waits
@@ -271,6 +273,7 @@ class Timeline:
         self._order = itertools.count()
         self._alarm = Alarm(self._fire)
         self._firing = False
+        self._current = -1  # the slot of the work running (while firing)
         self._failed: list[BaseException] = []
         self._failure = Event()
         self.task = cocotb.start_soon(self._anchor())
@@ -298,10 +301,32 @@ class Timeline:
     def at(self, step: int, work: Callable[[Any], None], arg: Any = None) -> None:
         """Call ``work(arg)`` at ``step`` (absolute, later than now), after the work
         scheduled before it for the same step."""
-        heapq.heappush(self._heap, (step, next(self._order), work, arg))
+        self.at_slot(step, next(self._order), work, arg)
+
+    def slot(self) -> int:
+        """A place in the order of work (as :meth:`at` takes one), kept for work that may
+        never be scheduled: :meth:`at_slot` schedules it there, :meth:`passed` tells
+        whether the timeline has gone past it."""
+        return next(self._order)
+
+    def at_slot(self, step: int, slot: int, work: Callable[[Any], None], arg: Any = None) -> None:
+        """:meth:`at`, in the place ``slot`` (from :meth:`slot`) among the step's work."""
+        heapq.heappush(self._heap, (step, slot, work, arg))
         alarm = self._alarm
         if not self._firing and (alarm.step < 0 or step < alarm.step):
             alarm.move(step)
+
+    def passed(self, step: int, slot: int) -> bool:
+        """Whether work at ``step`` in place ``slot`` would have run by now: an earlier
+        step; or this step, past the work running now, or (none running) with no work
+        of this step left before it."""
+        now = steps()
+        if now != step:
+            return now > step
+        if self._firing:
+            return self._current > slot
+        heap = self._heap
+        return not (heap and heap[0][0] == step and heap[0][1] < slot)
 
     def _fire(self) -> None:
         heap = self._heap
@@ -315,7 +340,7 @@ class Timeline:
         self._firing = True
         try:
             while heap and heap[0][0] <= now:
-                _, _, work, arg = heapq.heappop(heap)
+                _, self._current, work, arg = heapq.heappop(heap)
                 work(arg)
         except BaseException as e:
             heap.clear()

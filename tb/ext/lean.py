@@ -72,6 +72,11 @@ class LeanPort(SimPort):
         # the transmitter: a TLP on the wire, one waiting for it (SimPort's tx_queue of
         # one), and the senders waiting for that place, first come first served
         self._sending = False
+        # the step the TLP on the wire has left it, and the place among that step's work
+        # of the hand-over to the next TLP (put on the timeline only when one waits)
+        self._end = 0
+        self._end_slot = -1
+        self._end_set = False
         self._next: Tlp | None = None
         self._senders: deque[Event] = deque()
         self._fc_timer_due = False
@@ -130,25 +135,40 @@ class LeanPort(SimPort):
             fc.tx_consume_fc(credit_type, dc)  # tx_tlp_fc_gate without a wait
         else:
             await fc.tx_tlp_fc_gate(pkt)
-        while self._sending and (self._next is not None or self._senders):
+        while self._busy() and (self._next is not None or self._senders):
             ready = Event()
             self._senders.append(ready)
             await ready.wait()
             if self._next is None:
                 break
-        if self._sending:
+        if self._busy():
             self._next = pkt
+            if not self._end_set:  # the hand-over, in the place it was given
+                self._end_set = True
+                self._timeline.at_slot(self._end, self._end_slot, self._sent)
         else:
             self._put_on_wire(pkt)
+
+    def _busy(self) -> bool:
+        """Whether a TLP is on the wire: until the hand-over to the next, which is on the
+        timeline only when a TLP waits; without one, the wire is free from the hand-over's
+        place among the work of its step on (as if it had run there)."""
+        if self._sending and not self._end_set and self._timeline.passed(self._end, self._end_slot):
+            self._sending = False
+        return self._sending
 
     def _put_on_wire(self, pkt) -> None:
         length = self._wire_steps(pkt.get_wire_size())
         self._deliver(self._claim_wire(steps(), length) + length, Tlp(pkt))
         self._sending = True
-        # the next TLP goes when this one has left the wire
-        self._timeline.at(self._free_at, self._sent)
+        # the next TLP goes when this one has left the wire: the hand-over's place among
+        # that step's work is taken now, the work scheduled only if a TLP waits for it
+        self._end = self._free_at
+        self._end_slot = self._timeline.slot()
+        self._end_set = False
 
     def _sent(self, _=None) -> None:
+        self._end_set = False
         pkt, self._next = self._next, None
         if pkt is None:
             self._sending = False

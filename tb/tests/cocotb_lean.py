@@ -145,6 +145,32 @@ async def test_timeline_runs_work_in_time_order(dut):
     assert ran[-1] == ("f", 1005), ran
 
 
+@cocotb.test(timeout_time=1, timeout_unit="us")
+async def test_timeline_slot_kept_for_work_not_scheduled(dut):
+    """A slot taken for work that may never be scheduled (a lean link's hand-over to the
+    next TLP, scheduled only when one waits): ``passed`` answers as if the work were
+    there (no before its step and while earlier work of the step runs, yes while later
+    work runs and after), and ``at_slot`` runs work in that place."""
+    line = timeline()
+    step = steps() + 100
+    seen: list[tuple[str, bool]] = []
+    line.at(step, lambda _: seen.append(("earlier", line.passed(step, slot))))
+    slot = line.slot()
+    line.at(step, lambda _: seen.append(("later", line.passed(step, slot))))
+    assert not line.passed(step, slot)
+    await Timer(200, "step")
+    assert seen == [("earlier", False), ("later", True)], seen
+    assert line.passed(step, slot)
+    step = steps() + 50
+    order: list[str] = []
+    line.at(step, lambda _: order.append("a"))
+    slot = line.slot()
+    line.at(step, lambda _: order.append("c"))
+    line.at_slot(step, slot, lambda _: order.append("b"))
+    await Timer(100, "step")
+    assert order == ["a", "b", "c"], order
+
+
 @cocotb.test(timeout_time=5, timeout_unit="us")
 async def test_edge_clock_is_cocotbs_python_clock(dut):
     """The clock the lean and transactor models give the hard IP on Icarus (no task per
