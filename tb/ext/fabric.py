@@ -190,8 +190,10 @@ async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
     """Run the HDL clock of ``inst`` (half periods in ps, high first) for as long as
     this task: its edges need no Python. A timer callback's writes are applied at once
     from here on (:func:`timed_writes_at_once`), as the clock's edges wait behind them."""
+    from .lean import _reader  # (lean imports this module)
+
     timed_writes_at_once()
-    gen = (_int_or(inst.clk_gen, 0) + 1) & 0xFF
+    gen = (_reader(inst.clk_gen)() + 1) & 0xFF  # never written (X): 0
     inst.clk_high_ps.value = high
     inst.clk_low_ps.value = period - high
     inst.clk_run.value = 1
@@ -200,13 +202,6 @@ async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
         await Event().wait()
     finally:
         inst.clk_run.value = 0
-
-
-def _int_or(handle: Any, default: int) -> int:
-    try:
-        return int(handle.value)
-    except ValueError:  # X or Z: never written
-        return default
 
 
 _TIMED = (Timer, NextTimeStep, Alarm)
@@ -292,11 +287,15 @@ class Timeline:
         try:
             work()
         except BaseException as e:
-            self._heap.clear()
-            self._failed.append(e)
-            self._failure.set()
+            self._fail(e)
         finally:
             _task_module._current_task = saved
+
+    def _fail(self, e: BaseException) -> None:
+        """Drop what is scheduled and raise ``e`` in the anchor task (failing the test)."""
+        self._heap.clear()
+        self._failed.append(e)
+        self._failure.set()
 
     def at(self, step: int, work: Callable[[Any], None], arg: Any = None) -> None:
         """Call ``work(arg)`` at ``step`` (absolute, later than now), after the work
@@ -343,9 +342,7 @@ class Timeline:
                 _, self._current, work, arg = heapq.heappop(heap)
                 work(arg)
         except BaseException as e:
-            heap.clear()
-            self._failed.append(e)
-            self._failure.set()
+            self._fail(e)
         finally:
             self._firing = False
             _task_module._current_task = saved
