@@ -13,6 +13,10 @@ verified with.
   model, some for behaviour and some (the per-cycle loops woken only on work) for speed.
 - :func:`sync_gpi_log_level`: cocotb's GPI log level passed on to its C side (cocotb 2.1
   leaves the C side at its default), called by :func:`install`.
+- :func:`.fabric.install_timed_writes`: on Icarus, cocotb's private ``_schedule_write``
+  and its ``Clock.start`` wrapped so that, once the transactor build's HDL clock runs, a
+  timer callback's writes are applied at once (docs/internals.md), called by
+  :func:`install`.
 
 Nothing is patched when a module is imported. The system builder (:class:`tb.env.system.TB`)
 calls :func:`install` before it builds anything. :func:`install` checks the installed
