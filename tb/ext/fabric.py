@@ -190,10 +190,9 @@ async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
     """Run the HDL clock of ``inst`` (half periods in ps, high first) for as long as
     this task: its edges need no Python. A timer callback's writes are applied at once
     from here on (:func:`timed_writes_at_once`), as the clock's edges wait behind them."""
-    from .lean import _reader  # (lean imports this module)
-
     timed_writes_at_once()
-    gen = (_reader(inst.clk_gen)() + 1) & 0xFF  # never written (X): 0
+    last = inst.clk_gen.value  # X until first written
+    gen = ((last.to_unsigned() if last.is_resolvable else 0) + 1) & 0xFF
     inst.clk_high_ps.value = high
     inst.clk_low_ps.value = period - high
     inst.clk_run.value = 1
