@@ -247,79 +247,87 @@ wire job_bad = drop_reg || job_err != 5'd0;
 
 assign pay_rd_data = pay_rd_data_reg;
 
+// Every register update below is under one of these conditions (the outstanding read
+// count moves only on ar_fire or r_fire): the block runs only when one holds (a clock
+// enable), and event-driven simulators skip it on idle cycles.
+wire wake = rst || cmd_push || ar_fire || r_fire || pay_fire || job_done || tq_pop ||
+            pay_rd_en || restart;
+
 always @(posedge clk) begin
-    if (cmd_push) begin
-        cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
-        cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
-        cmd_card_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_card_addr;
-        cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
-        cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
-    end
+    if (wake) begin
+        if (cmd_push) begin
+            cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
+            cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
+            cmd_card_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_card_addr;
+            cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
+            cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
+        end
 
-    if (ar_fire) begin
-        if (a_last) begin
+        if (ar_fire) begin
+            if (a_last) begin
+                ar_active_reg <= 1'b0;
+                cmd_ar_ptr_reg <= cmd_ar_ptr_reg + 1'b1;
+            end else begin
+                ar_active_reg <= 1'b1;
+                ar_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
+                ar_rem_reg <= a_rem - a_len;
+            end
+        end
+        ar_out_reg <= ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - ((r_fire && m_axi_rlast) ? 5'd1 : 5'd0);
+
+        if (r_fire) begin
+            job_err_reg <= job_err;
+        end
+        if (pay_fire) begin
+            pay_mem[pay_tmp_ptr_reg[LOG_PD-1:0]] <= al_data;
+            pay_tmp_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
+        end
+        if (job_done) begin
+            cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
+            job_err_reg <= 5'd0;
+            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_pcie;
+            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_len;
+            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[al_idx];
+            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_bad;
+            tq_err_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_err;
+            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
+            if (job_bad) begin
+                // forget the TLP's payload; drop everything after it until restart
+                pay_tmp_ptr_reg <= pay_wr_ptr_reg;
+                drop_reg <= 1'b1;
+            end else begin
+                pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
+            end
+        end
+        if (tq_pop) begin
+            tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
+        end
+
+        if (pay_rd_en) begin
+            pay_rd_data_reg <= pay_mem[pay_rd_ptr_reg[LOG_PD-1:0]];
+            pay_rd_ptr_reg <= pay_rd_ptr_reg + 1'b1;
+        end
+
+        if (restart) begin
+            drop_reg <= 1'b0;
+        end
+
+        if (rst) begin
+            cmd_wr_ptr_reg <= {(LOG_CD+1){1'b0}};
+            cmd_ar_ptr_reg <= {(LOG_CD+1){1'b0}};
+            cmd_al_ptr_reg <= {(LOG_CD+1){1'b0}};
             ar_active_reg <= 1'b0;
-            cmd_ar_ptr_reg <= cmd_ar_ptr_reg + 1'b1;
-        end else begin
-            ar_active_reg <= 1'b1;
-            ar_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
-            ar_rem_reg <= a_rem - a_len;
+            ar_out_reg <= 5'd0;
+            tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
+            tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
+            pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
+            pay_tmp_ptr_reg <= {(LOG_PD+1){1'b0}};
+            pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};
+            // (the requester puts these lanes on the bus in beats that carry no payload)
+            pay_rd_data_reg <= {DATA_WIDTH{1'b0}};
+            job_err_reg <= 5'd0;
+            drop_reg <= 1'b0;
         end
-    end
-    ar_out_reg <= ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - ((r_fire && m_axi_rlast) ? 5'd1 : 5'd0);
-
-    if (r_fire) begin
-        job_err_reg <= job_err;
-    end
-    if (pay_fire) begin
-        pay_mem[pay_tmp_ptr_reg[LOG_PD-1:0]] <= al_data;
-        pay_tmp_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
-    end
-    if (job_done) begin
-        cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
-        job_err_reg <= 5'd0;
-        tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_pcie;
-        tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_len;
-        tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[al_idx];
-        tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_bad;
-        tq_err_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_err;
-        tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
-        if (job_bad) begin
-            // forget the TLP's payload; drop everything after it until restart
-            pay_tmp_ptr_reg <= pay_wr_ptr_reg;
-            drop_reg <= 1'b1;
-        end else begin
-            pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
-        end
-    end
-    if (tq_pop) begin
-        tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
-    end
-
-    if (pay_rd_en) begin
-        pay_rd_data_reg <= pay_mem[pay_rd_ptr_reg[LOG_PD-1:0]];
-        pay_rd_ptr_reg <= pay_rd_ptr_reg + 1'b1;
-    end
-
-    if (restart) begin
-        drop_reg <= 1'b0;
-    end
-
-    if (rst) begin
-        cmd_wr_ptr_reg <= {(LOG_CD+1){1'b0}};
-        cmd_ar_ptr_reg <= {(LOG_CD+1){1'b0}};
-        cmd_al_ptr_reg <= {(LOG_CD+1){1'b0}};
-        ar_active_reg <= 1'b0;
-        ar_out_reg <= 5'd0;
-        tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
-        tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
-        pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
-        pay_tmp_ptr_reg <= {(LOG_PD+1){1'b0}};
-        pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};
-        // (the requester puts these lanes on the bus in beats that carry no payload)
-        pay_rd_data_reg <= {DATA_WIDTH{1'b0}};
-        job_err_reg <= 5'd0;
-        drop_reg <= 1'b0;
     end
 end
 

@@ -236,58 +236,66 @@ assign m_done_valid = b_fire && bq_last_mem[bq_idx];
 assign m_done_slot = bq_slot_mem[bq_idx];
 assign m_done_err = err_acc_reg | b_err;
 
+// Every register update below is under one of these conditions: the block runs only
+// when one holds (a clock enable), and event-driven simulators skip it on idle cycles.
+wire wake = rst || s_job_valid || s_dat_valid ||
+            (dat_ready && dat_wr_ptr_reg != dat_rd_ptr_reg) || aw_fire || w_fire || job_done ||
+            b_fire;
+
 always @(posedge clk) begin
-    if (s_job_valid) begin
-        job_addr_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_addr;
-        job_len_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_len;
-        job_ofs_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_ofs;
-        job_slot_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_slot;
-        job_wr_ptr_reg <= job_wr_ptr_reg + 1'b1;
-    end
-    if (s_dat_valid) begin
-        dat_mem[dat_wr_ptr_reg[LOG_DD-1:0]] <= s_dat_data;
-        dat_wr_ptr_reg <= dat_wr_ptr_reg + 1'b1;
-    end
-    if (dat_ready && dat_wr_ptr_reg != dat_rd_ptr_reg) begin
-        dat_rd_ptr_reg <= dat_rd_ptr_reg + 1'b1;
-    end
-
-    if (aw_fire) begin
-        bq_slot_mem[bq_wr_ptr_reg[LOG_BQ-1:0]] <= job_slot_mem[aw_idx];
-        bq_last_mem[bq_wr_ptr_reg[LOG_BQ-1:0]] <= a_last;
-        bq_wr_ptr_reg <= bq_wr_ptr_reg + 1'b1;
-        if (a_last) begin
-            aw_active_reg <= 1'b0;
-            job_aw_ptr_reg <= job_aw_ptr_reg + 1'b1;
-        end else begin
-            aw_active_reg <= 1'b1;
-            aw_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
-            aw_rem_reg <= a_rem - a_len;
+    if (wake) begin
+        if (s_job_valid) begin
+            job_addr_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_addr;
+            job_len_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_len;
+            job_ofs_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_ofs;
+            job_slot_mem[job_wr_ptr_reg[LOG_JD-1:0]] <= s_job_slot;
+            job_wr_ptr_reg <= job_wr_ptr_reg + 1'b1;
         end
-    end
+        if (s_dat_valid) begin
+            dat_mem[dat_wr_ptr_reg[LOG_DD-1:0]] <= s_dat_data;
+            dat_wr_ptr_reg <= dat_wr_ptr_reg + 1'b1;
+        end
+        if (dat_ready && dat_wr_ptr_reg != dat_rd_ptr_reg) begin
+            dat_rd_ptr_reg <= dat_rd_ptr_reg + 1'b1;
+        end
 
-    if (w_fire) begin
-        w_word_reg <= w_word + 1'b1;
-    end
-    if (job_done) begin
-        job_w_ptr_reg <= job_w_ptr_reg + 1'b1;
-    end
+        if (aw_fire) begin
+            bq_slot_mem[bq_wr_ptr_reg[LOG_BQ-1:0]] <= job_slot_mem[aw_idx];
+            bq_last_mem[bq_wr_ptr_reg[LOG_BQ-1:0]] <= a_last;
+            bq_wr_ptr_reg <= bq_wr_ptr_reg + 1'b1;
+            if (a_last) begin
+                aw_active_reg <= 1'b0;
+                job_aw_ptr_reg <= job_aw_ptr_reg + 1'b1;
+            end else begin
+                aw_active_reg <= 1'b1;
+                aw_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
+                aw_rem_reg <= a_rem - a_len;
+            end
+        end
 
-    if (b_fire) begin
-        bq_rd_ptr_reg <= bq_rd_ptr_reg + 1'b1;
-        err_acc_reg <= bq_last_mem[bq_idx] ? 5'd0 : (err_acc_reg | b_err);
-    end
+        if (w_fire) begin
+            w_word_reg <= w_word + 1'b1;
+        end
+        if (job_done) begin
+            job_w_ptr_reg <= job_w_ptr_reg + 1'b1;
+        end
 
-    if (rst) begin
-        job_wr_ptr_reg <= {(LOG_JD+1){1'b0}};
-        job_aw_ptr_reg <= {(LOG_JD+1){1'b0}};
-        job_w_ptr_reg <= {(LOG_JD+1){1'b0}};
-        dat_wr_ptr_reg <= {(LOG_DD+1){1'b0}};
-        dat_rd_ptr_reg <= {(LOG_DD+1){1'b0}};
-        bq_wr_ptr_reg <= {(LOG_BQ+1){1'b0}};
-        bq_rd_ptr_reg <= {(LOG_BQ+1){1'b0}};
-        aw_active_reg <= 1'b0;
-        err_acc_reg <= 5'd0;
+        if (b_fire) begin
+            bq_rd_ptr_reg <= bq_rd_ptr_reg + 1'b1;
+            err_acc_reg <= bq_last_mem[bq_idx] ? 5'd0 : (err_acc_reg | b_err);
+        end
+
+        if (rst) begin
+            job_wr_ptr_reg <= {(LOG_JD+1){1'b0}};
+            job_aw_ptr_reg <= {(LOG_JD+1){1'b0}};
+            job_w_ptr_reg <= {(LOG_JD+1){1'b0}};
+            dat_wr_ptr_reg <= {(LOG_DD+1){1'b0}};
+            dat_rd_ptr_reg <= {(LOG_DD+1){1'b0}};
+            bq_wr_ptr_reg <= {(LOG_BQ+1){1'b0}};
+            bq_rd_ptr_reg <= {(LOG_BQ+1){1'b0}};
+            aw_active_reg <= 1'b0;
+            err_acc_reg <= 5'd0;
+        end
     end
 end
 

@@ -77,35 +77,42 @@ assign s_axil_rvalid = r_valid_reg;
 
 assign led = led_reg;
 
+// The block below only acts on an access or clears a response already given: it runs
+// when one of these holds (a clock enable), and event-driven simulators skip it on idle
+// cycles.
+wire wake = rst || wr_take || rd_take || b_valid_reg || r_valid_reg;
+
 always @(posedge clk) begin
-    if (s_axil_bready) begin
-        b_valid_reg <= 1'b0;
-    end
-    if (wr_take) begin
-        b_valid_reg <= 1'b1;
-        if (wr_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_LED} && s_axil_wstrb[0]) begin
-            led_reg <= s_axil_wdata[`PEVB_LED_FIELD];
+    if (wake) begin
+        if (s_axil_bready) begin
+            b_valid_reg <= 1'b0;
         end
-    end
-
-    if (s_axil_rready) begin
-        r_valid_reg <= 1'b0;
-    end
-    if (rd_take) begin
-        r_valid_reg <= 1'b1;
-        if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_LED}) begin
-            r_data_reg <= {{(32-3){1'b0}}, led_reg};
-        end else if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_RAM_SIZE}) begin
-            r_data_reg <= RAM_SIZE_WORD;
-        end else begin
-            r_data_reg <= 32'd0;
+        if (wr_take) begin
+            b_valid_reg <= 1'b1;
+            if (wr_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_LED} && s_axil_wstrb[0]) begin
+                led_reg <= s_axil_wdata[`PEVB_LED_FIELD];
+            end
         end
-    end
 
-    if (rst) begin
-        led_reg <= `PEVB_LED_RESET_VALUE;
-        b_valid_reg <= 1'b0;
-        r_valid_reg <= 1'b0;
+        if (s_axil_rready) begin
+            r_valid_reg <= 1'b0;
+        end
+        if (rd_take) begin
+            r_valid_reg <= 1'b1;
+            if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_LED}) begin
+                r_data_reg <= {{(32-3){1'b0}}, led_reg};
+            end else if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_RAM_SIZE}) begin
+                r_data_reg <= RAM_SIZE_WORD;
+            end else begin
+                r_data_reg <= 32'd0;
+            end
+        end
+
+        if (rst) begin
+            led_reg <= `PEVB_LED_RESET_VALUE;
+            b_valid_reg <= 1'b0;
+            r_valid_reg <= 1'b0;
+        end
     end
 end
 

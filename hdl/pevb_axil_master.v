@@ -80,37 +80,45 @@ assign m_axil_rready = r_pending_reg;
 assign ack = (m_axil_bvalid && b_pending_reg) || (m_axil_rvalid && r_pending_reg);
 assign rd_data = m_axil_rdata;
 
+// The block below only clears pending flags or takes a request: it runs when one is
+// pending or a request comes (a clock enable), and event-driven simulators skip it on
+// idle cycles.
+wire wake = rst || req_valid || aw_pending_reg || w_pending_reg || b_pending_reg ||
+            ar_pending_reg || r_pending_reg;
+
 always @(posedge clk) begin
-    if (m_axil_awready) begin
-        aw_pending_reg <= 1'b0;
-    end
-    if (m_axil_wready) begin
-        w_pending_reg <= 1'b0;
-    end
-    if (m_axil_bvalid) begin
-        b_pending_reg <= 1'b0;
-    end
-    if (m_axil_arready) begin
-        ar_pending_reg <= 1'b0;
-    end
-    if (m_axil_rvalid) begin
-        r_pending_reg <= 1'b0;
-    end
+    if (wake) begin
+        if (m_axil_awready) begin
+            aw_pending_reg <= 1'b0;
+        end
+        if (m_axil_wready) begin
+            w_pending_reg <= 1'b0;
+        end
+        if (m_axil_bvalid) begin
+            b_pending_reg <= 1'b0;
+        end
+        if (m_axil_arready) begin
+            ar_pending_reg <= 1'b0;
+        end
+        if (m_axil_rvalid) begin
+            r_pending_reg <= 1'b0;
+        end
 
-    if (req_valid) begin
-        aw_pending_reg <= req_we;
-        w_pending_reg <= req_we;
-        b_pending_reg <= req_we;
-        ar_pending_reg <= !req_we;
-        r_pending_reg <= !req_we;
-    end
+        if (req_valid) begin
+            aw_pending_reg <= req_we;
+            w_pending_reg <= req_we;
+            b_pending_reg <= req_we;
+            ar_pending_reg <= !req_we;
+            r_pending_reg <= !req_we;
+        end
 
-    if (rst) begin
-        aw_pending_reg <= 1'b0;
-        w_pending_reg <= 1'b0;
-        b_pending_reg <= 1'b0;
-        ar_pending_reg <= 1'b0;
-        r_pending_reg <= 1'b0;
+        if (rst) begin
+            aw_pending_reg <= 1'b0;
+            w_pending_reg <= 1'b0;
+            b_pending_reg <= 1'b0;
+            ar_pending_reg <= 1'b0;
+            r_pending_reg <= 1'b0;
+        end
     end
 end
 

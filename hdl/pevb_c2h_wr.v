@@ -168,99 +168,106 @@ always @* begin
 end
 
 integer s;
+// Every register update below is under one of these conditions: the block runs only
+// when one holds (a clock enable), and event-driven simulators skip it on idle cycles.
+wire wake = rst || issue || sent_valid || drop_valid || fail || m_done_valid || res_fire ||
+            end_valid || accept || (cur_active_reg && abort_reg) || close || restart;
+
 always @(posedge clk) begin
-    // (the test outside the loop is the same logic, for event-driven simulators)
-    if (issue || sent_valid || drop_valid) begin
-        for (s = 0; s < SLOTS; s = s + 1) begin
-            slot_cnt_reg[s] <= slot_cnt_reg[s]
-                + ((issue && cur_slot_reg == s[1:0]) ? 8'd1 : 8'd0)
-                - ((sent_valid && sent_slot == s[1:0]) ? 8'd1 : 8'd0)
-                - ((drop_valid && drop_slot == s[1:0]) ? 8'd1 : 8'd0);
-        end
-    end
-
-    if (fail) begin
-        slot_rd_err_reg[drop_slot] <= slot_rd_err_reg[drop_slot] | drop_err;
-        abort_reg <= 1'b1;
-        slot_abort_reg <= slot_abort_reg | behind_fail;
-    end
-
-    if (m_done_valid) begin
-        head_reg <= head_reg + 3'd1;
-        res_sent_reg <= 1'b0;
-    end
-    if (res_fire) begin
-        res_sent_reg <= 1'b1;
-    end
-    if (end_valid) begin
-        slot_len_reg[end_slot] <= slot_len_reg[end_slot] + {15'd0, end_len};
-        if (end_eop) begin
-            slot_eop_reg[end_slot] <= 1'b1;
-        end
-    end
-
-    if (accept) begin
-        tail_reg <= tail_reg + 3'd1;
-        slot_flags_reg[tail] <= s_desc_flags;
-        slot_rd_err_reg[tail] <= src_ok ? 5'd0 : RERR_DECODE;
-        slot_abort_reg[tail] <= abort_reg;
-        slot_len_reg[tail] <= 28'd0;
-        slot_eop_reg[tail] <= 1'b0;
-        slot_res_reg[tail] <= s_desc_src;
-        cur_first_reg <= 1'b1;
-        if (!src_ok || abort_reg) begin
-            slot_issued_reg[tail] <= 1'b1;
-            if (!src_ok) begin
-                abort_reg <= 1'b1;
+    if (wake) begin
+        // (the test outside the loop is the same logic, for event-driven simulators)
+        if (issue || sent_valid || drop_valid) begin
+            for (s = 0; s < SLOTS; s = s + 1) begin
+                slot_cnt_reg[s] <= slot_cnt_reg[s]
+                    + ((issue && cur_slot_reg == s[1:0]) ? 8'd1 : 8'd0)
+                    - ((sent_valid && sent_slot == s[1:0]) ? 8'd1 : 8'd0)
+                    - ((drop_valid && drop_slot == s[1:0]) ? 8'd1 : 8'd0);
             end
-        end else begin
-            slot_issued_reg[tail] <= 1'b0;
-            cur_active_reg <= 1'b1;
-            cur_slot_reg <= tail;
-            cur_addr_reg <= s_desc_dst;
-            cur_card_reg <= s_desc_src[ADDR_WIDTH-1:0];
-            cur_rem_reg <= s_desc_len;
         end
-    end
 
-    if (issue) begin
-        cur_first_reg <= 1'b0;
-        cur_addr_reg <= cur_addr_reg + {51'd0, wr_len};
-        cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, wr_len};
-        cur_rem_reg <= cur_rem_reg - {15'd0, wr_len};
-        if (wr_last) begin
+        if (fail) begin
+            slot_rd_err_reg[drop_slot] <= slot_rd_err_reg[drop_slot] | drop_err;
+            abort_reg <= 1'b1;
+            slot_abort_reg <= slot_abort_reg | behind_fail;
+        end
+
+        if (m_done_valid) begin
+            head_reg <= head_reg + 3'd1;
+            res_sent_reg <= 1'b0;
+        end
+        if (res_fire) begin
+            res_sent_reg <= 1'b1;
+        end
+        if (end_valid) begin
+            slot_len_reg[end_slot] <= slot_len_reg[end_slot] + {15'd0, end_len};
+            if (end_eop) begin
+                slot_eop_reg[end_slot] <= 1'b1;
+            end
+        end
+
+        if (accept) begin
+            tail_reg <= tail_reg + 3'd1;
+            slot_flags_reg[tail] <= s_desc_flags;
+            slot_rd_err_reg[tail] <= src_ok ? 5'd0 : RERR_DECODE;
+            slot_abort_reg[tail] <= abort_reg;
+            slot_len_reg[tail] <= 28'd0;
+            slot_eop_reg[tail] <= 1'b0;
+            slot_res_reg[tail] <= s_desc_src;
+            cur_first_reg <= 1'b1;
+            if (!src_ok || abort_reg) begin
+                slot_issued_reg[tail] <= 1'b1;
+                if (!src_ok) begin
+                    abort_reg <= 1'b1;
+                end
+            end else begin
+                slot_issued_reg[tail] <= 1'b0;
+                cur_active_reg <= 1'b1;
+                cur_slot_reg <= tail;
+                cur_addr_reg <= s_desc_dst;
+                cur_card_reg <= s_desc_src[ADDR_WIDTH-1:0];
+                cur_rem_reg <= s_desc_len;
+            end
+        end
+
+        if (issue) begin
+            cur_first_reg <= 1'b0;
+            cur_addr_reg <= cur_addr_reg + {51'd0, wr_len};
+            cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, wr_len};
+            cur_rem_reg <= cur_rem_reg - {15'd0, wr_len};
+            if (wr_last) begin
+                cur_active_reg <= 1'b0;
+                slot_issued_reg[cur_slot_reg] <= 1'b1;
+            end
+        end else if (cur_active_reg && abort_reg) begin
+            // stop issuing the rest of an aborted descriptor
+            cur_active_reg <= 1'b0;
+            slot_issued_reg[cur_slot_reg] <= 1'b1;
+            if (slot_rd_err_reg[cur_slot_reg] == 5'd0 && !(fail && drop_slot == cur_slot_reg)) begin
+                slot_abort_reg[cur_slot_reg] <= 1'b1;
+            end
+        end
+
+        if (close) begin
             cur_active_reg <= 1'b0;
             slot_issued_reg[cur_slot_reg] <= 1'b1;
         end
-    end else if (cur_active_reg && abort_reg) begin
-        // stop issuing the rest of an aborted descriptor
-        cur_active_reg <= 1'b0;
-        slot_issued_reg[cur_slot_reg] <= 1'b1;
-        if (slot_rd_err_reg[cur_slot_reg] == 5'd0 && !(fail && drop_slot == cur_slot_reg)) begin
-            slot_abort_reg[cur_slot_reg] <= 1'b1;
+
+        if (restart) begin
+            abort_reg <= 1'b0;
         end
-    end
 
-    if (close) begin
-        cur_active_reg <= 1'b0;
-        slot_issued_reg[cur_slot_reg] <= 1'b1;
-    end
-
-    if (restart) begin
-        abort_reg <= 1'b0;
-    end
-
-    if (rst) begin
-        res_sent_reg <= 1'b0;
-        cur_first_reg <= 1'b0;
-        head_reg <= 3'd0;
-        tail_reg <= 3'd0;
-        slot_issued_reg <= {SLOTS{1'b0}};
-        slot_abort_reg <= {SLOTS{1'b0}};
-        cur_active_reg <= 1'b0;
-        abort_reg <= 1'b0;
-        for (s = 0; s < SLOTS; s = s + 1) begin
-            slot_cnt_reg[s] <= 8'd0;
+        if (rst) begin
+            res_sent_reg <= 1'b0;
+            cur_first_reg <= 1'b0;
+            head_reg <= 3'd0;
+            tail_reg <= 3'd0;
+            slot_issued_reg <= {SLOTS{1'b0}};
+            slot_abort_reg <= {SLOTS{1'b0}};
+            cur_active_reg <= 1'b0;
+            abort_reg <= 1'b0;
+            for (s = 0; s < SLOTS; s = s + 1) begin
+                slot_cnt_reg[s] <= 8'd0;
+            end
         end
     end
 end

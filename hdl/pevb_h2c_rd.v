@@ -243,132 +243,140 @@ wire [63:0] pos_ext = {32'd0, pos_reg};
 wire unused_pos_ext = ^pos_ext[63:32];
 
 integer s;
+// Every register update below is under one of these conditions: the block runs only
+// when one holds (a clock enable), and event-driven simulators skip it on idle cycles.
+wire wake = rst || issue || retire_valid || job_valid || job_done_valid || rd_fail ||
+            wr_fail || head_done || accept || new_chunk ||
+            (cur_active_reg && abort_reg && (cur_chunk_reg || !full)) || restart;
+
 always @(posedge clk) begin
-    // (the test outside the loop is the same logic; event-driven simulators then skip the
-    // per-slot loop on cycles where no count moves)
-    if (issue || retire_valid || job_valid || job_done_valid) begin
-        for (s = 0; s < SLOTS; s = s + 1) begin
-            slot_cnt_reg[s] <= slot_cnt_reg[s]
-                + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
-                - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
-            slot_jobs_reg[s] <= slot_jobs_reg[s]
-                + ((job_valid && job_slot == s[1:0]) ? 10'd1 : 10'd0)
-                - ((job_done_valid && job_done_slot == s[1:0]) ? 10'd1 : 10'd0);
+    if (wake) begin
+        // (the test outside the loop is the same logic; event-driven simulators then skip the
+        // per-slot loop on cycles where no count moves)
+        if (issue || retire_valid || job_valid || job_done_valid) begin
+            for (s = 0; s < SLOTS; s = s + 1) begin
+                slot_cnt_reg[s] <= slot_cnt_reg[s]
+                    + ((issue && cur_slot_reg == s[1:0]) ? 6'd1 : 6'd0)
+                    - ((retire_valid && retire_slot == s[1:0]) ? 6'd1 : 6'd0);
+                slot_jobs_reg[s] <= slot_jobs_reg[s]
+                    + ((job_valid && job_slot == s[1:0]) ? 10'd1 : 10'd0)
+                    - ((job_done_valid && job_done_slot == s[1:0]) ? 10'd1 : 10'd0);
+            end
         end
-    end
 
-    if (rd_fail) begin
-        slot_rd_err_reg[retire_slot] <= slot_rd_err_reg[retire_slot] | retire_err;
-    end
-    if (wr_fail) begin
-        slot_wr_err_reg[job_done_slot] <= slot_wr_err_reg[job_done_slot] | job_done_err;
-    end
-    if (rd_fail || wr_fail) begin
-        abort_reg <= 1'b1;
-        slot_abort_reg <= slot_abort_reg | behind_fail;
-    end
+        if (rd_fail) begin
+            slot_rd_err_reg[retire_slot] <= slot_rd_err_reg[retire_slot] | retire_err;
+        end
+        if (wr_fail) begin
+            slot_wr_err_reg[job_done_slot] <= slot_wr_err_reg[job_done_slot] | job_done_err;
+        end
+        if (rd_fail || wr_fail) begin
+            abort_reg <= 1'b1;
+            slot_abort_reg <= slot_abort_reg | behind_fail;
+        end
 
-    if (head_done) begin
-        head_reg <= head_reg + 3'd1;
-    end
+        if (head_done) begin
+            head_reg <= head_reg + 3'd1;
+        end
 
-    if (accept) begin
-        if (!dst_ok || abort_reg) begin
-            // nothing moves: one slot reports the descriptor
+        if (accept) begin
+            if (!dst_ok || abort_reg) begin
+                // nothing moves: one slot reports the descriptor
+                tail_reg <= tail_reg + 3'd1;
+                slot_flags_reg[tail] <= s_desc_flags;
+                slot_rd_err_reg[tail] <= 5'd0;
+                slot_wr_err_reg[tail] <= dst_ok ? 5'd0 : WERR_DECODE;
+                slot_abort_reg[tail] <= abort_reg;
+                slot_issued_reg[tail] <= 1'b1;
+                slot_last_reg[tail] <= 1'b1;
+                slot_end_reg[tail] <= pos_reg;
+                if (!dst_ok) begin
+                    abort_reg <= 1'b1;
+                end
+            end else begin
+                cur_active_reg <= 1'b1;
+                cur_addr_reg <= s_desc_src;
+                cur_card_reg <= STREAM != 0 ? pos_ext[ADDR_WIDTH-1:0] : s_desc_dst[ADDR_WIDTH-1:0];
+                cur_rem_reg <= s_desc_len;
+                cur_flags_reg <= s_desc_flags;
+            end
+        end
+
+        if (new_chunk) begin
             tail_reg <= tail_reg + 3'd1;
-            slot_flags_reg[tail] <= s_desc_flags;
-            slot_rd_err_reg[tail] <= 5'd0;
-            slot_wr_err_reg[tail] <= dst_ok ? 5'd0 : WERR_DECODE;
-            slot_abort_reg[tail] <= abort_reg;
-            slot_issued_reg[tail] <= 1'b1;
-            slot_last_reg[tail] <= 1'b1;
-            slot_end_reg[tail] <= pos_reg;
-            if (!dst_ok) begin
-                abort_reg <= 1'b1;
-            end
-        end else begin
-            cur_active_reg <= 1'b1;
-            cur_addr_reg <= s_desc_src;
-            cur_card_reg <= STREAM != 0 ? pos_ext[ADDR_WIDTH-1:0] : s_desc_dst[ADDR_WIDTH-1:0];
-            cur_rem_reg <= s_desc_len;
-            cur_flags_reg <= s_desc_flags;
-        end
-    end
-
-    if (new_chunk) begin
-        tail_reg <= tail_reg + 3'd1;
-        slot_flags_reg[tail] <= new_flags;
-        slot_rd_err_reg[tail] <= 5'd0;
-        slot_wr_err_reg[tail] <= 5'd0;
-        slot_abort_reg[tail] <= 1'b0;
-        slot_issued_reg[tail] <= 1'b0;
-        cur_chunk_reg <= 1'b1;
-        cur_slot_reg <= tail;
-        if (STREAM != 0) begin
-            slot_last_reg[tail] <= next_last;
-            slot_end_reg[tail] <= new_end;
-            cur_chunk_rem_reg <= chunk_len[27:0];
-            pos_reg <= (next_last && new_flags[DESC_EOP]) ? round_up(new_end) : new_end;
-        end else begin
-            slot_last_reg[tail] <= 1'b1;
-            cur_chunk_rem_reg <= s_desc_len;
-        end
-    end
-
-    if (issue) begin
-        cur_addr_reg <= cur_addr_reg + {51'd0, rd_len};
-        cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, rd_len};
-        cur_rem_reg <= cur_rem_reg - {15'd0, rd_len};
-        cur_chunk_rem_reg <= cur_chunk_rem_reg - {15'd0, rd_len};
-        if (rd_last) begin
-            cur_chunk_reg <= 1'b0;
-            slot_issued_reg[cur_slot_reg] <= 1'b1;
-            if (cur_rem_reg == {15'd0, rd_len}) begin
-                cur_active_reg <= 1'b0;
-            end
-        end
-    end else if (cur_active_reg && abort_reg && (cur_chunk_reg || !full)) begin
-        // stop issuing the rest of an aborted descriptor; its last chunk reports it
-        cur_active_reg <= 1'b0;
-        cur_chunk_reg <= 1'b0;
-        if (cur_chunk_reg) begin
-            slot_issued_reg[cur_slot_reg] <= 1'b1;
-            slot_last_reg[cur_slot_reg] <= 1'b1;
-            if (!slot_failed[cur_slot_reg]) begin
-                slot_abort_reg[cur_slot_reg] <= 1'b1;
-            end
-        end else begin
-            // between chunks: one more slot reports the descriptor aborted
-            tail_reg <= tail_reg + 3'd1;
-            slot_flags_reg[tail] <= cur_flags_reg;
+            slot_flags_reg[tail] <= new_flags;
             slot_rd_err_reg[tail] <= 5'd0;
             slot_wr_err_reg[tail] <= 5'd0;
-            slot_abort_reg[tail] <= 1'b1;
-            slot_issued_reg[tail] <= 1'b1;
-            slot_last_reg[tail] <= 1'b1;
+            slot_abort_reg[tail] <= 1'b0;
+            slot_issued_reg[tail] <= 1'b0;
+            cur_chunk_reg <= 1'b1;
+            cur_slot_reg <= tail;
+            if (STREAM != 0) begin
+                slot_last_reg[tail] <= next_last;
+                slot_end_reg[tail] <= new_end;
+                cur_chunk_rem_reg <= chunk_len[27:0];
+                pos_reg <= (next_last && new_flags[DESC_EOP]) ? round_up(new_end) : new_end;
+            end else begin
+                slot_last_reg[tail] <= 1'b1;
+                cur_chunk_rem_reg <= s_desc_len;
+            end
         end
-    end
 
-    if (restart) begin
-        abort_reg <= 1'b0;
-        if (STREAM != 0 && abort_reg) begin
-            pos_reg <= round_up(ring_done_pos);
+        if (issue) begin
+            cur_addr_reg <= cur_addr_reg + {51'd0, rd_len};
+            cur_card_reg <= cur_card_reg + {{(ADDR_WIDTH-13){1'b0}}, rd_len};
+            cur_rem_reg <= cur_rem_reg - {15'd0, rd_len};
+            cur_chunk_rem_reg <= cur_chunk_rem_reg - {15'd0, rd_len};
+            if (rd_last) begin
+                cur_chunk_reg <= 1'b0;
+                slot_issued_reg[cur_slot_reg] <= 1'b1;
+                if (cur_rem_reg == {15'd0, rd_len}) begin
+                    cur_active_reg <= 1'b0;
+                end
+            end
+        end else if (cur_active_reg && abort_reg && (cur_chunk_reg || !full)) begin
+            // stop issuing the rest of an aborted descriptor; its last chunk reports it
+            cur_active_reg <= 1'b0;
+            cur_chunk_reg <= 1'b0;
+            if (cur_chunk_reg) begin
+                slot_issued_reg[cur_slot_reg] <= 1'b1;
+                slot_last_reg[cur_slot_reg] <= 1'b1;
+                if (!slot_failed[cur_slot_reg]) begin
+                    slot_abort_reg[cur_slot_reg] <= 1'b1;
+                end
+            end else begin
+                // between chunks: one more slot reports the descriptor aborted
+                tail_reg <= tail_reg + 3'd1;
+                slot_flags_reg[tail] <= cur_flags_reg;
+                slot_rd_err_reg[tail] <= 5'd0;
+                slot_wr_err_reg[tail] <= 5'd0;
+                slot_abort_reg[tail] <= 1'b1;
+                slot_issued_reg[tail] <= 1'b1;
+                slot_last_reg[tail] <= 1'b1;
+            end
         end
-    end
 
-    if (rst) begin
-        head_reg <= 3'd0;
-        tail_reg <= 3'd0;
-        slot_issued_reg <= {SLOTS{1'b0}};
-        slot_abort_reg <= {SLOTS{1'b0}};
-        slot_last_reg <= {SLOTS{1'b0}};
-        cur_active_reg <= 1'b0;
-        cur_chunk_reg <= 1'b0;
-        abort_reg <= 1'b0;
-        pos_reg <= 32'd0;
-        for (s = 0; s < SLOTS; s = s + 1) begin
-            slot_cnt_reg[s] <= 6'd0;
-            slot_jobs_reg[s] <= 10'd0;
+        if (restart) begin
+            abort_reg <= 1'b0;
+            if (STREAM != 0 && abort_reg) begin
+                pos_reg <= round_up(ring_done_pos);
+            end
+        end
+
+        if (rst) begin
+            head_reg <= 3'd0;
+            tail_reg <= 3'd0;
+            slot_issued_reg <= {SLOTS{1'b0}};
+            slot_abort_reg <= {SLOTS{1'b0}};
+            slot_last_reg <= {SLOTS{1'b0}};
+            cur_active_reg <= 1'b0;
+            cur_chunk_reg <= 1'b0;
+            abort_reg <= 1'b0;
+            pos_reg <= 32'd0;
+            for (s = 0; s < SLOTS; s = s + 1) begin
+                slot_cnt_reg[s] <= 6'd0;
+                slot_jobs_reg[s] <= 10'd0;
+            end
         end
     end
 end

@@ -188,74 +188,83 @@ wire msi_done = msi_state_reg == MSI_WAIT &&
                  cfg_interrupt_msix_sent || cfg_interrupt_msix_fail ||
                  msi_timer_reg == MSI_TIMEOUT_CYCLES[16:0]);
 
+// The block below changes nothing while no message is in flight, wanted or pending and
+// the one-cycle pulses are low (a clock enable): event-driven simulators then skip it on
+// idle cycles.
+wire wake = rst || msi_state_reg != MSI_IDLE || msix_fire || pba_go || msi_send ||
+            |msi_trigger || |msi_pending_reg || chan_int_en != chan_int_en_d_reg ||
+            |msi_int_reg || msix_int_reg || |usr_ack_reg || |(usr_done_reg & ~usr_irq_req);
+
 always @(posedge clk) begin
-    chan_int_en_d_reg <= chan_int_en;
-    msi_int_reg <= 32'd0;
-    msix_int_reg <= 1'b0;
-    usr_ack_reg <= {NU{1'b0}};
-    // a request that fell may interrupt again
-    usr_done_reg <= usr_done_reg & usr_irq_req;
-
-    if (msix_fire) begin
-        msix_int_reg <= 1'b1;
-        msix_address_reg <= msix_entry_addr;
-        msix_data_reg <= msix_entry_data;
-    end
-
-    case (msi_state_reg)
-        MSI_IDLE: begin
-            msi_pending_reg <= msi_pending_reg | msi_trigger;
-            if (!msi_on && !msix_on) begin
-                // messages disabled by the host: nothing can be sent, nothing is queued
-                msi_pending_reg <= {NIRQ{1'b0}};
-            end else if (pba_go) begin
-                // a pending MSI-X entry was unmasked
-                msix_pba_reg[msix_vec] <= 1'b0;
-                msi_timer_reg <= 17'd0;
-                msi_state_reg <= MSI_WAIT;
-            end else if (msi_send) begin
-                msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
-                if (msix_on && sel_masked) begin
-                    // logged in the PBA; a user interrupt is taken
-                    msix_pba_reg[msix_vec] <= 1'b1;
-                    usr_ack_reg <= msi_sel_mask[NSRC-1:NIRQ];
-                    usr_done_reg <= (usr_done_reg & usr_irq_req) | msi_sel_mask[NSRC-1:NIRQ];
-                end else begin
-                    if (!msix_on) begin
-                        msi_int_reg <= 32'd1 << msi_vec;
-                    end
-                    usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
-                    msi_timer_reg <= 17'd0;
-                    msi_state_reg <= MSI_WAIT;
-                end
-            end
-        end
-        MSI_WAIT: begin
-            msi_pending_reg <= msi_pending_reg | msi_trigger;
-            msi_timer_reg <= msi_timer_reg + 17'd1;
-            if (msi_done) begin
-                usr_ack_reg <= usr_sending_reg;
-                usr_done_reg <= (usr_done_reg & usr_irq_req) | usr_sending_reg;
-                usr_sending_reg <= {NU{1'b0}};
-                msi_state_reg <= MSI_IDLE;
-            end
-        end
-        default: msi_state_reg <= MSI_IDLE;
-    endcase
-
-    if (rst) begin
-        chan_int_en_d_reg <= {NIRQ{1'b0}};
-        msi_state_reg <= MSI_IDLE;
-        msi_pending_reg <= {NIRQ{1'b0}};
+    if (wake) begin
+        chan_int_en_d_reg <= chan_int_en;
         msi_int_reg <= 32'd0;
         msix_int_reg <= 1'b0;
-        msix_address_reg <= 64'd0;
-        msix_data_reg <= 32'd0;
-        msix_pba_reg <= {NV{1'b0}};
-        msi_timer_reg <= 17'd0;
-        usr_done_reg <= {NU{1'b0}};
         usr_ack_reg <= {NU{1'b0}};
-        usr_sending_reg <= {NU{1'b0}};
+        // a request that fell may interrupt again
+        usr_done_reg <= usr_done_reg & usr_irq_req;
+
+        if (msix_fire) begin
+            msix_int_reg <= 1'b1;
+            msix_address_reg <= msix_entry_addr;
+            msix_data_reg <= msix_entry_data;
+        end
+
+        case (msi_state_reg)
+            MSI_IDLE: begin
+                msi_pending_reg <= msi_pending_reg | msi_trigger;
+                if (!msi_on && !msix_on) begin
+                    // messages disabled by the host: nothing can be sent, nothing is queued
+                    msi_pending_reg <= {NIRQ{1'b0}};
+                end else if (pba_go) begin
+                    // a pending MSI-X entry was unmasked
+                    msix_pba_reg[msix_vec] <= 1'b0;
+                    msi_timer_reg <= 17'd0;
+                    msi_state_reg <= MSI_WAIT;
+                end else if (msi_send) begin
+                    msi_pending_reg <= (msi_pending_reg & ~msi_sel_mask[NIRQ-1:0]) | msi_trigger;
+                    if (msix_on && sel_masked) begin
+                        // logged in the PBA; a user interrupt is taken
+                        msix_pba_reg[msix_vec] <= 1'b1;
+                        usr_ack_reg <= msi_sel_mask[NSRC-1:NIRQ];
+                        usr_done_reg <= (usr_done_reg & usr_irq_req) | msi_sel_mask[NSRC-1:NIRQ];
+                    end else begin
+                        if (!msix_on) begin
+                            msi_int_reg <= 32'd1 << msi_vec;
+                        end
+                        usr_sending_reg <= msi_sel_mask[NSRC-1:NIRQ];
+                        msi_timer_reg <= 17'd0;
+                        msi_state_reg <= MSI_WAIT;
+                    end
+                end
+            end
+            MSI_WAIT: begin
+                msi_pending_reg <= msi_pending_reg | msi_trigger;
+                msi_timer_reg <= msi_timer_reg + 17'd1;
+                if (msi_done) begin
+                    usr_ack_reg <= usr_sending_reg;
+                    usr_done_reg <= (usr_done_reg & usr_irq_req) | usr_sending_reg;
+                    usr_sending_reg <= {NU{1'b0}};
+                    msi_state_reg <= MSI_IDLE;
+                end
+            end
+            default: msi_state_reg <= MSI_IDLE;
+        endcase
+
+        if (rst) begin
+            chan_int_en_d_reg <= {NIRQ{1'b0}};
+            msi_state_reg <= MSI_IDLE;
+            msi_pending_reg <= {NIRQ{1'b0}};
+            msi_int_reg <= 32'd0;
+            msix_int_reg <= 1'b0;
+            msix_address_reg <= 64'd0;
+            msix_data_reg <= 32'd0;
+            msix_pba_reg <= {NV{1'b0}};
+            msi_timer_reg <= 17'd0;
+            usr_done_reg <= {NU{1'b0}};
+            usr_ack_reg <= {NU{1'b0}};
+            usr_sending_reg <= {NU{1'b0}};
+        end
     end
 end
 

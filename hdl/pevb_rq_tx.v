@@ -199,44 +199,52 @@ assign m_axis_rq_tuser = out_user;
 assign m_wr_done_valid = s2_valid_reg && m_axis_rq_tready && s2_last_reg && s2_wr_reg;
 assign m_wr_done_id = s2_id_reg;
 
+// The clocked block below runs only while a request waits or a TLP is in either stage
+// (a clock enable): idle, it would only reload stage 1 from request inputs that are not
+// valid. Event-driven simulators then skip it on idle cycles. (The don't-care fields
+// then hold their last values instead of following those inputs; nothing valid changes.)
+wire wake = rst || s_rd_valid || s_wr_valid || cur_valid_reg || s2_valid_reg;
+
 always @(posedge clk) begin
-    if (advance) begin
-        s2_valid_reg <= cur_valid_reg;
-        s2_wr_reg <= cur_wr_reg;
-        s2_last_reg <= cur_done;
-        s2_id_reg <= cur_id_reg;
-        s2_keep_reg <= beat_keep;
-        s2_fixed_lanes_reg <= beat_fixed_lanes;
-        s2_fixed_data_reg <= beat_fixed_data;
-        s2_first_be_reg <= cur_first_be_reg;
-        s2_last_be_reg <= cur_last_be_reg;
+    if (wake) begin
+        if (advance) begin
+            s2_valid_reg <= cur_valid_reg;
+            s2_wr_reg <= cur_wr_reg;
+            s2_last_reg <= cur_done;
+            s2_id_reg <= cur_id_reg;
+            s2_keep_reg <= beat_keep;
+            s2_fixed_lanes_reg <= beat_fixed_lanes;
+            s2_fixed_data_reg <= beat_fixed_data;
+            s2_first_be_reg <= cur_first_be_reg;
+            s2_last_be_reg <= cur_last_be_reg;
 
-        if (cur_valid_reg && !cur_done) begin
-            cur_beat_reg <= cur_beat_reg + 11'd1;
+            if (cur_valid_reg && !cur_done) begin
+                cur_beat_reg <= cur_beat_reg + 11'd1;
+            end
         end
-    end
 
-    if (load) begin
-        cur_valid_reg <= s_rd_valid || s_wr_valid;
-        cur_wr_reg <= pick_wr;
-        cur_imm_reg <= pick_wr && s_wr_imm;
-        cur_imm_data_reg <= s_wr_imm_data;
-        cur_id_reg <= s_wr_id;
-        cur_hdr_reg <= {sel_dw3, sel_dw2, sel_dw1, sel_dw0};
-        cur_first_be_reg <= sel_first_be;
-        cur_last_be_reg <= sel_last_be;
-        cur_dw_total_reg <= sel_dw_total;
-        cur_beat_reg <= 11'd0;
-        cur_last_beat_reg <= sel_dw_last >> LOG_KEEP;
-        if (s_rd_valid && s_wr_valid) begin
-            rr_prefer_wr_reg <= !pick_wr;
+        if (load) begin
+            cur_valid_reg <= s_rd_valid || s_wr_valid;
+            cur_wr_reg <= pick_wr;
+            cur_imm_reg <= pick_wr && s_wr_imm;
+            cur_imm_data_reg <= s_wr_imm_data;
+            cur_id_reg <= s_wr_id;
+            cur_hdr_reg <= {sel_dw3, sel_dw2, sel_dw1, sel_dw0};
+            cur_first_be_reg <= sel_first_be;
+            cur_last_be_reg <= sel_last_be;
+            cur_dw_total_reg <= sel_dw_total;
+            cur_beat_reg <= 11'd0;
+            cur_last_beat_reg <= sel_dw_last >> LOG_KEEP;
+            if (s_rd_valid && s_wr_valid) begin
+                rr_prefer_wr_reg <= !pick_wr;
+            end
         end
-    end
 
-    if (rst) begin
-        cur_valid_reg <= 1'b0;
-        s2_valid_reg <= 1'b0;
-        rr_prefer_wr_reg <= 1'b0;
+        if (rst) begin
+            cur_valid_reg <= 1'b0;
+            s2_valid_reg <= 1'b0;
+            rr_prefer_wr_reg <= 1'b0;
+        end
     end
 end
 

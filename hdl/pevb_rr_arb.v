@@ -86,17 +86,23 @@ generate
     end
 endgenerate
 
-always @(posedge clk) begin
-    hold_reg <= grant_valid && !fire;
-    hold_idx_reg <= grant_idx;
-    if (grant_valid && fire) begin
-        last_reg <= grant_idx;
-    end
+// The block below changes nothing while no request is granted and the hold state already
+// matches (a clock enable): event-driven simulators then skip it on idle cycles.
+wire wake = rst || grant_valid || hold_reg || hold_idx_reg != grant_idx;
 
-    if (rst) begin
-        last_reg <= {IDX_WIDTH{1'b1}};
-        hold_reg <= 1'b0;
-        hold_idx_reg <= {IDX_WIDTH{1'b0}};
+always @(posedge clk) begin
+    if (wake) begin
+        hold_reg <= grant_valid && !fire;
+        hold_idx_reg <= grant_idx;
+        if (grant_valid && fire) begin
+            last_reg <= grant_idx;
+        end
+
+        if (rst) begin
+            last_reg <= {IDX_WIDTH{1'b1}};
+            hold_reg <= 1'b0;
+            hold_idx_reg <= {IDX_WIDTH{1'b0}};
+        end
     end
 end
 
