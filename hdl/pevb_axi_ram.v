@@ -119,41 +119,47 @@ assign s_axi_bresp = b_resp_reg;
 assign s_axi_bvalid = b_valid_reg;
 
 integer n;
+// The write side likewise: only a beat, a burst start or a response waiting to be
+// taken can change a register.
+wire w_wake = rst || w_fire || aw_fire || b_valid_reg;
+
 always @(posedge clk) begin
-    if (s_axi_bready) begin
-        b_valid_reg <= 1'b0;
-    end
-    if (w_fire) begin
-        if (w_in_ram && &s_axi_wstrb) begin
-            // a whole word: the byte loop below with every strobe set, in one write (an
-            // event-driven simulator otherwise runs the loop for every beat)
-            mem[w_word_reg[LOG_WORDS-1:0]] <= s_axi_wdata;
-        end else if (w_in_ram) begin
-            for (n = 0; n < BYTES; n = n + 1) begin
-                if (s_axi_wstrb[n]) begin
-                    mem[w_word_reg[LOG_WORDS-1:0]][n*8 +: 8] <= s_axi_wdata[n*8 +: 8];
+    if (w_wake) begin
+        if (s_axi_bready) begin
+            b_valid_reg <= 1'b0;
+        end
+        if (w_fire) begin
+            if (w_in_ram && &s_axi_wstrb) begin
+                // a whole word: the byte loop below with every strobe set, in one write (an
+                // event-driven simulator otherwise runs the loop for every beat)
+                mem[w_word_reg[LOG_WORDS-1:0]] <= s_axi_wdata;
+            end else if (w_in_ram) begin
+                for (n = 0; n < BYTES; n = n + 1) begin
+                    if (s_axi_wstrb[n]) begin
+                        mem[w_word_reg[LOG_WORDS-1:0]][n*8 +: 8] <= s_axi_wdata[n*8 +: 8];
+                    end
                 end
             end
+            w_word_reg <= w_word_reg + 1'b1;
+            w_err_reg <= w_err_reg || !w_in_ram;
+            if (s_axi_wlast) begin
+                w_active_reg <= 1'b0;
+                b_valid_reg <= 1'b1;
+                b_id_reg <= w_id_reg;
+                b_resp_reg <= (w_err_reg || !w_in_ram) ? RESP_DECERR : RESP_OKAY;
+            end
         end
-        w_word_reg <= w_word_reg + 1'b1;
-        w_err_reg <= w_err_reg || !w_in_ram;
-        if (s_axi_wlast) begin
-            w_active_reg <= 1'b0;
-            b_valid_reg <= 1'b1;
-            b_id_reg <= w_id_reg;
-            b_resp_reg <= (w_err_reg || !w_in_ram) ? RESP_DECERR : RESP_OKAY;
+        if (aw_fire) begin
+            w_active_reg <= 1'b1;
+            w_word_reg <= s_axi_awaddr[ADDR_WIDTH-1:LOG_BYTES];
+            w_id_reg <= s_axi_awid;
+            w_err_reg <= 1'b0;
         end
-    end
-    if (aw_fire) begin
-        w_active_reg <= 1'b1;
-        w_word_reg <= s_axi_awaddr[ADDR_WIDTH-1:LOG_BYTES];
-        w_id_reg <= s_axi_awid;
-        w_err_reg <= 1'b0;
-    end
 
-    if (rst) begin
-        w_active_reg <= 1'b0;
-        b_valid_reg <= 1'b0;
+        if (rst) begin
+            w_active_reg <= 1'b0;
+            b_valid_reg <= 1'b0;
+        end
     end
 end
 
@@ -180,32 +186,38 @@ assign s_axi_rresp = r_resp_reg;
 assign s_axi_rlast = r_last_reg;
 assign s_axi_rvalid = r_valid_reg;
 
-always @(posedge clk) begin
-    if (s_axi_rready) begin
-        r_valid_reg <= 1'b0;
-    end
-    if (r_step) begin
-        r_valid_reg <= 1'b1;
-        r_data_reg <= mem[r_word_reg[LOG_WORDS-1:0]];
-        r_resp_reg <= r_in_ram ? RESP_OKAY : RESP_DECERR;
-        r_last_reg <= r_rem_reg == 8'd0;
-        r_out_id_reg <= r_id_reg;
-        r_word_reg <= r_word_reg + 1'b1;
-        r_rem_reg <= r_rem_reg - 8'd1;
-        if (r_rem_reg == 8'd0) begin
-            r_active_reg <= 1'b0;
-        end
-    end
-    if (ar_fire) begin
-        r_active_reg <= 1'b1;
-        r_word_reg <= s_axi_araddr[ADDR_WIDTH-1:LOG_BYTES];
-        r_rem_reg <= s_axi_arlen;
-        r_id_reg <= s_axi_arid;
-    end
+// The read side changes nothing while no burst steps or starts and no beat waits to be
+// taken (a clock enable): event-driven simulators then skip it on idle cycles.
+wire r_wake = rst || r_step || ar_fire || r_valid_reg;
 
-    if (rst) begin
-        r_active_reg <= 1'b0;
-        r_valid_reg <= 1'b0;
+always @(posedge clk) begin
+    if (r_wake) begin
+        if (s_axi_rready) begin
+            r_valid_reg <= 1'b0;
+        end
+        if (r_step) begin
+            r_valid_reg <= 1'b1;
+            r_data_reg <= mem[r_word_reg[LOG_WORDS-1:0]];
+            r_resp_reg <= r_in_ram ? RESP_OKAY : RESP_DECERR;
+            r_last_reg <= r_rem_reg == 8'd0;
+            r_out_id_reg <= r_id_reg;
+            r_word_reg <= r_word_reg + 1'b1;
+            r_rem_reg <= r_rem_reg - 8'd1;
+            if (r_rem_reg == 8'd0) begin
+                r_active_reg <= 1'b0;
+            end
+        end
+        if (ar_fire) begin
+            r_active_reg <= 1'b1;
+            r_word_reg <= s_axi_araddr[ADDR_WIDTH-1:LOG_BYTES];
+            r_rem_reg <= s_axi_arlen;
+            r_id_reg <= s_axi_arid;
+        end
+
+        if (rst) begin
+            r_active_reg <= 1'b0;
+            r_valid_reg <= 1'b0;
+        end
     end
 end
 

@@ -186,75 +186,81 @@ assign reg_req_wdata = cap_reg[4];
 assign reg_req_be = first_be_reg;
 
 integer k;
-always @(posedge clk) begin
-    reg_req_valid_reg <= 1'b0;
+// The block below changes nothing while waiting for a request with none arriving (a
+// clock enable): event-driven simulators then skip it on idle cycles.
+wire wake = rst || state_reg != STATE_RX || s_axis_cq_tvalid || reg_req_valid_reg;
 
-    case (state_reg)
-        STATE_RX: begin
-            if (s_axis_cq_tvalid) begin
-                for (k = 0; k < KEEP; k = k + 1) begin
-                    if (beat_reg*KEEP + k < 5 && s_axis_cq_tkeep[k]) begin
-                        cap_reg[beat_reg*KEEP + k] <= s_axis_cq_tdata[k*32 +: 32];
+always @(posedge clk) begin
+    if (wake) begin
+        reg_req_valid_reg <= 1'b0;
+
+        case (state_reg)
+            STATE_RX: begin
+                if (s_axis_cq_tvalid) begin
+                    for (k = 0; k < KEEP; k = k + 1) begin
+                        if (beat_reg*KEEP + k < 5 && s_axis_cq_tkeep[k]) begin
+                            cap_reg[beat_reg*KEEP + k] <= s_axis_cq_tdata[k*32 +: 32];
+                        end
+                    end
+                    if (beat_reg == 4'd0) begin
+                        first_be_reg <= s_axis_cq_tuser[3:0];
+                    end
+                    if (beat_reg != 4'hf) begin
+                        beat_reg <= beat_reg + 4'd1;
+                    end
+                    if (s_axis_cq_tlast) begin
+                        beat_reg <= 4'd0;
+                        state_reg <= STATE_EXEC;
                     end
                 end
-                if (beat_reg == 4'd0) begin
-                    first_be_reg <= s_axis_cq_tuser[3:0];
-                end
-                if (beat_reg != 4'hf) begin
-                    beat_reg <= beat_reg + 4'd1;
-                end
-                if (s_axis_cq_tlast) begin
-                    beat_reg <= 4'd0;
-                    state_reg <= STATE_EXEC;
-                end
             end
-        end
-        STATE_EXEC: begin
-            cc_beat_reg <= 1'b0;
-            if (req_posted) begin
-                // memory writes go to the registers (and wait for their acknowledge, so
-                // that accesses stay in order); messages are ignored
-                reg_req_valid_reg <= req_is_write && req_ok;
-                state_reg <= req_is_write && req_ok ? STATE_WAIT : STATE_RX;
-            end else if (req_is_read && req_ok) begin
-                reg_req_valid_reg <= 1'b1;
-                cc_status_reg <= CPL_SC;
-                cc_has_data_reg <= 1'b1;
-                state_reg <= STATE_WAIT;
-            end else begin
-                // reads longer than one DWORD: completer abort; anything else: UR
-                cc_status_reg <= (req_is_read && req_bar_ok) ? CPL_CA : CPL_UR;
-                cc_has_data_reg <= 1'b0;
-                state_reg <= STATE_CC;
-            end
-        end
-        STATE_WAIT: begin
-            // the register read data is valid with the acknowledge
-            if (reg_ack) begin
-                state_reg <= req_is_read ? STATE_CC : STATE_RX;
-            end
-        end
-        STATE_CC: begin
-            if (m_axis_cc_tready) begin
-                if (cc_beat_reg == CC_LAST_BEAT) begin
-                    state_reg <= STATE_RX;
+            STATE_EXEC: begin
+                cc_beat_reg <= 1'b0;
+                if (req_posted) begin
+                    // memory writes go to the registers (and wait for their acknowledge, so
+                    // that accesses stay in order); messages are ignored
+                    reg_req_valid_reg <= req_is_write && req_ok;
+                    state_reg <= req_is_write && req_ok ? STATE_WAIT : STATE_RX;
+                end else if (req_is_read && req_ok) begin
+                    reg_req_valid_reg <= 1'b1;
+                    cc_status_reg <= CPL_SC;
+                    cc_has_data_reg <= 1'b1;
+                    state_reg <= STATE_WAIT;
                 end else begin
-                    cc_beat_reg <= 1'b1;
+                    // reads longer than one DWORD: completer abort; anything else: UR
+                    cc_status_reg <= (req_is_read && req_bar_ok) ? CPL_CA : CPL_UR;
+                    cc_has_data_reg <= 1'b0;
+                    state_reg <= STATE_CC;
                 end
             end
+            STATE_WAIT: begin
+                // the register read data is valid with the acknowledge
+                if (reg_ack) begin
+                    state_reg <= req_is_read ? STATE_CC : STATE_RX;
+                end
+            end
+            STATE_CC: begin
+                if (m_axis_cc_tready) begin
+                    if (cc_beat_reg == CC_LAST_BEAT) begin
+                        state_reg <= STATE_RX;
+                    end else begin
+                        cc_beat_reg <= 1'b1;
+                    end
+                end
+            end
+            default: state_reg <= STATE_RX;
+        endcase
+
+        if (state_reg == STATE_WAIT && reg_ack) begin
+            cc_data_reg <= reg_rd_data;
         end
-        default: state_reg <= STATE_RX;
-    endcase
 
-    if (state_reg == STATE_WAIT && reg_ack) begin
-        cc_data_reg <= reg_rd_data;
-    end
-
-    if (rst) begin
-        state_reg <= STATE_RX;
-        beat_reg <= 4'd0;
-        reg_req_valid_reg <= 1'b0;
-        cc_beat_reg <= 1'b0;
+        if (rst) begin
+            state_reg <= STATE_RX;
+            beat_reg <= 4'd0;
+            reg_req_valid_reg <= 1'b0;
+            cc_beat_reg <= 1'b0;
+        end
     end
 end
 

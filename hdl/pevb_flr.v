@@ -103,53 +103,61 @@ assign cq_hold = hold_reg[3];
 assign func_reset = user_reset || rst_reg;
 assign cfg_flr_done = {3'b000, done_reg};
 
+// The block below changes nothing while idle with no reset requested, the request
+// input and the packet boundaries already registered and no done pulse (a clock
+// enable): event-driven simulators then skip it on idle cycles.
+wire wake = user_reset || state_reg != ST_IDLE || soft_reset || done_reg ||
+            cfg_flr_in_process[0] != flr_in_reg || pkt_reg != pkt_next;
+
 always @(posedge clk) begin
-    flr_in_reg <= cfg_flr_in_process[0];
-    pkt_reg <= pkt_next;
-    done_reg <= 1'b0;
-    case (state_reg)
-        ST_IDLE: begin
-            if (cfg_flr_in_process[0] && !flr_in_reg) begin
-                state_reg <= ST_HOLD;
-                soft_reg <= 1'b0;
-            end else if (soft_reset) begin
-                state_reg <= ST_HOLD;
-                soft_reg <= 1'b1;
-            end
-        end
-        ST_HOLD: begin
-            hold_reg <= hold_reg | boundary;
-            if ((hold_reg | boundary) == 4'hf) begin
-                state_reg <= ST_RESET;
-                rst_reg <= 1'b1;
-                count_reg <= RESET_CYCLES[7:0] - 8'd1;
-            end
-        end
-        ST_RESET: begin
-            if (count_reg != 8'd0) begin
-                count_reg <= count_reg - 8'd1;
-            end
-            if (count_reg == 8'd0 && !(soft_reg && soft_reset)) begin
-                state_reg <= ST_DONE;
-                rst_reg <= 1'b0;
-            end
-        end
-        default: begin
-            // one cycle out of reset before the streams open and the core is told
-            state_reg <= ST_IDLE;
-            hold_reg <= 4'h0;
-            done_reg <= !soft_reg;
-        end
-    endcase
-    if (user_reset) begin
-        state_reg <= ST_IDLE;
-        flr_in_reg <= 1'b0;
-        pkt_reg <= 4'h0;
-        hold_reg <= 4'h0;
-        count_reg <= 8'd0;
-        rst_reg <= 1'b0;
+    if (wake) begin
+        flr_in_reg <= cfg_flr_in_process[0];
+        pkt_reg <= pkt_next;
         done_reg <= 1'b0;
-        soft_reg <= 1'b0;
+        case (state_reg)
+            ST_IDLE: begin
+                if (cfg_flr_in_process[0] && !flr_in_reg) begin
+                    state_reg <= ST_HOLD;
+                    soft_reg <= 1'b0;
+                end else if (soft_reset) begin
+                    state_reg <= ST_HOLD;
+                    soft_reg <= 1'b1;
+                end
+            end
+            ST_HOLD: begin
+                hold_reg <= hold_reg | boundary;
+                if ((hold_reg | boundary) == 4'hf) begin
+                    state_reg <= ST_RESET;
+                    rst_reg <= 1'b1;
+                    count_reg <= RESET_CYCLES[7:0] - 8'd1;
+                end
+            end
+            ST_RESET: begin
+                if (count_reg != 8'd0) begin
+                    count_reg <= count_reg - 8'd1;
+                end
+                if (count_reg == 8'd0 && !(soft_reg && soft_reset)) begin
+                    state_reg <= ST_DONE;
+                    rst_reg <= 1'b0;
+                end
+            end
+            default: begin
+                // one cycle out of reset before the streams open and the core is told
+                state_reg <= ST_IDLE;
+                hold_reg <= 4'h0;
+                done_reg <= !soft_reg;
+            end
+        endcase
+        if (user_reset) begin
+            state_reg <= ST_IDLE;
+            flr_in_reg <= 1'b0;
+            pkt_reg <= 4'h0;
+            hold_reg <= 4'h0;
+            count_reg <= 8'd0;
+            rst_reg <= 1'b0;
+            done_reg <= 1'b0;
+            soft_reg <= 1'b0;
+        end
     end
 end
 

@@ -382,22 +382,28 @@ initial begin
     ram_page_reg = {RAM_PAGE_BITS{1'b0}};
 end
 
+// the block below changes nothing with no RAM write in this or the last cycle and no
+// clear requested: the simulator then skips it on idle edges
+wire ram_marking = ram_we || ram_we_reg || ram_dirty_clear != ram_dirty_cleared;
+
 always @(posedge ram_clk) begin
-    ram_we_reg <= ram_we;
-    if (ram_we) begin
-        ram_page_reg <= ram_page;
-    end
-    if (ram_dirty_clear != ram_dirty_cleared) begin
-        ram_dirty_cleared <= ram_dirty_clear;
-        ram_dirty <= {RAM_PAGES{1'b0}};
-        if (ram_we_reg) begin
-            ram_dirty[ram_page_reg] <= 1'b1;
-        end
+    if (ram_marking) begin
+        ram_we_reg <= ram_we;
         if (ram_we) begin
+            ram_page_reg <= ram_page;
+        end
+        if (ram_dirty_clear != ram_dirty_cleared) begin
+            ram_dirty_cleared <= ram_dirty_clear;
+            ram_dirty <= {RAM_PAGES{1'b0}};
+            if (ram_we_reg) begin
+                ram_dirty[ram_page_reg] <= 1'b1;
+            end
+            if (ram_we) begin
+                ram_dirty[ram_page] <= 1'b1;
+            end
+        end else if (ram_we) begin
             ram_dirty[ram_page] <= 1'b1;
         end
-    end else if (ram_we) begin
-        ram_dirty[ram_page] <= 1'b1;
     end
 end
 

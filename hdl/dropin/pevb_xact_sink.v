@@ -74,18 +74,25 @@ initial begin
     tready = 1'b0;
 end
 
+// the block below changes nothing with no beat taken and tready already as it would
+// be set: the simulator then skips it on idle edges
+wire ready_next = !hold && !paused && room;
+wire active = rst || take || tready != ready_next;
+
 always @(posedge clk) begin
-    if (rst) begin
-        tready <= 1'b0;
-    end else begin
-        if (take) begin
-            mem[wr_ptr[ADDR_WIDTH-1:0]] <= {tlast, tkeep, tuser, tdata};
-            wr_ptr <= wr_ptr + 1'b1;
-            if (tlast) begin
-                frames <= frames + 1'b1;
+    if (active) begin
+        if (rst) begin
+            tready <= 1'b0;
+        end else begin
+            if (take) begin
+                mem[wr_ptr[ADDR_WIDTH-1:0]] <= {tlast, tkeep, tuser, tdata};
+                wr_ptr <= wr_ptr + 1'b1;
+                if (tlast) begin
+                    frames <= frames + 1'b1;
+                end
             end
+            tready <= ready_next;
         end
-        tready <= !hold && !paused && room;
     end
 end
 

@@ -97,23 +97,29 @@ initial begin
     tvalid = 1'b0;
 end
 
+// the block below changes nothing with the bus empty, nothing buffered, no flush and
+// no wake request open: the simulator then skips it on idle edges
+wire active = flushing || rst || tvalid || !empty || wake_req != wake_ack;
+
 always @(posedge clk) begin
-    if (flushing) begin
-        flush_seen <= flush_ptr;
-        tvalid <= 1'b0;
-    end else if (rst) begin
-        tvalid <= 1'b0;
-    end else if (!tvalid || tready) begin
-        if (load) begin
-            {tlast, tkeep, tuser, tdata} <= head;
-            tvalid <= 1'b1;
-        end else begin
+    if (active) begin
+        if (flushing) begin
+            flush_seen <= flush_ptr;
             tvalid <= 1'b0;
+        end else if (rst) begin
+            tvalid <= 1'b0;
+        end else if (!tvalid || tready) begin
+            if (load) begin
+                {tlast, tkeep, tuser, tdata} <= head;
+                tvalid <= 1'b1;
+            end else begin
+                tvalid <= 1'b0;
+            end
         end
-    end
-    rd_ptr <= rd_after;
-    if (wake_req != wake_ack && wake_reached) begin
-        wake_ack <= wake_req;
+        rd_ptr <= rd_after;
+        if (wake_req != wake_ack && wake_reached) begin
+            wake_ack <= wake_req;
+        end
     end
 end
 
