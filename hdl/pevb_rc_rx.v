@@ -365,77 +365,90 @@ assign unexpected_cpl = rc_valid_reg && rc_last_reg && !tag_ok;
 wire dead_end = rc_valid_reg && rc_last_reg && (h_tag >> TAG_W) == 8'd0 && dead_reg[tag] &&
                 (cpl_final || h_err_code == RC_ERR_INVALID_TAG);
 
+// the completion-timeout tick runs on every cycle, in a block of its own
+always @(posedge clk) begin
+    tick_reg <= rst ? {TICK_W{1'b0}} : tick_reg + 1'b1;
+end
+
+// Every other register update below is under one of these conditions (a beat taken or
+// registered, a tick with tags in flight, a tag retired, given up or allocated): the
+// block runs only when one holds (a clock enable), and event-driven simulators skip it
+// on idle cycles.
+wire wake = rst || rc_valid_reg || (s_axis_rc_tvalid && s_axis_rc_tready) ||
+            (tick_reg == {TICK_W{1'b1}} && active_reg != {TAG_COUNT{1'b0}}) || rc_retire ||
+            to_retire || dead_end || alloc_valid;
+
 integer tt;
 always @(posedge clk) begin
-    rc_valid_reg <= s_axis_rc_tvalid && s_axis_rc_tready;
-    if (s_axis_rc_tvalid && s_axis_rc_tready) begin
-        rc_data_reg <= s_axis_rc_tdata;
-        rc_keep_reg <= s_axis_rc_tkeep;
-        rc_last_reg <= s_axis_rc_tlast;
-    end
-    if (rc_valid_reg) begin
-        hdr_reg <= hdr;
-        if (job_push) begin
-            dat_on_reg <= 1'b1;
+    if (wake) begin
+        rc_valid_reg <= s_axis_rc_tvalid && s_axis_rc_tready;
+        if (s_axis_rc_tvalid && s_axis_rc_tready) begin
+            rc_data_reg <= s_axis_rc_tdata;
+            rc_keep_reg <= s_axis_rc_tkeep;
+            rc_last_reg <= s_axis_rc_tlast;
         end
-        if (rc_last_reg) begin
-            dat_on_reg <= 1'b0;
-        end
-        if (rc_last_reg) begin
-            rc_beat_reg <= 11'd0;
-        end else if (rc_beat_reg != 11'h7ff) begin
-            rc_beat_reg <= rc_beat_reg + 11'd1;
-        end
-        // errors on a non-final completion (poisoned data) stick to the tag (decided on
-        // the last beat: the header is complete by then at every width)
-        if (rc_last_reg && tag_ok && cpl_err != 5'd0 && !rc_retire) begin
-            ctx_err_reg[tag] <= ctx_err_reg[tag] | cpl_err;
-        end
-        if (rc_last_reg && tag_ok && h_status == CPL_SC && !seq_bad) begin
-            ctx_next_reg[tag] <= c_next + cpl_bytes[12:0];
-        end
-    end
-
-    tick_reg <= tick_reg + 1'b1;
-    // (the tick test outside the loop is the same logic; event-driven simulators then
-    // skip the per-tag loop on the 255 cycles of 256 without a tick)
-    if (tick_reg == {TICK_W{1'b1}}) begin
-        for (tt = 0; tt < TAG_COUNT; tt = tt + 1) begin
-            if (active_reg[tt] && ctx_timer_reg[tt] != {TO_W{1'b1}}) begin
-                ctx_timer_reg[tt] <= ctx_timer_reg[tt] + 1'b1;
+        if (rc_valid_reg) begin
+            hdr_reg <= hdr;
+            if (job_push) begin
+                dat_on_reg <= 1'b1;
+            end
+            if (rc_last_reg) begin
+                dat_on_reg <= 1'b0;
+            end
+            if (rc_last_reg) begin
+                rc_beat_reg <= 11'd0;
+            end else if (rc_beat_reg != 11'h7ff) begin
+                rc_beat_reg <= rc_beat_reg + 11'd1;
+            end
+            // errors on a non-final completion (poisoned data) stick to the tag (decided on
+            // the last beat: the header is complete by then at every width)
+            if (rc_last_reg && tag_ok && cpl_err != 5'd0 && !rc_retire) begin
+                ctx_err_reg[tag] <= ctx_err_reg[tag] | cpl_err;
+            end
+            if (rc_last_reg && tag_ok && h_status == CPL_SC && !seq_bad) begin
+                ctx_next_reg[tag] <= c_next + cpl_bytes[12:0];
             end
         end
-    end
 
-    if (rc_retire) begin
-        active_reg[tag] <= 1'b0;
-    end else if (to_retire) begin
-        active_reg[exp_idx] <= 1'b0;
-        dead_reg[exp_idx] <= 1'b1;
-    end
-    if (dead_end) begin
-        dead_reg[tag] <= 1'b0;
-    end
+        // (the tick test outside the loop is the same logic; event-driven simulators then
+        // skip the per-tag loop on the 255 cycles of 256 without a tick)
+        if (tick_reg == {TICK_W{1'b1}}) begin
+            for (tt = 0; tt < TAG_COUNT; tt = tt + 1) begin
+                if (active_reg[tt] && ctx_timer_reg[tt] != {TO_W{1'b1}}) begin
+                    ctx_timer_reg[tt] <= ctx_timer_reg[tt] + 1'b1;
+                end
+            end
+        end
 
-    if (alloc_valid) begin
-        active_reg[free_idx] <= 1'b1;
-        ctx_kind_reg[free_idx] <= alloc_kind;
-        ctx_slot_reg[free_idx] <= alloc_slot;
-        ctx_lo_reg[free_idx] <= alloc_addr_lo;
-        ctx_info_reg[free_idx] <= alloc_info;
-        ctx_err_reg[free_idx] <= 5'd0;
-        ctx_len_reg[free_idx] <= alloc_len;
-        ctx_next_reg[free_idx] <= 13'd0;
-        ctx_timer_reg[free_idx] <= {TO_W{1'b0}};
-    end
+        if (rc_retire) begin
+            active_reg[tag] <= 1'b0;
+        end else if (to_retire) begin
+            active_reg[exp_idx] <= 1'b0;
+            dead_reg[exp_idx] <= 1'b1;
+        end
+        if (dead_end) begin
+            dead_reg[tag] <= 1'b0;
+        end
 
-    if (rst) begin
-        active_reg <= {TAG_COUNT{1'b0}};
-        dead_reg <= {TAG_COUNT{1'b0}};
-        rc_valid_reg <= 1'b0;
-        rc_beat_reg <= 11'd0;
-        dat_on_reg <= 1'b0;
-        tick_reg <= {TICK_W{1'b0}};
+        if (alloc_valid) begin
+            active_reg[free_idx] <= 1'b1;
+            ctx_kind_reg[free_idx] <= alloc_kind;
+            ctx_slot_reg[free_idx] <= alloc_slot;
+            ctx_lo_reg[free_idx] <= alloc_addr_lo;
+            ctx_info_reg[free_idx] <= alloc_info;
+            ctx_err_reg[free_idx] <= 5'd0;
+            ctx_len_reg[free_idx] <= alloc_len;
+            ctx_next_reg[free_idx] <= 13'd0;
+            ctx_timer_reg[free_idx] <= {TO_W{1'b0}};
+        end
+
+        if (rst) begin
+            active_reg <= {TAG_COUNT{1'b0}};
+            dead_reg <= {TAG_COUNT{1'b0}};
+            rc_valid_reg <= 1'b0;
+            rc_beat_reg <= 11'd0;
+            dat_on_reg <= 1'b0;
+        end
     end
 end
 
