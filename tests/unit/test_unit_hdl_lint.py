@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -147,3 +148,64 @@ def test_verilator_lint_wall_user_design(top: str) -> None:
     sources = runner.hdl_sources(top, plan.USER_SOURCES[top])
     args = ["-Wno-PINMISSING", *(f"+define+{k}={v}" for k, v in defines.items())]
     lint(args, [], top=top, sources=sources)
+
+
+# the clocked blocks written behind a clock enable (file, enable): on an idle cycle an
+# event-driven simulator runs none of their statements (docs/internals.md, "`hdl/` under
+# an event-driven simulator"); an edit that puts a statement outside the enable brings
+# back the per-cycle cost this guards against
+CLOCK_ENABLED = [
+    ("pevb_desc_eng.v", "wake"),
+    ("pevb_rq_tx.v", "wake"),
+    ("pevb_h2c_rd.v", "wake"),
+    ("pevb_c2h_wr.v", "wake"),
+    ("pevb_axi_rd.v", "wake"),
+    ("pevb_axi_wr.v", "wake"),
+    ("pevb_axi_ram.v", "w_wake"),
+    ("pevb_axi_ram.v", "r_wake"),
+    ("pevb_rr_arb.v", "wake"),
+    ("pevb_irq_tx.v", "wake"),
+    ("pevb_flr.v", "wake"),
+    ("pevb_cq_cc.v", "wake"),
+    ("pevb_rc_rx.v", "wake"),
+    ("pevb_axil_master.v", "wake"),
+    ("pevb_axil_gpio.v", "wake"),
+    ("dropin/pevb_xact_source.v", "active"),
+    ("dropin/pevb_xact_sink.v", "active"),
+    ("dropin/pevb_card_xact.v", "ram_marking"),
+]
+
+
+def clocked_blocks(text: str) -> list[list[str]]:
+    """The body lines of each ``always @(posedge ...) begin`` block of a module written
+    in the project's layout (the block's ``end`` at column 0)."""
+    lines = text.splitlines()
+    blocks = []
+    for i, line in enumerate(lines):
+        if re.match(r"always @\(posedge \w+\) begin$", line):
+            end = next(j for j in range(i + 1, len(lines)) if lines[j] == "end")
+            blocks.append(lines[i + 1 : end])
+    return blocks
+
+
+@pytest.mark.parametrize("path,enable", CLOCK_ENABLED, ids=lambda v: str(v))
+def test_clock_enabled_blocks_do_nothing_outside_their_enable(path: str, enable: str) -> None:
+    """The block whose enable is ``enable`` is one ``if (enable)`` around everything it
+    does, and ``enable`` is a continuous assignment (evaluated only when its inputs
+    change, not on every edge)."""
+    text = (runner.ROOT / "hdl" / path).read_text()
+    assert re.search(rf"^wire {enable} = ", text, re.M), f"{path}: no wire {enable}"
+    bodies = [
+        [ln for ln in body if ln.strip() and not ln.strip().startswith("//")]
+        for body in clocked_blocks(text)
+    ]
+    found = [b for b in bodies if b and b[0] == f"    if ({enable}) begin"]
+    assert len(found) == 1, f"{path}: {len(found)} clocked blocks start with if ({enable})"
+    (body,) = found
+    # the enable's own 'end' is the body's last line: nothing before or after it
+    inside = body[1:-1]
+    assert body[-1] == "    end", f"{path}: statements after the {enable} block"
+    assert all(ln.startswith("        ") for ln in inside), (
+        f"{path}: statements outside the {enable} block: "
+        f"{[ln for ln in inside if not ln.startswith('        ')]}"
+    )
