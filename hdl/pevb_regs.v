@@ -241,7 +241,8 @@ generate
             assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
             assign ch_wake[g] = ch_event[g*EVW +: EVW] != {EVW{1'b0}} ||
                                 control_reg[g][`PEVB_CTRL_RUN] != run_d_reg[g] ||
-                                perf_ctrl_reg[g][`PEVB_PERF_CLEAR] || perf_ctrl_reg[g][`PEVB_PERF_RUN];
+                                perf_ctrl_reg[g][`PEVB_PERF_CLEAR] ||
+                                (perf_ctrl_reg[g][`PEVB_PERF_RUN] && (!perf_ctrl_reg[g][`PEVB_PERF_AUTO] || ch_busy[g]));
         end else begin : absent
             assign ch_irq_src[g] = 1'b0;
             assign ch_wake[g] = 1'b0;
@@ -368,27 +369,30 @@ end
 integer c, k;
 always @(posedge clk) begin
     // (skipped on cycles where no channel's could change anything: event-driven
-    // simulators then spend nothing on it while the channels are idle)
+    // simulators then spend nothing on it while the channels are idle, and little on
+    // the idle channels while another one runs)
     if (ch_wake != 8'd0) begin
         for (k = 0; k < NIRQ; k = k + 1) begin
             c = k < NH ? k : 4 + k - NH;  // the channels built: H2C, then C2H
-            run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
+            if (ch_wake[c]) begin
+                run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
 
-            // status: log events enabled in control, clear on Run rising
-            if (control_reg[c][`PEVB_CTRL_RUN] && !run_d_reg[c]) begin
-                status_reg[c] <= 32'd0;
-            end else begin
-                status_reg[c] <= status_reg[c] | ({{(32-EVW){1'b0}}, ch_event[c*EVW +: EVW]} & control_reg[c] & STATUS_MASK);
-            end
+                // status: log events enabled in control, clear on Run rising
+                if (control_reg[c][`PEVB_CTRL_RUN] && !run_d_reg[c]) begin
+                    status_reg[c] <= 32'd0;
+                end else begin
+                    status_reg[c] <= status_reg[c] | ({{(32-EVW){1'b0}}, ch_event[c*EVW +: EVW]} & control_reg[c] & STATUS_MASK);
+                end
 
-            // performance counters
-            if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
-                perf_cyc_reg[c] <= 43'd0;
-                perf_data_reg[c] <= 43'd0;
-                perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
-            end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
-                perf_cyc_reg[c] <= perf_step(perf_cyc_reg[c], 1'b1);
-                perf_data_reg[c] <= perf_step(perf_data_reg[c], ch_beat[c]);
+                // performance counters
+                if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
+                    perf_cyc_reg[c] <= 43'd0;
+                    perf_data_reg[c] <= 43'd0;
+                    perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
+                end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
+                    perf_cyc_reg[c] <= perf_step(perf_cyc_reg[c], 1'b1);
+                    perf_data_reg[c] <= perf_step(perf_data_reg[c], ch_beat[c]);
+                end
             end
         end
     end
