@@ -157,15 +157,15 @@ assign m_done_abort = slot_abort_reg[head];
 // ring distance from the head: occupied slots behind the failing one are aborted
 wire fail = drop_valid && drop_err != 5'd0;
 wire [1:0] fail_dist = drop_slot - head;
-reg [SLOTS-1:0] behind_fail;
-reg [1:0] ring_dist;
-integer d;
-always @* begin
-    for (d = 0; d < SLOTS; d = d + 1) begin
-        ring_dist = d[1:0] - head;
-        behind_fail[d] = {1'b0, ring_dist} < used_slots && ring_dist > fail_dist;
+wire [SLOTS-1:0] behind_fail;
+genvar gd;
+generate
+    for (gd = 0; gd < SLOTS; gd = gd + 1) begin : ring
+        localparam [1:0] D = gd;
+        wire [1:0] ring_dist = D - head;
+        assign behind_fail[gd] = {1'b0, ring_dist} < used_slots && ring_dist > fail_dist;
     end
-end
+endgenerate
 
 integer s;
 // Every register update below is under one of these conditions: the block runs only

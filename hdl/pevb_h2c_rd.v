@@ -205,13 +205,13 @@ assign m_done_rd_err = slot_rd_err_reg[head];
 assign m_done_wr_err = slot_wr_err_reg[head];
 assign m_done_abort = slot_abort_reg[head];
 
-reg [SLOTS-1:0] slot_failed;
-integer f;
-always @* begin
-    for (f = 0; f < SLOTS; f = f + 1) begin
-        slot_failed[f] = slot_rd_err_reg[f] != 5'd0 || slot_wr_err_reg[f] != 5'd0;
+wire [SLOTS-1:0] slot_failed;
+genvar gf;
+generate
+    for (gf = 0; gf < SLOTS; gf = gf + 1) begin : failed
+        assign slot_failed[gf] = slot_rd_err_reg[gf] != 5'd0 || slot_wr_err_reg[gf] != 5'd0;
     end
-end
+endgenerate
 assign discard = slot_abort_reg | slot_failed;
 
 assign m_seg_valid = STREAM != 0 && head_done && !slot_failed[head] && !slot_abort_reg[head];
@@ -224,16 +224,16 @@ wire rd_fail = retire_valid && retire_err != 5'd0;
 wire wr_fail = job_done_valid && job_done_err != 5'd0;
 wire [1:0] rd_fail_dist = retire_slot - head;
 wire [1:0] wr_fail_dist = job_done_slot - head;
-reg [SLOTS-1:0] behind_fail;
-reg [1:0] ring_dist;
-integer d;
-always @* begin
-    for (d = 0; d < SLOTS; d = d + 1) begin
-        ring_dist = d[1:0] - head;
-        behind_fail[d] = {1'b0, ring_dist} < used_slots &&
-                         ((rd_fail && ring_dist > rd_fail_dist) || (wr_fail && ring_dist > wr_fail_dist));
+wire [SLOTS-1:0] behind_fail;
+genvar gd;
+generate
+    for (gd = 0; gd < SLOTS; gd = gd + 1) begin : ring
+        localparam [1:0] D = gd;
+        wire [1:0] ring_dist = D - head;
+        assign behind_fail[gd] = {1'b0, ring_dist} < used_slots &&
+                                 ((rd_fail && ring_dist > rd_fail_dist) || (wr_fail && ring_dist > wr_fail_dist));
     end
-end
+endgenerate
 
 // a new chunk (first of an accepted descriptor, or the next one) takes the tail slot
 wire new_chunk = (accept && dst_ok && !abort_reg) || cont;

@@ -235,18 +235,21 @@ reg [95:0] hdr_reg;
 // back-pressure when the AXI write side is short of room (covers the input stage)
 assign s_axis_rc_tready = wr_space_ok;
 
-// header DWORDs seen so far, including the current beat
-reg [95:0] hdr;
 wire [31:0] rc_dw_base = {21'd0, rc_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
-integer k;
-always @* begin
-    hdr = hdr_reg;
-    for (k = 0; k < 3; k = k + 1) begin
-        if (rc_dw_base <= k && k < rc_dw_base + KEEP) begin
-            hdr[k*32 +: 32] = rc_data_reg[(k - rc_dw_base)*32 +: 32];
-        end
+
+// header DWORDs seen so far, including the current beat: DWORD k arrives in beat k / KEEP,
+// lane k % KEEP (continuous logic: no procedural loop for an event-driven simulator to run
+// on every beat)
+wire [95:0] hdr;
+genvar hk;
+generate
+    for (hk = 0; hk < 3; hk = hk + 1) begin : hdr_dws
+        localparam integer BEAT_N = hk / KEEP;
+        localparam [10:0] BEAT = BEAT_N[10:0];
+        assign hdr[hk*32 +: 32] = rc_beat_reg == BEAT ? rc_data_reg[(hk % KEEP)*32 +: 32]
+                                                      : hdr_reg[hk*32 +: 32];
     end
-end
+endgenerate
 
 wire [11:0] h_lower_addr = hdr[11:0];
 wire [3:0] h_err_code = hdr[15:12];

@@ -58,22 +58,33 @@ reg [IDX_WIDTH-1:0] last_reg;
 reg hold_reg;
 reg [IDX_WIDTH-1:0] hold_idx_reg;
 
-// the first request after last_reg, wrapping around
-reg [IDX_WIDTH-1:0] pick;
-reg [IDX_WIDTH-1:0] cand;
-reg pick_found;
-integer i;
-always @* begin
-    pick = {IDX_WIDTH{1'b0}};
-    pick_found = 1'b0;
-    for (i = P; i >= 1; i = i - 1) begin
-        cand = last_reg + i[IDX_WIDTH-1:0];
-        if (reqp[cand]) begin
-            pick = cand;
-            pick_found = 1'b1;
+// the first request after last_reg, wrapping around: the requests turned so that bit j
+// is requester last_reg + 1 + j, the lowest of those bits, and its index (continuous
+// logic: no procedural loop for an event-driven simulator to run on each request change)
+function [P-1:0] index_bit_mask;  // the indices 0 to P-1 that have bit b set
+    input integer b;
+    integer n;
+    begin
+        for (n = 0; n < P; n = n + 1) begin
+            index_bit_mask[n] = ((n >> b) & 1) == 1;
         end
     end
-end
+endfunction
+
+wire [2*P-1:0] req_twice = {reqp, reqp};
+wire [IDX_WIDTH:0] turn = {1'b0, last_reg} + 1'b1;
+wire [P-1:0] turned = req_twice[turn +: P];
+wire [P-1:0] turned_first = turned & (~turned + 1'b1);
+wire [IDX_WIDTH-1:0] first_idx;
+genvar b;
+generate
+    for (b = 0; b < IDX_WIDTH; b = b + 1) begin : enc
+        localparam [P-1:0] MASK = index_bit_mask(b);
+        assign first_idx[b] = |(turned_first & MASK);
+    end
+endgenerate
+wire pick_found = reqp != {P{1'b0}};
+wire [IDX_WIDTH-1:0] pick = pick_found ? last_reg + 1'b1 + first_idx : {IDX_WIDTH{1'b0}};
 
 wire held = hold_reg && reqp[hold_idx_reg];
 assign grant_idx = held ? hold_idx_reg : pick;
