@@ -150,29 +150,35 @@ assign s_axi_bvalid = b_int_ready || (b_avail && !b_int && m_axi_bvalid);
 assign m_axi_bready = b_avail && !b_int && s_axi_bready;
 wire b_fire = s_axi_bvalid && s_axi_bready;
 
-always @(posedge clk) begin
-    if (aw_fire) begin
-        bq_int_mem[wr_ptr_reg[LOG_D-1:0]] <= s_aw_int;
-        bq_port_mem[wr_ptr_reg[LOG_D-1:0]] <= s_aw_port;
-        bq_word_mem[wr_ptr_reg[LOG_D-1:0]] <= awaddr_ext[LOG_BYTES+31:LOG_BYTES];
-        wr_ptr_reg <= wr_ptr_reg + 1'b1;
-    end
-    if (w_fire) begin
-        w_beat_reg <= w_beat_reg + 8'd1;
-        if (s_axi_wlast) begin
-            w_beat_reg <= 8'd0;
-            w_ptr_reg <= w_ptr_reg + 1'b1;
-        end
-    end
-    if (b_fire) begin
-        b_ptr_reg <= b_ptr_reg + 1'b1;
-    end
+// Every register update below needs one of these (a clock enable): event-driven simulators
+// skip the block on idle cycles.
+wire wake = rst || aw_fire || w_fire || b_fire;
 
-    if (rst) begin
-        wr_ptr_reg <= {(LOG_D+1){1'b0}};
-        w_ptr_reg <= {(LOG_D+1){1'b0}};
-        b_ptr_reg <= {(LOG_D+1){1'b0}};
-        w_beat_reg <= 8'd0;
+always @(posedge clk) begin
+    if (wake) begin
+        if (aw_fire) begin
+            bq_int_mem[wr_ptr_reg[LOG_D-1:0]] <= s_aw_int;
+            bq_port_mem[wr_ptr_reg[LOG_D-1:0]] <= s_aw_port;
+            bq_word_mem[wr_ptr_reg[LOG_D-1:0]] <= awaddr_ext[LOG_BYTES+31:LOG_BYTES];
+            wr_ptr_reg <= wr_ptr_reg + 1'b1;
+        end
+        if (w_fire) begin
+            w_beat_reg <= w_beat_reg + 8'd1;
+            if (s_axi_wlast) begin
+                w_beat_reg <= 8'd0;
+                w_ptr_reg <= w_ptr_reg + 1'b1;
+            end
+        end
+        if (b_fire) begin
+            b_ptr_reg <= b_ptr_reg + 1'b1;
+        end
+
+        if (rst) begin
+            wr_ptr_reg <= {(LOG_D+1){1'b0}};
+            w_ptr_reg <= {(LOG_D+1){1'b0}};
+            b_ptr_reg <= {(LOG_D+1){1'b0}};
+            w_beat_reg <= 8'd0;
+        end
     end
 end
 

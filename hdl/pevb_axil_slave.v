@@ -90,44 +90,52 @@ wire rd_done = rd_wait && (!rd_hit || req_ack);
 // protection types are not used (PG195)
 wire unused_prot = ^{s_axil_awprot, s_axil_arprot};
 
+// Every register update below needs one of these (a clock enable): event-driven simulators
+// skip the block on idle cycles.
+wire wake = rst || (s_axil_awvalid && s_axil_awready) || (s_axil_wvalid && s_axil_wready) ||
+            (s_axil_arvalid && s_axil_arready) || wr_done || rd_done ||
+            (s_axil_bvalid && s_axil_bready) || (s_axil_rvalid && s_axil_rready);
+
 always @(posedge clk) begin
-    if (s_axil_awvalid && s_axil_awready) begin
-        aw_full_reg <= 1'b1;
-        aw_addr_reg <= s_axil_awaddr;
-    end
-    if (s_axil_wvalid && s_axil_wready) begin
-        w_full_reg <= 1'b1;
-        w_data_reg <= s_axil_wdata;
-        w_strb_reg <= s_axil_wstrb;
-    end
-    if (s_axil_arvalid && s_axil_arready) begin
-        ar_full_reg <= 1'b1;
-        ar_addr_reg <= s_axil_araddr;
-    end
-    if (wr_done) begin
-        aw_full_reg <= 1'b0;
-        w_full_reg <= 1'b0;
-        b_valid_reg <= 1'b1;
-        b_resp_reg <= wr_hit ? RESP_OKAY : RESP_DECERR;
-    end
-    if (rd_done) begin
-        ar_full_reg <= 1'b0;
-        r_valid_reg <= 1'b1;
-        r_data_reg <= rd_hit ? rd_data : 32'd0;
-        r_resp_reg <= rd_hit ? RESP_OKAY : RESP_DECERR;
-    end
-    if (s_axil_bvalid && s_axil_bready) begin
-        b_valid_reg <= 1'b0;
-    end
-    if (s_axil_rvalid && s_axil_rready) begin
-        r_valid_reg <= 1'b0;
-    end
-    if (rst) begin
-        aw_full_reg <= 1'b0;
-        w_full_reg <= 1'b0;
-        ar_full_reg <= 1'b0;
-        b_valid_reg <= 1'b0;
-        r_valid_reg <= 1'b0;
+    if (wake) begin
+        if (s_axil_awvalid && s_axil_awready) begin
+            aw_full_reg <= 1'b1;
+            aw_addr_reg <= s_axil_awaddr;
+        end
+        if (s_axil_wvalid && s_axil_wready) begin
+            w_full_reg <= 1'b1;
+            w_data_reg <= s_axil_wdata;
+            w_strb_reg <= s_axil_wstrb;
+        end
+        if (s_axil_arvalid && s_axil_arready) begin
+            ar_full_reg <= 1'b1;
+            ar_addr_reg <= s_axil_araddr;
+        end
+        if (wr_done) begin
+            aw_full_reg <= 1'b0;
+            w_full_reg <= 1'b0;
+            b_valid_reg <= 1'b1;
+            b_resp_reg <= wr_hit ? RESP_OKAY : RESP_DECERR;
+        end
+        if (rd_done) begin
+            ar_full_reg <= 1'b0;
+            r_valid_reg <= 1'b1;
+            r_data_reg <= rd_hit ? rd_data : 32'd0;
+            r_resp_reg <= rd_hit ? RESP_OKAY : RESP_DECERR;
+        end
+        if (s_axil_bvalid && s_axil_bready) begin
+            b_valid_reg <= 1'b0;
+        end
+        if (s_axil_rvalid && s_axil_rready) begin
+            r_valid_reg <= 1'b0;
+        end
+        if (rst) begin
+            aw_full_reg <= 1'b0;
+            w_full_reg <= 1'b0;
+            ar_full_reg <= 1'b0;
+            b_valid_reg <= 1'b0;
+            r_valid_reg <= 1'b0;
+        end
     end
 end
 

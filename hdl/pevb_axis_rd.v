@@ -259,106 +259,113 @@ assign m_end_slot = job_done ? j_slot_reg : cmd_slot_mem[cmd_idx];
 assign m_end_len = job_done ? j_len_reg : 13'd0;
 assign m_end_eop = job_done ? j_eop_reg : ends_packet;
 
+// Every register update below needs one of these (a clock enable): event-driven simulators
+// skip the block on idle cycles.
+wire wake = rst || cmd_push || in_push || in_pop || mark_pop || decide || drop_now || start || feed ||
+            (al_valid && pay_room) || job_done || tq_pop || pay_rd_en;
+
 always @(posedge clk) begin
-    if (cmd_push) begin
-        cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
-        cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
-        cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
-        cmd_first_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_first;
-        cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
-    end
-
-    if (in_push) begin
-        in_mem[in_wr_ptr_reg[LOG_ID-1:0]] <= s_axis_tdata;
-        in_wr_ptr_reg <= in_wr_ptr_reg + 1'b1;
-        if (s_axis_tlast) begin
-            mark_ptr_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= in_wr_ptr_reg;
-            mark_nb_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= tkeep_bytes;
-            mark_wr_ptr_reg <= mark_wr_ptr_reg + 1'b1;
+    if (wake) begin
+        if (cmd_push) begin
+            cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
+            cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
+            cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
+            cmd_first_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_first;
+            cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
         end
-    end
-    if (in_pop) begin
-        in_rd_ptr_reg <= in_rd_ptr_reg + 1'b1;
-    end
-    if (mark_pop) begin
-        mark_rd_ptr_reg <= mark_rd_ptr_reg + 1'b1;
-    end
 
-    if (decide) begin
-        // a descriptor's first TLP opens it to the next packet
-        if (cmd_first_mem[cmd_idx]) begin
-            closed_reg <= 1'b0;
+        if (in_push) begin
+            in_mem[in_wr_ptr_reg[LOG_ID-1:0]] <= s_axis_tdata;
+            in_wr_ptr_reg <= in_wr_ptr_reg + 1'b1;
+            if (s_axis_tlast) begin
+                mark_ptr_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= in_wr_ptr_reg;
+                mark_nb_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= tkeep_bytes;
+                mark_wr_ptr_reg <= mark_wr_ptr_reg + 1'b1;
+            end
         end
-    end
-    if (drop_now || start) begin
-        cmd_rd_ptr_reg <= cmd_rd_ptr_reg + 1'b1;
-    end
-    if (drop_now) begin
-        tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_pcie_mem[cmd_idx];
-        tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 13'd0;
-        tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[cmd_idx];
-        tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b1;
-        tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
-        if (in_pop_drop) begin
+        if (in_pop) begin
+            in_rd_ptr_reg <= in_rd_ptr_reg + 1'b1;
+        end
+        if (mark_pop) begin
+            mark_rd_ptr_reg <= mark_rd_ptr_reg + 1'b1;
+        end
+
+        if (decide) begin
+            // a descriptor's first TLP opens it to the next packet
+            if (cmd_first_mem[cmd_idx]) begin
+                closed_reg <= 1'b0;
+            end
+        end
+        if (drop_now || start) begin
+            cmd_rd_ptr_reg <= cmd_rd_ptr_reg + 1'b1;
+        end
+        if (drop_now) begin
+            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_pcie_mem[cmd_idx];
+            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 13'd0;
+            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[cmd_idx];
+            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b1;
+            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
+            if (in_pop_drop) begin
+                in_lane_reg <= {LOG_BYTES{1'b0}};
+                closed_reg <= 1'b1;
+            end
+        end
+        if (start) begin
+            job_active_reg <= 1'b1;
+            j_pcie_reg <= cmd_pcie_mem[cmd_idx];
+            j_len_reg <= take_len;
+            j_slot_reg <= cmd_slot_mem[cmd_idx];
+            j_eop_reg <= ends_packet;
+            j_pop_last_reg <= ends_packet || (in_lane_reg + take_len[LOG_BYTES-1:0]) == {LOG_BYTES{1'b0}};
+            j_in_lane_reg <= in_lane_reg;
+            j_in_beats_reg <= span(in_lane_reg, take_len);
+            j_fed_reg <= {CW{1'b0}};
+        end
+        if (feed) begin
+            j_fed_reg <= j_fed_reg + 1'b1;
+        end
+
+        if (al_valid && pay_room) begin
+            pay_mem[pay_wr_ptr_reg[LOG_PD-1:0]] <= al_data;
+            pay_wr_ptr_reg <= pay_wr_ptr_reg + 1'b1;
+        end
+        if (job_done) begin
+            job_active_reg <= 1'b0;
+            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_pcie_reg;
+            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_len_reg;
+            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_slot_reg;
+            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b0;
+            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
+            in_lane_reg <= j_eop_reg ? {LOG_BYTES{1'b0}} : j_end_lane;
+            if (j_eop_reg) begin
+                closed_reg <= 1'b1;
+            end
+        end
+        if (tq_pop) begin
+            tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
+        end
+
+        if (pay_rd_en) begin
+            pay_rd_data_reg <= pay_mem[pay_rd_ptr_reg[LOG_PD-1:0]];
+            pay_rd_ptr_reg <= pay_rd_ptr_reg + 1'b1;
+        end
+
+        if (rst) begin
+            cmd_wr_ptr_reg <= {(LOG_CD+1){1'b0}};
+            cmd_rd_ptr_reg <= {(LOG_CD+1){1'b0}};
+            in_wr_ptr_reg <= {(LOG_ID+1){1'b0}};
+            in_rd_ptr_reg <= {(LOG_ID+1){1'b0}};
+            mark_wr_ptr_reg <= {(LOG_MD+1){1'b0}};
+            mark_rd_ptr_reg <= {(LOG_MD+1){1'b0}};
+            tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
+            tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
+            pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
+            pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};
+            pay_rd_data_reg <= {DATA_WIDTH{1'b0}};
             in_lane_reg <= {LOG_BYTES{1'b0}};
-            closed_reg <= 1'b1;
+            closed_reg <= 1'b0;
+            job_active_reg <= 1'b0;
         end
-    end
-    if (start) begin
-        job_active_reg <= 1'b1;
-        j_pcie_reg <= cmd_pcie_mem[cmd_idx];
-        j_len_reg <= take_len;
-        j_slot_reg <= cmd_slot_mem[cmd_idx];
-        j_eop_reg <= ends_packet;
-        j_pop_last_reg <= ends_packet || (in_lane_reg + take_len[LOG_BYTES-1:0]) == {LOG_BYTES{1'b0}};
-        j_in_lane_reg <= in_lane_reg;
-        j_in_beats_reg <= span(in_lane_reg, take_len);
-        j_fed_reg <= {CW{1'b0}};
-    end
-    if (feed) begin
-        j_fed_reg <= j_fed_reg + 1'b1;
-    end
-
-    if (al_valid && pay_room) begin
-        pay_mem[pay_wr_ptr_reg[LOG_PD-1:0]] <= al_data;
-        pay_wr_ptr_reg <= pay_wr_ptr_reg + 1'b1;
-    end
-    if (job_done) begin
-        job_active_reg <= 1'b0;
-        tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_pcie_reg;
-        tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_len_reg;
-        tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_slot_reg;
-        tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b0;
-        tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
-        in_lane_reg <= j_eop_reg ? {LOG_BYTES{1'b0}} : j_end_lane;
-        if (j_eop_reg) begin
-            closed_reg <= 1'b1;
-        end
-    end
-    if (tq_pop) begin
-        tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
-    end
-
-    if (pay_rd_en) begin
-        pay_rd_data_reg <= pay_mem[pay_rd_ptr_reg[LOG_PD-1:0]];
-        pay_rd_ptr_reg <= pay_rd_ptr_reg + 1'b1;
-    end
-
-    if (rst) begin
-        cmd_wr_ptr_reg <= {(LOG_CD+1){1'b0}};
-        cmd_rd_ptr_reg <= {(LOG_CD+1){1'b0}};
-        in_wr_ptr_reg <= {(LOG_ID+1){1'b0}};
-        in_rd_ptr_reg <= {(LOG_ID+1){1'b0}};
-        mark_wr_ptr_reg <= {(LOG_MD+1){1'b0}};
-        mark_rd_ptr_reg <= {(LOG_MD+1){1'b0}};
-        tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
-        tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
-        pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
-        pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};
-        pay_rd_data_reg <= {DATA_WIDTH{1'b0}};
-        in_lane_reg <= {LOG_BYTES{1'b0}};
-        closed_reg <= 1'b0;
-        job_active_reg <= 1'b0;
     end
 end
 

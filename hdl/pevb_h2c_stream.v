@@ -125,40 +125,46 @@ wire push_seg = seg_valid && seg_eop && (open_reg || seg_end != done_pos_reg);
 wire push_trunc = truncate && open_reg;
 
 integer i;
+// Every register update below needs one of these (a clock enable): event-driven simulators
+// skip the block on idle cycles.
+wire wake = rst || wr_en || seg_valid || push_seg || push_trunc || send;
+
 always @(posedge clk) begin
-    if (wr_en) begin
-        for (i = 0; i < BYTES; i = i + 1) begin
-            if (wr_strb[i]) begin
-                ring_mem[wr_word[LOG_WORDS-1:0]][i*8 +: 8] <= wr_data[i*8 +: 8];
+    if (wake) begin
+        if (wr_en) begin
+            for (i = 0; i < BYTES; i = i + 1) begin
+                if (wr_strb[i]) begin
+                    ring_mem[wr_word[LOG_WORDS-1:0]][i*8 +: 8] <= wr_data[i*8 +: 8];
+                end
             end
         end
-    end
 
-    if (seg_valid) begin
-        done_pos_reg <= seg_end;
-        open_reg <= !seg_eop && (open_reg || seg_end != done_pos_reg);
-    end
-    if (push_seg || push_trunc) begin
-        mark_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= push_seg ? seg_end : done_pos_reg;
-        mark_wr_ptr_reg <= mark_wr_ptr_reg + 1'b1;
-    end
-    if (push_trunc) begin
-        open_reg <= 1'b0;
-    end
-
-    if (send) begin
-        rd_pos_reg <= rd_pos_reg + BYTES_W;
-        if (end_beat) begin
-            mark_rd_ptr_reg <= mark_rd_ptr_reg + 1'b1;
+        if (seg_valid) begin
+            done_pos_reg <= seg_end;
+            open_reg <= !seg_eop && (open_reg || seg_end != done_pos_reg);
         end
-    end
+        if (push_seg || push_trunc) begin
+            mark_mem[mark_wr_ptr_reg[LOG_MD-1:0]] <= push_seg ? seg_end : done_pos_reg;
+            mark_wr_ptr_reg <= mark_wr_ptr_reg + 1'b1;
+        end
+        if (push_trunc) begin
+            open_reg <= 1'b0;
+        end
 
-    if (rst) begin
-        done_pos_reg <= 32'd0;
-        rd_pos_reg <= 32'd0;
-        open_reg <= 1'b0;
-        mark_wr_ptr_reg <= {(LOG_MD+1){1'b0}};
-        mark_rd_ptr_reg <= {(LOG_MD+1){1'b0}};
+        if (send) begin
+            rd_pos_reg <= rd_pos_reg + BYTES_W;
+            if (end_beat) begin
+                mark_rd_ptr_reg <= mark_rd_ptr_reg + 1'b1;
+            end
+        end
+
+        if (rst) begin
+            done_pos_reg <= 32'd0;
+            rd_pos_reg <= 32'd0;
+            open_reg <= 1'b0;
+            mark_wr_ptr_reg <= {(LOG_MD+1){1'b0}};
+            mark_rd_ptr_reg <= {(LOG_MD+1){1'b0}};
+        end
     end
 end
 

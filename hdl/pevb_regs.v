@@ -136,9 +136,9 @@ reg [31:0] intmask_reg [0:7];
 reg [63:0] wb_addr_reg [0:7];
 reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:7];
 // PG195's performance monitor: 42-bit cycle and data beat counters that stop at
-// their maximum and flag it, each {maxed, count}
-reg [42:0] perf_cyc_reg [0:7];
-reg [42:0] perf_data_reg [0:7];
+// their maximum and flag it, each {maxed, count} (per channel, below)
+wire [8*43-1:0] perf_cyc;
+wire [8*43-1:0] perf_data;
 reg [63:0] desc_addr_reg [0:7];
 reg [`PEVB_SG_DESC_ADJ_FIELD] desc_adj_reg [0:7];
 reg [`PEVB_SG_CREDITS_FIELD] credits_reg [0:7];
@@ -171,18 +171,6 @@ wire [NV-1:0] msix_pba;
 wire [31:0] wmask = {{8{reg_req_be[3]}}, {8{reg_req_be[2]}}, {8{reg_req_be[1]}}, {8{reg_req_be[0]}}};
 wire [31:0] wbits = reg_req_wdata & wmask;
 
-// a performance counter {maxed, count} after a step of inc
-function [42:0] perf_step;
-    input [42:0] counter;
-    input inc;
-    begin
-        if (inc && &counter[41:0]) begin
-            perf_step = {1'b1, counter[41:0]};
-        end else begin
-            perf_step = counter + {42'd0, inc};
-        end
-    end
-endfunction
 
 function [31:0] merge;
     input [31:0] old;
@@ -241,8 +229,7 @@ generate
             assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
             assign ch_wake[g] = ch_event[g*EVW +: EVW] != {EVW{1'b0}} ||
                                 control_reg[g][`PEVB_CTRL_RUN] != run_d_reg[g] ||
-                                perf_ctrl_reg[g][`PEVB_PERF_CLEAR] ||
-                                (perf_ctrl_reg[g][`PEVB_PERF_RUN] && (!perf_ctrl_reg[g][`PEVB_PERF_AUTO] || ch_busy[g]));
+                                perf_ctrl_reg[g][`PEVB_PERF_CLEAR];
         end else begin : absent
             assign ch_irq_src[g] = 1'b0;
             assign ch_wake[g] = 1'b0;
@@ -255,6 +242,40 @@ generate
         end
         assign ch_halt[g] = halt_reg[(g >= 4 ? `PEVB_SGC_C2H_DESC_HALT_LSB : `PEVB_SGC_H2C_DESC_HALT_LSB) + g % 4];
     end
+    // the performance counters, each channel's in a block of its own that runs only while
+    // they count or clear (a clock enable: an event-driven simulator spends nothing on
+    // the registers of a channel that is not counting)
+    for (g = 0; g < 8; g = g + 1) begin : perf
+        if (BUILT[g]) begin : built
+            reg [42:0] cyc_reg;
+            reg [42:0] data_reg;
+            wire clear = perf_ctrl_reg[g][`PEVB_PERF_CLEAR];
+            wire count = perf_ctrl_reg[g][`PEVB_PERF_RUN] &&
+                         (!perf_ctrl_reg[g][`PEVB_PERF_AUTO] || ch_busy[g]);
+            // a step: a counter at its maximum stays there and flags it
+            wire [42:0] cyc_next = &cyc_reg[41:0] ? {1'b1, cyc_reg[41:0]} : cyc_reg + 43'd1;
+            wire [42:0] data_next = ch_beat[g] && &data_reg[41:0] ? {1'b1, data_reg[41:0]}
+                                                                  : data_reg + {42'd0, ch_beat[g]};
+            wire perf_wake = rst || clear || count;
+            always @(posedge clk) begin
+                if (perf_wake) begin
+                    if (rst || clear) begin
+                        cyc_reg <= 43'd0;
+                        data_reg <= 43'd0;
+                    end else begin
+                        cyc_reg <= cyc_next;
+                        data_reg <= data_next;
+                    end
+                end
+            end
+            assign perf_cyc[g*43 +: 43] = cyc_reg;
+            assign perf_data[g*43 +: 43] = data_reg;
+        end else begin : absent
+            assign perf_cyc[g*43 +: 43] = 43'd0;
+            assign perf_data[g*43 +: 43] = 43'd0;
+            wire unused_beat = ch_beat[g];
+        end
+    end
     for (g = 0; g < NIRQ; g = g + 1) begin : irq_bits
         localparam CI = g < NH ? g : 4 + g - NH;
         assign irq_src[g] = ch_irq_src[CI];
@@ -265,6 +286,9 @@ endgenerate
 // the addressed channel is a stream (identifier bit 15)
 localparam [7:0] STREAM_MASK = {C2H_STREAM[3:0], H2C_STREAM[3:0]};
 wire ch_stream = STREAM_MASK[ch_sel];
+
+wire [42:0] sel_perf_cyc = perf_cyc[ch_sel*43 +: 43];
+wire [42:0] sel_perf_data = perf_data[ch_sel*43 +: 43];
 
 // read mux
 always @* begin
@@ -286,15 +310,15 @@ always @* begin
                 `PEVB_CH_INT_MASK, `PEVB_CH_INT_MASK_W1S, `PEVB_CH_INT_MASK_W1C:
                     reg_rd_data = intmask_reg[ch_sel];
                 `PEVB_CH_PERF_CTRL: reg_rd_data[`PEVB_PERF_CTRL] = perf_ctrl_reg[ch_sel];
-                `PEVB_CH_PERF_CYC_LO: reg_rd_data = perf_cyc_reg[ch_sel][31:0];
+                `PEVB_CH_PERF_CYC_LO: reg_rd_data = sel_perf_cyc[31:0];
                 `PEVB_CH_PERF_CYC_HI: begin
-                    reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_cyc_reg[ch_sel][41:32];
-                    reg_rd_data[`PEVB_PERF_MAXED] = perf_cyc_reg[ch_sel][42];
+                    reg_rd_data[`PEVB_PERF_COUNT_HI] = sel_perf_cyc[41:32];
+                    reg_rd_data[`PEVB_PERF_MAXED] = sel_perf_cyc[42];
                 end
-                `PEVB_CH_PERF_DATA_LO: reg_rd_data = perf_data_reg[ch_sel][31:0];
+                `PEVB_CH_PERF_DATA_LO: reg_rd_data = sel_perf_data[31:0];
                 `PEVB_CH_PERF_DATA_HI: begin
-                    reg_rd_data[`PEVB_PERF_COUNT_HI] = perf_data_reg[ch_sel][41:32];
-                    reg_rd_data[`PEVB_PERF_MAXED] = perf_data_reg[ch_sel][42];
+                    reg_rd_data[`PEVB_PERF_COUNT_HI] = sel_perf_data[41:32];
+                    reg_rd_data[`PEVB_PERF_MAXED] = sel_perf_data[42];
                 end
                 default: reg_rd_data = 32'd0;
             endcase
@@ -384,14 +408,9 @@ always @(posedge clk) begin
                     status_reg[c] <= status_reg[c] | ({{(32-EVW){1'b0}}, ch_event[c*EVW +: EVW]} & control_reg[c] & STATUS_MASK);
                 end
 
-                // performance counters
+                // a clear of the performance counters (block perf) is one cycle long
                 if (perf_ctrl_reg[c][`PEVB_PERF_CLEAR]) begin
-                    perf_cyc_reg[c] <= 43'd0;
-                    perf_data_reg[c] <= 43'd0;
                     perf_ctrl_reg[c][`PEVB_PERF_CLEAR] <= 1'b0;
-                end else if (perf_ctrl_reg[c][`PEVB_PERF_RUN] && (!perf_ctrl_reg[c][`PEVB_PERF_AUTO] || ch_busy[c])) begin
-                    perf_cyc_reg[c] <= perf_step(perf_cyc_reg[c], 1'b1);
-                    perf_data_reg[c] <= perf_step(perf_data_reg[c], ch_beat[c]);
                 end
             end
         end
@@ -486,8 +505,6 @@ always @(posedge clk) begin
             intmask_reg[c] <= 32'd0;
             wb_addr_reg[c] <= 64'd0;
             perf_ctrl_reg[c] <= 0;
-            perf_cyc_reg[c] <= 43'd0;
-            perf_data_reg[c] <= 43'd0;
             desc_addr_reg[c] <= 64'd0;
             desc_adj_reg[c] <= 0;
             credits_reg[c] <= 0;

@@ -737,12 +737,18 @@ wire [7:0] ch_desc_eop;
 reg [7:0] desc_done_reg;
 reg [7:0] pkt_done_reg;
 
+// (a clock enable: the block runs only when a register would change, so event-driven
+// simulators skip it on idle cycles)
+wire done_wake = rst || desc_done_reg != ch_desc_done || pkt_done_reg != (ch_desc_eop & STREAM_MASK);
+
 always @(posedge clk) begin
-    desc_done_reg <= ch_desc_done;
-    pkt_done_reg <= ch_desc_eop & STREAM_MASK;
-    if (rst) begin
-        desc_done_reg <= 8'd0;
-        pkt_done_reg <= 8'd0;
+    if (done_wake) begin
+        desc_done_reg <= ch_desc_done;
+        pkt_done_reg <= ch_desc_eop & STREAM_MASK;
+        if (rst) begin
+            desc_done_reg <= 8'd0;
+            pkt_done_reg <= 8'd0;
+        end
     end
 end
 
@@ -887,12 +893,17 @@ wire [NC*DW-1:0] pay_rd_data;
 // the channel whose payload buffer answered the last read
 reg [1:0] pay_sel_reg;
 
+// (a clock enable, as above)
+wire pay_wake = rst || pay_rd_en;
+
 always @(posedge clk) begin
-    if (pay_rd_en) begin
-        pay_sel_reg <= pay_rd_id[3:2];
-    end
-    if (rst) begin
-        pay_sel_reg <= 2'd0;
+    if (pay_wake) begin
+        if (pay_rd_en) begin
+            pay_sel_reg <= pay_rd_id[3:2];
+        end
+        if (rst) begin
+            pay_sel_reg <= 2'd0;
+        end
     end
 end
 
