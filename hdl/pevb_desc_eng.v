@@ -302,6 +302,13 @@ wire wake = rst || running_reg || start_pending_reg || run != run_d_reg || resta
             fetch_retire_valid || flush_pending_reg || done_valid || wb_pending_reg ||
             (error_reg && wb_enabled && !err_wb_done_reg);
 
+// finer enables inside the block, each the OR of its section's conditions
+wire fetch_wake = buf_wr_en != {KEEP{1'b0}} || fetch_fire || fetch_retire_valid ||
+                  (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned);
+wire done_wake = consume || done_valid || (m_wb_valid && m_wb_ready) ||
+                 (error_reg && wb_enabled && !err_wb_done_reg && drained);
+wire chain_wake = finishing || (!running_reg && start_pending_reg && run);
+
 integer e, j;
 always @(posedge clk) begin
     if (wake) begin
@@ -328,73 +335,79 @@ always @(posedge clk) begin
             wr_ptr_reg <= wr_ptr_reg + 1'b1;
         end
 
-        // descriptor buffer writes from completions (the loop only on cycles with one)
-        if (|buf_wr_en) begin
-            for (j = 0; j < KEEP; j = j + 1) begin
-                if (buf_wr_en[j]) begin
-                    mem_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= buf_wr_data[j*32 +: 32];
-                    dv_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= 1'b1;
+        // fetches and the descriptor buffer (a finer enable: most cycles of a transfer
+        // have none of these)
+        if (fetch_wake) begin
+            // descriptor buffer writes from completions (the loop only on cycles with one)
+            if (|buf_wr_en) begin
+                for (j = 0; j < KEEP; j = j + 1) begin
+                    if (buf_wr_en[j]) begin
+                        mem_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= buf_wr_data[j*32 +: 32];
+                        dv_reg[buf_lane_idx[j*IDX_WIDTH +: IDX_WIDTH]] <= 1'b1;
+                    end
                 end
+            end
+
+            // fetch issue
+            if (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned) begin
+                event_reg[`PEVB_STAT_ALIGN_MISMATCH] <= 1'b1;
+                error_reg <= 1'b1;
+            end
+            if (fetch_fire) begin
+                for (e = 0; e < DESC_DEPTH; e = e + 1) begin
+                    if (ent_fill[e]) begin
+                        entry_addr_reg[e] <= fetch_addr_reg
+                            + {{(59-LOG_DEPTH){1'b0}}, ent_ofs[e*LOG_DEPTH +: LOG_DEPTH], 5'd0};
+                        dv_reg[e*8 +: 8] <= 8'd0;
+                    end
+                end
+                wr_ptr_reg <= wr_ptr_reg + fetch_n[LOG_DEPTH:0];
+                fetch_addr_reg <= fetch_addr_reg + {51'd0, fetch_n, 5'd0};
+                fetch_rem_reg <= fetch_rem_reg - fetch_n[6:0];
+            end
+            fetch_out_reg <= fetch_out_reg + (fetch_fire ? 3'd1 : 3'd0) - (fetch_retire_valid ? 3'd1 : 3'd0);
+            if (fetch_retire_valid && fetch_retire_err != 5'd0) begin
+                event_reg[`PEVB_STAT_DESC_ERROR] <= fetch_retire_err;
+                error_reg <= 1'b1;
             end
         end
 
-        // fetch issue
-        if (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned) begin
-            event_reg[`PEVB_STAT_ALIGN_MISMATCH] <= 1'b1;
-            error_reg <= 1'b1;
-        end
-        if (fetch_fire) begin
-            for (e = 0; e < DESC_DEPTH; e = e + 1) begin
-                if (ent_fill[e]) begin
-                    entry_addr_reg[e] <= fetch_addr_reg
-                        + {{(59-LOG_DEPTH){1'b0}}, ent_ofs[e*LOG_DEPTH +: LOG_DEPTH], 5'd0};
-                    dv_reg[e*8 +: 8] <= 8'd0;
-                end
+        if (can_dispatch) begin
+            // head descriptor checks
+            if (can_dispatch && !h_magic_ok) begin
+                event_reg[`PEVB_STAT_MAGIC_STOPPED] <= 1'b1;
+                error_reg <= 1'b1;
+            end else if (can_dispatch && !h_len_ok) begin
+                event_reg[`PEVB_STAT_INVALID_LENGTH] <= 1'b1;
+                error_reg <= 1'b1;
             end
-            wr_ptr_reg <= wr_ptr_reg + fetch_n[LOG_DEPTH:0];
-            fetch_addr_reg <= fetch_addr_reg + {51'd0, fetch_n, 5'd0};
-            fetch_rem_reg <= fetch_rem_reg - fetch_n[6:0];
-        end
-        fetch_out_reg <= fetch_out_reg + (fetch_fire ? 3'd1 : 3'd0) - (fetch_retire_valid ? 3'd1 : 3'd0);
-        if (fetch_retire_valid && fetch_retire_err != 5'd0) begin
-            event_reg[`PEVB_STAT_DESC_ERROR] <= fetch_retire_err;
-            error_reg <= 1'b1;
-        end
 
-        // head descriptor checks
-        if (can_dispatch && !h_magic_ok) begin
-            event_reg[`PEVB_STAT_MAGIC_STOPPED] <= 1'b1;
-            error_reg <= 1'b1;
-        end else if (can_dispatch && !h_len_ok) begin
-            event_reg[`PEVB_STAT_INVALID_LENGTH] <= 1'b1;
-            error_reg <= 1'b1;
-        end
-
-        // dispatch and follow the next pointer
-        if (consume) begin
-            rd_ptr_reg <= rd_ptr_reg + 1'b1;
-            if (BYPASS != 0) begin
-                // no chain to follow: Stop is reported when the descriptor completes
-            end else if (h_ctrl[DC_STOP]) begin
-                stopping_reg <= 1'b1;
-            end else if (after != 0) begin
-                if (next_matches) begin
-                    if (!implied[7] && implied[6:0] > fetch_rem_reg) begin
-                        fetch_rem_reg <= implied[6:0];
+            // dispatch and follow the next pointer
+            if (consume) begin
+                rd_ptr_reg <= rd_ptr_reg + 1'b1;
+                if (BYPASS != 0) begin
+                    // no chain to follow: Stop is reported when the descriptor completes
+                end else if (h_ctrl[DC_STOP]) begin
+                    stopping_reg <= 1'b1;
+                end else if (after != 0) begin
+                    if (next_matches) begin
+                        if (!implied[7] && implied[6:0] > fetch_rem_reg) begin
+                            fetch_rem_reg <= implied[6:0];
+                        end
+                    end else begin
+                        flush_pending_reg <= 1'b1;
+                        flush_addr_reg <= h_next;
+                        flush_rem_reg <= h_adj_total;
                     end
                 end else begin
-                    flush_pending_reg <= 1'b1;
-                    flush_addr_reg <= h_next;
-                    flush_rem_reg <= h_adj_total;
-                end
-            end else begin
-                if (fetch_rem_reg != 7'd0 && fetch_addr_reg == h_next) begin
-                    if (h_adj_total > fetch_rem_reg) begin
+                    if (fetch_rem_reg != 7'd0 && fetch_addr_reg == h_next) begin
+                        if (h_adj_total > fetch_rem_reg) begin
+                            fetch_rem_reg <= h_adj_total;
+                        end
+                    end else begin
+                        fetch_addr_reg <= h_next;
                         fetch_rem_reg <= h_adj_total;
                     end
-                end else begin
-                    fetch_addr_reg <= h_next;
-                    fetch_rem_reg <= h_adj_total;
                 end
             end
         end
@@ -407,60 +420,64 @@ always @(posedge clk) begin
             fetch_rem_reg <= flush_rem_reg;
         end
 
-        // completions
-        inflight_reg <= inflight_reg + (consume ? 4'd1 : 4'd0) - (done_valid ? 4'd1 : 4'd0);
-        if (done_fail) begin
-            event_reg[`PEVB_STAT_READ_ERROR] <= done_rd_err;
-            event_reg[`PEVB_STAT_WRITE_ERROR] <= done_wr_err;
-            error_reg <= 1'b1;
-        end
-        if (done_ok) begin
-            count_reg <= count_reg + 32'd1;
-            if (done_flags[DC_COMPLETED]) begin
-                event_reg[`PEVB_STAT_DESC_COMPLETED] <= 1'b1;
+        if (done_wake) begin
+            // completions
+            inflight_reg <= inflight_reg + (consume ? 4'd1 : 4'd0) - (done_valid ? 4'd1 : 4'd0);
+            if (done_fail) begin
+                event_reg[`PEVB_STAT_READ_ERROR] <= done_rd_err;
+                event_reg[`PEVB_STAT_WRITE_ERROR] <= done_wr_err;
+                error_reg <= 1'b1;
             end
-            if (done_flags[DC_STOP]) begin
-                event_reg[`PEVB_STAT_DESC_STOPPED] <= 1'b1;
+            if (done_ok) begin
+                count_reg <= count_reg + 32'd1;
+                if (done_flags[DC_COMPLETED]) begin
+                    event_reg[`PEVB_STAT_DESC_COMPLETED] <= 1'b1;
+                end
+                if (done_flags[DC_STOP]) begin
+                    event_reg[`PEVB_STAT_DESC_STOPPED] <= 1'b1;
+                end
+            end
+
+            // poll-mode write-back: {error, count}; the latest value wins if one is pending
+            if (m_wb_valid && m_wb_ready) begin
+                wb_pending_reg <= 1'b0;
+            end
+            if (done_ok && done_flags[DC_COMPLETED] && wb_enabled) begin
+                wb_pending_reg <= 1'b1;
+                wb_data_reg <= 32'd0;
+                wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT] + 1'b1;
+            end else if (error_reg && wb_enabled && !err_wb_done_reg && drained) begin
+                wb_pending_reg <= 1'b1;
+                wb_data_reg <= 32'd0;
+                wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT];
+                wb_data_reg[`PEVB_WB_ERROR] <= 1'b1;
+                err_wb_done_reg <= 1'b1;
             end
         end
 
-        // poll-mode write-back: {error, count}; the latest value wins if one is pending
-        if (m_wb_valid && m_wb_ready) begin
-            wb_pending_reg <= 1'b0;
-        end
-        if (done_ok && done_flags[DC_COMPLETED] && wb_enabled) begin
-            wb_pending_reg <= 1'b1;
-            wb_data_reg <= 32'd0;
-            wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT] + 1'b1;
-        end else if (error_reg && wb_enabled && !err_wb_done_reg && drained) begin
-            wb_pending_reg <= 1'b1;
-            wb_data_reg <= 32'd0;
-            wb_data_reg[`PEVB_WB_COUNT] <= count_reg[`PEVB_WB_COUNT];
-            wb_data_reg[`PEVB_WB_ERROR] <= 1'b1;
-            err_wb_done_reg <= 1'b1;
-        end
-
-        if (finishing) begin
-            running_reg <= 1'b0;
-            run_lost_reg <= 1'b0;
-            if (!stopping_reg && !error_reg) begin
-                event_reg[`PEVB_STAT_IDLE_STOPPED] <= 1'b1;
+        if (chain_wake) begin
+            if (finishing) begin
+                running_reg <= 1'b0;
+                run_lost_reg <= 1'b0;
+                if (!stopping_reg && !error_reg) begin
+                    event_reg[`PEVB_STAT_IDLE_STOPPED] <= 1'b1;
+                end
+            end else if (!running_reg && start_pending_reg && run) begin
+                // start a new chain
+                start_pending_reg <= 1'b0;
+                running_reg <= 1'b1;
+                stopping_reg <= 1'b0;
+                error_reg <= 1'b0;
+                run_lost_reg <= 1'b0;
+                err_wb_done_reg <= 1'b0;
+                rd_ptr_reg <= 0;
+                wr_ptr_reg <= 0;
+                fetch_addr_reg <= desc_addr;
+                fetch_rem_reg <= BYPASS != 0 ? 7'd0 : {1'b0, desc_adj} + 7'd1;
+                flush_pending_reg <= 1'b0;
+                count_reg <= 32'd0;
+                restart_reg <= 1'b1;
             end
-        end else if (!running_reg && start_pending_reg && run) begin
-            // start a new chain
-            start_pending_reg <= 1'b0;
-            running_reg <= 1'b1;
-            stopping_reg <= 1'b0;
-            error_reg <= 1'b0;
-            run_lost_reg <= 1'b0;
-            err_wb_done_reg <= 1'b0;
-            rd_ptr_reg <= 0;
-            wr_ptr_reg <= 0;
-            fetch_addr_reg <= desc_addr;
-            fetch_rem_reg <= BYPASS != 0 ? 7'd0 : {1'b0, desc_adj} + 7'd1;
-            flush_pending_reg <= 1'b0;
-            count_reg <= 32'd0;
-            restart_reg <= 1'b1;
         end
 
         if (rst) begin

@@ -292,7 +292,7 @@ VERILATOR_WRITTEN = (
     ("pevb_xact_pause", ("pause", "pat_on", "pat_gen", "pat")),
     (XACT_CARD_TOPLEVEL, ("ram_dirty_clear",)),
     (ANNOT_TOP, ("*",)),
-    ("pevb_regs", ("perf_cyc_reg",)),
+    ("pevb_regs", ("cyc_reg",)),
 )
 HIP_PORT = "pevb_hip_port"
 # a port declaration at the start of a line: its direction (or the hard-IP port's stream

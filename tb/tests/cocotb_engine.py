@@ -568,7 +568,7 @@ async def test_performance_counters(dut):
     # a cycle counter one short of its maximum, running free (not auto): it reaches the
     # maximum, stops there, and flags it
     top = (1 << regs.PERF_COUNT_BITS) - 1
-    engine(dut).regs_inst.perf_cyc_reg[0].value = top - 1
+    engine(dut).regs_inst.perf[0].built.cyc_reg.value = top - 1
     await h.h2c.write32(h.h2c.reg(regs.CH_PERF_CTRL), int(regs.Perf.RUN))
     await h.platform.sleep_ns(1000)
     assert await read_perf(h.h2c, regs.CH_PERF_CYC_LO, regs.CH_PERF_CYC_HI) == (top, True)
