@@ -252,28 +252,38 @@ assign pay_rd_data = pay_rd_data_reg;
 // enable), and event-driven simulators skip it on idle cycles.
 wire wake = rst || cmd_push || ar_fire || r_fire || pay_fire || job_done || tq_pop ||
             pay_rd_en || restart;
+// finer enables inside it: the command side and the TLP queue move once per burst or TLP,
+// the data side on every beat (a streaming block is awake, and reads each condition)
+wire ar_out_move = ar_fire || (r_fire && m_axi_rlast);
+wire [4:0] ar_out_next = ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - ((r_fire && m_axi_rlast) ? 5'd1 : 5'd0);
+wire cmd_wake = cmd_push || ar_out_move;
+wire tq_wake = job_done || tq_pop;
 
 always @(posedge clk) begin
     if (wake) begin
-        if (cmd_push) begin
-            cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
-            cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
-            cmd_card_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_card_addr;
-            cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
-            cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
-        end
+        if (cmd_wake) begin
+            if (cmd_push) begin
+                cmd_pcie_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_pcie_addr;
+                cmd_len_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_len;
+                cmd_card_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_card_addr;
+                cmd_slot_mem[cmd_wr_ptr_reg[LOG_CD-1:0]] <= s_cmd_slot;
+                cmd_wr_ptr_reg <= cmd_wr_ptr_reg + 1'b1;
+            end
 
-        if (ar_fire) begin
-            if (a_last) begin
-                ar_active_reg <= 1'b0;
-                cmd_ar_ptr_reg <= cmd_ar_ptr_reg + 1'b1;
-            end else begin
-                ar_active_reg <= 1'b1;
-                ar_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
-                ar_rem_reg <= a_rem - a_len;
+            if (ar_fire) begin
+                if (a_last) begin
+                    ar_active_reg <= 1'b0;
+                    cmd_ar_ptr_reg <= cmd_ar_ptr_reg + 1'b1;
+                end else begin
+                    ar_active_reg <= 1'b1;
+                    ar_word_reg <= a_word + {{(WORD_WIDTH-CW){1'b0}}, a_len};
+                    ar_rem_reg <= a_rem - a_len;
+                end
+            end
+            if (ar_out_move) begin
+                ar_out_reg <= ar_out_next;
             end
         end
-        ar_out_reg <= ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - ((r_fire && m_axi_rlast) ? 5'd1 : 5'd0);
 
         if (r_fire) begin
             job_err_reg <= job_err;
@@ -282,25 +292,27 @@ always @(posedge clk) begin
             pay_mem[pay_tmp_ptr_reg[LOG_PD-1:0]] <= al_data;
             pay_tmp_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
         end
-        if (job_done) begin
-            cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
-            job_err_reg <= 5'd0;
-            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_pcie;
-            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_len;
-            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[al_idx];
-            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_bad;
-            tq_err_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_err;
-            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
-            if (job_bad) begin
-                // forget the TLP's payload; drop everything after it until restart
-                pay_tmp_ptr_reg <= pay_wr_ptr_reg;
-                drop_reg <= 1'b1;
-            end else begin
-                pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
+        if (tq_wake) begin
+            if (job_done) begin
+                cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
+                job_err_reg <= 5'd0;
+                tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_pcie;
+                tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_len;
+                tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[al_idx];
+                tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_bad;
+                tq_err_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_err;
+                tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
+                if (job_bad) begin
+                    // forget the TLP's payload; drop everything after it until restart
+                    pay_tmp_ptr_reg <= pay_wr_ptr_reg;
+                    drop_reg <= 1'b1;
+                end else begin
+                    pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
+                end
             end
-        end
-        if (tq_pop) begin
-            tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
+            if (tq_pop) begin
+                tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
+            end
         end
 
         if (pay_rd_en) begin

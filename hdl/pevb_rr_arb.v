@@ -99,21 +99,18 @@ endgenerate
 
 // The block below changes nothing while no request is granted and the hold state already
 // matches (a clock enable): event-driven simulators then skip it on idle cycles.
+// The next values as continuous logic, reset included: the block itself then reads three
+// signals a cycle while requests are up.
+wire [IDX_WIDTH-1:0] last_next = rst ? {IDX_WIDTH{1'b1}} : grant_valid && fire ? grant_idx : last_reg;
+wire hold_next = !rst && grant_valid && !fire;
+wire [IDX_WIDTH-1:0] hold_idx_next = rst ? {IDX_WIDTH{1'b0}} : grant_idx;
 wire wake = rst || grant_valid || hold_reg || hold_idx_reg != grant_idx;
 
 always @(posedge clk) begin
     if (wake) begin
-        hold_reg <= grant_valid && !fire;
-        hold_idx_reg <= grant_idx;
-        if (grant_valid && fire) begin
-            last_reg <= grant_idx;
-        end
-
-        if (rst) begin
-            last_reg <= {IDX_WIDTH{1'b1}};
-            hold_reg <= 1'b0;
-            hold_idx_reg <= {IDX_WIDTH{1'b0}};
-        end
+        last_reg <= last_next;
+        hold_reg <= hold_next;
+        hold_idx_reg <= hold_idx_next;
     end
 end
 
