@@ -254,8 +254,9 @@ wire wake = rst || cmd_push || ar_fire || r_fire || pay_fire || job_done || tq_p
             pay_rd_en || restart;
 // finer enables inside it: the command side and the TLP queue move once per burst or TLP,
 // the data side on every beat (a streaming block is awake, and reads each condition)
-wire ar_out_move = ar_fire || (r_fire && m_axi_rlast);
-wire [4:0] ar_out_next = ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - ((r_fire && m_axi_rlast) ? 5'd1 : 5'd0);
+wire r_burst_end = r_fire && m_axi_rlast;
+wire ar_out_move = ar_fire || r_burst_end;
+wire [4:0] ar_out_next = ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - (r_burst_end ? 5'd1 : 5'd0);
 wire cmd_wake = cmd_push || ar_out_move;
 wire tq_wake = job_done || tq_pop;
 

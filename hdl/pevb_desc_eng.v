@@ -198,6 +198,8 @@ end
 
 wire active = running_reg && !error_reg && !stopping_reg && !run_lost_reg;
 wire fetch_misaligned = fetch_addr_reg[4:0] != 5'd0;
+// a fetch from a misaligned address stops the chain with an alignment error
+wire fetch_align_stop = active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned;
 wire fetch_want = active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && free != 0 &&
                   fetch_out_reg < DESC_FETCHES[2:0];
 
@@ -304,7 +306,7 @@ wire wake = rst || running_reg || start_pending_reg || run != run_d_reg || resta
 
 // finer enables inside the block, each the OR of its section's conditions
 wire fetch_wake = buf_wr_en != {KEEP{1'b0}} || fetch_fire || fetch_retire_valid ||
-                  (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned);
+                  fetch_align_stop;
 wire done_wake = consume || done_valid || (m_wb_valid && m_wb_ready) ||
                  (error_reg && wb_enabled && !err_wb_done_reg && drained);
 wire chain_wake = finishing || (!running_reg && start_pending_reg && run);
@@ -349,7 +351,7 @@ always @(posedge clk) begin
             end
 
             // fetch issue
-            if (active && !halt && !flush_pending_reg && fetch_rem_reg != 7'd0 && fetch_misaligned) begin
+            if (fetch_align_stop) begin
                 event_reg[`PEVB_STAT_ALIGN_MISMATCH] <= 1'b1;
                 error_reg <= 1'b1;
             end
