@@ -136,7 +136,8 @@ reg [31:0] intmask_reg [0:7];
 reg [63:0] wb_addr_reg [0:7];
 reg [`PEVB_PERF_CTRL] perf_ctrl_reg [0:7];
 // PG195's performance monitor: 42-bit cycle and data beat counters that stop at
-// their maximum and flag it, each {maxed, count} (per channel, below)
+// their maximum and flag it, each {maxed, count} (per channel, below; zero here but
+// while the read mux addresses that channel's counters)
 wire [8*43-1:0] perf_cyc;
 wire [8*43-1:0] perf_data;
 reg [63:0] desc_addr_reg [0:7];
@@ -193,6 +194,11 @@ wire chan_tgt = tgt == `PEVB_TGT_H2C || tgt == `PEVB_TGT_C2H;
 wire sgdma_tgt = tgt == `PEVB_TGT_H2C_SGDMA || tgt == `PEVB_TGT_C2H_SGDMA;
 wire [2:0] ch_sel = {tgt[0], chn[1:0]};
 wire ch_hit = bar1 && chn[3:2] == 2'd0 && BUILT[ch_sel] && (chan_tgt || sgdma_tgt);
+// an access to one of the performance counters' registers: only then does the read mux
+// see a counter (each channel's counters reach it gated by this and its number, so a
+// counter that moves on every clock wakes nothing else)
+wire perf_rd = ch_hit && chan_tgt && (ofs == `PEVB_CH_PERF_CYC_LO || ofs == `PEVB_CH_PERF_CYC_HI ||
+                                      ofs == `PEVB_CH_PERF_DATA_LO || ofs == `PEVB_CH_PERF_DATA_HI);
 
 // MSI-X table entry (0x8000 + 16 * entry) or the PBA's low DWORD (0x8FE0)
 wire msix_tgt = MSIX != 0 && bar1 && tgt == `PEVB_TGT_MSIX;
@@ -268,8 +274,10 @@ generate
                     end
                 end
             end
-            assign perf_cyc[g*43 +: 43] = cyc_reg;
-            assign perf_data[g*43 +: 43] = data_reg;
+            localparam [2:0] CH = g;
+            wire shown = perf_rd && ch_sel == CH;
+            assign perf_cyc[g*43 +: 43] = shown ? cyc_reg : 43'd0;
+            assign perf_data[g*43 +: 43] = shown ? data_reg : 43'd0;
         end else begin : absent
             assign perf_cyc[g*43 +: 43] = 43'd0;
             assign perf_data[g*43 +: 43] = 43'd0;
