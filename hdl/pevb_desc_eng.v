@@ -274,13 +274,16 @@ wire finishing = running_reg && (stopping_reg || error_reg || !run || run_lost_r
                  !consume &&
                  !(error_reg && wb_enabled && !err_wb_done_reg);
 
-// buffer DWORD written by each completion lane (wraps around the buffer)
+// buffer DWORD written by each completion lane (wraps around the buffer). The lanes see
+// the index only on a beat that writes the buffer (it moves with every completion beat,
+// data included, and is used only then).
+wire [IDX_WIDTH-1:0] buf_lane_base = |buf_wr_en ? buf_wr_idx : {IDX_WIDTH{1'b0}};
 wire [KEEP*IDX_WIDTH-1:0] buf_lane_idx;
 genvar g;
 generate
     for (g = 0; g < KEEP; g = g + 1) begin : lane
         localparam [IDX_WIDTH-1:0] OFS = g;
-        assign buf_lane_idx[g*IDX_WIDTH +: IDX_WIDTH] = buf_wr_idx + OFS;
+        assign buf_lane_idx[g*IDX_WIDTH +: IDX_WIDTH] = buf_lane_base + OFS;
     end
 endgenerate
 

@@ -334,12 +334,14 @@ assign m_dat_valid = rc_valid_reg && dat_push;
 assign m_dat_data = rc_data_reg;
 assign m_dat_slot = ctx_slot_reg[tag];
 
-// descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3
+// descriptor DWORDs: stream DWORD q = beat*KEEP + j, payload DWORD q - 3 (the lanes see
+// the beat only while it carries descriptors: a data completion's beats leave them be)
+wire [31:0] dsc_dw_base = desc_wr ? rc_dw_base : 32'd0;
 wire [KEEP-1:0] dsc_en;
 genvar gj;
 generate
     for (gj = 0; gj < KEEP; gj = gj + 1) begin : dsc_lane
-        wire [31:0] q = rc_dw_base + gj;
+        wire [31:0] q = dsc_dw_base + gj;
         assign dsc_en[gj] = desc_wr && rc_keep_reg[gj] && q >= 3 && q < 3 + {21'd0, h_dw_count};
     end
 endgenerate

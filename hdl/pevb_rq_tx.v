@@ -146,17 +146,24 @@ wire [31:0] sel_dw3 = {1'b0, 3'b000, 3'b000, 1'b0, 16'd0, pick_wr ? 8'd0 : s_rd_
 wire [31:0] cur_dw_base = {21'd0, cur_beat_reg} << LOG_KEEP;  // first stream DWORD of the beat
 
 // per lane: stream DWORDs kept, and the lanes carrying header or immediate data
-// (continuous assignments, one set per lane)
+// (continuous assignments, one set per lane). Each set sees the beat's first DWORD only
+// where its answer can depend on it: a full beat keeps every lane, and from DWORD 6 on no
+// lane carries header or immediate data; there they see a constant instead (the same
+// answers), so an event-driven simulator does not re-evaluate every lane on every beat.
+wire [31:0] dw_total = {21'd0, cur_dw_total_reg};
+wire beat_full = cur_dw_base + KEEP <= dw_total;
+wire [31:0] keep_base = beat_full ? 32'd0 : cur_dw_base;   // lane < total when full
+wire [31:0] fixed_base = cur_dw_base < 6 ? cur_dw_base : 32'd6;
 wire [KEEP-1:0] beat_keep;
 wire [KEEP-1:0] beat_fixed_lanes;
 wire [DW-1:0] beat_fixed_data;
 genvar gj;
 generate
     for (gj = 0; gj < KEEP; gj = gj + 1) begin : beat_lane
-        wire [31:0] dw_idx = cur_dw_base + gj;
+        wire [31:0] dw_idx = fixed_base + gj;
         wire is_hdr = dw_idx < 4;
         wire is_imm = cur_imm_reg && (dw_idx == 4 || dw_idx == 5);
-        assign beat_keep[gj] = dw_idx < {21'd0, cur_dw_total_reg};
+        assign beat_keep[gj] = keep_base + gj < dw_total;
         assign beat_fixed_lanes[gj] = is_hdr || is_imm;
         assign beat_fixed_data[gj*32 +: 32] = is_hdr ? cur_hdr_reg[dw_idx[1:0]*32 +: 32] :
                                               is_imm ? cur_imm_data_reg[dw_idx[0]*32 +: 32] : 32'd0;
