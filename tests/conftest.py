@@ -32,6 +32,24 @@ def profile(request: pytest.FixtureRequest) -> str:
     return request.config.getoption("--profile")
 
 
+class _SharedLaunches:
+    """pytest-xdist's ``--dist load`` (what ``-n`` picks) keeping the items of a shared
+    simulator launch on one worker (tests/sim/launches.py)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        if config.getvalue("dist") != "load":
+            return None
+        from tests.sim.launches import make_scheduler
+
+        return make_scheduler(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_SharedLaunches(), "shared_launches")
+
+
 def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 

@@ -1,14 +1,17 @@
 """Every cocotb test of ``tb/tests`` as a pytest item (the list and the subsets are in
 :mod:`tests.sim.plan`). Item ids read ``<module>.<test>-<simulator>-<profile>[-variant]``,
-for example ``engine.test_identifiers-icarus-picoevb``; ``-k`` selects on them. A failure
+for example ``engine.test_identifiers-icarus-picoevb``; ``-k`` selects on them. The items
+of one configuration share simulator launches (:mod:`tests.sim.launches`). A failure
 prints the command that reproduces it."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tb import runner
-from tests.sim import plan
+from tests.sim import launches, plan
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -23,7 +26,48 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("case", params)
 
 
-def test_cocotb(case: plan.Case, sim: str, profile: str) -> None:
+@pytest.fixture(scope="session")
+def shared_launches(request: pytest.FixtureRequest) -> launches.Launches:
+    return launches.Launches(request.session)
+
+
+def test_cocotb(
+    case: plan.Case,
+    sim: str,
+    profile: str,
+    request: pytest.FixtureRequest,
+    shared_launches: launches.Launches,
+) -> None:
+    repro = (
+        f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
+        f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{case.id}'\""
+    )
+    shared = shared_launches.outcome(request.node.nodeid)
+    if shared is None:  # a launch of its own (or its shared launch did not report it)
+        _run_alone(case, repro)
+        return
+    if shared.passed:
+        return
+    try:  # failed in the shared launch: does it fail alone too?
+        _run_alone(case, repro)
+        before = shared.tests[: shared.tests.index(case.test)]
+        verdict = (
+            f"alone it passes: a test before it in the launch ({', '.join(before)}) "
+            "left state behind"
+            if before
+            else "alone it passes, though it ran first in the launch"
+        )
+    except AssertionError as alone:
+        verdict = f"alone it fails too: {alone}"
+    seed = os.environ.get("SEED", "1")
+    raise AssertionError(
+        f"{case.test} failed in a launch of {len(shared.tests)} tests: {shared.message}\n"
+        f"log: {shared.log}\n{verdict}\nreproduce: {repro.format(seed=seed)}"
+    )
+
+
+def _run_alone(case: plan.Case, repro: str) -> None:
+    """Run ``case`` in a launch of its own; a failure raises with the log and ``repro``."""
     runner.run_and_check(
         case.test,
         sim=case.sim,
@@ -33,6 +77,5 @@ def test_cocotb(case: plan.Case, sim: str, profile: str) -> None:
         overrides=dict(case.overrides) or None,
         toplevel=case.toplevel,
         user_sources=plan.USER_SOURCES.get(case.toplevel, ()),
-        repro=f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
-        f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{case.id}'\"",
+        repro=repro,
     )
