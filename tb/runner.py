@@ -498,7 +498,7 @@ def run(
         name = "-".join(testcase)
         if len(name) > 120:
             name = f"{testcase[0]}-and-{len(testcase) - 1}-more"
-    tdir = test_dir or (bdir / "runs" / f"{name}-{os.getpid()}")
+    tdir = test_dir or _run_dir(bdir / "runs", f"{name}-{os.getpid()}")
     tdir.mkdir(parents=True, exist_ok=True)
     env = {
         PROFILE_ENV: prof.name,
@@ -558,6 +558,21 @@ def run(
         write_save_file(dump, view=focus(records or []))
     _note_artifacts(tdir)
     return results
+
+
+_RUN_DIRS: set[Path] = set()  # the run directories this process has used
+
+
+def _run_dir(runs: Path, name: str) -> Path:
+    """A run directory of its own: ``name``, or ``name-2``, ``name-3``... where this
+    process ran there before (the same tests on one build, in another variant or
+    again), so that no run's log or results take the place of another's."""
+    tdir, k = runs / name, 1
+    while tdir in _RUN_DIRS:
+        k += 1
+        tdir = runs / f"{name}-{k}"
+    _RUN_DIRS.add(tdir)
+    return tdir
 
 
 def artifacts(run_dir: Path) -> list[Path]:

@@ -223,3 +223,15 @@ def test_verilator_builds_write_only_where_the_testbench_writes(monkeypatch):
     monkeypatch.setattr(runner, "VERILATOR_WRITTEN", runner.VERILATOR_WRITTEN[:-1])
     assert runner.build_dir("verilator", prof) != before["verilator"]
     assert runner.build_dir("icarus", prof) == before["icarus"]
+
+
+def test_each_run_of_a_process_gets_a_directory_of_its_own(tmp_path: Path) -> None:
+    """Two runs of the same tests on one build in one process (two variants, or a test
+    run again alone) keep their own logs and results."""
+    runs = tmp_path / "runs"
+    first = runner._run_dir(runs, "test_a-42")
+    second = runner._run_dir(runs, "test_a-42")
+    third = runner._run_dir(runs, "test_a-42")
+    assert first == runs / "test_a-42"
+    assert (second, third) == (runs / "test_a-42-2", runs / "test_a-42-3")
+    assert runner._run_dir(runs, "test_b-42") == runs / "test_b-42"
