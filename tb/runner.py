@@ -616,6 +616,17 @@ def failures(results_xml: Path) -> list[str]:
     return failed
 
 
+def env_seed() -> int:
+    """The seed ``make test`` gives the suite (``SEED``, default 1)."""
+    return int(os.environ.get("SEED", "1"))
+
+
+def run_as_make_test(testcase: str | list[str], **kwargs) -> Path:
+    """:func:`run` with the seed and waves ``make test`` gives the suite (``SEED``,
+    ``WAVES``); the other keywords as for :func:`run`."""
+    return run(testcase, seed=env_seed(), waves=os.environ.get("WAVES", "0") == "1", **kwargs)
+
+
 def run_and_check(
     testcase: str,
     *,
@@ -630,14 +641,12 @@ def run_and_check(
 ) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
-    seed = int(os.environ.get("SEED", "1"))
-    results = run(
+    seed = env_seed()
+    results = run_as_make_test(
         testcase,
         sim=sim,
         profile=profile,
         module=module,
-        seed=seed,
-        waves=os.environ.get("WAVES", "0") == "1",
         extra_env=extra_env,
         overrides=overrides,
         toplevel=toplevel,

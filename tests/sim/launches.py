@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tb import runner
+from tests.sim import plan
 
 # the test function whose items share launches, and the most tests in one launch (more
 # would leave a worker alone with a long launch at the end of the suite)
@@ -111,21 +112,19 @@ class Launches:
         return self._done[launch].get(self._items[nodeid].callspec.params["case"].test)
 
 
-def _run(cases: list) -> dict[str, Outcome]:
+def _run(cases: list[plan.Case]) -> dict[str, Outcome]:
     """Run ``cases`` (one configuration) in one launch; each reported test's outcome."""
     first = cases[0]
     try:
-        results = runner.run(
+        results = runner.run_as_make_test(
             [c.test for c in cases],
             sim=first.sim,
             profile=first.profile,
             module=first.module_path,
-            seed=int(os.environ.get("SEED", "1")),
-            waves=os.environ.get("WAVES", "0") == "1",
             extra_env=dict(first.env),
             overrides=dict(first.overrides) or None,
             toplevel=first.toplevel,
-            user_sources=_user_sources(first.toplevel),
+            user_sources=plan.USER_SOURCES.get(first.toplevel, ()),
         )
     except RuntimeError:  # the simulator ended without results: each test runs alone
         return {}
@@ -141,12 +140,6 @@ def _run(cases: list) -> dict[str, Outcome]:
             bad is None, message, results.parent / "sim.log", names
         )
     return out
-
-
-def _user_sources(toplevel: str) -> tuple[Path, ...]:
-    from tests.sim import plan
-
-    return plan.USER_SOURCES.get(toplevel, ())
 
 
 def make_scheduler(config: pytest.Config, log):

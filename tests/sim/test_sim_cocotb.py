@@ -6,8 +6,6 @@ prints the command that reproduces it."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from tb import runner
@@ -59,7 +57,7 @@ def test_cocotb(
         )
     except AssertionError as alone:
         verdict = f"alone it fails too: {alone}"
-    seed = os.environ.get("SEED", "1")
+    seed = runner.env_seed()
     raise AssertionError(
         f"{case.test} failed in a launch of {len(shared.tests)} tests: {shared.message}\n"
         f"log: {shared.log}\n{verdict}\nreproduce: {repro.format(seed=seed)}"
