@@ -4,7 +4,7 @@ Each cocotb test stays a pytest item of its own (``tests/sim/test_sim_cocotb.py`
 items of one module on one build, simulator, profile and variant run in one launch of the
 simulator, at most :data:`MAX_TESTS` to a launch, as cocotb runs a module. A launch costs
 about half a second before its first test (the simulator, cocotb's and the testbench's
-imports); one per test was a third of the suite's time. Each test still gets its own
+imports); one per test was a fifth of the suite's CPU time. Each test still gets its own
 random seed (cocotb's, from the test's name) and sets up its own system, the card reset.
 
 The first item of a launch to run makes it; every item of it then reads its own result
@@ -153,8 +153,9 @@ def make_scheduler(config: pytest.Config, log):
         _units: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
-            if self._units is None:
-                self._units = launches(list(self.collection or []))
+            if self._units is None:  # first asked once the collection is complete
+                assert self.collection is not None
+                self._units = launches(self.collection)
             launch = self._units.get(nodeid)
             return nodeid if launch is None else f"launch:{launch}"
 

@@ -50,10 +50,11 @@ def test_cocotb(
         _run_alone(case, repro)
         before = shared.tests[: shared.tests.index(case.test)]
         verdict = (
-            f"alone it passes: a test before it in the launch ({', '.join(before)}) "
-            "left state behind"
+            f"alone it passes: state left by a test before it in the launch "
+            f"({', '.join(before)}), or a failure that does not repeat"
             if before
-            else "alone it passes, though it ran first in the launch"
+            else "alone it passes, though it ran first in the launch: a failure that "
+            "does not repeat"
         )
     except AssertionError as alone:
         verdict = f"alone it fails too: {alone}"

@@ -249,7 +249,7 @@ def test_a_failure_in_a_launch_says_whether_it_fails_alone(
     if alone_fails:
         assert "alone it fails too: ['test_b'] failed: still boom" in text
     else:
-        assert "alone it passes: a test before it in the launch (test_a) left state" in text
+        assert "alone it passes: state left by a test before it in the launch (test_a)" in text
     assert "reproduce: make test SIM=icarus PROFILE=picoevb SEED=" in text
     assert "-k 'engine.test_b-icarus-picoevb'" in text
 
