@@ -36,32 +36,42 @@ def test_cocotb(
     request: pytest.FixtureRequest,
     shared_launches: launches.Launches,
 ) -> None:
-    repro = (
-        f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
-        f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{case.id}'\""
-    )
     shared = shared_launches.outcome(request.node.nodeid)
     if shared is None:  # a launch of its own (or its shared launch did not report it)
-        _run_alone(case, repro)
+        _run_alone(case, _repro(sim, profile, [case.id]))
         return
     if shared.passed:
         return
     try:  # failed in the shared launch: does it fail alone too?
-        _run_alone(case, repro)
-        before = shared.tests[: shared.tests.index(case.test)]
-        verdict = (
-            f"alone it passes: state left by a test before it in the launch "
-            f"({', '.join(before)}), or a failure that does not repeat"
-            if before
-            else "alone it passes, though it ran first in the launch: a failure that "
-            "does not repeat"
-        )
-    except AssertionError as alone:
+        _run_alone(case, _repro(sim, profile, [case.id]))
+    except AssertionError as alone:  # its message has its log and the command
         verdict = f"alone it fails too: {alone}"
-    seed = runner.env_seed()
+    else:
+        before = shared.tests[: shared.tests.index(case.test)]
+        if before:  # the command runs them in one launch again, in the same order
+            ids = [case.id.replace(f".{case.test}-", f".{t}-", 1) for t in before]
+            verdict = (
+                f"alone it passes: state left by a test before it in the launch "
+                f"({', '.join(before)}), or a failure that does not repeat\n"
+                f"reproduce: {_repro(sim, profile, [*ids, case.id])}"
+            )
+        else:
+            verdict = (
+                "alone it passes, though it ran first in the launch: a failure that does "
+                f"not repeat\nreproduce: {_repro(sim, profile, [case.id])}"
+            )
+        verdict = verdict.format(seed=runner.env_seed())
     raise AssertionError(
         f"{case.test} failed in a launch of {len(shared.tests)} tests: {shared.message}\n"
-        f"log: {shared.log}\n{verdict}\nreproduce: {repro.format(seed=seed)}"
+        f"log: {shared.log}\n{verdict}"
+    )
+
+
+def _repro(sim: str, profile: str, ids: list[str]) -> str:
+    """The command that runs these items (``{seed}`` left to fill in)."""
+    return (
+        f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
+        f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{' or '.join(ids)}'\""
     )
 
 

@@ -226,16 +226,23 @@ class _Shared:
         return self._outcome
 
 
+REPRO_B = (
+    "reproduce: make test SIM=icarus PROFILE=picoevb SEED=1 "
+    "TESTS=\"tests/sim/test_sim_cocotb.py -k 'engine.test_b-icarus-picoevb'\""
+)
+
+
 @pytest.mark.parametrize("alone_fails", [False, True])
 def test_a_failure_in_a_launch_says_whether_it_fails_alone(
     alone_fails: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SEED", "1")  # as make test gives it; the command names it
     ran_alone: list[str] = []
 
     def fake_alone(case, repro):
         ran_alone.append(case.test)
         if alone_fails:
-            raise AssertionError("['test_b'] failed: still boom")
+            raise AssertionError(f"['test_b'] failed: still boom\nlog: /a/sim.log\n{REPRO_B}")
 
     monkeypatch.setattr(sim_cocotb, "_run_alone", fake_alone)
     request = types.SimpleNamespace(node=types.SimpleNamespace(nodeid="x"))
@@ -250,8 +257,11 @@ def test_a_failure_in_a_launch_says_whether_it_fails_alone(
         assert "alone it fails too: ['test_b'] failed: still boom" in text
     else:
         assert "alone it passes: state left by a test before it in the launch (test_a)" in text
-    assert "reproduce: make test SIM=icarus PROFILE=picoevb SEED=" in text
-    assert "-k 'engine.test_b-icarus-picoevb'" in text
+    # the command once (the failure alone carries its own log and command); passing
+    # alone, the command runs the tests before it and it in one launch again
+    launch = "'engine.test_a-icarus-picoevb or engine.test_b-icarus-picoevb'"
+    expected = REPRO_B if alone_fails else REPRO_B.replace("'engine.test_b-icarus-picoevb'", launch)
+    assert text.count("reproduce:") == 1 and text.endswith(expected)
 
 
 def test_a_pass_in_a_launch_runs_nothing_more(monkeypatch: pytest.MonkeyPatch) -> None:
