@@ -114,18 +114,8 @@ class Launches:
 
 def _run(cases: list[plan.Case]) -> dict[str, Outcome]:
     """Run ``cases`` (one configuration) in one launch; each reported test's outcome."""
-    first = cases[0]
     try:
-        results = runner.run_as_make_test(
-            [c.test for c in cases],
-            sim=first.sim,
-            profile=first.profile,
-            module=first.module_path,
-            extra_env=dict(first.env),
-            overrides=dict(first.overrides) or None,
-            toplevel=first.toplevel,
-            user_sources=plan.USER_SOURCES.get(first.toplevel, ()),
-        )
+        results = runner.run_as_make_test([c.test for c in cases], **cases[0].run_settings())
     except RuntimeError:  # the simulator ended without results: each test runs alone
         return {}
     ran = list(ET.parse(results).iter("testcase"))

@@ -324,6 +324,19 @@ class Case:
     def module_path(self) -> str:
         return f"{PACKAGE}.{self.module}"
 
+    def run_settings(self) -> dict:
+        """The keywords of :func:`tb.runner.run` for this configuration (all but the
+        test's name): simulator, profile, module, environment, build and sources."""
+        return {
+            "sim": self.sim,
+            "profile": self.profile,
+            "module": self.module_path,
+            "extra_env": dict(self.env),
+            "overrides": dict(self.overrides) or None,
+            "toplevel": self.toplevel,
+            "user_sources": USER_SOURCES.get(self.toplevel, ()),
+        }
+
 
 def cases(sim: str, profile: str) -> list[Case]:
     """The pytest items of the cocotb modules for the selected simulator and profile: all

@@ -77,14 +77,4 @@ def _repro(sim: str, profile: str, ids: list[str]) -> str:
 
 def _run_alone(case: plan.Case, repro: str) -> None:
     """Run ``case`` in a launch of its own; a failure raises with the log and ``repro``."""
-    runner.run_and_check(
-        case.test,
-        sim=case.sim,
-        profile=case.profile,
-        module=case.module_path,
-        extra_env=dict(case.env),
-        overrides=dict(case.overrides) or None,
-        toplevel=case.toplevel,
-        user_sources=plan.USER_SOURCES.get(case.toplevel, ()),
-        repro=repro,
-    )
+    runner.run_and_check(case.test, repro=repro, **case.run_settings())
