@@ -10,6 +10,9 @@ TRACE ?= 0
 SEED ?= 1
 JOBS ?= auto
 TESTS ?=
+# make test XDMA="KEY=VALUE ...": build options on top of the suite's drop-in builds
+# (docs/dropin.md's table, e.g. XDMA="LANES=2 AXI_ID_WIDTH=3")
+XDMA ?=
 # make regress: the long random regression on Dask (tb/regress/farm/): seeds (1-20, 3,7,...;
 # SEED=n alone works too), steps per seed, which random tests each seed runs (chains,driver),
 # the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
@@ -49,7 +52,7 @@ endif
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-export SIM PROFILE WAVES SEED TRACE
+export SIM PROFILE WAVES SEED TRACE XDMA
 
 .PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps
 

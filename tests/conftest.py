@@ -21,6 +21,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)",
     )
 
+    parser.addoption(
+        "--xdma",
+        default=os.environ.get("XDMA", ""),
+        help="build options for the drop-in builds of the suite, KEY=VALUE words "
+        "(docs/dropin.md's table: MODULE=xdma LANES=2 7SERIES=1 ...)",
+    )
+
+
+def xdma_options(config: pytest.Config) -> dict[str, object]:
+    """The ``--xdma`` options (``make test XDMA=...``), checked: a bad one is one usage
+    line before anything is collected or built."""
+    from tb.env.profiles import get_profile
+    from tb.runner import cli, options
+
+    words = config.getoption("--xdma").split()
+    try:
+        given = cli.parse_options(words)
+        options.check("design", get_profile(config.getoption("--profile")), given)
+    except ValueError as e:
+        raise pytest.UsageError(f"XDMA: {e}") from None
+    return given
+
 
 @pytest.fixture
 def sim(request: pytest.FixtureRequest) -> str:
@@ -46,6 +68,7 @@ class _SharedLaunches:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    xdma_options(config)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_SharedLaunches(), "shared_launches")
 

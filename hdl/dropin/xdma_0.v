@@ -63,6 +63,10 @@
  *   PEVB_XDMA_7SERIES        the part's family (0: UltraScale+, 1: 7 series): the
  *                            PIPE simulation ports take its widths
  *
+ * and the engine's own, which no Vivado option sets: PEVB_XDMA_DESC_DEPTH (descriptor
+ * buffer entries per channel), PEVB_XDMA_DESC_FETCHES (fetches in flight per channel),
+ * PEVB_XDMA_CPL_TIMEOUT_CYCLES and PEVB_XDMA_H2C_READ_TAGS.
+ *
  * The serial lanes, reference clocks, PIPE simulation ports, shared-logic QPLL
  * outputs, transceiver status ports and DRP are ports, as on the IP (UltraScale+; and
  * a 7-series template's transceiver debug ports), and tied off:
@@ -166,7 +170,21 @@
 `ifndef PEVB_XDMA_AXI_ID_WIDTH
 `define PEVB_XDMA_AXI_ID_WIDTH 4
 `endif
+`ifndef PEVB_XDMA_DESC_DEPTH
+`define PEVB_XDMA_DESC_DEPTH 8
+`endif
+`ifndef PEVB_XDMA_DESC_FETCHES
+`define PEVB_XDMA_DESC_FETCHES 2
+`endif
+`ifndef PEVB_XDMA_CPL_TIMEOUT_CYCLES
+`define PEVB_XDMA_CPL_TIMEOUT_CYCLES 131072
+`endif
+`ifndef PEVB_XDMA_H2C_READ_TAGS
+`define PEVB_XDMA_H2C_READ_TAGS (32 / H2C_CHANNELS)
+`endif
 
+// the file keeps its name when a design renames the module (PEVB_XDMA_MODULE)
+/* verilator lint_off DECLFILENAME */
 module `PEVB_XDMA_MODULE #
 (
     parameter AXIS_PCIE_DATA_WIDTH = `PEVB_XDMA_DATA_WIDTH,
@@ -213,11 +231,13 @@ module `PEVB_XDMA_MODULE #
     parameter PCIE_PREFETCHABLE = `PEVB_XDMA_PCIE_PREFETCHABLE,
     parameter AXIB_64BIT = `PEVB_XDMA_AXI_BYPASS_64BIT,
     parameter AXIB_PREFETCHABLE = `PEVB_XDMA_AXI_BYPASS_PREFETCHABLE,
-    parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
-    parameter DESC_DEPTH = 8,
-    // descriptor fetches each channel keeps in flight (1 to 7)
-    parameter DESC_FETCHES = 2,
-    parameter CPL_TIMEOUT_CYCLES = 131072
+    // the engine's own (not Vivado options): read tags an H2C channel may hold,
+    // descriptor buffer entries and fetches in flight per channel, the completion
+    // timeout in user clock cycles
+    parameter H2C_READ_TAGS = `PEVB_XDMA_H2C_READ_TAGS,
+    parameter DESC_DEPTH = `PEVB_XDMA_DESC_DEPTH,
+    parameter DESC_FETCHES = `PEVB_XDMA_DESC_FETCHES,
+    parameter CPL_TIMEOUT_CYCLES = `PEVB_XDMA_CPL_TIMEOUT_CYCLES
 )
 (
     /* PCIe reference clock, reset and lanes (unused: the link is modelled) */
@@ -760,6 +780,7 @@ module `PEVB_XDMA_MODULE #
     output wire                               m_axil_rready
 
 );
+/* verilator lint_on DECLFILENAME */
 
 assign pci_exp_txp = {LANES{1'b0}};
 assign pci_exp_txn = {LANES{1'b1}};

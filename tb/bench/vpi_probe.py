@@ -130,7 +130,7 @@ def measure(sim: str, tlps: int) -> dict[str, float]:
         always=False,
         log_file=out / "build.log",
     )
-    with runner._sim_path():
+    with runner.runs.sim_path():
         r.test(
             test_module=f"{runner.PACKAGE}.bench.vpi_probe",
             hdl_toplevel=TOP,

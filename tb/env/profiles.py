@@ -88,6 +88,8 @@ class Profile:
         if not overrides:
             return self
         known = {_FIELDS[k]: v for k, v in overrides.items() if k in _FIELDS}
+        if "LANES" in overrides:  # the link's width (a parameter of the drop-in only)
+            known["lanes"] = overrides["LANES"]
         extra = {**self.extra, **{k: v for k, v in overrides.items() if k not in _FIELDS}}
         return replace(self, **known, extra=extra)
 

@@ -95,7 +95,8 @@ class TB:
 
     ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
     API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``; ``model`` (the links'
-    and hard-IP interfaces', :mod:`tb.ext.lean`) to ``$PEVB_MODEL`` or ``lean``.
+    and hard-IP interfaces', :mod:`tb.ext.models`) to ``$PEVB_MODEL`` or, unnamed, the
+    fastest the build runs (:meth:`model_for_build`).
 
     Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
@@ -130,10 +131,20 @@ class TB:
         # stream interface) or exact (cocotbext-pcie's own: every DLLP, two coroutines
         # per interface and beat); the extensions first (the fast paths; on an
         # unverified cocotbext-pcie, exact, which a transactor build cannot run)
-        self.model = model or os.environ.get(MODEL_ENV) or ext.default_model()
+        built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
+        named = model or os.environ.get(MODEL_ENV)
+        self.model = named or self.model_for_build(built_xact)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}: {' or '.join(MODELS)}")
-        built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
+        if not named and not built_xact:
+            logging.getLogger("cocotb.tb").info(
+                "model %s: the build has no hard-IP transactors (the %s model needs a "
+                "build with %s=%s)",
+                self.model,
+                XACT_MODEL,
+                MODEL_ENV,
+                XACT_MODEL,
+            )
         if built_xact != (self.model == XACT_MODEL):
             raise XactError(
                 f"model {self.model!r} on a build {'with' if built_xact else 'without'} "
@@ -147,6 +158,16 @@ class TB:
         with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)
+
+    @staticmethod
+    def model_for_build(built_xact: bool) -> str:
+        """The model a TB runs when none is named (``$PEVB_MODEL`` unset, as in a plain
+        cocotb build): the fastest the build can run. A build with the transactors runs
+        the transactor model; one without, the lean model, or where the extensions are
+        off (an unverified cocotbext-pcie) the exact one."""
+        if built_xact:
+            return XACT_MODEL
+        return "exact" if ext.mismatches() else "lean"
 
     @staticmethod
     def hip_of(dut):

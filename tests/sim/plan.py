@@ -39,7 +39,7 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
 
 # module -> {variant: Verilog parameters}: the module runs once per variant, each on a build
 # of its own (the profile's parameters with these on top)
-BUILDS: dict[str, dict[str, dict[str, int]]] = {
+BUILDS: dict[str, dict[str, dict[str, object]]] = {
     "cocotb_channels": {
         "2x2": {"H2C_CHANNELS": 2, "C2H_CHANNELS": 2, "RAM_SIZE": 128 << 10, "MSIX": 1},
         "4x4": {
@@ -125,6 +125,12 @@ BUILDS: dict[str, dict[str, dict[str, int]]] = {
     "cocotb_grabber": {
         "grabber": {"H2C_STREAM": 1, "C2H_STREAM": 1, "C2H_BYPASS": 1, "AXIL_SLAVE": 1}
     },
+    # designs configured as no profile is: each its own toplevel (DESIGN_TOPLEVELS)
+    "cocotb_ipconf": {
+        "renamed": {"PEVB_XDMA_MODULE": "xdma_ip"},
+        "x2": {"LANES": 2},
+        "7series": {"7SERIES": 1},
+    },
 }
 
 # module -> toplevel, for the modules whose toplevel is not the card; and the Verilog
@@ -137,7 +143,20 @@ TOPLEVELS: dict[str, str] = {
     "cocotb_grabber": "grabber_top",
     "cocotb_mm": "mm_top",
 }
+# module -> {build variant: toplevel}, for the modules whose builds are different designs
+DESIGN_TOPLEVELS: dict[str, dict[str, str]] = {
+    "cocotb_ipconf": {
+        "renamed": "ipconf_renamed_top",
+        "x2": "ipconf_x2_top",
+        "7series": "ipconf_7series_top",
+    },
+}
 USER_SOURCES: dict[str, tuple[Path, ...]] = {
+    **{
+        top: (TB_TESTS / "hdl" / f"{top}.v",)
+        for tops in DESIGN_TOPLEVELS.values()
+        for top in tops.values()
+    },
     "byod_top": (TB_TESTS / "hdl" / "byod_top.v",),
     "grabber_top": (TB_TESTS / "hdl" / "grabber_top.v",),
     "mm_top": (TB_TESTS / "hdl" / "mm_top.v", TB_TESTS / "hdl" / "mm_axi_arb.v"),
@@ -311,7 +330,7 @@ class Case:
     variant: str = ""
     env: tuple[tuple[str, str], ...] = ()
     marks: tuple[str, ...] = ()
-    overrides: tuple[tuple[str, int], ...] = ()
+    overrides: tuple[tuple[str, object], ...] = ()
     toplevel: str = runner.TOPLEVEL
 
     @property
@@ -338,12 +357,15 @@ class Case:
         }
 
 
-def cases(sim: str, profile: str) -> list[Case]:
+def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list[Case]:
     """The pytest items of the cocotb modules for the selected simulator and profile: all
     tests there, and each subset on its own configuration unless that is the selected one.
-    Raises ``ValueError`` when the plan names a module or test that does not exist."""
+    ``xdma`` (``make test XDMA=...``) goes on top of every drop-in build's options, its
+    ``MODULE`` only where the drop-in is the toplevel (the suite's own designs instantiate
+    ``xdma_0`` by name). Raises ``ValueError`` when the plan names a module or test that
+    does not exist."""
     modules = cocotb_modules()
-    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS]:
+    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS, *DESIGN_TOPLEVELS]:
         if m not in modules:
             raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
     configs: list[tuple[str, str, dict[str, list[str]] | None, str | None]] = [
@@ -371,6 +393,15 @@ def cases(sim: str, profile: str) -> list[Case]:
                 for variant, env in variants.items():
                     for build, params in builds.items():
                         name = "-".join(v for v in (variant, build, model) if v)
+                        top = DESIGN_TOPLEVELS.get(module, {}).get(
+                            build, TOPLEVELS.get(module, runner.TOPLEVEL)
+                        )
+                        if xdma and top != runner.TOPLEVEL:
+                            extra = dict(xdma)
+                            if top != runner.DROPIN_TOPLEVEL:
+                                extra.pop("MODULE", None)
+                                extra.pop("PEVB_XDMA_MODULE", None)
+                            params = {**params, **extra}
                         out.append(
                             Case(
                                 module,
@@ -381,7 +412,7 @@ def cases(sim: str, profile: str) -> list[Case]:
                                 tuple({**env, **({MODEL_ENV: model} if model else {})}.items()),
                                 tags,
                                 tuple(params.items()),
-                                TOPLEVELS.get(module, runner.TOPLEVEL),
+                                top,
                             )
                         )
     return out

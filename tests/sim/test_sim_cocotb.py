@@ -6,9 +6,12 @@ prints the command that reproduces it."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tb import runner
+from tests.conftest import xdma_options
 from tests.sim import launches, plan
 
 
@@ -19,7 +22,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profile = metafunc.config.getoption("--profile")
     params = [
         pytest.param(c, id=c.id, marks=[getattr(pytest.mark, m) for m in c.marks])
-        for c in plan.cases(sim, profile)
+        for c in plan.cases(sim, profile, xdma_options(metafunc.config))
     ]
     metafunc.parametrize("case", params)
 
@@ -69,9 +72,11 @@ def test_cocotb(
 
 def _repro(sim: str, profile: str, ids: list[str]) -> str:
     """The command that runs these items (``{seed}`` left to fill in)."""
+    xdma = os.environ.get("XDMA", "").strip()
     return (
         f"make test SIM={sim} PROFILE={profile} SEED={{seed}} "
-        f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{' or '.join(ids)}'\""
+        + (f"XDMA='{xdma}' " if xdma else "")
+        + f"TESTS=\"tests/sim/test_sim_cocotb.py -k '{' or '.join(ids)}'\""
     )
 
 

@@ -199,7 +199,7 @@ def test_each_item_reads_its_result_from_one_launch(
             tmp_path / str(len(calls)), {t: ("boom" if t == "test_b" else None) for t in tests[:-1]}
         )
 
-    monkeypatch.setattr(launches.runner, "run", fake_run)
+    monkeypatch.setattr(launches.runner.runs, "run", fake_run)
     cases = [_case("test_a"), _case("test_b"), _case("test_c"), _case("test_alone", "lean")]
     cases += [_case("test_crash", "x"), _case("test_d", "x")]
     shared = launches.Launches(_session(cases))  # type: ignore[arg-type]

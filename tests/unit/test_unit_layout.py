@@ -29,9 +29,21 @@ def imports(path: Path) -> set[str]:
                 mod = f"{base}.{node.module}" if node.module else base
             else:
                 mod = node.module or ""
+            names = {f"{mod}.{a.name}" for a in node.names}
+            # ``from . import sub`` of a submodule imports the submodule, not the package
+            # (which is already being imported)
+            subs = {n for n in names if _is_module(n)}
+            if not node.module and node.level and subs == names:
+                out.update(names)
+                continue
             out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)
+            out.update(names)
     return out
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def modules(*folders: str) -> list[Path]:

@@ -69,7 +69,7 @@ def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.Monkey
     def no_build(*args, **kwargs):
         raise AssertionError("the build was reached")
 
-    monkeypatch.setattr(runner, "_build", no_build)
+    monkeypatch.setattr(runner.builds, "build_with_runner", no_build)
     with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose xact or lean or exact"):
         runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
     monkeypatch.setenv("PEVB_MODEL", "quick")
@@ -86,8 +86,10 @@ def test_parameters_and_defines_per_toplevel():
     over = {"H2C_CHANNELS": 2, "C2H_STREAM": 1, "USER_IRQS": 4, "MSIX": 1, "C2H_BYPASS": 1}
     card = runner.hdl_parameters(prof, over)
     assert card["RAM_SIZE"] == prof.ram_size and card["H2C_CHANNELS"] == 2
+    # only the parameters the card has (it has no descriptor bypass)
+    assert set(card) <= set(runner.module_parameters(runner.TOPLEVEL)) and "C2H_BYPASS" not in card
     dropin = runner.hdl_parameters(prof, over, runner.DROPIN_TOPLEVEL)
-    assert dropin == {k: v for k, v in card.items() if k != "RAM_SIZE"}
+    assert dropin == {k: v for k, v in card.items() if k != "RAM_SIZE"} | {"C2H_BYPASS": 1}
     assert runner.hdl_parameters(prof, over, "byod_top") == {}
     assert runner.dropin_defines(prof, over) == {
         "PEVB_XDMA_DATA_WIDTH": 256,
@@ -168,14 +170,14 @@ def test_assertions_rewritten_in_this_package_and_the_test_module_only():
 def test_the_simulators_python_caches_its_bytecode_under_the_build_root(monkeypatch):
     monkeypatch.setenv(runner.DONT_WRITE_BYTECODE_ENV, "1")
     monkeypatch.delenv(runner.PYCACHE_PREFIX_ENV, raising=False)
-    with runner._sim_python():
+    with runner.runs.sim_python():
         assert os.environ[runner.PYCACHE_PREFIX_ENV] == str(runner.BUILD_ROOT / "pycache")
         assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == ""
     assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == "1"
     assert runner.PYCACHE_PREFIX_ENV not in os.environ
     # a prefix of the user's is theirs: nothing changes
     monkeypatch.setenv(runner.PYCACHE_PREFIX_ENV, "/somewhere")
-    with runner._sim_python():
+    with runner.runs.sim_python():
         assert os.environ[runner.PYCACHE_PREFIX_ENV] == "/somewhere"
         assert os.environ[runner.DONT_WRITE_BYTECODE_ENV] == "1"
 
@@ -220,7 +222,7 @@ def test_verilator_builds_write_only_where_the_testbench_writes(monkeypatch):
             assert rw(module, var)
     prof = get_profile("picoevb")
     before = {sim: runner.build_dir(sim, prof) for sim in runner.SIMULATORS}
-    monkeypatch.setattr(runner, "VERILATOR_WRITTEN", runner.VERILATOR_WRITTEN[:-1])
+    monkeypatch.setattr(runner.access, "VERILATOR_WRITTEN", runner.VERILATOR_WRITTEN[:-1])
     assert runner.build_dir("verilator", prof) != before["verilator"]
     assert runner.build_dir("icarus", prof) == before["icarus"]
 
@@ -229,9 +231,99 @@ def test_each_run_of_a_process_gets_a_directory_of_its_own(tmp_path: Path) -> No
     """Two runs of the same tests on one build in one process (two variants, or a test
     run again alone) keep their own logs and results."""
     runs = tmp_path / "runs"
-    first = runner._run_dir(runs, "test_a-42")
-    second = runner._run_dir(runs, "test_a-42")
-    third = runner._run_dir(runs, "test_a-42")
+    first = runner.runs.run_dir(runs, "test_a-42")
+    second = runner.runs.run_dir(runs, "test_a-42")
+    third = runner.runs.run_dir(runs, "test_a-42")
     assert first == runs / "test_a-42"
     assert (second, third) == (runs / "test_a-42-2", runs / "test_a-42-3")
-    assert runner._run_dir(runs, "test_b-42") == runs / "test_b-42"
+    assert runner.runs.run_dir(runs, "test_b-42") == runs / "test_b-42"
+
+
+@pytest.fixture
+def no_simulator(monkeypatch: pytest.MonkeyPatch):
+    """Fail the test if a build reaches cocotb's runner."""
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a build was started")
+
+    monkeypatch.setattr(runner.builds, "get_runner", refuse)
+
+
+@pytest.mark.parametrize(
+    ("toplevel", "overrides", "says"),
+    [
+        (
+            runner.TOPLEVEL,
+            {"NO_SUCH_PARAM": 1},
+            "unknown build option 'NO_SUCH_PARAM': one of MODULE",
+        ),
+        (runner.TOPLEVEL, {"H2C_CHANNELS": "two"}, "H2C_CHANNELS='two': it accepts 1 to 4"),
+        (runner.TOPLEVEL, {"H2C_CHANNELS": 9}, "H2C_CHANNELS=9: it accepts 1 to 4"),
+        (runner.TOPLEVEL, {"RAM_SIZE": 5000}, "RAM_SIZE=5000: it accepts a power of two"),
+        (runner.TOPLEVEL, {"AXIB": 1}, "AXIB is not one the card (pevb_dma_top) takes"),
+        (runner.DROPIN_TOPLEVEL, {"RAM_SIZE": 1 << 16}, "RAM_SIZE is not one the drop-in takes"),
+        ("byod_top", {"PEVB_XDMA_MODULE": "2xdma"}, "MODULE='2xdma': it accepts a Verilog"),
+        ("byod_top", {"PEVB_XDMA_7SERIES": 2}, "7SERIES=2: it accepts 0 or 1"),
+        ("byod_top", {"AXIB_AXI_BASE": 0x800}, "aligned to 4 KiB"),
+        ("byod_top", {"H2C_BYPASS": 2}, "H2C_BYPASS=2: a mask of H2C channels 0 to 0"),
+        ("byod_top", {"LANES": 3}, "LANES=3: it accepts 1, 2, 4, 8 or 16"),
+        ("byod_top", {"LANES": 16}, "no Gen2 x16 link with a 64-bit stream at 125 MHz"),
+        ("byod_top", {"LANES": 2, "PEVB_XDMA_LANES": 2}, "LANES given twice"),
+    ],
+)
+def test_bad_build_options_are_one_line_before_anything_builds(
+    toplevel, overrides, says, no_simulator
+):
+    sources = BYOD if toplevel == "byod_top" else ()
+    for call in (runner.build, lambda **k: runner.run(module="m", **k)):
+        with pytest.raises(runner.OptionError) as e:
+            call(toplevel=toplevel, user_sources=sources, overrides=overrides)
+        assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_every_option_by_key_or_define_reaches_the_build():
+    """The drop-in's options reach a design as its defines, by key or by define name; the
+    link's width reaches the testbench's profile; STREAM spells out as the masks; the
+    drop-in as the toplevel takes its parameters and its name."""
+    prof = get_profile("picoevb")
+    d = runner.dropin_defines(
+        prof, {"PEVB_XDMA_MODULE": "xdma_ip", "LANES": 2, "7SERIES": 1, "DESC_DEPTH": 16}
+    )
+    assert d["PEVB_XDMA_MODULE"] == "xdma_ip" and d["PEVB_XDMA_LANES"] == 2
+    assert d["PEVB_XDMA_7SERIES"] == 1 and d["PEVB_XDMA_DESC_DEPTH"] == 16
+    assert prof.with_overrides({"LANES": 2}).lanes == 2
+    s = runner.dropin_defines(prof, {"H2C_CHANNELS": 2, "STREAM": 1})
+    assert (s["PEVB_XDMA_H2C_STREAM"], s["PEVB_XDMA_C2H_STREAM"]) == (3, 1)
+    assert runner.hdl_parameters(prof, {"LANES": 2, "AXI_ID_WIDTH": 3}, "xdma_0")["LANES"] == 2
+    assert runner.hdl_toplevel("xdma_0", "exact", {"PEVB_XDMA_MODULE": "xdma"}) == "xdma"
+    # every define the drop-in reads has an option, and every option's define is read
+    text = (runner.DROPIN_DIR / "xdma_0.v").read_text()
+    read = set(re.findall(r"`ifndef (PEVB_XDMA_\w+)", text))
+    assert read == {o.define for o in runner.OPTIONS.values() if o.define}
+    # each key that names a parameter names one the drop-in (or the card) has
+    params = set(runner.module_parameters("xdma_0"))
+    card = set(runner.module_parameters(runner.TOPLEVEL))
+    for o in runner.OPTIONS.values():
+        assert o.dropin_parameter == (o.key in params), o.key
+        assert o.card_parameter == (o.key in card), o.key
+    # ... and docs/dropin.md's table gives each define its key and what it accepts
+    doc = (runner.ROOT / "docs" / "dropin.md").read_text()
+    rows = re.findall(r"^\| `(PEVB_XDMA_\w+)` \| `(\w+)` \|[^|]*\| ([^|]*) \|", doc, re.M)
+    assert {d for d, _, _ in rows} == read
+    for define, key, accepts in rows:
+        o = runner.OPTIONS[key]
+        assert o.define == define, key
+        assert accepts == o.accepts, key
+
+
+def test_the_defines_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--defines``: the drop-in's defines for a Makefile flow, with the options given;
+    a bad option is one usage line and exit status 2."""
+    assert runner.main(["--defines", "PEVB_XDMA_MODULE=xdma", "LANES=2", "H2C_CHANNELS=0x2"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert {"PEVB_XDMA_MODULE=xdma", "PEVB_XDMA_LANES=2", "PEVB_XDMA_H2C_CHANNELS=2"} <= set(lines)
+    with pytest.raises(SystemExit) as e:
+        runner.main(["--defines", "H2C_CHANNELS=two"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "H2C_CHANNELS='two': the value must be a number" in err and "Traceback" not in err

@@ -1,0 +1,206 @@
+"""What a build compiles: where the Verilog is, the toplevels, the files, parameters and
+defines of each, and the simulation model a build is made for."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..env.profiles import MODEL_ENV, MODELS, XACT_MODEL, Profile
+from ..ext import default_model
+from . import options as opt
+
+# The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
+# installed (a user's project keeps its own ``tb``); cocotb modules are named under it
+PACKAGE = (__spec__.name if __spec__ else __name__).split(".")[0]
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+ROOT = PACKAGE_DIR.parent
+# the engine's Verilog: shipped inside the installed package, beside it in the repository
+HDL_DIR = PACKAGE_DIR / "hdl" if (PACKAGE_DIR / "hdl").is_dir() else ROOT / "hdl"
+TB_HDL_DIR = PACKAGE_DIR / "debug" / "hdl"  # testbench-only modules (the text tracks)
+ANNOT_TOP = "pevb_annot"
+# builds, runs and reports: under the working directory (the repository's root for make),
+# or where $PEVB_BUILD_ROOT says; never inside an installed package
+BUILD_ROOT_ENV = "PEVB_BUILD_ROOT"
+BUILD_ROOT = Path(os.environ.get(BUILD_ROOT_ENV) or Path.cwd() / "sim_build").resolve()
+# the toplevels a build can have: the picoevb card (the default), and the simulation
+# drop-in for the Vivado XDMA IP (hdl/dropin: the engine alone, its AXI ports open to
+# the testbench, the hard IP's user interface inside)
+TOPLEVEL = opt.CARD
+DROPIN_TOPLEVEL = opt.DROPIN
+DROPIN_DIR = HDL_DIR / "dropin"
+TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
+# the transactor model (tb/ext/xact.py) builds the hard IP's user interface with its
+# stream transactors (define PEVB_HIP_XACT); the card then sits in a simulation wrapper
+# with that interface beside it, as the drop-in has it inside
+XACT_DEFINE = "PEVB_HIP_XACT"
+XACT_CARD_TOPLEVEL = "pevb_card_xact"
+SIMULATORS = ("icarus", "verilator")
+
+
+def model_of(model: str | None = None) -> str:
+    """The simulation model a build and run are for: ``model``, else ``$PEVB_MODEL``,
+    else the default (:func:`tb.ext.default_model`)."""
+    model = model or os.environ.get(MODEL_ENV) or default_model()
+    if model not in MODELS:  # one line now, not a failure inside the simulation
+        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
+    return model
+
+
+def hdl_toplevel(
+    toplevel: str = TOPLEVEL,
+    model: str | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> str:
+    """The Verilog module a build elaborates for ``toplevel``: the card's wrapper in the
+    transactor model, the drop-in under the name its ``MODULE`` option gives, else the
+    toplevel itself."""
+    if toplevel == TOPLEVEL and model_of(model) == XACT_MODEL:
+        return XACT_CARD_TOPLEVEL
+    if toplevel == DROPIN_TOPLEVEL:
+        return str(opt.normalize(overrides).get("MODULE", DROPIN_TOPLEVEL))
+    return toplevel
+
+
+def hdl_sources(
+    toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = (), model: str | None = None
+) -> list[Path]:
+    """The Verilog files of a toplevel: the engine and the card's blocks; for the drop-in
+    the files of hdl/dropin too; for a user's design (any other toplevel, ``user_sources``
+    given: a design that instantiates the Vivado IP's ``xdma_0``) those and the user's.
+    In the transactor model the card also takes hdl/dropin's hard-IP port, transactors
+    and its wrapper."""
+    check_toplevel(toplevel, user_sources)
+    files = sorted(HDL_DIR.glob("*.v"))
+    card_wrapper = DROPIN_DIR / f"{XACT_CARD_TOPLEVEL}.v"
+    if toplevel != TOPLEVEL:
+        files += [f for f in sorted(DROPIN_DIR.glob("*.v")) if f != card_wrapper]
+    elif model_of(model) == XACT_MODEL:
+        files += sorted(DROPIN_DIR.glob("pevb_*.v"))
+    return files + [Path(f) for f in user_sources]
+
+
+def check_toplevel(toplevel: str, user_sources: Sequence[Path] = ()) -> None:
+    """Raise ``ValueError`` or ``FileNotFoundError`` for a toplevel and sources that do
+    not make a build (one line)."""
+    if user_sources and toplevel in TOPLEVELS:
+        raise ValueError(f"{toplevel} is this project's toplevel: it takes no user sources")
+    if not user_sources and toplevel not in TOPLEVELS:
+        raise ValueError(
+            f"unknown toplevel {toplevel!r}: choose one of {', '.join(TOPLEVELS)}, or give "
+            "the Verilog files of your own design"
+        )
+    missing = [str(f) for f in user_sources if not Path(f).is_file()]
+    if missing:
+        raise FileNotFoundError(f"user sources not found: {', '.join(missing)}")
+
+
+# the drop-in's options a design gets as defines even when not given: the profile's
+# link and channels, and the rest at the drop-in's defaults (docs/dropin.md)
+_DEFINED_DEFAULTS: dict[str, object] = {
+    "H2C_BYPASS": 0,
+    "C2H_BYPASS": 0,
+    "USER_IRQS": 1,
+    "AXIL_SLAVE": 0,
+    "SOFT_RESET_EN": 0,
+    "CFG_MGMT": 0,
+    "CFG_EXT": 0,
+    "CFG_EXT_LEGACY": 0,
+    "CFG_EXT_EXTENDED": 0,
+    "PCIE_ID_IF": 0,
+    "AXIB": 0,
+    "AXIB_BAR_ADDR_WIDTH": 20,
+    "AXIB_AXI_BASE": 0,
+    "AXIL_MASTER": 1,
+    "AXIL_MASTER_64BIT": 0,
+    "AXIL_MASTER_PREFETCHABLE": 0,
+    "PCIE_64BIT": 0,
+    "PCIE_PREFETCHABLE": 0,
+    "AXIB_64BIT": 0,
+    "AXIB_PREFETCHABLE": 0,
+}
+
+
+def dropin_defines(
+    profile: Profile, overrides: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The drop-in's configuration defines for a user's design, from a profile and its
+    options (the Vivado IP inside a user's design takes no parameters): the link and the
+    channels from the profile, every option given, the rest at the drop-in's defaults."""
+    given = opt.resolve(profile, overrides)
+    p = profile.with_overrides({k: v for k, v in given.items() if isinstance(v, int)})
+    values: dict[str, object] = {
+        "AXIS_PCIE_DATA_WIDTH": p.width,
+        "LANES": p.lanes,
+        "H2C_CHANNELS": p.h2c_channels,
+        "C2H_CHANNELS": p.c2h_channels,
+        "H2C_STREAM": p.h2c_stream,
+        "C2H_STREAM": p.c2h_stream,
+        "MSIX": p.msix,
+        **{k: p.extra.get(k, v) for k, v in _DEFINED_DEFAULTS.items()},
+        **given,
+    }
+    return {str(opt.OPTIONS[k].define): v for k, v in values.items()}
+
+
+def hdl_include_dirs() -> list[Path]:
+    """The include path of the engine's sources (the generated register header)."""
+    return [HDL_DIR]
+
+
+# a module's header and the parameters in it
+_PARAM_DECL = re.compile(r"^\s*parameter\s+(?:\[[^\]]*\]\s*)?(\w+)\s*=", re.M)
+
+
+def module_header(module: str) -> str:
+    """The header of one of the project's modules (``module`` to the end of its port
+    list), every branch of an ``ifdef`` in it."""
+    for d in (HDL_DIR, DROPIN_DIR, TB_HDL_DIR):
+        for f in sorted(d.glob("*.v")):
+            text = f.read_text()
+            # (the drop-in's name is a macro, xdma_0 unless a design renames it)
+            named = rf"(?:{module}|`PEVB_XDMA_MODULE)" if module == DROPIN_TOPLEVEL else module
+            m = re.search(rf"^module\s+{named}\b.*?^\)\s*;", text, re.M | re.S)
+            if m:
+                return m.group(0)
+    raise LookupError(f"module {module} is not in the project's HDL")
+
+
+def module_parameters(module: str) -> list[str]:
+    """The Verilog parameters of one of the project's modules, in order."""
+    return _PARAM_DECL.findall(module_header(module))
+
+
+def hdl_parameters(
+    profile: Profile,
+    overrides: Mapping[str, object] | None = None,
+    toplevel: str = TOPLEVEL,
+) -> dict[str, int]:
+    """The Verilog parameters of a build: the profile's, with the options on top, those
+    the toplevel has (a user's design has none: the drop-in in it takes defines)."""
+    if toplevel not in TOPLEVELS:
+        return {}
+    given = opt.resolve(profile, overrides)
+    params = {**profile.hdl_parameters(), **given}
+    names = set(module_parameters(toplevel))
+    return {k: v for k, v in params.items() if k in names and isinstance(v, int)}
+
+
+def toplevel_defines(
+    toplevel: str, profile: Profile, overrides: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The defines a build of ``toplevel`` gets for its options: a user's design all of
+    the drop-in's (:func:`dropin_defines`); the drop-in as the toplevel those of its
+    options that are not parameters (its name, the stream default, the part's family)."""
+    if toplevel not in TOPLEVELS:
+        return dropin_defines(profile, overrides)
+    if toplevel != DROPIN_TOPLEVEL:
+        return {}
+    given = opt.normalize(overrides)
+    return {
+        str(opt.OPTIONS[k].define): v
+        for k, v in given.items()
+        if not opt.OPTIONS[k].dropin_parameter and opt.OPTIONS[k].define
+    }
