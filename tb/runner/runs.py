@@ -151,15 +151,15 @@ def run(
             raise RuntimeError(f"simulation failed ({e.code}); log: {tdir / 'sim.log'}") from None
     records = None
     if trace_file.is_file():
-        from .debug import perfetto
-        from .debug.report import write_report
-        from .debug.trace import read_trace
+        from ..debug import perfetto
+        from ..debug.report import write_report
+        from ..debug.trace import read_trace
 
         records = read_trace(trace_file)  # once, for the reports and the save file's view
         write_report(trace_file, records=records)
         perfetto.write(trace_file, records=records)
     for dump in tdir.glob("*.fst"):
-        from .debug.gtkwave import focus, write_save_file
+        from ..debug.gtkwave import focus, write_save_file
 
         write_save_file(dump, view=focus(records or []))
     _note_artifacts(tdir)

@@ -101,3 +101,61 @@ def test_docs_site_builds_in_strict_mode(tmp_path: Path):
     for page in DOCS.glob("*.md"):
         assert (out / f"{page.stem}.html").is_file(), page.name
     assert (out / "search.html").is_file() and (out / "searchindex.js").is_file()
+
+
+# what a repository path in backticks starts with: a top-level folder or file
+_REPO_TOPS = ("hdl/", "tb/", "tests/", "docs/", "driver_model/", "cuda_model/", ".ci/")
+_REPO_FILES = ("Makefile", "pyproject.toml", "README.md", "LICENSE")
+
+
+def repository_paths(text: str) -> list[str]:
+    """The repository paths ``text`` writes in inline code, outside fenced blocks: a span
+    without spaces that starts with a top-level folder or is a top-level file; a line
+    number (``:12``), a heading (``#part``) or a pytest item (``::test_x``) after it is
+    dropped, and a ``<part>`` placeholder stands for any name."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    out = []
+    for span in re.findall(r"`([^`\n]+)`", text):
+        path = re.sub(r"(::\S*|:\d+(-\d+)?|#\S*)$", "", span.strip())
+        if " " not in path and (path.startswith(_REPO_TOPS) or path in _REPO_FILES):
+            out.append(path)
+    return out
+
+
+def path_exists(path: str, root: Path = ROOT) -> bool:
+    """Whether ``path`` names something in the repository: a file or folder, a glob that
+    matches one (``<part>`` is ``*``), or each of a ``{a,b}`` choice."""
+    choice = re.search(r"\{([^}]*)\}", path)
+    if choice:
+        return all(
+            path_exists(path[: choice.start()] + alt + path[choice.end() :], root)
+            for alt in choice.group(1).split(",")
+        )
+    pattern = re.sub(r"<[^>]+>", "*", path.rstrip("/"))
+    if re.search(r"[*?\[]", pattern):
+        return any(root.glob(pattern))
+    return (root / pattern).exists()
+
+
+@pytest.mark.parametrize(
+    "page", [README, *sorted(DOCS.glob("*.md"))], ids=lambda p: p.relative_to(ROOT).as_posix()
+)
+def test_every_repository_path_in_backticks_exists(page: Path):
+    missing = [p for p in repository_paths(page.read_text()) if not path_exists(p)]
+    assert not missing, f"{page.name} names paths that do not exist: {missing}"
+
+
+def test_path_checker_sees_what_is_missing(tmp_path: Path):
+    (tmp_path / "tb" / "env").mkdir(parents=True)
+    (tmp_path / "tb" / "env" / "system.py").write_text("")
+    (tmp_path / "tb" / "env" / "link.py").write_text("")
+    text = (
+        "`tb/env/system.py` `tb/env/system.py:12` `tb/env/{system,link}.py` "
+        "`tb/env/<part>.py` `tb/env/` `tb.env.system` `make test` "
+        "`tb/env/farm.py` `tb/env/{system,gone}.py` `tb/regress/` `tb/env/x.py::test_a`\n"
+        "```\n`tb/in_a_block.py`\n```\n"
+    )
+    found = repository_paths(text)
+    assert "tb.env.system" not in found and "make test" not in found
+    missing = [p for p in found if not path_exists(p, tmp_path)]
+    assert missing == ["tb/env/farm.py", "tb/env/{system,gone}.py", "tb/regress/", "tb/env/x.py"]
