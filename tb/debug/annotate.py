@@ -1,5 +1,5 @@
 """Text tracks in the waveform: each TLP and each descriptor, decoded, written into the
-testbench-only module ``pevb_annot`` (``tb/debug/hdl``) as the simulation runs, shown as
+testbench-only module ``pevb_annot`` (``tb/verilog``) as the simulation runs, shown as
 ASCII by the save file of :mod:`tb.debug.gtkwave`. See docs/internals.md.
 """
 

@@ -1,7 +1,7 @@
 """The transactor model: the hard IP's four streams cross into the simulator once per
 TLP, not once per clock.
 
-The RTL side (``hdl/dropin/pevb_xact_source.v``, ``pevb_xact_sink.v``,
+The RTL side (``tb/verilog/pevb_xact_source.v``, ``pevb_xact_sink.v``,
 ``pevb_xact_pause.v``, inside ``pevb_hip_port`` built with ``PEVB_HIP_XACT``) holds a
 buffer of beats per stream and moves them at one per clock:
 

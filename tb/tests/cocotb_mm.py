@@ -1,4 +1,4 @@
-"""cocotb tests of a frame store of our own in RTL (``tb/tests/hdl/mm_top.v``) around the
+"""cocotb tests of a frame store of our own in RTL (``tb/verilog/mm_top.v``) around the
 XDMA drop-in in AXI memory-mapped mode with the PCIe-to-DMA bypass BAR and the AXI4-Lite
 slave: the host writes each frame straight into the card's block RAM through the bypass
 BAR (``m_axib``) and rings a doorbell; the design runs the C2H channel itself through

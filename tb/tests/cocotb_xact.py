@@ -1,5 +1,5 @@
 """cocotb tests of the transactor model's own machinery (tb/ext/xact.py,
-hdl/dropin/pevb_xact_*.v), on a transactor build (the plan runs this module with
+tb/verilog/pevb_xact_*.v), on a transactor build (the plan runs this module with
 PEVB_MODEL=xact): stalls played from the pattern, restarted and stopped."""
 
 from __future__ import annotations

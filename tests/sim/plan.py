@@ -153,13 +153,13 @@ DESIGN_TOPLEVELS: dict[str, dict[str, str]] = {
 }
 USER_SOURCES: dict[str, tuple[Path, ...]] = {
     **{
-        top: (TB_TESTS / "hdl" / f"{top}.v",)
+        top: (runner.TB_HDL_DIR / f"{top}.v",)
         for tops in DESIGN_TOPLEVELS.values()
         for top in tops.values()
     },
-    "byod_top": (TB_TESTS / "hdl" / "byod_top.v",),
-    "grabber_top": (TB_TESTS / "hdl" / "grabber_top.v",),
-    "mm_top": (TB_TESTS / "hdl" / "mm_top.v", TB_TESTS / "hdl" / "mm_axi_arb.v"),
+    "byod_top": (runner.TB_HDL_DIR / "byod_top.v",),
+    "grabber_top": (runner.TB_HDL_DIR / "grabber_top.v",),
+    "mm_top": (runner.TB_HDL_DIR / "mm_top.v", runner.TB_HDL_DIR / "mm_axi_arb.v"),
 }
 
 _ENGINE_SMOKE = [

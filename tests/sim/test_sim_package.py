@@ -1,7 +1,7 @@
 """The project used from another one: the package installed (a wheel built from this
 checkout, as ``pip install`` makes it) into a directory of its own, and a user's project
 elsewhere, with its own ``tb`` package, its own RTL written against the Vivado XDMA IP
-(``tb/tests/hdl/byod_top.v``) and its own cocotb test, builds and runs its design against
+(``tb/verilog/byod_top.v``) and its own cocotb test, builds and runs its design against
 the GPU model through ``gpudirect_cosim.runner``. The engine's Verilog comes from the
 installed package, the build lands under the user's working directory, and nothing is
 written into the installed package."""
@@ -110,7 +110,7 @@ def test_installed_package_in_a_user_project(tmp_path: Path) -> None:
     (user / "tb" / "__init__.py").write_text(USER_TB)
     (user / "tb" / "test_user.py").write_text(USER_TEST)
     (user / "run.py").write_text(USER_RUN)
-    shutil.copy2(REPO / "tb" / "tests" / "hdl" / "byod_top.v", user / "rtl" / "byod_top.v")
+    shutil.copy2(REPO / "tb" / "verilog" / "byod_top.v", user / "rtl" / "byod_top.v")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PEVB_", "COCOTB"))}
     env["PYTHONPATH"] = str(site)
     before = _files(site)
@@ -126,7 +126,8 @@ def test_installed_package_in_a_user_project(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     listed = [Path(line) for line in proc.stdout.split()]
-    assert listed and all(p.is_relative_to(pkg / "hdl") and p.is_file() for p in listed)
+    shipped = (pkg / "hdl", pkg / "verilog")  # the engine, and the transactors
+    assert listed and all(p.is_file() and _under(p, shipped) for p in listed)
     assert pkg / "hdl" / "dropin" / "xdma_0.v" in listed
 
     proc = subprocess.run(
@@ -144,7 +145,11 @@ def test_installed_package_in_a_user_project(tmp_path: Path) -> None:
     assert Path(out["user_tb"]) == user / "tb" / "__init__.py"
     assert Path(out["package"]) == pkg / "__init__.py", "not the installed package"
     engine = [Path(s) for s in out["sources"] if Path(s).name != "byod_top.v"]
-    assert engine and all(s.is_relative_to(pkg / "hdl") for s in engine)
+    assert engine and all(_under(s, (pkg / "hdl", pkg / "verilog")) for s in engine)
     assert Path(out["build_root"]) == user / "sim_build"
     assert Path(out["results"]).is_relative_to(user / "sim_build")
     assert _files(site) == before, "the run wrote into the installed package"
+
+
+def _under(path: Path, folders: tuple[Path, ...]) -> bool:
+    return any(path.is_relative_to(f) for f in folders)

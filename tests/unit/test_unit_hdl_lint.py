@@ -183,9 +183,9 @@ CLOCK_ENABLED = [
     ("pevb_axi_wr_route.v", "wake"),
     ("pevb_xdma.v", "done_wake"),
     ("pevb_xdma.v", "pay_wake"),
-    ("dropin/pevb_xact_source.v", "active"),
-    ("dropin/pevb_xact_sink.v", "active"),
-    ("dropin/pevb_card_xact.v", "ram_marking"),
+    ("tb/verilog/pevb_xact_source.v", "active"),
+    ("tb/verilog/pevb_xact_sink.v", "active"),
+    ("tb/verilog/pevb_card_xact.v", "ram_marking"),
 ]
 
 
@@ -206,7 +206,7 @@ def test_clock_enabled_blocks_do_nothing_outside_their_enable(path: str, enable:
     """The block whose enable is ``enable`` is one ``if (enable)`` around everything it
     does, and ``enable`` is a continuous assignment (evaluated only when its inputs
     change, not on every edge)."""
-    text = (runner.ROOT / "hdl" / path).read_text()
+    text = (runner.ROOT / (path if path.startswith("tb/") else f"hdl/{path}")).read_text()
     assert re.search(rf"^wire {enable} = ", text, re.M), f"{path}: no wire {enable}"
     bodies = [
         [ln for ln in body if ln.strip() and not ln.strip().startswith("//")]

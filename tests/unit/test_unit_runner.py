@@ -20,14 +20,16 @@ BYOD = plan.USER_SOURCES["byod_top"]
 def test_sources_of_each_toplevel():
     card = runner.hdl_sources(model="lean")
     assert all(f.parent == runner.HDL_DIR for f in card)
-    wrapper = runner.DROPIN_DIR / f"{runner.XACT_CARD_TOPLEVEL}.v"
+    wrapper = runner.TB_HDL_DIR / f"{runner.XACT_CARD_TOPLEVEL}.v"
+    transactors = set(runner.TB_HDL_DIR.glob("pevb_xact_*.v"))
+    assert len(transactors) == 3
     dropin = runner.hdl_sources(runner.DROPIN_TOPLEVEL)
-    assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v")) - {wrapper}
+    assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v")) | transactors
     assert runner.hdl_sources("byod_top", BYOD) == [*dropin, *BYOD]
     # the transactor model's card: the card, the hard-IP port, its transactors, the wrapper
     xact = runner.hdl_sources(model="xact")
-    assert set(xact) - set(card) == set(runner.DROPIN_DIR.glob("pevb_*.v"))
-    assert wrapper in xact and runner.DROPIN_DIR / "pevb_hip_port.v" in xact
+    hip = runner.DROPIN_DIR / "pevb_hip_port.v"
+    assert set(xact) - set(card) == {hip, wrapper} | transactors
 
 
 def test_the_transactor_model_has_builds_of_its_own():
