@@ -16,17 +16,17 @@ ENGINE_RAM = {"RAM_SIZE": MIB}  # 1 MiB transfers need a 1 MiB card RAM
 RTL_ALONE = "RTL alone"  # the speed row of tb/bench/rtl_alone.py
 
 
-def _case(tag: str) -> float:
+def case_started(tag: str) -> float:
     """Say which simulation runs now (the bench's progress); its start time."""
     print(f"  {tag} ...", flush=True)
     return time.perf_counter()
 
 
-def _case_done(tag: str, t0: float) -> None:
+def case_done(tag: str, t0: float) -> None:
     print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
 
 
-def _run_cases(
+def run_cases(
     sim: str,
     profile: str,
     mps: int,
@@ -36,7 +36,7 @@ def _run_cases(
 ) -> list[dict]:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
-    t_case = _case(tag)
+    t_case = case_started(tag)
     results = runner.run(
         "bench_engine",
         sim=sim,
@@ -53,9 +53,9 @@ def _run_cases(
         raise RuntimeError(
             f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
         )
-    _case_done(tag, t_case)
+    case_done(tag, t_case)
     return json.loads(out.read_text())
 
 
-def _pair(total: int, desc: int) -> list[dict]:
+def pair(total: int, desc: int) -> list[dict]:
     return [{"dir": d, "desc": desc, "total": total} for d in ("H2C", "C2H")]

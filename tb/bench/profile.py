@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import runner
 from ..env.profiles import PROFILES, get_profile
-from .cases import KIB, OUT_DIR, _pair, _run_cases
+from .cases import KIB, OUT_DIR, pair, run_cases
 
 # (path fragment, part): a function belongs to the first part whose fragment its file's
 # path contains; "~" is what cProfile names built-in functions' file
@@ -130,9 +130,9 @@ def run(sim: str, profile: str, kib: int) -> tuple[Path, float, list[dict]]:
     """The profiled engine pair: the profile file, the wall time and the cases' figures."""
     tag = f"profile-{sim}-{profile}"
     t0 = time.perf_counter()
-    pair = _pair(kib * KIB, kib * KIB)
-    cases = _run_cases(
-        sim, profile, get_profile(profile).mps, pair, tag, {"COCOTB_ENABLE_PROFILING": "1"}
+    both = pair(kib * KIB, kib * KIB)
+    cases = run_cases(
+        sim, profile, get_profile(profile).mps, both, tag, {"COCOTB_ENABLE_PROFILING": "1"}
     )
     return OUT_DIR / "runs" / tag / "cocotb.pstat", time.perf_counter() - t0, cases
 

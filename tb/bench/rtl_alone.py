@@ -19,8 +19,9 @@ import subprocess
 from pathlib import Path
 
 from .. import runner
-from ..env.profiles import MODEL_ENV, PLUGINS_ENV, get_profile
-from .cases import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, _pair, _run_cases
+from ..env.profiles import PLUGINS_ENV, get_profile
+from ..models.choice import MODEL_ENV
+from .cases import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, pair, run_cases
 from .inputs import CLOCK, RECORD_ENV, input_ports
 
 MAIN = Path(__file__).with_name("rtl_alone.cpp")
@@ -79,11 +80,11 @@ def build(profile: str) -> Path:
 def record(profile: str, total: int) -> tuple[Path, list[dict]]:
     """The engine pair of ``total`` bytes each way in the lean model, recorded."""
     path = OUT_DIR / f"rtl-alone-{profile}.inputs"
-    cases = _run_cases(
+    cases = run_cases(
         "verilator",
         profile,
         get_profile(profile).mps,
-        _pair(total, total),
+        pair(total, total),
         f"rtl-alone-record-{profile}",
         extra_env={MODEL_ENV: "lean", PLUGINS_ENV: "tb.bench.inputs", RECORD_ENV: str(path)},
     )

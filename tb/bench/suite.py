@@ -15,11 +15,22 @@ import time
 from pathlib import Path
 
 from .. import runner
-from ..env.profiles import MODEL_ENV, MODELS, get_profile
+from ..env.profiles import get_profile
+from ..models.choice import MODEL_ENV, MODELS
 from . import rtl_alone
-from .cases import ENGINE_RAM, KIB, MIB, OUT_DIR, RTL_ALONE, _case, _case_done, _pair, _run_cases
+from .cases import (
+    ENGINE_RAM,
+    KIB,
+    MIB,
+    OUT_DIR,
+    RTL_ALONE,
+    case_done,
+    case_started,
+    pair,
+    run_cases,
+)
 
-__all__ = ["ENGINE_RAM", "KIB", "MIB", "OUT_DIR", "RTL_ALONE", "_pair", "_run_cases", "main"]
+__all__ = ["ENGINE_RAM", "KIB", "MIB", "OUT_DIR", "RTL_ALONE", "main", "pair", "run_cases"]
 
 GEN_RATE = {1: 2.5e9 * 8 / 10, 2: 5e9 * 8 / 10, 3: 8e9 * 128 / 130}  # bit/s per lane
 TLP_OVERHEAD = 8
@@ -53,7 +64,7 @@ def bench_engine(sim: str, quick: bool) -> list[dict]:
     rows = []
     total = 256 * KIB if quick else MIB
     for profile, mps in ENGINE_CONFIGS[:2] if quick else ENGINE_CONFIGS:
-        for r in _run_cases(sim, profile, mps, _pair(total, total), f"engine-{profile}-{mps}"):
+        for r in run_cases(sim, profile, mps, pair(total, total), f"engine-{profile}-{mps}"):
             ceiling = ceiling_mb_s(profile, mps, r["dir"], r["tlp_header"] or 16)
             run_rate = r["total"] * 1e3 / r["run_ns"]
             stream = r["stream_bytes"] * 1e3 / r["stream_ns"] if r["stream_ns"] else 0.0
@@ -85,11 +96,11 @@ def bench_descriptors(sim: str, quick: bool, engine: list[dict]) -> list[dict]:
         cases = []
         for size in DESC_SIZES:
             total = min(MIB if not quick else 256 * KIB, size * MAX_DESCRIPTORS)
-            cases += _pair(total, size)
+            cases += pair(total, size)
         base = {
             r["dir"]: r["run_mb_s"] for r in engine if r["profile"] == profile and r["mps"] == mps
         }
-        for r in _run_cases(sim, profile, mps, cases, f"desc-{profile}"):
+        for r in run_cases(sim, profile, mps, cases, f"desc-{profile}"):
             rate = r["total"] * 1e3 / r["run_ns"]
             rows.append(
                 {
@@ -117,7 +128,7 @@ def _demo(
 ) -> dict:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
-    t_case = _case(tag)
+    t_case = case_started(tag)
     model = runner.model_of(model)
     # the build is not the demo's time
     runner.build(sim, profile, overrides=overrides, model=model)
@@ -140,7 +151,7 @@ def _demo(
     wall = time.perf_counter() - t0
     if runner.failures(results):
         raise RuntimeError(f"{tag}: {runner.failure_messages(results)}")
-    _case_done(tag, t_case)
+    case_done(tag, t_case)
     return {**json.loads(out.read_text()), "wall_s": wall}
 
 
@@ -186,11 +197,11 @@ def bench_speed(quick: bool) -> list[dict]:
         mps = get_profile(profile).mps
         runner.build(sim, profile, overrides=ENGINE_RAM, model=model)
         runs = [
-            _run_cases(
+            run_cases(
                 sim,
                 profile,
                 mps,
-                _pair(total, total),
+                pair(total, total),
                 f"speed-{sim}-{profile}-{model}-{k}",
                 extra_env={MODEL_ENV: model},
             )

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..models.signals import bits_reader, handle_path, word_bits_readers
+
 
 def card(dut):
     """The card's toplevel instance: ``dut`` itself, or its ``core`` in the transactor
@@ -24,10 +26,12 @@ class _RamCopy:
     """What the backdoor keeps of one memory (per simulator, for every test in it): a
     reader for each word, made when first read (its bits as the simulator's string,
     from the simulator's own handle: a cocotb handle object per word cost twice the
-    reads), and the bytes of the last read."""
+    reads, where cocotb's private API may be used: :mod:`tb.models.signals`), and the
+    bytes of the last read."""
 
     def __init__(self, mem, size: int) -> None:
         self.mem = mem
+        self.word = word_bits_readers(mem)
         self.readers: list[Callable[[], str] | None] = [None] * len(mem)
         self.image = np.zeros(size, dtype=np.uint8)
         self.read_once = False
@@ -38,15 +42,11 @@ class _RamCopy:
         are theirs (no value object per word: ``mem.value`` builds one for each of the
         262,144 words of a 2 MiB RAM, about 2 s a read)."""
         readers = self.readers
-        word = self.mem._handle.get_handle_by_index  # no cocotb handle object per word
         bits = []
         for i in range(first + count - 1, first - 1, -1):
             read = readers[i]
             if read is None:
-                handle = word(i)
-                if not handle:
-                    raise IndexError(f"{self.mem._path} has no word {i}")
-                read = readers[i] = handle.get_signal_val_binstr
+                read = readers[i] = self.word(i)
             bits.append(read())
         if len(bits[0]) != 8 * lanes:
             raise ValueError(f"card RAM words are {len(bits[0])} bits, expected {8 * lanes}")
@@ -79,15 +79,16 @@ def read_card_ram(dut, ram_size: int, lanes: int, *, whole: bool = False) -> np.
     words = len(mem)
     if words * lanes != ram_size:
         raise ValueError(f"card RAM holds {words * lanes} bytes, expected {ram_size}")
-    ram = _RAMS.get(mem._path)
+    path = handle_path(mem)
+    ram = _RAMS.get(path)
     if ram is None or len(ram.image) != ram_size:
-        ram = _RAMS[mem._path] = _RamCopy(mem, ram_size)
+        ram = _RAMS[path] = _RamCopy(mem, ram_size)
     dirty = getattr(dut, "ram_dirty", None) if core is not dut else None
     marked = True
     if dirty is None or whole or not ram.read_once:
         ram.read_words(0, words, lanes)
     else:
-        marks = dirty._handle.get_signal_val_binstr()[::-1]  # bit p: page p
+        marks = bits_reader(dirty)()[::-1]  # bit p: page p
         page_words = words // len(marks)
         pages = [p for p, mark in enumerate(marks) if mark != "0"]
         for p in pages:

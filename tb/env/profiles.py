@@ -14,13 +14,6 @@ from driver_model.regs import BarLayout
 PROFILE_ENV = "PEVB_PROFILE"
 OVERRIDES_ENV = "PEVB_HDL_OVERRIDES"
 PLUGINS_ENV = "PEVB_PLUGINS"
-# the model of the simulation's links and hard-IP interfaces, the first the default: xact
-# (the hard IP's streams through RTL-side transactors, tb/ext/xact.py: builds of its
-# own), lean (tb/ext/lean.py: the same links, the streams driven from Python per clock
-# edge) or exact (cocotbext-pcie's own)
-MODEL_ENV = "PEVB_MODEL"
-MODELS = ("xact", "lean", "exact")
-XACT_MODEL = "xact"
 # Verilog parameter -> Profile field
 _FIELDS = {
     "AXIS_PCIE_DATA_WIDTH": "width",

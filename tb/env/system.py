@@ -30,22 +30,20 @@ from driver_model.regs import (
     block_base,
 )
 
-from .. import ext
-from ..ext.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
-from ..ext.cfg_ext import CfgExt
-from ..ext.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
-from ..ext.models import MODELS, models
-from ..ext.pcie_id import SIGNALS as PCIE_ID_SIGNALS
-from ..ext.pcie_id import ids_from_ports
-from ..ext.xact import TRANSACTORS, XactError
+from .. import models as sim_models
+from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
+from ..models.cfg_ext import CfgExt
+from ..models.choice import MODEL_ENV, MODELS, XACT_MODEL, model_for_build, models
+from ..models.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
+from ..models.pcie_id import ids_from_ports
+from ..models.transactors import TRANSACTORS, TransactorError
 from .backdoor import card
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .link import UP, LinkTaps, ProtocolChecker
 from .profiles import (
-    MODEL_ENV,
     PLUGINS_ENV,
-    XACT_MODEL,
     Profile,
     current_profile,
     get_profile,
@@ -95,8 +93,8 @@ class TB:
 
     ``tb.gpu`` / ``tb.cuda`` / ``tb.p2p`` are the GPU model, its CUDA runtime and its nv-p2p
     API. ``topology`` defaults to ``$PEVB_TOPOLOGY`` or ``switch``; ``model`` (the links'
-    and hard-IP interfaces', :mod:`tb.ext.models`) to ``$PEVB_MODEL`` or, unnamed, the
-    fastest the build runs (:meth:`model_for_build`).
+    and hard-IP interfaces', :mod:`tb.models.choice`) to ``$PEVB_MODEL`` or, unnamed, the
+    fastest the build runs (:func:`tb.models.choice.model_for_build`).
 
     Every link is tapped (``tb.links``, links ``fpga``, ``gpu`` and, under a switch,
     ``switch``); ``tb.checker`` checks the PCIe rules on all of them and fails the test on a
@@ -133,7 +131,7 @@ class TB:
         # unverified cocotbext-pcie, exact, which a transactor build cannot run)
         built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
         named = model or os.environ.get(MODEL_ENV)
-        self.model = named or self.model_for_build(built_xact)
+        self.model = named or model_for_build(built_xact)
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}: {' or '.join(MODELS)}")
         if not named and not built_xact:
@@ -146,28 +144,18 @@ class TB:
                 XACT_MODEL,
             )
         if built_xact != (self.model == XACT_MODEL):
-            raise XactError(
+            raise TransactorError(
                 f"model {self.model!r} on a build {'with' if built_xact else 'without'} "
                 f"the hard-IP transactors: build with {MODEL_ENV}="
                 f"{XACT_MODEL if built_xact else self.model}"
             )
-        if not ext.install() and self.model != "exact":
+        if not sim_models.install() and self.model != "exact":
             if built_xact:
-                raise XactError("the transactor model needs a verified cocotbext-pcie")
+                raise TransactorError("the transactor model needs a verified cocotbext-pcie")
             self.model = "exact"
         with models(self.model):
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)
-
-    @staticmethod
-    def model_for_build(built_xact: bool) -> str:
-        """The model a TB runs when none is named (``$PEVB_MODEL`` unset, as in a plain
-        cocotb build): the fastest the build can run. A build with the transactors runs
-        the transactor model; one without, the lean model, or where the extensions are
-        off (an unverified cocotbext-pcie) the exact one."""
-        if built_xact:
-            return XACT_MODEL
-        return "exact" if ext.mismatches() else "lean"
 
     @staticmethod
     def hip_of(dut):

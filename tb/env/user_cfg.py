@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from ..ext.cfg_ext import EXTENDED_RANGE, LEGACY_RANGE
+from ..models.cfg_ext import EXTENDED_RANGE, LEGACY_RANGE
 
 VSEC_ID = 0x1DE
 VSEC_REV = 1

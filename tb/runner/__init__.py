@@ -17,7 +17,8 @@ XDMA drop-in, its cocotb tests):
 
 from __future__ import annotations
 
-from ..env.profiles import MODELS, XACT_MODEL, get_profile
+from ..env.profiles import get_profile
+from ..models.choice import MODELS, XACT_MODEL
 from .access import (
     HIP_PORT,
     VERILATOR_WRITTEN,

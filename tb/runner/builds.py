@@ -15,7 +15,8 @@ from pathlib import Path
 
 from cocotb_tools.runner import Runner, get_runner
 
-from ..env.profiles import XACT_MODEL, Profile, get_profile
+from ..env.profiles import Profile, get_profile
+from ..models.choice import XACT_MODEL
 from . import access
 from . import options as opt
 from .sources import (

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..debug import PLUGIN as DEBUG_PLUGIN
 from ..debug import TRACE_ENV
-from ..env.profiles import MODEL_ENV, OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile
+from ..env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile
+from ..models.choice import MODEL_ENV
 from . import builds
 from .builds import held_env, waves_env
 from .sources import BUILD_ROOT, PACKAGE_DIR, ROOT, TOPLEVEL, hdl_parameters, hdl_toplevel, model_of

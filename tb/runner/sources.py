@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..env.profiles import MODEL_ENV, MODELS, XACT_MODEL, Profile
-from ..ext import default_model
+from ..env.profiles import Profile
+from ..models.choice import MODEL_ENV, MODELS, XACT_MODEL, default_model
 from . import options as opt
 
 # The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
@@ -46,7 +46,7 @@ SIMULATORS = ("icarus", "verilator")
 
 def model_of(model: str | None = None) -> str:
     """The simulation model a build and run are for: ``model``, else ``$PEVB_MODEL``,
-    else the default (:func:`tb.ext.default_model`)."""
+    else the default (:func:`tb.models.choice.default_model`)."""
     model = model or os.environ.get(MODEL_ENV) or default_model()
     if model not in MODELS:  # one line now, not a failure inside the simulation
         raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")

@@ -32,7 +32,7 @@ from tb.env.harness import (
 )
 from tb.env.platform import PCI_EXP_DEVCTL2, PCI_EXP_DEVCTL2_COMP_TMOUT_DIS
 from tb.env.system import TB
-from tb.ext.hardip import DEFAULT_CPL_TIMEOUT_NS
+from tb.models.hardip import DEFAULT_CPL_TIMEOUT_NS
 from tb.regress.scoreboard import Scoreboard
 
 KIB = 1024

@@ -13,15 +13,17 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
 from tb.env.system import TB
-from tb.ext.fabric import EdgeClock, Lane, Watch, steps, timeline
-from tb.ext.lean import LeanCcSink, LeanCqSource, LeanPort, LeanRcSource, LeanRqSink
-from tb.ext.xact import (
+from tb.models.clocks import EdgeClock
+from tb.models.link import TlpPort
+from tb.models.streams import BeatCcSink, BeatCqSource, BeatRcSource, BeatRqSink
+from tb.models.timeline import Lane, Watch, steps, timeline
+from tb.models.transactors import (
     TRANSACTORS,
-    XactCcSink,
-    XactCqSource,
-    XactError,
-    XactRcSource,
-    XactRqSink,
+    TransactorCcSink,
+    TransactorCqSource,
+    TransactorError,
+    TransactorRcSource,
+    TransactorRqSink,
 )
 
 # receiver credits: 4 posted headers, 16 data credits (256 bytes: two 128-byte writes);
@@ -71,7 +73,7 @@ async def test_lean_link_keeps_timing_and_credits(dut):
     exact arrival; the third waits for the held credits in both."""
     exact = await _burst(SimPort, 8, HOLD_NS)
     start = get_sim_time("ns")
-    lean = [(t - start, a) for t, a in await _burst(LeanPort, 8, HOLD_NS)]
+    lean = [(t - start, a) for t, a in await _burst(TlpPort, 8, HOLD_NS)]
     exact = [(t - exact[0][0] + lean[0][0], a) for t, a in exact]  # same start
     assert [a for _, a in lean] == [a for _, a in exact] == [0x1000 + 128 * k for k in range(8)]
     for (tl, a), (te, _) in zip(lean, exact, strict=True):
@@ -91,17 +93,23 @@ async def test_models_build_what_they_say(dut):
     the build cannot run, and an unknown one, are refused by name."""
     xact_build = hasattr(TB.hip_of(dut), TRANSACTORS["s_axis_cq"])
     built = (
-        [("xact", LeanPort, (XactRqSink, XactRcSource, XactCqSource, XactCcSink))]
+        [
+            (
+                "xact",
+                TlpPort,
+                (TransactorRqSink, TransactorRcSource, TransactorCqSource, TransactorCcSink),
+            )
+        ]
         if xact_build
         else [
-            ("lean", LeanPort, (LeanRqSink, LeanRcSource, LeanCqSource, LeanCcSink)),
+            ("lean", TlpPort, (BeatRqSink, BeatRcSource, BeatCqSource, BeatCcSink)),
             ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
         ]
     )
     for model in ("lean", "exact") if xact_build else ("xact",):
         try:
             TB(dut, model=model)
-        except XactError as e:
+        except TransactorError as e:
             assert model in str(e) and "PEVB_MODEL=" in str(e), e
         else:
             raise AssertionError(f"{model} was built on a build that cannot run it")

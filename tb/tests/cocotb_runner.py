@@ -9,7 +9,7 @@ import cocotb
 import cocotbext.pcie.core.tlp
 import numpy
 
-from tb import ext
+from tb import models
 from tb.env import backdoor, harness
 
 REWRITTEN = "@py_builtins"  # the name pytest's assertion rewriting imports into a module
@@ -30,7 +30,7 @@ async def test_the_simulators_python(dut):
 async def test_gpi_debug_messages_stay_in_c(dut):
     """cocotb 2.1 leaves its C side's GPI log level at its default, so the debug message
     of every handle the simulator makes goes to Python to be dropped; after
-    ``tb.ext.install()`` (which the system builder calls first) the C side drops them."""
+    ``tb.models.install()`` (which the system builder calls first) the C side drops them."""
     gpi = logging.getLogger("gpi")
     asked = []
     gpi.isEnabledFor = lambda level: asked.append(level) or logging.Logger.isEnabledFor(gpi, level)
@@ -39,7 +39,7 @@ async def test_gpi_debug_messages_stay_in_c(dut):
         for i in range(64):
             mem._handle.get_handle_by_index(i)
         before = len(asked)
-        ext.install()
+        models.install()
         for i in range(64, 128):
             mem._handle.get_handle_by_index(i)
     finally:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tb import runner
-from tb.env.profiles import MODEL_ENV
+from tb.models.choice import MODEL_ENV
 
 TB_TESTS = runner.ROOT / "tb" / "tests"
 PACKAGE = "tb.tests"

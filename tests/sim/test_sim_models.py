@@ -17,7 +17,8 @@ import pytest
 from tb import runner
 from tb.debug.beats import BEATS_ENV, read_beats
 from tb.debug.trace import read_trace
-from tb.env.profiles import MODEL_ENV, MODELS, PLUGINS_ENV
+from tb.env.profiles import PLUGINS_ENV
+from tb.models.choice import MODEL_ENV, MODELS
 
 KIB = 1024
 

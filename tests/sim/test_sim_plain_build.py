@@ -13,7 +13,8 @@ import pytest
 from cocotb_tools.runner import get_runner
 
 from tb import runner
-from tb.env.profiles import MODEL_ENV, OVERRIDES_ENV, PROFILE_ENV
+from tb.env.profiles import OVERRIDES_ENV, PROFILE_ENV
+from tb.models.choice import MODEL_ENV
 from tests.sim.plan import _ENGINE_SMOKE
 
 TESTS = [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"]

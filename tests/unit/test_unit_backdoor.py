@@ -137,3 +137,21 @@ def test_written_pages_alone_are_read_again():
     dut.mark(3)
     with pytest.raises(ValueError, match=r"card RAM word 6 \(bytes 0x30\.\.\) is not all 0 and 1"):
         backdoor.read_card_ram(dut, 64, 8)
+
+
+def test_public_handles_where_the_private_api_is_not_verified(monkeypatch):
+    """On a cocotb other than the verified one the reads go through ``handle.value``
+    (the stand-ins' ``value`` is their bits), with the same bytes and errors."""
+    from tb.models import VERIFIED, signals
+
+    assert signals.private_handles(dict(VERIFIED))
+    assert not signals.private_handles({**VERIFIED, "cocotb": "2.2.0"})
+    monkeypatch.setattr(signals, "_PRIVATE", [False])
+    monkeypatch.setattr(_Word, "value", property(lambda w: w.bits), raising=False)
+    words = [0x0102030405060708, 0x1112131415161718]
+    dut = _dut("t.public", words, 8)
+    got = backdoor.read_card_ram(dut, 16, 8)
+    assert got.tobytes() == b"".join(w.to_bytes(8, "little") for w in words)
+    word = signals.word_bits_readers(dut.card_ram_inst.mem)
+    with pytest.raises(IndexError, match=r"t\.public has no word 2"):
+        word(2)

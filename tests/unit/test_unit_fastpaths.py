@@ -19,8 +19,8 @@ from cocotbext.pcie.core.function import Function
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.core.utils import PcieId
 
-from tb import ext
-from tb.ext import fastpaths
+from tb import models as ext
+from tb.models import fastpaths
 
 ext.install()  # what the system builder does first (nothing is patched on import)
 
@@ -350,11 +350,11 @@ def test_importing_patches_nothing():
     cocotbext-pcie as it is; only install() patches it."""
     out = _python(
         "from cocotbext.pcie.core.tlp import Tlp\n"
-        "import tb.env.system, tb.env.harness, tb.ext.lean, tb.ext.hardip\n"
-        "from tb.ext import fastpaths\n"
+        "import tb.env.system, tb.env.harness, tb.models.link, tb.models.hardip\n"
+        "from tb.models import fastpaths\n"
         "print(Tlp.check is fastpaths._check)\n"
         # installed later, the sets of TLP types built at import still find their members
-        "from tb import ext\n"
+        "from tb import models as ext\n"
         "from tb.env import link\n"
         "from cocotbext.pcie.core.tlp import TlpType\n"
         "print(ext.install(), TlpType.MEM_WRITE in link.MEM_WRITES,\n"
@@ -368,10 +368,10 @@ def test_an_unverified_version_falls_back_with_one_line():
         "import logging\n"
         "logging.basicConfig(level=logging.INFO, format='%(message)s')\n"
         "from cocotbext.pcie.core.tlp import Tlp, TlpType\n"
-        "from tb import ext\n"
+        "from tb import models as ext\n"
         "print(ext.install({'cocotb': '2.1.0', 'cocotbext-pcie': '0.3.0'}), ext.active())\n"
         "print(ext.install(), TlpType.__hash__ is object.__hash__)\n"
-        "from tb.ext import fastpaths\n"
+        "from tb.models import fastpaths\n"
         "print(Tlp.check is fastpaths._check)\n"
     )
     assert out.stdout.split() == ["False", "False", "False", "False", "False"]
@@ -382,7 +382,7 @@ def test_an_unverified_version_falls_back_with_one_line():
 
 
 def test_the_pins_are_the_verified_versions():
-    """pyproject.toml pins what tb.ext was verified with: a bump of one without the
+    """pyproject.toml pins what tb.models was verified with: a bump of one without the
     other fails here (and docs/extensions.md says how to verify the new version)."""
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     for name, version in ext.VERIFIED.items():

@@ -235,3 +235,153 @@ def test_each_hdl_file_holds_one_module_named_after_it():
     instances = re.findall(r"^\s*(pevb_\w+)\s+#?\s*\(?", engine, flags=re.M)
     assert {"pevb_h2c_chan", "pevb_c2h_chan"} <= set(instances)
     assert "pevb_desc_eng" not in instances, "channel bodies belong in pevb_h2c_chan/pevb_c2h_chan"
+
+
+# --- the rooms' rules ----------------------------------------------------------------------
+
+HDL_LINE_LIMIT = 1000
+# files over the limit: the drop-in's top, whose length is the Vivado IP's port list;
+# and the engine, whose split is still to do (its per-channel plumbing written once,
+# the wrappers sharing one parameter list). The list only shrinks: a file here that is
+# no longer over the limit fails the test.
+HDL_LONG_FILES = {"hdl/dropin/xdma_0.v", "hdl/pevb_xdma.v"}
+# what only a simulation does: dumps, delays, random numbers, file and console output,
+# force/release (the elaboration checks' $error and $finish are allowed)
+_SIM_ONLY = re.compile(
+    r"\$(dump\w*|random|urandom\w*|display|write|monitor|strobe|fopen|fwrite|fdisplay|"
+    r"readmem\w*|time|realtime)\b|^\s*#\s*\d|\bforce\b|\brelease\b",
+    re.M,
+)
+
+
+def hdl_files(*folders: str) -> list[Path]:
+    return sorted(p for f in folders for p in (ROOT / f).rglob("*") if p.suffix in (".v", ".sv"))
+
+
+def _code(path: Path) -> str:
+    """The Verilog without its comments."""
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def test_hdl_holds_the_product_rtl_and_the_drop_in_only():
+    """A reader of hdl/ finds what goes into a bitstream, and the drop-in: no
+    simulation-only construct in hdl/*.v, no module of the testbench's Verilog
+    (tb/verilog) instantiated there, and in hdl/dropin only the drop-in's top and the
+    hard-IP port it holds."""
+    tb_modules = {p.stem for p in hdl_files("tb/verilog")}
+    assert {"pevb_xact_source", "pevb_card_xact", "pevb_annot", "byod_top"} <= tb_modules
+    for path in sorted((ROOT / "hdl").glob("*.v")):
+        code = _code(path)
+        found = _SIM_ONLY.search(code)
+        assert not found, f"{path.relative_to(ROOT)}: simulation-only {found.group(0)!r}"
+        used = set(re.findall(r"^\s*(\w+)\s+(?:#\s*\(|\w+\s*\()", code, re.M))
+        assert not used & tb_modules, f"{path.relative_to(ROOT)} instantiates {used & tb_modules}"
+    dropin = sorted(p.name for p in (ROOT / "hdl" / "dropin").iterdir())
+    assert dropin == ["pevb_hip_port.v", "xdma_0.v"], dropin
+
+
+def test_hdl_rule_sees_a_simulation_only_construct(tmp_path: Path):
+    bad = tmp_path / "bad.v"
+    bad.write_text("module bad; // $display in a comment is fine\ninitial $dumpvars;\nendmodule\n")
+    assert _SIM_ONLY.search(_code(bad)).group(0) == "$dumpvars"
+    good = tmp_path / "good.v"
+    good.write_text('module good;\n/* #5 $random */\ninitial if (0) $error("x");\nendmodule\n')
+    assert not _SIM_ONLY.search(_code(good))
+
+
+def test_no_hdl_file_over_the_line_limit():
+    over = {
+        p.relative_to(ROOT).as_posix()
+        for p in hdl_files("hdl", "tb/verilog")
+        if len(p.read_text().splitlines()) > HDL_LINE_LIMIT
+    }
+    assert over <= HDL_LONG_FILES, f"over {HDL_LINE_LIMIT} lines: {sorted(over - HDL_LONG_FILES)}"
+    assert HDL_LONG_FILES <= over, f"no longer long, take off the list: {HDL_LONG_FILES - over}"
+
+
+def private_imports(package: str) -> list[str]:
+    """``module imports name`` for each private name (``_x``) a module of ``package``
+    imports from another module of the project."""
+    out = []
+    for path in modules(package.replace(".", "/")):
+        me = module_name(path)
+        for name in sorted(imports(path)):
+            last = name.rsplit(".", 1)[-1]
+            owner = name.rsplit(".", 1)[0]
+            if (
+                last.startswith("_")
+                and not last.startswith("__")
+                and owner.split(".")[0] in ("tb", "driver_model", "cuda_model")
+                and owner != me
+                and _is_module(owner)
+            ):
+                out.append(f"{me} imports {name}")
+    return out
+
+
+def test_no_private_import_across_modules():
+    """The simulation models (and the rest of the testbench) reach each other through
+    public names only."""
+    bad = [line for line in private_imports("tb") if ".tests." not in line.split(" ")[0]]
+    assert not bad, bad
+
+
+def test_private_import_rule_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    pkg = tmp_path / "tb" / "models"
+    pkg.mkdir(parents=True)
+    (tmp_path / "tb" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("_X = 1\nY = 2\n")
+    (pkg / "b.py").write_text("from .a import _X, Y\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert private_imports("tb") == ["tb.models.b imports tb.models.a._X"]
+
+
+def package_cycles(root: str = "tb") -> list[list[str]]:
+    """Import circles between the subpackages of ``root`` (an edge where any module of
+    one imports a module of the other)."""
+    edges: dict[str, set[str]] = {}
+    for path in modules(root):
+        parts = module_name(path).split(".")
+        if len(parts) < 2 or parts[1] == "tests":
+            continue
+        here = ".".join(parts[:2])
+        for name in imports(path):
+            there = ".".join(name.split(".")[:2])
+            if name.startswith(f"{root}.") and there != here and _is_module(there):
+                edges.setdefault(here, set()).add(there)
+    cycles = []
+    for start in sorted(edges):
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(edges.get(node, ())):
+                if nxt == start:
+                    cycles.append([*path, start])
+                elif nxt not in path and nxt > start:
+                    stack.append((nxt, [*path, nxt]))
+    return cycles
+
+
+def test_no_import_circle_between_the_testbench_packages():
+    """tb.env builds on tb.models, never the other way round; no two packages of the
+    testbench import each other, through any path."""
+    assert not package_cycles(), package_cycles()
+    for path in modules("tb/models"):
+        bad = sorted(n for n in imports(path) if n.startswith("tb.env"))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_package_circle_rule_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for pkg in ("env", "models"):
+        (tmp_path / "tb" / pkg).mkdir(parents=True)
+        (tmp_path / "tb" / pkg / "__init__.py").write_text("")
+    (tmp_path / "tb" / "__init__.py").write_text("")
+    (tmp_path / "tb" / "env" / "system.py").write_text("from ..models import choice\n")
+    (tmp_path / "tb" / "models" / "choice.py").write_text("x = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert package_cycles() == []
+    late = "def f():\n    from ..env import system\n"  # a function-level import counts
+    (tmp_path / "tb" / "models" / "choice.py").write_text(late)
+    assert package_cycles() == [["tb.env", "tb.models", "tb.env"]]

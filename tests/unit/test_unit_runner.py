@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tb import ext, runner
-from tb.env.profiles import MODEL_ENV, get_profile
+from tb import runner
+from tb.env.profiles import get_profile
+from tb.models import VERIFIED, choice
+from tb.models.choice import MODEL_ENV
 from tests.sim import plan
 
 BYOD = plan.USER_SOURCES["byod_top"]
@@ -46,9 +48,9 @@ def test_the_default_model(monkeypatch):
     """The transactor model unless one is named; the exact one where the extensions are
     off (an unverified cocotbext-pcie), so that an unnamed run still builds what runs."""
     monkeypatch.delenv(MODEL_ENV, raising=False)
-    assert runner.model_of() == ext.default_model() == "xact" == runner.MODELS[0]
+    assert runner.model_of() == choice.default_model() == "xact" == runner.MODELS[0]
     assert runner.hdl_toplevel() == runner.XACT_CARD_TOPLEVEL
-    assert ext.default_model({**ext.VERIFIED, "cocotbext-pcie": "0.3.0"}) == "exact"
+    assert choice.default_model({**VERIFIED, "cocotbext-pcie": "0.3.0"}) == "exact"
     monkeypatch.setenv(MODEL_ENV, "lean")
     assert runner.model_of() == "lean" and runner.model_of("exact") == "exact"
     monkeypatch.setenv(MODEL_ENV, "fast")

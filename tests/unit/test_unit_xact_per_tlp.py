@@ -1,11 +1,11 @@
 """The transactor model's per-TLP passes (tb/ext/xact.py) against cocotbext-pcie's own
 per-beat code, stepped by hand as the model steps it below 512 bits:
 
-- unpacking RQ and CC beats (``_XactSink._unpack``) against ``RqSink._run`` and
+- unpacking RQ and CC beats (``_TransactorSink._unpack``) against ``RqSink._run`` and
   ``CcSink._run``: on random beats (any tkeep, tlast anywhere, every sideband bit random)
   at each width, the same frames with the same fields, in the same order, whichever runs
   of words they come in, and the same ``active`` after each run;
-- packing RC and CQ frames (``_XactSource._pack_tlp``) against ``RcSource._run`` and
+- packing RC and CQ frames (``_TransactorSource._pack_tlp``) against ``RcSource._run`` and
   ``CqSource._run``: on random frames (any length from none to several beats, random
   dwords, byte enables, parity, first/last byte enables and discontinue), the same buffer
   words, beat for beat, and the same queue accounting."""
@@ -20,8 +20,13 @@ from cocotb.queue import Queue
 from cocotb.triggers import Event
 from cocotbext.pcie.xilinx.us import interface as us
 
-from tb.ext.lean import _Beat, _Sync
-from tb.ext.xact import XactCcSink, XactCqSource, XactRcSource, XactRqSink
+from tb.models.signals import Beat, Sync
+from tb.models.transactors import (
+    TransactorCcSink,
+    TransactorCqSource,
+    TransactorRcSource,
+    TransactorRqSink,
+)
 
 
 class _Sized:
@@ -57,7 +62,7 @@ def _sink(cls, width: int, user: int, out: list):
     sink = _stream(cls, width, user)
     sink.active = False
     sink.sample_obj = None
-    sink.sample_sync = _Sync()
+    sink.sample_sync = Sync()
     us.RqSink._init(sink) if issubclass(cls, us.RqSink) else us.CcSink._init(sink)
     sink._sink_frame = out.append
     return sink
@@ -79,7 +84,11 @@ def _beats(rng: random.Random, width: int, user: int, n: int) -> list[int]:
 
 @pytest.mark.parametrize(
     ("fast_cls", "orig_cls", "user"),
-    [(XactRqSink, us.RqSink, 62), (XactRqSink, us.RqSink, 60), (XactCcSink, us.CcSink, 33)],
+    [
+        (TransactorRqSink, us.RqSink, 62),
+        (TransactorRqSink, us.RqSink, 60),
+        (TransactorCcSink, us.CcSink, 33),
+    ],
 )
 @pytest.mark.parametrize("width", [64, 128, 256])
 def test_per_tlp_unpacking_is_cocotbext_pcies(fast_cls, orig_cls, user: int, width: int):
@@ -95,7 +104,7 @@ def test_per_tlp_unpacking_is_cocotbext_pcies(fast_cls, orig_cls, user: int, wid
     for _ in range(300):
         words = _beats(rng, width, user, rng.randint(1, 12))
         for w in words:  # the original, one beat at a time
-            beat = _Beat()
+            beat = Beat()
             beat.tdata = w & ((1 << width) - 1)
             beat.tuser = (w >> width) & ((1 << user) - 1)
             beat.tkeep = (w >> (width + user)) & ((1 << (width // 32)) - 1)
@@ -113,7 +122,7 @@ def test_per_tlp_unpacking_is_cocotbext_pcies(fast_cls, orig_cls, user: int, wid
     assert any(f.discontinue for f in want) and not all(f.discontinue for f in want)
 
 
-@pytest.mark.parametrize(("cls", "user"), [(XactRqSink, 137), (XactCcSink, 81)])
+@pytest.mark.parametrize(("cls", "user"), [(TransactorRqSink, 137), (TransactorCcSink, 81)])
 def test_512_bits_keep_cocotbext_pcies_unpacker(cls, user: int):
     """At 512 bits the sideband's layout differs (and may straddle): the beats go to
     cocotbext-pcie's own unpacker, even with one segment."""
@@ -160,9 +169,9 @@ def _frame(rng: random.Random, lanes: int) -> us.UsPcieFrame:
 @pytest.mark.parametrize(
     ("cls", "orig", "user"),
     [
-        (XactRcSource, us.RcSource, 75),
-        (XactCqSource, us.CqSource, 88),
-        (XactCqSource, us.CqSource, 85),
+        (TransactorRcSource, us.RcSource, 75),
+        (TransactorCqSource, us.CqSource, 88),
+        (TransactorCqSource, us.CqSource, 85),
     ],
 )
 @pytest.mark.parametrize("width", [64, 128, 256])
@@ -187,7 +196,8 @@ def test_per_tlp_packing_is_cocotbext_pcies(cls, orig, user: int, width: int):
 
 
 @pytest.mark.parametrize(
-    ("cls", "orig", "user"), [(XactRcSource, us.RcSource, 161), (XactCqSource, us.CqSource, 183)]
+    ("cls", "orig", "user"),
+    [(TransactorRcSource, us.RcSource, 161), (TransactorCqSource, us.CqSource, 183)],
 )
 def test_512_bits_keep_cocotbext_pcies_packer(cls, orig, user: int):
     """At 512 bits the sideband's layout differs (and RC may straddle): the frames go

@@ -1,31 +1,38 @@
-"""Our extensions of cocotbext-pcie and cocotb, in one place, and the versions they were
-verified with.
+"""The simulation models of the PCIe fabric and the hard IP, by role, and the versions of
+cocotb and cocotbext-pcie they were verified with.
 
+- :mod:`.choice`: the models by name (``$PEVB_MODEL``), the default, the model a build
+  runs when none is named, and :func:`.choice.models`, which builds a system's
+  cocotbext-pcie objects with a model's classes;
+- :mod:`.link`: the TLP-level link (``TlpPort``: whole TLPs, DLLPs by their effect);
+- :mod:`.switch`: the switch of the TLP-level fabric;
+- :mod:`.timeline`: the timeline on which the links' and switches' timed work runs, and
+  the lanes their handlers run in;
+- :mod:`.clocks`: the hard IP's user clock without a task per edge, the HDL clock of a
+  transactor build on Icarus, and the switch that applies a timer callback's writes at
+  once (it replaces cocotb's private ``_schedule_write``);
+- :mod:`.transactors`: the transactor model's streams (RTL-side transactors, once per
+  TLP);
+- :mod:`.streams`: the hard IP's streams driven from Python a beat at a time (the lean
+  model, for a build without the transactors); :mod:`.signals`: the signal I/O both use;
+- :mod:`.hardip`: the hard IP's behaviour beyond cocotbext-pcie's model (completion
+  timeout, FLR, hot reset, link down, bus-master and memory-space enables), and apart
+  from it :mod:`.hardip_speed`, the base model's per-cycle loops woken only on work;
+- :mod:`.cfg_ext`, :mod:`.pcie_id`: the configuration extend interface and the IDs from
+  ports;
 - :mod:`.fastpaths`: faster equivalents of hot spots of cocotbext-pcie (``Tlp.fmt_type``,
   ``Tlp.check``, ``Tlp.__init__``, the routing matches, ``PcieId``, ``dword_parity`` and
-  ``update_parity``, the UltraScale+ TLP's packers and unpackers, the ``TlpType`` hash),
-  patched into its classes by :func:`install`.
-- :mod:`.lean`: the lean model, subclasses of cocotbext-pcie's ``SimPort`` and
-  UltraScale+ stream interfaces that move whole TLPs and write signals through cocotb's
-  private ``_schedule_write``.
-- :mod:`.hardip`: ``PevbUspDevice``, the UltraScale+ hard-IP model with the completion
-  timeout, FLR, hot reset and link down; it overrides private ``_run_*`` loops of the base
-  model, some for behaviour and some (the per-cycle loops woken only on work) for speed.
-- :func:`sync_gpi_log_level`: cocotb's GPI log level passed on to its C side (cocotb 2.1
-  leaves the C side at its default), called by :func:`install`.
-- :func:`.fabric.install_timed_writes`: on Icarus, cocotb's private ``_schedule_write``
-  and its ``Clock.start`` wrapped so that, once the transactor build's HDL clock runs, a
-  timer callback's writes are applied at once (docs/internals.md), called by
-  :func:`install`.
+  ``update_parity``, the UltraScale+ TLP's packers and unpackers, the ``TlpType`` hash).
 
 Nothing is patched when a module is imported. The system builder (:class:`tb.env.system.TB`)
 calls :func:`install` before it builds anything. :func:`install` checks the installed
 cocotb and cocotbext-pcie against :data:`VERIFIED`. On the verified versions it installs
-the fast paths, and the lean model and the hard IP's event-driven loops are allowed. On
-any other version it logs one line and falls back to the original code paths: no fast
-path is installed, the links and interfaces are cocotbext-pcie's own (the exact model),
-and the hard IP runs the base model's per-cycle loops. How to verify a new version:
-docs/extensions.md.
+the fast paths and the timed writes, and the TLP-level models and the hard IP's
+event-driven loops are allowed. On any other version it logs one line and falls back to
+the original code paths: no fast path is installed, the links and interfaces are
+cocotbext-pcie's own (the exact model), and the hard IP runs the base model's per-cycle
+loops. :func:`sync_gpi_log_level` passes cocotb's GPI log level on to its C side (cocotb
+2.1 leaves the C side at its default). How to verify a new version: docs/extensions.md.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from importlib import metadata
 # docs/extensions.md); pyproject.toml pins the same
 VERIFIED = {"cocotb": "2.1.0", "cocotbext-pcie": "0.2.16"}
 
-_log = logging.getLogger("cocotb.tb.ext")
+_log = logging.getLogger("cocotb.tb.models")
 _state: dict[str, bool | None] = {"active": None}
 
 
@@ -82,10 +89,10 @@ def install(versions: dict[str, str | None] | None = None) -> bool:
         )
         _state["active"] = False
         return False
-    from . import fabric, fastpaths
+    from . import clocks, fastpaths
 
     fastpaths.install()
-    fabric.install_timed_writes()
+    clocks.install_timed_writes()
     _state["active"] = True
     return True
 
@@ -104,13 +111,3 @@ def sync_gpi_log_level() -> None:
 def active() -> bool:
     """Whether the extensions are installed (False before :func:`install` decided)."""
     return bool(_state["active"])
-
-
-def default_model(versions: dict[str, str | None] | None = None) -> str:
-    """The model a run gets when none is named (``$PEVB_MODEL`` unset): the first of
-    ``MODELS`` (the transactor model) on the verified versions; on any other the exact
-    model, the only one that runs with the extensions off. ``versions`` stands in for the
-    installed ones (tests)."""
-    from ..env.profiles import MODELS
-
-    return "exact" if mismatches(versions) else MODELS[0]

@@ -83,7 +83,7 @@ class _UserExtCap(_UserRange, PciExtCap):
 
 class CfgExt:
     """Drives the ``cfg_ext_*`` signals of ``device`` (a
-    :class:`~tb.ext.hardip.PevbUspDevice`): ``signals`` maps the names of :data:`SIGNALS`
+    :class:`~tb.models.hardip.PevbUspDevice`): ``signals`` maps the names of :data:`SIGNALS`
     to handles; ``legacy`` and ``extended`` give the user logic its ranges."""
 
     def __init__(

@@ -14,7 +14,7 @@ buffer of beats per stream and moves them at one per clock:
   edge the cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
   counts the TLPs that end. A change of that count (a simulator value-change callback,
-  :class:`tb.ext.fabric.Watch`: no task, no clock edge) sets a drain for the ReadWrite
+  :class:`tb.models.timeline.Watch`: no task, no clock edge) sets a drain for the ReadWrite
   phase of its time step (cocotb's ``ReadWrite`` trigger calling it), which reads the
   new beats and unpacks them (below 512 bits in one pass over the run of beats, checked
   against cocotbext-pcie's unpacker in the same test file; otherwise that unpacker, beat
@@ -30,10 +30,10 @@ buffer of beats per stream and moves them at one per clock:
 - The user clock runs with no Python on any edge: cocotb's GPI clock (in C) where cocotb
   trusts the simulator's inertial writes (Verilator); on Icarus a clock in the HDL of
   ``pevb_hip_port``, which Python only starts and stops
-  (:class:`tb.ext.fabric.EdgeClock`). Each of its edges waits (``#0``) behind the timer
+  (:class:`tb.models.clocks.EdgeClock`). Each of its edges waits (``#0``) behind the timer
   callbacks of its time step, and from then on a write made in a timer callback is
   applied at once rather than in the ReadWrite phase
-  (:func:`tb.ext.fabric.timed_writes_at_once`): a frame or a queue release at the very
+  (:func:`tb.models.clocks.timed_writes_at_once`): a frame or a queue release at the very
   time of an edge reaches the RTL on that edge, as with the Python clock the other
   models use there, whose edges came in the ReadWrite phase after such writes.
 
@@ -48,7 +48,7 @@ test left unplayed), start with no pause, never deposit a value on the bus nets 
 transactors drive, and are drained per test.
 
 Build a system with the transactor model by constructing its cocotbext-pcie objects
-inside :func:`tb.ext.lean.models` ``("xact")`` on a build made with ``PEVB_HIP_XACT``.
+inside :func:`tb.models.choice.models` ``("xact")`` on a build made with ``PEVB_HIP_XACT``.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ from cocotb.queue import QueueFull
 from cocotb.triggers import ReadWrite, ValueChange
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from .fabric import Timeline, Watch, steps, timeline
-from .lean import _WAIT, _Beat, _reader, _Sync, _writer
+from .signals import WAIT, Beat, Sync, reader, writer
+from .timeline import Timeline, Watch, steps, timeline
 
 # the hard IP's stream prefixes and the transactor instances inside pevb_hip_port
 TRANSACTORS = {
@@ -75,7 +75,7 @@ TRANSACTORS = {
 }
 
 
-class XactError(RuntimeError):
+class TransactorError(RuntimeError):
     """The build has no transactor where the transactor model needs one."""
 
 
@@ -84,7 +84,7 @@ def transactor(bus):
     name = TRANSACTORS.get(bus._name)
     found = getattr(bus._entity, name, None) if name else None
     if found is None:
-        raise XactError(
+        raise TransactorError(
             f"{bus._entity._name}.{bus._name}: no transactor ({name or '?'}); the "
             "transactor model needs a build with PEVB_HIP_XACT"
         )
@@ -104,13 +104,13 @@ class _Memory:
     def read(self, i: int) -> int:
         r = self._readers[i]
         if r is None:
-            r = self._readers[i] = _reader(self._handle[i], strict=True)
+            r = self._readers[i] = reader(self._handle[i], strict=True)
         return r()
 
     def write(self, i: int, value: int) -> None:
         w = self._writers[i]
         if w is None:
-            w = self._writers[i] = _writer(self._handle[i])
+            w = self._writers[i] = writer(self._handle[i])
         w(value)
 
 
@@ -120,17 +120,17 @@ class _Pauser:
     HALF = 256
 
     def __init__(self, inst) -> None:
-        self._write_pause = _writer(inst.pause)
-        self._write_on = _writer(inst.pat_on)
-        self._write_gen = _writer(inst.pat_gen)
-        self._write_pat = _writer(inst.pat)
-        self._idx = _reader(inst.pat_idx)
+        self._write_pause = writer(inst.pause)
+        self._write_on = writer(inst.pat_on)
+        self._write_gen = writer(inst.pat_gen)
+        self._write_pat = writer(inst.pat)
+        self._idx = reader(inst.pat_idx)
         self._half_handle = inst.pat_half
-        self._half = _reader(inst.pat_half)
+        self._half = reader(inst.pat_half)
         # the transactor keeps its state from an earlier test in the same simulator:
         # carry on from its pattern generation, and start unpaused with no pattern
-        self._gen = _reader(inst.pat_gen)()
-        if _reader(inst.pause)() or _reader(inst.pat_on)():
+        self._gen = reader(inst.pat_gen)()
+        if reader(inst.pause)() or reader(inst.pat_on)():
             self._write_pause(0)
             self._write_on(0)
         self._task = None
@@ -222,7 +222,7 @@ class _QuietBus:
         return _Undriven(handle) if name in self._driven else handle
 
 
-class _XactStream:
+class _TransactorStream:
     """What the model side of each transactor stream has: the transactor's buffer, the
     bus widths a buffer word packs, and the stream's pause and pause generators (played
     by ``pevb_xact_pause``)."""
@@ -263,7 +263,7 @@ class _XactStream:
             self._pause = bool(in_force)
 
 
-class _XactSource(_XactStream):
+class _TransactorSource(_TransactorStream):
     """The model side of a source transactor; mixed in before the cocotbext-pcie source
     class, whose ``_run`` packs frames into beats."""
 
@@ -272,17 +272,17 @@ class _XactSource(_XactStream):
     def _init(self) -> None:
         super()._init()
         x = self._attach()
-        self._write_wr = _writer(x.wr_ptr)
-        self._read_rd = _reader(x.rd_ptr)
-        self._write_wake = _writer(x.wake_ptr)
-        self._write_wake_req = _writer(x.wake_req)
+        self._write_wr = writer(x.wr_ptr)
+        self._read_rd = reader(x.rd_ptr)
+        self._write_wake = writer(x.wake_ptr)
+        self._write_wake_req = writer(x.wake_req)
         self._wake_ack = x.wake_ack
-        self._write_flush = _writer(x.flush_ptr)
+        self._write_flush = writer(x.flush_ptr)
         # an earlier test in the same simulator may have used this transactor: carry on
         # from its pointers, and drop the beats that test left unplayed
-        self._wake_req = _reader(x.wake_req)()
-        self._flushes = _reader(x.flush_ptr)()
-        self._pushed = _reader(x.wr_ptr)()  # beats written, in all (from there)
+        self._wake_req = reader(x.wake_req)()
+        self._flushes = reader(x.flush_ptr)()
+        self._pushed = reader(x.wr_ptr)()  # beats written, in all (from there)
         if self._read_rd() != self._pushed:
             self._flushes += 1
             self._write_flush(self._flushes % self._ptr_mod)
@@ -300,7 +300,7 @@ class _XactSource(_XactStream):
 
     async def _get_frame(self):
         while self.queue.empty():
-            await _WAIT
+            await WAIT
         return self._get_frame_nowait()
 
     async def _drive(self, obj) -> None:
@@ -452,14 +452,14 @@ class _SinkGroup:
     ORDER = ("m_axis_rq", "m_axis_cc")
 
     def __init__(self) -> None:
-        self.sinks: list[_XactSink] = []
+        self.sinks: list[_TransactorSink] = []
         self._step = -1  # the time step a drain is set for
         # cocotb's ReadWrite trigger (one object) calls the drain directly, after the
         # writes cocotb deferred to that phase, and applies the drain's at once
         self._phase = ReadWrite()
         self._work = functools.partial(timeline().run, self.drain)
 
-    def add(self, sink: _XactSink, frames) -> None:
+    def add(self, sink: _TransactorSink, frames) -> None:
         self.sinks.append(sink)
         self.sinks.sort(key=lambda s: self.ORDER.index(s.bus._name))
         Watch(frames, self._changed)
@@ -493,7 +493,7 @@ _GROUPS: dict[str, _SinkGroup] = {}
 _GROUPS_TEST: list[Timeline | None] = [None]  # the test (its timeline) they belong to
 
 
-class _XactSink(_XactStream):
+class _TransactorSink(_TransactorStream):
     """The model side of a sink transactor; mixed in before the cocotbext-pcie sink
     class, whose ``_run`` unpacks beats into frames."""
 
@@ -502,18 +502,18 @@ class _XactSink(_XactStream):
     def _init(self) -> None:
         super()._init()
         x = self._attach()
-        self._read_wr = _reader(x.wr_ptr)
-        self._write_rd = _writer(x.rd_ptr)
-        self._write_hold = _writer(x.hold)
+        self._read_wr = reader(x.wr_ptr)
+        self._write_rd = writer(x.rd_ptr)
+        self._write_hold = writer(x.hold)
         # as for a source: carry on from the pointers of an earlier test's sink, dropping
         # the beats it did not read, and take the bus on with tready free
         self._read = self._read_wr()  # beats read, in all (from there)
-        if _reader(x.rd_ptr)() != self._read:
+        if reader(x.rd_ptr)() != self._read:
             self._write_rd(self._read % self._ptr_mod)
         self._hold = 0
-        if _reader(x.hold)():
+        if reader(x.hold)():
             self._write_hold(0)
-        self.sample_sync = _Sync()
+        self.sample_sync = Sync()
         self._unpacker = super()._run()
         self._unpacker.send(None)
         self._init_unpack()
@@ -604,7 +604,7 @@ class _XactSink(_XactStream):
             dmask, umask, kmask = (1 << dw) - 1, (1 << uw) - 1, (1 << kw) - 1
             unpacker = self._unpacker
             for word in words:
-                beat = _Beat()
+                beat = Beat()
                 beat.tdata = word & dmask
                 word >>= dw
                 beat.tuser = word & umask
@@ -628,25 +628,25 @@ class _XactSink(_XactStream):
         self._update_hold()
 
 
-class XactRqSink(_XactSink, _us.RqSink):
+class TransactorRqSink(_TransactorSink, _us.RqSink):
     """RQ (requests from the RTL), read once per TLP from the transactor."""
 
 
-class XactCcSink(_XactSink, _us.CcSink):
+class TransactorCcSink(_TransactorSink, _us.CcSink):
     """CC (completions from the RTL), read once per TLP from the transactor."""
 
 
-class XactRcSource(_XactSource, _us.RcSource):
+class TransactorRcSource(_TransactorSource, _us.RcSource):
     """RC (completions to the RTL), written once per TLP into the transactor."""
 
 
-class XactCqSource(_XactSource, _us.CqSource):
+class TransactorCqSource(_TransactorSource, _us.CqSource):
     """CQ (requests to the RTL), written once per TLP into the transactor."""
 
 
-XACT_INTERFACES = {
-    "RqSink": XactRqSink,
-    "CcSink": XactCcSink,
-    "RcSource": XactRcSource,
-    "CqSource": XactCqSource,
+TRANSACTOR_INTERFACES = {
+    "RqSink": TransactorRqSink,
+    "CcSink": TransactorCcSink,
+    "RcSource": TransactorRcSource,
+    "CqSource": TransactorCqSource,
 }

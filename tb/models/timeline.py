@@ -1,5 +1,5 @@
-"""The lean fabric's scheduling: every lean link's and switch's timed work on one
-timeline, and their handlers run in the caller until they must wait.
+"""The timeline: every TLP-level link's and switch's timed work on one schedule, and
+their handlers run in the caller until they must wait.
 
 cocotbext-pcie gives every port three coroutines (transmit, wire, receive) and every
 switch port two (routing, arbitration), each woken through cocotb's scheduler for every
@@ -34,12 +34,9 @@ from typing import Any
 
 import cocotb
 import cocotb.task as _task_module
-from cocotb import handle as _handle_module
 from cocotb import simulator
 from cocotb._base_triggers import _Event
-from cocotb._gpi_triggers import GPITrigger, NextTimeStep, Timer, current_gpi_trigger
-from cocotb.clock import Clock
-from cocotb.task import Task
+from cocotb._gpi_triggers import GPITrigger
 from cocotb.triggers import Event
 
 
@@ -116,147 +113,6 @@ class Watch(GPITrigger):
         super()._react()  # runs the callback, then cocotb's event loop
         self._callbacks = fire
         self._prime()
-
-
-class EdgeClock(Clock):
-    """cocotb's ``Clock``, whose Python implementation (where cocotb does not trust the
-    simulator's inertial writes: Icarus) makes the same writes at the same steps from a
-    timer callback (an :class:`Alarm`) instead of a task: no task resumed and no trigger
-    made per edge. The writes stay deferred to the ReadWrite phase, as cocotb's are, so
-    an edge still takes the writes Python makes earlier in its time step. Where the
-    signal is a hard-IP port's ``user_clk`` with an HDL clock beside it (a transactor
-    build on Icarus: ``pevb_hip_port``), that clock runs instead, with no Python on any
-    edge (:func:`timed_writes_at_once`). Elsewhere it is cocotb's GPI clock. Stopped with
-    :meth:`stop` or at the end of the test that started it, as cocotb's clock task is."""
-
-    def start(self, start_high: bool = True) -> Task[None]:
-        if self._impl != "py":
-            return super().start(start_high)
-        if self._task is not None:
-            raise RuntimeError("Starting clock that has already been started.")
-        regs = _hdl_clock(self._signal) if start_high else None
-        if regs is not None:
-            run = _run_hdl_clock(regs, self._period_high_steps, self._period_steps)
-            self._task = cocotb.start_soon(run)
-            return self._task
-        signal, action = self._signal, self._set_action
-        _PY_CLOCKS.add(signal)
-        high = self._period_high_steps
-        low = self._period_steps - high
-        level = [1 if start_high else 0]
-
-        def edge() -> None:
-            now = 1 - level[0]
-            level[0] = now
-            signal.set(action(now))
-            alarm.move(steps() + (high if now else low))
-
-        alarm = Alarm(edge)
-        signal.set(action(level[0]))
-        alarm.move(steps() + (high if start_high else low))
-
-        async def hold() -> None:
-            try:
-                await Event().wait()
-            finally:
-                alarm.stop()
-
-        self._task = cocotb.start_soon(hold())
-        return self._task
-
-
-def _hdl_clock(signal) -> Any:
-    """The instance whose HDL makes ``signal`` (``pevb_hip_port`` in a transactor build
-    on Icarus: ``clk_gen`` beside the signal), or None."""
-    if simulator.get_precision() != -12:
-        return None
-    path = getattr(signal, "_path", "")
-    names = path.split(".")[1:-1]
-    if not names or not path.startswith(cocotb.top._path + "."):
-        return None
-    parent = cocotb.top
-    try:
-        for name in names:
-            parent = parent._id(name, extended=False)
-        parent._id("clk_gen", extended=False)
-    except (AttributeError, KeyError):
-        return None
-    if signal._name != "user_clk":
-        return None
-    return parent
-
-
-async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
-    """Run the HDL clock of ``inst`` (half periods in ps, high first) for as long as
-    this task: its edges need no Python. A timer callback's writes are applied at once
-    from here on (:func:`timed_writes_at_once`), as the clock's edges wait behind them."""
-    timed_writes_at_once()
-    last = inst.clk_gen.value  # X until first written
-    gen = ((last.to_unsigned() if last.is_resolvable else 0) + 1) & 0xFF
-    inst.clk_high_ps.value = high
-    inst.clk_low_ps.value = period - high
-    inst.clk_run.value = 1
-    inst.clk_gen.value = gen
-    try:
-        await Event().wait()
-    finally:
-        inst.clk_run.value = 0
-
-
-_TIMED = (Timer, NextTimeStep, Alarm)
-_at_once = [False]
-
-
-def timed_writes_at_once() -> None:
-    """From now on, on a simulator whose inertial writes cocotb does not trust (Icarus),
-    apply a write made in a timer callback at once rather than in the ReadWrite phase of
-    its time step (cocotb's deferral): called when the HDL clock starts, whose edges
-    come after the timer callbacks of their time step (``#0``), so that such a write
-    reaches the RTL before the edge of that step, as with the Python clock, whose edge
-    came in that ReadWrite phase after the write. Writes at time 0 (the HDL's initial
-    blocks may not have run) and in value-change callbacks (at an edge, whose always
-    blocks must not see them) stay deferred. Needs :func:`install_timed_writes`."""
-    _at_once[0] = True
-
-
-def install_timed_writes() -> None:
-    """Put the switch of :func:`timed_writes_at_once` into cocotb's write scheduling,
-    off until then (where cocotb trusts the simulator's writes, nothing to do)."""
-    if getattr(_handle_module, "_trust_inertial", True) or _installed:
-        return
-    deferred = _handle_module._schedule_write
-    deposit = _handle_module._GPISetAction.DEPOSIT
-    clocks = _PY_CLOCKS
-
-    def schedule_write(handle, write_func, action, value) -> None:
-        if (
-            _at_once[0]
-            and action is deposit
-            and isinstance(current_gpi_trigger(), _TIMED)
-            and steps()
-            and handle not in clocks
-        ):
-            write_func(action.value, value)
-        else:
-            deferred(handle, write_func, action, value)
-
-    start = Clock.start
-
-    def clock_start(self: Clock, start_high: bool = True) -> Task[None]:
-        if self._impl == "py":
-            clocks.add(self._signal)
-        return start(self, start_high)
-
-    _handle_module._schedule_write = schedule_write
-    Clock.start = clock_start  # type: ignore[method-assign]
-    _installed.append(deferred)
-
-
-_installed: list[Callable[..., None]] = []
-# the signals cocotb's Python clocks drive (a user's own clocks, and EdgeClock's where
-# it has no HDL clock): their edges stay in the ReadWrite phase, after the timer
-# callbacks' writes of their time step, as before
-_PY_CLOCKS: set[Any] = set()
 
 
 class Timeline:
@@ -440,64 +296,3 @@ class Lane:
         while pending is not None:
             await pending[1]
             pending = self._step(pending[0])
-
-
-# --- the lean switch --------------------------------------------------------------------
-# cocotbext-pcie's Switch (and RootComplex, a Switch) runs a routing and an arbitration
-# coroutine per switch port: a TLP a bridge hands to the switch waits in the port's
-# ingress queue for its routing coroutine, then in a queue per port pair for the egress
-# port's arbitration coroutine. The lean switch routes in the bridge's own call (the same
-# matches, in the same port order) and runs the egress port's arbitration (the same
-# passes over the same queues) in a lane. A TLP no port takes goes to the switch's own
-# routing coroutine, which warns and answers it as before.
-
-
-def lean_add_switch_port(self, port) -> None:
-    """``Switch.add_switch_port`` for the lean fabric: later ports of this switch are
-    added the same way."""
-    self.add_switch_port = lean_add_switch_port.__get__(self)
-    self.switch_ports.append(port)
-    cocotb.start_soon(self._run_routing(port))  # what no port takes (see above)
-    port.arbiter = Lane(lambda _: _arbitrate(port))
-    for other in self.switch_ports[:-1]:
-        to_other: deque = deque()
-        from_other: deque = deque()
-        port.tx_queues.append((other, to_other))
-        port.rx_queues.append(from_other)
-        other.rx_queues.append(to_other)
-        other.tx_queues.append((port, from_other))
-    ingress = functools.partial(_route, port)
-    if port.upstream:
-        port.bridge.downstream_tx_handler = ingress
-    else:
-        port.bridge.upstream_tx_handler = ingress
-
-
-async def _route(port, tlp) -> None:
-    """Where the switch's routing coroutine sends a TLP that ``port``'s bridge hands it."""
-    tlp.ingress_port = port.bridge
-    for other, queue in port.tx_queues:
-        bridge = other.bridge
-        if (
-            bridge.match_tlp(tlp)
-            or (other.upstream and not bridge.match_tlp_secondary(tlp))
-            or (not other.upstream and bridge.match_tlp_secondary(tlp))
-        ):
-            queue.append(tlp)
-            if not other.arbiter.busy:  # a running arbiter finds it on its next pass
-                other.arbiter.push(None)
-            return
-    await port.ingress_queue.put(tlp)
-
-
-async def _arbitrate(port) -> None:
-    """The switch's arbitration for egress ``port``: passes over the queues from the
-    other ports, one TLP from each that holds one, until a pass finds none."""
-    queues = port.rx_queues
-    moved = True
-    while moved:
-        moved = False
-        for queue in queues:
-            if queue:
-                await port.tx_handler(queue.popleft())
-                moved = True
