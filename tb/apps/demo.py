@@ -19,7 +19,7 @@ from cocotb.utils import get_sim_time
 
 from driver_model import regs
 
-from ..env.platform import bring_up
+from ..env.harness import bring_up
 from .programs import AppEnv, expected_bytes, run_demo
 from .progress import PROGRESS_ENV, Status, report
 

@@ -1,12 +1,16 @@
 """The shared test harness: a booted :class:`~tb.env.system.TB` with a descriptor ring and
-both channels, data patterns, result checks, pinned GPU surfaces and the recovery step.
+both channels, data patterns, result checks, pinned GPU surfaces and the recovery step;
+and for the driver-level tests and demos, a booted machine with the driver model loaded
+(:func:`bring_up`, :class:`Rig`).
 
 Every cocotb test module builds on these; none of them exports helpers of its own.
 """
 
 from __future__ import annotations
 
+import os
 import random
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,7 +18,9 @@ from cuda_model import CUpointer_attribute, PeerDevice, cudaMemcpyKind, fill_sur
 from cuda_model.gpu import BIG_PAGE_SIZE
 from driver_model import regs
 from driver_model.desc import DESC_SIZE, Segment, build_chain
+from driver_model.host import UserProcess
 from driver_model.p2p import p2p_chunks, pin_range
+from driver_model.picoevb import DriverConfig, PicoevbFile, PicoevbRdma
 from driver_model.regs import Stat, Target
 from driver_model.xdma import ChannelResult, XdmaChannel
 
@@ -257,3 +263,37 @@ def segments(chunks, card: int, to_card: bool) -> list[Segment]:
         segs.append(Segment(addr, card, n) if to_card else Segment(card, addr, n))
         card += n
     return segs
+
+
+@dataclass
+class Rig:
+    """A booted machine: the system, the loaded driver, one user process with the device
+    open, and that process's CUDA runtime."""
+
+    tb: TB
+    platform: TbPlatform
+    drv: PicoevbRdma
+    process: UserProcess
+    fd: PicoevbFile
+
+    @property
+    def cuda(self):
+        return self.tb.cuda
+
+    def open(self) -> PicoevbFile:
+        """Another ``open("/dev/picoevb")`` by the same process."""
+        return self.drv.open(self.process)
+
+
+async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
+    """Reset and enumerate, load the driver (probe), start a process that opens the device."""
+    tb = TB(dut, **tb_kwargs)
+    await tb.init(bind=False)
+    seed = int(os.environ.get("SEED", "1"))
+    platform = TbPlatform(tb, seed=seed)
+    drv = PicoevbRdma(platform, tb.p2p, config, dmabuf=tb.dmabuf)
+    await drv.probe()
+    process = UserProcess(platform.host)
+    # the process's CUDA exports dma-bufs into its own descriptor table
+    tb.cuda.dma_buf_export = lambda ops, size: tb.dmabuf.export_fd(process, ops, size)
+    return Rig(tb, platform, drv, process, drv.open(process))

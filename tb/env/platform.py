@@ -1,5 +1,5 @@
-"""The driver model's :class:`~driver_model.platform.Platform` on the cocotbext-pcie system,
-and the bring-up every driver-level test and demo shares.
+"""The driver model's :class:`~driver_model.platform.Platform` on the cocotbext-pcie system
+(the bring-up the driver-level tests and demos share is :func:`tb.env.harness.bring_up`).
 
 Host RAM is one region of the root complex's memory (so user pages and descriptor rings
 are real bus addresses the FPGA reaches through the fabric), MMIO goes through the
@@ -10,17 +10,14 @@ triggers, and time is simulated time.
 from __future__ import annotations
 
 import errno
-import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from cocotb.triggers import Event, Lock, SimTimeoutError, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.caps import PciCapId
 
 from cuda_model import PeerDevice
-from driver_model.host import PAGE_SIZE, HostMemory, UserProcess
-from driver_model.picoevb import DriverConfig, PicoevbFile, PicoevbRdma
+from driver_model.host import PAGE_SIZE, HostMemory
 from driver_model.platform import (
     IORESOURCE_MEM,
     IORESOURCE_MEM_64,
@@ -323,37 +320,3 @@ class TbPlatform:
 
     def now_ns(self) -> float:
         return get_sim_time("ns")
-
-
-@dataclass
-class Rig:
-    """A booted machine: the system, the loaded driver, one user process with the device
-    open, and that process's CUDA runtime."""
-
-    tb: TB
-    platform: TbPlatform
-    drv: PicoevbRdma
-    process: UserProcess
-    fd: PicoevbFile
-
-    @property
-    def cuda(self):
-        return self.tb.cuda
-
-    def open(self) -> PicoevbFile:
-        """Another ``open("/dev/picoevb")`` by the same process."""
-        return self.drv.open(self.process)
-
-
-async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
-    """Reset and enumerate, load the driver (probe), start a process that opens the device."""
-    tb = TB(dut, **tb_kwargs)
-    await tb.init(bind=False)
-    seed = int(os.environ.get("SEED", "1"))
-    platform = TbPlatform(tb, seed=seed)
-    drv = PicoevbRdma(platform, tb.p2p, config, dmabuf=tb.dmabuf)
-    await drv.probe()
-    process = UserProcess(platform.host)
-    # the process's CUDA exports dma-bufs into its own descriptor table
-    tb.cuda.dma_buf_export = lambda ops, size: tb.dmabuf.export_fd(process, ops, size)
-    return Rig(tb, platform, drv, process, drv.open(process))

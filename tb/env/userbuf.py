@@ -6,8 +6,7 @@ from __future__ import annotations
 from cuda_model import CUpointer_attribute, cudaMemcpyKind
 from cuda_model.gpu import BIG_PAGE_SIZE
 
-from .harness import GUARD
-from .platform import Rig
+from .harness import GUARD, Rig
 
 D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
 H2D = cudaMemcpyKind.cudaMemcpyHostToDevice

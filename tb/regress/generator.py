@@ -459,3 +459,98 @@ def driver_plan(rng: random.Random, steps: int) -> list[tuple[str, str]]:
             events.insert(i, "none")
         events[i] = ev
     return list(zip(ops, events, strict=True))
+
+
+# a cudaFree'd destination (cudafree_during) is a surface of its own of this size
+VICTIM_BYTES = 2 << 20
+
+
+@dataclass(frozen=True)
+class DriverStep:
+    """One ioctl of the random driver test: ``op`` (``kind:src>dst``; ``c2h:gpu`` moves
+    card RAM to the GPU), the event that strikes it, how its CUDA side is pinned
+    (``p2p`` or ``dmabuf``), its length, the source and destination offsets in their
+    memories (a C2H's destination offset is its source's), and the card RAM offset of an
+    H2C or C2H. With ``cudafree_during`` the destination offset is in a surface of its
+    own (:data:`VICTIM_BYTES`)."""
+
+    index: int
+    op: str
+    event: str
+    way: str
+    n: int
+    src_off: int
+    dst_off: int
+    card_off: int
+
+    @property
+    def kind(self) -> str:
+        return self.op.split(":")[0]
+
+    @property
+    def src_kind(self) -> str:
+        return self.op.split(":")[1].partition(">")[0]
+
+    @property
+    def dst_kind(self) -> str:
+        """The destination memory (a C2H's is the memory its ``op`` names)."""
+        src, _, dst = self.op.split(":")[1].partition(">")
+        return src if self.kind == "c2h" else dst
+
+
+class DriverGenerator:
+    """The ioctls of a driver seed (:func:`driver_plan`, :func:`pin_ways`) and, step by
+    step, their lengths and offsets: lengths and offsets from the chain generator
+    ``gen``, the rest from the seed's stream ``rng``, drawn in a fixed order so that a
+    seed always gives the same steps. ``size`` is the bytes of the host and GPU buffers,
+    ``card_size`` the card RAM's, ``max_len`` the longest H2C2H."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        gen: ChainGenerator,
+        steps: int,
+        size: int,
+        card_size: int,
+        max_len: int,
+    ) -> None:
+        self.rng, self.gen = rng, gen
+        self.size, self.card_size, self.max_len = size, card_size, max_len
+        self.plan = driver_plan(rng, steps)
+        self.ways = pin_ways(rng, len(self.plan))
+
+    def __len__(self) -> int:
+        return len(self.plan)
+
+    def step(self, si: int) -> DriverStep:
+        """Step ``si`` (call them in order: each draws from the streams)."""
+        rng, gen, size = self.rng, self.gen, self.size
+        op, event = self.plan[si]
+        way = self.ways[si]
+        kind, sides = op.split(":")
+        src_kind, _, dst_kind = sides.partition(">")
+        if kind == "c2h":
+            dst_kind = src_kind
+        limit = self.max_len if kind == "h2c2h" else self.card_size
+        n = gen.length(limit)
+        if event != "none" and event not in ("reg_ur", "reg_ca", "reg_drop"):
+            n = min(max(n, 16 * KIB), limit)  # long enough to be acted on while it runs
+        src_off = gen.offset(size, n)
+        dst_off = gen.offset(size, n)
+        if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
+            dst_off = (src_off + n + rng.randint(0, 4 * KIB)) % (size - n)
+            if dst_off < src_off + n and src_off < dst_off + n:
+                dst_off = 0 if src_off >= n else size - n
+        if kind == "c2h":
+            dst_off = src_off
+        if way == "dmabuf":  # a dma-buf's range starts on a 4 KiB page
+            src_off &= ~0xFFF
+            dst_off &= ~0xFFF
+            if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
+                dst_off = (src_off + -(-n // 4096) * 4096) % (size - n) & ~0xFFF
+                if dst_off < src_off + n and src_off < dst_off + n:
+                    way = "p2p"  # no two apart: this step pins through nv-p2p
+        card_off = rng.randint(0, self.card_size - n) if kind != "h2c2h" else 0
+        if event == "cudafree_during":
+            dst_off = rng.randint(0, VICTIM_BYTES - n)
+        return DriverStep(si, op, event, way, n, src_off, dst_off, card_off)

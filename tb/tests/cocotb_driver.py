@@ -14,8 +14,7 @@ from cuda_model import PinState
 from driver_model import regs, uapi
 from driver_model.picoevb import DriverConfig, ioctl
 from driver_model.regs import Target
-from tb.env.harness import GUARD, PAGE, pattern
-from tb.env.platform import Rig, bring_up
+from tb.env.harness import GUARD, PAGE, Rig, bring_up, pattern
 from tb.env.userbuf import D2H, H2D, SYNC, Side, expect_errno
 
 SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA

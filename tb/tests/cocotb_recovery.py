@@ -17,14 +17,12 @@ from driver_model.picoevb import DriverConfig
 from driver_model.regs import Target
 from tb.env.backdoor import read_card_ram
 from tb.env.faults import FaultRule, UpRule
-from tb.env.harness import GUARD, pattern
+from tb.env.harness import GUARD, Rig, bring_up, pattern
 from tb.env.platform import (
     PCI_COMMAND,
     PCI_COMMAND_MEMORY,
     PCI_EXP_DEVCTL2,
     PCI_EXP_DEVCTL2_COMP_TMOUT_DIS,
-    Rig,
-    bring_up,
 )
 from tb.env.userbuf import Side, expect_errno
 

@@ -26,9 +26,9 @@ from driver_model.regs import Ctrl, PcieErr, Stat, Target
 from driver_model.xdma import Outcome, XdmaChannel
 from tb.env.backdoor import channel_busy, read_card_ram
 from tb.env.faults import FAULT_STATUS, FaultRule, UpRule
-from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, recover, setup
+from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, bring_up, recover, setup
 from tb.env.link import DOWN
-from tb.env.platform import PCI_COMMAND, PCI_COMMAND_MEMORY, bring_up
+from tb.env.platform import PCI_COMMAND, PCI_COMMAND_MEMORY
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from tb.regress.generator import (
     DATA_READ_FAULTS,
@@ -41,13 +41,13 @@ from tb.regress.generator import (
     MID_READ_FAULTS,
     MSI_FAULTS,
     POSTED_FAULTS,
+    VICTIM_BYTES,
     Arena,
     ChainGenerator,
     ChainPlan,
+    DriverGenerator,
     Limits,
     StepPlan,
-    driver_plan,
-    pin_ways,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -481,7 +481,7 @@ async def test_random_chains(dut):
     assert not failures, "\n".join(failures)
 
 
-BIG_PAGE = 2 << 20  # a cudaMalloc of a range of its own (cudaFree revokes its pins)
+BIG_PAGE = VICTIM_BYTES  # a cudaMalloc of a range of its own (cudaFree revokes its pins)
 
 
 async def _errno_of(call) -> str:
@@ -552,36 +552,14 @@ async def test_random_driver(dut):
         [Arena("host", "host", size), Arena("gpu", "gpu", size)],
         Limits(card_size=card_size, max_len=max_len),
     )
-    plan = driver_plan(rng, steps)
-    ways = pin_ways(rng, len(plan))
+    steps_of = DriverGenerator(rng, gen, steps, size, card_size, max_len)
     dmabuf_fds: list[int] = []
     failures: list[str] = []
-    for si, (op, event) in enumerate(plan):
-        way = ways[si]
-        kind, sides = op.split(":")
-        src_kind, _, dst_kind = sides.partition(">")
-        if kind == "c2h":
-            dst_kind = src_kind
-        limit = max_len if kind == "h2c2h" else card_size
-        n = gen.length(limit)
-        if event != "none" and event not in ("reg_ur", "reg_ca", "reg_drop"):
-            n = min(max(n, 16 * KIB), limit)  # long enough to be acted on while it runs
-        src_off = gen.offset(size, n)
-        dst_off = gen.offset(size, n)
-        if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
-            dst_off = (src_off + n + rng.randint(0, 4 * KIB)) % (size - n)
-            if dst_off < src_off + n and src_off < dst_off + n:
-                dst_off = 0 if src_off >= n else size - n
-        if kind == "c2h":
-            dst_off = src_off
-        if way == "dmabuf":  # a dma-buf's range starts on a 4 KiB page
-            src_off &= ~0xFFF
-            dst_off &= ~0xFFF
-            if src_kind == dst_kind and src_off < dst_off + n and dst_off < src_off + n:
-                dst_off = (src_off + -(-n // 4096) * 4096) % (size - n) & ~0xFFF
-                if dst_off < src_off + n and src_off < dst_off + n:
-                    way = "p2p"  # no two apart: this step pins through nv-p2p
-        card_off = rng.randint(0, card_size - n) if kind != "h2c2h" else 0
+    for si in range(len(steps_of)):
+        step = steps_of.step(si)
+        op, event, way, n = step.op, step.event, step.way, step.n
+        kind, src_kind, dst_kind = step.kind, step.src_kind, step.dst_kind
+        src_off, dst_off, card_off = step.src_off, step.dst_off, step.card_off
         f = rig.open() if event == "close_during" else fd
         sb.begin_step()
         handles: list[int] = []
@@ -590,7 +568,6 @@ async def test_random_driver(dut):
         if event == "cudafree_during":
             victim_va = rt.cudaMalloc(BIG_PAGE)
             rt.cuPointerSetAttribute(1, SYNC_MEMOPS, victim_va)
-            dst_off = rng.randint(0, BIG_PAGE - n)
 
         pinned: list[str] = []
 
@@ -785,6 +762,8 @@ async def test_random_driver(dut):
     assert tb.checker.violations == []
     out = os.environ.get("REGRESS_COVERAGE")
     if out:
-        cov.runs.append({"name": name, "seed": seed, "steps": len(plan), "passed": not failures})
+        cov.runs.append(
+            {"name": name, "seed": seed, "steps": len(steps_of), "passed": not failures}
+        )
         cov.write(Path(out))
     assert not failures, "\n".join(failures)
