@@ -166,7 +166,9 @@ def test_profile_breakdown_by_part() -> None:
         ("/usr/lib/python3.11/enum.py", 1230, "__hash__"): (8, 8, 0.75, 0.75, {}),
     }
     assert part_of(f"{site}/cocotb/types/_logic.py") == "signal access"
-    assert part_of("/x/gpudirect_cosim/ext/hardip.py") == part_of("/repo/tb/ext/hardip.py")
+    assert part_of("/x/gpudirect_cosim/models/hardip.py") == part_of("/repo/tb/models/hardip.py")
+    assert part_of("/repo/tb/models/transactors.py").startswith("transactor model")
+    assert part_of("/repo/tb/models/link.py") == part_of("/repo/tb/models/switch.py")
     parts = dict(breakdown(stats))
     assert parts["cocotb scheduler: tasks, triggers, event loop"] == 3.0
     assert parts["signal access"] == 1.0
@@ -192,11 +194,17 @@ def test_profile_counts_coroutine_resumes() -> None:
     from tb.bench.profile import report, resumes, scheduler_resumes
 
     send = ("~", 0, "<method 'send' of 'coroutine' objects>")
-    other = ("/repo/tb/ext/xact.py", 90, "_push")
+    other = ("/repo/tb/models/transactors.py", 90, "_push")
     resume = ("/s/cocotb/task.py", 326, "_resume")
     stats = {
-        send: (25, 25, 0.1, 1.0, {resume: (19, 19, 0, 0), ("/repo/tb/ext/lean.py", 1, "_step"): 6}),
-        ("/repo/tb/ext/lean.py", 150, "_run_wire"): (30, 30, 0.1, 1.0, {send: (12, 12, 0, 0)}),
+        send: (
+            25,
+            25,
+            0.1,
+            1.0,
+            {resume: (19, 19, 0, 0), ("/repo/tb/models/link.py", 1, "_step"): 6},
+        ),
+        ("/repo/tb/models/link.py", 150, "_run_wire"): (30, 30, 0.1, 1.0, {send: (12, 12, 0, 0)}),
         ("/s/cocotbext/pcie/core/switch.py", 227, "_run_arbitration"): (
             8,
             8,
@@ -204,10 +212,10 @@ def test_profile_counts_coroutine_resumes() -> None:
             1.0,
             {send: (8, 8, 0, 0), other: (5, 5, 0, 0)},
         ),
-        other: (5, 5, 0.1, 0.1, {("/repo/tb/ext/xact.py", 200, "send"): (5, 5, 0, 0)}),
+        other: (5, 5, 0.1, 0.1, {("/repo/tb/models/transactors.py", 200, "send"): (5, 5, 0, 0)}),
     }
     assert resumes(stats) == [
-        ("lean.py:150(_run_wire)", 12),
+        ("link.py:150(_run_wire)", 12),
         ("switch.py:227(_run_arbitration)", 8),
     ]
     assert scheduler_resumes(stats) == 19
