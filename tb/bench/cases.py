@@ -33,6 +33,7 @@ def run_cases(
     cases: list[dict],
     tag: str,
     extra_env: dict[str, str] | None = None,
+    model: str | None = None,
 ) -> list[dict]:
     out = OUT_DIR / f"{tag}.json"
     out.unlink(missing_ok=True)
@@ -45,6 +46,7 @@ def run_cases(
         overrides=ENGINE_RAM,
         test_dir=OUT_DIR / "runs" / tag,
         trace=False,
+        model=model,
         extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)}
         | (extra_env or {}),
     )

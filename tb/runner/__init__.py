@@ -18,7 +18,7 @@ XDMA drop-in, its cocotb tests):
 from __future__ import annotations
 
 from ..env.profiles import get_profile
-from ..models.choice import MODELS, XACT_MODEL
+from ..models.choice import BEAT_MODEL, MODELS, TRANSACTOR_MODEL
 from .access import (
     HIP_PORT,
     VERILATOR_WRITTEN,
@@ -71,6 +71,7 @@ from .sources import (
 __all__ = [
     "ANNOT_TOP",
     "ARTIFACTS_LOG",
+    "BEAT_MODEL",
     "BUILD_ROOT",
     "BUILD_ROOT_ENV",
     "DONT_WRITE_BYTECODE_ENV",
@@ -89,10 +90,10 @@ __all__ = [
     "TB_HDL_DIR",
     "TOPLEVEL",
     "TOPLEVELS",
+    "TRANSACTOR_MODEL",
     "VERILATOR_WRITTEN",
     "XACT_CARD_TOPLEVEL",
     "XACT_DEFINE",
-    "XACT_MODEL",
     "OptionError",
     "artifacts",
     "build",

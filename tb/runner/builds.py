@@ -16,7 +16,7 @@ from pathlib import Path
 from cocotb_tools.runner import Runner, get_runner
 
 from ..env.profiles import Profile, get_profile
-from ..models.choice import XACT_MODEL
+from ..models.choice import TRANSACTOR_MODEL
 from . import access
 from . import options as opt
 from .sources import (
@@ -33,6 +33,7 @@ from .sources import (
     hdl_toplevel,
     model_of,
     toplevel_defines,
+    transactor_build,
 )
 
 
@@ -42,12 +43,15 @@ def _quiet_skips(record: logging.LogRecord) -> bool:
 
 
 @contextlib.contextmanager
-def held_env(name: str, value: str) -> Iterator[None]:
+def held_env(name: str, value: str | None) -> Iterator[None]:
     """cocotb's runner gives the simulation this process's environment on top of the
     ``extra_env`` it is handed (and lets ``$WAVES`` override its ``waves`` argument):
-    hold ``name`` to ``value`` for the call, then put it back."""
+    hold ``name`` to ``value`` (None: unset) for the call, then put it back."""
     old = os.environ.get(name)
-    os.environ[name] = value
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
     try:
         yield
     finally:
@@ -85,10 +89,10 @@ def build_dir(
     if user_sources:  # a user's design: the drop-in's defines and which files it is
         key = {"sources": sorted(map(str, user_sources))}
     key.update(toplevel_defines(toplevel, profile, overrides))
-    if model_of(model) == XACT_MODEL:  # the same key as before for the other models
-        key["model"] = XACT_MODEL
+    xact = transactor_build(model)
+    if xact:  # the other models share one build
+        key["model"] = TRANSACTOR_MODEL
     if sim == "verilator":  # its VPI access, as the build's configuration gives it
-        xact = model_of(model) == XACT_MODEL
         top = hdl_toplevel(toplevel, model, overrides)
         key["vpi_access"] = access.verilator_access(top, xact)
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
@@ -143,7 +147,7 @@ def build_with_runner(
                 "apt-get install liblz4-dev (make does it when run as root)"
             )
     model = model_of(model)
-    xact = model == XACT_MODEL
+    xact = transactor_build(model)
     top = hdl_toplevel(toplevel, model, overrides)
     bdir = build_dir(sim, prof, waves, overrides, toplevel, user_sources, model)
     bdir.mkdir(parents=True, exist_ok=True)

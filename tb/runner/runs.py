@@ -14,7 +14,7 @@ from pathlib import Path
 from ..debug import PLUGIN as DEBUG_PLUGIN
 from ..debug import TRACE_ENV
 from ..env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile
-from ..models.choice import MODEL_ENV
+from ..models.choice import BEAT_MODEL, MODEL_ENV, check
 from . import builds
 from .builds import held_env, waves_env
 from .sources import BUILD_ROOT, PACKAGE_DIR, ROOT, TOPLEVEL, hdl_parameters, hdl_toplevel, model_of
@@ -85,14 +85,21 @@ def run(
     trace: bool | None = None,
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
+    model: str | None = None,
 ) -> Path:
     """Run cocotb tests; returns the results XML path. Raises on build errors.
+
+    ``model`` (else ``$PEVB_MODEL`` in ``extra_env`` or this process's environment, else
+    the default): ``transactors`` or ``exact``; ``beats`` builds without the transactors
+    and leaves the choice to the testbench, as a plain cocotb build does.
 
     With ``waves`` the run's own FST lands in its directory (``pevb_dma_top.fst`` from
     Icarus, ``dump.fst`` from Verilator). With ``trace`` (default: ``$TRACE=1`` or
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
-    model = model_of((extra_env or {}).get(MODEL_ENV))
+    if model is None and (extra_env or {}).get(MODEL_ENV):
+        model = check((extra_env or {})[MODEL_ENV])  # a name users choose
+    model = model_of(model)
     prof, overrides = builds.checked_options(toplevel, profile, overrides)
     runner, bdir = builds.build_with_runner(
         sim, prof, waves, overrides, toplevel, user_sources, model
@@ -113,6 +120,7 @@ def run(
     }
     env[REWRITE_ENV] = rewrite_patterns(module)
     env.update(extra_env or {})
+    env.pop(MODEL_ENV, None)  # the model is held in the environment below
     results = tdir / "results.xml"
     results.unlink(missing_ok=True)
     if trace is None:
@@ -129,8 +137,10 @@ def run(
     # exactly these tests (cocotb's own ``testcase`` also takes names ending in them)
     test_filter = rf"\.({'|'.join(re.escape(n) for n in names)})$" if names else None
     try:
-        # the model the run asks for, whatever $PEVB_MODEL this process has
-        with waves_env(waves), held_env(MODEL_ENV, model), sim_path(), sim_python():
+        # the model the run asks for, whatever $PEVB_MODEL this process has (none for
+        # the beat-level model: the testbench's own choice on its build)
+        named = held_env(MODEL_ENV, None if model == BEAT_MODEL else model)
+        with waves_env(waves), named, sim_path(), sim_python():
             runner.test(
                 test_module=module,
                 hdl_toplevel=hdl_toplevel(toplevel, model, overrides),
@@ -245,6 +255,7 @@ def run_and_check(
     overrides: Mapping[str, object] | None = None,
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
+    model: str | None = None,
 ) -> None:
     """Run one cocotb test for pytest, with SEED and WAVES from the environment; a failure
     names the log and the command ``repro`` (``{seed}`` is filled in) that reproduces it."""
@@ -258,6 +269,7 @@ def run_and_check(
         overrides=overrides,
         toplevel=toplevel,
         user_sources=user_sources,
+        model=model,
     )
     failed = failures(results)
     assert not failed, (

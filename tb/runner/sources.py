@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..env.profiles import Profile
-from ..models.choice import MODEL_ENV, MODELS, XACT_MODEL, default_model
+from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, default_model
 from . import options as opt
 
 # The import name of this package: ``tb`` in the repository, ``gpudirect_cosim`` where it is
@@ -45,12 +45,21 @@ SIMULATORS = ("icarus", "verilator")
 
 
 def model_of(model: str | None = None) -> str:
-    """The simulation model a build and run are for: ``model``, else ``$PEVB_MODEL``,
-    else the default (:func:`tb.models.choice.default_model`)."""
-    model = model or os.environ.get(MODEL_ENV) or default_model()
-    if model not in MODELS:  # one line now, not a failure inside the simulation
-        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}")
-    return model
+    """The simulation model a build and run are for: ``model`` (any a system runs:
+    ``beats`` asks for a build without the transactors whose testbench picks its own
+    model), else ``$PEVB_MODEL`` (one users choose), else the default
+    (:func:`tb.models.choice.default_model`). A bad name is one ``ValueError`` line, now
+    rather than a failure inside the simulation."""
+    if model:
+        return check(model, runnable=True)
+    if os.environ.get(MODEL_ENV):
+        return check(os.environ[MODEL_ENV])
+    return default_model()
+
+
+def transactor_build(model: str | None = None) -> bool:
+    """Whether a build for ``model`` (:func:`model_of`) has the hard-IP transactors."""
+    return model_of(model) == TRANSACTOR_MODEL
 
 
 def hdl_toplevel(
@@ -61,7 +70,7 @@ def hdl_toplevel(
     """The Verilog module a build elaborates for ``toplevel``: the card's wrapper in the
     transactor model, the drop-in under the name its ``MODULE`` option gives, else the
     toplevel itself."""
-    if toplevel == TOPLEVEL and model_of(model) == XACT_MODEL:
+    if toplevel == TOPLEVEL and transactor_build(model):
         return XACT_CARD_TOPLEVEL
     if toplevel == DROPIN_TOPLEVEL:
         return str(opt.normalize(overrides).get("MODULE", DROPIN_TOPLEVEL))
@@ -82,7 +91,7 @@ def hdl_sources(
     transactors = sorted(TB_HDL_DIR.glob("pevb_xact_*.v"))
     if toplevel != TOPLEVEL:
         files += sorted(DROPIN_DIR.glob("*.v")) + transactors
-    elif model_of(model) == XACT_MODEL:
+    elif transactor_build(model):
         files += [DROPIN_DIR / f"{HIP_PORT}.v", *transactors]
         files.append(TB_HDL_DIR / f"{XACT_CARD_TOPLEVEL}.v")
     return files + [Path(f) for f in user_sources]

@@ -1,6 +1,6 @@
 """cocotb tests of the transactor model's own machinery (tb/ext/xact.py,
 tb/verilog/pevb_xact_*.v), on a transactor build (the plan runs this module with
-PEVB_MODEL=xact): stalls played from the pattern, restarted and stopped."""
+PEVB_MODEL=transactors): stalls played from the pattern, restarted and stopped."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ async def test_pause_pattern_plays_edge_by_edge(dut):
     generator starts from its first value; one that ends leaves its last value in force,
     and so does clearing one."""
     tb = TB(dut)
-    assert tb.model == "xact"
+    assert tb.model == "transactors"
     await tb.init()
     sink = tb.dev.rq_sink
     await FallingEdge(tb.hip.user_clk)

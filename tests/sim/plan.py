@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tb import runner
-from tb.models.choice import MODEL_ENV
+from tb.models.choice import BEAT_MODEL, MODEL_ENV, TRANSACTOR_MODEL
 
 TB_TESTS = runner.ROOT / "tb" / "tests"
 PACKAGE = "tb.tests"
@@ -30,7 +30,7 @@ OWN_LAUNCHER = {
 # module -> {variant: extra environment}: the module runs once per variant
 VARIANTS: dict[str, dict[str, dict[str, str]]] = {
     # the transactor model's own machinery: only on its builds
-    "cocotb_xact": {"xact": {MODEL_ENV: "xact"}},
+    "cocotb_xact": {"transactors": {MODEL_ENV: TRANSACTOR_MODEL}},
     "cocotb_gpu_peer": {
         "switch": {"PEVB_TOPOLOGY": "switch"},
         "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
@@ -188,13 +188,15 @@ class Subset:
     tests: dict[str, list[str]]
     sim: str | None = None  # None: the selected one
     profile: str | None = None
-    model: str | None = None  # PEVB_MODEL; None: the default (xact)
+    # the model (runner.run's ``model``); None: the default (the transactors); "beats": a
+    # build without the transactors, whose testbench runs the beat-level streams
+    model: str | None = None
 
 
-# the lean model (PEVB_MODEL=lean, builds without the transactors) on what the default
-# transactor model does otherwise: every stream under load and back-pressure, stalls,
-# resets, the drop-in's hip and a user's design
-_LEAN = {
+# a build without the transactors, as a plain cocotb build is (its testbench runs the
+# beat-level streams), on what the default transactor model does otherwise: every stream
+# under load and back-pressure, stalls, resets, the drop-in's hip and a user's design
+_PLAIN = {
     "cocotb_engine": [
         *_ENGINE_SMOKE,
         "test_idle_backpressure",
@@ -208,18 +210,18 @@ _LEAN = {
         "test_split_reorder_and_latency",
     ],
     "cocotb_recovery": ["test_hot_reset_mid_transfer", "test_link_down_mid_transfer"],
-    "cocotb_lean": ["test_models_build_what_they_say"],
+    "cocotb_models": ["test_models_build_what_they_say"],
     "cocotb_dropin": ["test_axiram_h2c_c2h", "test_cfg_mgmt"],
     "cocotb_byod": ["test_user_memory_behind_the_axi_master"],
 }
 
 SUBSETS = [
-    Subset("lean", model="lean", tests=_LEAN),
+    Subset("plain", model=BEAT_MODEL, tests=_PLAIN),
     Subset(
-        "lean-verilator",
+        "plain-verilator",
         sim="verilator",
         profile="gen3x8",
-        model="lean",
+        model=BEAT_MODEL,
         tests={
             "cocotb_engine": [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"],
             "cocotb_dropin": ["test_axiram_h2c_c2h"],
@@ -332,6 +334,7 @@ class Case:
     marks: tuple[str, ...] = ()
     overrides: tuple[tuple[str, object], ...] = ()
     toplevel: str = runner.TOPLEVEL
+    model: str | None = None
 
     @property
     def id(self) -> str:
@@ -354,6 +357,7 @@ class Case:
             "overrides": dict(self.overrides) or None,
             "toplevel": self.toplevel,
             "user_sources": USER_SOURCES.get(self.toplevel, ()),
+            "model": self.model,
         }
 
 
@@ -392,7 +396,8 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
             for test in selected:
                 for variant, env in variants.items():
                     for build, params in builds.items():
-                        name = "-".join(v for v in (variant, build, model) if v)
+                        label = "plain" if model == BEAT_MODEL else model
+                        name = "-".join(v for v in (variant, build, label) if v)
                         top = DESIGN_TOPLEVELS.get(module, {}).get(
                             build, TOPLEVELS.get(module, runner.TOPLEVEL)
                         )
@@ -409,10 +414,11 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
                                 csim,
                                 cprof,
                                 name,
-                                tuple({**env, **({MODEL_ENV: model} if model else {})}.items()),
+                                tuple(env.items()),
                                 tags,
                                 tuple(params.items()),
                                 top,
+                                model,
                             )
                         )
     return out

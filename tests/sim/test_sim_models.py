@@ -1,10 +1,11 @@
-"""The lean model against the exact one (tb/ext/lean.py), and the transactor model
-(tb/ext/xact.py, its own build) against the lean one: the same simulation in each
-configuration gives the same data (each run checks its own), the same TLPs on every
-link in the same order with the same fields (the trace, record by record, times aside),
-the same beats at the RTL's ports (tb/debug/beats.py), and the same efficiency within
-1%. The protocol checker runs in all (a violation fails the run). Where a beat's cycle
-differs between the models, by how much is asserted (docs/internals.md says why)."""
+"""The two models users choose against each other: the transactor model (its own build,
+tb/models/transactors.py) against cocotbext-pcie's own (exact); and the beat-level model
+a build without the transactors runs by itself (tb/models/streams.py) against exact too.
+The same simulation in each gives the same data (each run checks its own), the same TLPs
+on every link in the same order with the same fields (the trace, record by record, times
+aside), the same beats at the RTL's ports (tb/debug/beats.py), and the same efficiency
+within 1%. The protocol checker runs in all (a violation fails the run). Where a beat's
+cycle differs between the models, by how much is asserted (docs/internals.md says why)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from tb import runner
 from tb.debug.beats import BEATS_ENV, read_beats
 from tb.debug.trace import read_trace
 from tb.env.profiles import PLUGINS_ENV
-from tb.models.choice import MODEL_ENV, MODELS
+from tb.models.choice import BEAT_MODEL, EXACT_MODEL, TRANSACTOR_MODEL
+
+# every model a system runs: the two users choose, and the beat-level one
+RUNS = (TRANSACTOR_MODEL, BEAT_MODEL, EXACT_MODEL)
 
 KIB = 1024
 
@@ -34,24 +38,26 @@ def _by_link(records: list[dict]) -> dict[tuple[str, str, str], list[dict]]:
     return out
 
 
-def assert_same_tlps(lean: list[dict], exact: list[dict]) -> None:
+def assert_same_tlps(this: list[dict], exact: list[dict]) -> None:
     """Every link and direction carries the same TLPs of each requester in the same
     order. Two requesters' TLPs on one link (the host polling a register while the FPGA
     reads descriptors) may interleave differently: the models' timings differ by a few
     picoseconds, and which of two TLPs ready within them goes first is timing, not
     protocol."""
-    a, b = _by_link(lean), _by_link(exact)
+    a, b = _by_link(this), _by_link(exact)
     assert sorted(a) == sorted(b), (sorted(a), sorted(b))
     for key in b:
         for n, (x, y) in enumerate(zip(a[key], b[key], strict=False)):
-            assert x == y, f"{key} TLP {n}: lean {x} != exact {y}"
+            assert x == y, f"{key} TLP {n}: {x} != exact {y}"
         assert len(a[key]) == len(b[key]), (key, len(a[key]), len(b[key]))
 
 
-# After the first edge on which RQ and CC both end a TLP, the two models may hand those
-# two TLPs to the hard IP in either order (docs/internals.md, "the transactor model"),
-# and what follows shifts: by at most this many user-clock cycles in the cases here.
-XACT_MAX_SHIFT_AFTER_TIE = 128
+# The models' beats differ in cycle: the exact link's DLLPs take the wire at other
+# moments on a slow link (x1), and after the first edge on which RQ and CC both end a
+# TLP the transactor model may hand those two TLPs to the hard IP in either order
+# (docs/internals.md, "the transactor model"), and what follows shifts: by at most this
+# many user-clock cycles in the cases here.
+MAX_SHIFT = 128
 
 
 def first_tie(beats: dict[str, list[dict]]) -> float:
@@ -81,11 +87,20 @@ def assert_same_beats(
     return shifts
 
 
-def assert_xact_like_lean(xact, lean) -> None:
-    """The transactor model's run against the lean model's: the TLPs and the beats."""
-    assert_same_tlps(xact[0], lean[0])
-    shifts = assert_same_beats(xact[1], lean[1])
-    assert max(shifts.values()) <= XACT_MAX_SHIFT_AFTER_TIE, shifts
+def assert_same_timing(run, beats) -> None:
+    """The transactor model's run against the beat-level model's (the same TLP-level
+    links): every beat on the same cycle up to the first RQ/CC tie, and within
+    :data:`MAX_SHIFT` cycles after it."""
+    shifts = assert_same_beats(run[1], beats[1])
+    assert max(shifts.values()) <= MAX_SHIFT, shifts
+
+
+def assert_like_exact(run, exact) -> None:
+    """A model's run against the exact model's: the same TLPs, the same beats, each
+    within :data:`MAX_SHIFT` cycles."""
+    assert_same_tlps(run[0], exact[0])
+    shifts = assert_same_beats(run[1], exact[1], cycles=False)
+    assert max(shifts.values()) <= MAX_SHIFT, shifts
 
 
 def _run(model: str, module: str, test: str, sim: str, profile: str, env: dict, tmp: Path):
@@ -97,8 +112,8 @@ def _run(model: str, module: str, test: str, sim: str, profile: str, env: dict, 
         module=module,
         trace=True,
         test_dir=tmp / model,
+        model=model,
         extra_env={
-            MODEL_ENV: model,
             PLUGINS_ENV: "tb.debug.beats",
             BEATS_ENV: str(tmp / model / "beats.jsonl"),
             **env,
@@ -114,34 +129,33 @@ def test_engine_equivalent(sim: str, profile: str, tmp_path: Path) -> None:
     """Descriptor chains each way: same TLPs on every link, efficiency within 1%."""
     rows = {}
     traces = {}
-    for model in MODELS:
+    for model in RUNS:
         out = tmp_path / f"{model}.json"
         cases = [{"dir": d, "desc": 4 * KIB, "total": 32 * KIB} for d in ("H2C", "C2H")]
         env = {"BENCH_CASES": json.dumps(cases), "BENCH_OUT": str(out)}
         traces[model] = _run(model, "tb.bench.engine", "bench_engine", sim, profile, env, tmp_path)
         rows[model] = json.loads(out.read_text())
-    assert len(traces["exact"][0]) > 100
-    assert_same_tlps(traces["lean"][0], traces["exact"][0])
-    assert_same_beats(traces["lean"][1], traces["exact"][1], cycles=False)
-    assert_xact_like_lean(traces["xact"], traces["lean"])
-    for model in ("exact", "xact"):
-        for this, lean in zip(rows[model], rows["lean"], strict=True):
+    assert len(traces[EXACT_MODEL][0]) > 100
+    for model in (TRANSACTOR_MODEL, BEAT_MODEL):
+        assert_like_exact(traces[model], traces[EXACT_MODEL])
+        for this, exact in zip(rows[model], rows[EXACT_MODEL], strict=True):
             for key in ("run_ns", "stream_ns"):
-                assert this[key] == pytest.approx(lean[key], rel=0.01), (model, this["dir"], key)
+                assert this[key] == pytest.approx(exact[key], rel=0.01), (model, this["dir"], key)
+    assert_same_timing(traces[TRANSACTOR_MODEL], traces[BEAT_MODEL])
 
 
 def test_gpu_demo_equivalent(sim: str, profile: str, tmp_path: Path) -> None:
     """The rdma-cuda demo through the switch (GPU BAR1 peer traffic, MSIs, the driver's
     register accesses): same TLPs on every link, including the GPU's and the switch's."""
     traces = {}
-    for model in MODELS:
+    for model in RUNS:
         env = {"DEMO": "rdma-cuda", "DEMO_ARGS": "64x64"}
         traces[model] = _run(model, "tb.apps.demo", "demo", sim, profile, env, tmp_path)
     links = {r["link"] for r in traces["exact"][0] if "link" in r}
     assert {"fpga", "gpu", "switch"} <= links, links
-    assert_same_tlps(traces["lean"][0], traces["exact"][0])
-    assert_same_beats(traces["lean"][1], traces["exact"][1], cycles=False)
-    assert_xact_like_lean(traces["xact"], traces["lean"])
+    for model in (TRANSACTOR_MODEL, BEAT_MODEL):
+        assert_like_exact(traces[model], traces[EXACT_MODEL])
+    assert_same_timing(traces[TRANSACTOR_MODEL], traces[BEAT_MODEL])
 
 
 def _test_windows(results) -> dict[str, tuple[float, float]]:
@@ -160,7 +174,7 @@ def _test_windows(results) -> dict[str, tuple[float, float]]:
 ONE_LAUNCH = ["test_register_access", "test_idle_backpressure", "test_concurrent_h2c_c2h"]
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", RUNS)
 def test_tests_in_one_simulator(model: str, sim: str, profile: str, tmp_path: Path) -> None:
     """Several tests in one simulator launch (as cocotb runs a whole module) pass in
     every model. The RTL and, in the transactor model, the transactors keep their state
@@ -174,7 +188,7 @@ def test_tests_in_one_simulator(model: str, sim: str, profile: str, tmp_path: Pa
         module="tb.tests.cocotb_engine",
         trace=True,
         test_dir=tmp_path,
-        extra_env={MODEL_ENV: model},
+        model=model,
     )
     assert not runner.failures(results), runner.failure_messages(results)
     windows = _test_windows(results)

@@ -40,7 +40,7 @@ from gpudirect_cosim.env.harness import check_ok, pattern, setup
 async def test_roundtrip(dut):
     assert tb.USER_TB, "the simulation imported another tb than the user's"
     h = await setup(dut, hip=dut.xdma_0_i.hip)
-    if h.tb.model == "xact" and cocotb.SIM_NAME.lower().startswith("icarus"):
+    if h.tb.model == "transactors" and cocotb.SIM_NAME.lower().startswith("icarus"):
         assert int(dut.xdma_0_i.hip.clk_run.value) == 1, "the user clock is not the HDL's"
     src, dst = h.tb.alloc_host(4096), h.tb.alloc_host(4096)
     data = pattern(3000, 5)

@@ -73,4 +73,4 @@ def test_a_plain_build_of_the_card_runs_the_engine_tests(
     log = (bdir / "sim.log").read_text()
     said = [line for line in log.splitlines() if "the build has no hard-IP transactors" in line]
     assert len(said) == len(TESTS), said  # one line for each TB the tests built
-    assert "model lean:" in said[0]
+    assert "model beats:" in said[0]

@@ -71,7 +71,7 @@ def test_targets_say_which_are_met() -> None:
             {
                 "sim": "icarus",
                 "profile": "gen3x8",
-                "model": "lean",
+                "model": "beats",
                 "sim_us_per_s": 60.0,
                 "cycles_per_s": 15000,
                 "mb_per_wall_s": 0.4,
@@ -91,7 +91,7 @@ def test_targets_say_which_are_met() -> None:
             {
                 "sim": "verilator",
                 "profile": "gen3x8",
-                "model": "lean",
+                "model": "beats",
                 "sim_us_per_s": 149.0,
                 "cycles_per_s": 1,
                 "mb_per_wall_s": 0.1,
@@ -111,7 +111,7 @@ def test_targets_say_which_are_met() -> None:
         "demo": [
             {
                 "demo": "rdma-cuda 1024x1024",
-                "model": "lean",
+                "model": "beats",
                 "wall_s": 31.0,
                 "demo_wall_s": 50.0,
                 "sim_ms": 25.0,
@@ -119,7 +119,7 @@ def test_targets_say_which_are_met() -> None:
             },
             {
                 "demo": "rdma-cuda 1024x1024",
-                "model": "xact",
+                "model": "transactors",
                 "wall_s": 12.5,
                 "demo_wall_s": 20.0,
                 "sim_ms": 25.0,
@@ -141,10 +141,10 @@ def test_targets_say_which_are_met() -> None:
     assert "| gen3x8 | 256 | C2H |" in text and "94.0%" in text
     assert "| gen3x8 | C2H | 64 B | 2048 |" in text
     # the fastest model's figure goes against each target, named
-    assert "| 4 MiB rdma-cuda demo < 10 s on Verilator | 12.5 s (xact) | **no** |" in text
-    assert "| icarus gen3x8 >= 40 us simulated per s | 60.0 (lean) | yes |" in text
-    assert "ARGS=1024x1024`, xact model: 12.5 s wall" in text
-    assert "| icarus | gen3x8 | lean | 60.0 | 15000 |" in text
+    assert "| 4 MiB rdma-cuda demo < 10 s on Verilator | 12.5 s (transactors) | **no** |" in text
+    assert "| icarus gen3x8 >= 40 us simulated per s | 60.0 (beats) | yes |" in text
+    assert "ARGS=1024x1024`, transactors model: 12.5 s wall" in text
+    assert "| icarus | gen3x8 | beats | 60.0 | 15000 |" in text
     assert "| icarus | gen3x8 | exact | 20.0 | 5000 |" in text
 
 

@@ -122,7 +122,7 @@ def test_verilator_lint_wall_dropin(defines: dict[str, int]) -> None:
 def test_verilator_lint_wall_transactor_card(params: list[str]) -> None:
     """The picoevb card as the transactor model builds it (its simulation-only wrapper:
     the hard-IP port, the transactors and the card RAM's written-page marks)."""
-    sources = runner.hdl_sources(runner.TOPLEVEL, model=runner.XACT_MODEL)
+    sources = runner.hdl_sources(runner.TOPLEVEL, model=runner.TRANSACTOR_MODEL)
     lint(
         [f"+define+{runner.XACT_DEFINE}", *params],
         [],

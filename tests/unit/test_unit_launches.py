@@ -200,7 +200,7 @@ def test_each_item_reads_its_result_from_one_launch(
         )
 
     monkeypatch.setattr(launches.runner.runs, "run", fake_run)
-    cases = [_case("test_a"), _case("test_b"), _case("test_c"), _case("test_alone", "lean")]
+    cases = [_case("test_a"), _case("test_b"), _case("test_c"), _case("test_alone", "plain")]
     cases += [_case("test_crash", "x"), _case("test_d", "x")]
     shared = launches.Launches(_session(cases))  # type: ignore[arg-type]
     a = shared.outcome(nodeid(cases[0].id))

@@ -20,7 +20,7 @@ BYOD = plan.USER_SOURCES["byod_top"]
 
 
 def test_sources_of_each_toplevel():
-    card = runner.hdl_sources(model="lean")
+    card = runner.hdl_sources(model="exact")
     assert all(f.parent == runner.HDL_DIR for f in card)
     wrapper = runner.TB_HDL_DIR / f"{runner.XACT_CARD_TOPLEVEL}.v"
     transactors = set(runner.TB_HDL_DIR.glob("pevb_xact_*.v"))
@@ -29,33 +29,49 @@ def test_sources_of_each_toplevel():
     assert set(dropin) - set(card) == set(runner.DROPIN_DIR.glob("*.v")) | transactors
     assert runner.hdl_sources("byod_top", BYOD) == [*dropin, *BYOD]
     # the transactor model's card: the card, the hard-IP port, its transactors, the wrapper
-    xact = runner.hdl_sources(model="xact")
+    xact = runner.hdl_sources(model="transactors")
     hip = runner.DROPIN_DIR / "pevb_hip_port.v"
     assert set(xact) - set(card) == {hip, wrapper} | transactors
 
 
 def test_the_transactor_model_has_builds_of_its_own():
     prof = get_profile("picoevb")
-    assert runner.hdl_toplevel(runner.TOPLEVEL, "xact") == runner.XACT_CARD_TOPLEVEL
-    assert runner.hdl_toplevel(runner.TOPLEVEL, "lean") == runner.TOPLEVEL
-    assert runner.hdl_toplevel(runner.DROPIN_TOPLEVEL, "xact") == runner.DROPIN_TOPLEVEL
+    assert runner.hdl_toplevel(runner.TOPLEVEL, "transactors") == runner.XACT_CARD_TOPLEVEL
+    assert runner.hdl_toplevel(runner.TOPLEVEL, "beats") == runner.TOPLEVEL
+    assert runner.hdl_toplevel(runner.DROPIN_TOPLEVEL, "transactors") == runner.DROPIN_TOPLEVEL
     for top in (runner.TOPLEVEL, runner.DROPIN_TOPLEVEL):
-        dirs = {m: runner.build_dir("icarus", prof, toplevel=top, model=m) for m in runner.MODELS}
-        assert dirs["lean"] == dirs["exact"] != dirs["xact"]
+        dirs = {
+            m: runner.build_dir("icarus", prof, toplevel=top, model=m)
+            for m in ("transactors", "beats", "exact")
+        }
+        assert dirs["beats"] == dirs["exact"] != dirs["transactors"]
 
 
 def test_the_default_model(monkeypatch):
     """The transactor model unless one is named; the exact one where the extensions are
     off (an unverified cocotbext-pcie), so that an unnamed run still builds what runs."""
     monkeypatch.delenv(MODEL_ENV, raising=False)
-    assert runner.model_of() == choice.default_model() == "xact" == runner.MODELS[0]
+    assert runner.model_of() == choice.default_model() == "transactors" == runner.MODELS[0]
+    assert runner.MODELS == ("transactors", "exact")  # two for users
     assert runner.hdl_toplevel() == runner.XACT_CARD_TOPLEVEL
     assert choice.default_model({**VERIFIED, "cocotbext-pcie": "0.3.0"}) == "exact"
-    monkeypatch.setenv(MODEL_ENV, "lean")
-    assert runner.model_of() == "lean" and runner.model_of("exact") == "exact"
-    monkeypatch.setenv(MODEL_ENV, "fast")
-    with pytest.raises(ValueError, match="PEVB_MODEL='fast'"):
-        runner.model_of()
+    monkeypatch.setenv(MODEL_ENV, "exact")
+    assert runner.model_of() == "exact" and runner.model_of("transactors") == "transactors"
+    # the beat-level model is a build's own choice: asked for in Python, not by users
+    assert runner.model_of("beats") == "beats"
+    for bad, says in (
+        ("fast", "PEVB_MODEL='fast': choose transactors or exact"),
+        ("beats", "PEVB_MODEL='beats': choose transactors or exact"),
+        ("xact", r"\(xact is now transactors\)"),
+        ("lean", "lean is no longer a choice"),
+    ):
+        monkeypatch.setenv(MODEL_ENV, bad)
+        with pytest.raises(ValueError, match=says):
+            runner.model_of()
+    # the testbench's own choice on a build, named or not
+    assert choice.model_for_build(True) == "transactors"
+    assert choice.model_for_build(False) == "beats"
+    assert choice.model_for_build(False, {**VERIFIED, "cocotb": "2.2.0"}) == "exact"
 
 
 def test_bad_toplevels_and_sources_are_refused():
@@ -74,7 +90,7 @@ def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.Monkey
         raise AssertionError("the build was reached")
 
     monkeypatch.setattr(runner.builds, "build_with_runner", no_build)
-    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose xact or lean or exact"):
+    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose transactors or exact"):
         runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
     monkeypatch.setenv("PEVB_MODEL", "quick")
     with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):

@@ -1,6 +1,7 @@
-"""The lean model's parts on their own (tb/ext/lean.py): a lean link against cocotbext-pcie's
-``SimPort`` with the same TLPs and the same credit limits, and each model building
-what it says. The whole system in both models: tests/sim/test_sim_models.py."""
+"""The simulation models' parts on their own (tb/models/): the TLP-level link against
+cocotbext-pcie's ``SimPort`` with the same TLPs and the same credit limits, the timeline,
+and each model building what it says. The whole system in each model:
+tests/sim/test_sim_models.py."""
 
 from __future__ import annotations
 
@@ -67,46 +68,46 @@ async def _burst(cls, count: int, hold_ns: int) -> list[tuple[float, int]]:
 
 
 @cocotb.test(timeout_time=100, timeout_unit="us")
-async def test_lean_link_keeps_timing_and_credits(dut):
+async def test_tlp_link_keeps_timing_and_credits(dut):
     """Serialization, the wire's delay and credit back-pressure as in SimPort: the same
     TLPs in the same order, each within two DLLPs' wire time (32 ns on Gen2 x1) of the
     exact arrival; the third waits for the held credits in both."""
     exact = await _burst(SimPort, 8, HOLD_NS)
     start = get_sim_time("ns")
-    lean = [(t - start, a) for t, a in await _burst(TlpPort, 8, HOLD_NS)]
-    exact = [(t - exact[0][0] + lean[0][0], a) for t, a in exact]  # same start
-    assert [a for _, a in lean] == [a for _, a in exact] == [0x1000 + 128 * k for k in range(8)]
-    for (tl, a), (te, _) in zip(lean, exact, strict=True):
-        assert abs(tl - te) <= 32, f"TLP {a:#x}: lean {tl:.1f} ns, exact {te:.1f} ns"
+    tlp = [(t - start, a) for t, a in await _burst(TlpPort, 8, HOLD_NS)]
+    exact = [(t - exact[0][0] + tlp[0][0], a) for t, a in exact]  # same start
+    assert [a for _, a in tlp] == [a for _, a in exact] == [0x1000 + 128 * k for k in range(8)]
+    for (tl, a), (te, _) in zip(tlp, exact, strict=True):
+        assert abs(tl - te) <= 32, f"TLP {a:#x}: TLP-level {tl:.1f} ns, exact {te:.1f} ns"
     # 8 data credits per TLP, 16 in all: the third waits for the release (and the
     # UpdateFC's latency timer), then the rest flow
-    assert lean[2][0] - lean[0][0] > HOLD_NS, lean
-    assert lean[7][0] - lean[2][0] < 6 * 400, lean
+    assert tlp[2][0] - tlp[0][0] > HOLD_NS, tlp
+    assert tlp[7][0] - tlp[2][0] < 6 * 400, tlp
     # back to back before that: a 128-byte write is 152 bytes on the wire, 304 ns at Gen2 x1
-    assert 300 <= lean[1][0] - lean[0][0] <= 340, lean
+    assert 300 <= tlp[1][0] - tlp[0][0] <= 340, tlp
 
 
 @cocotb.test(timeout_time=100, timeout_unit="us")
 async def test_models_build_what_they_say(dut):
-    """TB(model=...) builds lean or exact ports and stream interfaces on a build without
-    transactors, the transactor interfaces on one with them, and nothing else; a model
-    the build cannot run, and an unknown one, are refused by name."""
+    """TB(model=...) builds the beat-level or exact ports and stream interfaces on a build
+    without transactors, the transactor interfaces on one with them, and nothing else; a
+    model the build cannot run, and an unknown one or a former name, are refused by name."""
     xact_build = hasattr(TB.hip_of(dut), TRANSACTORS["s_axis_cq"])
     built = (
         [
             (
-                "xact",
+                "transactors",
                 TlpPort,
                 (TransactorRqSink, TransactorRcSource, TransactorCqSource, TransactorCcSink),
             )
         ]
         if xact_build
         else [
-            ("lean", TlpPort, (BeatRqSink, BeatRcSource, BeatCqSource, BeatCcSink)),
+            ("beats", TlpPort, (BeatRqSink, BeatRcSource, BeatCqSource, BeatCcSink)),
             ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
         ]
     )
-    for model in ("lean", "exact") if xact_build else ("xact",):
+    for model in ("beats", "exact") if xact_build else ("transactors",):
         try:
             TB(dut, model=model)
         except TransactorError as e:
@@ -120,12 +121,13 @@ async def test_models_build_what_they_say(dut):
             assert type(link.upper) is port and type(link.lower) is port, (model, link.name)
         got = (tb.dev.rq_sink, tb.dev.rc_source, tb.dev.cq_source, tb.dev.cc_sink)
         assert [type(i) for i in got] == list(ifaces), model
-    try:
-        TB(dut, model="fast")
-    except ValueError as e:
-        assert "fast" in str(e) and "lean" in str(e)
-    else:
-        raise AssertionError("an unknown model was accepted")
+    for bad, says in (("fast", "choose transactors or exact"), ("xact", "xact is now")):
+        try:
+            TB(dut, model=bad)
+        except ValueError as e:
+            assert bad in str(e) and says in str(e), e
+        else:
+            raise AssertionError(f"model {bad!r} was accepted")
 
 
 @cocotb.test(timeout_time=1, timeout_unit="us")
@@ -155,7 +157,7 @@ async def test_timeline_runs_work_in_time_order(dut):
 
 @cocotb.test(timeout_time=1, timeout_unit="us")
 async def test_timeline_slot_kept_for_work_not_scheduled(dut):
-    """A slot taken for work that may never be scheduled (a lean link's hand-over to the
+    """A slot taken for work that may never be scheduled (a TLP-level link's hand-over to the
     next TLP, scheduled only when one waits): ``passed`` answers as if the work were
     there (no before its step and while earlier work of the step runs, yes while later
     work runs and after), and ``at_slot`` runs work in that place."""
@@ -181,7 +183,7 @@ async def test_timeline_slot_kept_for_work_not_scheduled(dut):
 
 @cocotb.test(timeout_time=5, timeout_unit="us")
 async def test_edge_clock_is_cocotbs_python_clock(dut):
-    """The clock the lean and transactor models give the hard IP on Icarus (no task per
+    """The clock the TLP-level models give the hard IP on Icarus (no task per
     edge) makes cocotb's Python clock's edges: the same values at the same steps, from
     either starting level, and none after stop()."""
     a, b = dut.m_axis_h2c_tready_2, dut.m_axis_h2c_tready_3  # inputs nothing drives here
