@@ -347,3 +347,44 @@ def test_the_defines_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "H2C_CHANNELS='two': the value must be a number" in err and "Traceback" not in err
+
+
+def test_make_test_xdma_options_reach_the_drop_in_builds():
+    """``make test XDMA=...``: the options go on top of every drop-in build's own, its
+    ``MODULE`` only where the drop-in is the toplevel (the suite's designs instantiate
+    ``xdma_0`` by name); the card's builds are untouched; a bad option is one usage line."""
+    from tests.conftest import xdma_options
+
+    xdma = {"PEVB_XDMA_MODULE": "xdma_ip", "DESC_FETCHES": 3}
+    cases = plan.cases("icarus", "picoevb", xdma)
+    plain = {c.id: c for c in plan.cases("icarus", "picoevb")}
+    assert [c.id for c in cases] == list(plain)
+    seen = set()
+    for c in cases:
+        over = dict(c.overrides)
+        if c.toplevel == runner.TOPLEVEL:
+            assert c == plain[c.id]
+        else:
+            assert over["DESC_FETCHES"] == 3, c.id
+            own = dict(plain[c.id].overrides)
+            if "PEVB_XDMA_MODULE" not in own:  # (the renamed design names its own)
+                renamed = over.get("PEVB_XDMA_MODULE") == "xdma_ip"
+                assert renamed == (c.toplevel == runner.DROPIN_TOPLEVEL), c.id
+            # the design's own options stay under the given ones
+            assert {k: v for k, v in over.items() if k in own and k not in xdma} == {
+                k: v for k, v in own.items() if k not in xdma
+            }
+            seen.add(c.toplevel)
+    assert {runner.DROPIN_TOPLEVEL, "byod_top", "ipconf_x2_top"} <= seen
+
+    class Config:
+        def __init__(self, words: str) -> None:
+            self.opts = {"--xdma": words, "--profile": "picoevb"}
+
+        def getoption(self, name: str) -> str:
+            return self.opts[name]
+
+    assert xdma_options(Config("LANES=2 7SERIES=1")) == {"LANES": 2, "7SERIES": 1}
+    for words, says in (("LANES=3", "LANES=3: it accepts"), ("NOPE=1", "unknown build option")):
+        with pytest.raises(pytest.UsageError, match=f"XDMA: .*{says}"):
+            xdma_options(Config(words))
