@@ -389,314 +389,107 @@ assign pcie_cq_np_req = 2'b01;
 assign cfg_config_space_enable = 1'b1;
 assign cfg_interrupt_msi_function_number = 8'd0;
 
-/* register access */
-wire reg_req_valid;
-wire reg_req_we;
-wire [2:0] reg_req_bar;
-wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] reg_req_addr;
-wire [31:0] reg_req_wdata;
-wire [3:0] reg_req_be;
-wire [31:0] reg_rd_data;
-wire reg_ack;
+/* completer: the register BARs (the DMA registers, the user BAR's AXI4-Lite master),
+   with AXIB the bypass BAR's master, and the AXI4-Lite slave's access to the registers */
+wire regs_valid;
+wire regs_we;
+wire [2:0] regs_bar;
+wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] regs_addr;
+wire [31:0] regs_wdata;
+wire [3:0] regs_be;
 wire [31:0] dma_rd_data;
-wire [31:0] user_rd_data;
-wire user_ack;
-wire dma_bar = reg_req_bar == BAR_DMA;
-// DMA registers answer at once (combinational read data); the user BAR when the
-// AXI-Lite slave does
-assign reg_ack = dma_bar ? reg_req_valid : user_ack;
-assign reg_rd_data = dma_bar ? dma_rd_data : user_rd_data;
 
-// the register file's port: the completer's access, or in a cycle without one to the
-// DMA BAR, the AXI4-Lite slave's (it holds its request until taken)
-wire s_req_valid;
-wire s_req_we;
-wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] s_req_addr;
-wire [31:0] s_req_wdata;
-wire [3:0] s_req_be;
-wire s_take = s_req_valid && !(reg_req_valid && dma_bar);
-wire regs_valid = reg_req_valid || s_take;
-wire regs_we = s_take ? s_req_we : reg_req_we;
-wire [2:0] regs_bar = s_take ? BAR_DMA : reg_req_bar;
-wire [`PEVB_BAR_DMA_ADDR_WIDTH-1:0] regs_addr = s_take ? s_req_addr : reg_req_addr;
-wire [31:0] regs_wdata = s_take ? s_req_wdata : reg_req_wdata;
-wire [3:0] regs_be = s_take ? s_req_be : reg_req_be;
-
-generate
-    if (AXIL_SLAVE) begin : axil_slave
-        pevb_axil_slave #(
-            .ADDR_WIDTH(`PEVB_BAR_DMA_ADDR_WIDTH)
-        ) axil_slave_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_axil_awaddr(s_axil_awaddr),
-            .s_axil_awprot(s_axil_awprot),
-            .s_axil_awvalid(s_axil_awvalid),
-            .s_axil_awready(s_axil_awready),
-            .s_axil_wdata(s_axil_wdata),
-            .s_axil_wstrb(s_axil_wstrb),
-            .s_axil_wvalid(s_axil_wvalid),
-            .s_axil_wready(s_axil_wready),
-            .s_axil_bvalid(s_axil_bvalid),
-            .s_axil_bresp(s_axil_bresp),
-            .s_axil_bready(s_axil_bready),
-            .s_axil_araddr(s_axil_araddr),
-            .s_axil_arprot(s_axil_arprot),
-            .s_axil_arvalid(s_axil_arvalid),
-            .s_axil_arready(s_axil_arready),
-            .s_axil_rdata(s_axil_rdata),
-            .s_axil_rresp(s_axil_rresp),
-            .s_axil_rvalid(s_axil_rvalid),
-            .s_axil_rready(s_axil_rready),
-            .req_valid(s_req_valid),
-            .req_we(s_req_we),
-            .req_addr(s_req_addr),
-            .req_wdata(s_req_wdata),
-            .req_be(s_req_be),
-            .req_ack(s_take),
-            .rd_data(dma_rd_data)
-        );
-    end else begin : no_axil_slave
-        assign s_axil_awready = 1'b0;
-        assign s_axil_wready = 1'b0;
-        assign s_axil_bvalid = 1'b0;
-        assign s_axil_bresp = 2'b00;
-        assign s_axil_arready = 1'b0;
-        assign s_axil_rdata = 32'd0;
-        assign s_axil_rresp = 2'b00;
-        assign s_axil_rvalid = 1'b0;
-        assign s_req_valid = 1'b0;
-        assign s_req_we = 1'b0;
-        assign s_req_addr = {`PEVB_BAR_DMA_ADDR_WIDTH{1'b0}};
-        assign s_req_wdata = 32'd0;
-        assign s_req_be = 4'd0;
-        wire unused_s_axil = ^{s_axil_awaddr, s_axil_awprot, s_axil_awvalid, s_axil_wdata,
-                               s_axil_wstrb, s_axil_wvalid, s_axil_bready, s_axil_araddr,
-                               s_axil_arprot, s_axil_arvalid, s_axil_rready};
-    end
-endgenerate
-
-/* completer: the register BARs, and with AXIB the bypass BAR beside them */
-wire [DW-1:0] rg_cq_tdata;
-wire [KEEP-1:0] rg_cq_tkeep;
-wire rg_cq_tvalid, rg_cq_tready, rg_cq_tlast;
-wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] rg_cq_tuser;
-wire [DW-1:0] rg_cc_tdata;
-wire [KEEP-1:0] rg_cc_tkeep;
-wire rg_cc_tvalid, rg_cc_tready, rg_cc_tlast;
-wire [AXIS_PCIE_CC_USER_WIDTH-1:0] rg_cc_tuser;
-
-generate
-    if (AXIB) begin : axib
-        wire [DW-1:0] cq_tdata;
-        wire [KEEP-1:0] cq_tkeep;
-        wire cq_tlast;
-        wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] cq_tuser;
-        wire [1:0] cq_tvalid, cq_tready;
-        wire [DW-1:0] cc_tdata;
-        wire [KEEP-1:0] cc_tkeep;
-        wire cc_tvalid, cc_tready, cc_tlast;
-        wire [AXIS_PCIE_CC_USER_WIDTH-1:0] cc_tuser;
-
-        pevb_cq_demux #(
-            .AXIS_PCIE_DATA_WIDTH(DW),
-            .AXIS_PCIE_KEEP_WIDTH(KEEP),
-            .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
-            .BAR(BAR_AXIB)
-        ) demux_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_axis_cq_tdata(s_axis_cq_tdata),
-            .s_axis_cq_tkeep(s_axis_cq_tkeep),
-            .s_axis_cq_tvalid(s_axis_cq_tvalid && !cq_hold),
-            .s_axis_cq_tready(cq_tready_int),
-            .s_axis_cq_tlast(s_axis_cq_tlast),
-            .s_axis_cq_tuser(s_axis_cq_tuser),
-            .m_axis_cq_tdata(cq_tdata),
-            .m_axis_cq_tkeep(cq_tkeep),
-            .m_axis_cq_tlast(cq_tlast),
-            .m_axis_cq_tuser(cq_tuser),
-            .m_axis_cq_tvalid(cq_tvalid),
-            .m_axis_cq_tready(cq_tready)
-        );
-
-        assign rg_cq_tdata = cq_tdata;
-        assign rg_cq_tkeep = cq_tkeep;
-        assign rg_cq_tvalid = cq_tvalid[0];
-        assign rg_cq_tlast = cq_tlast;
-        assign rg_cq_tuser = cq_tuser;
-        assign cq_tready[0] = rg_cq_tready;
-
-        pevb_axib #(
-            .AXIS_PCIE_DATA_WIDTH(DW),
-            .AXIS_PCIE_KEEP_WIDTH(KEEP),
-            .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
-            .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
-            .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
-            .AXI_ID_WIDTH(AXI_ID_WIDTH),
-            .BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
-            .AXI_BASE(AXIB_AXI_BASE)
-        ) axib_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_axis_cq_tdata(cq_tdata),
-            .s_axis_cq_tkeep(cq_tkeep),
-            .s_axis_cq_tvalid(cq_tvalid[1]),
-            .s_axis_cq_tready(cq_tready[1]),
-            .s_axis_cq_tlast(cq_tlast),
-            .s_axis_cq_tuser(cq_tuser),
-            .m_axis_cc_tdata(cc_tdata),
-            .m_axis_cc_tkeep(cc_tkeep),
-            .m_axis_cc_tvalid(cc_tvalid),
-            .m_axis_cc_tready(cc_tready),
-            .m_axis_cc_tlast(cc_tlast),
-            .m_axis_cc_tuser(cc_tuser),
-            .cfg_max_payload(cfg_max_payload),
-            .m_axib_awid(m_axib_awid),
-            .m_axib_awaddr(m_axib_awaddr),
-            .m_axib_awlen(m_axib_awlen),
-            .m_axib_awsize(m_axib_awsize),
-            .m_axib_awburst(m_axib_awburst),
-            .m_axib_awlock(m_axib_awlock),
-            .m_axib_awcache(m_axib_awcache),
-            .m_axib_awprot(m_axib_awprot),
-            .m_axib_awvalid(m_axib_awvalid),
-            .m_axib_awready(m_axib_awready),
-            .m_axib_wdata(m_axib_wdata),
-            .m_axib_wstrb(m_axib_wstrb),
-            .m_axib_wlast(m_axib_wlast),
-            .m_axib_wvalid(m_axib_wvalid),
-            .m_axib_wready(m_axib_wready),
-            .m_axib_bid(m_axib_bid),
-            .m_axib_bresp(m_axib_bresp),
-            .m_axib_bvalid(m_axib_bvalid),
-            .m_axib_bready(m_axib_bready),
-            .m_axib_arid(m_axib_arid),
-            .m_axib_araddr(m_axib_araddr),
-            .m_axib_arlen(m_axib_arlen),
-            .m_axib_arsize(m_axib_arsize),
-            .m_axib_arburst(m_axib_arburst),
-            .m_axib_arlock(m_axib_arlock),
-            .m_axib_arcache(m_axib_arcache),
-            .m_axib_arprot(m_axib_arprot),
-            .m_axib_arvalid(m_axib_arvalid),
-            .m_axib_arready(m_axib_arready),
-            .m_axib_rid(m_axib_rid),
-            .m_axib_rdata(m_axib_rdata),
-            .m_axib_rresp(m_axib_rresp),
-            .m_axib_rlast(m_axib_rlast),
-            .m_axib_rvalid(m_axib_rvalid),
-            .m_axib_rready(m_axib_rready)
-        );
-
-        pevb_cc_mux #(
-            .AXIS_PCIE_DATA_WIDTH(DW),
-            .AXIS_PCIE_KEEP_WIDTH(KEEP),
-            .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH)
-        ) mux_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_axis_cc_tdata({cc_tdata, rg_cc_tdata}),
-            .s_axis_cc_tkeep({cc_tkeep, rg_cc_tkeep}),
-            .s_axis_cc_tvalid({cc_tvalid, rg_cc_tvalid}),
-            .s_axis_cc_tready({cc_tready, rg_cc_tready}),
-            .s_axis_cc_tlast({cc_tlast, rg_cc_tlast}),
-            .s_axis_cc_tuser({cc_tuser, rg_cc_tuser}),
-            .m_axis_cc_tdata(m_axis_cc_tdata),
-            .m_axis_cc_tkeep(m_axis_cc_tkeep),
-            .m_axis_cc_tvalid(cc_tvalid_int),
-            .m_axis_cc_tready(cc_tready_int),
-            .m_axis_cc_tlast(m_axis_cc_tlast),
-            .m_axis_cc_tuser(m_axis_cc_tuser)
-        );
-    end else begin : no_axib
-        assign rg_cq_tdata = s_axis_cq_tdata;
-        assign rg_cq_tkeep = s_axis_cq_tkeep;
-        assign rg_cq_tvalid = s_axis_cq_tvalid && !cq_hold;
-        assign rg_cq_tlast = s_axis_cq_tlast;
-        assign rg_cq_tuser = s_axis_cq_tuser;
-        assign cq_tready_int = rg_cq_tready;
-        assign m_axis_cc_tdata = rg_cc_tdata;
-        assign m_axis_cc_tkeep = rg_cc_tkeep;
-        assign cc_tvalid_int = rg_cc_tvalid;
-        assign rg_cc_tready = cc_tready_int;
-        assign m_axis_cc_tlast = rg_cc_tlast;
-        assign m_axis_cc_tuser = rg_cc_tuser;
-
-        assign m_axib_awid = {AXI_ID_WIDTH{1'b0}};
-        assign m_axib_awaddr = {AXI_ADDR_WIDTH{1'b0}};
-        assign m_axib_awlen = 8'd0;
-        assign m_axib_awsize = 3'd0;
-        assign m_axib_awburst = 2'd0;
-        assign m_axib_awlock = 1'b0;
-        assign m_axib_awcache = 4'd0;
-        assign m_axib_awprot = 3'd0;
-        assign m_axib_awvalid = 1'b0;
-        assign m_axib_wdata = {DW{1'b0}};
-        assign m_axib_wstrb = {DW/8{1'b0}};
-        assign m_axib_wlast = 1'b0;
-        assign m_axib_wvalid = 1'b0;
-        assign m_axib_bready = 1'b0;
-        assign m_axib_arid = {AXI_ID_WIDTH{1'b0}};
-        assign m_axib_araddr = {AXI_ADDR_WIDTH{1'b0}};
-        assign m_axib_arlen = 8'd0;
-        assign m_axib_arsize = 3'd0;
-        assign m_axib_arburst = 2'd0;
-        assign m_axib_arlock = 1'b0;
-        assign m_axib_arcache = 4'd0;
-        assign m_axib_arprot = 3'd0;
-        assign m_axib_arvalid = 1'b0;
-        assign m_axib_rready = 1'b0;
-        wire unused_axib = ^{m_axib_awready, m_axib_wready, m_axib_bid, m_axib_bresp,
-                             m_axib_bvalid, m_axib_arready, m_axib_rid, m_axib_rdata,
-                             m_axib_rresp, m_axib_rlast, m_axib_rvalid};
-    end
-endgenerate
-
-pevb_cq_cc #(
+pevb_completer #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .AXIS_PCIE_KEEP_WIDTH(KEEP),
     .AXIS_PCIE_CQ_USER_WIDTH(AXIS_PCIE_CQ_USER_WIDTH),
     .AXIS_PCIE_CC_USER_WIDTH(AXIS_PCIE_CC_USER_WIDTH),
+    .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH),
+    .AXI_ID_WIDTH(AXI_ID_WIDTH),
+    .AXIL_SLAVE(AXIL_SLAVE),
+    .AXIB(AXIB),
+    .AXIB_BAR_ADDR_WIDTH(AXIB_BAR_ADDR_WIDTH),
+    .AXIB_AXI_BASE(AXIB_AXI_BASE),
     .BAR_USER(BAR_USER),
-    .BAR_DMA(BAR_DMA)
-) cq_cc_inst (
+    .BAR_DMA(BAR_DMA),
+    .BAR_AXIB(BAR_AXIB)
+) completer_inst (
     .clk(clk),
     .rst(rst),
-    .s_axis_cq_tdata(rg_cq_tdata),
-    .s_axis_cq_tkeep(rg_cq_tkeep),
-    .s_axis_cq_tvalid(rg_cq_tvalid),
-    .s_axis_cq_tready(rg_cq_tready),
-    .s_axis_cq_tlast(rg_cq_tlast),
-    .s_axis_cq_tuser(rg_cq_tuser),
-    .m_axis_cc_tdata(rg_cc_tdata),
-    .m_axis_cc_tkeep(rg_cc_tkeep),
-    .m_axis_cc_tvalid(rg_cc_tvalid),
-    .m_axis_cc_tready(rg_cc_tready),
-    .m_axis_cc_tlast(rg_cc_tlast),
-    .m_axis_cc_tuser(rg_cc_tuser),
-    .reg_req_valid(reg_req_valid),
-    .reg_req_we(reg_req_we),
-    .reg_req_bar(reg_req_bar),
-    .reg_req_addr(reg_req_addr),
-    .reg_req_wdata(reg_req_wdata),
-    .reg_req_be(reg_req_be),
-    .reg_ack(reg_ack),
-    .reg_rd_data(reg_rd_data)
-);
-
-pevb_axil_master #(
-    .BAR_ADDR_WIDTH(`PEVB_BAR_USER_ADDR_WIDTH)
-) axil_inst (
-    .clk(clk),
-    .rst(rst),
-    .req_valid(reg_req_valid && !dma_bar),
-    .req_we(reg_req_we),
-    .req_addr(reg_req_addr[`PEVB_BAR_USER_ADDR_WIDTH-1:0]),
-    .req_wdata(reg_req_wdata),
-    .req_be(reg_req_be),
-    .ack(user_ack),
-    .rd_data(user_rd_data),
+    .s_axis_cq_tdata(s_axis_cq_tdata),
+    .s_axis_cq_tkeep(s_axis_cq_tkeep),
+    .s_axis_cq_tlast(s_axis_cq_tlast),
+    .s_axis_cq_tready(cq_tready_int),
+    .s_axis_cq_tuser(s_axis_cq_tuser),
+    .s_axis_cq_tvalid(s_axis_cq_tvalid && !cq_hold),
+    .m_axis_cc_tdata(m_axis_cc_tdata),
+    .m_axis_cc_tkeep(m_axis_cc_tkeep),
+    .m_axis_cc_tlast(m_axis_cc_tlast),
+    .m_axis_cc_tready(cc_tready_int),
+    .m_axis_cc_tuser(m_axis_cc_tuser),
+    .m_axis_cc_tvalid(cc_tvalid_int),
+    .cfg_max_payload(cfg_max_payload),
+    .regs_valid(regs_valid),
+    .regs_we(regs_we),
+    .regs_bar(regs_bar),
+    .regs_addr(regs_addr),
+    .regs_wdata(regs_wdata),
+    .regs_be(regs_be),
+    .dma_rd_data(dma_rd_data),
+    .s_axil_awaddr(s_axil_awaddr),
+    .s_axil_awprot(s_axil_awprot),
+    .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata),
+    .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid),
+    .s_axil_wready(s_axil_wready),
+    .s_axil_bvalid(s_axil_bvalid),
+    .s_axil_bresp(s_axil_bresp),
+    .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot),
+    .s_axil_arvalid(s_axil_arvalid),
+    .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata),
+    .s_axil_rresp(s_axil_rresp),
+    .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready),
+    .m_axib_awid(m_axib_awid),
+    .m_axib_awaddr(m_axib_awaddr),
+    .m_axib_awlen(m_axib_awlen),
+    .m_axib_awsize(m_axib_awsize),
+    .m_axib_awburst(m_axib_awburst),
+    .m_axib_awlock(m_axib_awlock),
+    .m_axib_awcache(m_axib_awcache),
+    .m_axib_awprot(m_axib_awprot),
+    .m_axib_awvalid(m_axib_awvalid),
+    .m_axib_awready(m_axib_awready),
+    .m_axib_wdata(m_axib_wdata),
+    .m_axib_wstrb(m_axib_wstrb),
+    .m_axib_wlast(m_axib_wlast),
+    .m_axib_wvalid(m_axib_wvalid),
+    .m_axib_wready(m_axib_wready),
+    .m_axib_bid(m_axib_bid),
+    .m_axib_bresp(m_axib_bresp),
+    .m_axib_bvalid(m_axib_bvalid),
+    .m_axib_bready(m_axib_bready),
+    .m_axib_arid(m_axib_arid),
+    .m_axib_araddr(m_axib_araddr),
+    .m_axib_arlen(m_axib_arlen),
+    .m_axib_arsize(m_axib_arsize),
+    .m_axib_arburst(m_axib_arburst),
+    .m_axib_arlock(m_axib_arlock),
+    .m_axib_arcache(m_axib_arcache),
+    .m_axib_arprot(m_axib_arprot),
+    .m_axib_arvalid(m_axib_arvalid),
+    .m_axib_arready(m_axib_arready),
+    .m_axib_rid(m_axib_rid),
+    .m_axib_rdata(m_axib_rdata),
+    .m_axib_rresp(m_axib_rresp),
+    .m_axib_rlast(m_axib_rlast),
+    .m_axib_rvalid(m_axib_rvalid),
+    .m_axib_rready(m_axib_rready),
     .m_axil_awaddr(m_axil_awaddr),
     .m_axil_awprot(m_axil_awprot),
     .m_axil_awvalid(m_axil_awvalid),
@@ -1019,38 +812,22 @@ pevb_rc_rx #(
 
 /* H2C write side: one AXI write path for every H2C channel (jobs tagged
    {channel, slot}); a stream channel's bursts go to its ring buffer */
-localparam H2C_ANY_STREAM = (H2C_ST & ((4'd1 << NH) - 4'd1)) != 4'd0;
 // stream channels: ring buffer and descriptor chunk sizes
 localparam RING_BYTES = 16384;
 localparam CHUNK_BYTES = 4096;
 
-wire [AXI_ID_WIDTH-1:0] w_awid;
-wire [AW-1:0] w_awaddr;
-wire [7:0] w_awlen;
-wire [2:0] w_awsize;
-wire [1:0] w_awburst;
-wire w_awlock;
-wire [3:0] w_awcache;
-wire [2:0] w_awprot;
-wire w_awvalid, w_awready;
-wire [3:0] w_awslot;
-wire [DW-1:0] w_wdata;
-wire [DW/8-1:0] w_wstrb;
-wire w_wlast, w_wvalid, w_wready;
-wire [AXI_ID_WIDTH-1:0] w_bid;
-wire [1:0] w_bresp;
-wire w_bvalid, w_bready;
 wire [NH-1:0] ring_wr_en;
 wire [31:0] ring_wr_word;
 wire [DW-1:0] ring_wr_data;
 wire [DW/8-1:0] ring_wr_strb;
 
-pevb_axi_wr #(
+pevb_h2c_axi #(
     .DATA_WIDTH(DW),
     .ADDR_WIDTH(AW),
     .ID_WIDTH(AXI_ID_WIDTH),
-    .SLOT_WIDTH(4)
-) axi_wr_inst (
+    .CHANNELS(NH),
+    .STREAM(H2C_ST)
+) h2c_axi_inst (
     .clk(clk),
     .rst(rst),
     .s_job_valid(job_valid),
@@ -1064,113 +841,30 @@ pevb_axi_wr #(
     .m_done_valid(job_done_valid),
     .m_done_slot(job_done_slot),
     .m_done_err(job_done_err),
-    .m_axi_awid(w_awid),
-    .m_axi_awaddr(w_awaddr),
-    .m_axi_awlen(w_awlen),
-    .m_axi_awsize(w_awsize),
-    .m_axi_awburst(w_awburst),
-    .m_axi_awlock(w_awlock),
-    .m_axi_awcache(w_awcache),
-    .m_axi_awprot(w_awprot),
-    .m_axi_awvalid(w_awvalid),
-    .m_axi_awready(w_awready),
-    .m_aw_slot(w_awslot),
-    .m_axi_wdata(w_wdata),
-    .m_axi_wstrb(w_wstrb),
-    .m_axi_wlast(w_wlast),
-    .m_axi_wvalid(w_wvalid),
-    .m_axi_wready(w_wready),
-    .m_axi_bid(w_bid),
-    .m_axi_bresp(w_bresp),
-    .m_axi_bvalid(w_bvalid),
-    .m_axi_bready(w_bready)
+    .m_axi_awid(m_axi_awid),
+    .m_axi_awaddr(m_axi_awaddr),
+    .m_axi_awlen(m_axi_awlen),
+    .m_axi_awsize(m_axi_awsize),
+    .m_axi_awburst(m_axi_awburst),
+    .m_axi_awlock(m_axi_awlock),
+    .m_axi_awcache(m_axi_awcache),
+    .m_axi_awprot(m_axi_awprot),
+    .m_axi_awvalid(m_axi_awvalid),
+    .m_axi_awready(m_axi_awready),
+    .m_axi_wdata(m_axi_wdata),
+    .m_axi_wstrb(m_axi_wstrb),
+    .m_axi_wlast(m_axi_wlast),
+    .m_axi_wvalid(m_axi_wvalid),
+    .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid),
+    .m_axi_bresp(m_axi_bresp),
+    .m_axi_bvalid(m_axi_bvalid),
+    .m_axi_bready(m_axi_bready),
+    .ring_wr_en(ring_wr_en),
+    .ring_wr_word(ring_wr_word),
+    .ring_wr_data(ring_wr_data),
+    .ring_wr_strb(ring_wr_strb)
 );
-
-generate
-    if (H2C_ANY_STREAM) begin : h2c_route
-        pevb_axi_wr_route #(
-            .DATA_WIDTH(DW),
-            .ADDR_WIDTH(AW),
-            .ID_WIDTH(AXI_ID_WIDTH),
-            .PORTS(NH)
-        ) route_inst (
-            .clk(clk),
-            .rst(rst),
-            .s_axi_awid(w_awid),
-            .s_axi_awaddr(w_awaddr),
-            .s_axi_awlen(w_awlen),
-            .s_axi_awsize(w_awsize),
-            .s_axi_awburst(w_awburst),
-            .s_axi_awlock(w_awlock),
-            .s_axi_awcache(w_awcache),
-            .s_axi_awprot(w_awprot),
-            .s_axi_awvalid(w_awvalid),
-            .s_axi_awready(w_awready),
-            .s_aw_int(H2C_ST[w_awslot[3:2]]),
-            .s_aw_port(w_awslot[3:2]),
-            .s_axi_wdata(w_wdata),
-            .s_axi_wstrb(w_wstrb),
-            .s_axi_wlast(w_wlast),
-            .s_axi_wvalid(w_wvalid),
-            .s_axi_wready(w_wready),
-            .s_axi_bid(w_bid),
-            .s_axi_bresp(w_bresp),
-            .s_axi_bvalid(w_bvalid),
-            .s_axi_bready(w_bready),
-            .m_axi_awid(m_axi_awid),
-            .m_axi_awaddr(m_axi_awaddr),
-            .m_axi_awlen(m_axi_awlen),
-            .m_axi_awsize(m_axi_awsize),
-            .m_axi_awburst(m_axi_awburst),
-            .m_axi_awlock(m_axi_awlock),
-            .m_axi_awcache(m_axi_awcache),
-            .m_axi_awprot(m_axi_awprot),
-            .m_axi_awvalid(m_axi_awvalid),
-            .m_axi_awready(m_axi_awready),
-            .m_axi_wdata(m_axi_wdata),
-            .m_axi_wstrb(m_axi_wstrb),
-            .m_axi_wlast(m_axi_wlast),
-            .m_axi_wvalid(m_axi_wvalid),
-            .m_axi_wready(m_axi_wready),
-            .m_axi_bid(m_axi_bid),
-            .m_axi_bresp(m_axi_bresp),
-            .m_axi_bvalid(m_axi_bvalid),
-            .m_axi_bready(m_axi_bready),
-            .ring_wr_en(ring_wr_en),
-            .ring_wr_word(ring_wr_word),
-            .ring_wr_data(ring_wr_data),
-            .ring_wr_strb(ring_wr_strb)
-        );
-        // (the route needs the burst's channel, not its descriptor slot)
-        wire unused_awslot = ^w_awslot[1:0];
-    end else begin : h2c_mm
-        assign m_axi_awid = w_awid;
-        assign m_axi_awaddr = w_awaddr;
-        assign m_axi_awlen = w_awlen;
-        assign m_axi_awsize = w_awsize;
-        assign m_axi_awburst = w_awburst;
-        assign m_axi_awlock = w_awlock;
-        assign m_axi_awcache = w_awcache;
-        assign m_axi_awprot = w_awprot;
-        assign m_axi_awvalid = w_awvalid;
-        assign w_awready = m_axi_awready;
-        assign m_axi_wdata = w_wdata;
-        assign m_axi_wstrb = w_wstrb;
-        assign m_axi_wlast = w_wlast;
-        assign m_axi_wvalid = w_wvalid;
-        assign w_wready = m_axi_wready;
-        assign w_bid = m_axi_bid;
-        assign w_bresp = m_axi_bresp;
-        assign w_bvalid = m_axi_bvalid;
-        assign m_axi_bready = w_bready;
-        assign ring_wr_en = {NH{1'b0}};
-        assign ring_wr_word = 32'd0;
-        assign ring_wr_data = {DW{1'b0}};
-        assign ring_wr_strb = {DW/8{1'b0}};
-        // (all channels memory-mapped: a burst's owner does not matter)
-        wire unused_awslot = ^{w_awslot, ring_wr_word, ring_wr_data, ring_wr_strb};
-    end
-endgenerate
 
 /* C2H read side: one AXI read master per C2H channel (ID = channel), multiplexed */
 wire [NC*AXI_ID_WIDTH-1:0] c_arid;
