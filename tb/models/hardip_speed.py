@@ -59,17 +59,15 @@ BASE_CFG = FAST_CFG | {
 
 
 class EventDrivenLoops(UltraScalePlusPcieDevice):
-    """``UltraScalePlusPcieDevice`` whose per-cycle loops wake only on work. A subclass
-    gives :meth:`_issue` (how an interrupt the RTL asks for is sent) and sets
-    ``_cfg_changed`` whenever the configuration space may have changed."""
+    """``UltraScalePlusPcieDevice`` whose per-cycle loops wake only on work. The class
+    built on it (:class:`tb.models.hardip.PevbUspDevice`) gives ``_issue(fn, msi_int,
+    msix_int)``, how an interrupt the RTL asks for is sent (the output that answers,
+    sent or fail), and sets ``_cfg_changed`` whenever the configuration space may have
+    changed."""
 
     def __init__(self, *args, **kwargs) -> None:
         self._cfg_changed = Event()
         super().__init__(*args, **kwargs)
-
-    async def _issue(self, fn: int, msi_int: int, msix_int: int):
-        """Send the message the RTL asked for; the output that answers (sent or fail)."""
-        raise NotImplementedError
 
     def _fast_cfg(self) -> bool:
         return active() and all(getattr(self, name, None) is None for name in BASE_CFG - FAST_CFG)
