@@ -114,7 +114,7 @@ def check_toplevel(toplevel: str, user_sources: Sequence[Path] = ()) -> None:
 
 # the drop-in's options a design gets as defines even when not given: the profile's
 # link and channels, and the rest at the drop-in's defaults (docs/dropin.md)
-_DEFINED_DEFAULTS: dict[str, object] = {
+DEFINED_DEFAULTS: dict[str, object] = {
     "H2C_BYPASS": 0,
     "C2H_BYPASS": 0,
     "USER_IRQS": 1,
@@ -154,7 +154,7 @@ def dropin_defines(
         "H2C_STREAM": p.h2c_stream,
         "C2H_STREAM": p.c2h_stream,
         "MSIX": p.msix,
-        **{k: p.extra.get(k, v) for k, v in _DEFINED_DEFAULTS.items()},
+        **{k: p.extra.get(k, v) for k, v in DEFINED_DEFAULTS.items()},
         **given,
     }
     return {str(opt.OPTIONS[k].define): v for k, v in values.items()}

@@ -388,3 +388,16 @@ def test_make_test_xdma_options_reach_the_drop_in_builds():
     for words, says in (("LANES=3", "LANES=3: it accepts"), ("NOPE=1", "unknown build option")):
         with pytest.raises(pytest.UsageError, match=f"XDMA: .*{says}"):
             xdma_options(Config(words))
+
+
+def test_the_defaults_a_design_gets_are_the_drop_ins():
+    """The defines a design gets for options not given carry the drop-in's own defaults
+    (its ``ifndef`` blocks): a default changed in one place only fails here."""
+    from tb.runner import sources
+
+    text = (runner.DROPIN_DIR / "xdma_0.v").read_text()
+    rtl = dict(re.findall(r"`ifndef (PEVB_XDMA_\w+)\n`define \1 ([^\n]+)", text))
+    for key, value in sources.DEFINED_DEFAULTS.items():
+        define = runner.OPTIONS[key].define
+        got = rtl[define].strip()
+        assert int(got.replace("64'h", "0x"), 0) == value, (define, got, value)
