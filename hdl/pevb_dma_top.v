@@ -53,37 +53,7 @@ module pevb_dma_top #
     input  wire                               user_clk,
     input  wire                               user_reset,
 
-    /* Requester request (RQ) */
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata,
-    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep,
-    output wire                               m_axis_rq_tlast,
-    input  wire                               m_axis_rq_tready,
-    output wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser,
-    output wire                               m_axis_rq_tvalid,
-
-    /* Requester completion (RC) */
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
-    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
-    input  wire                               s_axis_rc_tlast,
-    output wire                               s_axis_rc_tready,
-    input  wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
-    input  wire                               s_axis_rc_tvalid,
-
-    /* Completer request (CQ) */
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
-    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
-    input  wire                               s_axis_cq_tlast,
-    output wire                               s_axis_cq_tready,
-    input  wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
-    input  wire                               s_axis_cq_tvalid,
-
-    /* Completer completion (CC) */
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata,
-    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep,
-    output wire                               m_axis_cc_tlast,
-    input  wire                               m_axis_cc_tready,
-    output wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
-    output wire                               m_axis_cc_tvalid,
+`include "pevb_xdma_hip_ports.vh"
 
     /* Completer request flow control */
     output wire [1:0]                         pcie_cq_np_req,
@@ -277,30 +247,7 @@ pevb_xdma_ip #(
 ) xdma_0 (
     .user_clk(user_clk),
     .user_reset(user_reset),
-    .m_axis_rq_tdata(m_axis_rq_tdata),
-    .m_axis_rq_tkeep(m_axis_rq_tkeep),
-    .m_axis_rq_tlast(m_axis_rq_tlast),
-    .m_axis_rq_tready(m_axis_rq_tready),
-    .m_axis_rq_tuser(m_axis_rq_tuser),
-    .m_axis_rq_tvalid(m_axis_rq_tvalid),
-    .s_axis_rc_tdata(s_axis_rc_tdata),
-    .s_axis_rc_tkeep(s_axis_rc_tkeep),
-    .s_axis_rc_tlast(s_axis_rc_tlast),
-    .s_axis_rc_tready(s_axis_rc_tready),
-    .s_axis_rc_tuser(s_axis_rc_tuser),
-    .s_axis_rc_tvalid(s_axis_rc_tvalid),
-    .s_axis_cq_tdata(s_axis_cq_tdata),
-    .s_axis_cq_tkeep(s_axis_cq_tkeep),
-    .s_axis_cq_tlast(s_axis_cq_tlast),
-    .s_axis_cq_tready(s_axis_cq_tready),
-    .s_axis_cq_tuser(s_axis_cq_tuser),
-    .s_axis_cq_tvalid(s_axis_cq_tvalid),
-    .m_axis_cc_tdata(m_axis_cc_tdata),
-    .m_axis_cc_tkeep(m_axis_cc_tkeep),
-    .m_axis_cc_tlast(m_axis_cc_tlast),
-    .m_axis_cc_tready(m_axis_cc_tready),
-    .m_axis_cc_tuser(m_axis_cc_tuser),
-    .m_axis_cc_tvalid(m_axis_cc_tvalid),
+`include "pevb_xdma_hip_map.vh"
     .pcie_cq_np_req(pcie_cq_np_req),
     .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),

@@ -21,98 +21,13 @@
  */
 module pevb_xdma #
 (
-    // PCIe AXI stream data width (64, 128, 256 or 512)
-    parameter AXIS_PCIE_DATA_WIDTH = 64,
-    // PCIe AXI stream tkeep width (DWORD lanes)
-    parameter AXIS_PCIE_KEEP_WIDTH = AXIS_PCIE_DATA_WIDTH/32,
-    // RQ tuser width
-    parameter AXIS_PCIE_RQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 62 : 137,
-    // RC tuser width
-    parameter AXIS_PCIE_RC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 75 : 161,
-    // CQ tuser width
-    parameter AXIS_PCIE_CQ_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 88 : 183,
-    // CC tuser width
-    parameter AXIS_PCIE_CC_USER_WIDTH = AXIS_PCIE_DATA_WIDTH < 512 ? 33 : 81,
-    // AXI4 master address and ID widths
-    parameter AXI_ADDR_WIDTH = 64,
-    parameter AXI_ID_WIDTH = 4,
-    // H2C and C2H channels (1 to 4 each)
-    parameter H2C_CHANNELS = 1,
-    parameter C2H_CHANNELS = 1,
-    // AXI4-Stream channels (bit n: channel n streams; memory-mapped otherwise)
-    parameter H2C_STREAM = 0,
-    parameter C2H_STREAM = 0,
-    // descriptor bypass channels (bit n: channel n takes its descriptors from the
-    // h2c_dsc_byp_*/c2h_dsc_byp_* port instead of fetching them; PG195's "descriptor
-    // bypass for read (H2C)" and "for write (C2H)")
-    parameter H2C_BYPASS = 0,
-    parameter C2H_BYPASS = 0,
-    // user interrupt inputs (1 to 16, PG195's NUM_USR_IRQ)
-    parameter USER_IRQS = 1,
-    // MSI-X table and PBA at 0x8000 of the DMA BAR (0 or 1)
-    parameter MSIX = 0,
-    // the AXI4-Lite slave to the DMA registers, s_axil_* (0 or 1; Vivado's
-    // xdma_axilite_slave): when 0 its ports are idle
-    parameter AXIL_SLAVE = 0,
-    // dma_bridge_resetn is used (0 or 1; Vivado's soft_reset_en): when 0 it is ignored
-    parameter SOFT_RESET_EN = 0,
-    // the PCIe-to-DMA bypass master m_axib_* behind BAR_AXIB (0 or 1; Vivado's
-    // axist_bypass_en): when 0 its ports are idle and requests to that BAR get UR
-    parameter AXIB = 0,
-    // log2 of the bypass BAR's size (Vivado's axist_bypass_size/_scale), and the AXI
-    // address of its first byte (pciebar2axibar_axist_bypass)
-    parameter AXIB_BAR_ADDR_WIDTH = 20,
-    parameter [63:0] AXIB_AXI_BASE = 64'd0,
-    // the BARs (ids 0-5 of the CQ descriptor; 7: none): the AXI4-Lite master's user
-    // BAR, the DMA BAR and the bypass BAR, where the PCIe BARs options put them
-    parameter [2:0] BAR_USER = `PEVB_BAR_USER,
-    parameter [2:0] BAR_DMA = `PEVB_BAR_DMA,
-    parameter [2:0] BAR_AXIB = `PEVB_BAR_AXIB,
-    // read tags an H2C channel may hold for data at once (1 to 32; the engine has
-    // 32, shared by all channels and descriptor fetches)
-    parameter H2C_READ_TAGS = 32 / H2C_CHANNELS,
-    // descriptor prefetch buffer entries per channel (power of two)
-    parameter DESC_DEPTH = 8,
-    // descriptor fetches each channel keeps in flight (1 to 7)
-    parameter DESC_FETCHES = 2,
-    // completion timeout in user clock cycles
-    parameter CPL_TIMEOUT_CYCLES = 131072
+`include "pevb_xdma_params.vh"
 )
 (
     input  wire                               user_clk,
     input  wire                               user_reset,
 
-    /* Requester request (RQ) */
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_rq_tdata,
-    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_rq_tkeep,
-    output wire                               m_axis_rq_tlast,
-    input  wire                               m_axis_rq_tready,
-    output wire [AXIS_PCIE_RQ_USER_WIDTH-1:0] m_axis_rq_tuser,
-    output wire                               m_axis_rq_tvalid,
-
-    /* Requester completion (RC) */
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_rc_tdata,
-    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_rc_tkeep,
-    input  wire                               s_axis_rc_tlast,
-    output wire                               s_axis_rc_tready,
-    input  wire [AXIS_PCIE_RC_USER_WIDTH-1:0] s_axis_rc_tuser,
-    input  wire                               s_axis_rc_tvalid,
-
-    /* Completer request (CQ) */
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
-    input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
-    input  wire                               s_axis_cq_tlast,
-    output wire                               s_axis_cq_tready,
-    input  wire [AXIS_PCIE_CQ_USER_WIDTH-1:0] s_axis_cq_tuser,
-    input  wire                               s_axis_cq_tvalid,
-
-    /* Completer completion (CC) */
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_cc_tdata,
-    output wire [AXIS_PCIE_KEEP_WIDTH-1:0]    m_axis_cc_tkeep,
-    output wire                               m_axis_cc_tlast,
-    input  wire                               m_axis_cc_tready,
-    output wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
-    output wire                               m_axis_cc_tvalid,
+`include "pevb_xdma_hip_ports.vh"
 
     /* Completer request flow control */
     output wire [1:0]                         pcie_cq_np_req,
@@ -154,42 +69,7 @@ module pevb_xdma #
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
 
-    /* AXI4 memory-mapped master (DMA data) */
-    output wire [AXI_ID_WIDTH-1:0]            m_axi_awid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_awaddr,
-    output wire [7:0]                         m_axi_awlen,
-    output wire [2:0]                         m_axi_awsize,
-    output wire [1:0]                         m_axi_awburst,
-    output wire                               m_axi_awlock,
-    output wire [3:0]                         m_axi_awcache,
-    output wire [2:0]                         m_axi_awprot,
-    output wire                               m_axi_awvalid,
-    input  wire                               m_axi_awready,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_wdata,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axi_wstrb,
-    output wire                               m_axi_wlast,
-    output wire                               m_axi_wvalid,
-    input  wire                               m_axi_wready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axi_bid,
-    input  wire [1:0]                         m_axi_bresp,
-    input  wire                               m_axi_bvalid,
-    output wire                               m_axi_bready,
-    output wire [AXI_ID_WIDTH-1:0]            m_axi_arid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axi_araddr,
-    output wire [7:0]                         m_axi_arlen,
-    output wire [2:0]                         m_axi_arsize,
-    output wire [1:0]                         m_axi_arburst,
-    output wire                               m_axi_arlock,
-    output wire [3:0]                         m_axi_arcache,
-    output wire [2:0]                         m_axi_arprot,
-    output wire                               m_axi_arvalid,
-    input  wire                               m_axi_arready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axi_rid,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axi_rdata,
-    input  wire [1:0]                         m_axi_rresp,
-    input  wire                               m_axi_rlast,
-    input  wire                               m_axi_rvalid,
-    output wire                               m_axi_rready,
+`include "pevb_xdma_axi_ports.vh"
 
     /* AXI4-Stream channels, channel n in slice n (unused for memory-mapped channels) */
     output wire [H2C_CHANNELS*AXIS_PCIE_DATA_WIDTH-1:0]   m_axis_h2c_tdata,
@@ -219,91 +99,14 @@ module pevb_xdma #
     input  wire [C2H_CHANNELS*28-1:0]         c2h_dsc_byp_len,
     input  wire [C2H_CHANNELS*16-1:0]         c2h_dsc_byp_ctl,
 
+`include "pevb_xdma_user_ports.vh"
+
     /* Channel status, 8 bits per channel (XDMA's h2c_sts_n/c2h_sts_n): 6 Run,
        5 interrupt pending, 4 packet done (stream channels; one-cycle pulse),
        3 descriptor done (pulse), 2 descriptor_stopped, 1 descriptor_completed,
        0 busy */
     output wire [H2C_CHANNELS*8-1:0]          h2c_sts,
-    output wire [C2H_CHANNELS*8-1:0]          c2h_sts,
-
-    /* AXI4-Lite slave: the DMA registers from the user side (AXIL_SLAVE) */
-    input  wire [31:0]                        s_axil_awaddr,
-    input  wire [2:0]                         s_axil_awprot,
-    input  wire                               s_axil_awvalid,
-    output wire                               s_axil_awready,
-    input  wire [31:0]                        s_axil_wdata,
-    input  wire [3:0]                         s_axil_wstrb,
-    input  wire                               s_axil_wvalid,
-    output wire                               s_axil_wready,
-    output wire                               s_axil_bvalid,
-    output wire [1:0]                         s_axil_bresp,
-    input  wire                               s_axil_bready,
-    input  wire [31:0]                        s_axil_araddr,
-    input  wire [2:0]                         s_axil_arprot,
-    input  wire                               s_axil_arvalid,
-    output wire                               s_axil_arready,
-    output wire [31:0]                        s_axil_rdata,
-    output wire [1:0]                         s_axil_rresp,
-    output wire                               s_axil_rvalid,
-    input  wire                               s_axil_rready,
-
-    /* PCIe-to-DMA bypass master: host requests to its BAR as AXI4 bursts (AXIB) */
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_awid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_awaddr,
-    output wire [7:0]                         m_axib_awlen,
-    output wire [2:0]                         m_axib_awsize,
-    output wire [1:0]                         m_axib_awburst,
-    output wire                               m_axib_awlock,
-    output wire [3:0]                         m_axib_awcache,
-    output wire [2:0]                         m_axib_awprot,
-    output wire                               m_axib_awvalid,
-    input  wire                               m_axib_awready,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_wdata,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axib_wstrb,
-    output wire                               m_axib_wlast,
-    output wire                               m_axib_wvalid,
-    input  wire                               m_axib_wready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_bid,
-    input  wire [1:0]                         m_axib_bresp,
-    input  wire                               m_axib_bvalid,
-    output wire                               m_axib_bready,
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_arid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_araddr,
-    output wire [7:0]                         m_axib_arlen,
-    output wire [2:0]                         m_axib_arsize,
-    output wire [1:0]                         m_axib_arburst,
-    output wire                               m_axib_arlock,
-    output wire [3:0]                         m_axib_arcache,
-    output wire [2:0]                         m_axib_arprot,
-    output wire                               m_axib_arvalid,
-    input  wire                               m_axib_arready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_rid,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_rdata,
-    input  wire [1:0]                         m_axib_rresp,
-    input  wire                               m_axib_rlast,
-    input  wire                               m_axib_rvalid,
-    output wire                               m_axib_rready,
-
-    /* AXI4-Lite master (user BAR) */
-    output wire [31:0]                        m_axil_awaddr,
-    output wire [2:0]                         m_axil_awprot,
-    output wire                               m_axil_awvalid,
-    input  wire                               m_axil_awready,
-    output wire [31:0]                        m_axil_wdata,
-    output wire [3:0]                         m_axil_wstrb,
-    output wire                               m_axil_wvalid,
-    input  wire                               m_axil_wready,
-    input  wire [1:0]                         m_axil_bresp,
-    input  wire                               m_axil_bvalid,
-    output wire                               m_axil_bready,
-    output wire [31:0]                        m_axil_araddr,
-    output wire [2:0]                         m_axil_arprot,
-    output wire                               m_axil_arvalid,
-    input  wire                               m_axil_arready,
-    input  wire [31:0]                        m_axil_rdata,
-    input  wire [1:0]                         m_axil_rresp,
-    input  wire                               m_axil_rvalid,
-    output wire                               m_axil_rready
+    output wire [C2H_CHANNELS*8-1:0]          c2h_sts
 );
 
 localparam DW = AXIS_PCIE_DATA_WIDTH;

@@ -179,8 +179,19 @@ def module_header(module: str) -> str:
             named = rf"(?:{module}|`PEVB_XDMA_MODULE)" if module == DROPIN_TOPLEVEL else module
             m = re.search(rf"^module\s+{named}\b.*?^\)\s*;", text, re.M | re.S)
             if m:
-                return m.group(0)
+                return _INCLUDE.sub(lambda inc, d=d: _included(inc.group(1), d), m.group(0))
     raise LookupError(f"module {module} is not in the project's HDL")
+
+
+_INCLUDE = re.compile(r'^\s*`include\s+"([\w.]+)"\s*$', re.M)
+
+
+def _included(name: str, folder: Path) -> str:
+    """The text of a header an HDL file includes (its folder first, then hdl/)."""
+    for d in (folder, HDL_DIR):
+        if (d / name).is_file():
+            return (d / name).read_text()
+    raise LookupError(f"include {name} is not in the project's HDL")
 
 
 def module_parameters(module: str) -> list[str]:
