@@ -70,14 +70,15 @@ def register_table() -> list[RegInfo]:
                 f"{n} status",
                 "RW1C",
                 0,
-                "descr/write/read_error, idle/magic/align/len, completed, stopped, busy [0]",
+                "descr/write/read_error, idle/magic/align/len, completed, stopped, busy [0];"
+                " a 1 written clears its bit, a 0 nothing; an event in the write's clock is kept",
             ),
             RegInfo(
                 regs.ch_reg(d, regs.CH_STATUS_RC),
                 f"{n} status (clear on read)",
                 "RC",
                 0,
-                "same bits, cleared by the read",
+                "same bits, cleared by the read; an event in the read's clock is kept",
             ),
             RegInfo(
                 regs.ch_reg(d, regs.CH_COMPLETED_COUNT),
@@ -133,7 +134,8 @@ def register_table() -> list[RegInfo]:
                 f"{n} performance control",
                 "RW",
                 0,
-                "run [2], clear [1] (self-clearing), auto [0]",
+                "run [2], clear [1] (self-clearing: one clock, done whatever is written"
+                " in it), auto [0]",
             ),
             RegInfo(
                 regs.ch_reg(d, regs.CH_PERF_CYC_LO),

@@ -911,6 +911,9 @@ class PicoevbFile:
         peer-to-peer (the exporter refuses one without), dma_buf_pin and the map under
         the reservation lock. The handle shares the CUDA handles' IDR, so the DMA
         ioctls and UNPIN_CUDA take it."""
+        if p.pad:
+            # (a new ioctl's rule: unused fields must be zero, so they can mean something later)
+            return self._fail(errno.EINVAL, f"padding {p.pad:#x} is not zero"), None
         core = self.drv.dmabuf
         if core is None:
             return self._fail(errno.EOPNOTSUPP, "this kernel has no dma-buf"), None

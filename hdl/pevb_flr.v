@@ -20,7 +20,8 @@
  * the hard IP: the streams held at packet boundaries, then func_reset for as
  * long as soft_reset stays high (RESET_CYCLES at least), then the streams
  * released; no cfg_flr_done.  The link and the configuration space stay as
- * they are.
+ * they are, and so do the hard IP's requests in flight (soft_func_reset tells the
+ * engine, which keeps their tags out of use until each has ended).
  */
 module pevb_flr #
 (
@@ -57,7 +58,9 @@ module pevb_flr #
     output wire        cc_hold,
     output wire        rc_hold,
     output wire        cq_hold,
-    output wire        func_reset
+    output wire        func_reset,
+    // func_reset is a soft one: the hard IP still tracks the engine's requests in flight
+    output wire        soft_func_reset
 );
 
 initial begin
@@ -101,6 +104,7 @@ assign cc_hold = hold_reg[1];
 assign rc_hold = hold_reg[2];
 assign cq_hold = hold_reg[3];
 assign func_reset = user_reset || rst_reg;
+assign soft_func_reset = rst_reg && soft_reg && !user_reset;
 assign cfg_flr_done = {3'b000, done_reg};
 
 // The block below changes nothing while idle with no reset requested, the request

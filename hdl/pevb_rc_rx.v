@@ -42,6 +42,9 @@ module pevb_rc_rx #
 (
     input  wire                                 clk,
     input  wire                                 rst,
+    // the reset is a soft one (dma_bridge_resetn): the hard IP still tracks the requests
+    // in flight, so their tags are not used again until each has ended there
+    input  wire                                 rst_keeps_tags,
 
     /* Tag allocation */
     output wire                                 tag_avail,
@@ -141,9 +144,9 @@ end
 
 /* tag table */
 reg [TAG_COUNT-1:0] active_reg;
-// tags the engine gave up by its own timeout while the core may still deliver their
-// completions: not reused until a final completion (or the core's timeout report) for
-// them arrives, or a reset
+// tags the engine gave up (by its own timeout, or by a soft reset) while the core may
+// still deliver their completions: not reused until a final completion (or the core's
+// timeout report) for them arrives, or the core forgets them (its reset, an FLR)
 reg [TAG_COUNT-1:0] dead_reg;
 reg [1:0] ctx_kind_reg [0:TAG_COUNT-1];
 reg [SLOT_WIDTH-1:0] ctx_slot_reg [0:TAG_COUNT-1];
@@ -449,7 +452,9 @@ always @(posedge clk) begin
 
         if (rst) begin
             active_reg <= {TAG_COUNT{1'b0}};
-            dead_reg <= {TAG_COUNT{1'b0}};
+            // (a completion of a request made before the reset matches no tag afterwards;
+            // PCIe's transaction IDs stay unique: no tag the core tracks is used again)
+            dead_reg <= rst_keeps_tags ? dead_reg | active_reg : {TAG_COUNT{1'b0}};
             rc_valid_reg <= 1'b0;
             rc_beat_reg <= 11'd0;
             dat_on_reg <= 1'b0;

@@ -101,6 +101,7 @@ module pevb_regs #
 // register map, driver_model/regs.py)
 localparam [31:0] CTRL_MASK = `PEVB_CTRL_WRITABLE;
 localparam [31:0] STATUS_MASK = `PEVB_STAT_LOGGED_MASK;
+localparam [2:0] PERF_CLEAR_BIT = 3'd1 << `PEVB_PERF_CLEAR;
 localparam EVW = `PEVB_STAT_EVENT_WIDTH;
 
 localparam NH = H2C_CHANNELS;
@@ -218,6 +219,11 @@ wire [7:0] ch_irq_event;
 // channels whose per-cycle updates below can change a register this cycle: an event to
 // log, Run changed, or a performance counter running or being cleared
 wire [7:0] ch_wake;
+// per channel: the events logged into status this cycle, and Run rising (which clears
+// status); a write or read of status in the same cycle keeps the first and obeys the
+// second, so no event is lost to a register access (PG195: RW1C and clear-on-read)
+wire [8*32-1:0] ch_log;
+wire [7:0] ch_run_rise;
 wire [NIRQ-1:0] irq_src;
 wire [NIRQ-1:0] irq_event;
 genvar g;
@@ -233,12 +239,17 @@ generate
             assign ch_desc_addr[g*64 +: 64] = desc_addr_reg[g];
             assign ch_desc_adj[g*6 +: 6] = desc_adj_reg[g];
             assign ch_wb_addr[g*64 +: 64] = wb_addr_reg[g];
+            assign ch_log[g*32 +: 32] = {{(32-EVW){1'b0}}, ch_event[g*EVW +: EVW]} & control_reg[g] & STATUS_MASK;
+            assign ch_run_rise[g] = control_reg[g][`PEVB_CTRL_RUN] && !run_d_reg[g];
             assign ch_wake[g] = ch_event[g*EVW +: EVW] != {EVW{1'b0}} ||
                                 control_reg[g][`PEVB_CTRL_RUN] != run_d_reg[g] ||
                                 perf_ctrl_reg[g][`PEVB_PERF_CLEAR];
         end else begin : absent
             assign ch_irq_src[g] = 1'b0;
             assign ch_wake[g] = 1'b0;
+            assign ch_log[g*32 +: 32] = 32'd0;
+            assign ch_run_rise[g] = 1'b0;
+            wire unused_event = ^ch_event[g*EVW +: EVW];
             assign ch_irq_event[g] = 1'b0;
             assign ch_control[g*32 +: 32] = 32'd0;
             assign ch_sts[g*4 +: 4] = 4'd0;
@@ -410,10 +421,10 @@ always @(posedge clk) begin
                 run_d_reg[c] <= control_reg[c][`PEVB_CTRL_RUN];
 
                 // status: log events enabled in control, clear on Run rising
-                if (control_reg[c][`PEVB_CTRL_RUN] && !run_d_reg[c]) begin
+                if (ch_run_rise[c]) begin
                     status_reg[c] <= 32'd0;
                 end else begin
-                    status_reg[c] <= status_reg[c] | ({{(32-EVW){1'b0}}, ch_event[c*EVW +: EVW]} & control_reg[c] & STATUS_MASK);
+                    status_reg[c] <= status_reg[c] | ch_log[c*32 +: 32];
                 end
 
                 // a clear of the performance counters (block perf) is one cycle long
@@ -431,19 +442,21 @@ always @(posedge clk) begin
                 `PEVB_CH_CONTROL: control_reg[ch_sel] <= merge(control_reg[ch_sel], reg_req_wdata, wmask & CTRL_MASK);
                 `PEVB_CH_CONTROL_W1S: control_reg[ch_sel] <= control_reg[ch_sel] | (wbits & CTRL_MASK);
                 `PEVB_CH_CONTROL_W1C: control_reg[ch_sel] <= control_reg[ch_sel] & ~(wbits & CTRL_MASK);
-                `PEVB_CH_STATUS: status_reg[ch_sel] <= status_reg[ch_sel] & ~(wbits & STATUS_MASK);
+                `PEVB_CH_STATUS: status_reg[ch_sel] <= ch_run_rise[ch_sel] ? 32'd0 :
+                    (status_reg[ch_sel] & ~(wbits & STATUS_MASK)) | ch_log[ch_sel*32 +: 32];
                 `PEVB_CH_POLL_WB_LO: wb_addr_reg[ch_sel][31:0] <= merge(wb_addr_reg[ch_sel][31:0], reg_req_wdata, wmask);
                 `PEVB_CH_POLL_WB_HI: wb_addr_reg[ch_sel][63:32] <= merge(wb_addr_reg[ch_sel][63:32], reg_req_wdata, wmask);
                 `PEVB_CH_INT_MASK: intmask_reg[ch_sel] <= merge(intmask_reg[ch_sel], reg_req_wdata, wmask & STATUS_MASK);
                 `PEVB_CH_INT_MASK_W1S: intmask_reg[ch_sel] <= intmask_reg[ch_sel] | (wbits & STATUS_MASK);
                 `PEVB_CH_INT_MASK_W1C: intmask_reg[ch_sel] <= intmask_reg[ch_sel] & ~(wbits & STATUS_MASK);
-                `PEVB_CH_PERF_CTRL: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[`PEVB_PERF_CTRL]) | (reg_req_wdata[`PEVB_PERF_CTRL] & wmask[`PEVB_PERF_CTRL]);
+                // (a clear being done this cycle stays done: the clear bit is one cycle)
+                `PEVB_CH_PERF_CTRL: perf_ctrl_reg[ch_sel] <= (perf_ctrl_reg[ch_sel] & ~wmask[`PEVB_PERF_CTRL] & ~PERF_CLEAR_BIT) | (reg_req_wdata[`PEVB_PERF_CTRL] & wmask[`PEVB_PERF_CTRL]);
                 default: ;
             endcase
         end
         if (rd && ch_hit && chan_tgt && ofs == `PEVB_CH_STATUS_RC) begin
             // clear-on-read status (events arriving this cycle are kept)
-            status_reg[ch_sel] <= {{(32-EVW){1'b0}}, ch_event[ch_sel*EVW +: EVW]} & control_reg[ch_sel] & STATUS_MASK;
+            status_reg[ch_sel] <= ch_run_rise[ch_sel] ? 32'd0 : ch_log[ch_sel*32 +: 32];
         end
 
         if (wr && ch_hit && sgdma_tgt) begin

@@ -150,6 +150,8 @@ end
 
 wire clk = user_clk;
 wire rst = func_reset;
+// (a soft reset: the hard IP keeps tracking the requests in flight)
+wire soft_func_reset;
 
 /* function-level reset: the streams held at packet boundaries, then the reset */
 wire rq_hold, cc_hold, rc_hold, cq_hold;
@@ -185,7 +187,8 @@ pevb_flr flr_inst (
     .cc_hold(cc_hold),
     .rc_hold(rc_hold),
     .cq_hold(cq_hold),
-    .func_reset(func_reset)
+    .func_reset(func_reset),
+    .soft_func_reset(soft_func_reset)
 );
 
 assign pcie_cq_np_req = 2'b01;
@@ -576,6 +579,7 @@ pevb_rc_rx #(
 ) rc_rx_inst (
     .clk(clk),
     .rst(rst),
+    .rst_keeps_tags(soft_func_reset),
     .tag_avail(tag_avail),
     .tag_free(tag_free),
     .alloc_valid(rd_fire),

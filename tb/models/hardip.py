@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import cocotb
-from cocotb.triggers import First, RisingEdge, Timer
+from cocotb.triggers import Event, First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
@@ -226,12 +226,35 @@ class PevbUspDevice(EventDrivenLoops):
             for q in (self.rc_queue, self.cq_queue, self.cq_np_queue, self.rq_np_queue):
                 while not q.empty():
                     q.get_nowait()
+            self._drop_partial_tlps()
             for f in self.functions:
                 self._reset_config(f, conventional=True)
             self.user_reset.value = 1
             self._cfg_changed.set()
         elif not active and self.link_down:
             cocotb.start_soon(self._link_up())
+
+    def _drop_partial_tlps(self) -> None:
+        """The user interface's streams lose what they hold: the TLPs taken from the RTL
+        and not yet sent, one taken in part (its beats are never joined to a TLP the RTL
+        sends after the reset), and those queued for the RTL with the rest of one in the
+        middle of its beats."""
+        for sink in (self.rq_sink, self.cc_sink):
+            if sink is None:
+                continue
+            while not sink.empty():
+                sink.recv_nowait()
+            if hasattr(sink, "drop_partial"):
+                sink.drop_partial()
+            else:
+                restart_unpacker(sink)
+        for source in (self.rc_source, self.cq_source):
+            if source is None:
+                continue
+            if hasattr(source, "drop_partial"):
+                source.drop_partial()
+            else:
+                source.clear()  # (cocotbext-pcie's own source ends a TLP it has begun)
 
     async def link_down_for(self, duration_ns: float) -> None:
         """The link goes down for ``duration_ns`` (a surprise: nobody asked), then up."""
@@ -242,6 +265,8 @@ class PevbUspDevice(EventDrivenLoops):
     async def _link_up(self) -> None:
         for _ in range(16):  # training, then the user logic out of reset
             await RisingEdge(self.user_clk)
+        # (the edge that put the user logic in reset may have taken one more beat)
+        self._drop_partial_tlps()
         self.link_down = False
         self.user_reset.value = 0
         self._cfg_changed.set()
@@ -454,3 +479,13 @@ class PevbUspDevice(EventDrivenLoops):
         self.log.info("Issue MSI interrupt (index %d)", bits[0])
         await func.msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
         return self.cfg_interrupt_msi_sent
+
+
+def restart_unpacker(sink) -> None:
+    """Start a cocotbext-pcie sink's frame unpacker afresh, forgetting the TLP it holds
+    in part: the old one waits on an event nothing sets again, and the clock side hands
+    the next beat to the new one."""
+    sink.sample_obj = None
+    sink.sample_sync = Event()
+    sink.active = False
+    cocotb.start_soon(sink._run())

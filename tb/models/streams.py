@@ -37,6 +37,15 @@ class _BeatSource:
     def _step(self) -> None:
         self._packer.send(None)
 
+    def drop_partial(self) -> None:
+        """The user side was reset: drop the frames not yet sent and the rest of the one
+        in the middle of its beats."""
+        self.clear()
+        self.drive_obj = None
+        self._set_tvalid(0)
+        self._packer = super()._run()
+        self._step()
+
     async def _get_frame(self):
         while self.queue.empty():
             await WAIT
@@ -110,6 +119,15 @@ class _BeatSink:
 
     async def _run(self) -> None:
         return  # the unpacker is stepped by the clock coroutine instead
+
+    def drop_partial(self) -> None:
+        """The link went down (or the user side was reset) with a TLP taken in part:
+        forget its beats, so nothing from before the reset is joined to what the RTL
+        sends after it."""
+        self.sample_obj = None
+        self._unpacker = super()._run()
+        self._unpacker.send(None)
+        self.active = False
 
     def _set_tready(self, value: int) -> None:
         if self._tready != value:

@@ -435,6 +435,11 @@ class _TransactorSource(_TransactorStream):
     def idle(self) -> bool:
         return self._taken() == self._pushed
 
+    def drop_partial(self) -> None:
+        """The user side was reset: drop every beat not yet on the bus, the rest of a
+        TLP in the middle of its beats included."""
+        self.clear()
+
     def clear(self) -> None:
         """Drop every frame and beat not yet on the bus."""
         super().clear()
@@ -616,6 +621,17 @@ class _TransactorSink(_TransactorStream):
         self._read = end
         self._write_rd(end % self._ptr_mod)
         self._update_hold()
+
+    def drop_partial(self) -> None:
+        """The link went down (or the user side was reset) with a TLP taken in part:
+        forget its beats, those still in the transactor's buffer included, so nothing
+        from before the reset is joined to what the RTL sends after it."""
+        self._read = self._read_wr()
+        self._write_rd(self._read % self._ptr_mod)
+        self._frame = None
+        self._unpacker = super()._run()
+        self._unpacker.send(None)
+        self.active = False
 
     def _update_hold(self) -> None:
         hold = int(self.full())

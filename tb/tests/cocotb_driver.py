@@ -649,3 +649,19 @@ async def test_dmabuf_pin_and_dma(dut):
 
     other = rig.process.fd_install(NotADmaBuf())
     await expect_errno(fd.pin_dmabuf(other), errno.EINVAL, "PIN_DMABUF of another file")
+    # padding that is not zero: -EINVAL before anything is imported, so the field can be
+    # given a meaning later (Documentation/process/botching-up-ioctls.rst)
+    surf = rt.cudaMalloc(2 << 20)
+    dmabuf_fd = rt.cuMemGetHandleForAddressRange(surf, 64 * 1024, 1, 0)
+    padded = uapi.picoevb_rdma_pin_dmabuf(fd=dmabuf_fd, pad=0xDEADBEEF)
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_PIN_DMABUF, padded), errno.EINVAL, "PIN_DMABUF", "padding"
+    )
+    assert not fd.surfaces and padded.handle == 0 and padded.size == 0
+    assert [len(b.attachments) for b in tb.dmabuf.live] == [0], "the refused pin attached"
+    handle, size = await fd.pin_dmabuf(dmabuf_fd)
+    assert size == 64 * 1024
+    await fd.unpin_cuda(handle)
+    assert rig.process.close(dmabuf_fd) == 0
+    rt.cudaFree(surf)
+    assert gpu.vram.size - gpu.vram_free_bytes == base_used

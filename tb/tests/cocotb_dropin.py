@@ -27,7 +27,9 @@ from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
 from driver_model.regs import AxiErr, Stat, Target
 from driver_model.xdma import Engine, MsixEntry, XdmaChannel, XdmaMsix, probe_engines
 from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
+from tb.env.backdoor import engine
 from tb.env.cfg_mgmt import CfgMgmt
+from tb.env.faults import FaultRule
 from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
 from tb.env.streams import StatusPorts, c2h_source, clock_and_reset, h2c_sink
 from tb.regress.scoreboard import Scoreboard
@@ -715,3 +717,160 @@ async def test_random_axi_errors(dut):
             assert msg is None, f"{what}: {msg}"
         sb.end_step()
     assert sum(1 for _, r in plan if r is not None) >= 4
+
+
+async def moving(d: DropIn, limit: int = 100_000) -> None:
+    """Until both directions move data on the AXI4 master (a write beat of H2C and a read
+    beat of C2H taken) and a read is outstanding at the hard IP (bounded)."""
+    dut, wrote, read = d.tb.dut, False, False
+    for _ in range(limit):
+        await RisingEdge(d.clk)
+        wrote = wrote or bool(int(dut.m_axi_wvalid.value) and int(dut.m_axi_wready.value))
+        read = read or bool(int(dut.m_axi_rvalid.value) and int(dut.m_axi_rready.value))
+        if wrote and read and any(d.tb.dev.active_request):
+            return
+    raise AssertionError(f"no data moving with reads outstanding: AXI writes {wrote}, reads {read}")
+
+
+async def bridge_reset(d: DropIn, cycles: int) -> None:
+    """dma_bridge_resetn low for ``cycles`` clocks, then until axi_aresetn is released."""
+    dut = d.tb.dut
+    dut.dma_bridge_resetn.value = 0
+    for _ in range(cycles):
+        await RisingEdge(d.clk)
+    dut.dma_bridge_resetn.value = 1
+    for _ in range(1000):
+        await RisingEdge(d.clk)
+        if int(dut.axi_aresetn.value):
+            return
+    raise AssertionError("axi_aresetn still low after the reset")
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_dma_bridge_reset_mid_transfer(dut):
+    """dma_bridge_resetn in the middle of an H2C and a C2H (misuse: PG195 asks to stop
+    transfers first, but the engine must survive it), held 60 clocks (reads still
+    outstanding at the hard IP when it ends), 1 us and 3 us. The user's memory is reset
+    by axi_aresetn. Nothing of the aborted transfers reaches the next ones: no tag the
+    hard IP still tracks is used again (the hard-IP model stops on one), no late write
+    lands in the aborted C2H's host buffer, and the next H2C and C2H on the same
+    channels, started at once, are byte-exact with their guard bytes, though the aborted
+    C2H's source is still in the AXI memory."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    n = 5000
+    for k, cycles in enumerate((60, 125, 400)):
+        old, new, back = (pattern(n, 81 + 4 * k + j) for j in range(3))
+        # (the aborted H2C is long, so it still reads when the C2H moves data)
+        src = tb.alloc_host(0x8000)
+        src[0:0x7000] = pattern(0x7000, 80 + 4 * k)
+        d.mem.write(0x8000, old)
+        aborted = tb.alloc_host(0x2000)
+        aborted[:] = bytes([GUARD]) * 0x2000
+        sa, aa = src.get_absolute_address(0), aborted.get_absolute_address(0)
+        if cycles == 60:
+            # three of the H2C's reads stay unanswered across the reset: their tags are
+            # still in flight at the hard IP when the next transfers start
+            tb.faults.add(FaultRule("hold", target="host", skip=2, count=3))
+        await h.h2c.start(h.place_chain([Segment(sa, 0x100, 0x7000)]), interrupt=False)
+        await h.c2h.start(h.place_chain([Segment(0x8000, aa + 7, n)]), interrupt=False)
+        await moving(d)
+        assert any(tb.dev.active_request), "no read outstanding at the reset"
+        await bridge_reset(d, cycles)
+        held = [tag for tag, req in enumerate(tb.dev.active_request) if req is not None]
+        assert held or cycles != 60, "the reads ended during the reset"
+        seen = bytes(aborted[:])
+        # the next transfers, each way, with new data in the same places
+        src[0:n] = new
+        d.mem.write(0x100 + n, bytes([GUARD]) * 64)
+        res = await h.run(h.h2c, [Segment(sa, 0x100, n)], timeout_ns=5e6)
+        check_ok(res, 1, f"H2C after a {cycles}-clock reset")
+        assert d.mem.read(0x100, n + 64) == new + bytes([GUARD]) * 64, "H2C after the reset"
+        d.mem.write(0x8000, back)
+        dst = tb.alloc_host(0x2000)
+        dst[:] = bytes([GUARD]) * 0x2000
+        da = dst.get_absolute_address(0)
+        res = await h.run(h.c2h, [Segment(0x8000, da + 5, n)], timeout_ns=5e6)
+        check_ok(res, 1, f"C2H after a {cycles}-clock reset")
+        got = bytes(dst[:])
+        want = bytes([GUARD]) * 5 + back + bytes([GUARD]) * (0x2000 - 5 - n)
+        if got != want:
+            bad = [i for i in range(len(got)) if got[i] != want[i]]
+            stale = got[5 : 5 + n] == old
+            raise AssertionError(
+                f"C2H after a {cycles}-clock reset: byte {bad[0] - 5} wrong"
+                f"{' (the aborted C2H source)' if stale else ''}, {len(bad)} bytes in all"
+            )
+        assert bytes(aborted[:]) == seen, "a write landed in the aborted C2H's buffer"
+        if cycles == 60:
+            # the next transfers ran beside the three reads still in flight
+            live = [tag for tag, req in enumerate(tb.dev.active_request) if req is not None]
+            assert len(live) == 3 and set(live) <= set(held), f"in flight: {live} of {held}"
+            assert await tb.faults.release_held() >= 3  # (completions of the three reads)
+            tb.faults.clear()
+            await Timer(5, "us")
+            assert not any(tb.dev.active_request), "the held reads' completions were lost"
+            dead = engine(dut).rc_rx_inst.dead_reg.value
+            assert int(dead) == 0, f"tags still kept out of use after their completions: {dead}"
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_status_write_keeps_events(dut):
+    """The channel status register (0x40) is RW1C (PG195): user logic writing 0 to H2C
+    0's status through s_axil back to back (AW and W held valid, B always ready: a write
+    whenever the port takes one) while 24 one-descriptor chains end clears nothing, and
+    no event is lost to a write in the same clock: each chain ends with
+    descriptor_stopped and descriptor_completed logged and a count of 1. The host's
+    reads of the same register through the BAR are answered throughout, and a write of
+    ones clears exactly the bits written."""
+    d = await boot(dut)
+    tb, h = d.tb, d.h
+    status_reg = h.h2c.reg(regs.CH_STATUS)
+    writes = 0
+
+    async def count_writes() -> None:
+        nonlocal writes
+        while True:
+            await RisingEdge(d.clk)
+            writes += int(dut.s_axil_bvalid.value)
+
+    dut.s_axil_awaddr.value = status_reg
+    dut.s_axil_awprot.value = 0
+    dut.s_axil_wdata.value = 0
+    dut.s_axil_wstrb.value = 0xF
+    dut.s_axil_bready.value = 1
+    dut.s_axil_awvalid.value = 1
+    dut.s_axil_wvalid.value = 1
+    counter = cocotb.start_soon(count_writes())
+    n = 64
+    chains = 24
+    data = pattern(n * chains, 91)
+    src = tb.alloc_host(len(data))
+    src[0 : len(data)] = data
+    sa = src.get_absolute_address(0)
+    logged = int(Stat.DESC_STOPPED | Stat.DESC_COMPLETED)
+    for k in range(chains):
+        before = writes
+        chain = h.place_chain([Segment(sa + k * n, 0x2000 + k * n, n)])
+        await h.h2c.start(chain, interrupt=False)
+        status = int(Stat.BUSY)
+        for _ in range(200):
+            status = await tb.dma_read32(status_reg)
+            if not status & Stat.BUSY:
+                break
+        assert not status & Stat.BUSY, f"chain {k}: still busy, status {status:#x}"
+        assert status & logged == logged, f"chain {k}: status {status:#x} lost an event"
+        assert await h.h2c.completed_count() == 1
+        assert writes > before + 10, f"chain {k}: the user wrote {writes - before} times"
+        await h.h2c.write32(h.h2c.reg(regs.CH_CONTROL), 0)
+    dut.s_axil_awvalid.value = 0
+    dut.s_axil_wvalid.value = 0
+    for _ in range(10):
+        await RisingEdge(d.clk)
+    counter.cancel()
+    assert d.mem.read(0x2000, len(data)) == data
+    # a write of ones clears the bits written, and only those
+    user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), d.clk, dut.axi_aresetn, False)
+    assert await tb.dma_read32(status_reg) & logged == logged
+    await user.write_dword(status_reg, int(Stat.DESC_STOPPED))
+    assert await tb.dma_read32(status_reg) & logged == int(Stat.DESC_COMPLETED)
