@@ -10,7 +10,7 @@
  * engine.  When the hard IP starts an FLR, each of the four hard-IP streams
  * is held at its next packet boundary (never inside a TLP: an input stream by
  * dropping tready, an output stream by hiding tvalid before a beat is shown to
- * the hard IP); with all four held, func_reset resets the engine and its user
+ * the hard IP; the inputs first, then the outputs); with all four held, func_reset resets the engine and its user
  * side for RESET_CYCLES cycles; then the streams are released and cfg_flr_done
  * pulses for one cycle.  Completions of requests made before the reset reach
  * the engine afterwards and match no tag of its.  The hard IP's user_reset
@@ -95,6 +95,11 @@ wire [3:0] pkt_next = (pkt_reg & ~(beat & last)) | (beat & ~last);
 // withdraw a beat shown to it)
 wire [3:0] shown = {2'b00, cc_tvalid & ~cc_tready, rq_tvalid & ~rq_tready};
 wire [3:0] boundary = ~pkt_next & ~shown;
+// the input streams (CQ, RC) are held first, the outputs (CC, RQ) only once both inputs
+// are: the engine may take a request's last beat only after it sent something (a read
+// of the bypass BAR answered on CC while the next request arrives), and holding an
+// output first would leave that input inside its TLP for good
+wire [3:0] may_hold = (hold_reg[3] && hold_reg[2]) ? 4'hf : 4'b1100;
 
 // functions 1-3 do not exist
 wire unused_flr = ^cfg_flr_in_process[3:1];
@@ -129,8 +134,8 @@ always @(posedge clk) begin
                 end
             end
             ST_HOLD: begin
-                hold_reg <= hold_reg | boundary;
-                if ((hold_reg | boundary) == 4'hf) begin
+                hold_reg <= hold_reg | (boundary & may_hold);
+                if ((hold_reg | (boundary & may_hold)) == 4'hf) begin
                     state_reg <= ST_RESET;
                     rst_reg <= 1'b1;
                     count_reg <= RESET_CYCLES[7:0] - 8'd1;

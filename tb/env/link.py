@@ -79,18 +79,21 @@ class ProtocolViolation(AssertionError):
 
 @dataclass
 class Violation:
-    """One broken rule: where, which rule, what was wrong, the TLP."""
+    """One broken rule: where (a link and direction, or the hard IP's user interface:
+    link ``fpga``, direction ``rq``), when (simulated ns), which rule, what was wrong,
+    the TLP."""
 
     link: str
     direction: str
     rule: str
     message: str
     tlp: str
+    time_ns: float = 0.0
 
     def __str__(self) -> str:
         return (
-            f"PCIe protocol violation on link {self.link} ({self.direction}): "
-            f"[{self.rule}] {self.message}\n  TLP: {self.tlp}"
+            f"PCIe protocol violation on link {self.link} ({self.direction}) at "
+            f"{self.time_ns:.1f} ns: [{self.rule}] {self.message}\n  TLP: {self.tlp}"
         )
 
 
@@ -167,6 +170,8 @@ class ProtocolChecker:
         self.tag_bits: dict[int, int] = {}
         self.default_tag_bits = 8
         self.log = logging.getLogger("cocotb.tb.pcie_checker")
+        # the simulated time a violation is stamped with (ns); the TB gives the simulator's
+        self.clock: Callable[[], float] = lambda: 0.0
 
     # --- results ------------------------------------------------------------------------
     def outstanding(self, link: str | None = None) -> list[str]:
@@ -196,7 +201,13 @@ class ProtocolChecker:
         return e
 
     def _fail(self, link: str, direction: str, rule: str, message: str, tlp: Tlp) -> None:
-        v = Violation(link, direction, rule, message, describe(tlp))
+        self.report(link, direction, rule, message, describe(tlp))
+
+    def report(self, link: str, direction: str, rule: str, message: str, what: str) -> None:
+        """A broken rule seen outside the links' receivers (the hard IP's user interface:
+        a request the RTL hands it), ``what`` describing the TLP: kept, expected or
+        failed as a TLP on a link is."""
+        v = Violation(link, direction, rule, message, what, self.clock())
         for e in self._expecting:
             if e.matches(link, direction):
                 e.seen.append(v)

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator
 
 from cocotb.triggers import RisingEdge, Timer, with_timeout
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
 from cocotbext.pcie.core import RootComplex, Switch
 from cocotbext.pcie.core.caps import PciCapId
@@ -362,7 +363,12 @@ class TB:
         if self.switch is not None:
             self.links.tap("switch", self.switch.upstream_bridge.upstream_port)
         self.checker = ProtocolChecker(p.mps, p.mrrs, rcb=64, mode=checker_mode)
+        self.checker.clock = lambda: get_sim_time("ns")
         self.links.add_observer(self.checker.observe)
+        # requests the RTL hands the hard IP that it cannot send: the checker names them
+        self.dev.on_violation = lambda rule, message, what: self.checker.report(
+            "fpga", "rq", rule, message, what
+        )
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
         # the bridge above the FPGA: its Secondary Bus Reset is a hot reset of the card

@@ -8,6 +8,7 @@ apart from the behaviour here). See docs/internals.md.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Awaitable, Callable
 
 import cocotb
@@ -88,6 +89,10 @@ class PevbUspDevice(EventDrivenLoops):
         # called with (requester ID, tag) when a request ends without its completions
         # (completion timeout, FLR): later completions for it are late
         self.timeout_listeners: list[Callable[[int, int], None]] = []
+        # called with (rule, message, the TLP described) for a request the RTL hands the
+        # core that it cannot send (malformed, or its tag still in use); the core drops
+        # it. None: such a request stops the simulation with an AssertionError
+        self.on_violation: Callable[[str, str, str], None] | None = None
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
         self._credits_in: dict[int, int] = {}
@@ -107,6 +112,7 @@ class PevbUspDevice(EventDrivenLoops):
             f.read_config_register = self._reserved_reads_zero(f.read_config_register)
         if self.cfg_flr_in_process is not None:
             self.cfg_flr_in_process.value = 0
+        self._track_order()
         cocotb.start_soon(self._run_cpl_timeout())
 
     @staticmethod
@@ -248,6 +254,10 @@ class PevbUspDevice(EventDrivenLoops):
                 sink.drop_partial()
             else:
                 restart_unpacker(sink)
+        # nothing left holds a completion back
+        self._rq_pending.clear()
+        self._cc_after.clear()
+        self._rq_moved.set()
         for source in (self.rc_source, self.cq_source):
             if source is None:
                 continue
@@ -319,8 +329,18 @@ class PevbUspDevice(EventDrivenLoops):
             tlp.tag = self.get_free_tag()
             self.rq_tag.put_nowait(tlp.tag)
         limit = 256 if self.functions[0].pcie_cap.extended_tag_field_enable else 32
-        assert tlp.tag < limit, f"tag {tlp.tag} out of range ({limit} tags enabled)"
-        assert not self.active_request[tlp.tag], "active tag reused"
+        if tlp.tag >= limit:
+            self._violation(
+                "tag-width", f"tag {tlp.tag} out of range ({limit} tags enabled)", repr(tlp)
+            )
+            return
+        if self.active_request[tlp.tag]:
+            self._violation(
+                "tag-in-use",
+                f"tag {tlp.tag} reused while {self.active_request[tlp.tag]!r} is outstanding",
+                repr(tlp),
+            )
+            return
         self.active_request[tlp.tag] = tlp
         self._credits_in[tlp.tag] = 0
         self.tag_available_count = self.get_available_tag_count()
@@ -332,29 +352,107 @@ class PevbUspDevice(EventDrivenLoops):
             self.log.warning("bus mastering disabled: request not sent: %r", tlp)
         self.rq_seq_num.put_nowait(tlp.seq_num)
 
+    def _violation(self, rule: str, message: str, what: str) -> None:
+        if self.on_violation is None:
+            raise AssertionError(f"{message}: {what}")
+        self.log.error("request dropped: %s: %s", message, what)
+        self.on_violation(rule, message, what)
+
     async def _run_rq_logic(self) -> None:
         while True:
-            tlp = Tlp_us.unpack_us_rq(await self.rq_sink.recv(), self.enable_parity)
-            if tlp.discontinue:
-                self.log.warning("discontinue bit set, TLP discarded: %r", tlp)
-                continue
-            if not tlp.requester_id_enable:
-                tlp.requester_id = tlp.requester_id._replace(bus=self.bus_num)
-            if not tlp.is_nonposted():
-                if self.functions[tlp.requester_id.function].bus_master_enable:
-                    await self.send(Tlp(tlp))
-                    self.rq_seq_num.put_nowait(tlp.seq_num)
-                else:
-                    self.bme_dropped += 1
-                    self.log.warning("bus mastering disabled: write dropped: %r", tlp)
-                continue
-            if self.rq_np_queue.empty() and self._np_fits(tlp):
-                await self._issue_np(tlp)  # nothing queued before it: send now, in order
-                continue
-            while self.rq_np_queue.qsize() >= self.rq_np_limit:
-                self.rq_np_queue_dequeue.clear()
-                await self.rq_np_queue_dequeue.wait()
-            self.rq_np_queue.put_nowait(tlp)
+            frame = await self.rq_sink.recv()
+            passed = False
+            try:
+                passed = await self._rq_frame(frame)
+            finally:
+                if not passed:
+                    self._rq_passed()
+
+    def _rq_passed(self) -> None:
+        """The oldest RQ TLP not yet passed no longer holds completions back: sent,
+        dropped, or a non-posted request (completions may pass those)."""
+        if self._rq_pending:
+            self._rq_pending.popleft()
+            self._rq_moved.set()
+
+    async def _rq_frame(self, frame) -> bool:
+        """Handle one TLP from RQ; True if it passed already (a non-posted request)."""
+        try:
+            tlp = Tlp_us.unpack_us_rq(frame, self.enable_parity)
+            ok = tlp.check()
+        except AssertionError:
+            ok = False
+        if not ok:
+            self._violation(
+                "rq-malformed",
+                "a request whose header does not match its data (length field, parity or type)",
+                f"RQ frame of {len(frame.data)} DW: {frame!r}"[:400],
+            )
+            return False
+        if tlp.discontinue:
+            self.log.warning("discontinue bit set, TLP discarded: %r", tlp)
+            return False
+        if not tlp.requester_id_enable:
+            tlp.requester_id = tlp.requester_id._replace(bus=self.bus_num)
+        if not tlp.is_nonposted():
+            if self.functions[tlp.requester_id.function].bus_master_enable:
+                await self.send(Tlp(tlp))
+                self.rq_seq_num.put_nowait(tlp.seq_num)
+            else:
+                self.bme_dropped += 1
+                self.log.warning("bus mastering disabled: write dropped: %r", tlp)
+            return False
+        self._rq_passed()  # a completion may pass a non-posted request
+        if self.rq_np_queue.empty() and self._np_fits(tlp):
+            await self._issue_np(tlp)  # nothing queued before it: send now, in order
+            return True
+        while self.rq_np_queue.qsize() >= self.rq_np_limit:
+            self.rq_np_queue_dequeue.clear()
+            await self.rq_np_queue_dequeue.wait()
+        self.rq_np_queue.put_nowait(tlp)
+        return True
+
+    # --- the completer completion path (CC) -----------------------------------------------
+    def _track_order(self) -> None:
+        """Stamp each TLP the RTL hands the core with its place in arrival order: a
+        completion from CC waits until every posted request RQ took before it has left
+        (PCIe: a completion must not pass a posted request), so a register read that says
+        a channel is idle never overtakes that channel's last data write."""
+        self._rq_pending: collections.deque[None] = collections.deque()
+        self._cc_after: collections.deque[int] = collections.deque()
+        self._rq_seen = 0  # RQ TLPs received in all
+        self._rq_moved = Event()
+        rq_sink, cc_sink = self.rq_sink._sink_frame, self.cc_sink._sink_frame
+
+        def rq_arrived(frame) -> None:
+            self._rq_seen += 1
+            self._rq_pending.append(None)
+            rq_sink(frame)
+
+        def cc_arrived(frame) -> None:
+            # (the RQ TLPs received so far that must leave first: those still pending)
+            self._cc_after.append(self._rq_seen)
+            cc_sink(frame)
+
+        self.rq_sink._sink_frame = rq_arrived
+        self.cc_sink._sink_frame = cc_arrived
+
+    def _rq_left_through(self, seen: int) -> bool:
+        """Every RQ TLP of the first ``seen`` received has passed."""
+        return self._rq_seen - len(self._rq_pending) >= seen
+
+    async def _run_cc_logic(self) -> None:
+        while True:
+            frame = await self.cc_sink.recv()
+            after = self._cc_after.popleft() if self._cc_after else 0
+            while not self._rq_left_through(after):
+                self._rq_moved.clear()
+                await self._rq_moved.wait()
+            tlp = Tlp_us.unpack_us_cc(frame, self.enable_parity)
+            if not tlp.completer_id_enable:
+                tlp.completer_id = tlp.completer_id._replace(bus=self.bus_num)
+            if not tlp.discontinue:
+                await self.send(Tlp(tlp))
 
     async def _run_rq_np_queue_logic(self) -> None:
         while True:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, PIN_WAYS, RESULTS
+from .resets import RESET_BINS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
 COVERPOINTS: dict[str, tuple[str, ...]] = {
@@ -42,10 +43,20 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "driver_result": ("ok", "EIO", "EFAULT"),
     # how the step's CUDA surfaces were pinned: nv-p2p (PIN_CUDA) or dma-buf (PIN_DMABUF)
     "driver_pin": PIN_WAYS,
+    # the reset regression: every interruption (a reset of the engine, a channel stopped)
+    # crossed with every interface and direction it struck, and whether the transfer was
+    # still moving when it struck (it always is, by the plan's lengths: a transfer that
+    # ended first is allowed, not a goal)
+    "reset_step": RESET_BINS,
+    "reset_cut": ("mid_transfer", "after_end"),
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach
-OPTIONAL: dict[str, set[str]] = {"chain_length": {"64+"}, "desc_length": {"64K+"}}
+OPTIONAL: dict[str, set[str]] = {
+    "chain_length": {"64+"},
+    "desc_length": {"64K+"},
+    "reset_cut": {"after_end"},
+}
 
 
 class Coverage:

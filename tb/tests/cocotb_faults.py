@@ -14,6 +14,7 @@ from cocotb.triggers import Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.caps import PciCapId
 from cocotbext.pcie.core.tlp import Tlp, TlpType
+from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
 from driver_model import regs
 from driver_model.desc import Segment
@@ -85,6 +86,55 @@ async def test_checker_fails_the_test(dut):
     h = await setup(dut)
     await h.tb.dev.upstream_port.rx_handler(stray_completion(h.tb, tag=3))
     await Timer(1, "us")
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_checker_names_bad_requests_from_the_rtl(dut):
+    """A request the RTL hands the hard IP that it cannot send is a violation the checker
+    names with the link (fpga, rq: the hard IP's user interface) and the time, and the
+    hard IP drops it and keeps working: a write whose payload is a DWORD short of its
+    length field (a TLP joined or cut across a reset), and a read whose tag is still
+    outstanding. The engine moves data afterwards."""
+    h = await setup(dut, checker_mode="record")
+    tb = h.tb
+    tb.checker.violations.clear()
+    buf = tb.alloc_host(4096)
+    addr = buf.get_absolute_address(0)
+
+    def request(fmt_type: TlpType, tag: int, data: bytes = b"") -> Tlp_us:
+        tlp = Tlp_us()
+        tlp.fmt_type = fmt_type
+        tlp.requester_id = tb.dev.functions[0].pcie_id
+        tlp.tag = tag
+        tlp.set_addr_be(addr, len(data) or 64)
+        if data:
+            tlp.set_data(data)
+        return tlp
+
+    short = request(TlpType.MEM_WRITE, 0, bytes(range(32))).pack_us_rq()
+    del short.data[-1], short.parity[-1]
+    tb.dev.rq_sink._sink_frame(short)
+    await Timer(1, "us")
+    assert bytes(buf[0:32]) == bytes(32), "the malformed write landed"
+    # tag 9 stays outstanding (its completions held), then a read asks for tag 9 again
+    tb.faults.add(FaultRule("hold", target="host", count=0))
+    tb.dev.rq_sink._sink_frame(request(TlpType.MEM_READ, 9).pack_us_rq())
+    await Timer(1, "us")
+    assert tb.dev.active_request[9] is not None
+    tb.dev.rq_sink._sink_frame(request(TlpType.MEM_READ, 9).pack_us_rq())
+    await Timer(1, "us")
+    found = tb.checker.violations
+    assert [(v.link, v.direction, v.rule) for v in found] == [
+        ("fpga", "rq", "rq-malformed"),
+        ("fpga", "rq", "tag-in-use"),
+    ], found
+    assert all(v.time_ns > 0 and f"at {v.time_ns:.1f} ns" in str(v) for v in found)
+    assert "tag 9 reused" in found[1].message
+    tb.faults.clear()
+    await tb.faults.release_held()
+    await Timer(2, "us")
+    assert tb.dev.active_request[9] is None
+    await recover(h)
 
 
 def stray_completion(tb: TB, tag: int) -> Tlp:

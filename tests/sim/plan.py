@@ -81,6 +81,23 @@ BUILDS: dict[str, dict[str, dict[str, object]]] = {
             "SOFT_RESET_EN": 1,
         },
     },
+    # the reset regression's drop-in: three channels each way (0 memory-mapped, 1 a
+    # stream, 2 descriptor bypass), the bypass master, dma_bridge_resetn, the AXI4-Lite slave
+    "cocotb_resets": {
+        "resets": {
+            "H2C_CHANNELS": 3,
+            "C2H_CHANNELS": 3,
+            "H2C_STREAM": 2,
+            "C2H_STREAM": 2,
+            "H2C_BYPASS": 4,
+            "C2H_BYPASS": 4,
+            "AXIB": 1,
+            "AXIB_BAR_ADDR_WIDTH": 16,
+            "AXIB_AXI_BASE": 0x40000,
+            "SOFT_RESET_EN": 1,
+            "AXIL_SLAVE": 1,
+        },
+    },
     # descriptor bypass on every channel of the drop-in: two each way, channel 1 streams
     "cocotb_bypass": {
         "2x2": {
@@ -139,6 +156,7 @@ TOPLEVELS: dict[str, str] = {
     "cocotb_dropin": runner.DROPIN_TOPLEVEL,
     "cocotb_bypass": runner.DROPIN_TOPLEVEL,
     "cocotb_axib": runner.DROPIN_TOPLEVEL,
+    "cocotb_resets": runner.DROPIN_TOPLEVEL,
     "cocotb_byod": "byod_top",
     "cocotb_grabber": "grabber_top",
     "cocotb_mm": "mm_top",

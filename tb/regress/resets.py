@@ -1,0 +1,119 @@
+"""Seeded plans of the reset regression: every way the engine's work can be cut short,
+in the middle of a transfer on every interface and in every direction.
+
+A step is one *kind* of interruption (:data:`RESET_KINDS`) striking one *target* (a
+transfer on one interface, :data:`RESET_TARGETS`) while its data moves. Four kinds reset
+the engine (a function-level reset, a hot reset, the link going down, the drop-in's
+``dma_bridge_resetn``); two stop a channel without a reset (Run cleared, an error). On
+the PCIe-to-DMA bypass master (``m_axib``), which no channel drives, the channel stops
+strike an H2C beside the burst, which must go on untouched.
+
+A seed's plan holds every (kind, target) pair ``rounds`` times in a seeded order, so the
+coverage goal (every pair) is met by any seed's default plan. The same seed always
+gives the same plan.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+KIB = 1024
+
+# interruptions that reset the engine, then those that only stop a channel
+ENGINE_RESETS = ("flr", "hot_reset", "link_down", "bridge_reset")
+CHANNEL_STOPS = ("run_clear", "error_stop")
+RESET_KINDS = (*ENGINE_RESETS, *CHANNEL_STOPS)
+# what is moving when it strikes: the memory-mapped channels (each way, and both at
+# once), a descriptor bypass channel and a stream channel each way, and a host write or
+# read burst through the bypass BAR to the m_axib master
+RESET_TARGETS = (
+    "h2c",
+    "c2h",
+    "h2c2h",
+    "bypass:h2c",
+    "bypass:c2h",
+    "stream:h2c",
+    "stream:c2h",
+    "m_axib:write",
+    "m_axib:read",
+)
+# the coverage bins: every kind crossed with every target
+RESET_BINS = tuple(f"{k}@{t}" for k in RESET_KINDS for t in RESET_TARGETS)
+
+
+@dataclass(frozen=True)
+class ResetStep:
+    """One step: ``kind`` strikes ``target`` once its data moves, ``cut_ns`` later. The
+    transfer is ``length`` bytes at ``host_off`` of the step's host buffer and
+    ``card_off`` of the user's AXI memory. ``hold`` is how long a reset lasts where the
+    kind lets the test choose: clocks of ``dma_bridge_resetn`` low, or ns of the link
+    down. ``skip`` places an error stop: the reads (or descriptor fetches) let through
+    before the failing one."""
+
+    index: int
+    kind: str
+    target: str
+    length: int
+    host_off: int
+    card_off: int
+    cut_ns: int
+    hold: int
+    skip: int
+
+    @property
+    def bin(self) -> str:
+        return f"{self.kind}@{self.target}"
+
+    @property
+    def interface(self) -> str:
+        """``mm``, ``bypass``, ``stream`` or ``m_axib``."""
+        return self.target.split(":")[0] if ":" in self.target else "mm"
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """The engine's directions the target moves data in (none for ``m_axib``)."""
+        if self.target == "h2c2h":
+            return ("h2c", "c2h")
+        if self.interface == "m_axib":
+            return ()
+        return (self.target.split(":")[-1],)
+
+
+def reset_plan(seed: int, rounds: int = 1) -> list[ResetStep]:
+    """Every (kind, target) pair ``rounds`` times, in a seeded order, each with seeded
+    sizes, offsets and timing. Lengths are long enough (8 to 24 KiB; 2 to 8 KiB through
+    the bypass BAR) that the transfer is still moving when the interruption comes."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be 1 or more, not {rounds}")
+    rng = random.Random(seed)
+    pairs = [(k, t) for _ in range(rounds) for k in RESET_KINDS for t in RESET_TARGETS]
+    rng.shuffle(pairs)
+    steps = []
+    for i, (kind, target) in enumerate(pairs):
+        if target.startswith("m_axib"):
+            length = rng.randrange(2 * KIB, 8 * KIB + 1, 4)
+        else:
+            length = rng.randint(8 * KIB, 24 * KIB)
+        host_off = rng.randint(0, 4 * KIB - 1)
+        card_off = rng.randint(0, 4 * KIB - 1)
+        if kind == "bridge_reset":
+            hold = rng.choice((2, 16, 60, 250, 1000))  # clocks low
+        elif kind == "link_down":
+            hold = rng.randrange(1_000, 20_001, 1_000)  # ns down
+        else:
+            hold = 0
+        steps.append(
+            ResetStep(
+                index=i,
+                kind=kind,
+                target=target,
+                length=length,
+                host_off=host_off,
+                card_off=card_off,
+                cut_ns=rng.randrange(0, 2_001, 8),
+                hold=hold,
+                skip=rng.randint(1, 3),
+            )
+        )
+    return steps
