@@ -14,7 +14,8 @@ TESTS ?=
 # (docs/dropin.md's table, e.g. XDMA="LANES=2 AXI_ID_WIDTH=3")
 XDMA ?=
 # make regress: the long random regression on Dask (tb/regress/farm/): seeds (1-20, 3,7,...;
-# SEED=n alone works too), steps per seed, which random tests each seed runs (chains,driver),
+# SEED=n alone works too), steps per seed, which random tests each seed runs (chains,
+# driver, resets: every reset and stop on every interface, 54 steps a round),
 # the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
 # worker processes (default: one per core); DASK_SCHEDULER=tcp://host:port uses a running
 # cluster, CLUSTER=slurm|lsf|pbs|sge submits BATCH_JOBS workers through dask-jobqueue (TLS with a
@@ -22,7 +23,7 @@ XDMA ?=
 # Verilator unless SIM is given: about 2.7x the seeds per hour of Icarus here
 SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-4)
 STEPS ?= 20
-KINDS ?= chains,driver
+KINDS ?= chains,driver,resets
 LIMIT ?= 1800
 GOAL ?= all
 WORKERS ?=

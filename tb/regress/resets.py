@@ -40,6 +40,22 @@ RESET_TARGETS = (
 )
 # the coverage bins: every kind crossed with every target
 RESET_BINS = tuple(f"{k}@{t}" for k in RESET_KINDS for t in RESET_TARGETS)
+# the drop-in build the steps run on (runner options): three channels each way (0
+# memory-mapped, 1 a stream, 2 descriptor bypass), the bypass master behind a 64 KiB BAR
+# at AXI 0x40000, dma_bridge_resetn and the AXI4-Lite slave
+RESET_BUILD: dict[str, int] = {
+    "H2C_CHANNELS": 3,
+    "C2H_CHANNELS": 3,
+    "H2C_STREAM": 2,
+    "C2H_STREAM": 2,
+    "H2C_BYPASS": 4,
+    "C2H_BYPASS": 4,
+    "AXIB": 1,
+    "AXIB_BAR_ADDR_WIDTH": 16,
+    "AXIB_AXI_BASE": 0x40000,
+    "SOFT_RESET_EN": 1,
+    "AXIL_SLAVE": 1,
+}
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ After each step:
 
 Build: three channels each way (0 memory-mapped, 1 a stream, 2 descriptor bypass), the
 bypass master, ``dma_bridge_resetn`` and the AXI4-Lite slave (tests/sim/plan.py).
-Environment: ``REGRESS_SEED``, ``REGRESS_STEPS`` (rounds of every pair), ``REGRESS_NAME``,
-``REGRESS_COVERAGE``.
+Environment: ``REGRESS_SEED``, ``REGRESS_STEPS`` (rounded down to whole rounds of every
+pair, at least one), ``REGRESS_NAME``, ``REGRESS_COVERAGE``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from tb.env.harness import GUARD, PAGE, RING_BYTES, Harness, pattern, setup
 from tb.env.link import MEM_WRITES, UP
 from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
 from tb.regress.coverage import Coverage
-from tb.regress.resets import ENGINE_RESETS, ResetStep, reset_plan
+from tb.regress.resets import ENGINE_RESETS, RESET_BINS, ResetStep, reset_plan
 
 KIB = 1024
 MEM_SIZE = 1 << 20
@@ -494,7 +494,8 @@ async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
 async def test_random_resets(dut):
     """Every interruption on every interface and direction, as the seed orders them."""
     seed = int(os.environ.get("REGRESS_SEED", "1"))
-    rounds = int(os.environ.get("REGRESS_STEPS", "1"))
+    # REGRESS_STEPS: steps at least, in whole rounds of every pair (one round is every bin)
+    rounds = max(1, int(os.environ.get("REGRESS_STEPS", "1")) // len(RESET_BINS))
     name = os.environ.get("REGRESS_NAME", f"resets-seed{seed}")
     h = await setup(dut, hip=dut.hip)
     b = Bench(h)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tb import runner
 from tb.models.choice import BEAT_MODEL, MODEL_ENV, TRANSACTOR_MODEL
+from tb.regress.resets import RESET_BUILD
 
 TB_TESTS = runner.ROOT / "tb" / "tests"
 PACKAGE = "tb.tests"
@@ -26,6 +27,8 @@ OWN_LAUNCHER = {
     "cocotb_regress": "tests/sim/test_sim_regress.py",
     "cocotb_farm": "tests/sim/test_sim_farm.py",
 }
+# single tests launched by a pytest file of their own (their modules' other tests run here)
+OWN_LAUNCHER_TESTS = {("cocotb_resets", "test_random_resets"): "tests/sim/test_sim_regress.py"}
 
 # module -> {variant: extra environment}: the module runs once per variant
 VARIANTS: dict[str, dict[str, dict[str, str]]] = {
@@ -81,23 +84,8 @@ BUILDS: dict[str, dict[str, dict[str, object]]] = {
             "SOFT_RESET_EN": 1,
         },
     },
-    # the reset regression's drop-in: three channels each way (0 memory-mapped, 1 a
-    # stream, 2 descriptor bypass), the bypass master, dma_bridge_resetn, the AXI4-Lite slave
-    "cocotb_resets": {
-        "resets": {
-            "H2C_CHANNELS": 3,
-            "C2H_CHANNELS": 3,
-            "H2C_STREAM": 2,
-            "C2H_STREAM": 2,
-            "H2C_BYPASS": 4,
-            "C2H_BYPASS": 4,
-            "AXIB": 1,
-            "AXIB_BAR_ADDR_WIDTH": 16,
-            "AXIB_AXI_BASE": 0x40000,
-            "SOFT_RESET_EN": 1,
-            "AXIL_SLAVE": 1,
-        },
-    },
+    # the reset regression's drop-in (tb/regress/resets.py)
+    "cocotb_resets": {"resets": dict(RESET_BUILD)},
     # descriptor bypass on every channel of the drop-in: two each way, channel 1 streams
     "cocotb_bypass": {
         "2x2": {
@@ -314,14 +302,18 @@ REGRESS_DEFAULT = [
     ("verilator", "gen3x8", 4),
 ]
 DRIVER_REGRESS_DEFAULT = [("verilator", "picoevb", 1)]
+# the reset regression's: one seed holds every (interruption, target) pair
+RESET_REGRESS_DEFAULT = [("icarus", "picoevb", 1)]
 COVERAGE_DIR = runner.BUILD_ROOT / "coverage" / "session"
 
 
 def regress_run_names() -> set[str]:
     """The names the default regression runs record in their coverage."""
-    return {f"{s}-{p}-seed{n}" for s, p, n in REGRESS_DEFAULT} | {
-        f"driver-{s}-{p}-seed{n}" for s, p, n in DRIVER_REGRESS_DEFAULT
-    }
+    return (
+        {f"{s}-{p}-seed{n}" for s, p, n in REGRESS_DEFAULT}
+        | {f"driver-{s}-{p}-seed{n}" for s, p, n in DRIVER_REGRESS_DEFAULT}
+        | {f"resets-{s}-{p}-seed{n}" for s, p, n in RESET_REGRESS_DEFAULT}
+    )
 
 
 def _is_cocotb_test(decorator: ast.expr) -> bool:
@@ -421,6 +413,7 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
             if module in OWN_LAUNCHER:
                 continue
             selected = tests if only is None else only.get(module, [])
+            selected = [t for t in selected if (module, t) not in OWN_LAUNCHER_TESTS]
             variants = VARIANTS.get(module, {"": {}})
             builds = BUILDS.get(module, {"": {}})
             for test in selected:

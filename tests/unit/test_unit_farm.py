@@ -31,7 +31,7 @@ def test_parse_seeds():
 
 def test_regression_jobs_are_the_long_regression():
     jobs = farm.regression_jobs([5], sim="verilator", profile="gen3x8", steps=7, limit_s=60)
-    chains, driver = jobs
+    chains, driver, resets = jobs
     assert chains.name == "chains-verilator-gen3x8-seed5" and chains.seed == 5
     assert chains.testcase == "test_random_chains" and chains.module == farm.MODULE
     assert chains.env == {
@@ -43,7 +43,11 @@ def test_regression_jobs_are_the_long_regression():
     }
     assert chains.overrides == {"RAM_SIZE": 2 << 20}
     assert driver.testcase == "test_random_driver" and driver.overrides is None
-    assert chains.priority > driver.priority  # the long ones first
+    assert chains.priority > resets.priority > driver.priority  # the long ones first
+    # every reset and stop, on the drop-in built as tb/regress/resets.py says
+    assert resets.testcase == "test_random_resets" and resets.module.endswith("cocotb_resets")
+    assert resets.toplevel == "xdma_0" and resets.overrides["SOFT_RESET_EN"] == 1
+    assert chains.toplevel == driver.toplevel == runner.TOPLEVEL
     assert "REGRESS_MAX_DESC" not in driver.env
     assert driver.env["REGRESS_MAX_LEN"] == str(1 << 20)
     assert chains.limit_s == 60
@@ -160,10 +164,10 @@ def test_summary_text_and_outputs(tmp_path: Path):
     text = s.text("required")
     assert "seeds run: 4, passed: 1, 1 failed, 1 error, 1 timeout" in text
     assert "400.0 seeds per hour" in text  # 4 seeds in 36 s
-    # 97: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 28 (ops, faults,
-    # races, results, pin ways)
+    # 153: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 28 (ops, faults,
+    # races, results, pin ways), the resets' 56 (6 kinds x 9 targets, where they struck)
     bins = sum(len(b) for b in COVERPOINTS.values())
-    assert bins == 97 and f"coverage: 2/{bins} bins hit" in text
+    assert bins == 153 and f"coverage: 2/{bins} bins hit" in text
     assert "coverage goal (required bins): missed, never hit: chain_length" in text
     assert "FAILED a-seed2 [failed] data mismatch at 0x40\n  reproduce: rerun a2" in text
     assert "run directory (w2): /tmp/x" in text

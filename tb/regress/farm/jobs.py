@@ -10,20 +10,33 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ... import runner
+from ..resets import RESET_BUILD
 
 # the kinds of seed the built-in regression has: the engine's random chains (descriptors to
-# 1 MiB, 2 MiB card RAM) and the driver model's random ioctls (transfers to 1 MiB)
+# 1 MiB, 2 MiB card RAM), the driver model's random ioctls (transfers to 1 MiB), and every
+# reset and stop on every interface of the drop-in (tb/regress/resets.py)
 MODULE = f"{runner.PACKAGE}.tests.cocotb_regress"
 
 
-KINDS = ("chains", "driver")
+KINDS = ("chains", "driver", "resets")
 
 
-TESTCASES = {"chains": "test_random_chains", "driver": "test_random_driver"}
+TESTCASES = {
+    "chains": "test_random_chains",
+    "driver": "test_random_driver",
+    "resets": "test_random_resets",
+}
 
 
-# a chains seed runs about 8x as long as a driver seed
-KIND_PRIORITY = {"chains": 1, "driver": 0}
+# the cocotb module and toplevel of a kind, where they are not MODULE and the card
+KIND_MODULES = {"resets": f"{runner.PACKAGE}.tests.cocotb_resets"}
+
+
+KIND_TOPLEVELS = {"resets": runner.DROPIN_TOPLEVEL}
+
+
+# a chains seed runs about 8x as long as a driver seed, a resets seed about 3x
+KIND_PRIORITY = {"chains": 2, "resets": 1, "driver": 0}
 
 
 BIG_RAM = 2 << 20
@@ -69,7 +82,7 @@ def seed_env(seed: int, steps: int, name: str) -> dict[str, str]:
 
 
 def regress_env(kind: str, seed: int, steps: int, name: str, *, big: bool) -> dict[str, str]:
-    """The environment of one random seed of ``kind`` (``chains`` or ``driver``); ``big``:
+    """The environment of one random seed of ``kind`` (:data:`KINDS`); ``big``:
     the long regression's sizes (descriptors and transfers to 1 MiB)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}: choose from {', '.join(KINDS)}")
@@ -82,7 +95,9 @@ def regress_env(kind: str, seed: int, steps: int, name: str, *, big: bool) -> di
 
 
 def regress_overrides(kind: str, *, big: bool) -> dict[str, int] | None:
-    """The Verilog parameters a seed of ``kind`` needs on top of the profile's."""
+    """The build options a seed of ``kind`` needs on top of the profile's."""
+    if kind == "resets":
+        return dict(RESET_BUILD)
     return {"RAM_SIZE": BIG_RAM} if big and kind == "chains" else None
 
 
@@ -94,6 +109,7 @@ class SeedJob:
     seed: int
     testcase: str
     module: str = MODULE
+    toplevel: str = runner.TOPLEVEL
     sim: str = "icarus"
     profile: str = "picoevb"
     env: dict[str, str] = field(default_factory=dict)
@@ -184,6 +200,8 @@ def regression_jobs(
                     name=name,
                     seed=seed,
                     testcase=TESTCASES[kind],
+                    module=KIND_MODULES.get(kind, MODULE),
+                    toplevel=KIND_TOPLEVELS.get(kind, runner.TOPLEVEL),
                     sim=sim,
                     profile=profile,
                     env=env,

@@ -51,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         waves=job.waves,
         seed=job.seed,
         overrides=job.overrides,
+        toplevel=job.toplevel,
         extra_env=env,
         test_dir=tdir,
     )

@@ -39,9 +39,11 @@ def run_job(job: SeedJob, stop_event: str | None = None) -> SeedResult:
     and a stop come back as a :class:`SeedResult`."""
     worker = _worker_name()
     try:
-        bdir = runner.build(job.sim, job.profile, job.waves, job.overrides)
+        bdir = runner.build(job.sim, job.profile, job.waves, job.overrides, job.toplevel)
     except SystemExit as e:  # cocotb's runner exits on a failed compile: not in a worker
-        bdir = runner.build_dir(job.sim, runner.get_profile(job.profile), job.waves, job.overrides)
+        bdir = runner.build_dir(
+            job.sim, runner.get_profile(job.profile), job.waves, job.overrides, job.toplevel
+        )
         raise RuntimeError(f"the build failed ({e}); log: {bdir / 'build.log'}") from None
     tdir = bdir / "runs" / f"farm-{job.name}-{uuid.uuid4().hex[:8]}"
     tdir.mkdir(parents=True)
