@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, PIN_WAYS, RESULTS
-from .resets import RESET_BINS
+from .resets import REG_BINS, RESET_BINS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
 COVERPOINTS: dict[str, tuple[str, ...]] = {
@@ -49,6 +49,9 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     # ended first is allowed, not a goal)
     "reset_step": RESET_BINS,
     "reset_cut": ("mid_transfer", "after_end"),
+    # register races: each kind of access the register file has, by the host or the user
+    # logic, against the engine's events and the other side's accesses
+    "reg_race": REG_BINS,
 }
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach

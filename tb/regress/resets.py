@@ -11,6 +11,12 @@ strike an H2C beside the burst, which must go on untouched.
 A seed's plan holds every (kind, target) pair ``rounds`` times in a seeded order, so the
 coverage goal (every pair) is met by any seed's default plan. The same seed always
 gives the same plan.
+
+Register races (:func:`regs_plan`): while a chain's descriptors complete, the host
+(through the DMA BAR) and the user logic (through ``s_axil``) reach the same channel's
+registers at once, one of them racing the engine's events with each kind of access the
+register file has (:data:`REG_RACES`) and the other reading or writing beside it; no
+event, write or access may be lost.
 """
 
 from __future__ import annotations
@@ -133,3 +139,54 @@ def reset_plan(seed: int, rounds: int = 1) -> list[ResetStep]:
             )
         )
     return steps
+
+
+# the register races: a write of 0 to the RW1C status and reads of the clear-on-read
+# status while events arrive; W1S/W1C of the control's interrupt enables and of the
+# interrupt mask while the channel runs; plain writes of RW registers read back
+REG_RACES = ("status_w1c", "status_rc", "control_w1s_w1c", "mask_w1s_w1c", "rw")
+# who races: the host through the DMA BAR, or the user logic through s_axil (the other
+# one accesses the same registers beside it)
+REG_AGENTS = ("host", "user")
+REG_BINS = tuple(f"{r}@{a}" for r in REG_RACES for a in REG_AGENTS)
+
+
+@dataclass(frozen=True)
+class RegStep:
+    """One register race: ``race`` by ``agent`` on channel 0 of ``direction`` while a
+    chain of ``descriptors`` descriptors of ``length`` bytes each (every one Completed)
+    runs; ``values`` seeds the values written."""
+
+    index: int
+    race: str
+    agent: str
+    direction: str
+    descriptors: int
+    length: int
+    values: int
+
+    @property
+    def bin(self) -> str:
+        return f"{self.race}@{self.agent}"
+
+
+def regs_plan(seed: int, rounds: int = 1) -> list[RegStep]:
+    """Every (race, agent) pair ``rounds`` times, in a seeded order (a stream of its own,
+    so the reset plan of the same seed stays as it is)."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be 1 or more, not {rounds}")
+    rng = random.Random(f"regs-{seed}")
+    pairs = [(r, a) for _ in range(rounds) for r in REG_RACES for a in REG_AGENTS]
+    rng.shuffle(pairs)
+    return [
+        RegStep(
+            index=i,
+            race=race,
+            agent=agent,
+            direction=rng.choice(("h2c", "c2h")),
+            descriptors=rng.randint(4, 12),
+            length=rng.randrange(64, 1025, 4),
+            values=rng.getrandbits(32),
+        )
+        for i, (race, agent) in enumerate(pairs)
+    ]

@@ -25,13 +25,17 @@ pair, at least one), ``REGRESS_NAME``, ``REGRESS_COVERAGE``.
 
 from __future__ import annotations
 
+import logging
 import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cocotb
 from cocotb.triggers import RisingEdge, Timer, with_timeout
 from cocotb.utils import get_sim_time
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+from cocotbext.axi.constants import AxiResp
 from cocotbext.pcie.core.tlp import Tlp
 
 from driver_model import regs
@@ -45,7 +49,14 @@ from tb.env.harness import GUARD, PAGE, RING_BYTES, Harness, pattern, setup
 from tb.env.link import MEM_WRITES, UP
 from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
 from tb.regress.coverage import Coverage
-from tb.regress.resets import ENGINE_RESETS, RESET_BINS, ResetStep, reset_plan
+from tb.regress.resets import (
+    ENGINE_RESETS,
+    RESET_BINS,
+    RegStep,
+    ResetStep,
+    regs_plan,
+    reset_plan,
+)
 
 KIB = 1024
 MEM_SIZE = 1 << 20
@@ -126,6 +137,9 @@ class Bench:
         # C2H writes of the FPGA: (time ns, address, bytes)
         self.writes: list[tuple[float, int, int]] = []
         tb.links.add_observer(self._observe)
+        self.user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), clk, rst, level)
+        for log in (self.user.write_if.log, self.user.read_if.log):
+            log.setLevel(logging.WARNING)  # (a line per access otherwise)
 
     def _observe(self, link: str, direction: str, tlp: Tlp) -> None:
         if link == "fpga" and direction == UP and tlp.fmt_type in MEM_WRITES:
@@ -490,6 +504,148 @@ async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
     cov.hit("reset_cut", "mid_transfer" if moving else "after_end")
 
 
+# --- register races ------------------------------------------------------------------------
+
+# the control and interrupt-mask bits the two sides toggle (error enables: the chain's
+# stopped and completed events stay logged whatever they do), one group each
+BIT_GROUPS = (
+    int(regs.Ctrl.IE_ALIGN_MISMATCH | regs.Ctrl.IE_MAGIC_STOPPED | regs.Ctrl.IE_READ_ERROR),
+    int(regs.Ctrl.IE_WRITE_ERROR | regs.Ctrl.IE_DESC_ERROR),
+)
+LOGGED = int(Stat.DESC_STOPPED | Stat.DESC_COMPLETED)
+
+
+class Side:
+    """The host (the DMA BAR) or the user logic (``s_axil``): every access must be
+    answered (a host read within 100 us, an AXI4-Lite response OKAY)."""
+
+    def __init__(self, b: Bench, name: str) -> None:
+        self.b, self.name, self.accesses = b, name, 0
+
+    async def read(self, off: int) -> int:
+        self.accesses += 1
+        if self.name == "host":
+            return await self.b.tb.dma_read32(off)
+        r = await with_timeout(self.b.user.read(off, 4), 100, "us")
+        assert r.resp == AxiResp.OKAY, f"s_axil read of {off:#x}: {r.resp!r}"
+        return int.from_bytes(bytes(r.data), "little")
+
+    async def write(self, off: int, value: int) -> None:
+        self.accesses += 1
+        if self.name == "host":
+            await self.b.tb.dma_write32(off, value)
+            return
+        w = await with_timeout(self.b.user.write(off, value.to_bytes(4, "little")), 100, "us")
+        assert w.resp == AxiResp.OKAY, f"s_axil write of {off:#x}: {w.resp!r}"
+
+
+async def toggle_bits(side: Side, reg: int, w1s: int, w1c: int, group: int, rng, run: bool):
+    """Set then clear random bits of ``group`` through W1S/W1C, reading the register back
+    after each: this side's bits are what it made them (a write the other side's access
+    beside it lost would show), and Run stays set while the chain runs (``run``)."""
+    bits = rng.getrandbits(32) & group or group & -group
+    await side.write(w1c, group)  # (the channel's start set them all)
+    await side.write(w1s, bits)
+    got = await side.read(reg)
+    assert got & group == bits, f"{side.name}: W1S {bits:#x} of {reg:#x} gave {got:#x}"
+    assert not run or got & regs.Ctrl.RUN, f"{side.name}: Run lost from {got:#x}"
+    await side.write(w1c, bits)
+    got = await side.read(reg)
+    assert got & group == 0, f"{side.name}: W1C {bits:#x} of {reg:#x} left {got:#x}"
+
+
+async def run_reg_step(b: Bench, r: RegStep) -> None:
+    """One register race while a chain of Completed descriptors runs (see RegStep)."""
+    b.tb.log.info("register race %d: %s, %s channel 0", r.index, r.bin, r.direction)
+    rng = random.Random(r.values)
+    d = Target.H2C if r.direction == "h2c" else Target.C2H
+    ch = b.ch[(d, 0)]
+    n, k = r.length, r.descriptors
+    total = n * k
+    if d == Target.H2C:
+        _buf, sa = b.host(total, pattern(total, r.values & 0xFF))
+        segs = [Segment(sa + i * n, CHECK_AXI + i * n, n) for i in range(k)]
+    else:
+        b.mem.write(CHECK_AXI, pattern(total, r.values & 0xFF))
+        out, oa = b.host(total)
+        segs = [Segment(CHECK_AXI + i * n, oa + i * n, n) for i in range(k)]
+    chain = b.h.place_chain(segs, completed=range(k))
+    await ch.start(chain, interrupt=False)
+    racer, other = (Side(b, "host"), Side(b, "user"))[:: 1 if r.agent == "host" else -1]
+    status_reg, rc_reg = ch.reg(regs.CH_STATUS), ch.reg(regs.CH_STATUS_RC)
+    busy = getattr(b.tb.dut, f"{d.name.lower()}_sts_0")
+    seen = 0  # what the clear-on-read status gave
+    counts: list[int] = []
+
+    async def race(side: Side, role: int) -> None:
+        nonlocal seen
+        end = get_sim_time("ns") + STEP_LIMIT_NS
+        i = 0
+        while get_sim_time("ns") < end:
+            await RisingEdge(b.clk)  # (a host write is posted: it takes no time)
+            running = bool(int(busy.value) & 1)
+            if not running and i >= 8:
+                return
+            i += 1
+            if r.race == "status_w1c":
+                if role == 0:
+                    await side.write(status_reg, 0)  # RW1C: a 0 clears nothing
+                else:
+                    counts.append(await side.read(ch.reg(regs.CH_COMPLETED_COUNT)))
+            elif r.race == "status_rc":
+                if role == 0:
+                    seen |= await side.read(rc_reg)
+                else:
+                    await side.write(status_reg, 0)
+            elif r.race == "control_w1s_w1c":
+                await toggle_bits(
+                    side,
+                    ch.reg(regs.CH_CONTROL),
+                    ch.reg(regs.CH_CONTROL_W1S),
+                    ch.reg(regs.CH_CONTROL_W1C),
+                    BIT_GROUPS[role],
+                    rng,
+                    run=True,
+                )
+            elif r.race == "mask_w1s_w1c":
+                await toggle_bits(
+                    side,
+                    ch.reg(regs.CH_INT_MASK),
+                    ch.reg(regs.CH_INT_MASK_W1S),
+                    ch.reg(regs.CH_INT_MASK_W1C),
+                    BIT_GROUPS[role],
+                    rng,
+                    run=False,
+                )
+            else:  # rw: each side its own RW register of an idle channel, read back
+                idle = b.ch[(Target.H2C if role == 0 else Target.C2H, 1)]
+                reg = idle.reg(regs.CH_POLL_WB_LO)
+                value = rng.getrandbits(32) & ~3
+                await side.write(reg, value)
+                got = await side.read(reg)
+                assert got == value, f"{side.name}: wrote {value:#x} to {reg:#x}, read {got:#x}"
+        raise AssertionError(f"{r.bin}: the chain never ended")
+
+    a = cocotb.start_soon(race(racer, 0))
+    o = cocotb.start_soon(race(other, 1))
+    await with_timeout(a, STEP_LIMIT_NS, "ns")
+    await with_timeout(o, STEP_LIMIT_NS, "ns")
+    status = await b.wait_idle(d, 0)
+    count = await ch.completed_count()
+    assert count == k, f"{r.bin}: completed count {count}, {k} descriptors"
+    assert counts == sorted(counts), f"{r.bin}: the completed count went back: {counts}"
+    assert (status | seen) & LOGGED == LOGGED, (
+        f"{r.bin}: an event was lost: status {status:#x}, clear-on-read reads {seen:#x}"
+    )
+    assert not status & regs.STAT_ERROR_MASK, f"{r.bin}: status {status:#x}"
+    assert racer.accesses >= 8 and other.accesses >= 8
+    if d == Target.H2C:
+        assert b.mem.read(CHECK_AXI, total) == pattern(total, r.values & 0xFF)
+    else:
+        assert bytes(out[0:total]) == pattern(total, r.values & 0xFF)
+    await b.quiet()
+
+
 @cocotb.test(timeout_time=4000, timeout_unit="ms")
 async def test_random_resets(dut):
     """Every interruption on every interface and direction, as the seed orders them."""
@@ -504,12 +660,17 @@ async def test_random_resets(dut):
     plan = reset_plan(seed, rounds)
     for s in plan:
         await run_step(b, s, cov)
-    cov.runs.append({"name": name, "seed": seed, "steps": len(plan)})
+    races = regs_plan(seed, rounds)
+    for r in races:
+        await run_reg_step(b, r)
+        cov.hit("reg_race", r.bin)
+    cov.runs.append({"name": name, "seed": seed, "steps": len(plan) + len(races)})
     out = os.environ.get("REGRESS_COVERAGE")
     if out:
         cov.write(Path(out))
     missed = cov.missed()
-    assert not missed.get("reset_step"), f"bins missed: {missed['reset_step']}"
+    for point in ("reset_step", "reg_race"):
+        assert not missed.get(point), f"{point} bins missed: {missed[point]}"
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")

@@ -296,3 +296,22 @@ def test_reset_plan_holds_every_pair_on_any_seed():
     assert len(twice) == 108 and all(sum(s.bin == b for s in twice) == 2 for b in RESET_BINS)
     with pytest.raises(ValueError, match="rounds"):
         reset_plan(1, rounds=0)
+
+
+def test_regs_plan_holds_every_race_on_any_seed():
+    """Every (register race, side) pair once per round, whatever the seed, from a stream
+    of its own: adding the races leaves the reset plan of a seed as it was."""
+    from tb.regress.coverage import COVERPOINTS
+    from tb.regress.resets import REG_BINS, REG_RACES, regs_plan
+
+    assert COVERPOINTS["reg_race"] == REG_BINS and len(REG_BINS) == 2 * len(REG_RACES)
+    for seed in range(1, 201):
+        plan = regs_plan(seed)
+        assert sorted(r.bin for r in plan) == sorted(REG_BINS), seed
+        for r in plan:
+            assert r.direction in ("h2c", "c2h") and 4 <= r.descriptors <= 12
+            assert 64 <= r.length <= 1024 and r.length % 4 == 0
+    assert regs_plan(4) == regs_plan(4) and regs_plan(4) != regs_plan(5)
+    assert len(regs_plan(2, rounds=3)) == 3 * len(REG_BINS)
+    with pytest.raises(ValueError, match="rounds"):
+        regs_plan(1, rounds=0)
