@@ -533,7 +533,10 @@ class Side:
     async def write(self, off: int, value: int) -> None:
         self.accesses += 1
         if self.name == "host":
+            # a read behind each write, as a CPU's flush: posted writes alone would pile
+            # up without bound ahead of the read completions the channel is waiting for
             await self.b.tb.dma_write32(off, value)
+            await self.b.tb.dma_read32(off)
             return
         w = await with_timeout(self.b.user.write(off, value.to_bytes(4, "little")), 100, "us")
         assert w.resp == AxiResp.OKAY, f"s_axil write of {off:#x}: {w.resp!r}"
