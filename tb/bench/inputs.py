@@ -30,10 +30,10 @@ CLOCK = "user_clk"
 
 
 def input_ports(module: str = runner.TOPLEVEL) -> list[str]:
-    """The input ports of ``module`` (its Verilog file under hdl/), in declaration order."""
-    text = (runner.HDL_DIR / f"{module}.v").read_text()
-    header = text[text.index(f"module {module}") :]
-    ports = header[header.index(")\n(") : header.index(");")]
+    """The input ports of ``module`` (its header, with the port groups it includes), in
+    declaration order."""
+    header = runner.module_header(module)
+    ports = header[header.index(")\n(") :]
     return re.findall(r"^\s*input\s+wire\s*(?:\[[^\]]*\])?\s*(\w+)", ports, re.M)
 
 

@@ -36,12 +36,20 @@ def build(profile: str) -> Path:
     out = OUT_DIR / f"rtl-alone-{profile}"
     exe = out / "rtl_alone"
     sources = runner.hdl_sources(model=BEAT_MODEL)
-    newest = max(p.stat().st_mtime for p in [*sources, MAIN])
-    if exe.is_file() and exe.stat().st_mtime > newest:
+    headers = [h for d in runner.hdl_include_dirs() for h in sorted(d.glob("*.vh"))]
+    newest = max(p.stat().st_mtime for p in [*sources, *headers, MAIN])
+    ports = [n for n in input_ports() if n != CLOCK]
+    ports_h = "".join(f"PORT({n})\n" for n in ports)
+    built = out / "pevb_ports.h"
+    if (
+        exe.is_file()
+        and exe.stat().st_mtime > newest
+        and built.is_file()
+        and built.read_text() == ports_h
+    ):
         return exe
     out.mkdir(parents=True, exist_ok=True)
-    ports = [n for n in input_ports() if n != CLOCK]
-    (out / "pevb_ports.h").write_text("".join(f"PORT({n})\n" for n in ports))
+    built.write_text(ports_h)
     params = runner.hdl_parameters(get_profile(profile), ENGINE_RAM)
     cmd = [
         "verilator",

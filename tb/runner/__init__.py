@@ -65,6 +65,7 @@ from .sources import (
     hdl_sources,
     hdl_toplevel,
     model_of,
+    module_header,
     module_parameters,
 )
 
@@ -109,6 +110,7 @@ __all__ = [
     "hdl_toplevel",
     "main",
     "model_of",
+    "module_header",
     "module_parameters",
     "module_ports",
     "rewrite_patterns",

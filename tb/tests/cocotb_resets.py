@@ -513,6 +513,11 @@ BIT_GROUPS = (
     int(regs.Ctrl.IE_WRITE_ERROR | regs.Ctrl.IE_DESC_ERROR),
 )
 LOGGED = int(Stat.DESC_STOPPED | Stat.DESC_COMPLETED)
+# the W1S/W1C races: the register, its W1S and W1C offsets, and whether Run is in it
+TOGGLED = {
+    "control_w1s_w1c": (regs.CH_CONTROL, regs.CH_CONTROL_W1S, regs.CH_CONTROL_W1C, True),
+    "mask_w1s_w1c": (regs.CH_INT_MASK, regs.CH_INT_MASK_W1S, regs.CH_INT_MASK_W1C, False),
+}
 
 
 class Side:
@@ -600,25 +605,10 @@ async def run_reg_step(b: Bench, r: RegStep) -> None:
                     seen |= await side.read(rc_reg)
                 else:
                     await side.write(status_reg, 0)
-            elif r.race == "control_w1s_w1c":
+            elif r.race in TOGGLED:
+                reg, w1s, w1c, run = TOGGLED[r.race]
                 await toggle_bits(
-                    side,
-                    ch.reg(regs.CH_CONTROL),
-                    ch.reg(regs.CH_CONTROL_W1S),
-                    ch.reg(regs.CH_CONTROL_W1C),
-                    BIT_GROUPS[role],
-                    rng,
-                    run=True,
-                )
-            elif r.race == "mask_w1s_w1c":
-                await toggle_bits(
-                    side,
-                    ch.reg(regs.CH_INT_MASK),
-                    ch.reg(regs.CH_INT_MASK_W1S),
-                    ch.reg(regs.CH_INT_MASK_W1C),
-                    BIT_GROUPS[role],
-                    rng,
-                    run=False,
+                    side, ch.reg(reg), ch.reg(w1s), ch.reg(w1c), BIT_GROUPS[role], rng, run
                 )
             else:  # rw: each side its own RW register of an idle channel, read back
                 idle = b.ch[(Target.H2C if role == 0 else Target.C2H, 1)]

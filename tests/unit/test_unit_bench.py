@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tb.bench import suite as bench
@@ -235,3 +237,18 @@ def test_bench_tables_go_into_the_docs_page(tmp_path):
     real = (bench.runner.ROOT / "docs" / "performance.md").read_text()
     assert real.count(bench.DOCS_BEGIN) == 1 and real.count(bench.DOCS_END) == 1
     assert real.index(bench.DOCS_BEGIN) < real.index(bench.DOCS_END)
+
+
+def test_recorded_inputs_are_every_input_of_the_card():
+    """The RTL-alone record drives every input port of the card, those of the port
+    groups its header includes (the hard IP's streams) among them: one left out would
+    make the replay differ from the run it was recorded from."""
+    from tb import runner
+    from tb.bench.inputs import input_ports
+
+    ports = input_ports()
+    header = runner.module_header(runner.TOPLEVEL)
+    declared = re.findall(r"^\s*input\s+wire\s*(?:\[[^\]]*\])?\s*(\w+)", header, re.M)
+    assert ports == declared and len(set(ports)) == len(ports)
+    for name in ("s_axis_rc_tdata", "s_axis_cq_tvalid", "m_axis_rq_tready", "m_axis_cc_tready"):
+        assert name in ports, name
