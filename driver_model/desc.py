@@ -127,6 +127,10 @@ class C2hResult:
             raise DescriptorError(f"not a C2H stream result: status {status:#010x}")
         return cls(length, bool(status & 1))
 
+    def pack(self) -> bytes:
+        """The 8 bytes the engine writes for this result."""
+        return _RESULT.pack(C2H_RESULT_MAGIC << 16 | int(self.eop), self.length)
+
 
 @dataclass(frozen=True)
 class Segment:

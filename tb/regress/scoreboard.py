@@ -27,32 +27,72 @@ class Scoreboard:
         self.old: dict[str, np.ndarray] = {}
         # per memory with "maybe" bytes: the image if every maybe-copy had landed
         self.new: dict[str, np.ndarray] = {}
+        # per memory: bytes this step may leave holding anything (a result record of a
+        # transfer cut part-way, whose contents depend on where it was cut)
+        self.free: dict[str, np.ndarray] = {}
         # (memory, offset, bytes) of every write that never landed
         self.holes: list[tuple[str, int, int]] = []
+        self.in_step = False
 
     def load(self, name: str, data) -> None:
-        """Start tracking ``name`` with its current contents."""
+        """Start tracking ``name`` with its current contents (in a step too: its old
+        contents are these)."""
         self.images[name] = _as_bytes(data).copy()
+        if self.in_step:
+            self.old[name] = self.images[name].copy()
+            self.maybe[name] = np.zeros(len(self.images[name]), dtype=bool)
+            self.new.pop(name, None)
+
+    def put(self, name: str, offset: int, data) -> None:
+        """The testbench itself wrote ``data`` at ``offset`` of ``name`` (a source, guard
+        bytes): every image of the step holds it, as if it had been there before."""
+        if name not in self.images:
+            return
+        raw = _as_bytes(data)
+        end = offset + len(raw)
+        for images in (self.images, self.old, self.new):
+            if name in images:
+                images[name][offset:end] = raw
 
     def forget(self, name: str) -> None:
-        self.images.pop(name, None)
+        """Stop tracking ``name``."""
+        for images in (self.images, self.old, self.maybe, self.new, self.free):
+            images.pop(name, None)
 
     def begin_step(self) -> None:
         """Snapshot the expected images: sources of this step read the old contents."""
         self.old = {k: v.copy() for k, v in self.images.items()}
         self.maybe = {k: np.zeros(len(v), dtype=bool) for k, v in self.images.items()}
         self.new = {}
+        self.free = {}
+        self.in_step = True
 
     def copy(self, src: str, src_off: int, dst: str, dst_off: int, n: int, state: str) -> None:
         """Apply one descriptor: ``done`` (must land), ``maybe`` (may land), or ``none``."""
         if state == "none" or dst not in self.images:
             return
-        data = self.old[src][src_off : src_off + n]
+        self.land(dst, dst_off, self.old[src][src_off : src_off + n], state)
+
+    def land(self, dst: str, dst_off: int, data, state: str) -> None:
+        """A write of known bytes (from memory not tracked here, such as a pattern the
+        testbench made): ``done`` (must land), ``maybe`` (each byte old or new), or
+        ``none``."""
+        if state == "none" or dst not in self.images:
+            return
+        raw = _as_bytes(data)
+        end = dst_off + len(raw)
         if state == "done":
-            self.images[dst][dst_off : dst_off + n] = data
+            self.images[dst][dst_off:end] = raw
         else:
-            self.maybe[dst][dst_off : dst_off + n] = True
-            self.new.setdefault(dst, self.old[dst].copy())[dst_off : dst_off + n] = data
+            self.maybe[dst][dst_off:end] = True
+            self.new.setdefault(dst, self.old[dst].copy())[dst_off:end] = raw
+
+    def anything(self, name: str, offset: int, n: int) -> None:
+        """Bytes this step may leave holding any value (a record whose contents depend on
+        where a reset cut the transfer); the check then takes what they hold."""
+        if name in self.images:
+            mask = self.free.setdefault(name, np.zeros(len(self.images[name]), dtype=bool))
+            mask[offset : offset + n] = True
 
     def hole(self, name: str, offset: int, n: int) -> None:
         """A write of this step that never landed (dropped on the way, or discarded by
@@ -78,6 +118,9 @@ class Scoreboard:
         ok = got == want
         if maybe is not None and maybe.any() and new is not None:
             ok |= maybe & ((got == self.old[name]) | (got == new))
+        free = self.free.get(name)
+        if free is not None:
+            ok |= free
         if not ok.all():
             bad = np.flatnonzero(~ok)
             first = int(bad[0])
@@ -89,9 +132,13 @@ class Scoreboard:
             )
         if maybe is not None:
             want[maybe] = got[maybe]
+        if free is not None:
+            want[free] = got[free]
         return None
 
     def end_step(self) -> None:
         """Forget the step's maybe-copies (the images already follow what landed)."""
         self.new = {}
         self.maybe = {}
+        self.free = {}
+        self.in_step = False

@@ -15,7 +15,10 @@ After each step:
 - no tag is used while still outstanding at the hard IP, and no TLP is joined or cut:
   the hard-IP model names either through the protocol checker, which fails the test;
 - a channel stop that strikes a bypass-BAR burst (no channel drives it) leaves the burst
-  whole.
+  whole;
+- the scoreboard (tb/regress/scoreboard.py) compares, after every step, the whole of both
+  AXI memories and of every host buffer the run made: the interrupted transfer's bytes
+  are each old or new, every later transfer's are exact, nothing else changed.
 
 Build: three channels each way (0 memory-mapped, 1 a stream, 2 descriptor bypass), the
 bypass master, ``dma_bridge_resetn`` and the AXI4-Lite slave (tests/sim/plan.py).
@@ -57,6 +60,7 @@ from tb.regress.resets import (
     regs_plan,
     reset_plan,
 )
+from tb.regress.scoreboard import Scoreboard
 
 KIB = 1024
 MEM_SIZE = 1 << 20
@@ -140,6 +144,33 @@ class Bench:
         self.user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), clk, rst, level)
         for log in (self.user.write_if.log, self.user.read_if.log):
             log.setLevel(logging.WARNING)  # (a line per access otherwise)
+        # the scoreboard's memories: name -> how to read the whole of it
+        self.sb = Scoreboard()
+        self.tracked: dict[str, object] = {}
+        self.names: dict[int, str] = {}  # id() of a memory or host buffer -> its name
+        self._track("axi", self.mem, lambda: self.mem.read(0, MEM_SIZE))
+        self._track("axib", self.axib_mem, lambda: self.axib_mem.read(0, MEM_SIZE))
+
+    def _track(self, name: str, obj, read) -> None:
+        self.names[id(obj)] = name
+        self.tracked[name] = read
+        self.sb.load(name, read())
+
+    def put(self, mem: ErrorAxiRam, addr: int, data: bytes) -> None:
+        """The testbench writes the user's AXI memory (a source, guard bytes)."""
+        mem.write(addr, data)
+        self.sb.put(self.names[id(mem)], addr, data)
+
+    def land(self, where, offset: int, data: bytes, state: str) -> None:
+        """A transfer writes ``data`` at ``offset`` of an AXI memory or a host buffer:
+        ``done`` or ``maybe`` (see Scoreboard.land)."""
+        self.sb.land(self.names[id(where)], offset, data, state)
+
+    def check_images(self, what: str) -> None:
+        """Every tracked memory, whole, against the scoreboard."""
+        for name, read in self.tracked.items():
+            msg = self.sb.check(name, read())
+            assert msg is None, f"{what}: {msg}"
 
     def _observe(self, link: str, direction: str, tlp: Tlp) -> None:
         if link == "fpga" and direction == UP and tlp.fmt_type in MEM_WRITES:
@@ -148,10 +179,12 @@ class Bench:
     def host(self, size: int, fill: bytes | None = None):
         """A host buffer of ``size`` guard bytes (or ``fill``), and its bus address; the
         region runs on past it (a read's last DWORD may reach beyond its last byte)."""
-        buf = self.tb.alloc_host(size + 64)
+        name = f"host{len(self.tracked) - 1}"  # (also its name in the TLP trace)
+        buf = self.tb.alloc_host(size + 64, name)
         buf[0 : size + 64] = bytes([GUARD]) * (size + 64)
         if fill is not None:
             buf[0:size] = fill
+        self._track(name, buf, lambda: bytes(buf[0 : size + 64]))
         return buf, buf.get_absolute_address(0)
 
     async def wait_moving(self, target: str) -> None:
@@ -236,8 +269,10 @@ async def start(b: Bench, s: ResetStep) -> Struck:
     error = s.kind == "error_stop"
 
     async def h2c(ch_n: int, dst: int) -> None:
-        _buf, sa = b.host(s.host_off + n, pattern(s.host_off + n, 200 + s.index))
-        b.mem.write(dst, bytes([GUARD]) * (n + 64))
+        src = pattern(s.host_off + n, 200 + s.index)
+        _buf, sa = b.host(s.host_off + n, src)
+        b.put(b.mem, dst, bytes([GUARD]) * (n + 64))
+        b.land(b.mem, dst, src[s.host_off :], "maybe")
         if error:
             tb.faults.add(FaultRule("ur", target="host", skip=read_skip(b, s)))
         if ch_n == 2:
@@ -253,7 +288,8 @@ async def start(b: Bench, s: ResetStep) -> Struck:
 
     async def c2h(ch_n: int, src: int) -> None:
         buf, da = b.host(s.host_off + n + 64)
-        b.mem.write(src, pattern(n, 300 + s.index))
+        b.put(b.mem, src, pattern(n, 300 + s.index))
+        b.land(buf, s.host_off, pattern(n, 300 + s.index), "maybe")
         if error:
             at = src + min(n - 1, s.skip * PIECE + 100)
             b.mem.windows.append(ErrorWindow(at, 64, AxiError.SLVERR, writes=False))
@@ -296,15 +332,18 @@ async def start(b: Bench, s: ResetStep) -> Struck:
         out.host.append((buf, 0, pieces * (PIECE + 64) + 64))
         out.results = (buf, pieces * PIECE, pieces)
         out.stream = pattern(n, 500 + s.index)
+        b.land(buf, 0, out.stream, "maybe")  # (piece i at PIECE * i: the packet in order)
+        b.sb.anything(b.names[id(buf)], pieces * PIECE, 16 * pieces)  # where it was cut
         out.tasks.append(cocotb.start_soon(b.source.send(out.stream)))
     if s.target.startswith("m_axib"):
         off = s.card_off & ~3
         data = pattern(n, 600 + s.index)
         if s.target == "m_axib:write":
-            b.axib_mem.write(b.axib_base + off, bytes([GUARD]) * (n + 64))
+            b.put(b.axib_mem, b.axib_base + off, bytes([GUARD]) * (n + 64))
+            b.land(b.axib_mem, b.axib_base + off, data, "maybe")
             out.tasks.append(cocotb.start_soon(b.bar.write(off, data)))
         else:
-            b.axib_mem.write(b.axib_base + off, data)
+            b.put(b.axib_mem, b.axib_base + off, data)
             out.tasks.append(cocotb.start_soon(b.bar.read(off, n)))
         out.axib = (off, data)
         if s.kind not in ENGINE_RESETS:
@@ -403,7 +442,8 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
     n = 1000 + s.length % 2000
     data = pattern(n, 700 + s.index)
     _buf, sa = b.host(n, data)
-    b.mem.write(CHECK_AXI, bytes([GUARD]) * (n + 128))
+    b.put(b.mem, CHECK_AXI, bytes([GUARD]) * (n + 128))
+    b.land(b.mem, CHECK_AXI + 64, data, "done")
     res = await b.ch[(Target.H2C, 0)].run(
         b.h.place_chain([Segment(sa, CHECK_AXI + 64, n)]), interrupt=False
     )
@@ -411,6 +451,7 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
     want = bytes([GUARD]) * 64 + data + bytes([GUARD]) * 64
     assert b.mem.read(CHECK_AXI, n + 128) == want, "H2C after the step is not exact"
     back, ba = b.host(n + 128)
+    b.land(back, 64, data, "done")
     res = await b.ch[(Target.C2H, 0)].run(
         b.h.place_chain([Segment(CHECK_AXI + 64, ba + 64, n)]), interrupt=False
     )
@@ -423,9 +464,11 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
         await ch.start(None, interrupt=False)
         out, oa = b.host(n + 128)
         if d == Target.H2C:
-            b.mem.write(CHECK_AXI + 0x8000, bytes([GUARD]) * (n + 128))
+            b.put(b.mem, CHECK_AXI + 0x8000, bytes([GUARD]) * (n + 128))
+            b.land(b.mem, CHECK_AXI + 0x8000 + 64, data, "done")
             b.byp[d].load(BypassDesc(sa, CHECK_AXI + 0x8000 + 64, n, completed=True))
         else:
+            b.land(out, 64, data, "done")
             b.byp[d].load(BypassDesc(CHECK_AXI + 64, oa + 64, n, completed=True))
         status = await b.wait_idle(d, 2)
         count = await ch.completed_count()
@@ -457,7 +500,11 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
             b.tb.log.info("the rest of the cut C2H packet: %d of %d bytes", got.length, m)
             assert got.eop and got.length <= m, got
             assert st.stream.endswith(bytes(rest[: got.length])), "the rest is not the packet's"
+            b.land(rest, 0, st.stream[m - got.length :], "done")
+            b.land(rest, wb, got.pack(), "done")
         out, oa = b.host(0x2000 + 64)
+        b.land(out, 0, data, "done")
+        b.land(out, 0x2000, C2hResult(n, True).pack(), "done")
         await b.source.send(data)
         res = await ch.run(b.h.place_chain([Segment(oa + 0x2000, oa, 0x2000)]), interrupt=False)
         assert res.ok, f"C2H stream after: {res}"
@@ -467,6 +514,7 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
         assert got == C2hResult(n, True), got
     elif kind == "m_axib":
         off = 0x8000 + (s.card_off & ~3)
+        b.land(b.axib_mem, b.axib_base + off, data, "done")
         await b.bar.write(off, data)
         got = await with_timeout(b.bar.read(off, n), 200, "us")
         assert bytes(got) == data, "bypass BAR after the step is not exact"
@@ -475,6 +523,7 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
 async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
     b.tb.log.info("reset step %d: %s (%d B, cut %d ns)", s.index, s.bin, s.length, s.cut_ns)
     moved = cocotb.start_soon(b.wait_moving(s.target))  # (watching before anything starts)
+    b.sb.begin_step()
     st = await start(b, s)
     await moved
     await Timer(max(1, s.cut_ns), "ns")
@@ -499,6 +548,8 @@ async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
         got = b.axib_mem.read(b.axib_base + off, len(data) + 64)
         bad = [i for i, v in enumerate(got) if v != GUARD and (i >= len(data) or v != data[i])]
         assert not bad, f"step {s.index} {s.bin}: bypass-BAR bytes {bad[:4]} are neither"
+    b.check_images(f"step {s.index} {s.bin}")
+    b.sb.end_step()
     b.writes.clear()
     cov.hit("reset_step", s.bin)
     cov.hit("reset_cut", "mid_transfer" if moving else "after_end")
@@ -570,13 +621,17 @@ async def run_reg_step(b: Bench, r: RegStep) -> None:
     ch = b.ch[(d, 0)]
     n, k = r.length, r.descriptors
     total = n * k
+    data = pattern(total, r.values & 0xFF)
+    b.sb.begin_step()
     if d == Target.H2C:
-        _buf, sa = b.host(total, pattern(total, r.values & 0xFF))
+        _buf, sa = b.host(total, data)
         segs = [Segment(sa + i * n, CHECK_AXI + i * n, n) for i in range(k)]
+        b.land(b.mem, CHECK_AXI, data, "done")
     else:
-        b.mem.write(CHECK_AXI, pattern(total, r.values & 0xFF))
+        b.put(b.mem, CHECK_AXI, data)
         out, oa = b.host(total)
         segs = [Segment(CHECK_AXI + i * n, oa + i * n, n) for i in range(k)]
+        b.land(out, 0, data, "done")
     chain = b.h.place_chain(segs, completed=range(k))
     await ch.start(chain, interrupt=False)
     racer, other = (Side(b, "host"), Side(b, "user"))[:: 1 if r.agent == "host" else -1]
@@ -632,10 +687,8 @@ async def run_reg_step(b: Bench, r: RegStep) -> None:
     )
     assert not status & regs.STAT_ERROR_MASK, f"{r.bin}: status {status:#x}"
     assert racer.accesses >= 8 and other.accesses >= 8
-    if d == Target.H2C:
-        assert b.mem.read(CHECK_AXI, total) == pattern(total, r.values & 0xFF)
-    else:
-        assert bytes(out[0:total]) == pattern(total, r.values & 0xFF)
+    b.check_images(f"register race {r.index} {r.bin}")
+    b.sb.end_step()
     await b.quiet()
 
 
@@ -679,6 +732,7 @@ async def test_reset_mid_bypass_bar_read(dut):
     for kind in ("flr", "bridge_reset"):
         s = ResetStep(0, kind, "m_axib:read", 6000, 0, 0x100, 300, 2, 1)
         moved = cocotb.start_soon(b.wait_moving(s.target))
+        b.sb.begin_step()
         st = await start(b, s)
         await moved
         await Timer(s.cut_ns, "ns")
@@ -687,3 +741,5 @@ async def test_reset_mid_bypass_bar_read(dut):
         await settle(b, s, st)
         await b.quiet()
         await check_next(b, s, st)
+        b.check_images(kind)
+        b.sb.end_step()

@@ -202,6 +202,41 @@ def test_scoreboard_maybe_means_old_or_new_per_byte() -> None:
     assert "card" in (sb.check("card", got) or "")
 
 
+def test_scoreboard_tracks_the_testbench_writes_and_known_bytes_mid_step() -> None:
+    """The reset regression's use: buffers loaded in a step, guard bytes the testbench
+    writes, patterns that land (done or maybe), a result record that may hold anything."""
+    sb = Scoreboard()
+    sb.load("axi", np.zeros(64, dtype=np.uint8))
+    sb.begin_step()
+    sb.load("host1", np.full(32, 0xEE, dtype=np.uint8))  # a buffer made in the step
+    sb.put("axi", 0, bytes([0xEE]) * 24)  # guard bytes, then a transfer that may land
+    sb.land("axi", 4, bytes(range(1, 17)), "maybe")
+    sb.land("host1", 8, b"\x01\x02\x03\x04", "done")
+    sb.anything("host1", 20, 8)
+    axi = np.zeros(64, dtype=np.uint8)
+    axi[0:24] = 0xEE
+    axi[4:10] = range(1, 7)  # cut after six bytes
+    host = np.full(32, 0xEE, dtype=np.uint8)
+    host[8:12] = (1, 2, 3, 4)
+    host[20:28] = 0x5A
+    assert sb.check("axi", axi) is None
+    assert sb.check("host1", host) is None
+    sb.end_step()
+    sb.begin_step()  # the next step: what landed is now the expected image
+    assert sb.check("axi", axi) is None and sb.check("host1", host) is None
+    for name, arr, at, value in (
+        ("axi", axi, 30, 1),  # a stray byte past the guards
+        ("axi", axi, 2, 0),  # a guard byte the transfer never owned
+        ("axi", axi, 12, 0x77),  # a maybe byte neither old nor new
+        ("host1", host, 9, 0),  # a done byte missing
+    ):
+        bad = arr.copy()
+        bad[at] = value
+        assert name in (sb.check(name, bad) or ""), (name, at)
+    sb.forget("host1")
+    assert "host1" not in sb.images and "host1" not in sb.old
+
+
 def test_coverage_bins_merge_report_and_goals(tmp_path) -> None:
     assert [chain_bin(n) for n in (1, 2, 4, 16, 64)] == list(COVERPOINTS["chain_length"])
     assert [length_bin(n) for n in (1, 4, 64, 256, 4096, 4097, 65536)] == list(
