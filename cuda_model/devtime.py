@@ -51,6 +51,10 @@ class DeviceTime(Protocol):
         """A new flag, clear."""
         ...
 
+    def wait_for(self, ev: DeviceEvent, ns: float) -> Awaitable[bool]:
+        """Until ``ev`` is set (True) or ``ns`` have passed (False)."""
+        ...
+
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> DeviceTask:
         """Run ``coro`` beside the caller; it starts after the caller next waits."""
         ...
@@ -74,29 +78,37 @@ def run_now(coro: Coroutine[Any, Any, Any], what: str) -> Any:
 
 
 class _Wait:
-    """What a VirtualTime coroutine yields: resume at a time, or when an event is set."""
+    """What a VirtualTime coroutine yields: resume at a time, when an event is set, or
+    at whichever of the two comes first."""
 
-    __slots__ = ("at", "event")
+    __slots__ = ("at", "event", "fired", "task")
 
     def __init__(self, at: float | None = None, event: _VEvent | None = None) -> None:
         self.at = at
         self.event = event
+        self.fired = False
+        self.task: _VTask | None = None
 
     def __await__(self) -> Generator[_Wait, None, None]:
         yield self
+
+    def fire(self, loop: VirtualTime) -> None:
+        if not self.fired and self.task is not None:
+            self.fired = True
+            loop._ready(self.task)
 
 
 class _VEvent:
     def __init__(self, loop: VirtualTime) -> None:
         self._loop = loop
         self._set = False
-        self._waiters: list[_VTask] = []
+        self._waiters: list[_Wait] = []
 
     def set(self) -> None:
         self._set = True
         waiters, self._waiters = self._waiters, []
-        for t in waiters:
-            self._loop._ready(t)
+        for w in waiters:
+            w.fire(self._loop)
 
     def clear(self) -> None:
         self._set = False
@@ -128,7 +140,7 @@ class VirtualTime:
 
     def __init__(self) -> None:
         self._now = 0.0
-        self._timers: list[tuple[float, int, _VTask]] = []
+        self._timers: list[tuple[float, int, _Wait]] = []
         self._queue: list[_VTask] = []
         self._seq = itertools.count()
         self.tasks: list[_VTask] = []
@@ -141,6 +153,11 @@ class VirtualTime:
 
     def event(self) -> _VEvent:
         return _VEvent(self)
+
+    async def wait_for(self, ev: _VEvent, ns: float) -> bool:
+        if not ev.is_set():
+            await _Wait(at=self._now + max(0.0, ns), event=ev)
+        return ev.is_set()
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> _VTask:
         t = _VTask(coro)
@@ -157,19 +174,21 @@ class VirtualTime:
         except StopIteration as stop:
             t.finished, t.result = True, stop.value
             return
-        except BaseException as e:  # noqa: BLE001 (kept for the caller of run())
+        except BaseException as e:  # (kept for the caller of run())
             t.finished, t.error = True, e
             return
         if not isinstance(w, _Wait):
             t.coro.close()
             t.finished, t.error = True, DeviceTimeError(f"awaited {w!r}, not VirtualTime's")
-        elif w.event is not None:
+            return
+        w.task = t
+        if w.event is not None:
             if w.event.is_set():
-                self._ready(t)
-            else:
-                w.event._waiters.append(t)
-        else:
-            heapq.heappush(self._timers, (w.at or 0.0, next(self._seq), t))
+                w.fire(self)
+                return
+            w.event._waiters.append(w)
+        if w.at is not None:
+            heapq.heappush(self._timers, (w.at, next(self._seq), w))
 
     def run(self, coro: Coroutine[Any, Any, Any], limit_ns: float = 1e9) -> Any:
         """Run ``coro`` (and whatever it spawns) until it ends; its result, or its
@@ -196,8 +215,10 @@ class VirtualTime:
                     return
             if not self._timers:
                 return
-            at, _, t = heapq.heappop(self._timers)
+            at, _, w = heapq.heappop(self._timers)
+            if w.fired:
+                continue
             if at > limit_ns:
                 raise DeviceTimeError(f"still running at the {limit_ns} ns limit")
             self._now = max(self._now, at)
-            self._ready(t)
+            w.fire(self)

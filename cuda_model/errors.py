@@ -16,6 +16,8 @@ class cudaError(enum.IntEnum):
     cudaErrorInvalidDevicePointer = 17
     cudaErrorInvalidMemcpyDirection = 21
     cudaErrorInvalidDevice = 101
+    cudaErrorInvalidResourceHandle = 400
+    cudaErrorNotReady = 600
     cudaErrorIllegalAddress = 700
 
 

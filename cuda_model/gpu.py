@@ -18,12 +18,17 @@ import dataclasses
 import enum
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import EINVAL, ENOMEM
 from .extents import ExtentAllocator
 from .vram import PAGE_SHIFT, PAGE_SIZE, Vram, as_u8, page_pieces
+
+if TYPE_CHECKING:
+    from .device import DeviceBus
+    from .devtime import DeviceTime
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +271,11 @@ class Gpu:
         self.fault_log: list[Bar1Fault] = []
         # hooks for the runtime (stream flush before memory goes away)
         self.before_free: Callable[[], None] = lambda: None
+        # simulated time and the bus, given by the GPU's PCIe endpoint in a simulation
+        # (cuda_model.devtime, cuda_model.device); None: work runs at synchronisation
+        # points and nothing leaves the GPU
+        self.device_time: DeviceTime | None = None
+        self.bus: DeviceBus | None = None
         # virtual memory management: cuMemCreate handles, cuMemAddressReserve ranges
         self.vmm_handles: dict[int, PhysAlloc] = {}
         self._next_vmm = 1

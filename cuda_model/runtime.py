@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import logging
 from collections.abc import Callable
 
 import numpy as np
 
+from .device import Access, BusError, KernelContext
+from .devtime import DeviceTimeError
 from .dmabuf import HOST_PAGE_SIZE, NvDmaBuf
 from .errors import CudaError, CUresult, cudaError
 from .gpu import GPU_PAGE_SIZE, VMM_GRANULARITY, Allocation, Gpu, MemoryType, PhysAlloc
+from .hostreg import Registrations
+from .streams import DeviceTiming, Op, StreamEngine, cudaStreamDefault
 
 log = logging.getLogger(__name__)
 
@@ -143,11 +148,23 @@ def _as_dim3(d: int | tuple[int, ...]) -> tuple[int, int, int]:
 class CudaRuntime:
     """One process's CUDA context on one GPU (device 0)."""
 
-    def __init__(self, gpu: Gpu) -> None:
+    def __init__(self, gpu: Gpu, timing: DeviceTiming | None = None) -> None:
         self.gpu = gpu
-        self._queue: list[tuple[str, Callable[[], None]]] = []
         self._sticky: CudaError | None = None
         self._last_error = cudaError.cudaSuccess
+        self.engine = StreamEngine(lambda: gpu.device_time, self._async_failed, timing)
+        # memory registered for the GPU (cudaHostRegister): kernels and copies reach it
+        # over the bus
+        self.registered = Registrations()
+        # knobs of kernel accesses (cuda_model.device): the largest piece a plain store
+        # becomes on the bus (4: no coalescing), the size an mmio load is widened to (0:
+        # exact), and the relaxed-ordering attribute of the GPU's writes (NVIDIA's
+        # driver: EnablePCIERelaxedOrderingMode 0, off)
+        self.kernel_coalesce = 4
+        self.kernel_widen_loads = 0
+        self.relaxed_ordering = False
+        # the longest an awaited synchronisation waits (simulated ns)
+        self.sync_limit_ns = 100_000_000.0
         gpu.before_free = self._drain
         # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
         # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
@@ -160,27 +177,31 @@ class CudaRuntime:
         if self._sticky is not None:
             raise self._sticky
 
-    def _drain(self) -> None:
-        """Complete every queued operation in order (a synchronisation point)."""
-        queue, self._queue = self._queue, []
-        for what, op in queue:
-            try:
-                op()
-            except CudaError as e:
-                # errors of asynchronous work are sticky for the context, like a fault
-                self._sticky = e
-                log.error("asynchronous %s failed: %s", what, e)
-                raise
+    def _async_failed(self, what: str, e: CudaError) -> None:
+        # errors of asynchronous work are sticky for the context, like a fault
+        self._sticky = self._sticky or e
 
-    def _submit(self, what: str, op: Callable[[], None], sync: bool) -> None:
-        self._queue.append((what, op))
+    def _drain(self) -> None:
+        """Complete every queued operation now, in order (a synchronous synchronisation
+        point: work that must wait in simulated time cannot; await
+        :meth:`synchronize` for that)."""
+        self.engine.drain_now()
+
+    def _submit(
+        self, what: str, op: Callable[[], None], sync: bool, stream: int = 0, kind: str = "op"
+    ) -> Op:
+        async def body() -> None:
+            op()
+
+        queued = self.engine.submit(stream, what, kind, body)
         if sync:
             self._drain()
+        return queued
 
     @property
     def pending(self) -> int:
         """Operations queued and not yet complete."""
-        return len(self._queue)
+        return self.engine.pending
 
     def _device_range(self, ptr: int, count: int, what: str) -> Allocation:
         """The live device allocation ``[ptr, ptr + count)`` lies in. Freed memory is
@@ -620,8 +641,225 @@ class CudaRuntime:
         ):
             self._last_error = cudaError.cudaErrorInvalidValue
             raise CudaError(cudaError.cudaErrorInvalidValue, f"grid {g} block {b}")
+        self._launch(kernel, g, b, args, 0)
+
+    def cudaLaunchKernel(self, kernel: Callable[..., object], grid, block, args=(), stream=0):
+        """``kernel<<<grid, block, 0, stream>>>(args...)``: a kernel of the device API,
+        ``async def kernel(k: KernelContext, *args)`` (cuda_model.device), or a
+        host-only one, ``kernel(rt, grid, block, *args)``. The configuration is checked
+        as :meth:`launch` does."""
+        self._check_sticky()
+        g, b = _as_dim3(grid), _as_dim3(block)
+        if min(g) < 1 or min(b) < 1 or b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
+            self._last_error = cudaError.cudaErrorInvalidValue
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"grid {g} block {b}")
+        return self._launch(kernel, g, b, tuple(args), stream)
+
+    def _launch(self, kernel, g, b, args: tuple, stream: int) -> Op:
         name = getattr(kernel, "__name__", "kernel")
-        self._submit(name, lambda: kernel(self, g, b, *args), False)
+        if inspect.iscoroutinefunction(kernel):
+
+            async def body() -> None:
+                await kernel(KernelContext(self, name, g, b), *args)
+
+        else:
+
+            async def body() -> None:
+                kernel(self, g, b, *args)
+
+        return self.engine.submit(stream, f"kernel {name}", "kernel", body)
+
+    # ---------------------------------------------------------------- streams, events
+    def cudaStreamCreate(self) -> int:
+        """A new blocking stream (it synchronises with the legacy default stream)."""
+        return self.cudaStreamCreateWithFlags(cudaStreamDefault)
+
+    def cudaStreamCreateWithFlags(self, flags: int) -> int:
+        """A new stream; ``cudaStreamNonBlocking`` (1) keeps it apart from stream 0."""
+        self._check_sticky()
+        return self.engine.create_stream(flags)
+
+    def cudaStreamDestroy(self, stream: int) -> None:
+        """Destroy a stream; work already on it still runs."""
+        self.engine.destroy_stream(stream)
+
+    def cudaStreamQuery(self, stream: int = 0) -> cudaError:
+        """cudaSuccess when everything on the stream has run, else cudaErrorNotReady."""
+        self._check_sticky()
+        s = self.engine.stream(stream)
+        return cudaError.cudaErrorNotReady if s.ops else cudaError.cudaSuccess
+
+    def cudaStreamSynchronize(self, stream: int = 0) -> None:
+        """The synchronous form: runs the queued work now, in zero time (see
+        :meth:`_drain`); in a simulation await :meth:`stream_synchronize`."""
+        self._check_sticky()
+        self.engine.stream(stream)
+        self._drain()
+
+    async def stream_synchronize(self, stream: int = 0) -> None:
+        """Until everything now on ``stream`` has run, in simulated time (bounded by
+        :attr:`sync_limit_ns`); raises the sticky error of failed work."""
+        self._check_sticky()
+        s = self.engine.stream(stream)
+        ops = [s.last] if s.last is not None else []
+        await self.engine.wait_ops(ops, "cudaStreamSynchronize", self.sync_limit_ns)
+        self._check_sticky()
+
+    async def synchronize(self) -> None:
+        """``cudaDeviceSynchronize`` awaited: until every stream's work has run."""
+        self._check_sticky()
+        ops = [s.last for s in self.engine.streams.values() if s.last is not None]
+        await self.engine.wait_ops(ops, "cudaDeviceSynchronize", self.sync_limit_ns)
+        self._check_sticky()
+
+    def cudaEventCreate(self, flags: int = 0) -> int:
+        """A new event; flag 2 (cudaEventDisableTiming) keeps no time."""
+        if flags & ~0x7:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"event flags {flags:#x}")
+        return self.engine.create_event(timing=not flags & 0x2)
+
+    def cudaEventDestroy(self, event: int) -> None:
+        self.engine.destroy_event(event)
+
+    def cudaEventRecord(self, event: int, stream: int = 0) -> None:
+        """Capture the stream's work so far; the event completes after it, taking the
+        simulated time it ran at."""
+        self._check_sticky()
+        ev = self.engine.event(event)
+
+        async def body() -> None:
+            ev.time_ns = self.engine.now()
+
+        ev.time_ns = None
+        ev.op = self.engine.submit(stream, "cudaEventRecord", "event", body)
+
+    def cudaEventQuery(self, event: int) -> cudaError:
+        """cudaSuccess once the captured work ran (or nothing was captured)."""
+        ev = self.engine.event(event)
+        if ev.op is None or ev.op.done:
+            return cudaError.cudaSuccess
+        return cudaError.cudaErrorNotReady
+
+    def cudaEventSynchronize(self, event: int) -> None:
+        """The synchronous form (zero time, as :meth:`cudaStreamSynchronize`)."""
+        self._check_sticky()
+        self.engine.event(event)
+        self._drain()
+
+    async def event_synchronize(self, event: int) -> None:
+        """Until the event's captured work has run, in simulated time."""
+        ev = self.engine.event(event)
+        if ev.op is not None:
+            await self.engine.wait_ops([ev.op], "cudaEventSynchronize", self.sync_limit_ns)
+        self._check_sticky()
+
+    def cudaEventElapsedTime(self, start: int, end: int) -> float:
+        """Milliseconds between two completed events (simulated time)."""
+        a, b = self.engine.event(start), self.engine.event(end)
+        if not (a.timing and b.timing) or a.op is None or b.op is None:
+            raise CudaError(cudaError.cudaErrorInvalidResourceHandle, "event without time")
+        if a.time_ns is None or b.time_ns is None:
+            raise CudaError(cudaError.cudaErrorNotReady, "event not yet complete")
+        return (b.time_ns - a.time_ns) / 1e6
+
+    def cudaStreamWaitEvent(self, stream: int, event: int, flags: int = 0) -> None:
+        """Later work on ``stream`` waits for the event's captured work."""
+        self._check_sticky()
+        if flags:
+            raise CudaError(cudaError.cudaErrorInvalidValue, f"flags {flags:#x}")
+        ev = self.engine.event(event)
+
+        async def body() -> None:
+            return None
+
+        self.engine.submit(stream, "cudaStreamWaitEvent", "wait", body, [ev.op] if ev.op else [])
+
+    # ---------------------------------------------------------------- asynchronous copies
+    def cudaMemsetAsync(self, ptr: int, value: int, count: int, stream: int = 0) -> None:
+        """cudaMemset on a stream."""
+        self._check_sticky()
+        if count == 0:
+            return
+        self._device_range(ptr, count, "cudaMemsetAsync")
+        rate = self.engine.timing.local_bytes_per_ns
+
+        async def body() -> None:
+            t = self.gpu.device_time
+            if t is not None and count / rate >= 1:
+                await t.sleep(count / rate)
+            self.gpu.fill_va(ptr, count, value & 0xFF)
+
+        self.engine.submit(stream, "cudaMemsetAsync", "memset", body)
+
+    def cudaMemcpyAsync(self, dst, src, count: int, kind: cudaMemcpyKind, stream: int = 0):
+        """A copy on a stream: between device memory, host buffers, and memory registered
+        with CUDA. A side in registered memory is reached by the copy engine over the bus
+        (writes of up to the GPU's MPS, reads of up to its MRRS, several outstanding);
+        other host sides are staged now, as cudaMemcpy's."""
+        self._check_sticky()
+        if count < 0:
+            raise CudaError(cudaError.cudaErrorInvalidValue, "negative count")
+        s_reg = isinstance(src, int) and self.registered.find(src) is not None
+        d_reg = isinstance(dst, int) and self.registered.find(dst) is not None
+        if not (s_reg or d_reg):
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue,
+                "cudaMemcpyAsync of the model copies to or from registered memory; "
+                "use cudaMemcpy for the rest",
+            )
+        if count == 0:
+            return None
+        src_pieces = self._copy_side(src, count, s_reg, write=False)
+        dst_pieces = self._copy_side(dst, count, d_reg, write=True)
+        who = f"cudaMemcpyAsync {'D2R' if d_reg and not s_reg else 'R2D' if s_reg else 'R2R'}"
+
+        async def body() -> None:
+            data = await self._copy_read(src_pieces, who)
+            await self._copy_write(dst_pieces, data, who)
+
+        return self.engine.submit(stream, who, "memcpy", body)
+
+    def _copy_side(self, ptr, count: int, registered: bool, write: bool):
+        if registered:
+            pieces = self.registered.bus_pieces(ptr, count, write)
+            if pieces is None:
+                raise CudaError(
+                    cudaError.cudaErrorInvalidValue,
+                    f"cudaMemcpyAsync: {count} bytes at {ptr:#x} leave the registered range"
+                    + (" or it is read-only" if write else ""),
+                )
+            return pieces
+        self._device_range(ptr, count, "cudaMemcpyAsync")
+        return [(ptr, count)]
+
+    async def _copy_read(self, pieces, who: str) -> bytes:
+        out = bytearray()
+        for p in pieces:
+            if isinstance(p, tuple):
+                out += self.gpu.read_va(p[0], p[1]).tobytes()
+                continue
+            try:
+                out += await self._need_bus(who).read(p.addr, p.length, Access(who, p.range))
+            except BusError as e:
+                raise CudaError(cudaError.cudaErrorIllegalAddress, f"{who}: {e}") from None
+        return bytes(out)
+
+    async def _copy_write(self, pieces, data: bytes, who: str) -> None:
+        off = 0
+        for p in pieces:
+            if isinstance(p, tuple):
+                self.gpu.write_va(p[0], np.frombuffer(data[off : off + p[1]], dtype=np.uint8))
+                off += p[1]
+                continue
+            access = Access(who, p.range, self.relaxed_ordering)
+            await self._need_bus(who).write(p.addr, data[off : off + p.length], access)
+            off += p.length
+
+    def _need_bus(self, who: str):
+        bus = self.gpu.bus
+        if bus is None:
+            raise DeviceTimeError(f"{who}: registered memory needs the GPU on a bus")
+        return bus
 
     def kernel_write(self, ptr: int, data: np.ndarray) -> None:
         """Store from a kernel: an address outside any allocation is an illegal address."""

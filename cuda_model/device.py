@@ -1,0 +1,209 @@
+"""What a kernel can do: the model's device API, and the bus its non-local accesses take.
+
+A kernel is ``async def kernel(k: KernelContext, *args)``. Its loads and stores of device
+memory are local (the GPU's own memory, no time on the link); those of memory registered
+with CUDA (host memory, a third-party device's BAR) leave the GPU as PCIe requests through
+the :class:`DeviceBus` the GPU endpoint gives, each named by what the GPU was doing. A
+kernel written for the older host-only model, ``kernel(rt, grid, block, *args)``, still
+runs as it did.
+
+Access shapes (reference/gpu-requester.md, PTX ISA "mmio operation", measured SASS):
+
+- ``st32``/``st64`` with ``mmio=True`` (``st.mmio.relaxed.sys``): always performed, never
+  combined: one MWr of 4 or 8 bytes with its byte enables;
+- plain and volatile stores (``store``): a warp's stores may reach the link combined;
+  :attr:`KernelContext.coalesce` (bytes, a model knob) is the largest piece one store
+  becomes, 4 when off;
+- ``ld32``/``ld64`` with ``mmio=True``: always performed; an implementation may read
+  surrounding bytes: :attr:`KernelContext.widen_loads` (a knob, 0 = exact) widens each
+  to that aligned size;
+- ``threadfence_system()`` (``MEMBAR.SC.SYS``): every earlier write of the kernel is on
+  its way before any later access.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from .errors import CudaError, cudaError
+from .gpu import MemoryType
+
+if TYPE_CHECKING:
+    from .runtime import CudaRuntime
+
+
+class BusError(Exception):
+    """A request from the GPU failed on the bus: ``status`` is the completion status
+    (``UR``, ``CA``) or ``timeout``."""
+
+    def __init__(self, status: str, addr: int, detail: str = "") -> None:
+        self.status = status
+        self.addr = addr
+        super().__init__(f"{status} at {addr:#x}{': ' + detail if detail else ''}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Access:
+    """What a request is for, as the trace names it: the activity (``kernel mailbox``,
+    ``cudaMemcpyAsync``, ``cuStreamWriteValue32``) and the registered range it falls in."""
+
+    who: str
+    range: str = ""
+    relaxed: bool = False
+
+
+class DeviceBus(Protocol):
+    """The GPU's side of PCIe: the endpoint turns these into TLPs."""
+
+    def write(self, addr: int, data: bytes, access: Access) -> Awaitable[None]:
+        """A posted write of ``data`` at bus address ``addr`` (split as the link needs);
+        returns once it is on its way."""
+        ...
+
+    def read(self, addr: int, length: int, access: Access) -> Awaitable[bytes]:
+        """A non-posted read; :class:`BusError` when a completion fails or none comes."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Piece:
+    """Part of an access: ``length`` bytes at ``addr`` of device memory (``bus`` False,
+    ``addr`` a device VA) or of the bus (``bus`` True, ``addr`` a bus address)."""
+
+    addr: int
+    length: int
+    bus: bool
+    range: str = ""
+
+
+class KernelContext:
+    """One kernel's view of memory (see the module's docstring)."""
+
+    def __init__(self, rt: CudaRuntime, name: str, grid, block) -> None:
+        self.rt = rt
+        self.name = name
+        self.grid = grid
+        self.block = block
+        self.coalesce = rt.kernel_coalesce
+        self.widen_loads = rt.kernel_widen_loads
+        self.stores = 0  # requests this kernel put on the bus
+        self.loads = 0
+
+    def _fail(self, what: str, ptr: int, n: int, detail: str = "") -> CudaError:
+        return CudaError(
+            cudaError.cudaErrorIllegalAddress,
+            f"kernel {self.name}: {what} of {n} bytes at {ptr:#x}{': ' + detail if detail else ''}",
+        )
+
+    def _pieces(self, ptr: int, n: int, what: str, write: bool) -> list[Piece]:
+        a = self.rt.gpu.find_allocation(ptr)
+        if a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_DEVICE:
+            if ptr + n > a.end:
+                raise self._fail(what, ptr, n, "past the allocation")
+            return [Piece(ptr, n, False)]
+        pieces = self.rt.registered.bus_pieces(ptr, n, write)
+        if pieces is None:
+            raise self._fail(what, ptr, n, "not device memory nor registered")
+        return pieces
+
+    def _access(self, p: Piece) -> Access:
+        return Access(f"kernel {self.name}", p.range, self.rt.relaxed_ordering)
+
+    def _bus(self):
+        bus = self.rt.gpu.bus
+        if bus is None:
+            raise CudaError(
+                cudaError.cudaErrorIllegalAddress,
+                f"kernel {self.name}: registered memory needs the GPU on a bus (a simulation)",
+            )
+        return bus
+
+    async def _write(self, ptr: int, data: bytes, what: str, chunk: int) -> None:
+        off = 0
+        for p in self._pieces(ptr, len(data), what, True):
+            part = data[off : off + p.length]
+            off += p.length
+            if not p.bus:
+                self.rt.gpu.write_va(p.addr, np.frombuffer(part, dtype=np.uint8))
+                continue
+            bus = self._bus()
+            for i in range(0, len(part), chunk):
+                try:
+                    await bus.write(p.addr + i, part[i : i + chunk], self._access(p))
+                except BusError as e:
+                    raise self._fail(what, ptr, len(data), str(e)) from None
+                self.stores += 1
+
+    async def _read(self, ptr: int, n: int, what: str) -> bytes:
+        out = bytearray()
+        for p in self._pieces(ptr, n, what, False):
+            if not p.bus:
+                out += self.rt.gpu.read_va(p.addr, p.length).tobytes()
+                continue
+            addr, length = p.addr, p.length
+            if self.widen_loads:
+                w = self.widen_loads
+                lo = addr & ~(w - 1)
+                hi = -(-(addr + length) // w) * w
+                addr, length = lo, hi - lo
+            try:
+                got = await self._bus().read(addr, length, self._access(p))
+            except BusError as e:
+                raise self._fail(what, ptr, n, str(e)) from None
+            self.loads += 1
+            out += got[p.addr - addr : p.addr - addr + p.length]
+        return bytes(out)
+
+    # ------------------------------------------------------------------ the API
+    async def st32(self, ptr: int, value: int, mmio: bool = True) -> None:
+        """A 32-bit store (``st.mmio.relaxed.sys`` when ``mmio``): one 1-DW write."""
+        if ptr % 4:
+            raise self._fail("misaligned st32", ptr, 4)
+        await self._write(ptr, (value & 0xFFFF_FFFF).to_bytes(4, "little"), "st32", 4)
+
+    async def st64(self, ptr: int, value: int, mmio: bool = True) -> None:
+        """A 64-bit store: one 2-DW write."""
+        if ptr % 8:
+            raise self._fail("misaligned st64", ptr, 8)
+        await self._write(ptr, (value & (1 << 64) - 1).to_bytes(8, "little"), "st64", 8)
+
+    async def ld32(self, ptr: int, mmio: bool = True) -> int:
+        """A 32-bit load (``ld.mmio.relaxed.sys`` when ``mmio``: widened by the knob)."""
+        if ptr % 4:
+            raise self._fail("misaligned ld32", ptr, 4)
+        return int.from_bytes(await self._read(ptr, 4, "ld32"), "little")
+
+    async def ld64(self, ptr: int, mmio: bool = True) -> int:
+        """A 64-bit load."""
+        if ptr % 8:
+            raise self._fail("misaligned ld64", ptr, 8)
+        return int.from_bytes(await self._read(ptr, 8, "ld64"), "little")
+
+    async def store(self, ptr: int, data, volatile: bool = False) -> None:
+        """Plain (or volatile) stores of every thread, ``data`` in address order: pieces
+        of at most :attr:`coalesce` bytes (4 when off) on the bus."""
+        raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
+        await self._write(ptr, raw, "store", max(4, self.coalesce))
+
+    async def load(self, ptr: int, n: int) -> bytes:
+        """Plain loads of ``n`` bytes."""
+        return await self._read(ptr, n, "load")
+
+    async def nanosleep(self, ns: float) -> None:
+        """``__nanosleep(ns)``: the kernel waits (simulated time; a spin loop's pause)."""
+        t = self.rt.gpu.device_time
+        if t is None:
+            raise CudaError(
+                cudaError.cudaErrorIllegalAddress, f"kernel {self.name}: __nanosleep needs time"
+            )
+        await t.sleep(max(1.0, ns))
+
+    async def threadfence_system(self) -> None:
+        """``__threadfence_system()``: earlier writes are ordered before later accesses
+        (each bus write above already returns once on its way, so this orders by
+        construction; with relaxed ordering on it still orders this kernel's own)."""
+        return None

@@ -1,0 +1,315 @@
+"""Device work in simulated time (cuda_model.streams, cuda_model.device): streams run in
+order after their launch latency (cuda_model/probes/stream_timing.txt), events time them,
+kernels reach registered memory through the bus with the shapes the PTX memory model and
+the knobs give, and a failed request is a sticky error. Run on VirtualTime, no simulator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuda_model import CudaError, CudaRuntime, Gpu, cudaError
+from cuda_model.device import Access, BusError, KernelContext
+from cuda_model.devtime import DeviceTimeError, VirtualTime
+from cuda_model.hostreg import Registration
+from cuda_model.runtime import cudaMemcpyKind
+from cuda_model.streams import DeviceTiming, cudaStreamNonBlocking
+
+LAUNCH = DeviceTiming().kernel_launch_ns
+OP = DeviceTiming().op_launch_ns
+DEFAULT = cudaMemcpyKind.cudaMemcpyDefault
+HOST_VA = 0x7F00_0000_1000
+BUS = 0x40_0000_0000
+
+
+class FakeBus:
+    """Records every request; each takes ``ns`` of simulated time; reads answer from a
+    dict of bus bytes, or fail with ``fail`` (a completion status)."""
+
+    def __init__(self, vt: VirtualTime, ns: float = 100.0) -> None:
+        self.vt = vt
+        self.ns = ns
+        self.log: list[tuple[float, str, int, int, Access]] = []
+        self.mem: dict[int, int] = {}
+        self.fail: str | None = None
+
+    async def write(self, addr: int, data: bytes, access: Access) -> None:
+        self.log.append((self.vt.now_ns(), "w", addr, len(data), access))
+        for i, b in enumerate(data):
+            self.mem[addr + i] = b
+        await self.vt.sleep(self.ns)
+
+    async def read(self, addr: int, length: int, access: Access) -> bytes:
+        self.log.append((self.vt.now_ns(), "r", addr, length, access))
+        await self.vt.sleep(self.ns)
+        if self.fail:
+            raise BusError(self.fail, addr)
+        return bytes(self.mem.get(addr + i, 0) for i in range(length))
+
+
+def rig(**kw):
+    vt = VirtualTime()
+    gpu = Gpu(vram_size=64 << 20)
+    gpu.device_time = vt
+    gpu.bus = FakeBus(vt)
+    rt = CudaRuntime(gpu)
+    return vt, gpu, rt
+
+
+def register(rt: CudaRuntime, pages: list[int], size: int | None = None, **kw) -> int:
+    rt.registered.add(Registration(HOST_VA, size or 4096 * len(pages), pages, name="mailbox", **kw))
+    return HOST_VA
+
+
+def test_kernels_run_in_order_after_their_launch_latency() -> None:
+    vt, _gpu, rt = rig()
+    starts: list[float] = []
+
+    async def work(k: KernelContext, ns: float) -> None:
+        starts.append(vt.now_ns())
+        await k.nanosleep(ns)
+
+    async def main() -> None:
+        rt.cudaLaunchKernel(work, 1, 32, (3000.0,))
+        rt.cudaLaunchKernel(work, 1, 32, (10.0,))
+        assert rt.cudaStreamQuery(0) == cudaError.cudaErrorNotReady
+        await rt.synchronize()
+        assert rt.cudaStreamQuery(0) == cudaError.cudaSuccess
+
+    vt.run(main())
+    assert starts == [LAUNCH, LAUNCH + 3000.0 + LAUNCH]
+
+
+def test_events_time_the_work_between_them() -> None:
+    vt, gpu, rt = rig()
+    a, b = rt.cudaEventCreate(), rt.cudaEventCreate()
+    buf = rt.cudaMalloc(1 << 20)
+
+    async def main() -> float:
+        rt.cudaEventRecord(a)
+        rt.cudaMemsetAsync(buf, 0x5A, 1 << 20)
+        rt.cudaEventRecord(b)
+        assert rt.cudaEventQuery(b) == cudaError.cudaErrorNotReady
+        with pytest.raises(CudaError) as e:
+            rt.cudaEventElapsedTime(a, b)
+        assert e.value.code == cudaError.cudaErrorNotReady
+        await rt.event_synchronize(b)
+        assert rt.cudaEventQuery(b) == cudaError.cudaSuccess
+        return rt.cudaEventElapsedTime(a, b)
+
+    ms = vt.run(main())
+    # the memset's launch, its 1 MiB at the local rate, the second record's launch
+    want = OP + (1 << 20) / DeviceTiming().local_bytes_per_ns + OP
+    assert ms == pytest.approx(want / 1e6)
+    assert (gpu.read_va(buf, 1 << 20) == 0x5A).all()
+
+
+def test_streams_overlap_unless_they_synchronise() -> None:
+    vt, _gpu, rt = rig()
+    spans: dict[str, tuple[float, float]] = {}
+
+    async def work(k: KernelContext, tag: str) -> None:
+        t0 = vt.now_ns()
+        await k.nanosleep(20_000)
+        spans[tag] = (t0, vt.now_ns())
+
+    async def main() -> None:
+        free = rt.cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+        blocking = rt.cudaStreamCreate()
+        rt.launch(work, 1, 1, "legacy")
+        rt.cudaLaunchKernel(work, 1, 1, ("free",), free)
+        rt.cudaLaunchKernel(work, 1, 1, ("blocking",), blocking)
+        await rt.synchronize()
+        # an event orders two non-blocking streams
+        other = rt.cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+        ev = rt.cudaEventCreate()
+        rt.cudaLaunchKernel(work, 1, 1, ("first",), free)
+        rt.cudaEventRecord(ev, free)
+        rt.cudaStreamWaitEvent(other, ev)
+        rt.cudaLaunchKernel(work, 1, 1, ("second",), other)
+        await rt.synchronize()
+
+    vt.run(main())
+    assert spans["free"][0] < spans["legacy"][1], "a non-blocking stream runs beside stream 0"
+    assert spans["blocking"][0] >= spans["legacy"][1], "a blocking stream waits for stream 0"
+    assert spans["second"][0] >= spans["first"][1], "cudaStreamWaitEvent orders them"
+
+
+def test_kernel_stores_and_loads_reach_registered_memory_with_their_shapes() -> None:
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    # two pages, not contiguous on the bus
+    reg = register(rt, [BUS + 0x1000, BUS + 0x9000])
+
+    async def kernel(k: KernelContext) -> None:
+        await k.st32(reg + 0x10, 0x11223344)
+        await k.st64(reg + 0x18, 0x0102030405060708)
+        await k.store(reg + 0xFF0, bytes(range(32)))  # across the page boundary
+        await k.threadfence_system()
+        assert await k.ld32(reg + 0x10) == 0x11223344
+
+    async def main() -> None:
+        rt.launch(kernel, 1, 32)
+        await rt.synchronize()
+
+    vt.run(main())
+    shapes = [(op, addr - BUS, n) for _, op, addr, n, _ in bus.log]
+    assert shapes[:2] == [("w", 0x1010, 4), ("w", 0x1018, 8)]
+    # plain stores without coalescing: one DW each, split where the pages split
+    assert shapes[2:10] == [("w", 0x1FF0 + 4 * i, 4) for i in range(4)] + [
+        ("w", 0x9000 + 4 * i, 4) for i in range(4)
+    ]
+    assert shapes[10] == ("r", 0x1010, 4)
+    assert all(a.who == "kernel kernel" and a.range == "mailbox" for *_, a in bus.log)
+    assert not any(a.relaxed for *_, a in bus.log)
+    got = bytes(bus.mem[BUS + 0x9000 + i] for i in range(16))
+    assert got == bytes(range(16, 32))
+
+
+def test_coalescing_and_widened_loads_are_knobs() -> None:
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    reg = register(rt, [BUS, BUS + 0x1000])
+    rt.kernel_coalesce = 128
+    rt.kernel_widen_loads = 32
+
+    async def kernel(k: KernelContext) -> None:
+        await k.store(reg, bytes(256))
+        await k.st32(reg + 0x200, 1)  # mmio: never combined
+        await k.ld32(reg + 0x44)
+
+    async def main() -> None:
+        rt.launch(kernel, 1, 32)
+        await rt.synchronize()
+
+    vt.run(main())
+    shapes = [(op, addr - BUS, n) for _, op, addr, n, _ in bus.log]
+    assert shapes == [("w", 0, 128), ("w", 128, 128), ("w", 0x200, 4), ("r", 0x40, 32)]
+
+
+def test_a_failed_load_is_a_sticky_kernel_error() -> None:
+    vt, gpu, rt = rig()
+    gpu.bus.fail = "UR"
+    reg = register(rt, [BUS])
+    ran_after: list[bool] = []
+
+    async def kernel(k: KernelContext) -> None:
+        await k.ld32(reg)
+
+    async def later(k: KernelContext) -> None:
+        ran_after.append(True)
+
+    async def main() -> None:
+        rt.launch(kernel, 1, 1)
+        rt.launch(later, 1, 1)
+        with pytest.raises(CudaError) as e:
+            await rt.synchronize()
+        assert e.value.code == cudaError.cudaErrorIllegalAddress and "UR" in str(e.value)
+
+    vt.run(main())
+    assert not ran_after, "nothing runs after a sticky error"
+    with pytest.raises(CudaError):
+        rt.cudaMalloc(4096)
+    assert rt.cudaGetLastError() == cudaError.cudaErrorIllegalAddress
+
+
+@pytest.mark.parametrize(
+    "where, why",
+    [(0x10, "read-only"), (0x2000, "past the registration"), (None, "unregistered")],
+)
+def test_a_store_outside_what_is_registered_is_an_illegal_address(where, why) -> None:
+    vt, gpu, rt = rig()
+    reg = register(rt, [BUS, BUS + 0x1000], size=0x2000, read_only=why == "read-only")
+    ptr = 0x5000_0000 if where is None else reg + where - (4 if where == 0x2000 else 0)
+
+    async def kernel(k: KernelContext) -> None:
+        await k.st64(ptr, 7)
+
+    async def main() -> None:
+        rt.launch(kernel, 1, 1)
+        await rt.synchronize()
+
+    with pytest.raises(CudaError) as e:
+        vt.run(main())
+    assert e.value.code == cudaError.cudaErrorIllegalAddress, why
+    assert gpu.bus.log == [], "nothing reached the bus"
+
+
+def test_copy_engine_between_device_and_registered_memory() -> None:
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    reg = register(rt, [BUS, BUS + 0x1000, BUS + 0x2000])
+    dev = rt.cudaMalloc(0x3000)
+    data = np.random.default_rng(1).integers(0, 256, 0x2800, dtype=np.uint8)
+    gpu.write_va(dev, data)
+    back = rt.cudaMalloc(0x3000)
+
+    async def main() -> None:
+        s = rt.cudaStreamCreate()
+        rt.cudaMemcpyAsync(reg + 0x100, dev, 0x2800, DEFAULT, s)
+        rt.cudaMemcpyAsync(back, reg + 0x100, 0x2800, DEFAULT, s)
+        await rt.stream_synchronize(s)
+
+    vt.run(main())
+    assert (gpu.read_va(back, 0x2800) == data).all()
+    writes = [(a - BUS, n) for _, op, a, n, _ in bus.log if op == "w"]
+    assert writes == [(0x100, 0x2800)], "one contiguous piece: the endpoint splits by MPS"
+    assert {a.who for *_, a in bus.log} == {"cudaMemcpyAsync D2R", "cudaMemcpyAsync R2D"}
+    with pytest.raises(CudaError):  # off the end of the registration
+        rt.cudaMemcpyAsync(reg + 0x2F00, dev, 0x200, DEFAULT)
+
+
+def test_without_simulated_time_local_kernels_run_at_synchronisation() -> None:
+    gpu = Gpu(vram_size=64 << 20)
+    rt = CudaRuntime(gpu)
+    buf = rt.cudaMalloc(4096)
+
+    async def fill(k: KernelContext, value: int) -> None:
+        await k.store(buf, np.full(1024, value, dtype="<u4"))
+
+    rt.launch(fill, 1, 256, 7)
+    assert gpu.read_va(buf, 4)[0] == 0 and rt.pending == 1  # not yet: no time
+    rt.cudaDeviceSynchronize()
+    assert (gpu.read_va(buf, 4096).view("<u4") == 7).all()
+    # one that needs the bus cannot run in zero time: a named error, not a hang
+    rt.registered.add(Registration(HOST_VA, 4096, [BUS], name="bar"))
+
+    async def ring(k: KernelContext) -> None:
+        await k.st32(HOST_VA, 1)
+
+    rt.launch(ring, 1, 1)
+    with pytest.raises(CudaError):
+        rt.cudaDeviceSynchronize()
+
+
+def test_a_synchronous_call_while_work_runs_in_simulated_time_is_named() -> None:
+    vt, _gpu, rt = rig()
+
+    async def slow(k: KernelContext) -> None:
+        await k.nanosleep(50_000)
+
+    async def main() -> None:
+        rt.launch(slow, 1, 1)
+        await vt.sleep(LAUNCH + 100)
+        with pytest.raises(DeviceTimeError, match="kernel slow"):
+            rt.cudaDeviceSynchronize()
+        await rt.synchronize()
+
+    vt.run(main())
+
+
+def test_an_awaited_synchronisation_is_bounded() -> None:
+    vt, _gpu, rt = rig()
+    rt.sync_limit_ns = 1_000_000
+    flag = rt.cudaMalloc(4096)
+
+    async def spin(k: KernelContext) -> None:
+        while await k.ld32(flag) == 0:  # nobody sets it
+            await k.nanosleep(1000)
+
+    async def main() -> None:
+        rt.launch(spin, 1, 1)
+        with pytest.raises(DeviceTimeError, match="still not done"):
+            await rt.synchronize()
+
+    vt.run(main(), limit_ns=2_000_000)
