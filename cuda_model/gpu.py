@@ -27,7 +27,7 @@ from .extents import ExtentAllocator
 from .vram import PAGE_SHIFT, PAGE_SIZE, Vram, as_u8, page_pieces
 
 if TYPE_CHECKING:
-    from .device import DeviceBus
+    from .bus import DeviceBus
     from .devtime import DeviceTime
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 
-from .device import Piece
+from .bus import Piece
 
 HOST_PAGE = 4096
 

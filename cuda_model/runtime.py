@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .device import Access, BusError, KernelContext
+from .bus import Access, BusError
+from .device import KernelContext
 from .devtime import DeviceTimeError
 from .dmabuf import HOST_PAGE_SIZE, NvDmaBuf
 from .errors import CudaError, CUresult, cudaError

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from cuda_model import CudaError, CudaRuntime, Gpu, cudaError
-from cuda_model.device import Access, BusError, KernelContext
+from cuda_model.bus import Access, BusError
+from cuda_model.device import KernelContext
 from cuda_model.devtime import DeviceTimeError, VirtualTime
 from cuda_model.hostreg import Registration
 from cuda_model.runtime import cudaMemcpyKind
