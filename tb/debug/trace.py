@@ -79,6 +79,9 @@ class TlpTrace:
         self._moving: dict[str, deque[dict]] = {"H2C": deque(), "C2H": deque()}
         self._outstanding: dict[tuple[str, str, int, int], dict] = {}
         self.records = 0
+        # what the GPU was doing when it sent a request (tb.gpu_requester.name_of)
+        requester = getattr(tb, "gpu_requester", None)
+        self.gpu_names = requester.name_of if requester is not None else None
 
     # --- naming host memory -------------------------------------------------------------
     def name_buffer(self, base: int, size: int, name: str) -> None:
@@ -300,6 +303,13 @@ class TlpTrace:
             write = ft in MEM_WRITES
             target = self.decode(addr, nbytes, write)
             rec.update(addr=addr, len=nbytes, target=target)
+            by = self.gpu_names(tlp) if self.gpu_names is not None else None
+            if by is not None:  # a request of the GPU: what it was doing, which range
+                rec["by"] = by.who
+                if by.range:
+                    rec["range"] = by.range
+                if tlp.attr & 0x2:
+                    rec["ro"] = True
             if link == "fpga" and direction == UP and target["kind"] in ("host", "gpu_bar1"):
                 d = self._data_descriptor("C2H" if write else "H2C", addr, nbytes, target["label"])
                 if d is not None:

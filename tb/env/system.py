@@ -42,6 +42,7 @@ from ..models.transactors import TRANSACTORS, TransactorError
 from .backdoor import card
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
+from .gpu_requester import CocotbTime, GpuRequester
 from .link import UP, LinkTaps, ProtocolChecker
 from .profiles import (
     PLUGINS_ENV,
@@ -330,6 +331,10 @@ class TB:
         # the kernel's dma-buf core: nvidia.ko exports through it, drivers import
         self.dmabuf = DmaBufCore()
         self.gpu_dev, self.gpu_ep = make_gpu_device(self.gpu)
+        # the GPU's own work runs on the simulator's clock, its requests go out as TLPs
+        self.gpu_requester = GpuRequester(self.gpu_ep)
+        self.gpu.device_time = CocotbTime()
+        self.gpu.bus = self.gpu_requester
         self.topology = topology or os.environ.get("PEVB_TOPOLOGY", "switch")
         if self.topology == "switch":
             self.switch = Switch()
@@ -450,7 +455,9 @@ class TB:
         self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
         assert self.gpu_pci is not None, "GPU function not found by enumeration"
         await self.gpu_pci.enable_device()
+        await self.gpu_pci.set_master()  # (nvidia.ko does: the GPU is a requester too)
         self.gpu_ep.pcie_cap.max_payload_size = _size_code(self.profile.mps)
+        self.gpu_ep.pcie_cap.max_read_request_size = _size_code(self.profile.mrrs)
         self.faults.name_range(self.gpu_ep.bar1_bus_address(), self.gpu.bar1_size, "gpu")
         self.user_bar = None if self.bars.user is None else self.pci.bar_window[self.bars.user]
         self.dma_bar = self.pci.bar_window[self.bars.dma]

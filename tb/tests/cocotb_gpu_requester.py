@@ -1,0 +1,182 @@
+"""The GPU as a PCIe requester (tb/env/gpu_requester.py): kernels and copy engines of the
+CUDA model reach the card's BARs and host memory as TLPs from the GPU, in simulated time.
+
+Memory is registered here as ``cudaHostRegister`` registers it (a process range, the bus
+address of each page), straight into the runtime's table.
+"""
+
+from __future__ import annotations
+
+import cocotb
+import numpy as np
+from cocotb.triggers import Timer
+
+from cuda_model import CudaError, cudaError
+from cuda_model.device import KernelContext
+from cuda_model.hostreg import Registration
+from cuda_model.runtime import cudaMemcpyKind
+from driver_model import regs
+from driver_model.regs import Target
+from tb.debug.trace import enable_trace
+from tb.env.harness import setup
+from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
+
+DEFAULT = cudaMemcpyKind.cudaMemcpyDefault
+USER_VA = 0x7F00_0000_0000  # where the process mapped the card's user BAR
+DMA_VA = 0x7F00_0010_0000  # ... and its DMA BAR
+HOST_VA = 0x7F00_0100_0000  # ... and ordinary pinned memory
+
+
+def register(tb, va: int, bus: int, size: int, name: str, io: bool = True) -> int:
+    pages = [bus + i for i in range(0, size, 4096)]
+    tb.cuda.registered.add(Registration(va, size, pages, io=io, name=name))
+    return va
+
+
+def gpu_requests(tb, link: str = "gpu", direction: str = UP) -> list[tuple[str, int, int, int]]:
+    """(MWr/MRd, address, bytes, tag) of every request of the GPU, as ``link`` carries it
+    in ``direction`` (by default as the GPU sends them; ``"fpga", DOWN``: as the card
+    receives them)."""
+    seen: list[tuple[str, int, int, int]] = []
+    gpu_id = tb.gpu_ep.pcie_id
+
+    def observe(on: str, way: str, tlp) -> None:
+        if on == link and way == direction and tlp.requester_id == gpu_id:
+            if tlp.fmt_type in MEM_WRITES:
+                seen.append(("MWr", tlp.address, tlp.get_be_byte_count(), tlp.tag))
+            elif tlp.fmt_type in MEM_READS:
+                seen.append(("MRd", tlp.address, tlp.get_be_byte_count(), tlp.tag))
+
+    tb.links.add_observer(observe)
+    return seen
+
+
+async def arrived(seen: list, count: int) -> None:
+    """Until ``count`` requests were seen (bounded): a kernel's posted writes may still be
+    on their way when its stream is done, as on hardware."""
+    for _ in range(1000):
+        if len(seen) >= count:
+            return
+        await Timer(100, "ns")
+    raise AssertionError(f"{len(seen)} of {count} requests arrived: {seen}")
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_a_kernel_writes_and_reads_the_card_registers(dut):
+    """A kernel's 32-bit st.mmio to the card's LED register is one 1-DW MWr from the GPU,
+    the host reads the value back; its ld.mmio is one MRd whose completion brings it; the
+    trace names both by the kernel and the registered range."""
+    h = await setup(dut)
+    tb, rt = h.tb, h.tb.cuda
+    records: list[dict] = []
+    enable_trace(tb, records.append)
+    seen = gpu_requests(tb, "fpga", DOWN)
+    bar = register(tb, USER_VA, tb.pci.bar_addr[tb.bars.user], 4096, "card user BAR")
+    out = rt.cudaMalloc(4096)
+
+    async def mailbox(k: KernelContext, value: int) -> None:
+        await k.st32(bar + regs.USER_LED, value)
+        got = await k.ld32(bar + regs.USER_LED)
+        await k.st32(out, got, mmio=False)
+        await k.st32(out + 4, await k.ld32(bar + regs.USER_RAM_SIZE))
+
+    rt.launch(mailbox, 1, 1, 0x5)
+    await rt.synchronize()
+    assert await tb.user_read32(regs.USER_LED) == 0x5, "the kernel's store reached the card"
+    words = rt.gpu.read_va(out, 8).view("<u4")
+    assert words[0] == 0x5, "the kernel's load brought the register back"
+    assert words[1] == tb.profile.ram_size, "the RAM size register, read by the kernel"
+    base = tb.pci.bar_addr[tb.bars.user]
+    assert [(op, a - base, n) for op, a, n, _ in seen] == [
+        ("MWr", regs.USER_LED, 4),
+        ("MRd", regs.USER_LED, 4),
+        ("MRd", regs.USER_RAM_SIZE, 4),
+    ]
+    named = [r for r in records if r.get("by") == "kernel mailbox" and r["link"] == "fpga"]
+    assert [r["type"] for r in named] == ["MWr", "MRd", "MRd"], named
+    assert all(r["range"] == "card user BAR" for r in named)
+    assert named[0]["target"]["label"] == "FPGA LED"
+    assert rt.cudaGetLastError() == cudaError.cudaSuccess
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_a_64_bit_store_to_an_xdma_register_is_dropped(dut):
+    """The hazard: the XDMA register BAR takes only 32-bit accesses (PG195). A kernel's
+    64-bit store is one 2-DW MWr that the engine drops; two 32-bit stores take; a 64-bit
+    load is completed with Completer Abort, a sticky kernel error."""
+    h = await setup(dut)
+    tb, rt = h.tb, h.tb.cuda
+    seen = gpu_requests(tb, "fpga", DOWN)
+    dma = register(tb, DMA_VA, tb.pci.bar_addr[tb.bars.dma], 64 << 10, "card DMA BAR")
+    reg = regs.ch_reg(Target.H2C, regs.CH_POLL_WB_LO)
+    assert await tb.dma_read32(reg) == 0
+
+    async def wide(k: KernelContext) -> None:
+        await k.st64(dma + reg, 0x0000_0001_0000_1000)
+
+    async def narrow(k: KernelContext) -> None:
+        await k.st32(dma + reg, 0x2000)
+        await k.st32(dma + reg + 4, 0x1)
+
+    rt.launch(wide, 1, 1)
+    await rt.synchronize()
+    await arrived(seen, 1)
+    assert seen[-1][2] == 8, "one 2-DW write reached the card"
+    assert await tb.dma_read32(reg) == 0, "the engine dropped the 64-bit write"
+    assert await tb.dma_read32(reg + 4) == 0
+    rt.launch(narrow, 1, 1)
+    await rt.synchronize()
+    await arrived(seen, 3)
+    assert await tb.dma_read32(reg) == 0x2000 and await tb.dma_read32(reg + 4) == 1
+
+    async def wide_load(k: KernelContext) -> None:
+        await k.ld64(dma + reg)
+
+    rt.launch(wide_load, 1, 1)
+    try:
+        await rt.synchronize()
+    except CudaError as e:
+        assert e.code == cudaError.cudaErrorIllegalAddress and "CA" in str(e), e
+    else:
+        raise AssertionError("a 64-bit register load did not fail")
+    assert rt.cudaGetLastError() == cudaError.cudaErrorIllegalAddress, "sticky"
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_copy_engine_to_and_from_pinned_host_memory(dut):
+    """cudaMemcpyAsync between device memory and registered host memory: MPS-sized
+    writes and MRRS-sized reads that never cross 4 KiB, several reads outstanding, the
+    bytes exact both ways; the stream's events time it."""
+    h = await setup(dut)
+    tb, rt = h.tb, h.tb.cuda
+    seen = gpu_requests(tb)
+    n = 20_000
+    buf = tb.alloc_host(24 << 10, "pinned")
+    bus = buf.get_absolute_address(0)
+    buf[0 : 24 << 10] = bytes([0xEE]) * (24 << 10)
+    host = register(tb, HOST_VA, bus, 24 << 10, "pinned", io=False)
+    data = np.random.default_rng(5).integers(0, 256, n, dtype=np.uint8)
+    dev = rt.cudaMalloc(n)
+    back = rt.cudaMalloc(n)
+    rt.gpu.write_va(dev, data)
+    s = rt.cudaStreamCreate()
+    a, b = rt.cudaEventCreate(), rt.cudaEventCreate()
+    rt.cudaEventRecord(a, s)
+    rt.cudaMemcpyAsync(host + 100, dev, n, DEFAULT, s)
+    rt.cudaMemcpyAsync(back, host + 100, n, DEFAULT, s)
+    rt.cudaEventRecord(b, s)
+    await rt.stream_synchronize(s)
+    assert bytes(buf[100 : 100 + n]) == data.tobytes()
+    assert bytes(buf[0:100]) == bytes([0xEE]) * 100 and buf[100 + n] == 0xEE
+    assert (rt.gpu.read_va(back, n) == data).all()
+    mps, mrrs = tb.profile.mps, tb.profile.mrrs
+    writes = [(adr, m) for op, adr, m, _ in seen if op == "MWr"]
+    reads = [(adr, m) for op, adr, m, _ in seen if op == "MRd"]
+    assert sum(m for _, m in writes) == n and sum(m for _, m in reads) == n
+    for adr, m in writes + reads:
+        assert adr // 4096 == (adr + m - 1) // 4096, f"{adr:#x}+{m} crosses 4 KiB"
+    assert max(m for _, m in writes) <= mps and max(m for _, m in reads) <= mrrs
+    assert sum(1 for _, m in writes if m == mps) >= n // mps - 6, "writes are MPS-sized"
+    assert len({t for op, *_, t in seen if op == "MRd"}) > 1, "several tags in flight"
+    ms = rt.cudaEventElapsedTime(a, b)
+    assert 0 < ms < 1, ms
