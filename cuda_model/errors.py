@@ -19,6 +19,9 @@ class cudaError(enum.IntEnum):
     cudaErrorInvalidResourceHandle = 400
     cudaErrorNotReady = 600
     cudaErrorIllegalAddress = 700
+    cudaErrorHostMemoryAlreadyRegistered = 712
+    cudaErrorHostMemoryNotRegistered = 713
+    cudaErrorNotPermitted = 800
 
 
 class CUresult(enum.IntEnum):
@@ -29,6 +32,9 @@ class CUresult(enum.IntEnum):
     CUDA_ERROR_OUT_OF_MEMORY = 2
     CUDA_ERROR_INVALID_HANDLE = 400
     CUDA_ERROR_NOT_FOUND = 500
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713
+    CUDA_ERROR_NOT_PERMITTED = 800
     CUDA_ERROR_NOT_SUPPORTED = 801
 
 

@@ -276,6 +276,11 @@ class Gpu:
         # points and nothing leaves the GPU
         self.device_time: DeviceTime | None = None
         self.bus: DeviceBus | None = None
+        # every BAR of this GPU as (bus address, size), given by its endpoint: registering
+        # a range in one is refused (cuda_model.hostreg); and nvidia.ko's
+        # PeerMappingOverride registry key (non-root processes may register I/O memory)
+        self.bar_ranges: Callable[[], list[tuple[int, int]]] = lambda: []
+        self.peer_mapping_override = False
         # virtual memory management: cuMemCreate handles, cuMemAddressReserve ranges
         self.vmm_handles: dict[int, PhysAlloc] = {}
         self._next_vmm = 1

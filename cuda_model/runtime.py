@@ -14,6 +14,7 @@ a surface before the application synchronised sees the old bytes, as on hardware
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import inspect
@@ -28,7 +29,7 @@ from .devtime import DeviceTimeError
 from .dmabuf import HOST_PAGE_SIZE, NvDmaBuf
 from .errors import CudaError, CUresult, cudaError
 from .gpu import GPU_PAGE_SIZE, VMM_GRANULARITY, Allocation, Gpu, MemoryType, PhysAlloc
-from .hostreg import Registrations
+from .hostreg import Registrations, UserMemory, host_register, host_unregister
 from .streams import DeviceTiming, Op, StreamEngine, cudaStreamDefault
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,17 @@ MAX_BLOCK_DIM = (1024, 1024, 64)
 MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 
 
+@contextlib.contextmanager
+def _as_driver_error():
+    """Runtime errors as the driver API's CUresult of the same number."""
+    try:
+        yield
+    except CudaError as e:
+        if isinstance(e.code, cudaError) and int(e.code) in CUresult._value2member_map_:
+            raise CudaError(CUresult(int(e.code)), str(e)) from None
+        raise
+
+
 def _as_dim3(d: int | tuple[int, ...]) -> tuple[int, int, int]:
     t = (d,) if isinstance(d, int) else tuple(d)
     if not 1 <= len(t) <= 3:
@@ -166,6 +178,8 @@ class CudaRuntime:
         self.relaxed_ordering = False
         # the longest an awaited synchronisation waits (simulated ns)
         self.sync_limit_ns = 100_000_000.0
+        # the process whose memory cudaHostRegister pins (driver_model.host.UserProcess)
+        self.process: UserMemory | None = None
         gpu.before_free = self._drain
         # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
         # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
@@ -411,11 +425,66 @@ class CudaRuntime:
         is cudaMemoryTypeUnregistered with cudaSuccess, as CUDA 13 answers."""
         self._check_sticky()
         a = self.gpu.find_allocation(ptr) if ptr else None
+        if a is None and ptr and self.registered.find(ptr) is not None:
+            # registered memory: host memory whose device pointer is its host pointer
+            return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeHost, 0, ptr, ptr)
         if a is None:
             return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeUnregistered, -1, 0, 0)
         if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
             return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeHost, 0, ptr, ptr)
         return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeDevice, 0, ptr, 0)
+
+    # ---------------------------------------------------------------- registration
+    def cudaHostRegister(self, ptr: int, size: int, flags: int = 0) -> None:
+        """Page-lock ``[ptr, ptr + size)`` of the process (or register a device's BAR
+        mapped there, with ``cudaHostRegisterIoMemory``) for the GPU: its kernels and
+        copies reach it over the bus, at the same pointer. Rules: cuda_model.hostreg."""
+        self._check_sticky()
+        owned = any(
+            self.gpu.find_allocation(p) is not None for p in (ptr, ptr + max(size, 1) - 1) if p
+        )
+        host_register(
+            self.registered,
+            self.process,
+            ptr,
+            size,
+            flags,
+            owned,
+            self.gpu.bar_ranges(),
+            self.gpu.peer_mapping_override,
+        )
+
+    def cudaHostUnregister(self, ptr: int) -> None:
+        """Undo :meth:`cudaHostRegister`: its pages are unpinned."""
+        self._check_sticky()
+        host_unregister(self.registered, self.process, ptr)
+
+    def cudaHostGetDevicePointer(self, ptr: int, flags: int = 0) -> int:
+        """The device pointer of registered or cudaHostAlloc memory: the host pointer
+        (unified addressing, measured). Flags must be 0."""
+        self._check_sticky()
+        a = self.gpu.find_allocation(ptr) if ptr else None
+        known = self.registered.find(ptr) is not None if ptr else False
+        known = known or (a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_HOST)
+        if flags or not known:
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue, f"cudaHostGetDevicePointer({ptr:#x}, {flags})"
+            )
+        return ptr
+
+    def cuMemHostRegister(self, ptr: int, size: int, flags: int = 0) -> None:
+        """The driver API's :meth:`cudaHostRegister` (``CU_MEMHOSTREGISTER_*`` are the
+        same bits); CUresult codes."""
+        with _as_driver_error():
+            self.cudaHostRegister(ptr, size, flags)
+
+    def cuMemHostUnregister(self, ptr: int) -> None:
+        with _as_driver_error():
+            self.cudaHostUnregister(ptr)
+
+    def cuMemHostGetDevicePointer(self, ptr: int, flags: int = 0) -> int:
+        with _as_driver_error():
+            return self.cudaHostGetDevicePointer(ptr, flags)
 
     def cudaDeviceSynchronize(self) -> None:
         """Wait for every queued operation; raises a sticky error from earlier work."""

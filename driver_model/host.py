@@ -194,10 +194,18 @@ class HostMemory:
 
 
 @dataclass
-class _Mapping:
+class Vma:
+    """One mapping of a process (a ``vm_area_struct``): ``frames`` holds the physical
+    (bus) address of each page. ``io``: a device mapping (``VM_IO | VM_PFNMAP``, made by
+    ``remap_pfn_range``: no ``struct page`` behind it, so ``get_user_pages`` refuses it);
+    ``cached``: mapped write-back (False: uncached, as device memory is mapped)."""
+
     start: int
     frames: list[int]
     writable: bool = True
+    io: bool = False
+    cached: bool = True
+    name: str = ""
 
     @property
     def end(self) -> int:
@@ -218,10 +226,13 @@ class UserProcess:
     ``get_user_pages``.
     """
 
-    def __init__(self, host: HostMemory, name: str = "app") -> None:
+    def __init__(self, host: HostMemory, name: str = "app", privileged: bool = True) -> None:
         self.host = host
         self.name = name
-        self._maps: list[_Mapping] = []  # sorted by start
+        # runs as root (CAP_SYS_ADMIN, CAP_SYS_RAWIO): may map /dev/mem and sysfs
+        # resources, and register I/O memory with CUDA
+        self.privileged = privileged
+        self._maps: list[Vma] = []  # sorted by start
         self._next = USER_MMAP_BASE
         self._malloc: dict[int, int] = {}  # malloc pointer -> mapping start
         # the file descriptor table: fd -> file (0-2 are the standard streams)
@@ -261,9 +272,30 @@ class UserProcess:
             self.host.phys.write(f, bytes(PAGE_SIZE))
         start = self._next
         self._next += (n + 1) * PAGE_SIZE  # a guard page between mappings
-        m = _Mapping(start, frames, writable)
+        m = Vma(start, frames, writable)
         bisect.insort(self._maps, m, key=lambda x: x.start)
         return start
+
+    def mmap_io(
+        self, phys: int, size: int, writable: bool = True, cached: bool = False, name: str = ""
+    ) -> int:
+        """A device mapping of ``size`` bytes (rounded up to pages) of bus addresses from
+        page-aligned ``phys`` (what a driver's ``mmap`` makes with ``io_remap_pfn_range``:
+        ``VM_IO | VM_PFNMAP``, contiguous frames, uncached unless ``cached``); its address.
+        The process's own loads and stores through it are MMIO, not modelled here
+        (:meth:`read` and :meth:`write` refuse them)."""
+        if size <= 0 or phys % PAGE_SIZE:
+            raise HostMemoryError(errno.EINVAL, f"mmap of {size} device bytes at {phys:#x}")
+        n = -(-size // PAGE_SIZE)
+        start = self._next
+        self._next += (n + 1) * PAGE_SIZE
+        m = Vma(start, [phys + i * PAGE_SIZE for i in range(n)], writable, True, cached, name)
+        bisect.insort(self._maps, m, key=lambda x: x.start)
+        return start
+
+    def vma(self, addr: int) -> Vma | None:
+        """The mapping holding ``addr`` (``find_vma``, exact), or None."""
+        return self._find(addr)
 
     def mprotect(self, addr: int, writable: bool) -> None:
         """Make the mapping starting at ``addr`` read-only (or writable again)."""
@@ -278,7 +310,8 @@ class UserProcess:
         for i, m in enumerate(self._maps):
             if m.start == addr:
                 del self._maps[i]
-                self.host.release_frames(m.frames)
+                if not m.io:  # (a device mapping's frames are the device's)
+                    self.host.release_frames(m.frames)
                 return
         raise HostMemoryError(errno.EINVAL, f"no mapping at {addr:#x}")
 
@@ -297,7 +330,7 @@ class UserProcess:
             raise HostMemoryError(errno.EINVAL, f"free of {ptr:#x}: not a malloc pointer")
         self.munmap(start)
 
-    def _find(self, addr: int) -> _Mapping | None:
+    def _find(self, addr: int) -> Vma | None:
         i = bisect.bisect_right(self._maps, addr, key=lambda x: x.start) - 1
         if i >= 0 and self._maps[i].start <= addr < self._maps[i].end:
             return self._maps[i]
@@ -318,6 +351,10 @@ class UserProcess:
             m = self._find(pos)
             if m is None:
                 raise HostMemoryError(errno.EFAULT, f"user address {pos:#x} is not mapped")
+            if m.io:
+                raise HostMemoryError(
+                    errno.EFAULT, f"user address {pos:#x} maps a device: MMIO, not memory"
+                )
             if write and not m.writable:
                 raise HostMemoryError(errno.EFAULT, f"user address {pos:#x} is read-only")
             phys = self.translate(pos)
@@ -362,13 +399,15 @@ class UserProcess:
         """Pin ``nr_pages`` pages from page-aligned ``start``; their frames. Stops at the
         first unmapped page, or with ``write`` (FOLL_WRITE: the device will write them) at
         the first read-only one (a short count, as the kernel call returns). Every frame
-        returned is pinned, a short count's too: :meth:`put_user_pages` each."""
+        returned is pinned, a short count's too: :meth:`put_user_pages` each. A device
+        mapping (``VM_IO | VM_PFNMAP``) has no pages to pin: the count stops there too
+        (Linux fails it with -EFAULT)."""
         if start % PAGE_SIZE:
             raise HostMemoryError(errno.EINVAL, f"get_user_pages at unaligned {start:#x}")
         out: list[int] = []
         for i in range(nr_pages):
             m = self._find(start + i * PAGE_SIZE)
-            if m is None or (write and not m.writable):
+            if m is None or m.io or (write and not m.writable):
                 break
             phys = self.translate(start + i * PAGE_SIZE)
             assert phys is not None

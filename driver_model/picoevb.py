@@ -823,6 +823,28 @@ class PicoevbFile:
             return f"{length} bytes at card offset {offset:#x} run past the card RAM ({ram} bytes)"
         return ""
 
+    # ------------------------------------------------------------------ mmap
+    def mmap(self, length: int, offset: int = 0, writable: bool = True) -> int:
+        """``mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset)``: BAR
+        ``offset >> PICOEVB_MMAP_BAR_SHIFT`` from the offset's low bits, mapped into the
+        process uncached with ``io_remap_pfn_range`` (``VM_IO | VM_PFNMAP``); its address,
+        or -EINVAL (no such BAR, an offset not page aligned, a range past the BAR's end),
+        -EBADF on a closed file, -ENODEV after remove."""
+        if self.closed:
+            return self._fail(errno.EBADF, "the file is closed")
+        if self.drv.removed:
+            return self._fail(errno.ENODEV, "the device has been removed")
+        bar = offset >> uapi.PICOEVB_MMAP_BAR_SHIFT
+        off = offset & ((1 << uapi.PICOEVB_MMAP_BAR_SHIFT) - 1)
+        p = self.drv.platform
+        size = p.pci_resource_len(bar) if bar < 6 else 0
+        if not size or off % PAGE_SIZE or length <= 0 or off + length > size:
+            return self._fail(
+                errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}: BAR{bar} is {size}"
+            )
+        name = {p.bars.user: "card user BAR", p.bars.dma: "card DMA BAR"}.get(bar, f"BAR{bar}")
+        return self.process.mmap_io(p.pci_resource_start(bar) + off, length, writable, name=name)
+
     # ------------------------------------------------------------------ ioctls
     async def ioctl(self, cmd: int, arg) -> int:
         """``unlocked_ioctl``: 0 or a negative errno (why: :attr:`last_error`)."""

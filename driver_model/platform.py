@@ -123,6 +123,10 @@ class Platform(Protocol):
         has no BAR (the upper half of a 64-bit BAR included)."""
         ...
 
+    def pci_resource_start(self, bar: int) -> int:
+        """``pci_resource_start``: the bus address BAR ``bar`` was given (0 if none)."""
+        ...
+
     def pci_resource_flags(self, bar: int) -> int:
         """``pci_resource_flags``: ``IORESOURCE_*`` bits of BAR ``bar`` (0 if none)."""
         ...

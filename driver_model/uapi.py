@@ -197,3 +197,9 @@ ARG_TYPES: dict[int, type[_Struct] | None] = {
 IOCTL_NAMES = {
     v: k for k, v in globals().items() if k.startswith("PICOEVB_IOC_") and k != "PICOEVB_IOC_MAGIC"
 }
+
+
+# mmap of /dev/picoevb (this project's addition, not in the original driver): the file
+# offset selects the BAR, ``bar << PICOEVB_MMAP_BAR_SHIFT`` plus the offset in it; the
+# mapping is a device mapping (VM_IO | VM_PFNMAP, uncached), as io_remap_pfn_range makes
+PICOEVB_MMAP_BAR_SHIFT = 20

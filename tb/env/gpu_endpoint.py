@@ -49,11 +49,21 @@ class GpuEndpoint(MemoryEndpoint):
             assert self.bar_ptr == slot, f"BAR slot {self.bar_ptr}, expected {slot}"
             self.add_region(size, read=read, write=write, ext=True, prefetch=True)
         gpu.bar1_base_provider = self.bar1_bus_address
+        gpu.bar_ranges = self.bar_ranges
         gpu.clock = lambda: get_sim_time("ns")
 
     def bar1_bus_address(self) -> int:
         """BAR1's address as programmed by enumeration (0 before)."""
         return ((self.bar[BAR1 + 1] << 32) | self.bar[BAR1]) & ~0xF
+
+    def bar_ranges(self) -> list[tuple[int, int]]:
+        """Every BAR as enumeration placed it: (bus address, size); none before."""
+        out = []
+        for slot, size in ((BAR0, BAR0_SIZE), (BAR1, self.gpu.bar1_size), (BAR3, BAR3_SIZE)):
+            base = ((self.bar[slot + 1] << 32) | self.bar[slot]) & ~0xF
+            if base:
+                out.append((base, size))
+        return out
 
     async def _bar0_read(self, addr: int, length: int) -> bytes:
         return self.gpu.bar0_read(addr, length)

@@ -294,6 +294,7 @@ async def bring_up(dut, config: DriverConfig | None = None, **tb_kwargs) -> Rig:
     drv = PicoevbRdma(platform, tb.p2p, config, dmabuf=tb.dmabuf)
     await drv.probe()
     process = UserProcess(platform.host)
+    tb.cuda.process = process  # (what cudaHostRegister pins)
     # the process's CUDA exports dma-bufs into its own descriptor table
     tb.cuda.dma_buf_export = lambda ops, size: tb.dmabuf.export_fd(process, ops, size)
     return Rig(tb, platform, drv, process, drv.open(process))

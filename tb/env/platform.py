@@ -279,6 +279,11 @@ class TbPlatform:
         sizes = self.tb.pci.bar_size
         return (sizes[bar] or 0) if 0 <= bar < len(sizes) else 0
 
+    def pci_resource_start(self, bar: int) -> int:
+        if not self.pci_resource_len(bar):
+            return 0
+        return self.tb.pci.bar_addr[bar] or 0
+
     def pci_resource_flags(self, bar: int) -> int:
         if not self.pci_resource_len(bar):
             return 0

@@ -1,25 +1,33 @@
 """The GPU as a PCIe requester (tb/env/gpu_requester.py): kernels and copy engines of the
 CUDA model reach the card's BARs and host memory as TLPs from the GPU, in simulated time.
 
-Memory is registered here as ``cudaHostRegister`` registers it (a process range, the bus
-address of each page), straight into the runtime's table.
+The first tests put ranges straight into the runtime's registration table (a process
+range, the bus address of each page: what cudaHostRegister makes); the last goes the
+whole way, from a mapping of the card's BAR through cudaHostRegister.
 """
 
 from __future__ import annotations
+
+import errno
 
 import cocotb
 import numpy as np
 from cocotb.triggers import Timer
 
-from cuda_model import CudaError, cudaError
+from cuda_model import CudaError, CudaRuntime, cudaError
 from cuda_model.device import KernelContext
 from cuda_model.hostreg import Registration
+from cuda_model.hostreg import cudaHostRegisterIoMemory as IO
 from cuda_model.runtime import cudaMemcpyKind
-from driver_model import regs
+from driver_model import regs, uapi
+from driver_model.devmem import mmap_dev_mem, mmap_resource
+from driver_model.host import UserProcess
+from driver_model.picoevb import ioctl
 from driver_model.regs import Target
 from tb.debug.trace import enable_trace
-from tb.env.harness import setup
+from tb.env.harness import bring_up, setup
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
+from tb.env.userbuf import expect_errno
 
 DEFAULT = cudaMemcpyKind.cudaMemcpyDefault
 USER_VA = 0x7F00_0000_0000  # where the process mapped the card's user BAR
@@ -180,3 +188,94 @@ async def test_copy_engine_to_and_from_pinned_host_memory(dut):
     assert len({t for op, *_, t in seen if op == "MRd"}) > 1, "several tags in flight"
     ms = rt.cudaEventElapsedTime(a, b)
     assert 0 < ms < 1, ms
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_the_card_bar_registered_as_the_notes_do(dut):
+    """The notes' path: the process maps the card's BAR (the driver's mmap, the sysfs
+    resource file, /dev/mem), registers it with cudaHostRegister(IoMemory), takes the
+    device pointer, and a kernel's stores reach the card. An unprivileged process, a
+    mapping of RAM through /dev/mem, the GPU's own BAR and pinning the mapping's pages
+    are refused as Linux and CUDA refuse them."""
+    rig = await bring_up(dut)
+    tb, rt, proc, fd, p = rig.tb, rig.cuda, rig.process, rig.fd, rig.platform
+    seen = gpu_requests(tb, "fpga", DOWN)
+
+    # the driver's mmap of the user BAR
+    user = fd.mmap(4096, regs.BAR_USER << uapi.PICOEVB_MMAP_BAR_SHIFT)
+    assert user > 0, fd.last_error
+    assert fd.mmap(8192, regs.BAR_USER << uapi.PICOEVB_MMAP_BAR_SHIFT) == -errno.EINVAL
+    assert fd.mmap(4096, 5 << uapi.PICOEVB_MMAP_BAR_SHIFT) == -errno.EINVAL
+    rt.cudaHostRegister(user, 4096, IO)
+    led = rt.cudaHostGetDevicePointer(user) + regs.USER_LED
+
+    async def light(k: KernelContext, value: int) -> None:
+        await k.st32(led, value)
+
+    rt.launch(light, 1, 1, 0x2)
+    await rt.synchronize()
+    await arrived(seen, 1)
+    assert await p.ioread32(regs.BAR_USER, regs.USER_LED) == 0x2
+
+    # the sysfs resource file of the DMA BAR; a 32-bit store to a RW register takes
+    dma = mmap_resource(p, proc, regs.BAR_DMA, 64 << 10)
+    assert dma > 0
+    rt.cudaHostRegister(dma, 64 << 10, IO)
+    wb = regs.ch_reg(Target.C2H, regs.CH_POLL_WB_LO)
+
+    async def poke(k: KernelContext) -> None:
+        await k.st32(dma + wb, 0x4000)
+
+    rt.launch(poke, 1, 1)
+    await rt.synchronize()
+    await arrived(seen, 2)
+    assert await p.ioread32(regs.BAR_DMA, wb) == 0x4000
+
+    # /dev/mem: the card's BAR yes, RAM no, the GPU's own BAR1 is refused by CUDA
+    assert mmap_dev_mem(proc, p.host, p.host.base, 4096) == -errno.EPERM
+    gpu_bar1 = mmap_dev_mem(proc, p.host, tb.gpu_ep.bar1_bus_address(), 1 << 16)
+    assert gpu_bar1 > 0
+    with pytest_raises(CudaError) as e:
+        rt.cudaHostRegister(gpu_bar1, 1 << 16, IO)
+    assert e.code == cudaError.cudaErrorInvalidValue and "GPU's BAR" in e.text
+
+    # the device mapping has no pages to pin: an ioctl with a user buffer there fails
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_H2C_DMA, _h2c_arg(proc, user, 256)), errno.EFAULT, "H2C"
+    )
+
+    # an unprivileged process may map nothing from sysfs and register no I/O memory
+    other = UserProcess(p.host, "user", privileged=False)
+    assert mmap_resource(p, other, regs.BAR_DMA, 4096) == -errno.EPERM
+    theirs = CudaRuntime(tb.gpu)  # (its own context)
+    theirs.process = other
+    mine = rig.drv.open(other).mmap(4096, regs.BAR_USER << uapi.PICOEVB_MMAP_BAR_SHIFT)
+    with pytest_raises(CudaError) as e:
+        theirs.cudaHostRegister(mine, 4096, IO)
+    assert e.code == cudaError.cudaErrorNotPermitted
+    tb.gpu.peer_mapping_override = True
+    theirs.cudaHostRegister(mine, 4096, IO)
+
+
+def _h2c_arg(proc, src: int, n: int) -> int:
+    arg = proc.mmap(4096)
+    proc.write(arg, bytes(uapi.picoevb_rdma_h2c_dma(src=src, dst=0, len=n)))
+    return arg
+
+
+class pytest_raises:
+    """``with pytest_raises(E) as e``: the block raises E (code and text kept)."""
+
+    def __init__(self, kind: type[Exception]) -> None:
+        self.kind = kind
+        self.code = None
+        self.text = ""
+
+    def __enter__(self) -> pytest_raises:
+        return self
+
+    def __exit__(self, kind, value, tb) -> bool:
+        assert kind is not None and issubclass(kind, self.kind), f"no {self.kind.__name__}"
+        self.code = getattr(value, "code", None)
+        self.text = str(value)
+        return True
