@@ -25,7 +25,7 @@ from driver_model.host import UserProcess
 from driver_model.picoevb import ioctl
 from driver_model.regs import Target
 from tb.debug.trace import enable_trace
-from tb.env.harness import bring_up, setup
+from tb.env.harness import Surface, bring_up, segments, setup
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
 from tb.env.userbuf import expect_errno
 
@@ -279,3 +279,71 @@ class pytest_raises:
         self.code = getattr(value, "code", None)
         self.text = str(value)
         return True
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_gpu_started_dma(dut):
+    """GPU-started DMA: the host builds an H2C chain (GPU surface -> card RAM) and a C2H
+    chain (card RAM -> another surface), each with poll-mode write-back into GPU memory,
+    and leaves Run clear. One kernel starts each channel with a 32-bit store to its
+    control register, spins on the write-back in its own memory, and checks the copy. No
+    request from the host reaches the card between the launch and the result."""
+    h = await setup(dut)
+    tb, rt = h.tb, h.tb.cuda
+    n = 24 << 10
+    src = Surface(tb, 64 << 10, xor_val=0x5A5A_0000)
+    dst = Surface(tb, 64 << 10, xor_val=0x0000_A5A5)
+    wb = Surface(tb, 64 << 10)
+    rt.cudaMemset(wb.va, 0, 128)  # the write-back words start at 0
+    rt.cudaDeviceSynchronize()
+    result = rt.cudaMalloc(64)
+    wb_bus = {d: wb.chunks(off, 4)[0][0] for d, off in ((Target.H2C, 0), (Target.C2H, 64))}
+    chains = {
+        Target.H2C: h.place_chain(segments(src.chunks(0, n), 0, True)),
+        Target.C2H: h.place_chain(segments(dst.chunks(0, n), 0, False)),
+    }
+    for ch in (h.h2c, h.c2h):  # everything but Run, as the driver leaves it
+        chain = chains[ch.direction]
+        await ch.write32(ch.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
+        await ch.write32(ch.sgreg(regs.SG_DESC_HI), chain.first >> 32)
+        await ch.write32(ch.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
+        await ch.write32(ch.reg(regs.CH_POLL_WB_LO), wb_bus[ch.direction] & 0xFFFFFFFF)
+        await ch.write32(ch.reg(regs.CH_POLL_WB_HI), wb_bus[ch.direction] >> 32)
+        await ch.write32(ch.reg(regs.CH_INT_MASK), 0)
+    await tb.dma_read32(regs.ch_reg(Target.H2C, regs.CH_STATUS))  # (flushes the writes)
+    dma = register(tb, DMA_VA, tb.pci.bar_addr[tb.bars.dma], 64 << 10, "card DMA BAR")
+    run = int(regs.CTRL_IE_ALL | regs.Ctrl.RUN | regs.Ctrl.POLLMODE_WB_ENABLE)
+    host_requests: list[str] = []
+    window = [False]
+
+    def watch(link: str, direction: str, tlp) -> None:
+        if window[0] and link == "fpga" and direction == DOWN and not tlp.is_completion():
+            if tlp.requester_id != tb.gpu_ep.pcie_id:
+                host_requests.append(f"{tlp.fmt_type.name} {tlp.address:#x}")
+
+    tb.links.add_observer(watch)
+
+    async def start_and_check(k: KernelContext) -> None:
+        for d, count in ((Target.H2C, len(chains[Target.H2C].descriptors)), (Target.C2H, None)):
+            count = count or len(chains[Target.C2H].descriptors)
+            await k.st32(dma + regs.ch_reg(d, regs.CH_CONTROL), run)
+            word = wb.va + (0 if d == Target.H2C else 64)
+            for _ in range(20_000):
+                got = await k.ld32(word, mmio=False)
+                if got >> 31 or (got & 0xFFFFFF) >= count:
+                    break
+                await k.nanosleep(500)
+            if got >> 31 or (got & 0xFFFFFF) < count:
+                await k.st32(result, 0xBAD0_0000 | int(d), mmio=False)
+                return
+        same = await k.load(src.va, n) == await k.load(dst.va, n)
+        await k.st32(result, 0x600D if same else 0xBAD2, mmio=False)
+
+    window[0] = True
+    rt.launch(start_and_check, 1, 1)
+    await rt.synchronize()
+    window[0] = False
+    assert int(rt.gpu.read_va(result, 4).view("<u4")[0]) == 0x600D
+    assert not host_requests, f"the host reached the card meanwhile: {host_requests[:4]}"
+    assert dst.read(0, n) == src.read(0, n)
+    assert dst.read(n, 64) != src.read(n, 64), "past the copy the surfaces still differ"
