@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import memops
 from .bus import Access, BusError
 from .device import KernelContext
 from .devtime import DeviceTimeError
@@ -843,6 +844,27 @@ class CudaRuntime:
             return None
 
         self.engine.submit(stream, "cudaStreamWaitEvent", "wait", body, [ev.op] if ev.op else [])
+
+    # ---------------------------------------------------------------- stream memory operations
+    def cuStreamWriteValue32(self, stream: int, addr: int, value: int, flags: int = 0) -> Op:
+        """Write a 32-bit value after the stream's earlier work (cuda_model.memops)."""
+        self._check_sticky()
+        return memops.write_value(self, stream, addr, value, 4, flags)
+
+    def cuStreamWriteValue64(self, stream: int, addr: int, value: int, flags: int = 0) -> Op:
+        """Write a 64-bit value after the stream's earlier work (cuda_model.memops)."""
+        self._check_sticky()
+        return memops.write_value(self, stream, addr, value, 8, flags)
+
+    def cuStreamWaitValue32(self, stream: int, addr: int, value: int, flags: int = 0) -> Op:
+        """Hold the stream until a 32-bit location meets the condition (memops)."""
+        self._check_sticky()
+        return memops.wait_value(self, stream, addr, value, 4, flags)
+
+    def cuStreamWaitValue64(self, stream: int, addr: int, value: int, flags: int = 0) -> Op:
+        """Hold the stream until a 64-bit location meets the condition (memops)."""
+        self._check_sticky()
+        return memops.wait_value(self, stream, addr, value, 8, flags)
 
     # ---------------------------------------------------------------- asynchronous copies
     def cudaMemsetAsync(self, ptr: int, value: int, count: int, stream: int = 0) -> None:

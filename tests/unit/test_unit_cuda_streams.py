@@ -314,3 +314,96 @@ def test_an_awaited_synchronisation_is_bounded() -> None:
             await rt.synchronize()
 
     vt.run(main(), limit_ns=2_000_000)
+
+
+# --- stream memory operations ---------------------------------------------------------
+def test_write_value_rings_a_doorbell_after_the_kernel_before_it() -> None:
+    """cuStreamWriteValue32 (flags 0) reaches registered memory after the stream's kernel
+    (GPUDirect Async's doorbell); NO_MEMORY_BARRIER, other flags, unaligned and unknown
+    addresses are CUDA_ERROR_INVALID_VALUE (h200-host-register.txt, the driver API)."""
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    reg = register(rt, [BUS])
+    buf = rt.cudaMalloc(4096)
+    order: list[str] = []
+
+    async def produce(k: KernelContext) -> None:
+        await k.nanosleep(2000)
+        await k.st32(buf, 0xDA7A, mmio=False)
+        order.append("kernel")
+
+    async def main() -> None:
+        rt.launch(produce, 1, 32)
+        rt.cuStreamWriteValue32(0, reg + 8, 0xD00B, 0)
+        rt.cuStreamWriteValue64(0, buf + 8, 0x1_0000_0002, 0)
+        await rt.synchronize()
+
+    vt.run(main())
+    assert order == ["kernel"]
+    (t, op, addr, n, access) = bus.log[0]
+    assert (op, addr, n, access.who) == ("w", BUS + 8, 4, "cuStreamWriteValue32")
+    assert t >= 2000 + LAUNCH, "the doorbell comes after the kernel"
+    assert int(gpu.read_va(buf + 8, 8).view("<u8")[0]) == 0x1_0000_0002
+    for args in ((0, reg, 1, 1), (0, reg + 2, 1, 0), (0, 0x1234_0000, 1, 0), (0, reg, 1, 4)):
+        with pytest.raises(CudaError) as e:
+            rt.cuStreamWriteValue32(*args)
+        assert e.value.code == 1, args
+
+
+@pytest.mark.parametrize(
+    "cond, start, mid, value, final",
+    [
+        (0, 5, 6, 7, 7),  # GEQ: 7 or more
+        (0, 0xFFFF_FFF0, 0xF, 0x10, 0x10),  # GEQ is cyclic: 0xfffffff0 is before 0x10
+        (1, 5, 8, 9, 9),  # EQ
+        (2, 0x10, 0x3, 0x4, 0x6),  # AND: a common bit
+        (3, 0xFFFF_FFFF, 0xFFFF_FFF8, 0xFFFF_FFF7, 0xFFFF_FFF0),  # NOR: a bit clear in both
+    ],
+)
+def test_wait_value_holds_the_stream_until_its_condition(cond, start, mid, value, final) -> None:
+    vt, gpu, rt = rig()
+    flag = rt.cudaMalloc(4096)
+    gpu.write_va(flag, np.array([start], dtype="<u4"))
+    ran: list[float] = []
+
+    async def after(k: KernelContext) -> None:
+        ran.append(vt.now_ns())
+
+    async def setter() -> None:
+        await vt.sleep(50_000)
+        gpu.write_va(flag, np.array([mid], dtype="<u4"))
+        await vt.sleep(50_000)
+        gpu.write_va(flag, np.array([final], dtype="<u4"))
+
+    async def main() -> None:
+        rt.cuStreamWaitValue32(0, flag, value, cond)
+        rt.launch(after, 1, 1)
+        vt.spawn(setter())
+        await rt.synchronize()
+
+    vt.run(main())
+    assert ran and ran[0] >= 100_000, f"the kernel ran at {ran}, before the flag was set"
+
+
+def test_wait_value_polls_registered_memory_over_the_bus() -> None:
+    """A flag in registered memory (a card writes it) is polled with bus reads; the FLUSH
+    flag needs CAN_FLUSH_REMOTE_WRITES, 0 on Hopper (measured), so it is refused."""
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    reg = register(rt, [BUS])
+
+    async def card() -> None:
+        await vt.sleep(20_000)
+        bus.mem.update({BUS + 0x40 + i: b for i, b in enumerate((1).to_bytes(4, "little"))})
+
+    async def main() -> None:
+        rt.cuStreamWaitValue32(0, reg + 0x40, 1, 1)
+        vt.spawn(card())
+        await rt.synchronize()
+
+    vt.run(main())
+    polls = [e for e in bus.log if e[1] == "r"]
+    assert len(polls) >= 10 and all(e[2] == BUS + 0x40 and e[3] == 4 for e in polls)
+    assert polls[0][4].who == "cuStreamWaitValue32"
+    with pytest.raises(CudaError):
+        rt.cuStreamWaitValue32(0, reg + 0x40, 1, 1 | (1 << 30))
