@@ -13,6 +13,7 @@ import errno
 import cocotb
 import numpy as np
 from cocotb.triggers import Timer
+from cocotb.utils import get_sim_time
 
 from cuda_model import CudaError, CudaRuntime, cudaError
 from cuda_model.device import KernelContext
@@ -347,3 +348,56 @@ async def test_gpu_started_dma(dut):
     assert not host_requests, f"the host reached the card meanwhile: {host_requests[:4]}"
     assert dst.read(0, n) == src.read(0, n)
     assert dst.read(n, 64) != src.read(n, 64), "past the copy the surfaces still differ"
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_gpudirect_async_doorbell_and_flag(dut):
+    """GPUDirect Async on one stream: a kernel fills a surface, cuStreamWriteValue32 rings
+    the H2C channel's Run bit (the doorbell, after the kernel), cuStreamWaitValue32 holds
+    the stream until the engine's write-back in GPU memory counts the descriptors (the
+    flag the card writes), then a kernel reads the card's copy back over the bus. The
+    doorbell leaves the GPU only once the kernel before it is done."""
+    h = await setup(dut)
+    tb, rt = h.tb, h.tb.cuda
+    n = 8 << 10
+    src = Surface(tb, 64 << 10, xor_val=0x1111_0000)
+    flag = Surface(tb, 64 << 10)
+    rt.cudaMemset(flag.va, 0, 64)
+    rt.cudaDeviceSynchronize()
+    chain = h.place_chain(segments(src.chunks(0, n), 0x1000, True))
+    ch = h.h2c
+    await ch.write32(ch.sgreg(regs.SG_DESC_LO), chain.first & 0xFFFFFFFF)
+    await ch.write32(ch.sgreg(regs.SG_DESC_HI), chain.first >> 32)
+    await ch.write32(ch.sgreg(regs.SG_DESC_ADJ), chain.first_adj)
+    await ch.write32(ch.reg(regs.CH_POLL_WB_LO), flag.chunks(0, 4)[0][0] & 0xFFFFFFFF)
+    await ch.write32(ch.reg(regs.CH_POLL_WB_HI), flag.chunks(0, 4)[0][0] >> 32)
+    await ch.write32(ch.reg(regs.CH_INT_MASK), 0)
+    await tb.dma_read32(ch.reg(regs.CH_STATUS))
+    dma = register(tb, DMA_VA, tb.pci.bar_addr[tb.bars.dma], 64 << 10, "card DMA BAR")
+    events: list[tuple[str, float]] = []
+
+    async def fill(k: KernelContext) -> None:
+        await k.store(src.va, np.full(n // 4, 0xC0DE_0000, dtype="<u4"))
+        await k.nanosleep(5_000)
+        events.append(("filled", get_sim_time("ns")))
+
+    def doorbell(link: str, direction: str, tlp) -> None:
+        if link == "fpga" and direction == DOWN and tlp.requester_id == tb.gpu_ep.pcie_id:
+            events.append(("doorbell", get_sim_time("ns")))
+
+    tb.links.add_observer(doorbell)
+    s = rt.cudaStreamCreate()
+    run = int(regs.CTRL_IE_ALL | regs.Ctrl.RUN | regs.Ctrl.POLLMODE_WB_ENABLE)
+    rt.cudaLaunchKernel(fill, 1, 256, (), s)
+    rt.cuStreamWriteValue32(s, dma + regs.ch_reg(Target.H2C, regs.CH_CONTROL), run)
+    rt.cuStreamWaitValue32(s, flag.va, len(chain.descriptors), 0)  # GEQ
+    await rt.stream_synchronize(s)
+    assert [e for e, _ in events] == ["filled", "doorbell"], events
+    assert rt.cudaStreamQuery(s) == cudaError.cudaSuccess
+    status = await ch.status()
+    assert status & regs.Stat.DESC_COMPLETED and not status & regs.STAT_ERROR_MASK, hex(status)
+    # the card holds what the kernel wrote: back to GPU memory through C2H and compare
+    back = Surface(tb, 64 << 10)
+    res = await h.run(h.c2h, segments(back.chunks(0, n), 0x1000, False))
+    assert res.ok, res
+    assert back.read(0, n) == np.full(n // 4, 0xC0DE_0000, dtype="<u4").tobytes()
