@@ -585,6 +585,12 @@ def verilog_header() -> str:
     section("user BAR")
     define("USER_LED", _lit(regs.USER_LED, 8))
     define("USER_RAM_SIZE", _lit(regs.USER_RAM_SIZE, 8))
+    define("USER_MAILBOX", _lit(regs.USER_MAILBOX, 8))
+    define("USER_MAILBOX_STATUS", _lit(regs.USER_MAILBOX_STATUS, 8))
+    define("MAILBOX_DEPTH", str(regs.MAILBOX_DEPTH))
+    define("MAILBOX_IRQ", str(regs.MAILBOX_IRQ))
+    field("MAILBOX_COUNT_FIELD", regs.MAILBOX_COUNT_FIELD)
+    define("MAILBOX_OVERFLOW_BIT", str(regs.MAILBOX_OVERFLOW.bit_length() - 1))
     field("LED_FIELD", regs.LED_FIELD)
     define("LED_RESET_VALUE", _lit(regs.LED_RESET_VALUE, regs.LED_FIELD.width))
 

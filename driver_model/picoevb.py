@@ -47,7 +47,9 @@ INT_MAX = (1 << 31) - 1
 RESET_WAIT_NS = 10_000_000.0
 FAIL_BITS = regs.STAT_ERROR_MASK | int(Stat.IDLE_STOPPED)
 H2C2H_FLAGS = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
-MSI_VECTORS_WANTED = 2  # H2C on vector 0, C2H on vector 1 (both on 0 if only one is granted)
+# H2C on vector 0, C2H on vector 1, the mailbox's user interrupt on vector 2 (the last
+# granted where fewer are)
+MSI_VECTORS_WANTED = 3
 
 
 class ProbeError(OSError):
@@ -265,6 +267,11 @@ class PicoevbRdma:
         self._in_ioctl = 0
         self._ioctls_out = platform.completion()
         self._ioctls_out.complete()
+        # the card's mailbox (not in the original driver): its user interrupt's vector,
+        # how many came, and a completion each completes
+        self.mbox_vector = 0
+        self.mbox_irqs = 0
+        self.mbox_event = platform.completion()
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -326,6 +333,13 @@ class PicoevbRdma:
             reg, field = regs.vector_field(i)
             vectors |= field.put(ch.vector)
         await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_CHAN_VECTOR[reg]), vectors)
+        # the mailbox's user interrupt: its vector, enabled
+        self.mbox_vector = min(2, self.nvec - 1)
+        reg, field = regs.vector_field(regs.MAILBOX_IRQ)
+        await p.iowrite32(
+            BAR_DMA, regs.irq_reg(regs.IRQ_USER_VECTOR[reg]), field.put(self.mbox_vector)
+        )
+        await p.iowrite32(BAR_DMA, regs.irq_reg(regs.IRQ_USER_INT_EN_W1S), 1 << regs.MAILBOX_IRQ)
         self.fpga_ram_size = await p.ioread32(BAR_USER, regs.USER_RAM_SIZE)
         if self.fpga_ram_size == 0:
             raise ProbeError(errno.ENODEV, f"{self.name}: card RAM size register reads 0")
@@ -418,6 +432,9 @@ class PicoevbRdma:
         def isr() -> None:
             for ch in self._by_vector.get(vector, ()):
                 ch.xdma.interrupt()
+            if vector == self.mbox_vector:
+                self.mbox_irqs += 1
+                self.mbox_event.complete()
 
         return isr
 
@@ -876,6 +893,11 @@ class PicoevbFile:
         params = self._copy_from_user(arg, ctype)
         if params is None:
             return self._fail(errno.EFAULT, f"cannot read the {ctype.__name__} argument")
+        if cmd == uapi.PICOEVB_IOC_MAILBOX_READ:  # waits for the card: not under the lock
+            rc, out = await self._mailbox_read(params)
+            if rc == 0 and not self._copy_to_user(arg, out):
+                rc = self._fail(errno.EFAULT, "cannot write the mailbox result back")
+            return rc
         async with self.lock:
             if self.drv.removed:  # removed while this ioctl waited for the lock
                 return self._fail(errno.ENODEV, "the device has been removed")
@@ -897,6 +919,34 @@ class PicoevbFile:
                     surf = self.surfaces.pop(out.handle)
                     await self._put(surf)
             return rc
+
+    async def _mailbox_read(self, m: uapi.picoevb_rdma_mailbox):
+        """The oldest value of the card's mailbox, waiting up to ``timeout_ns`` for its
+        interrupt when it is empty: -EAGAIN (no wait asked), -ETIMEDOUT, -EINVAL for
+        non-zero padding."""
+        if m.pad:
+            return self._fail(errno.EINVAL, "non-zero padding"), None
+        p, drv = self.drv.platform, self.drv
+        end = p.now_ns() + m.timeout_ns
+        while True:
+            drv.mbox_event.reinit()  # (before the status read: no wake-up is lost)
+            status = await p.ioread32(BAR_USER, regs.USER_MAILBOX_STATUS)
+            if status == 0xFFFFFFFF:
+                return self._fail(errno.EIO, "the card does not answer"), None
+            if status & regs.MAILBOX_OVERFLOW:
+                await p.iowrite32(BAR_USER, regs.USER_MAILBOX_STATUS, regs.MAILBOX_OVERFLOW)
+                m.flags |= uapi.PICOEVB_MAILBOX_OVERFLOWED
+            count = regs.MAILBOX_COUNT_FIELD.get(status)
+            if count:
+                m.value = await p.ioread32(BAR_USER, regs.USER_MAILBOX)
+                m.left = count - 1
+                return 0, m
+            left = end - p.now_ns()
+            if m.timeout_ns == 0:
+                return self._fail(errno.EAGAIN, "the mailbox is empty"), None
+            if left <= 0:
+                return self._fail(errno.ETIMEDOUT, "no mailbox value came"), None
+            await drv.mbox_event.wait(left)
 
     async def _pin_cuda(self, p: uapi.picoevb_rdma_pin_cuda):
         if p.size == 0:

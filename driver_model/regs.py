@@ -438,6 +438,17 @@ LED_RESET_VALUE = 0x7
 # read-only card RAM size in bytes (this design's addition to the user space; the original
 # driver knows the size from the subsystem ID)
 USER_RAM_SIZE = 0x4
+# the mailbox (this design's addition, not in the original card): a write of
+# USER_MAILBOX queues its value (MAILBOX_DEPTH deep) and raises user interrupt
+# MAILBOX_IRQ once per value; a read takes the oldest (0 when empty);
+# USER_MAILBOX_STATUS holds the count queued and, sticky, whether a write found it full
+# (write 1 to clear)
+USER_MAILBOX = 0x8
+USER_MAILBOX_STATUS = 0xC
+MAILBOX_DEPTH = 16
+MAILBOX_IRQ = 0
+MAILBOX_COUNT_FIELD = Field(0, 5)
+MAILBOX_OVERFLOW = 1 << 31
 
 
 def ch_reg(direction: Target, reg: int, channel: int = 0) -> int:

@@ -163,6 +163,20 @@ class picoevb_rdma_pin_dmabuf(_Struct):
     ]
 
 
+class picoevb_rdma_mailbox(_Struct):
+    """``PICOEVB_IOC_MAILBOX_READ`` (not in the original driver): ``timeout_ns`` in (0:
+    do not wait), the oldest ``value`` the card's mailbox holds and ``flags`` out
+    (``PICOEVB_MAILBOX_OVERFLOWED``: a value was lost since the last read); 24 bytes."""
+
+    _fields_ = [
+        ("timeout_ns", ctypes.c_uint64),
+        ("value", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("left", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
 PICOEVB_IOC_MAGIC = "P"
 
 PICOEVB_IOC_LED = IOW(PICOEVB_IOC_MAGIC, 0, ctypes.c_uint32)
@@ -176,6 +190,8 @@ PICOEVB_IOC_C2H_DMA = IOWR(PICOEVB_IOC_MAGIC, 6, picoevb_rdma_c2h_dma)
 # original picoevb-rdma driver
 PICOEVB_EXT_NR_BASE = 0x40
 PICOEVB_IOC_PIN_DMABUF = IOWR(PICOEVB_IOC_MAGIC, PICOEVB_EXT_NR_BASE, picoevb_rdma_pin_dmabuf)
+PICOEVB_IOC_MAILBOX_READ = IOWR(PICOEVB_IOC_MAGIC, PICOEVB_EXT_NR_BASE + 1, picoevb_rdma_mailbox)
+PICOEVB_MAILBOX_OVERFLOWED = 1 << 0
 
 PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA = 1 << 0
 PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA = 1 << 1
@@ -192,6 +208,7 @@ ARG_TYPES: dict[int, type[_Struct] | None] = {
     PICOEVB_IOC_H2C_DMA: picoevb_rdma_h2c_dma,
     PICOEVB_IOC_C2H_DMA: picoevb_rdma_c2h_dma,
     PICOEVB_IOC_PIN_DMABUF: picoevb_rdma_pin_dmabuf,
+    PICOEVB_IOC_MAILBOX_READ: picoevb_rdma_mailbox,
 }
 
 IOCTL_NAMES = {

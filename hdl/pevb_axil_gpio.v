@@ -13,6 +13,14 @@
  * (read-only, at USER_RAM_SIZE).  Other offsets read zero and ignore writes.
  * One access at a time, answered the cycle after both its address and data
  * (for writes) are present.
+ *
+ * The mailbox (this design's addition, not on the original card): a write of
+ * USER_MAILBOX queues its 32 bits (MAILBOX_DEPTH deep; a write that finds it
+ * full is dropped and sets the sticky overflow bit) and asks for one user
+ * interrupt per value queued on irq_req, XDMA's usr_irq_req protocol: held
+ * until irq_ack, then low for at least a cycle.  A read of USER_MAILBOX takes
+ * the oldest value (0 when empty); USER_MAILBOX_STATUS reads the count queued
+ * and the overflow bit, which a write of 1 clears.
  */
 module pevb_axil_gpio #
 (
@@ -45,20 +53,33 @@ module pevb_axil_gpio #
     output wire         s_axil_rvalid,
     input  wire         s_axil_rready,
 
-    output wire [2:0]   led
+    output wire [2:0]   led,
+
+    output wire         irq_req,
+    input  wire         irq_ack
 );
 
 localparam [31:0] RAM_SIZE_WORD = RAM_SIZE;
 
+localparam DEPTH = `PEVB_MAILBOX_DEPTH;
+localparam PTR_WIDTH = $clog2(DEPTH);
+
 reg [`PEVB_LED_FIELD] led_reg;
+reg [31:0] mbox_mem [0:DEPTH-1];
+reg [PTR_WIDTH-1:0] mbox_wr_ptr;
+reg [PTR_WIDTH-1:0] mbox_rd_ptr;
+reg [PTR_WIDTH:0] mbox_count;
+reg mbox_overflow;
+// values queued and not yet interrupted for, and the request itself
+reg [PTR_WIDTH:0] irq_owed;
+reg irq_req_reg;
 reg b_valid_reg;
 reg r_valid_reg;
 reg [31:0] r_data_reg;
 
 // offsets above the decoded width alias; protection does not matter here
 wire unused_axil = ^{s_axil_awaddr[31:ADDR_WIDTH], s_axil_araddr[31:ADDR_WIDTH], s_axil_awaddr[1:0],
-                     s_axil_araddr[1:0], s_axil_awprot, s_axil_arprot, s_axil_wstrb[3:1],
-                     s_axil_wdata[31:3]};
+                     s_axil_araddr[1:0], s_axil_awprot, s_axil_arprot, s_axil_wstrb[3:1]};
 
 wire [ADDR_WIDTH-1:0] wr_ofs = {s_axil_awaddr[ADDR_WIDTH-1:2], 2'b00};
 wire [ADDR_WIDTH-1:0] rd_ofs = {s_axil_araddr[ADDR_WIDTH-1:2], 2'b00};
@@ -76,11 +97,20 @@ assign s_axil_rresp = 2'b00;
 assign s_axil_rvalid = r_valid_reg;
 
 assign led = led_reg;
+assign irq_req = irq_req_reg;
 
-// The block below only acts on an access or clears a response already given: it runs
-// when one of these holds (a clock enable), and event-driven simulators skip it on idle
-// cycles.
-wire wake = rst || wr_take || rd_take || b_valid_reg || r_valid_reg;
+wire mbox_wr = wr_take && wr_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_MAILBOX};
+wire mbox_full = mbox_count == DEPTH[PTR_WIDTH:0];
+wire mbox_push = mbox_wr && !mbox_full;
+wire mbox_pop = rd_take && rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_MAILBOX} &&
+                mbox_count != 0;
+wire irq_done = irq_req_reg && irq_ack;
+
+// The block below only acts on an access, clears a response already given, or runs the
+// interrupt handshake: it runs when one of these holds (a clock enable), and
+// event-driven simulators skip it on idle cycles.
+wire wake = rst || wr_take || rd_take || b_valid_reg || r_valid_reg || irq_req_reg ||
+            irq_owed != 0;
 
 always @(posedge clk) begin
     if (wake) begin
@@ -92,6 +122,33 @@ always @(posedge clk) begin
             if (wr_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_LED} && s_axil_wstrb[0]) begin
                 led_reg <= s_axil_wdata[`PEVB_LED_FIELD];
             end
+            if (wr_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_MAILBOX_STATUS} &&
+                    s_axil_wdata[`PEVB_MAILBOX_OVERFLOW_BIT]) begin
+                mbox_overflow <= 1'b0;
+            end
+        end
+        if (mbox_push) begin
+            mbox_mem[mbox_wr_ptr] <= s_axil_wdata;
+            mbox_wr_ptr <= mbox_wr_ptr + 1'b1;
+        end
+        if (mbox_wr && mbox_full) begin
+            mbox_overflow <= 1'b1;
+        end
+        if (mbox_pop) begin
+            mbox_rd_ptr <= mbox_rd_ptr + 1'b1;
+        end
+        if (mbox_push != mbox_pop) begin
+            mbox_count <= mbox_push ? mbox_count + 1'b1 : mbox_count - 1'b1;
+        end
+
+        // one request per value: raised while one is owed, dropped on its ack
+        if (mbox_push != irq_done) begin
+            irq_owed <= mbox_push ? irq_owed + 1'b1 : irq_owed - 1'b1;
+        end
+        if (irq_done) begin
+            irq_req_reg <= 1'b0;
+        end else if (!irq_req_reg && irq_owed != 0) begin
+            irq_req_reg <= 1'b1;
         end
 
         if (s_axil_rready) begin
@@ -103,6 +160,10 @@ always @(posedge clk) begin
                 r_data_reg <= {{(32-3){1'b0}}, led_reg};
             end else if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_RAM_SIZE}) begin
                 r_data_reg <= RAM_SIZE_WORD;
+            end else if (mbox_pop) begin
+                r_data_reg <= mbox_mem[mbox_rd_ptr];
+            end else if (rd_ofs == {{(ADDR_WIDTH-8){1'b0}}, `PEVB_USER_MAILBOX_STATUS}) begin
+                r_data_reg <= {mbox_overflow, {(31-PTR_WIDTH-1){1'b0}}, mbox_count};
             end else begin
                 r_data_reg <= 32'd0;
             end
@@ -112,6 +173,12 @@ always @(posedge clk) begin
             led_reg <= `PEVB_LED_RESET_VALUE;
             b_valid_reg <= 1'b0;
             r_valid_reg <= 1'b0;
+            mbox_wr_ptr <= {PTR_WIDTH{1'b0}};
+            mbox_rd_ptr <= {PTR_WIDTH{1'b0}};
+            mbox_count <= {(PTR_WIDTH+1){1'b0}};
+            mbox_overflow <= 1'b0;
+            irq_owed <= {(PTR_WIDTH+1){1'b0}};
+            irq_req_reg <= 1'b0;
         end
     end
 end

@@ -5,11 +5,14 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+`include "pevb_regs.vh"
+
 /*
  * The picoevb card, built as the board's design is: the XDMA engine
  * (pevb_xdma) with an AXI BRAM of RAM_SIZE bytes on its AXI4 memory-mapped
- * master and an AXI GPIO (LEDs, RAM size register) on its AXI4-Lite master
- * behind the user BAR.  Channels built as streams (H2C_STREAM, C2H_STREAM)
+ * master and an AXI GPIO (LEDs, RAM size register, and a mailbox that raises
+ * a user interrupt per value written: not on the original card) on its
+ * AXI4-Lite master behind the user BAR.  Channels built as streams (H2C_STREAM, C2H_STREAM)
  * bring their AXI4-Stream ports out under XDMA's names, for a testbench or
  * user logic to sink and source.
  */
@@ -226,6 +229,17 @@ wire unused_s_axil = ^{s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_bres
 wire [7:0] byp_ready;
 wire unused_byp_ready = ^byp_ready;
 
+// the mailbox's interrupt, on user interrupt MAILBOX_IRQ beside the testbench's requests
+wire mbox_irq;
+wire [USER_IRQS-1:0] mbox_irq_req;
+
+genvar mb;
+generate
+    for (mb = 0; mb < USER_IRQS; mb = mb + 1) begin : mbox_irq_bits
+        assign mbox_irq_req[mb] = mbox_irq && mb == `PEVB_MAILBOX_IRQ;
+    end
+endgenerate
+
 pevb_xdma_ip #(
     .AXIS_PCIE_DATA_WIDTH(AXIS_PCIE_DATA_WIDTH),
     .AXIS_PCIE_KEEP_WIDTH(AXIS_PCIE_KEEP_WIDTH),
@@ -268,7 +282,7 @@ pevb_xdma_ip #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .usr_irq_req(usr_irq_req),
+    .usr_irq_req(usr_irq_req | mbox_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
@@ -555,7 +569,9 @@ pevb_axil_gpio #(
     .s_axil_rresp(axil_rresp),
     .s_axil_rvalid(axil_rvalid),
     .s_axil_rready(axil_rready),
-    .led(led)
+    .led(led),
+    .irq_req(mbox_irq),
+    .irq_ack(usr_irq_ack[`PEVB_MAILBOX_IRQ])
 );
 
 endmodule

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cuda_model import CudaError, CUpointer_attribute, cudaMemcpyKind, fill_surface, surface_word
+from cuda_model.hostreg import cudaHostRegisterIoMemory
 from cuda_model.runtime import CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
-from driver_model import uapi
+from driver_model import regs, uapi
 from driver_model.host import HostMemoryError, UserProcess
 from driver_model.picoevb import PicoevbFile, ioctl
 
@@ -280,6 +281,129 @@ async def set_leds(env: AppEnv, value: int) -> int:
     return 0
 
 
+# the marks gpu-mailbox's kernel writes into the card's mailbox, as the notes' kernel did:
+# the first data word arrived, the last data word arrived, the processing is done
+MARK_FIRST, MARK_LAST, MARK_DONE = 0x6D62_0001, 0x6D62_0002, 0x6D62_0003
+MARK_NAMES = {
+    MARK_FIRST: "first data word arrived",
+    MARK_LAST: "last data word arrived",
+    MARK_DONE: "GPU processing done",
+}
+MAILBOX_KEY = 0x0F0F_0F0F  # what the kernel's processing XORs each word with
+MAILBOX_XOR = 0x8000_0000  # the data's words are never 0: the kernel waits for non-zero
+MAILBOX_WAIT_NS = 5_000_000  # how long the host waits for each mark
+
+
+async def gpu_mailbox(env: AppEnv, width: int = 256, height: int = 64) -> int:
+    """The notes' GPU -> FPGA mailbox (seed 002; not a picoevb program): the host maps the
+    card's user BAR (the driver's mmap), registers it with cudaHostRegister(IoMemory) and
+    takes its device pointer; a kernel waits for the card's DMA into a surface, writes a
+    mark into the card's mailbox register when the first data word arrives, when the
+    last does, and when its processing is done; the card raises a user interrupt per
+    mark, and the host reads the marks in order (PICOEVB_IOC_MAILBOX_READ)."""
+    if not _check_size(env, width, height):
+        return 1
+    rt, proc = env.cuda, env.process
+    size = width * height * 4
+    words = width * height
+    fd = env.open()
+    ptrs: list[int] = []
+    handle = None
+    host = None
+    try:
+        bar = fd.mmap(4096, regs.BAR_USER << uapi.PICOEVB_MMAP_BAR_SHIFT)
+        if bar < 0:
+            env.err(f"mmap of the user BAR failed: errno={-bar}")
+            return 1
+        try:
+            rt.cudaHostRegister(bar, 4096, cudaHostRegisterIoMemory)
+            mailbox = rt.cudaHostGetDevicePointer(bar) + regs.USER_MAILBOX
+            for _ in range(2):
+                ptrs.append(rt.cudaMalloc(size))
+            rt.cudaMemset(ptrs[0], 0, size)
+            rt.cudaDeviceSynchronize()
+        except CudaError as e:
+            env.err(f"CUDA setup failed: {int(e.code)} ({e})")
+            return 1
+        src, out = ptrs
+        pin = uapi.picoevb_rdma_pin_cuda(va=src, size=size)
+        try:
+            await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
+        except OSError as e:
+            env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}")
+            return 1
+        handle = pin.handle
+        data = expected_surface(width, height, MAILBOX_XOR).astype("<u4")
+        host = proc.malloc(size)
+        proc.write(host, data.tobytes())
+        try:  # the card RAM gets the data first
+            await ioctl(fd, uapi.PICOEVB_IOC_H2C_DMA, _h2c(host, size))
+        except OSError as e:
+            env.err(f"ioctl(H2C_DMA) failed: errno={e.errno}")
+            return 1
+
+        async def watch_and_process(k) -> None:
+            last = src + size - 4
+            for word, mark in ((src, MARK_FIRST), (last, MARK_LAST)):
+                while await k.ld32(word, mmio=False) == 0:
+                    await k.nanosleep(200)
+                await k.st32(mailbox, mark)
+            got = np.frombuffer(await k.load(src, size), dtype="<u4")
+            await k.store(out, (got ^ np.uint32(MAILBOX_KEY)).astype("<u4"))
+            await k.threadfence_system()
+            await k.st32(mailbox, MARK_DONE)
+
+        irqs = env.results.setdefault("mailbox_irqs", [])
+        rt.launch(watch_and_process, -(-words // 256), 256)
+        c2h = uapi.picoevb_rdma_c2h_dma(src=0, dst=handle, len=size)
+        c2h.flags = uapi.PICOEVB_C2H_DMA_FLAG_DST_IS_CUDA
+        try:  # the card -> the GPU surface the kernel watches
+            await ioctl(fd, uapi.PICOEVB_IOC_C2H_DMA, c2h)
+        except OSError as e:
+            env.err(f"ioctl(C2H_DMA) failed: errno={e.errno}")
+            return 1
+        seen = []
+        for want in (MARK_FIRST, MARK_LAST, MARK_DONE):
+            m = uapi.picoevb_rdma_mailbox(timeout_ns=MAILBOX_WAIT_NS)
+            try:
+                await ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, m)
+            except OSError as e:
+                env.err(f"ioctl(MAILBOX_READ) failed: errno={e.errno} after {seen}")
+                return 1
+            seen.append(m.value)
+            irqs.append(fd.drv.mbox_irqs)
+            env.out(f"mailbox: {m.value:#010x} {MARK_NAMES.get(m.value, 'unknown mark')}")
+            if m.value != want or m.flags:
+                env.err(f"mailbox: expected {want:#010x}, flags 0 (got flags {m.flags})")
+                return 1
+        try:
+            await rt.synchronize()
+        except CudaError as e:
+            env.err(f"cudaDeviceSynchronize() failed: {int(e.code)}")
+            return 1
+        got = bytearray(size)
+        rt.cudaMemcpy(got, out, size, D2H)
+        want = (data ^ np.uint32(MAILBOX_KEY)).astype("<u4")
+        bad = int(np.count_nonzero(np.frombuffer(got, dtype="<u4") != want))
+        if bad:
+            env.err(f"processed surface: {bad} of {words} words wrong")
+            return 1
+        env.out(f"mailbox: 3 marks in order, {words} words processed")
+        return 0
+    finally:
+        if handle is not None:
+            await ioctl(fd, uapi.PICOEVB_IOC_UNPIN_CUDA, uapi.picoevb_rdma_unpin_cuda(handle))
+        for ptr in ptrs:
+            rt.cudaFree(ptr)
+        if host is not None:
+            proc.free(host)
+        await fd.release()
+
+
+def _h2c(src: int, n: int) -> uapi.picoevb_rdma_h2c_dma:
+    return uapi.picoevb_rdma_h2c_dma(src=src, dst=0, len=n)
+
+
 class UsageError(ValueError):
     """A demo command line that cannot run; its message is one line for the user."""
 
@@ -352,6 +476,22 @@ async def _surface_app_malloc(env: AppEnv, args: list[str]) -> int:
     return await rdma_malloc(env, *_parse_surface(args))
 
 
+def _parse_mailbox(args: list[str], card_ram: int | None) -> tuple[int, int]:
+    """gpu-mailbox's ``[WxH]`` (256x64 by default): the surface must fit the card RAM."""
+    w, h = _parse_surface(args or ["256x64"])
+    if card_ram is not None and 4 * w * h > card_ram:
+        raise UsageError(f"surface {w}x{h} ({4 * w * h} bytes) exceeds the card RAM ({card_ram})")
+    return w, h
+
+
+def _check_mailbox_args(args: list[str], card_ram: int) -> None:
+    _parse_mailbox(args, card_ram)
+
+
+async def _mailbox_app(env: AppEnv, args: list[str]) -> int:
+    return await gpu_mailbox(env, *_parse_mailbox(args, None))
+
+
 async def _set_leds_app(env: AppEnv, args: list[str]) -> int:
     return await set_leds(env, _parse_leds(args))
 
@@ -397,6 +537,11 @@ DEMOS: dict[str, Demo] = {
     "rdma-malloc-h2c-perf": Demo(_perf_app(True, False), "[bytes]", _check_length_args),
     "rdma-malloc-c2h-perf": Demo(_perf_app(False, False), "[bytes]", _check_length_args),
     "set-leds": Demo(_set_leds_app, "<value> (LEDs are active low: 0 lights all)", _check_led_args),
+    "gpu-mailbox": Demo(
+        _mailbox_app,
+        "[WxH] surface (default 256x64): the notes' GPU -> FPGA mailbox (not a picoevb program)",
+        _check_mailbox_args,
+    ),
 }
 
 
@@ -406,6 +551,9 @@ def expected_bytes(name: str, args: list[str], card_ram: int) -> int:
     if name in ("rdma-cuda", "rdma-malloc"):
         w, h = _parse_surface(_split_dmabuf(args)[0])
         return 2 * 4 * w * h  # H2C2H: each byte in and out of the card
+    if name == "gpu-mailbox":
+        w, h = _parse_mailbox(args, card_ram)
+        return 2 * 4 * w * h  # into the card RAM, then out to the GPU
     if name.endswith("-perf"):
         n = _parse_length(args, card_ram)
         return min(card_ram, PERF_MAX_SIZE) if n is None else n

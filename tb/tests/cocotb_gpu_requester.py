@@ -25,6 +25,7 @@ from driver_model.devmem import mmap_dev_mem, mmap_resource
 from driver_model.host import UserProcess
 from driver_model.picoevb import ioctl
 from driver_model.regs import Target
+from tb.apps.programs import MARK_DONE, MARK_FIRST, MARK_LAST, AppEnv, run_demo
 from tb.debug.trace import enable_trace
 from tb.env.harness import Surface, bring_up, segments, setup
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
@@ -401,3 +402,84 @@ async def test_gpudirect_async_doorbell_and_flag(dut):
     res = await h.run(h.c2h, segments(back.chunks(0, n), 0x1000, False))
     assert res.ok, res
     assert back.read(0, n) == np.full(n // 4, 0xC0DE_0000, dtype="<u4").tobytes()
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_the_card_mailbox(dut):
+    """The card's mailbox register (not on the original card): each value written is
+    queued and raises one user interrupt; the driver's MAILBOX_READ takes them in order;
+    a write that finds it full (16) is dropped and sets the sticky overflow bit, which
+    the read reports and clears; an empty mailbox reads 0, and the read waits bounded."""
+    rig = await bring_up(dut)
+    tb, fd, p, drv = rig.tb, rig.fd, rig.platform, rig.drv
+    vector = drv.mbox_vector
+    assert vector == 2, "the mailbox has a vector of its own"
+    before = tb.msi_count[vector]
+    for i in range(regs.MAILBOX_DEPTH + 1):
+        await p.iowrite32(regs.BAR_USER, regs.USER_MAILBOX, 0x100 + i)
+    status = await p.ioread32(regs.BAR_USER, regs.USER_MAILBOX_STATUS)
+    assert status == regs.MAILBOX_OVERFLOW | regs.MAILBOX_DEPTH, hex(status)
+    for _ in range(200):  # one interrupt per value queued, none for the dropped one
+        if tb.msi_count[vector] - before == regs.MAILBOX_DEPTH:
+            break
+        await Timer(1, "us")
+    await Timer(5, "us")
+    assert tb.msi_count[vector] - before == regs.MAILBOX_DEPTH
+    got = []
+    for i in range(regs.MAILBOX_DEPTH):
+        m = uapi.picoevb_rdma_mailbox(timeout_ns=0)
+        await ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, m)
+        assert m.flags == (uapi.PICOEVB_MAILBOX_OVERFLOWED if i == 0 else 0), (i, m.flags)
+        assert m.left == regs.MAILBOX_DEPTH - 1 - i
+        got.append(m.value)
+    assert got == [0x100 + i for i in range(regs.MAILBOX_DEPTH)], "in order, the 17th dropped"
+    assert await p.ioread32(regs.BAR_USER, regs.USER_MAILBOX_STATUS) == 0
+    assert await p.ioread32(regs.BAR_USER, regs.USER_MAILBOX) == 0, "empty reads 0"
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, uapi.picoevb_rdma_mailbox(timeout_ns=0)),
+        errno.EAGAIN,
+        "empty",
+    )
+    t0 = get_sim_time("ns")
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, uapi.picoevb_rdma_mailbox(timeout_ns=20_000)),
+        errno.ETIMEDOUT,
+        "timeout",
+    )
+    assert get_sim_time("ns") - t0 >= 20_000
+    await expect_errno(
+        ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, uapi.picoevb_rdma_mailbox(pad=1)),
+        errno.EINVAL,
+        "padding",
+    )
+
+    # a value that comes while the read waits wakes it through the interrupt
+    async def later() -> None:
+        await Timer(30, "us")
+        await p.iowrite32(regs.BAR_USER, regs.USER_MAILBOX, 0xABCD)
+
+    cocotb.start_soon(later())
+    m = uapi.picoevb_rdma_mailbox(timeout_ns=1_000_000)
+    t0 = get_sim_time("ns")
+    await ioctl(fd, uapi.PICOEVB_IOC_MAILBOX_READ, m)
+    assert m.value == 0xABCD and 30_000 <= get_sim_time("ns") - t0 < 100_000
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_the_notes_mailbox_demo(dut):
+    """The gpu-mailbox demo (make sim DEMO=gpu-mailbox) on a small surface: the three
+    marks in order, each an interrupt of the mailbox's vector, the surface processed."""
+    rig = await bring_up(dut)
+    lines: list[str] = []
+    env = AppEnv(
+        open=rig.open, cuda=rig.cuda, process=rig.process, out=lines.append, err=lines.append
+    )
+    vector = rig.drv.mbox_vector
+    before = rig.tb.msi_count[vector]
+    assert await run_demo(env, "gpu-mailbox", ["64x32"]) == 0, lines
+    assert [ln.split()[1] for ln in lines[:3]] == [
+        f"{m:#010x}" for m in (MARK_FIRST, MARK_LAST, MARK_DONE)
+    ], lines
+    irqs = env.results["mailbox_irqs"]
+    assert irqs == sorted(irqs) and irqs[-1] == 3, f"an interrupt per mark: {irqs}"
+    assert rig.tb.msi_count[vector] - before == 3
