@@ -43,7 +43,7 @@ from .backdoor import card
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .gpu_requester import CocotbTime, GpuRequester
-from .link import UP, LinkTaps, ProtocolChecker
+from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, ProtocolChecker, describe
 from .profiles import (
     PLUGINS_ENV,
     Profile,
@@ -357,6 +357,29 @@ class TB:
         names += ("read_data", "read_write_done", "debug_access")
         return {f"cfg_mgmt_{n}": getattr(hip, f"cfg_mgmt_{n}") for n in names}
 
+    def _register_width(self, link: str, direction: str, tlp) -> None:
+        """The rule "xdma-register-width": PG195 allows only 32-bit accesses of the DMA
+        register space, and the engine drops a longer write and completes a longer read
+        with Completer Abort, as the IP does. Legal PCIe, so the checker names it: a
+        GPU's 64-bit store, a coalesced warp store or a widened load to a register is a
+        bug of the design that issued it (a test that does it on purpose expects it)."""
+        if link != "fpga" or direction != DOWN or tlp.fmt_type not in MEM_READS | MEM_WRITES:
+            return
+        if tlp.length <= 1:
+            return
+        hit = self.dev.functions[0].match_bar(tlp.address)
+        if hit is None or hit[0] != self.bars.dma:
+            return
+        what = "write is dropped" if tlp.fmt_type in MEM_WRITES else "read completes with CA"
+        self.checker.report(
+            link,
+            direction,
+            "xdma-register-width",
+            f"a {tlp.length}-DW access of DMA register {hit[1]:#x}: the XDMA register space "
+            f"takes 32-bit accesses only (PG195); this {what}",
+            describe(tlp),
+        )
+
     def _attach(self, checker_mode: str, fault_seed: int) -> None:
         """Taps, the protocol checker, fault injectors and the TB's own state."""
         p = self.profile
@@ -374,6 +397,8 @@ class TB:
         self.dev.on_violation = lambda rule, message, what: self.checker.report(
             "fpga", "rq", rule, message, what
         )
+        # the XDMA register BAR takes 32-bit accesses only: a wider one is named
+        self.links.add_observer(self._register_width)
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
         # the bridge above the FPGA: its Secondary Bus Reset is a hot reset of the card

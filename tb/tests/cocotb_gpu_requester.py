@@ -113,7 +113,8 @@ async def test_a_kernel_writes_and_reads_the_card_registers(dut):
 async def test_a_64_bit_store_to_an_xdma_register_is_dropped(dut):
     """The hazard: the XDMA register BAR takes only 32-bit accesses (PG195). A kernel's
     64-bit store is one 2-DW MWr that the engine drops; two 32-bit stores take; a 64-bit
-    load is completed with Completer Abort, a sticky kernel error."""
+    load is completed with Completer Abort, a sticky kernel error. The checker names
+    each ("xdma-register-width")."""
     h = await setup(dut)
     tb, rt = h.tb, h.tb.cuda
     seen = gpu_requests(tb, "fpga", DOWN)
@@ -128,10 +129,13 @@ async def test_a_64_bit_store_to_an_xdma_register_is_dropped(dut):
         await k.st32(dma + reg, 0x2000)
         await k.st32(dma + reg + 4, 0x1)
 
-    rt.launch(wide, 1, 1)
-    await rt.synchronize()
-    await arrived(seen, 1)
+    with tb.checker.expecting("fpga", DOWN) as named:
+        rt.launch(wide, 1, 1)
+        await rt.synchronize()
+        await arrived(seen, 1)
     assert seen[-1][2] == 8, "one 2-DW write reached the card"
+    assert [v.rule for v in named.seen] == ["xdma-register-width"], named.seen
+    assert "dropped" in named.seen[0].message and named.seen[0].time_ns > 0
     assert await tb.dma_read32(reg) == 0, "the engine dropped the 64-bit write"
     assert await tb.dma_read32(reg + 4) == 0
     rt.launch(narrow, 1, 1)
@@ -142,13 +146,15 @@ async def test_a_64_bit_store_to_an_xdma_register_is_dropped(dut):
     async def wide_load(k: KernelContext) -> None:
         await k.ld64(dma + reg)
 
-    rt.launch(wide_load, 1, 1)
-    try:
-        await rt.synchronize()
-    except CudaError as e:
-        assert e.code == cudaError.cudaErrorIllegalAddress and "CA" in str(e), e
-    else:
-        raise AssertionError("a 64-bit register load did not fail")
+    with tb.checker.expecting("fpga", DOWN) as named:
+        rt.launch(wide_load, 1, 1)
+        try:
+            await rt.synchronize()
+        except CudaError as e:
+            assert e.code == cudaError.cudaErrorIllegalAddress and "CA" in str(e), e
+        else:
+            raise AssertionError("a 64-bit register load did not fail")
+    assert [v.rule for v in named.seen] == ["xdma-register-width"], named.seen
     assert rt.cudaGetLastError() == cudaError.cudaErrorIllegalAddress, "sticky"
 
 
