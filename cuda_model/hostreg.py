@@ -4,7 +4,7 @@ address of every 4 KiB page under it. A kernel's or a copy engine's access to su
 range leaves the GPU as PCIe requests to those bus addresses.
 
 :func:`host_register` follows what was measured on an H200 with CUDA 13
-(reference/measured/h200-host-register.txt, cuda_model/probes/io_register.txt) and, for
+(cuda_model/probes/h200-host-register.txt, cuda_model/probes/io_register.txt) and, for
 device memory, NVIDIA's open kernel modules (RmCreateOsDescriptor, os_lookup_user_io_memory,
 osCreateOsDescriptorFromIoMemory; reference/gpu-requester.md):
 

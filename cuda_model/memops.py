@@ -1,7 +1,7 @@
 """Stream memory operations (driver API): ``cuStreamWriteValue32/64`` and
 ``cuStreamWaitValue32/64``, the GPUDirect Async doorbell and flag.
 
-Rules (reference/measured/h200-host-register.txt, CUDA's driver API documentation):
+Rules (cuda_model/probes/h200-host-register.txt, CUDA's driver API documentation):
 
 - a write goes to device memory or to memory registered with CUDA (a doorbell in a
   card's BAR, a flag in pinned host memory), after every earlier operation of its stream

@@ -1,5 +1,5 @@
 """cudaHostRegister and its kin on the model, each rule with its source:
-measured on an H200 with CUDA 13 (reference/measured/h200-host-register.txt, "M" below),
+measured on an H200 with CUDA 13 (cuda_model/probes/h200-host-register.txt, "M" below),
 or taken from NVIDIA's open kernel modules where the lent GPU machine maps no device
 (cuda_model/probes/io_register.txt; reference/gpu-requester.md, "NV" below). The process
 is driver_model.host's, device mappings as a driver's mmap of a BAR makes them."""
