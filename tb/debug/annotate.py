@@ -43,9 +43,10 @@ def tlp_label(rec: dict) -> str:
         return text + (" poisoned" if rec.get("ep") else "")
     if not kind.startswith(NON_POSTED):
         tag = ""
+    by = f" [{rec['by']}]" if rec.get("by") else ""  # a request of the GPU: what it did
     if "addr" in rec:
-        return f"{kind} {rec['len']}B{tag} -> {target}"
-    return f"{kind}{tag} -> {target}"
+        return f"{kind} {rec['len']}B{tag} -> {target}{by}"
+    return f"{kind}{tag} -> {target}{by}"
 
 
 def desc_label(rec: dict) -> str:

@@ -25,6 +25,9 @@ COLOURS = {
 }
 
 
+GPU_COUNTS = ("writes", "write_bytes", "reads", "read_bytes")
+
+
 def _data_bytes(rec: dict) -> int:
     """Payload bytes a TLP carries for its request (completions: without the offset pad)."""
     if rec["type"] == "CplD":
@@ -50,11 +53,22 @@ def summarize(records: list[dict]) -> dict:
     span: dict[str, list[float]] = {}
     other: dict[str, int] = defaultdict(int)
     chains = []
+    # the GPU's own requests, as it sends them: per activity and range
+    gpu: dict[str, dict[str, int]] = {}
     for rec in records:
         if "event" in rec:
             if rec["event"] == "chain":
                 chains.append(rec)
             continue
+        if rec.get("by") and rec["link"] == "gpu" and rec["dir"] == "up":
+            where = rec.get("range") or rec.get("target", {}).get("label", "?")
+            g = gpu.setdefault(
+                f"{rec['by']} -> {where}",
+                {"writes": 0, "write_bytes": 0, "reads": 0, "read_bytes": 0},
+            )
+            kind = "write" if rec["type"] == "MWr" else "read"
+            g[f"{kind}s"] += 1
+            g[f"{kind}_bytes"] += rec.get("len", 0)
         if rec["link"] != "fpga":
             continue
         target = rec.get("target", {})
@@ -72,7 +86,12 @@ def summarize(records: list[dict]) -> dict:
             s[0], s[1] = min(s[0], rec["t"]), max(s[1], rec["t"])
         elif kind in ("desc", "msi", "fpga_reg") and rec["dir"] == "up":
             other[kind] += 1
-    out: dict = {"directions": {}, "other_tlps_from_fpga": dict(other), "chains": len(chains)}
+    out: dict = {
+        "directions": {},
+        "other_tlps_from_fpga": dict(other),
+        "chains": len(chains),
+        "gpu_requests": dict(sorted(gpu.items())),
+    }
     for d, targets in by_dir.items():
         total = sum(targets.values())
         t0, t1 = span.get(d, [0.0, 0.0])
@@ -188,6 +207,20 @@ def write_report(
             f"{human_bytes(s['bytes'])}</th><td>{bw} over "
             f"{(s['last_ns'] - s['first_ns']) / 1e3:,.1f} us</td></tr>"
         )
+    gpu_rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{g['writes']}</td>"
+        f"<td>{human_bytes(g['write_bytes'])}</td><td>{g['reads']}</td>"
+        f"<td>{human_bytes(g['read_bytes'])}</td></tr>"
+        for k, g in summary["gpu_requests"].items()
+    )
+    gpu_table = (
+        "<h3>Requests of the GPU</h3><p class='note'>What the GPU sent on its own (kernels, "
+        "copy engines, stream memory operations), by activity and registered range.</p>"
+        "<table><tr><th>activity -> range</th><th>writes</th><th>bytes</th><th>reads</th>"
+        f"<th>bytes</th></tr>{gpu_rows}</table>"
+        if gpu_rows
+        else ""
+    )
     legend = " ".join(f"<span style='color:{c}'>&#9632; {k}</span>" for k, c in COLOURS.items())
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>transfer report</title>"
@@ -206,7 +239,7 @@ def write_report(
         "descriptor fetches, read round trips and interrupts between; so it reads lower "
         "than either direction here.</p>"
         f"<p>descriptor chains: {summary['chains']}; other TLPs from the FPGA: "
-        f"{html.escape(json.dumps(summary['other_tlps_from_fpga']))}</p>"
+        f"{html.escape(json.dumps(summary['other_tlps_from_fpga']))}</p>{gpu_table}"
         "<h3>Timeline</h3><p class='note'>A lane per descriptor engine (a mark where each "
         "descriptor's data starts) and per link and direction (a mark per TLP): "
         "<i>up</i> is towards the root complex, <i>down</i> away from it. Hover a mark "

@@ -286,6 +286,8 @@ class TlpTrace:
             if pending is not None:
                 rec["target"] = pending["target"]
                 rec["off"] = pending["done"]
+                if pending.get("by"):
+                    rec["by"] = pending["by"]
                 if (
                     pending["target"]["kind"] == "desc"
                     and ft == TlpType.CPL_DATA
@@ -321,6 +323,8 @@ class TlpTrace:
                 target["label"] = f"MSI vector {target['vector']}"
             if not write:
                 self._outstanding[key] = {"target": target, "addr": addr, "done": 0}
+                if by is not None:
+                    self._outstanding[key]["by"] = by.who
         else:  # configuration (and I/O) requests: the function and register
             target = {"kind": "config", "label": f"config {tlp.completer_id} +{tlp.address:#x}"}
             if tlp.is_nonposted():

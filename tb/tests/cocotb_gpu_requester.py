@@ -26,6 +26,8 @@ from driver_model.host import UserProcess
 from driver_model.picoevb import ioctl
 from driver_model.regs import Target
 from tb.apps.programs import MARK_DONE, MARK_FIRST, MARK_LAST, AppEnv, run_demo
+from tb.debug.annotate import tlp_label
+from tb.debug.report import summarize
 from tb.debug.trace import enable_trace
 from tb.env.harness import Surface, bring_up, segments, setup
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
@@ -102,10 +104,27 @@ async def test_a_kernel_writes_and_reads_the_card_registers(dut):
         ("MRd", regs.USER_LED, 4),
         ("MRd", regs.USER_RAM_SIZE, 4),
     ]
-    named = [r for r in records if r.get("by") == "kernel mailbox" and r["link"] == "fpga"]
+    named = [
+        r
+        for r in records
+        if r.get("by") == "kernel mailbox" and r["link"] == "fpga" and r["type"] != "CplD"
+    ]
     assert [r["type"] for r in named] == ["MWr", "MRd", "MRd"], named
     assert all(r["range"] == "card user BAR" for r in named)
     assert named[0]["target"]["label"] == "FPGA LED"
+    # the completions, the transfer report, Perfetto's and the waves' labels name it too
+    answers = [r for r in records if r["type"] == "CplD" and r["link"] == "gpu"]
+    assert [r.get("by") for r in answers] == ["kernel mailbox"] * 2, answers
+    assert tlp_label(named[0]).endswith("-> FPGA LED [kernel mailbox]"), tlp_label(named[0])
+    got = summarize(records)["gpu_requests"]
+    assert got == {
+        "kernel mailbox -> card user BAR": {
+            "writes": 1,
+            "write_bytes": 4,
+            "reads": 2,
+            "read_bytes": 8,
+        }
+    }, got
     assert rt.cudaGetLastError() == cudaError.cudaSuccess
 
 
