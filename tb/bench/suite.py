@@ -1,4 +1,4 @@
-"""``make bench`` (``python -m tb.bench [--quick] [--only engine,desc,e2e,speed,demo]
+"""``make bench`` (``python -m tb.bench [--quick] [--only engine,desc,e2e,gpu,speed,demo]
 [--docs]``): engine efficiency against the link's payload ceiling, descriptor overhead,
 end-to-end driver figures and simulator speed, written to ``sim_build/bench/``. The
 method is in docs/performance.md and docs/internals.md.
@@ -41,6 +41,7 @@ DESC_SIZES = [64, 256, 4 * KIB, 64 * KIB]
 MAX_DESCRIPTORS = 2048  # one chain's worth (driver_model.desc.MAX_CHAIN)
 # targets (issues 7 and 19)
 ENGINE_TARGET, DESC_TARGET = 0.95, 0.90
+GPU_COPY_TARGET = 0.90  # issue 56
 DEMO_WALL_TARGET_S = 10.0  # the 4 MiB demo on Verilator, the fastest model
 # simulated us per wall second, the fastest model (issue 36's targets)
 SPEED_TARGET_US = {
@@ -87,6 +88,54 @@ def bench_engine(sim: str, quick: bool) -> list[dict]:
                     "raw": r,
                 }
             )
+    return rows
+
+
+def bench_gpu(sim: str, quick: bool) -> list[dict]:
+    """The GPU as a requester at gen3x8 (tb/bench/gpu.py): its copy engine into the
+    drop-in's bypass BAR and back, against the link's payload ceiling, and a kernel's
+    doorbell against a host write's."""
+    from .gpu import GPU_BENCH_BUILD
+
+    n = 64 * KIB if quick else 512 * KIB
+    tag = "gpu-gen3x8"
+    out = OUT_DIR / f"{tag}.json"
+    out.unlink(missing_ok=True)
+    t0 = case_started(tag)
+    results = runner.run(
+        "bench_gpu",
+        sim=sim,
+        profile="gen3x8",
+        module=f"{runner.PACKAGE}.bench.gpu",
+        overrides=GPU_BENCH_BUILD,
+        toplevel=runner.DROPIN_TOPLEVEL,
+        test_dir=OUT_DIR / "runs" / tag,
+        trace=False,
+        extra_env={"BENCH_BYTES": str(n), "BENCH_OUT": str(out)},
+    )
+    if runner.failures(results):
+        raise RuntimeError(f"{tag}: {runner.failure_messages(results)}")
+    case_done(tag, t0)
+    r = json.loads(out.read_text())
+    rows = []
+    for way, direction in (("to_bar", "C2H"), ("from_bar", "H2C")):
+        w = r[way]
+        # writes to the card are the link's write TLPs (C2H's ceiling, with their header);
+        # reads come back as completions (H2C's)
+        ceiling = ceiling_mb_s("gen3x8", r["mps"], direction, w["tlp_header"] or 16)
+        rate = w["stream_bytes"] * 1e3 / w["stream_ns"] if w["stream_ns"] else 0.0
+        rows.append(
+            {
+                "profile": "gen3x8",
+                "copy": "GPU -> bypass BAR" if way == "to_bar" else "bypass BAR -> GPU",
+                "bytes": r["bytes"],
+                "ceiling_mb_s": ceiling,
+                "stream_mb_s": rate,
+                "op_mb_s": r["bytes"] * 1e3 / w["op_ns"],
+                "stream_eff": rate / ceiling,
+            }
+        )
+    rows.append({"doorbell_ns": r["doorbell_ns"]})
     return rows
 
 
@@ -299,6 +348,30 @@ def table(res: dict) -> str:
         for r in res["e2e"]:
             out.append(f"| {r['profile']} | {r['demo']} | {r['bytes']} | {r['mb_s']:.0f} |")
         out.append("")
+    if res.get("gpu"):
+        out += [
+            "The GPU as a requester, gen3x8 (the copy engine through the drop-in's bypass "
+            "BAR, simulated time; streaming: first to last data TLP on the card's link):",
+            "",
+            "| copy | bytes | ceiling MB/s | streaming MB/s | whole copy MB/s | streaming / "
+            "ceiling |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in res["gpu"]:
+            if "copy" in r:
+                out.append(
+                    f"| {r['copy']} | {r['bytes']} | {r['ceiling_mb_s']:.0f} | "
+                    f"{r['stream_mb_s']:.0f} | {r['op_mb_s']:.0f} | "
+                    f"{100 * r['stream_eff']:.1f}% |"
+                )
+            else:
+                d = r["doorbell_ns"]
+                out += [
+                    "",
+                    f"A 32-bit doorbell, issue to arrival at the card: from a kernel "
+                    f"{d['kernel']:.0f} ns, from the host {d['host']:.0f} ns.",
+                ]
+        out.append("")
     if res.get("speed"):
         limit = {
             (r["sim"], r["profile"]): r["cycles_per_s"]
@@ -373,6 +446,24 @@ def targets(res: dict) -> list[dict]:
                     "met": best["sim_us_per_s"] >= goal,
                 }
             )
+    for r in res.get("gpu", []):
+        if "copy" in r and r["copy"] == "GPU -> bypass BAR":
+            out.append(
+                {
+                    "target": "gen3x8 GPU copy engine -> bypass BAR >= 90% of the ceiling",
+                    "measured": f"{100 * r['stream_eff']:.1f}%",
+                    "met": r["stream_eff"] >= GPU_COPY_TARGET,
+                }
+            )
+        elif "doorbell_ns" in r:
+            d = r["doorbell_ns"]
+            out.append(
+                {
+                    "target": "a kernel's doorbell reaches the card within a host write's latency",
+                    "measured": f"{d['kernel']:.0f} ns vs {d['host']:.0f} ns",
+                    "met": d["kernel"] <= d["host"],
+                }
+            )
     demos = [d for d in res.get("demo", []) if d["demo"].endswith("1024x1024")]
     if demos:
         best = min(demos, key=lambda d: d["wall_s"])
@@ -408,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
         help="simulator of the engine, descriptor and end-to-end figures",
     )
     ap.add_argument("--quick", action="store_true", help="smaller transfers (a smoke run)")
-    ap.add_argument("--only", default="engine,desc,e2e,speed,demo")
+    ap.add_argument("--only", default="engine,desc,e2e,gpu,speed,demo")
     ap.add_argument(
         "--docs",
         action="store_true",
@@ -430,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         ("engine", lambda: bench_engine(a.sim, a.quick)),
         ("desc", lambda: bench_descriptors(a.sim, a.quick, res.get("engine", []))),
         ("e2e", lambda: bench_e2e(a.sim, a.quick)),
+        ("gpu", lambda: bench_gpu(a.sim, a.quick)),
         ("speed", lambda: bench_speed(a.quick)),
         ("demo", lambda: bench_demo(a.quick)),
     ]

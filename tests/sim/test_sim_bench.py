@@ -40,6 +40,33 @@ def test_engine_streams_near_the_link_ceiling(sim: str, profile: str, tmp_path) 
         assert run < stream, (r["dir"], run, stream)
 
 
+def test_gpu_copy_engine_and_doorbells(sim: str, tmp_path) -> None:
+    """The GPU rows of make bench on 16 KiB: the copy engine's bytes reach the bypass BAR
+    and come back (the bench checks them), its writes stream near the gen3x8 ceiling and
+    never above it, and both doorbells arrive, the kernel's no later than the host's."""
+    from tb.bench.gpu import GPU_BENCH_BUILD
+
+    out = tmp_path / "gpu.json"
+    results = runner.run(
+        "bench_gpu",
+        sim=sim,
+        profile="gen3x8",
+        module="tb.bench.gpu",
+        overrides=GPU_BENCH_BUILD,
+        toplevel=runner.DROPIN_TOPLEVEL,
+        trace=False,
+        extra_env={"BENCH_BYTES": str(16 * KIB), "BENCH_OUT": str(out)},
+    )
+    assert not runner.failures(results), runner.failure_messages(results)
+    r = json.loads(out.read_text())
+    w = r["to_bar"]
+    ceiling = bench.ceiling_mb_s("gen3x8", r["mps"], "C2H", w["tlp_header"])
+    stream = w["stream_bytes"] * 1e3 / w["stream_ns"]
+    assert 0.85 * ceiling <= stream <= ceiling * 1.001, (stream, ceiling)
+    d = r["doorbell_ns"]
+    assert 0 < d["kernel"] <= d["host"], d
+
+
 @pytest.mark.verilator
 def test_rtl_alone_replays_the_recorded_run() -> None:
     """The RTL-alone row of make bench: the card's inputs recorded from a run of the
