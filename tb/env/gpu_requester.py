@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import cocotb
@@ -68,6 +68,9 @@ class GpuRequester:
         self._names: collections.OrderedDict[tuple, Access] = collections.OrderedDict()
         self.writes = 0  # TLPs sent
         self.reads = 0
+        # told (requester ID, tag) of each read given up on (no completion in time), as
+        # the hard IP's completion timeout tells the checker
+        self.timeout_listeners: list[Callable[[int, int], None]] = []
 
     # --- what the Device Control allows -------------------------------------------------
     @property
@@ -168,6 +171,8 @@ class GpuRequester:
         while len(data) < n:
             cpl = await self.func.recv_cpl(req.tag, self.cpl_timeout_ns, "ns")
             if cpl is None:
+                for listener in self.timeout_listeners:
+                    listener(int(self.func.pcie_id), req.tag)
                 raise BusError("timeout", addr, f"no completion in {self.cpl_timeout_ns} ns")
             if cpl.requester_id != self.func.pcie_id:
                 raise BusError("malformed", addr, f"completion for {cpl.requester_id}")

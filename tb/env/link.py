@@ -185,6 +185,13 @@ class ProtocolChecker:
         if self._outstanding.pop(key, None) is not None:
             self._timed_out.add(key)
 
+    def requester_gave_up(self, requester_id: int, tag: int) -> None:
+        """:meth:`requester_timeout` on every link and direction the request was seen
+        (a peer's request crosses several)."""
+        for key in [k for k in self._outstanding if k[2:] == (int(requester_id), tag)]:
+            self._outstanding.pop(key)
+            self._timed_out.add(key)
+
     def abandon_outstanding(self, link: str | None = None) -> list[str]:
         """Requests outstanding on ``link`` (any when None) are over: later completions
         for them are late, their tags free. The requests, described."""

@@ -411,6 +411,7 @@ class TB:
             lambda rid, tag: self.checker.requester_timeout("fpga", UP, rid, tag)
         )
         self.dev.timeout_listeners.append(self.faults.forget)
+        self.gpu_requester.timeout_listeners.append(self.checker.requester_gave_up)
         self.log.info(
             "topology: %s (FPGA and GPU %s)",
             self.topology,

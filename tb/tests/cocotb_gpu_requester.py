@@ -29,6 +29,7 @@ from tb.apps.programs import MARK_DONE, MARK_FIRST, MARK_LAST, AppEnv, run_demo
 from tb.debug.annotate import tlp_label
 from tb.debug.report import summarize
 from tb.debug.trace import enable_trace
+from tb.env.faults import UpRule
 from tb.env.harness import Surface, bring_up, segments, setup
 from tb.env.link import DOWN, MEM_READS, MEM_WRITES, UP
 from tb.env.userbuf import expect_errno
@@ -508,3 +509,44 @@ async def test_the_notes_mailbox_demo(dut):
     irqs = env.results["mailbox_irqs"]
     assert irqs == sorted(irqs) and irqs[-1] == 3, f"an interrupt per mark: {irqs}"
     assert rig.tb.msi_count[vector] - before == 3
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_failed_gpu_loads_are_sticky_kernel_errors(dut):
+    """A kernel's load that nothing claims comes back UR; one whose completion the card's
+    link loses times out (1 ms): each a sticky cudaErrorIllegalAddress of its context
+    naming the status, the checker told of the abandoned request. The other context
+    goes on working."""
+    h = await setup(dut)
+    tb = h.tb
+    for why in ("UR", "timeout"):
+        rt = CudaRuntime(tb.gpu)  # (a context of its own: the error is sticky)
+        out = rt.cudaMalloc(4096)
+        if why == "UR":
+            ptr = register_in(rt, 0x7F00_0900_0000, 0xD0_0000_0000, 4096, "nothing")
+        else:
+            ptr = register_in(rt, USER_VA, tb.pci.bar_addr[tb.bars.user], 4096, "card")
+            tb.up_faults.add(UpRule("drop", tlp="completion"))
+
+        async def load(k: KernelContext, out: int, ptr: int) -> None:
+            await k.st32(out, await k.ld32(ptr + regs.USER_LED), mmio=False)
+
+        rt.launch(load, 1, 1, out, ptr)
+        try:
+            await rt.synchronize()
+        except CudaError as e:
+            assert e.code == cudaError.cudaErrorIllegalAddress and why in str(e), e
+        else:
+            raise AssertionError(f"a load answered {why} did not fail")
+        assert rt.cudaGetLastError() == cudaError.cudaErrorIllegalAddress
+        tb.up_faults.clear()
+    assert not tb.checker.outstanding(), tb.checker.outstanding()
+    # the testbench's own context still works
+    assert tb.cuda.cudaGetLastError() == cudaError.cudaSuccess
+    tb.cuda.cudaMalloc(4096)
+
+
+def register_in(rt, va: int, bus: int, size: int, name: str) -> int:
+    pages = [bus + i for i in range(0, size, 4096)]
+    rt.registered.add(Registration(va, size, pages, io=True, name=name))
+    return va
