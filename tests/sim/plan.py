@@ -264,6 +264,8 @@ SUBSETS = [
             # (a copy of it is a cycle late on Verilator: tb/env/streams.py)
             "cocotb_stream": ["test_h2c_stream_packets"],
             "cocotb_axib": ["test_slverr_and_decerr"],
+            # the card's mailbox (its interrupt handshake) and the GPU's requests
+            "cocotb_gpu_requester": ["test_the_card_mailbox", "test_gpu_started_dma"],
         },
     ),
     Subset(
@@ -278,6 +280,11 @@ SUBSETS = [
             ],
             "cocotb_driver": ["test_h2c2h_four_combinations", "test_cudafree_during_transfer"],
             "cocotb_faults": ["test_completion_faults", "test_split_reorder_and_latency"],
+            # the GPU's requests at MPS 256 and a wider datapath
+            "cocotb_gpu_requester": [
+                "test_copy_engine_to_and_from_pinned_host_memory",
+                "test_gpu_started_dma",
+            ],
         },
     ),
     # the 128-bit and 512-bit builds of the engine's datapath
