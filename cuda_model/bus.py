@@ -41,13 +41,21 @@ class DeviceBus(Protocol):
         """A non-posted read; :class:`BusError` when a completion fails or none comes."""
         ...
 
+    def flush(self, addr: int, access: Access) -> Awaitable[None]:
+        """Until every write sent before has landed: a zero-length read of ``addr`` (a
+        read may not pass the posted writes before it on their way); :class:`BusError`
+        as :meth:`read`."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True)
 class Piece:
     """Part of an access: ``length`` bytes at ``addr`` of device memory (``bus`` False,
-    ``addr`` a device VA) or of the bus (``bus`` True, ``addr`` a bus address)."""
+    ``addr`` a device VA) or of the bus (``bus`` True, ``addr`` a bus address; ``io``
+    when it is a device's BAR rather than host RAM)."""
 
     addr: int
     length: int
     bus: bool
     range: str = ""
+    io: bool = False  # a device's memory (registered with IoMemory), not host RAM

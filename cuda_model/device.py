@@ -45,6 +45,9 @@ class KernelContext:
         self.widen_loads = rt.kernel_widen_loads
         self.stores = 0  # requests this kernel put on the bus
         self.loads = 0
+        # the last bus write to host memory: the kernel's end flushes its writes there
+        # (its writes to mapped host memory are visible to the host once it is done)
+        self.last_write: tuple[int, Access] | None = None
 
     def _fail(self, what: str, ptr: int, n: int, detail: str = "") -> CudaError:
         return CudaError(
@@ -90,6 +93,8 @@ class KernelContext:
                 except BusError as e:
                     raise self._fail(what, ptr, len(data), str(e)) from None
                 self.stores += 1
+                if not p.io:  # (a device's registers may not be read to flush)
+                    self.last_write = (p.addr + i, self._access(p))
 
     async def _read(self, ptr: int, n: int, what: str) -> bytes:
         out = bytearray()
@@ -154,6 +159,21 @@ class KernelContext:
                 cudaError.cudaErrorIllegalAddress, f"kernel {self.name}: __nanosleep needs time"
             )
         await t.sleep(max(1.0, ns))
+
+    async def finish(self) -> None:
+        """The kernel's end: its writes to host memory flushed (a zero-length read where
+        the last went), so that the host sees them once the kernel is done, as CUDA
+        promises for mapped memory. Writes to a device's BAR are not flushed: a read
+        there may have side effects (a FIFO register), and PCIe ordering alone governs
+        them. A failed flush is the kernel's error."""
+        if self.last_write is None:
+            return
+        addr, access = self.last_write
+        self.last_write = None
+        try:
+            await self._bus().flush(addr, access)
+        except BusError as e:
+            raise self._fail("the end-of-kernel flush", addr, 0, str(e)) from None
 
     async def threadfence_system(self) -> None:
         """``__threadfence_system()``: earlier writes are ordered before later accesses

@@ -138,9 +138,9 @@ class Registrations:
             bus = reg.pages[page] + off
             last = pieces[-1] if pieces else None
             if last is not None and last.addr + last.length == bus:
-                pieces[-1] = Piece(last.addr, last.length + take, True, reg.name)
+                pieces[-1] = Piece(last.addr, last.length + take, True, reg.name, reg.io)
             else:
-                pieces.append(Piece(bus, take, True, reg.name))
+                pieces.append(Piece(bus, take, True, reg.name, reg.io))
             at += take
             left -= take
         return pieces

@@ -72,7 +72,14 @@ def write_value(rt: Any, stream: int, addr: int, value: int, size: int, flags: i
             rt.gpu.write_va(at, np.frombuffer(data, dtype=np.uint8))
             return
         bus = rt._need_bus(what)
-        await bus.write(at.addr, data, Access(what, at.range, rt.relaxed_ordering))
+        access = Access(what, at.range, rt.relaxed_ordering)
+        await bus.write(at.addr, data, access)
+        if at.io:  # (a doorbell: PCIe ordering alone, no read of a device's register)
+            return
+        try:  # done once it has landed in host memory
+            await bus.flush(at.addr, access)
+        except BusError as e:
+            raise CudaError(CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, f"{what}: {e}") from None
 
     return rt.engine.submit(stream, what, "memop", body)
 

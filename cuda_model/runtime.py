@@ -731,7 +731,9 @@ class CudaRuntime:
         if inspect.iscoroutinefunction(kernel):
 
             async def body() -> None:
-                await kernel(KernelContext(self, name, g, b), *args)
+                ctx = KernelContext(self, name, g, b)
+                await kernel(ctx, *args)
+                await ctx.finish()
 
         else:
 
@@ -938,6 +940,7 @@ class CudaRuntime:
 
     async def _copy_write(self, pieces, data: bytes, who: str) -> None:
         off = 0
+        last = None
         for p in pieces:
             if isinstance(p, tuple):
                 self.gpu.write_va(p[0], np.frombuffer(data[off : off + p[1]], dtype=np.uint8))
@@ -946,6 +949,12 @@ class CudaRuntime:
             access = Access(who, p.range, self.relaxed_ordering)
             await self._need_bus(who).write(p.addr, data[off : off + p.length], access)
             off += p.length
+            last = None if p.io else (p.addr + p.length - 1, access)
+        if last is not None:  # the copy is done once its writes to host memory landed
+            try:
+                await self._need_bus(who).flush(*last)
+            except BusError as e:
+                raise CudaError(cudaError.cudaErrorIllegalAddress, f"{who}: {e}") from None
 
     def _need_bus(self, who: str):
         bus = self.gpu.bus

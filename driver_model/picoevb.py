@@ -1131,6 +1131,13 @@ class PicoevbFile:
         await ioctl(self, uapi.PICOEVB_IOC_CARD_INFO, p)
         return p.fpga_ram_size
 
+    async def mailbox_read(self, m: uapi.picoevb_rdma_mailbox | None = None) -> int:
+        """The oldest value of the card's mailbox (the extension ioctl; waits up to
+        ``m.timeout_ns``, 1 ms when no struct is given)."""
+        m = m if m is not None else uapi.picoevb_rdma_mailbox(timeout_ns=1_000_000)
+        await ioctl(self, uapi.PICOEVB_IOC_MAILBOX_READ, m)
+        return m.value
+
     async def _timed(self, cmd: int, p) -> int:
         await ioctl(self, cmd, p)
         return p.dma_time_ns

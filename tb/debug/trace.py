@@ -303,6 +303,8 @@ class TlpTrace:
             addr = tlp.address + tlp.get_first_be_offset()
             nbytes = tlp.get_be_byte_count()
             write = ft in MEM_WRITES
+            if not write and tlp.length == 1 and tlp.first_be == 0:
+                addr, nbytes = tlp.address, 0  # a zero-length read (a flush)
             target = self.decode(addr, nbytes, write)
             rec.update(addr=addr, len=nbytes, target=target)
             by = self.gpu_names(tlp) if self.gpu_names is not None else None

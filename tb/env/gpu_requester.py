@@ -147,6 +147,35 @@ class GpuRequester:
             raise failure
         return bytes(out)
 
+    async def flush(self, addr: int, access: Access) -> None:
+        """A zero-length read of ``addr`` (one DW, no byte enabled): its completion comes
+        back only after the writes sent before it have landed."""
+        self._check_master(addr)
+        func = self.func
+        tlp = Tlp()
+        tlp.fmt_type = TlpType.MEM_READ_64 if addr >= 1 << 32 else TlpType.MEM_READ
+        tlp.requester_id = func.pcie_id
+        tlp.set_addr_be(addr & ~3, 4)
+        tlp.first_be = 0
+        tag = await func.alloc_tag()
+        queue = func.rx_cpl_queues[tag]
+        while not queue.empty():
+            queue.get_nowait().release_fc()
+        tlp.tag = tag
+        self._remember(self._key(tlp), access)
+        self.reads += 1
+        try:
+            await func.send(tlp)
+            cpl = await func.recv_cpl(tag, self.cpl_timeout_ns, "ns")
+            if cpl is None:
+                for listener in self.timeout_listeners:
+                    listener(int(func.pcie_id), tag)
+                raise BusError("timeout", addr, "no completion to a flush")
+            if cpl.status != CplStatus.SC:
+                raise BusError(_status(cpl.status), addr, "a flush")
+        finally:
+            func.release_tag(tag)
+
     async def _read_one(self, addr: int, n: int, access: Access) -> bytes:
         func = self.func
         tlp = Tlp()

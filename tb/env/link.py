@@ -272,10 +272,13 @@ class ProtocolChecker:
             self._timed_out.discard(key)
             tc, attr = int(tlp.tc), int(tlp.attr)
             if ft in MEM_READS:
-                first = tlp.address + tlp.get_first_be_offset()
-                self._outstanding[key] = _Request(
-                    "mem_read", first, tlp.get_be_byte_count(), describe(tlp), tc, attr
-                )
+                if tlp.length == 1 and tlp.first_be == 0:
+                    # a zero-length read (a flush): one byte's completion, its lower
+                    # address the DWORD's (PCIe Base: 1st DW BE 0000 -> [1:0] = 00b)
+                    first, count = tlp.address & ~3, 1
+                else:
+                    first, count = tlp.address + tlp.get_first_be_offset(), tlp.get_be_byte_count()
+                self._outstanding[key] = _Request("mem_read", first, count, describe(tlp), tc, attr)
             else:
                 kind = "cfg" if ft.name.startswith("CFG_") else "other"
                 self._outstanding[key] = _Request(kind, 0, 4, describe(tlp), tc, attr)

@@ -38,6 +38,7 @@ from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build,
 from ..models.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
 from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..models.pcie_id import ids_from_ports
+from ..models.rc import fix_zero_length_reads
 from ..models.transactors import TRANSACTORS, TransactorError
 from .backdoor import card
 from .faults import FaultInjector, UpstreamFaultInjector
@@ -191,6 +192,7 @@ class TB:
         )
 
         self.rc = RootComplex()
+        fix_zero_length_reads(self.rc)
         self.rc.max_payload_size = _size_code(self.profile.mps)
         self.rc.max_read_request_size = _size_code(self.profile.mrrs)
 

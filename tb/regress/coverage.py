@@ -14,7 +14,15 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .generator import DRIVER_FAULTS, DRIVER_OPS, DRIVER_RACES, FAULT_RESULTS, PIN_WAYS, RESULTS
+from .generator import (
+    DRIVER_FAULTS,
+    DRIVER_OPS,
+    DRIVER_RACES,
+    FAULT_RESULTS,
+    GPU_STEPS,
+    PIN_WAYS,
+    RESULTS,
+)
 from .resets import REG_BINS, RESET_BINS
 
 # every coverpoint and its bins; the goal of the default regression is every bin hit
@@ -43,6 +51,8 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     "driver_result": ("ok", "EIO", "EFAULT"),
     # how the step's CUDA surfaces were pinned: nv-p2p (PIN_CUDA) or dma-buf (PIN_DMABUF)
     "driver_pin": PIN_WAYS,
+    # the GPU's own requests beside each ioctl (tb/regress/generator.py GPU_STEPS)
+    "gpu_step": GPU_STEPS,
     # the reset regression: every interruption (a reset of the engine, a channel stopped)
     # crossed with every interface and direction it struck, and whether the transfer was
     # still moving when it struck (it always is, by the plan's lengths: a transfer that

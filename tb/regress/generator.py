@@ -464,6 +464,66 @@ def driver_plan(rng: random.Random, steps: int) -> list[tuple[str, str]]:
 # a cudaFree'd destination (cudafree_during) is a surface of its own of this size
 VICTIM_BYTES = 2 << 20
 
+# the GPU's own step beside each ioctl of the driver regression: a kernel's plain stores
+# and its 64-bit mmio store into registered host memory, the copy engine to and from it,
+# a stream write, and a kernel's mark into the card's mailbox
+GPU_STEPS = (
+    "kernel_store",
+    "kernel_st64",
+    "copy_to_host",
+    "copy_from_host",
+    "stream_write",
+    "mailbox",
+)
+
+
+@dataclass(frozen=True)
+class GpuStep:
+    """A GPU-initiated step: ``kind``, ``n`` bytes (``kernel_store`` and the copies) at
+    ``off`` of the registered host buffer (and ``dev_off`` of the GPU's own buffer), the
+    value a store or a mark writes, and ``coalesce`` (bytes a plain store's piece may be)."""
+
+    kind: str
+    n: int
+    off: int
+    dev_off: int
+    value: int
+    coalesce: int
+
+
+def gpu_steps(seed: int, events: list[str], size: int) -> list[GpuStep]:
+    """The GPU step beside each of a driver seed's ioctls (``events``: what strikes each):
+    every kind at least once a seed, in a seeded order; a mailbox mark only beside a call
+    nothing strikes (a reset of the card empties its mailbox, a register fault would hit
+    the driver's reads of it). Drawn from a stream of their own (``seed``), so a seed's
+    ioctls are the same with them as without. ``size``: the registered buffer's bytes."""
+    rng = random.Random(seed * 7919 + 56)
+    quiet = [i for i, e in enumerate(events) if e == "none"]
+    kinds: list[str | None] = [None] * len(events)
+    if quiet:
+        kinds[rng.choice(quiet)] = "mailbox"
+    others = [k for k in GPU_STEPS if k != "mailbox"]
+    free = [i for i, k in enumerate(kinds) if k is None]
+    rng.shuffle(free)
+    for j, i in enumerate(free):
+        if j < len(others):
+            kinds[i] = others[j]
+        else:
+            kinds[i] = rng.choice(GPU_STEPS if events[i] == "none" else others)
+    out = []
+    for kind in kinds:
+        assert kind is not None
+        n = rng.randint(1, size // 4)
+        if kind == "kernel_st64":
+            n = 8
+        elif kind in ("stream_write", "mailbox"):
+            n = 4
+        align = n if n in (4, 8) else 1
+        off = rng.randrange(0, size - n + 1, align)
+        dev_off = rng.randrange(0, size - n + 1)
+        out.append(GpuStep(kind, n, off, dev_off, rng.getrandbits(32), rng.choice((4, 128))))
+    return out
+
 
 @dataclass(frozen=True)
 class DriverStep:

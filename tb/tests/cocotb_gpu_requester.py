@@ -55,10 +55,12 @@ def gpu_requests(tb, link: str = "gpu", direction: str = UP) -> list[tuple[str, 
 
     def observe(on: str, way: str, tlp) -> None:
         if on == link and way == direction and tlp.requester_id == gpu_id:
+            n = tlp.get_be_byte_count()
             if tlp.fmt_type in MEM_WRITES:
-                seen.append(("MWr", tlp.address, tlp.get_be_byte_count(), tlp.tag))
+                seen.append(("MWr", tlp.address, n, tlp.tag))
             elif tlp.fmt_type in MEM_READS:
-                seen.append(("MRd", tlp.address, tlp.get_be_byte_count(), tlp.tag))
+                zero = tlp.length == 1 and tlp.first_be == 0  # a flush
+                seen.append(("MRd", tlp.address, 0 if zero else n, tlp.tag))
 
     tb.links.add_observer(observe)
     return seen
@@ -410,6 +412,7 @@ async def test_gpudirect_async_doorbell_and_flag(dut):
 
     def doorbell(link: str, direction: str, tlp) -> None:
         if link == "fpga" and direction == DOWN and tlp.requester_id == tb.gpu_ep.pcie_id:
+            assert tlp.fmt_type in MEM_WRITES, "the GPU reads nothing of the card here"
             events.append(("doorbell", get_sim_time("ns")))
 
     tb.links.add_observer(doorbell)

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import cocotb
 import numpy as np
-from cocotb.triggers import Timer
+from cocotb.triggers import Timer, with_timeout
 
 from cuda_model import cudaMemcpyKind
+from cuda_model.hostreg import cudaHostRegisterIoMemory
 from cuda_model.runtime import CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD as DMA_BUF_FD
+from cuda_model.streams import cudaStreamNonBlocking
 from driver_model import regs, uapi
 from driver_model.desc import DESC_SIZE, Segment, build_chain
 from driver_model.regs import Ctrl, PcieErr, Stat, Target
@@ -27,7 +29,7 @@ from driver_model.xdma import Outcome, XdmaChannel
 from tb.env.backdoor import channel_busy, read_card_ram
 from tb.env.faults import FAULT_STATUS, FaultRule, UpRule
 from tb.env.harness import RING_BYTES, SYNC_MEMOPS, Harness, Surface, bring_up, recover, setup
-from tb.env.link import DOWN
+from tb.env.link import DOWN, MEM_WRITES, UP
 from tb.env.platform import PCI_COMMAND, PCI_COMMAND_MEMORY
 from tb.regress.coverage import COVERPOINTS, Coverage, chain_bin, length_bin
 from tb.regress.generator import (
@@ -46,8 +48,10 @@ from tb.regress.generator import (
     ChainGenerator,
     ChainPlan,
     DriverGenerator,
+    GpuStep,
     Limits,
     StepPlan,
+    gpu_steps,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -60,6 +64,7 @@ READ_ERROR_OF = {
 }
 RING_SLOTS = RING_BYTES // DESC_SIZE
 H2D = cudaMemcpyKind.cudaMemcpyHostToDevice
+ANY = cudaMemcpyKind.cudaMemcpyDefault
 SRC_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA
 DST_CUDA = uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
 
@@ -484,6 +489,82 @@ async def test_random_chains(dut):
 BIG_PAGE = VICTIM_BYTES  # a cudaMalloc of a range of its own (cudaFree revokes its pins)
 
 
+def watch_gpu_writes(tb, rt) -> list[str]:
+    """Every write the GPU sends (as it leaves it) must fall in a range registered with
+    its CUDA context; the list of those that do not, filled as they go."""
+    stray: list[str] = []
+    gpu_id = tb.gpu_ep.pcie_id
+
+    def observe(link: str, direction: str, tlp) -> None:
+        if link != "gpu" or direction != UP or tlp.fmt_type not in MEM_WRITES:
+            return
+        if tlp.requester_id != gpu_id:
+            return
+        lo = tlp.address + tlp.get_first_be_offset()
+        hi = lo + tlp.get_be_byte_count()
+        for reg in rt.registered:
+            for piece in rt.registered.bus_pieces(reg.va, reg.size, False) or ():
+                if piece.addr <= lo and hi <= piece.addr + piece.length:
+                    return
+        stray.append(f"{hi - lo} B at {lo:#x}")
+
+    tb.links.add_observer(observe)
+    return stray
+
+
+async def gpu_step(rig, g: GpuStep, stream: int, reg_va: int, gdev: int, mailbox: int, sb):
+    """Run GPU step ``g`` on ``stream`` and tell the scoreboard what it wrote ("reg": the
+    registered host buffer, "gdev": the GPU's own); "ok" or what went wrong."""
+    rt = rig.cuda
+    rt.kernel_coalesce = g.coalesce
+    data = random.Random(g.value).randbytes(g.n)
+    try:
+        if g.kind == "kernel_store":
+
+            async def store(k) -> None:
+                await k.store(reg_va + g.off, data)
+
+            rt.cudaLaunchKernel(store, 1, 32, (), stream)
+            sb.land("reg", g.off, data, "done")
+        elif g.kind == "kernel_st64":
+            value = g.value << 32 | g.value ^ 0xFFFF_FFFF
+
+            async def st64(k) -> None:
+                await k.st64(reg_va + g.off, value)
+
+            rt.cudaLaunchKernel(st64, 1, 1, (), stream)
+            sb.land("reg", g.off, value.to_bytes(8, "little"), "done")
+        elif g.kind == "copy_to_host":
+            rt.cudaMemcpyAsync(
+                reg_va + g.off, gdev + g.dev_off, g.n, cudaMemcpyKind.cudaMemcpyDefault, stream
+            )
+            sb.copy("gdev", g.dev_off, "reg", g.off, g.n, "done")
+        elif g.kind == "copy_from_host":
+            rt.cudaMemcpyAsync(
+                gdev + g.dev_off, reg_va + g.off, g.n, cudaMemcpyKind.cudaMemcpyDefault, stream
+            )
+            sb.copy("reg", g.off, "gdev", g.dev_off, g.n, "done")
+        elif g.kind == "stream_write":
+            rt.cuStreamWriteValue32(stream, reg_va + g.off, g.value)
+            sb.land("reg", g.off, g.value.to_bytes(4, "little"), "done")
+        else:  # mailbox: a kernel's mark, which the host then reads
+
+            async def mark(k) -> None:
+                await k.st32(mailbox, g.value)
+
+            rt.cudaLaunchKernel(mark, 1, 1, (), stream)
+        await rt.stream_synchronize(stream)
+        if g.kind == "mailbox":
+            m = uapi.picoevb_rdma_mailbox(timeout_ns=2_000_000)
+            if (r := await _errno_of(rig.fd.mailbox_read(m))) != "ok":
+                return f"the mark was not read: {r}"
+            if m.value != g.value:
+                return f"the mailbox gave {m.value:#x}, not {g.value:#x}"
+    except Exception as e:  # (a failure is the step's result, not the test's crash)
+        return f"{type(e).__name__}: {e}"
+    return "ok"
+
+
 async def _errno_of(call) -> str:
     """ "ok", or the name of the errno the ioctl ``call`` failed with."""
     try:
@@ -536,6 +617,21 @@ async def test_random_driver(dut):
     tb.faults.name_range(tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size, "gpu")
     sb = Scoreboard()
     cov = Coverage()
+    # the GPU's own steps beside the ioctls (GPU_STEPS): a host buffer registered with
+    # CUDA, the GPU's own buffer, and the card's user BAR (its mailbox) registered as I/O
+    # memory; a stream of their own; every write the GPU sends must land in a registered
+    # range
+    reg_size = 64 * KIB
+    gpu_rng = np.random.default_rng(seed)
+    reg_va = rig.process.malloc(reg_size)
+    rig.process.write(reg_va, gpu_rng.integers(0, 256, reg_size, dtype=np.uint8).tobytes())
+    rt.cudaHostRegister(reg_va, reg_size, 0)
+    gdev = rt.cudaMalloc(reg_size)
+    tb.gpu.write_va(gdev, gpu_rng.integers(0, 256, reg_size, dtype=np.uint8))
+    user_bar = fd.mmap(4096, regs.BAR_USER << uapi.PICOEVB_MMAP_BAR_SHIFT)
+    rt.cudaHostRegister(user_bar, 4096, cudaHostRegisterIoMemory)
+    gpu_stream = rt.cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+    stray = watch_gpu_writes(tb, rt)
 
     def read_gpu() -> np.ndarray:
         return tb.gpu.read_va(gpu_va, size)
@@ -547,12 +643,15 @@ async def test_random_driver(dut):
     sb.load("host", rig.process.read(host_va, size))
     sb.load("host2", rig.process.read(host2_va, host2_size))
     sb.load("card", read_card())
+    sb.load("reg", rig.process.read(reg_va, reg_size))
+    sb.load("gdev", tb.gpu.read_va(gdev, reg_size))
     gen = ChainGenerator(
         seed,
         [Arena("host", "host", size), Arena("gpu", "gpu", size)],
         Limits(card_size=card_size, max_len=max_len),
     )
     steps_of = DriverGenerator(rng, gen, steps, size, card_size, max_len)
+    gpu_plan = gpu_steps(seed, [e for _, e in steps_of.plan], reg_size)
     dmabuf_fds: list[int] = []
     failures: list[str] = []
     for si in range(len(steps_of)):
@@ -621,6 +720,10 @@ async def test_random_driver(dut):
         runs_before = len(rig.drv.runs)
         msis = sum(tb.msi_count)
         task = cocotb.start_soon(_errno_of(call))
+        g = gpu_plan[si]
+        gpu_task = cocotb.start_soon(
+            gpu_step(rig, g, gpu_stream, reg_va, gdev, user_bar + regs.USER_MAILBOX, sb)
+        )
         second = None
         if event == "two_files":
             # another file's H2C2H between two places of its own buffer, at once: the
@@ -672,6 +775,8 @@ async def test_random_driver(dut):
         elif event == "unpin_during":
             unpin = cocotb.start_soon(_errno_of(f.unpin_cuda(handles.pop(0))))
         elif event == "cudafree_during":
+            # (cudaFree synchronises the device: the GPU's own step ends first)
+            await with_timeout(gpu_task, 10, "ms")
             # the free callback sleeps until the channel has stopped; a surface pinned at
             # once (by a file of its own) must get other BAR1 pages and not a byte
             rt.cudaFree(victim_va)
@@ -711,6 +816,11 @@ async def test_random_driver(dut):
             await f3.unpin_cuda(h3)
             await f3.release()
             rt.cudaFree(new_va)
+        if (gres := await with_timeout(gpu_task, 10, "ms")) != "ok":
+            failures.append(f"step {si} GPU {g.kind}: {gres}")
+        cov.hit("gpu_step", g.kind)
+        if stray:
+            failures.append(f"step {si} GPU {g.kind}: writes outside registered memory {stray}")
         tb.faults.clear()
         tb.up_faults.clear()
         for h_ in handles:
@@ -745,6 +855,8 @@ async def test_random_driver(dut):
             ("gpu", read_gpu()),
             ("host", rig.process.read(host_va, size)),
             ("host2", rig.process.read(host2_va, host2_size)),
+            ("reg", rig.process.read(reg_va, reg_size)),
+            ("gdev", tb.gpu.read_va(gdev, reg_size)),
         )
         for nm, actual in current:
             if (msg := sb.check(nm, actual)) is not None:

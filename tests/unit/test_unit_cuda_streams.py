@@ -47,6 +47,12 @@ class FakeBus:
             raise BusError(self.fail, addr)
         return bytes(self.mem.get(addr + i, 0) for i in range(length))
 
+    async def flush(self, addr: int, access: Access) -> None:
+        self.log.append((self.vt.now_ns(), "f", addr, 0, access))
+        await self.vt.sleep(self.ns)
+        if self.fail:
+            raise BusError(self.fail, addr)
+
 
 def rig(**kw):
     vt = VirtualTime()
@@ -185,7 +191,14 @@ def test_coalescing_and_widened_loads_are_knobs() -> None:
 
     vt.run(main())
     shapes = [(op, addr - BUS, n) for _, op, addr, n, _ in bus.log]
-    assert shapes == [("w", 0, 128), ("w", 128, 128), ("w", 0x200, 4), ("r", 0x40, 32)]
+    # the kernel's end flushes its writes: a zero-length read where the last one went
+    assert shapes == [
+        ("w", 0, 128),
+        ("w", 128, 128),
+        ("w", 0x200, 4),
+        ("r", 0x40, 32),
+        ("f", 0x200, 0),
+    ]
 
 
 def test_a_failed_load_is_a_sticky_kernel_error() -> None:
@@ -255,6 +268,8 @@ def test_copy_engine_between_device_and_registered_memory() -> None:
     assert (gpu.read_va(back, 0x2800) == data).all()
     writes = [(a - BUS, n) for _, op, a, n, _ in bus.log if op == "w"]
     assert writes == [(0x100, 0x2800)], "one contiguous piece: the endpoint splits by MPS"
+    ops = [op for _, op, *_ in bus.log]
+    assert ops[ops.index("w") + 1] == "f", "the copy ends once its writes have landed"
     assert {a.who for *_, a in bus.log} == {"cudaMemcpyAsync D2R", "cudaMemcpyAsync R2D"}
     with pytest.raises(CudaError):  # off the end of the registration
         rt.cudaMemcpyAsync(reg + 0x2F00, dev, 0x200, DEFAULT)
@@ -407,3 +422,25 @@ def test_wait_value_polls_registered_memory_over_the_bus() -> None:
     assert polls[0][4].who == "cuStreamWaitValue32"
     with pytest.raises(CudaError):
         rt.cuStreamWaitValue32(0, reg + 0x40, 1, 1 | (1 << 30))
+
+
+def test_writes_to_a_device_bar_are_not_flushed_by_a_read() -> None:
+    """A kernel's end (and a copy's) flushes its writes to host memory with a zero-length
+    read; writes to a device's BAR (IoMemory) are left to PCIe ordering, since a read of
+    a device register may have side effects (a FIFO that pops)."""
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    rt.registered.add(Registration(HOST_VA, 4096, [BUS], io=True, name="card"))
+    dev = rt.cudaMalloc(4096)
+
+    async def ring(k: KernelContext) -> None:
+        await k.st32(HOST_VA + 8, 1)
+
+    async def main() -> None:
+        rt.launch(ring, 1, 1)
+        rt.cudaMemcpyAsync(HOST_VA + 64, dev, 256, DEFAULT)
+        rt.cuStreamWriteValue32(0, HOST_VA + 4, 2)
+        await rt.synchronize()
+
+    vt.run(main())
+    assert [op for _, op, *_ in bus.log] == ["w", "w", "w"]

@@ -164,11 +164,11 @@ def test_summary_text_and_outputs(tmp_path: Path):
     text = s.text("required")
     assert "seeds run: 4, passed: 1, 1 failed, 1 error, 1 timeout" in text
     assert "400.0 seeds per hour" in text  # 4 seeds in 36 s
-    # 163: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 28 (ops, faults,
-    # races, results, pin ways), the resets' 66 (6 kinds x 9 targets, where they struck,
-    # 5 register races x 2 sides)
+    # 169: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 34 (ops, faults,
+    # races, results, pin ways, the GPU's own steps), the resets' 66 (6 kinds x 9
+    # targets, where they struck, 5 register races x 2 sides)
     bins = sum(len(b) for b in COVERPOINTS.values())
-    assert bins == 163 and f"coverage: 2/{bins} bins hit" in text
+    assert bins == 169 and f"coverage: 2/{bins} bins hit" in text
     assert "coverage goal (required bins): missed, never hit: chain_length" in text
     assert "FAILED a-seed2 [failed] data mismatch at 0x40\n  reproduce: rerun a2" in text
     assert "run directory (w2): /tmp/x" in text

@@ -19,6 +19,7 @@ from tb.regress.generator import (
     DRIVER_RACES,
     DRIVER_RESULTS,
     FAULT_RESULTS,
+    GPU_STEPS,
     MSI_FAULTS,
     POSTED_FAULTS,
     STALL_FAULTS,
@@ -28,6 +29,7 @@ from tb.regress.generator import (
     Limits,
     driver_plan,
     fits,
+    gpu_steps,
 )
 from tb.regress.scoreboard import Scoreboard
 
@@ -350,3 +352,24 @@ def test_regs_plan_holds_every_race_on_any_seed():
     assert len(regs_plan(2, rounds=3)) == 3 * len(REG_BINS)
     with pytest.raises(ValueError, match="rounds"):
         regs_plan(1, rounds=0)
+
+
+@pytest.mark.parametrize("seed", range(1, 30))
+def test_gpu_steps_hold_every_kind_and_keep_the_mailbox_quiet(seed: int) -> None:
+    """The GPU's own steps of a driver seed: every kind at least once, a mailbox mark
+    only beside an ioctl nothing strikes, lengths inside the registered buffer, aligned
+    stores; the same seed the same steps, and the seed's ioctls untouched by them."""
+    rng = random.Random(seed)
+    events = [e for _, e in driver_plan(rng, 10)]
+    size = 64 * 1024
+    steps = gpu_steps(seed, events, size)
+    assert steps == gpu_steps(seed, events, size)
+    assert {g.kind for g in steps} == set(GPU_STEPS)
+    for g, event in zip(steps, events, strict=True):
+        assert g.kind != "mailbox" or event == "none", (g, event)
+        assert 0 <= g.off and g.off + g.n <= size and g.dev_off + g.n <= size
+        if g.kind == "kernel_st64":
+            assert g.n == 8 and g.off % 8 == 0
+        if g.kind in ("stream_write", "mailbox"):
+            assert g.n == 4 and g.off % 4 == 0
+    assert [e for _, e in driver_plan(random.Random(seed), 10)] == events
