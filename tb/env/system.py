@@ -359,6 +359,17 @@ class TB:
         names += ("read_data", "read_write_done", "debug_access")
         return {f"cfg_mgmt_{n}": getattr(hip, f"cfg_mgmt_{n}") for n in names}
 
+    def set_relaxed_passing(self, on: bool = True) -> None:
+        """Let a posted write with relaxed ordering (RO) pass posted writes waiting at a
+        switch or root port's egress, as PCIe allows (off: all in order). The TLP-level
+        fabric only: ``ValueError`` on the exact model's cocotbext-pcie switches."""
+        switches = [s for s in (self.switch, self.rc) if s is not None]
+        ports = [p for s in switches for p in s.switch_ports]
+        if not ports or not all(hasattr(p, "ro_passing") for p in ports):
+            raise ValueError("relaxed-ordering passing needs the TLP-level fabric models")
+        for p in ports:
+            p.ro_passing = on
+
     def _register_width(self, link: str, direction: str, tlp) -> None:
         """The rule "xdma-register-width": PG195 allows only 32-bit accesses of the DMA
         register space, and the engine drops a longer write and completes a longer read

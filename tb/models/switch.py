@@ -7,8 +7,11 @@ import functools
 from collections import deque
 
 import cocotb
+from cocotbext.pcie.core.tlp import TlpAttr, TlpType
 
 from .timeline import Lane
+
+_POSTED_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
 
 # --- the switch --------------------------------------------------------------------------
 # cocotbext-pcie's Switch (and RootComplex, a Switch) runs a routing and an arbitration
@@ -18,6 +21,12 @@ from .timeline import Lane
 # matches, in the same port order) and runs the egress port's arbitration (the same
 # passes over the same queues) in a lane. A TLP no port takes goes to the switch's own
 # routing coroutine, which warns and answers it as before.
+#
+# Relaxed ordering: with ``ro_passing`` set on an egress port (TB.set_relaxed_passing), a
+# posted write with the RO attribute that finds posted writes waiting for that port goes
+# ahead of them, as PCIe's ordering rules allow (a posted request with RO set may pass
+# earlier posted requests): what can happen when the link is congested. Off, every
+# posted write keeps its order.
 
 
 def add_switch_port(self, port) -> None:
@@ -25,6 +34,7 @@ def add_switch_port(self, port) -> None:
     added the same way."""
     self.add_switch_port = add_switch_port.__get__(self)
     self.switch_ports.append(port)
+    port.ro_passing = False
     cocotb.start_soon(self._run_routing(port))  # what no port takes (see above)
     port.arbiter = Lane(lambda _: _arbitrate(port))
     for other in self.switch_ports[:-1]:
@@ -51,7 +61,13 @@ async def _route(port, tlp) -> None:
             or (other.upstream and not bridge.match_tlp_secondary(tlp))
             or (not other.upstream and bridge.match_tlp_secondary(tlp))
         ):
-            queue.append(tlp)
+            if other.ro_passing and tlp.fmt_type in _POSTED_WRITES and tlp.attr & TlpAttr.RO:
+                at = len(queue)
+                while at and queue[at - 1].fmt_type in _POSTED_WRITES:
+                    at -= 1
+                queue.insert(at, tlp)
+            else:
+                queue.append(tlp)
             if not other.arbiter.busy:  # a running arbiter finds it on its next pass
                 other.arbiter.push(None)
             return
