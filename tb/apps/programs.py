@@ -219,13 +219,9 @@ async def _perf(env: AppEnv, to_card: bool, cuda: bool, size: int | None) -> int
             except CudaError as e:
                 env.err(f"cudaMalloc failed: {int(e.code)}")
                 return 1
-            pin = uapi.picoevb_rdma_pin_cuda(va=ptr, size=size)
-            try:
-                await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
-            except OSError as e:
-                env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}  [{e.strerror}]")
+            handle = await _pin(env, fd, ptr, size, with_reason=True)
+            if handle is None:
                 return 1
-            handle = pin.handle
             target = handle
         else:
             ptr = env.process.malloc(size)
@@ -326,13 +322,9 @@ async def gpu_mailbox(env: AppEnv, width: int = 256, height: int = 64) -> int:
             env.err(f"CUDA setup failed: {int(e.code)} ({e})")
             return 1
         src, out = ptrs
-        pin = uapi.picoevb_rdma_pin_cuda(va=src, size=size)
-        try:
-            await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
-        except OSError as e:
-            env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}")
+        handle = await _pin(env, fd, src, size)
+        if handle is None:
             return 1
-        handle = pin.handle
         data = expected_surface(width, height, MAILBOX_XOR).astype("<u4")
         host = proc.malloc(size)
         proc.write(host, data.tobytes())
@@ -398,6 +390,21 @@ async def gpu_mailbox(env: AppEnv, width: int = 256, height: int = 64) -> int:
         if host is not None:
             proc.free(host)
         await fd.release()
+
+
+async def _pin(
+    env: AppEnv, fd: PicoevbFile, va: int, size: int, with_reason: bool = False
+) -> int | None:
+    """PIN_CUDA of ``size`` bytes at ``va``: the handle, or None with the C programs'
+    message (the perf programs add the reason)."""
+    pin = uapi.picoevb_rdma_pin_cuda(va=va, size=size)
+    try:
+        await ioctl(fd, uapi.PICOEVB_IOC_PIN_CUDA, pin)
+    except OSError as e:
+        reason = f"  [{e.strerror}]" if with_reason else ""
+        env.err(f"ioctl(PIN_CUDA) failed: ret=-1 errno={e.errno}{reason}")
+        return None
+    return pin.handle
 
 
 def _h2c(src: int, n: int) -> uapi.picoevb_rdma_h2c_dma:

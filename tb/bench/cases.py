@@ -26,6 +26,44 @@ def case_done(tag: str, t0: float) -> None:
     print(f"  {tag}: {time.perf_counter() - t0:.0f} s", flush=True)
 
 
+def run_bench(
+    testcase: str,
+    module: str,
+    tag: str,
+    *,
+    sim: str,
+    profile: str,
+    overrides: dict | None = None,
+    toplevel: str = runner.TOPLEVEL,
+    extra_env: dict[str, str] | None = None,
+    model: str | None = None,
+):
+    """Run one bench test (``$BENCH_OUT`` is ``<tag>.json`` in :data:`OUT_DIR`); what it
+    wrote there. ``RuntimeError`` naming the log when it fails."""
+    out = OUT_DIR / f"{tag}.json"
+    out.unlink(missing_ok=True)
+    t_case = case_started(tag)
+    results = runner.run(
+        testcase,
+        sim=sim,
+        profile=profile,
+        module=module,
+        overrides=overrides,
+        toplevel=toplevel,
+        test_dir=OUT_DIR / "runs" / tag,
+        trace=False,
+        model=model,
+        extra_env={"BENCH_OUT": str(out)} | (extra_env or {}),
+    )
+    failed = runner.failures(results)
+    if failed:
+        raise RuntimeError(
+            f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
+        )
+    case_done(tag, t_case)
+    return json.loads(out.read_text())
+
+
 def run_cases(
     sim: str,
     profile: str,
@@ -35,28 +73,17 @@ def run_cases(
     extra_env: dict[str, str] | None = None,
     model: str | None = None,
 ) -> list[dict]:
-    out = OUT_DIR / f"{tag}.json"
-    out.unlink(missing_ok=True)
-    t_case = case_started(tag)
-    results = runner.run(
+    """The engine cases ``cases`` through ``tb.bench.engine`` at MPS ``mps``."""
+    return run_bench(
         "bench_engine",
+        f"{runner.PACKAGE}.bench.engine",
+        tag,
         sim=sim,
         profile=profile,
-        module=f"{runner.PACKAGE}.bench.engine",
         overrides=ENGINE_RAM,
-        test_dir=OUT_DIR / "runs" / tag,
-        trace=False,
         model=model,
-        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps), "BENCH_OUT": str(out)}
-        | (extra_env or {}),
+        extra_env={"BENCH_CASES": json.dumps(cases), "BENCH_MPS": str(mps)} | (extra_env or {}),
     )
-    failed = runner.failures(results)
-    if failed:
-        raise RuntimeError(
-            f"{tag}: {runner.failure_messages(results)} (log: {results.parent / 'sim.log'})"
-        )
-    case_done(tag, t_case)
-    return json.loads(out.read_text())
 
 
 def pair(total: int, desc: int) -> list[dict]:

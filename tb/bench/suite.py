@@ -27,6 +27,7 @@ from .cases import (
     case_done,
     case_started,
     pair,
+    run_bench,
     run_cases,
 )
 
@@ -98,25 +99,16 @@ def bench_gpu(sim: str, quick: bool) -> list[dict]:
     from .gpu import GPU_BENCH_BUILD
 
     n = 64 * KIB if quick else 512 * KIB
-    tag = "gpu-gen3x8"
-    out = OUT_DIR / f"{tag}.json"
-    out.unlink(missing_ok=True)
-    t0 = case_started(tag)
-    results = runner.run(
+    r = run_bench(
         "bench_gpu",
+        f"{runner.PACKAGE}.bench.gpu",
+        "gpu-gen3x8",
         sim=sim,
         profile="gen3x8",
-        module=f"{runner.PACKAGE}.bench.gpu",
         overrides=GPU_BENCH_BUILD,
         toplevel=runner.DROPIN_TOPLEVEL,
-        test_dir=OUT_DIR / "runs" / tag,
-        trace=False,
-        extra_env={"BENCH_BYTES": str(n), "BENCH_OUT": str(out)},
+        extra_env={"BENCH_BYTES": str(n)},
     )
-    if runner.failures(results):
-        raise RuntimeError(f"{tag}: {runner.failure_messages(results)}")
-    case_done(tag, t0)
-    r = json.loads(out.read_text())
     rows = []
     for way, direction in (("to_bar", "C2H"), ("from_bar", "H2C")):
         w = r[way]

@@ -151,58 +151,57 @@ class GpuRequester:
         """A zero-length read of ``addr`` (one DW, no byte enabled): its completion comes
         back only after the writes sent before it have landed."""
         self._check_master(addr)
-        func = self.func
-        tlp = Tlp()
-        tlp.fmt_type = TlpType.MEM_READ_64 if addr >= 1 << 32 else TlpType.MEM_READ
-        tlp.requester_id = func.pcie_id
-        tlp.set_addr_be(addr & ~3, 4)
+        tlp = self._read_tlp(addr & ~3, 4)
         tlp.first_be = 0
-        tag = await func.alloc_tag()
-        queue = func.rx_cpl_queues[tag]
-        while not queue.empty():
-            queue.get_nowait().release_fc()
-        tlp.tag = tag
-        self._remember(self._key(tlp), access)
-        self.reads += 1
-        try:
-            await func.send(tlp)
-            cpl = await func.recv_cpl(tag, self.cpl_timeout_ns, "ns")
-            if cpl is None:
-                for listener in self.timeout_listeners:
-                    listener(int(func.pcie_id), tag)
-                raise BusError("timeout", addr, "no completion to a flush")
+
+        async def answer(tag: int) -> None:
+            cpl = await self._next_completion(tag, addr)
             if cpl.status != CplStatus.SC:
                 raise BusError(_status(cpl.status), addr, "a flush")
-        finally:
-            func.release_tag(tag)
+
+        await self._nonposted(tlp, access, answer)
 
     async def _read_one(self, addr: int, n: int, access: Access) -> bytes:
-        func = self.func
+        tlp = self._read_tlp(addr, n)
+        return await self._nonposted(tlp, access, lambda tag: self._collect(tag, addr, n))
+
+    def _read_tlp(self, addr: int, n: int) -> Tlp:
         tlp = Tlp()
         tlp.fmt_type = TlpType.MEM_READ_64 if addr + n > 1 << 32 else TlpType.MEM_READ
-        tlp.requester_id = func.pcie_id
+        tlp.requester_id = self.func.pcie_id
         tlp.set_addr_be(addr, n)
+        return tlp
+
+    async def _nonposted(self, tlp: Tlp, access: Access, answer):
+        """Send a read under a tag of its own and ``await answer(tag)``; the tag is free
+        again after, however it ended."""
+        func = self.func
         tag = await func.alloc_tag()
-        queue = func.rx_cpl_queues[tag]
-        while not queue.empty():  # a completion that came after its request timed out
-            queue.get_nowait().release_fc()
-        tlp.tag = tag
-        self._remember(self._key(tlp), access)
-        self.reads += 1
         try:
+            queue = func.rx_cpl_queues[tag]
+            while not queue.empty():  # a completion that came after its request timed out
+                queue.get_nowait().release_fc()
+            tlp.tag = tag
+            self._remember(self._key(tlp), access)
+            self.reads += 1
             await func.send(tlp)
-            return await self._collect(tlp, addr, n)
+            return await answer(tag)
         finally:
             func.release_tag(tag)
 
-    async def _collect(self, req: Tlp, addr: int, n: int) -> bytes:
+    async def _next_completion(self, tag: int, addr: int) -> Tlp:
+        """The next completion under ``tag``, or a timeout (the checker is told)."""
+        cpl = await self.func.recv_cpl(tag, self.cpl_timeout_ns, "ns")
+        if cpl is None:
+            for listener in self.timeout_listeners:
+                listener(int(self.func.pcie_id), tag)
+            raise BusError("timeout", addr, f"no completion in {self.cpl_timeout_ns} ns")
+        return cpl
+
+    async def _collect(self, tag: int, addr: int, n: int) -> bytes:
         data = bytearray()
         while len(data) < n:
-            cpl = await self.func.recv_cpl(req.tag, self.cpl_timeout_ns, "ns")
-            if cpl is None:
-                for listener in self.timeout_listeners:
-                    listener(int(self.func.pcie_id), req.tag)
-                raise BusError("timeout", addr, f"no completion in {self.cpl_timeout_ns} ns")
+            cpl = await self._next_completion(tag, addr)
             if cpl.requester_id != self.func.pcie_id:
                 raise BusError("malformed", addr, f"completion for {cpl.requester_id}")
             if cpl.status != CplStatus.SC:

@@ -23,20 +23,11 @@ from cuda_model.hostreg import (
 from cuda_model.runtime import cudaMemoryType
 from driver_model.host import PAGE_SIZE, HostMemory, HostMemoryError, UserProcess
 
+from .ram import Ram
+
 INVALID = cudaError.cudaErrorInvalidValue
 BAR = 0x60_0000_0000  # a device BAR (the FPGA's)
 GPU_BAR1 = 0x70_0000_0000
-
-
-class Ram:
-    def __init__(self, base: int, size: int) -> None:
-        self.base, self.mem = base, bytearray(size)
-
-    def read(self, addr, n):
-        return bytes(self.mem[addr - self.base : addr - self.base + n])
-
-    def write(self, addr, data):
-        self.mem[addr - self.base : addr - self.base + len(data)] = bytes(data)
 
 
 def rig(privileged: bool = True):

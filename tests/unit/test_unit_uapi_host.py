@@ -13,6 +13,8 @@ from driver_model import uapi
 from driver_model.host import PAGE_SIZE, FrameAllocator, HostMemory, HostMemoryError, UserProcess
 from driver_model.sg import overlaps, page_chunks, slice_scatter
 
+from .ram import Ram
+
 
 # --- uapi -------------------------------------------------------------------------------
 def test_ioctl_numbers_match_hand_computed_values():
@@ -28,11 +30,13 @@ def test_ioctl_numbers_match_hand_computed_values():
     # the model's extension, numbered apart (nr 0x40): _IOWR, 24 bytes
     assert uapi.PICOEVB_IOC_PIN_DMABUF == 0xC018_5040
     assert uapi.IOCTL_NAMES[uapi.PICOEVB_IOC_PIN_DMABUF] == "PICOEVB_IOC_PIN_DMABUF"
+    # and the mailbox read (nr 0x41): _IOWR, 24 bytes
+    assert uapi.PICOEVB_IOC_MAILBOX_READ == 0xC018_5041
     for cmd in uapi.ARG_TYPES:
         assert uapi.IOC_TYPE(cmd) == ord("P")
         t = uapi.ARG_TYPES[cmd]
         assert uapi.IOC_SIZE(cmd) == (4 if t is None else ctypes.sizeof(t))
-    assert len(set(uapi.ARG_TYPES)) == 8
+    assert len(set(uapi.ARG_TYPES)) == 9
     with pytest.raises(ValueError):
         uapi.IOC(uapi.IOC_READ, "P", 0, 1 << 14)
 
@@ -46,12 +50,15 @@ def test_structs_have_the_c_layout():
         uapi.picoevb_rdma_h2c_dma: 40,
         uapi.picoevb_rdma_c2h_dma: 40,
         uapi.picoevb_rdma_pin_dmabuf: 24,
+        uapi.picoevb_rdma_mailbox: 24,
     }
     for t, n in sizes.items():
         assert ctypes.sizeof(t) == n, t.__name__
     # the bytes a C program would pass, packed independently with struct
     pin = uapi.picoevb_rdma_pin_cuda(va=0x7F40_0001_2345, size=0x40_0000, handle=7)
     assert pin.to_bytes() == struct.pack("<QQI4x", 0x7F40_0001_2345, 0x40_0000, 7)
+    mbox = uapi.picoevb_rdma_mailbox(timeout_ns=1000, value=7, flags=1, left=2)
+    assert mbox.to_bytes() == struct.pack("<QIIII", 1000, 7, 1, 2, 0)
     pin_fd = uapi.picoevb_rdma_pin_dmabuf(fd=5, size=0x20_0000, handle=3)
     assert pin_fd.to_bytes() == struct.pack("<iIQI4x", 5, 0, 0x20_0000, 3)
     c2h = uapi.picoevb_rdma_c2h_dma.from_bytes(struct.pack("<5Q", 1, 2, 3, 4, 5))
@@ -63,17 +70,6 @@ def test_structs_have_the_c_layout():
 
 
 # --- host memory ------------------------------------------------------------------------
-class Ram:
-    def __init__(self, base: int, size: int) -> None:
-        self.base, self.mem = base, bytearray(size)
-
-    def read(self, addr, n):
-        return bytes(self.mem[addr - self.base : addr - self.base + n])
-
-    def write(self, addr, data):
-        self.mem[addr - self.base : addr - self.base + len(data)] = bytes(data)
-
-
 def make_host(size=1 << 20, base=0x1000_0000, seed=3) -> HostMemory:
     return HostMemory(Ram(base, size), base, size, seed)
 
