@@ -25,6 +25,8 @@ from .hardip_speed import EventDrivenLoops
 # simulation per timed-out read; 200 us is 4x the longest legal wait measured here (32
 # reads of 512 bytes queued behind each other on a Gen2 x1 link, about 50 us).
 DEFAULT_CPL_TIMEOUT_NS = 200_000.0
+# the Req Type of an RQ descriptor (DW2 bits 14:11, PG213) that is a memory write
+_RQ_MEM_WRITE = 0b0001
 # the other Completion Timeout Values: the low end of each sub-range (PCIe 7.5.3.16)
 # how long the RTL may take to confirm an FLR (software waits 100 ms before touching the
 # function again; the model finishes well inside the wait the driver model uses)
@@ -93,6 +95,10 @@ class PevbUspDevice(EventDrivenLoops):
         # core that it cannot send (malformed, or its tag still in use); the core drops
         # it. None: such a request stops the simulation with an AssertionError
         self.on_violation: Callable[[str, str, str], None] | None = None
+        # memory writes the RTL has handed RQ, counted as each frame ends (the core sends
+        # them on in order: the n-th write on the link is the n-th of these, unless the
+        # core dropped some: bus mastering off, a reset of the link)
+        self.rq_posted = 0
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
         self._credits_in: dict[int, int] = {}
@@ -427,6 +433,8 @@ class PevbUspDevice(EventDrivenLoops):
         def rq_arrived(frame) -> None:
             self._rq_seen += 1
             self._rq_pending.append(None)
+            if len(frame.data) > 2 and (frame.data[2] >> 11) & 0xF == _RQ_MEM_WRITE:
+                self.rq_posted += 1
             rq_sink(frame)
 
         def cc_arrived(frame) -> None:

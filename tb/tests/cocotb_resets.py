@@ -6,10 +6,13 @@ channel and a stream channel each way, a write or read burst through the bypass 
 
 After each step:
 
-- nothing of the interrupted transfer lands afterwards: no C2H write reaches its host
-  buffer once the reset began (a packet already on its way may finish: 2 us) or once the
-  stopped channel reported idle, and its AXI and host buffers do not change while the
-  next transfers run;
+- nothing of the interrupted transfer lands afterwards: no C2H write the RTL issued
+  after the reset began (beyond the packet it was handing the hard IP then) or after the
+  stopped channel reported idle reaches its host buffer, and its AXI and host buffers do
+  not change while the next transfers run. Writes are told apart by their place among
+  the posted requests the hard IP took from the RTL (it sends them in order), not by when
+  they arrive: a write the hard IP already held goes out after a reset of the engine
+  alone (``dma_bridge_resetn``), as on hardware;
 - the next H2C and C2H on the memory-mapped channels, and a transfer on the struck
   interface again, are byte-exact with guard bytes around them;
 - no tag is used while still outstanding at the hard IP, and no TLP is joined or cut:
@@ -69,8 +72,9 @@ MEM_SIZE = 1 << 20
 STEP_AXI = 0x0_0000
 STEP2_AXI = 0x1_0000
 CHECK_AXI = 0x4_0000
-# a C2H write may still be on its way when a reset begins (a packet ends at its boundary)
-LATE_GRACE_NS = 2_000
+# a C2H write the RTL was handing the hard IP when a reset began may still go out (a
+# packet ends at its boundary): one, beyond those it had handed over
+LATE_ALLOWED = 1
 PIECE = 4 * KIB  # descriptor length of the interrupted transfers
 STEP_LIMIT_NS = 2_000_000  # every wait of a step is bounded by this
 
@@ -138,8 +142,12 @@ class Bench:
         self.axib_base = extra.get("AXIB_AXI_BASE", 0)
         self.bar = tb.pci.bar_window[tb.bars.axib]
         self.beats = {k: (getattr(dut, v), getattr(dut, r)) for k, (v, r) in _BEATS.items()}
-        # C2H writes of the FPGA: (time ns, address, bytes)
-        self.writes: list[tuple[float, int, int]] = []
+        # C2H writes of the FPGA: (time ns, address, bytes, ordinal); the ordinal is the
+        # write's place among the posted requests the RTL handed the hard IP (which sends
+        # them in order), so a write can be told from one issued after a reset began
+        self.writes: list[tuple[float, int, int, int]] = []
+        self.up_writes = 0
+        self.ordinal_base = 0
         tb.links.add_observer(self._observe)
         self.user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), clk, rst, level)
         for log in (self.user.write_if.log, self.user.read_if.log):
@@ -174,7 +182,22 @@ class Bench:
 
     def _observe(self, link: str, direction: str, tlp: Tlp) -> None:
         if link == "fpga" and direction == UP and tlp.fmt_type in MEM_WRITES:
-            self.writes.append((get_sim_time("ns"), tlp.address, tlp.length * 4))
+            if self.tb.faults.target_of(tlp.address) == "msi":
+                return  # (the core's own: MSIs are not RQ requests)
+            self.up_writes += 1
+            ordinal = self.up_writes + self.ordinal_base
+            self.writes.append((get_sim_time("ns"), tlp.address, tlp.length * 4, ordinal))
+
+    async def sync_ordinals(self) -> None:
+        """Align the link's count of writes with the hard IP's, once the writes still on
+        their way have arrived (the engine idle, no write for 2 us; a reset of the link
+        may have dropped writes the core had counted)."""
+        for _ in range(100):
+            seen = self.up_writes
+            await Timer(2, "us")
+            if self.up_writes == seen:
+                break
+        self.ordinal_base = self.tb.dev.rq_posted - self.up_writes
 
     def host(self, size: int, fill: bytes | None = None):
         """A host buffer of ``size`` guard bytes (or ``fill``), and its bus address; the
@@ -351,11 +374,12 @@ async def start(b: Bench, s: ResetStep) -> Struck:
     return out
 
 
-async def strike(b: Bench, s: ResetStep, st: Struck) -> float:
+async def strike(b: Bench, s: ResetStep, st: Struck) -> int:
     """The interruption; returns when the engine is back (or the channel stopped), with
-    the time after which nothing of the transfer may land."""
+    the posted requests the RTL may have issued by then (:attr:`Bench.writes`' ordinals):
+    none of the transfer's writes after those may land."""
     h, tb, dut = b.h, b.tb, b.tb.dut
-    begun = get_sim_time("ns")
+    issued = tb.dev.rq_posted
     if s.kind in ("flr", "hot_reset"):
         # Linux saves the function's state and turns bus mastering off first (the FPGA's
         # writes until then land); the reset begins when the hard IP starts it
@@ -365,25 +389,28 @@ async def strike(b: Bench, s: ResetStep, st: Struck) -> float:
         task = cocotb.start_soon(call())
         while count() == before and not task.done():
             await Timer(20, "ns")
-        begun = get_sim_time("ns")
+        issued = tb.dev.rq_posted
         assert await with_timeout(task, STEP_LIMIT_NS, "ns") == 0, f"{s.kind} failed"
     elif s.kind == "link_down":
         await tb.dev.link_down_for(s.hold)
         assert await h.platform.pcie_link_recovery() == 0, "link recovery failed"
     elif s.kind == "bridge_reset":
+        # the engine holds its inputs at packet boundaries, then its outputs, and only
+        # then resets (axi_aresetn falls): its requests until then are the transfer's
+        # last, and none may follow
         dut.dma_bridge_resetn.value = 0
-        for _ in range(s.hold):
+        fell = False
+        for i in range(20_000):
+            if i == s.hold:
+                dut.dma_bridge_resetn.value = 1
             await RisingEdge(b.clk)
-        dut.dma_bridge_resetn.value = 1
-        fell = False  # the engine holds its streams first, then resets: wait for both
-        for _ in range(20_000):
-            await RisingEdge(b.clk)
-            fell = fell or not int(dut.axi_aresetn.value)
-            if fell and int(dut.axi_aresetn.value):
+            if not fell and not int(dut.axi_aresetn.value):
+                fell, issued = True, tb.dev.rq_posted
+            if i >= s.hold and fell and int(dut.axi_aresetn.value):
                 break
         assert fell and int(dut.axi_aresetn.value), f"no bridge reset (axi_aresetn fell: {fell})"
     if s.kind in ENGINE_RESETS:
-        return begun + LATE_GRACE_NS
+        return issued + LATE_ALLOWED
     # a channel stop: Run cleared now, or the error stops the channel by itself
     for d, n in st.channels:
         if s.kind == "run_clear":
@@ -392,7 +419,7 @@ async def strike(b: Bench, s: ResetStep, st: Struck) -> float:
         if s.kind == "error_stop" and not status & regs.STAT_ERROR_MASK:
             # the fault's read came before the chain ended, so the chain must report it
             raise AssertionError(f"{d.name}{n}: error stop without an error: {status:#x}")
-    return get_sim_time("ns")
+    return tb.dev.rq_posted  # (the status read left after every write issued before it)
 
 
 async def settle(b: Bench, s: ResetStep, st: Struck) -> None:
@@ -524,21 +551,25 @@ async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
     b.tb.log.info("reset step %d: %s (%d B, cut %d ns)", s.index, s.bin, s.length, s.cut_ns)
     moved = cocotb.start_soon(b.wait_moving(s.target))  # (watching before anything starts)
     b.sb.begin_step()
+    await b.sync_ordinals()
     st = await start(b, s)
     await moved
     await Timer(max(1, s.cut_ns), "ns")
     moving = any(not t.done() for t in st.tasks) or any(
         int(getattr(b.tb.dut, f"{d.name.lower()}_sts_{n}").value) & 1 for d, n in st.channels
     )
-    since = await strike(b, s, st)
+    issued = await strike(b, s, st)
     await settle(b, s, st)
     before = snapshot(st)
     await b.quiet()
     # no C2H write into the struck transfer's host buffers after the reset (or the stop)
     for buf, o, n in st.host:
         lo = buf.get_absolute_address(o)
-        late = [w for w in b.writes if w[0] > since and w[1] < lo + n and lo < w[1] + w[2]]
-        assert not late, f"step {s.index} {s.bin}: C2H writes after {since} ns: {late[:3]}"
+        late = [w for w in b.writes if w[3] > issued and w[1] < lo + n and lo < w[1] + w[2]]
+        assert not late, (
+            f"step {s.index} {s.bin}: C2H writes issued after the first {issued} "
+            f"(time, address, bytes, ordinal): {late[:3]}"
+        )
     await check_next(b, s, st)
     assert snapshot(st) == before, f"step {s.index} {s.bin}: a late write changed a buffer"
     if s.target == "m_axib:write" and st.axib:
