@@ -691,12 +691,18 @@ class CudaRuntime:
         return self.dma_buf_export(exporter, size)
 
     # ---------------------------------------------------------------- kernels
-    def launch(self, kernel: Callable[..., None], grid, block, *args) -> None:
-        """``kernel<<<grid, block>>>(args...)``: checks the configuration now, runs the
-        kernel at the next synchronisation point. ``kernel(rt, grid, block, *args)``. A
-        bad configuration is cudaErrorInvalidValue under CUDA 13 (older toolkits said
-        cudaErrorInvalidConfiguration), raised and left for cudaGetLastError; it is not
-        sticky."""
+    def launch(self, kernel: Callable[..., object], grid, block, *args) -> Op:
+        """``kernel<<<grid, block>>>(args...)`` on the legacy default stream; see
+        :meth:`cudaLaunchKernel`."""
+        return self.cudaLaunchKernel(kernel, grid, block, args, 0)
+
+    def cudaLaunchKernel(self, kernel: Callable[..., object], grid, block, args=(), stream=0):
+        """``kernel<<<grid, block, 0, stream>>>(args...)``: a kernel of the device API,
+        ``async def kernel(k: KernelContext, *args)`` (cuda_model.device), or a
+        host-only one, ``kernel(rt, grid, block, *args)``. The configuration is checked
+        now; the kernel runs on the stream. A bad configuration is cudaErrorInvalidValue
+        under CUDA 13 (older toolkits said cudaErrorInvalidConfiguration), raised and
+        left for cudaGetLastError; it is not sticky."""
         self._check_sticky()
         try:
             g, b = _as_dim3(grid), _as_dim3(block)
@@ -710,18 +716,6 @@ class CudaRuntime:
             or any(x > m for x, m in zip(b, MAX_BLOCK_DIM, strict=True))
             or any(x > m for x, m in zip(g, MAX_GRID_DIM, strict=True))
         ):
-            self._last_error = cudaError.cudaErrorInvalidValue
-            raise CudaError(cudaError.cudaErrorInvalidValue, f"grid {g} block {b}")
-        self._launch(kernel, g, b, args, 0)
-
-    def cudaLaunchKernel(self, kernel: Callable[..., object], grid, block, args=(), stream=0):
-        """``kernel<<<grid, block, 0, stream>>>(args...)``: a kernel of the device API,
-        ``async def kernel(k: KernelContext, *args)`` (cuda_model.device), or a
-        host-only one, ``kernel(rt, grid, block, *args)``. The configuration is checked
-        as :meth:`launch` does."""
-        self._check_sticky()
-        g, b = _as_dim3(grid), _as_dim3(block)
-        if min(g) < 1 or min(b) < 1 or b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
             self._last_error = cudaError.cudaErrorInvalidValue
             raise CudaError(cudaError.cudaErrorInvalidValue, f"grid {g} block {b}")
         return self._launch(kernel, g, b, tuple(args), stream)
