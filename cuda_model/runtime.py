@@ -203,13 +203,13 @@ class CudaRuntime:
         :meth:`synchronize` for that)."""
         self.engine.drain_now()
 
-    def _submit(
-        self, what: str, op: Callable[[], None], sync: bool, stream: int = 0, kind: str = "op"
-    ) -> Op:
+    def _submit(self, what: str, op: Callable[[], None], sync: bool) -> Op:
+        """Queue host-style work ``op`` on the legacy stream (at once with ``sync``)."""
+
         async def body() -> None:
             op()
 
-        queued = self.engine.submit(stream, what, kind, body)
+        queued = self.engine.submit(0, what, "op", body)
         if sync:
             self._drain()
         return queued

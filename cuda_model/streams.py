@@ -164,7 +164,7 @@ class StreamEngine:
     def submit(self, handle: int, what: str, kind: str, body: Body, after: list[Op] = ()) -> Op:
         """Put an operation on a stream; it runs after everything before it there."""
         s = self.stream(handle)
-        deps = [o for o in after if not o.done]
+        deps = list(after)
         if handle == 0:  # the legacy stream waits for every blocking stream's work
             deps += [t.last for t in self.streams.values() if t.blocking and t.handle and t.last]
         elif s.blocking and self.streams[0].last is not None:
