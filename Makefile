@@ -55,7 +55,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE XDMA
 
-.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps
+.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest
 
 all: test
 
@@ -84,6 +84,29 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 deps: $(STAMP)
+
+# make guest: the Linux guest (tb/guest/): a User-mode Linux kernel from Debian's
+# linux-source-6.1 with guest/linux/uml.config (installed with apt-get as root when
+# missing; the first build takes minutes, later ones nothing), the programs its init runs
+# and the project's driver, all into sim_build/guest
+GUEST := sim_build/guest
+GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test)
+GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko
+GUEST_CFLAGS := -O2 -Wall -Wextra -Werror -Iguest/include
+
+guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS)
+
+$(GUEST)/linux: guest/linux/uml.config guest/linux/build
+	guest/linux/build $(GUEST)
+
+$(GUEST)/bin/%: guest/tools/%.c guest/include/pevb_uapi.h
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CFLAGS) -o $@ $<
+
+$(GUEST)/drivers/%.ko: $(GUEST)/linux guest/include/pevb_regs.h guest/include/pevb_uapi.h \
+		$(wildcard guest/drivers/*/*.c guest/drivers/*/Kbuild)
+	@mkdir -p $(@D) && cp guest/drivers/$(*D)/*.c guest/drivers/$(*D)/Kbuild $(@D)/
+	$(MAKE) -s -C $(GUEST)/obj ARCH=um M=$(abspath $(@D)) PEVB_INCLUDE=$(abspath guest/include) modules
 
 sim: $(STAMP)
 	@$(PY) -m tb.apps --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
@@ -126,7 +149,7 @@ lint: $(STAMP)
 # the generated copies of driver_model/regs.py: the register table of docs/registers.md and
 # the Verilog header hdl/ includes (tests fail when either is stale)
 regmap: $(STAMP)
-	$(PY) -m driver_model.codegen hdl docs/registers.md
+	$(PY) -m driver_model.codegen hdl docs/registers.md guest/include
 
 # the documentation site (Sphinx + MyST, docs/conf.py) into build/docs; strict: a broken
 # link, anchor or reference fails (make test builds it the same way)

@@ -614,6 +614,138 @@ def verilog_header() -> str:
     return "\n".join(lines)
 
 
+C_HEADER = "pevb_regs.h"
+
+
+def c_header() -> str:
+    """``guest/include/pevb_regs.h``: what a C driver of the card needs from the register
+    map (BARs, block and register offsets, control and status bits, interrupt registers,
+    the descriptor format, the user BAR), as ``PEVB_*`` macros. ``make regmap`` writes it;
+    a test fails when it is stale."""
+    lines = [
+        "/* SPDX-License-Identifier: MIT */",
+        "/*",
+        " * The XDMA register map and descriptor format of the engine, generated from",
+        " * driver_model/regs.py and driver_model/desc.py by `make regmap`: do not edit.",
+        " * A bit field F is PEVB_F_SHIFT and PEVB_F_MASK (in place); a flag is a mask.",
+        " */",
+        "#ifndef PEVB_REGS_H",
+        "#define PEVB_REGS_H",
+    ]
+
+    def section(title: str) -> None:
+        lines.extend(["", f"/* {title} */"])
+
+    def define(name: str, value: int | str) -> None:
+        decimal = isinstance(value, int) and (value <= 9 or name.endswith("_SHIFT"))
+        text = value if isinstance(value, str) else str(value) if decimal else f"0x{value:X}"
+        if isinstance(value, int) and value > 0x7FFFFFFF:
+            text += "U"
+        lines.append(f"#define PEVB_{name} {text}")
+
+    def field(name: str, fld: regs.Field) -> None:
+        define(f"{name}_SHIFT", fld.shift)
+        define(f"{name}_MASK", fld.mask)
+
+    def flags(prefix: str, enum_cls: type[enum.IntFlag]) -> None:
+        for member in enum_cls:
+            if member.name:
+                define(f"{prefix}_{member.name}", int(member))
+
+    section("BARs of the picoevb card and their sizes")
+    define("BAR_USER", regs.BAR_USER)
+    define("BAR_DMA", regs.BAR_DMA)
+    define("BAR_USER_SIZE", regs.BAR_USER_SIZE)
+    define("BAR_DMA_SIZE", regs.BAR_DMA_SIZE)
+
+    section("user BAR registers")
+    define("USER_LED", regs.USER_LED)
+    field("LED", regs.LED_FIELD)
+    define("USER_RAM_SIZE", regs.USER_RAM_SIZE)
+    define("USER_MAILBOX", regs.USER_MAILBOX)
+    define("USER_MAILBOX_STATUS", regs.USER_MAILBOX_STATUS)
+    field("MAILBOX_COUNT", regs.MAILBOX_COUNT_FIELD)
+    define("MAILBOX_OVERFLOW", regs.MAILBOX_OVERFLOW)
+
+    section("DMA BAR: a register is (target << 12) | (channel << 8) | offset")
+    define("TARGET_SHIFT", regs.TARGET_SHIFT)
+    define("CHANNEL_SHIFT", regs.CHANNEL_SHIFT)
+    for target in regs.Target:
+        define(f"TGT_{target.name}", int(target))
+    define(
+        "REG(tgt, chn, off)",
+        "(((tgt) << PEVB_TARGET_SHIFT) | ((chn) << PEVB_CHANNEL_SHIFT) | (off))",
+    )
+
+    section("identifier register of every block")
+    field("ID_SUBSYSTEM", regs.ID_SUBSYSTEM)
+    field("ID_TARGET", regs.ID_TARGET)
+    field("ID_CHANNEL", regs.ID_CHANNEL)
+    define("ID_SUBSYSTEM_VALUE", regs.ID_SUBSYSTEM_VALUE)
+
+    section("channel registers (H2C and C2H blocks)")
+    for name in (
+        "CH_IDENTIFIER",
+        "CH_CONTROL",
+        "CH_CONTROL_W1S",
+        "CH_CONTROL_W1C",
+        "CH_STATUS",
+        "CH_STATUS_RC",
+        "CH_COMPLETED_COUNT",
+        "CH_ALIGNMENTS",
+        "CH_POLL_WB_LO",
+        "CH_POLL_WB_HI",
+        "CH_INT_MASK",
+        "CH_INT_MASK_W1S",
+        "CH_INT_MASK_W1C",
+    ):
+        define(name, getattr(regs, name))
+    flags("CTRL", regs.Ctrl)
+    define("CTRL_IE_ALL", regs.CTRL_IE_ALL)
+    flags("STAT", regs.Stat)
+    define("STAT_ERROR_MASK", regs.STAT_ERROR_MASK)
+
+    section("SGDMA registers (H2C and C2H SGDMA blocks) and SGDMA common")
+    for name in ("SG_DESC_LO", "SG_DESC_HI", "SG_DESC_ADJ", "SG_CREDITS"):
+        define(name, getattr(regs, name))
+    for name in ("SGC_CONTROL", "SGC_CONTROL_W1S", "SGC_CONTROL_W1C"):
+        define(name, getattr(regs, name))
+
+    section("IRQ block")
+    for name in (
+        "IRQ_USER_INT_EN",
+        "IRQ_USER_INT_EN_W1S",
+        "IRQ_USER_INT_EN_W1C",
+        "IRQ_CHAN_INT_EN",
+        "IRQ_CHAN_INT_EN_W1S",
+        "IRQ_CHAN_INT_EN_W1C",
+        "IRQ_USER_INT_REQ",
+        "IRQ_CHAN_INT_REQ",
+        "IRQ_USER_INT_PEND",
+        "IRQ_CHAN_INT_PEND",
+    ):
+        define(name, getattr(regs, name))
+    for i, off in enumerate(regs.IRQ_USER_VECTOR):
+        define(f"IRQ_USER_VECTOR{i}", off)
+    for i, off in enumerate(regs.IRQ_CHAN_VECTOR):
+        define(f"IRQ_CHAN_VECTOR{i}", off)
+
+    section("config block")
+    define("CFG_MSI_ENABLE", regs.CFG_MSI_ENABLE)
+
+    section("descriptors: 32 bytes, 32-byte aligned, little endian")
+    define("DESC_SIZE", desc.DESC_SIZE)
+    define("DESC_MAGIC", desc.DESC_MAGIC)
+    field("DESC_MAGIC", desc.CTRL_MAGIC)
+    field("DESC_NXT_ADJ", desc.CTRL_NXT_ADJ)
+    flags("DESC", desc.DescFlag)
+    define("DESC_MAX_LEN", desc.DESC_MAX_LEN)
+    define("DESC_ADJ_MAX", desc.MAX_ADJ)
+
+    lines.extend(["", "#endif /* PEVB_REGS_H */", ""])
+    return "\n".join(lines)
+
+
 # --- writing them -------------------------------------------------------------------------
 TABLE_MARKERS = ("<!-- regmap:begin -->\n", "\n<!-- regmap:end -->")
 
@@ -629,13 +761,16 @@ def embed(text: str, table: str, markers: tuple[str, str] = TABLE_MARKERS) -> st
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the Verilog header into HDL and the register table into the Markdown page
-    DOC (between its ``regmap`` markers)."""
+    """Write the Verilog header into HDL, the register table into the Markdown page DOC
+    (between its ``regmap`` markers) and the C header into CINCLUDE."""
     ap = argparse.ArgumentParser(prog="python -m driver_model.codegen", description=main.__doc__)
     ap.add_argument("hdl", type=Path, help="the folder the RTL includes the header from")
     ap.add_argument("doc", type=Path, help="the Markdown page holding the register table")
+    ap.add_argument("cinclude", type=Path, nargs="?", help="the folder of the C header")
     args = ap.parse_args(argv)
     (args.hdl / VERILOG_HEADER).write_text(verilog_header())
+    if args.cinclude is not None:
+        (args.cinclude / C_HEADER).write_text(c_header())
     args.doc.write_text(embed(args.doc.read_text(), register_table_markdown()))
     return 0
 

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * pevb: a Linux driver for the picoevb card and the XDMA drop-in of this project.
+ *
+ * It finds the engine's register BAR as Xilinx's driver does (the BAR whose IRQ and
+ * config block identifiers read right), counts the channels, takes one MSI-X or MSI
+ * vector for every channel interrupt, and gives each card a character device: pwrite()
+ * and pread() move data between a user buffer and the card's memory through H2C and C2H
+ * descriptor chains built in DMA-coherent memory (see pevb_uapi.h).
+ *
+ * A transfer pins the user pages, maps them for DMA, writes one descriptor per mapped
+ * segment (split at the engine's length limit) with the adjacent count the engine may
+ * prefetch, starts channel 0, and sleeps until the channel's interrupt; then it checks
+ * the status and the completed descriptor count. Every wait is bounded: a channel that
+ * does not finish in time is stopped and drained before its pages are released.
+ */
+#include <linux/cdev.h>
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "pevb_regs.h"
+#include "pevb_uapi.h"
+
+#define DRV_NAME "pevb"
+#define PEVB_MAX_CARDS 8
+#define PEVB_MAX_CHANNELS 4
+/* descriptors per channel ring: one page of user buffer each, plus a split or two */
+#define PEVB_RING 512
+/* bytes one chain moves at most (a longer transfer runs several chains) */
+#define PEVB_CHUNK (1UL << 20)
+/* descriptors in one 2 KiB group: the engine prefetches adjacent ones within it */
+#define PEVB_ADJ_GROUP 64
+
+static unsigned int timeout_ms = 60000;
+module_param(timeout_ms, uint, 0644);
+MODULE_PARM_DESC(timeout_ms, "how long one descriptor chain may take (ms)");
+
+static unsigned long ram_size;
+module_param(ram_size, ulong, 0444);
+MODULE_PARM_DESC(ram_size, "card memory in bytes when the card has no user BAR to say");
+
+struct pevb_desc {
+	__le32 control;
+	__le32 length;
+	__le64 src;
+	__le64 dst;
+	__le64 next;
+} __packed;
+
+struct pevb_chan {
+	struct pevb_dev *pd;
+	int dir;			/* PEVB_TGT_H2C or PEVB_TGT_C2H */
+	int index;
+	u32 irq_bit;			/* its bit in the IRQ block channel registers */
+	struct mutex lock;		/* one chain at a time */
+	struct completion done;
+	struct pevb_desc *ring;
+	dma_addr_t ring_bus;
+};
+
+struct pevb_dev {
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* the DMA BAR */
+	void __iomem *user;		/* the user (AXI4-Lite) BAR, if any */
+	int dma_bar;
+	int minor;
+	u64 ram_size;
+	int irq_mode;
+	int h2c_count, c2h_count;
+	struct pevb_chan h2c, c2h;	/* channel 0 of each direction */
+	struct cdev cdev;
+	struct device *dev;
+	atomic64_t transfers, descriptors;
+};
+
+static struct class *pevb_class;
+static dev_t pevb_devt;
+static DEFINE_IDA(pevb_ida);
+
+static u32 reg_read(struct pevb_dev *pd, u32 off)
+{
+	return ioread32(pd->regs + off);
+}
+
+static void reg_write(struct pevb_dev *pd, u32 off, u32 val)
+{
+	iowrite32(val, pd->regs + off);
+}
+
+static u32 chan_reg(struct pevb_chan *ch, u32 off)
+{
+	return PEVB_REG(ch->dir, ch->index, off);
+}
+
+static u32 sg_reg(struct pevb_chan *ch, u32 off)
+{
+	int tgt = ch->dir == PEVB_TGT_H2C ? PEVB_TGT_H2C_SGDMA : PEVB_TGT_C2H_SGDMA;
+
+	return PEVB_REG(tgt, ch->index, off);
+}
+
+static bool id_matches(u32 id, int tgt, int channel)
+{
+	return ((id & PEVB_ID_SUBSYSTEM_MASK) >> PEVB_ID_SUBSYSTEM_SHIFT) ==
+		       PEVB_ID_SUBSYSTEM_VALUE &&
+	       ((id & PEVB_ID_TARGET_MASK) >> PEVB_ID_TARGET_SHIFT) == tgt &&
+	       ((id & PEVB_ID_CHANNEL_MASK) >> PEVB_ID_CHANNEL_SHIFT) == channel;
+}
+
+/* the engine's register BAR: at least 64 KiB, IRQ and config block identifiers right */
+static int pevb_find_bars(struct pevb_dev *pd)
+{
+	struct pci_dev *pdev = pd->pdev;
+	int bar, prev = -1;
+
+	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
+		void __iomem *base;
+
+		if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
+		    !pci_resource_len(pdev, bar))
+			continue;
+		if (pci_resource_len(pdev, bar) < PEVB_BAR_DMA_SIZE) {
+			prev = bar;
+			continue;
+		}
+		base = pci_iomap(pdev, bar, PEVB_BAR_DMA_SIZE);
+		if (!base)
+			return -ENOMEM;
+		if (id_matches(ioread32(base + PEVB_REG(PEVB_TGT_IRQ, 0, 0)), PEVB_TGT_IRQ, 0) &&
+		    id_matches(ioread32(base + PEVB_REG(PEVB_TGT_CONFIG, 0, 0)),
+			       PEVB_TGT_CONFIG, 0)) {
+			pd->regs = base;
+			pd->dma_bar = bar;
+			break;
+		}
+		pci_iounmap(pdev, base);
+		prev = bar;
+	}
+	if (!pd->regs) {
+		dev_err(&pdev->dev, "no BAR holds the DMA engine's registers\n");
+		return -ENODEV;
+	}
+	/* the AXI4-Lite master's BAR comes before the DMA BAR */
+	if (prev >= 0) {
+		pd->user = pci_iomap(pdev, prev, 0);
+		if (!pd->user)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int pevb_count_channels(struct pevb_dev *pd, int dir)
+{
+	int n;
+
+	for (n = 0; n < PEVB_MAX_CHANNELS; n++)
+		if (!id_matches(reg_read(pd, PEVB_REG(dir, n, PEVB_CH_IDENTIFIER)), dir, n))
+			break;
+	return n;
+}
+
+static irqreturn_t pevb_irq(int irq, void *data)
+{
+	struct pevb_dev *pd = data;
+	u32 req = reg_read(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_REQ));
+	struct pevb_chan *chans[] = { &pd->h2c, &pd->c2h };
+	int i;
+
+	if (!req || req == ~0U)
+		return IRQ_NONE;
+	for (i = 0; i < ARRAY_SIZE(chans); i++) {
+		if (!(req & chans[i]->irq_bit))
+			continue;
+		/* quiet the channel until its waiter has read the status */
+		reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1C),
+			  chans[i]->irq_bit);
+		complete(&chans[i]->done);
+	}
+	return IRQ_HANDLED;
+}
+
+static void pevb_chan_stop(struct pevb_chan *ch)
+{
+	struct pevb_dev *pd = ch->pd;
+
+	reg_write(pd, chan_reg(ch, PEVB_CH_CONTROL_W1C), PEVB_CTRL_RUN);
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1C), ch->irq_bit);
+	reg_read(pd, chan_reg(ch, PEVB_CH_STATUS));
+}
+
+/* wait (at most 100 ms) for a stopped channel to finish what it has in flight */
+static bool pevb_chan_drain(struct pevb_chan *ch)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		u32 status = reg_read(ch->pd, chan_reg(ch, PEVB_CH_STATUS));
+
+		if (status != ~0U && !(status & PEVB_STAT_BUSY))
+			return true;
+		msleep(1);
+	}
+	return false;
+}
+
+/* descriptors after ring[i] the engine may fetch with it: contiguous, same 2 KiB group */
+static u32 pevb_adjacent(struct pevb_chan *ch, int i, int count)
+{
+	dma_addr_t addr = ch->ring_bus + i * sizeof(struct pevb_desc);
+	u32 room = PEVB_DESC_ADJ_MAX - ((addr & 0xfff) >> 5) % PEVB_ADJ_GROUP;
+	u32 left = count - i - 1;
+
+	return min(room, left);
+}
+
+static int pevb_build_chain(struct pevb_chan *ch, struct sg_table *sgt, u64 card)
+{
+	struct scatterlist *sg;
+	int i, n = 0;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		dma_addr_t bus = sg_dma_address(sg);
+		u32 left = sg_dma_len(sg);
+
+		while (left) {
+			u32 len = min_t(u32, left, PEVB_DESC_MAX_LEN);
+			struct pevb_desc *d;
+
+			if (n == PEVB_RING)
+				return -E2BIG;
+			d = &ch->ring[n++];
+			d->length = cpu_to_le32(len);
+			if (ch->dir == PEVB_TGT_H2C) {
+				d->src = cpu_to_le64(bus);
+				d->dst = cpu_to_le64(card);
+			} else {
+				d->src = cpu_to_le64(card);
+				d->dst = cpu_to_le64(bus);
+			}
+			bus += len;
+			card += len;
+			left -= len;
+		}
+	}
+	/* each descriptor names the next and how many follow that one contiguously */
+	for (i = 0; i < n; i++) {
+		u32 ctrl = (u32)PEVB_DESC_MAGIC << PEVB_DESC_MAGIC_SHIFT;
+
+		if (i == n - 1) {
+			ctrl |= PEVB_DESC_STOP | PEVB_DESC_COMPLETED | PEVB_DESC_EOP;
+			ch->ring[i].next = 0;
+		} else {
+			ctrl |= pevb_adjacent(ch, i + 1, n) << PEVB_DESC_NXT_ADJ_SHIFT;
+			ch->ring[i].next = cpu_to_le64(ch->ring_bus + (i + 1) * sizeof(*ch->ring));
+		}
+		ch->ring[i].control = cpu_to_le32(ctrl);
+	}
+	return n;
+}
+
+/* run the chain of n descriptors in the ring; 0 or a negative errno */
+static int pevb_run_chain(struct pevb_chan *ch, int n)
+{
+	struct pevb_dev *pd = ch->pd;
+	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
+	u32 status, count;
+	int ret = 0;
+
+	/* the descriptors are in coherent memory: ordered before the MMIO that starts them */
+	wmb();
+	reinit_completion(&ch->done);
+	reg_read(pd, chan_reg(ch, PEVB_CH_STATUS_RC));
+	reg_write(pd, sg_reg(ch, PEVB_SG_DESC_LO), lower_32_bits(ch->ring_bus));
+	reg_write(pd, sg_reg(ch, PEVB_SG_DESC_HI), upper_32_bits(ch->ring_bus));
+	reg_write(pd, sg_reg(ch, PEVB_SG_DESC_ADJ), pevb_adjacent(ch, 0, n));
+	reg_write(pd, chan_reg(ch, PEVB_CH_INT_MASK), PEVB_CTRL_IE_ALL);
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1S), ch->irq_bit);
+	reg_write(pd, chan_reg(ch, PEVB_CH_CONTROL), PEVB_CTRL_IE_ALL | PEVB_CTRL_RUN);
+	reg_read(pd, chan_reg(ch, PEVB_CH_STATUS));
+
+	for (;;) {
+		long left = (long)(deadline - jiffies);
+		long woke;
+
+		if (left <= 0) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		woke = wait_for_completion_interruptible_timeout(&ch->done, left);
+		if (woke < 0) {
+			ret = -EINTR;
+			break;
+		}
+		status = reg_read(pd, chan_reg(ch, PEVB_CH_STATUS));
+		if (status == ~0U) {
+			ret = -EIO;
+			break;
+		}
+		if (!(status & PEVB_STAT_BUSY))
+			break;
+		/* woken (or timed out) while the engine drains: look again shortly */
+		reinit_completion(&ch->done);
+		reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1S), ch->irq_bit);
+		if (!woke)
+			continue;
+		usleep_range(10, 50);
+	}
+	if (ret) {
+		pevb_chan_stop(ch);
+		if (!pevb_chan_drain(ch))
+			dev_err(&pd->pdev->dev, "%s channel %d still busy after a stop\n",
+				ch->dir == PEVB_TGT_H2C ? "H2C" : "C2H", ch->index);
+		reg_read(pd, chan_reg(ch, PEVB_CH_STATUS_RC));
+		return ret;
+	}
+	status = reg_read(pd, chan_reg(ch, PEVB_CH_STATUS_RC));
+	count = reg_read(pd, chan_reg(ch, PEVB_CH_COMPLETED_COUNT));
+	pevb_chan_stop(ch);
+	atomic64_inc(&pd->transfers);
+	atomic64_add(n, &pd->descriptors);
+	if (status & PEVB_STAT_ERROR_MASK) {
+		dev_err(&pd->pdev->dev, "%s channel %d: status 0x%08x\n",
+			ch->dir == PEVB_TGT_H2C ? "H2C" : "C2H", ch->index, status);
+		return -EIO;
+	}
+	if (count != n) {
+		dev_err(&pd->pdev->dev, "%s channel %d: %u of %d descriptors completed\n",
+			ch->dir == PEVB_TGT_H2C ? "H2C" : "C2H", ch->index, count, n);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* move len bytes (at most PEVB_CHUNK) between user memory and card memory */
+static int pevb_chunk(struct pevb_chan *ch, unsigned long uaddr, size_t len, u64 card)
+{
+	struct device *dev = &ch->pd->pdev->dev;
+	enum dma_data_direction dir = ch->dir == PEVB_TGT_H2C ? DMA_TO_DEVICE : DMA_FROM_DEVICE;
+	unsigned long first = uaddr >> PAGE_SHIFT;
+	int npages = ((uaddr + len - 1) >> PAGE_SHIFT) - first + 1;
+	struct page **pages;
+	struct sg_table sgt;
+	int pinned, n, ret;
+
+	pages = kvmalloc_array(npages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	pinned = pin_user_pages_fast(uaddr & PAGE_MASK, npages,
+				     ch->dir == PEVB_TGT_C2H ? FOLL_WRITE : 0, pages);
+	if (pinned != npages) {
+		ret = pinned < 0 ? pinned : -EFAULT;
+		if (pinned > 0)
+			unpin_user_pages(pages, pinned);
+		goto free_pages;
+	}
+	ret = sg_alloc_table_from_pages(&sgt, pages, npages, offset_in_page(uaddr), len,
+					GFP_KERNEL);
+	if (ret)
+		goto unpin;
+	ret = dma_map_sgtable(dev, &sgt, dir, 0);
+	if (ret)
+		goto free_table;
+	n = pevb_build_chain(ch, &sgt, card);
+	ret = n < 0 ? n : pevb_run_chain(ch, n);
+	dma_unmap_sgtable(dev, &sgt, dir, 0);
+free_table:
+	sg_free_table(&sgt);
+unpin:
+	unpin_user_pages_dirty_lock(pages, npages, ch->dir == PEVB_TGT_C2H && !ret);
+free_pages:
+	kvfree(pages);
+	return ret;
+}
+
+static ssize_t pevb_transfer(struct pevb_chan *ch, char __user *buf, size_t count, loff_t *pos)
+{
+	struct pevb_dev *pd = ch->pd;
+	size_t done = 0;
+	int ret = 0;
+
+	if (*pos < 0)
+		return -EINVAL;
+	if (*pos >= pd->ram_size)
+		return ch->dir == PEVB_TGT_H2C && count ? -ENOSPC : 0;
+	count = min_t(u64, count, pd->ram_size - *pos);
+	if (!access_ok(buf, count))
+		return -EFAULT;
+	if (mutex_lock_interruptible(&ch->lock))
+		return -EINTR;
+	while (done < count) {
+		unsigned long uaddr = (unsigned long)buf + done;
+		size_t len = min_t(size_t, count - done,
+				   PEVB_CHUNK - (uaddr & (PAGE_SIZE - 1)));
+
+		ret = pevb_chunk(ch, uaddr, len, *pos + done);
+		if (ret)
+			break;
+		done += len;
+	}
+	mutex_unlock(&ch->lock);
+	*pos += done;
+	return done ? done : ret;
+}
+
+static ssize_t pevb_read(struct file *f, char __user *buf, size_t count, loff_t *pos)
+{
+	struct pevb_dev *pd = f->private_data;
+
+	return pevb_transfer(&pd->c2h, buf, count, pos);
+}
+
+static ssize_t pevb_write(struct file *f, const char __user *buf, size_t count, loff_t *pos)
+{
+	struct pevb_dev *pd = f->private_data;
+
+	return pevb_transfer(&pd->h2c, (char __user *)buf, count, pos);
+}
+
+static long pevb_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
+{
+	struct pevb_dev *pd = f->private_data;
+	struct pevb_info info = {
+		.ram_size = pd->ram_size,
+		.h2c_channels = pd->h2c_count,
+		.c2h_channels = pd->c2h_count,
+		.irq_mode = pd->irq_mode,
+		.dma_bar = pd->dma_bar,
+		.transfers = atomic64_read(&pd->transfers),
+		.descriptors = atomic64_read(&pd->descriptors),
+	};
+
+	if (cmd != PEVB_IOC_INFO)
+		return -ENOTTY;
+	return copy_to_user((void __user *)arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static int pevb_open(struct inode *inode, struct file *f)
+{
+	f->private_data = container_of(inode->i_cdev, struct pevb_dev, cdev);
+	return 0;
+}
+
+static loff_t pevb_llseek(struct file *f, loff_t off, int whence)
+{
+	struct pevb_dev *pd = f->private_data;
+
+	return fixed_size_llseek(f, off, whence, pd->ram_size);
+}
+
+static const struct file_operations pevb_fops = {
+	.owner = THIS_MODULE,
+	.open = pevb_open,
+	.llseek = pevb_llseek,
+	.read = pevb_read,
+	.write = pevb_write,
+	.unlocked_ioctl = pevb_ioctl,
+};
+
+static int pevb_chan_init(struct pevb_dev *pd, struct pevb_chan *ch, int dir)
+{
+	ch->pd = pd;
+	ch->dir = dir;
+	ch->index = 0;
+	/* IRQ block channel bits: the H2C channels first, then the C2H ones */
+	ch->irq_bit = BIT(dir == PEVB_TGT_H2C ? 0 : pd->h2c_count);
+	mutex_init(&ch->lock);
+	init_completion(&ch->done);
+	ch->ring = dma_alloc_coherent(&pd->pdev->dev, PEVB_RING * sizeof(*ch->ring),
+				      &ch->ring_bus, GFP_KERNEL);
+	return ch->ring ? 0 : -ENOMEM;
+}
+
+static void pevb_chan_free(struct pevb_dev *pd, struct pevb_chan *ch)
+{
+	if (ch->ring)
+		dma_free_coherent(&pd->pdev->dev, PEVB_RING * sizeof(*ch->ring), ch->ring,
+				  ch->ring_bus);
+	ch->ring = NULL;
+}
+
+static int pevb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct pevb_dev *pd;
+	int ret, nvec;
+
+	pd = devm_kzalloc(&pdev->dev, sizeof(*pd), GFP_KERNEL);
+	if (!pd)
+		return -ENOMEM;
+	pd->pdev = pdev;
+	pci_set_drvdata(pdev, pd);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pci_request_regions(pdev, DRV_NAME);
+	if (ret)
+		return ret;
+	ret = pevb_find_bars(pd);
+	if (ret)
+		goto release;
+	pd->h2c_count = pevb_count_channels(pd, PEVB_TGT_H2C);
+	pd->c2h_count = pevb_count_channels(pd, PEVB_TGT_C2H);
+	if (!pd->h2c_count || !pd->c2h_count) {
+		dev_err(&pdev->dev, "engine has %d H2C and %d C2H channels: needs one of each\n",
+			pd->h2c_count, pd->c2h_count);
+		ret = -ENODEV;
+		goto unmap;
+	}
+	pd->ram_size = pd->user ? ioread32(pd->user + PEVB_USER_RAM_SIZE) : ram_size;
+	if (!pd->ram_size || pd->ram_size == ~0U) {
+		dev_err(&pdev->dev, "card memory size unknown (ram_size= module parameter)\n");
+		ret = -ENODEV;
+		goto unmap;
+	}
+
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		goto unmap;
+	pci_set_master(pdev);
+
+	nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSIX | PCI_IRQ_MSI);
+	if (nvec < 0) {
+		ret = nvec;
+		goto unmap;
+	}
+	pd->irq_mode = pdev->msix_enabled ? PEVB_IRQ_MSIX : PEVB_IRQ_MSI;
+	/* every channel interrupt on vector 0 */
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_VECTOR0), 0);
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_VECTOR1), 0);
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1C), ~0U);
+	ret = request_irq(pci_irq_vector(pdev, 0), pevb_irq, 0, DRV_NAME, pd);
+	if (ret)
+		goto free_vectors;
+
+	ret = pevb_chan_init(pd, &pd->h2c, PEVB_TGT_H2C);
+	if (!ret)
+		ret = pevb_chan_init(pd, &pd->c2h, PEVB_TGT_C2H);
+	if (ret)
+		goto free_rings;
+
+	pd->minor = ida_alloc_max(&pevb_ida, PEVB_MAX_CARDS - 1, GFP_KERNEL);
+	if (pd->minor < 0) {
+		ret = pd->minor;
+		goto free_rings;
+	}
+	cdev_init(&pd->cdev, &pevb_fops);
+	pd->cdev.owner = THIS_MODULE;
+	ret = cdev_add(&pd->cdev, MKDEV(MAJOR(pevb_devt), pd->minor), 1);
+	if (ret)
+		goto free_minor;
+	pd->dev = device_create(pevb_class, &pdev->dev, MKDEV(MAJOR(pevb_devt), pd->minor),
+				pd, DRV_NAME "%d", pd->minor);
+	if (IS_ERR(pd->dev)) {
+		ret = PTR_ERR(pd->dev);
+		goto del_cdev;
+	}
+	dev_info(&pdev->dev,
+		 "%s%d: DMA BAR %d, %d H2C and %d C2H channels, %llu KiB card memory, %s\n",
+		 DRV_NAME, pd->minor, pd->dma_bar, pd->h2c_count, pd->c2h_count,
+		 pd->ram_size >> 10, pd->irq_mode == PEVB_IRQ_MSIX ? "MSI-X" : "MSI");
+	return 0;
+
+del_cdev:
+	cdev_del(&pd->cdev);
+free_minor:
+	ida_free(&pevb_ida, pd->minor);
+free_rings:
+	pevb_chan_free(pd, &pd->c2h);
+	pevb_chan_free(pd, &pd->h2c);
+	free_irq(pci_irq_vector(pdev, 0), pd);
+free_vectors:
+	pci_free_irq_vectors(pdev);
+unmap:
+	if (pd->user)
+		pci_iounmap(pdev, pd->user);
+	if (pd->regs)
+		pci_iounmap(pdev, pd->regs);
+release:
+	pci_release_regions(pdev);
+	return ret;
+}
+
+static void pevb_remove(struct pci_dev *pdev)
+{
+	struct pevb_dev *pd = pci_get_drvdata(pdev);
+
+	device_destroy(pevb_class, MKDEV(MAJOR(pevb_devt), pd->minor));
+	cdev_del(&pd->cdev);
+	ida_free(&pevb_ida, pd->minor);
+	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1C), ~0U);
+	free_irq(pci_irq_vector(pdev, 0), pd);
+	pci_free_irq_vectors(pdev);
+	pevb_chan_free(pd, &pd->c2h);
+	pevb_chan_free(pd, &pd->h2c);
+	if (pd->user)
+		pci_iounmap(pdev, pd->user);
+	pci_iounmap(pdev, pd->regs);
+	pci_release_regions(pdev);
+}
+
+static const struct pci_device_id pevb_ids[] = {
+	{ PCI_DEVICE(0x10de, 0x0001) },	/* picoevb (NVIDIA's IDs on the card) */
+	{ 0 }
+};
+MODULE_DEVICE_TABLE(pci, pevb_ids);
+
+static struct pci_driver pevb_driver = {
+	.name = DRV_NAME,
+	.id_table = pevb_ids,
+	.probe = pevb_probe,
+	.remove = pevb_remove,
+};
+
+static int __init pevb_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&pevb_devt, 0, PEVB_MAX_CARDS, DRV_NAME);
+	if (ret)
+		return ret;
+	pevb_class = class_create(THIS_MODULE, DRV_NAME);
+	if (IS_ERR(pevb_class)) {
+		ret = PTR_ERR(pevb_class);
+		goto unregister;
+	}
+	ret = pci_register_driver(&pevb_driver);
+	if (ret)
+		goto destroy;
+	return 0;
+
+destroy:
+	class_destroy(pevb_class);
+unregister:
+	unregister_chrdev_region(pevb_devt, PEVB_MAX_CARDS);
+	return ret;
+}
+
+static void __exit pevb_exit(void)
+{
+	pci_unregister_driver(&pevb_driver);
+	class_destroy(pevb_class);
+	unregister_chrdev_region(pevb_devt, PEVB_MAX_CARDS);
+}
+
+module_init(pevb_init);
+module_exit(pevb_exit);
+
+MODULE_DESCRIPTION("picoevb card and XDMA drop-in: H2C and C2H descriptor chains");
+MODULE_AUTHOR("The gpudirect-cosim authors");
+MODULE_LICENSE("Dual MIT/GPL");

@@ -1,0 +1,151 @@
+"""A User-mode Linux guest as a host process: its kernel (``make guest`` builds it into
+``sim_build/guest``), its command line, its console log, its end.
+
+The guest's root is the host's ``/`` read-only through hostfs; ``pevb-init`` (guest/tools)
+mounts /proc, /sys, /dev and /tmp, runs the command it is given, prints its exit status on
+the console and powers the guest off. Its PCI bus is virt-pci over vhost-user: the device
+socket, UML's own files (its memory file, the mconsole socket) all live in a private
+directory of the run (mode 0700); nothing listens on a network port.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tb.runner import ROOT
+
+GUEST_DIR = ROOT / "sim_build" / "guest"
+KERNEL = GUEST_DIR / "linux"
+BUILD_TREE = GUEST_DIR / "obj"
+TOOLS = GUEST_DIR / "bin"
+# CONFIG_UML_PCI_OVER_VIRTIO_DEVICE_ID in guest/linux/uml.config
+VIRT_PCI_ID = 1234
+STATUS = re.compile(r"^pevb-init: exit status (\d+)$", re.M)
+
+
+class GuestError(Exception):
+    """The guest could not start, died, or broke an expectation of the bridge."""
+
+
+def missing() -> str | None:
+    """Why a guest cannot run here (None: it can): the kernel or the tools not built."""
+    for path in (KERNEL, TOOLS / "pevb-init", TOOLS / "pevb-insmod"):
+        if not path.exists():
+            return f"{path} is missing: run make guest"
+    return None
+
+
+@dataclass
+class GuestOptions:
+    """How the guest runs: memory, the command ``pevb-init`` runs (``command``: program
+    and arguments, paths as the host sees them), time (``time_travel``: None free-running,
+    ``inf-cpu``, or ``ext:<socket>``), extra kernel arguments."""
+
+    command: list[str]
+    mem_mb: int = 256
+    time_travel: str | None = None
+    kernel_args: list[str] = field(default_factory=list)
+    kernel: Path = KERNEL
+
+
+class UmlGuest:
+    """One guest process. ``private`` is the run's private directory (the device socket's
+    and UML's own files), ``console`` the file its console goes to."""
+
+    def __init__(self, options: GuestOptions, private: Path, console: Path, socket: Path) -> None:
+        self.options = options
+        self.private = private
+        self.console = console
+        self.socket = socket
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    def argv(self) -> list[str]:
+        o = self.options
+        args = [
+            str(o.kernel),
+            f"mem={o.mem_mb}M",
+            "root=/dev/root",
+            "rootfstype=hostfs",
+            "rootflags=/",
+            "ro",
+            f"uml_dir={self.private}",
+            "umid=guest",
+            "con=null",
+            "con0=null,fd:1",
+            "ssl=null",
+            f"virtio_uml.device={self.socket}:{VIRT_PCI_ID}",
+            f"init={TOOLS / 'pevb-init'}",
+        ]
+        if o.time_travel:
+            args.append(f"time-travel={o.time_travel}")
+        args += o.kernel_args
+        return [*args, "--", *o.command]
+
+    def start(self) -> None:
+        """Start the guest (the device socket must already listen: UML connects at boot)."""
+        if self.proc is not None:
+            raise GuestError("the guest is already running")
+        why = missing() if self.options.kernel == KERNEL else None
+        if why:
+            raise GuestError(why)
+        env = dict(os.environ, TMPDIR=str(self.private))
+        self._log = open(self.console, "wb")
+        self.proc = subprocess.Popen(
+            self.argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.private,
+            start_new_session=True,
+        )
+
+    def poll(self) -> int | None:
+        """The process's exit code once it has ended, else None."""
+        return None if self.proc is None else self.proc.poll()
+
+    def wait(self, timeout_s: float) -> int | None:
+        """The exit code, waiting up to ``timeout_s`` for the process to end (None: it
+        still runs)."""
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """End the guest: a polite signal, then a kill; the console log is closed."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(grace_s)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(grace_s)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def console_text(self) -> str:
+        try:
+            return self.console.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def exit_status(self) -> int | None:
+        """The guest command's exit status as pevb-init printed it (None: not printed)."""
+        m = STATUS.findall(self.console_text())
+        return int(m[-1]) if m else None
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.console_text().splitlines()[-lines:])
