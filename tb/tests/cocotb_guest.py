@@ -12,10 +12,11 @@ import cocotb
 from tb.env.system import TB
 from tb.guest.bridge import GuestBridge
 from tb.guest.card import FabricFunction
-from tb.guest.uml import GuestOptions
+from tb.guest.uml import GUEST_DIR, TOOLS, GuestOptions
 from tb.runner import ROOT
 
 GUEST = ROOT / "guest"
+PEVB_KO = GUEST_DIR / "drivers" / "pevb" / "pevb.ko"
 WALL_LIMIT_S = 300
 
 
@@ -41,3 +42,21 @@ async def test_guest_enumerates_card(dut):
     status = await bridge.run(WALL_LIMIT_S)
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail()}"
     assert bridge.stats["CFG_READ"] > 20, dict(bridge.stats)
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_guest_driver_moves_data(dut):
+    """The project's C driver (guest/drivers/pevb) binds to the card, takes an MSI,
+    and pevb-dma-test moves data host -> card -> host through H2C and C2H descriptor
+    chains in the guest's memory, with odd lengths and offsets, across pages, at the end
+    of the card's memory, and gets the errors it expects."""
+    tb = TB(dut)
+    script = GUEST / "tests" / "pevb-dma.sh"
+    bridge = await boot(tb, ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)])
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
+    assert "pevb-dma: driver unloaded" in console
+    assert bridge.stats["msi"] > 0, "the driver's transfers completed without an interrupt"
+    assert bridge.device.failed_reads == 0

@@ -27,7 +27,7 @@ def _need_guest() -> None:
 
 @pytest.mark.parametrize(
     "test",
-    ["test_guest_enumerates_card"],
+    ["test_guest_enumerates_card", "test_guest_driver_moves_data"],
 )
 def test_guest(test: str, sim: str, profile: str) -> None:
     _need_guest()
