@@ -23,6 +23,7 @@
 
 #include "pevb_uapi.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define GUARD 64
 #define GUARD_BYTE 0xa5
 
@@ -166,7 +167,7 @@ int main(int argc, char **argv)
 			{ 64, 0, 0, UINT64_MAX },	/* the last bytes of the card */
 		};
 
-		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(cases); i++) {
 			if (cases[i].card_off != UINT64_MAX &&
 			    cases[i].card_off + cases[i].len > info.ram_size)
 				continue;

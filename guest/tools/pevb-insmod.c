@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-static int usage(void)
+static int print_usage(void)
 {
 	fprintf(stderr, "usage: pevb-insmod MODULE.ko [PARAM=VALUE ...] | pevb-insmod -r NAME\n");
 	return 2;
@@ -27,10 +27,10 @@ int main(int argc, char **argv)
 	int fd, i;
 
 	if (argc < 2)
-		return usage();
+		return print_usage();
 	if (!strcmp(argv[1], "-r")) {
 		if (argc != 3)
-			return usage();
+			return print_usage();
 		if (syscall(SYS_delete_module, argv[2], O_NONBLOCK) < 0) {
 			fprintf(stderr, "pevb-insmod: unloading %s: %s\n", argv[2], strerror(errno));
 			return 1;

@@ -210,7 +210,7 @@ static bool pevb_chan_drain(struct pevb_chan *ch)
 
 		if (status != ~0U && !(status & PEVB_STAT_BUSY))
 			return true;
-		msleep(1);
+		usleep_range(1000, 2000);
 	}
 	return false;
 }
