@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from driver_model.xdma import XdmaMsix
 ROOT = Path(__file__).resolve().parents[2]
 REGISTERS_DOC = ROOT / "docs" / "registers.md"
 HDL = ROOT / "hdl"
+GUEST_INCLUDE = ROOT / "guest" / "include"
 
 
 def test_identifiers_match_pg195_layout():
@@ -177,6 +179,44 @@ def test_verilog_header_matches_register_module():
         v.name for v in HDL.glob("*.v") if f'`include "{codegen.VERILOG_HEADER}"' in v.read_text()
     ]
     assert "pevb_regs.v" in includers and "pevb_desc_eng.v" in includers, includers
+
+
+def test_c_header_matches_register_module():
+    """guest/include has the C header generated from regs.py; a stale one fails here."""
+    header = GUEST_INCLUDE / codegen.C_HEADER
+    assert header.read_text() == codegen.c_header(), f"{header} is stale: run `make regmap`"
+
+
+def test_c_header_values_compile(tmp_path):
+    """The C header's macros evaluate to the Python map's values (checked by the C
+    compiler with static assertions)."""
+    checks = {
+        "PEVB_REG(PEVB_TGT_C2H_SGDMA, 0, PEVB_SG_DESC_LO)": regs.sg_reg(
+            regs.Target.C2H, regs.SG_DESC_LO
+        ),
+        "PEVB_REG(PEVB_TGT_H2C, 2, PEVB_CH_STATUS_RC)": regs.ch_reg(
+            regs.Target.H2C, regs.CH_STATUS_RC, 2
+        ),
+        "PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1S)": regs.irq_reg(
+            regs.IRQ_CHAN_INT_EN_W1S
+        ),
+        "PEVB_CTRL_IE_ALL | PEVB_CTRL_RUN": int(regs.CTRL_IE_ALL | regs.Ctrl.RUN),
+        "(PEVB_DESC_MAGIC << PEVB_DESC_MAGIC_SHIFT) | PEVB_DESC_STOP | PEVB_DESC_COMPLETED"
+        " | PEVB_DESC_EOP": desc.Descriptor(0, 0, 1, desc.LAST_FLAGS).control,
+        "(5u << PEVB_DESC_NXT_ADJ_SHIFT) & PEVB_DESC_NXT_ADJ_MASK": desc.CTRL_NXT_ADJ.put(5),
+        "PEVB_STAT_ERROR_MASK": regs.STAT_ERROR_MASK,
+        "(0x1FC30006u & PEVB_ID_SUBSYSTEM_MASK) >> PEVB_ID_SUBSYSTEM_SHIFT": 0x1FC,
+    }
+    lines = [f'#include "{codegen.C_HEADER}"']
+    lines += [f'_Static_assert(({c}) == {v}u, "{c}");' for c, v in checks.items()]
+    src = tmp_path / "check.c"
+    src.write_text("\n".join(lines) + "\nint main(void) { return 0; }\n")
+    cc = subprocess.run(
+        ["cc", "-Wall", "-Werror", f"-I{GUEST_INCLUDE}", "-o", str(tmp_path / "check"), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert cc.returncode == 0, cc.stderr
 
 
 def test_verilog_header_values():
