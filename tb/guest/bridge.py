@@ -27,10 +27,10 @@ from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import Region
 
-from tb.guest.card import FabricFunction
-from tb.guest.uml import GuestError, GuestOptions, UmlGuest
-from tb.guest.vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
-from tb.guest.virtpci import UML_MSI_ADDRESS, PciRequest, VirtPciError, execute, msi_message, parse
+from .card import FabricFunction
+from .uml import GuestError, GuestOptions, UmlGuest
+from .vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
+from .virtpci import UML_MSI_ADDRESS, PciRequest, VirtPciError, execute, msi_message, parse
 
 log = logging.getLogger("cocotb.guest")
 

@@ -17,9 +17,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tb.runner import ROOT
+from ..runner import ROOT
 
-GUEST_DIR = ROOT / "sim_build" / "guest"
+# make guest builds here ($PEVB_GUEST_DIR names another place)
+GUEST_DIR = Path(os.environ.get("PEVB_GUEST_DIR") or ROOT / "sim_build" / "guest")
 KERNEL = GUEST_DIR / "linux"
 BUILD_TREE = GUEST_DIR / "obj"
 TOOLS = GUEST_DIR / "bin"
