@@ -12,6 +12,17 @@ complex's host memory.
   while the guest has no buffer posted).
 - The guest is a process watched on every poll: one that dies ends the run with its
   console's last lines (:class:`tb.guest.uml.GuestError`); every wait has a bound.
+
+Time (``GuestOptions.time``): free-running, the simulation polls the guest's socket every
+``poll_ns`` of simulated time while the guest runs in wall time. Shared, the bridge is
+the guest's calendar (:class:`tb.guest.timetravel.Calendar`): while the guest runs the
+simulation stands still, except to answer the guest's accesses, which take no guest
+time; while the guest waits, simulated time passes as guest time until its timer or the
+card's interrupt, or, once the fabric has been quiet for ``idle_ns``, the guest's clock
+jumps to its timer. Interrupts reach a shared-time guest only while it waits, one
+notification at a time, so that every run of a test repeats the last one exactly.
+Every access, interrupt and grant is written to ``guest-journal.log`` in the run
+directory with its simulated time.
 """
 
 from __future__ import annotations
@@ -19,6 +30,8 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import select
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +41,7 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import Region
 
 from .card import FabricFunction
+from .timetravel import Calendar, TimeTravelError
 from .uml import GuestError, GuestOptions, UmlGuest
 from .vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
 from .virtpci import UML_MSI_ADDRESS, PciRequest, VirtPciError, execute, msi_message, parse
@@ -37,6 +51,10 @@ log = logging.getLogger("cocotb.guest")
 CMD_QUEUE, IRQ_QUEUE = 0, 1
 # how long a guest that closed its socket may take to exit (wall time)
 GUEST_EXIT_S = 10.0
+# under shared time: how long a running guest may go without a message (wall time), and
+# how many used command buffers the bridge lets build up before it notifies the guest
+RUNNING_SILENCE_S = 120.0
+CMD_CALL_BACKLOG = 128
 
 
 class GuestRam(Region):
@@ -73,8 +91,11 @@ class MsiDoorbell(Region):
 
 class GuestBridge:
     """The bridge between a guest (``guest``, started by :meth:`start`) and ``device``, a
-    function of ``rc``'s fabric. ``poll_ns`` is how often (in simulated time) the bridge
-    looks for the guest's requests. ``stats`` counts what crossed."""
+    function of ``rc``'s fabric. ``poll_ns`` is how often (in simulated time) a
+    free-running bridge looks for the guest's requests. ``stats`` counts what crossed;
+    ``journal`` holds (simulated ns, what) of every access, interrupt and grant.
+    :meth:`note_activity` is called on every TLP of the fabric (shared time's idle
+    detection; the caller taps the links)."""
 
     def __init__(
         self,
@@ -89,18 +110,40 @@ class GuestBridge:
         self.options = options
         self.run_dir = Path(run_dir)
         self.poll_ns = poll_ns
+        self.shared = options.time == "shared"
         self.private = Path(tempfile.mkdtemp(prefix="pevb-guest-"))
         os.chmod(self.private, 0o700)
         self.socket = self.private / "virt-pci.sock"
         self.backend = VhostUserBackend(str(self.socket), queues=2)
+        self.calendar: Calendar | None = None
+        time_socket = None
+        if self.shared:
+            time_socket = self.private / "time.sock"
+            self.calendar = Calendar(str(time_socket))
+            self.calendar.clock = self._guest_clock
         self.guest = UmlGuest(
-            options, self.private, self.run_dir / "guest-console.log", self.socket
+            options, self.private, self.run_dir / "guest-console.log", self.socket, time_socket
         )
         self.pending_irqs: collections.deque[int] = collections.deque()
         self.stats = collections.Counter()
+        self.journal: list[tuple[int, str]] = []
         self._ram_regions: list[tuple[int, int, GuestRam]] = []
         self._doorbell: MsiDoorbell | None = None
         self._stopped = False
+        self._offset = 0  # simulated ns minus the guest's ns (shared time)
+        self._last_activity = 0
+        self._cmd_unnotified = 0
+
+    def note_activity(self, *_: object) -> None:
+        """A TLP crossed the fabric now."""
+        self._last_activity = int(get_sim_time("ns"))
+
+    def _note(self, what: str) -> None:
+        self.journal.append((int(get_sim_time("ns")), what))
+
+    def _guest_clock(self) -> int:
+        """The guest's time now, as the simulation sees it (shared time)."""
+        return int(get_sim_time("ns")) - self._offset
 
     # --- the root complex's memory --------------------------------------------------
     def _attach_memory(self) -> None:
@@ -125,12 +168,17 @@ class GuestBridge:
 
     # --- interrupts -------------------------------------------------------------------
     def interrupt(self, data: int) -> None:
-        """An MSI or MSI-X write of ``data`` from the fabric: to the guest."""
+        """An MSI or MSI-X write of ``data`` from the fabric: to the guest (under shared
+        time, once it waits)."""
         self.stats["msi"] += 1
+        self._note(f"MSI 0x{data:x}")
         self.pending_irqs.append(data)
-        self._deliver_irqs()
+        if not self.shared:
+            self._deliver_irqs()
 
     def _deliver_irqs(self) -> None:
+        """Put the pending interrupts in the guest's buffers and notify it once (under
+        shared time, and wait until it has taken the notification)."""
         q = self.backend.queues[IRQ_QUEUE]
         delivered = False
         while self.pending_irqs and self.backend.ready:
@@ -140,7 +188,19 @@ class GuestBridge:
             q.push(self.backend.mem, chain, msi_message(self.pending_irqs.popleft()))
             delivered = True
         if delivered:
-            self.backend.call(IRQ_QUEUE)
+            self._call(IRQ_QUEUE)
+
+    def _call(self, queue: int) -> None:
+        """Notify the guest of used buffers on ``queue``. Under shared time the guest asks
+        the calendar's time (and to run then) as it takes a notification; the simulation
+        stands still until it has answered, so that the notification lands at the same
+        point of every run."""
+        if not self.shared:
+            self.backend.call(queue)
+            return
+        if self.backend.call(queue, need_reply=True):
+            assert self.calendar is not None
+            self._wait_calendar(self.backend.call_answered, "to take an interrupt")
 
     # --- requests ---------------------------------------------------------------------
     async def _serve_cmd(self, kick: Kick) -> None:
@@ -160,12 +220,18 @@ class GuestBridge:
             self.backend.ack_kick(kick)
         for chain, req in zip(chains, requests, strict=True):
             self.stats[req.op.name] += 1
+            data = f" 0x{req.data.hex()}" if req.data and req.size <= 8 else ""
+            self._note(f"{req.describe()}{data}")
             reply = await execute(self.device, req)
             if reply and len(reply) > chain.room:
                 raise GuestError(f"{req.describe()}: the guest left {chain.room} bytes for it")
             q.push(mem, chain, reply)
-        if chains:
+        self._cmd_unnotified += len(chains)
+        # posted buffers come back to the guest with its next read; a shared-time guest
+        # is notified of a long run of writes only once it waits (an interrupt)
+        if chains and not self.shared:
             self.backend.call(CMD_QUEUE)
+            self._cmd_unnotified = 0
         if reads:
             self.backend.ack_kick(kick)
 
@@ -175,91 +241,175 @@ class GuestBridge:
                 await self._serve_cmd(kick)
             else:  # the guest posted interrupt buffers
                 self.backend.ack_kick(kick)
-                self._deliver_irqs()
+                if not self.shared:
+                    self._deliver_irqs()
+
+    def _poll_guest(self) -> list[Kick]:
+        """What the guest sent on its PCI socket (and its memory, once shared)."""
+        try:
+            kicks = self.backend.poll()
+        except VhostUserError as e:
+            # a guest that powers off closes the socket just before it exits
+            if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
+                raise GuestError(f"guest bridge: {e}") from e
+            kicks = []
+        if self.backend.mem.regions and not self._ram_regions:
+            self._attach_memory()
+        return kicks
+
+    def _poll_calendar(self) -> None:
+        assert self.calendar is not None
+        try:
+            self.calendar.poll()
+        except TimeTravelError as e:
+            if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
+                raise GuestError(f"guest calendar: {e}") from e
 
     # --- the run ----------------------------------------------------------------------
     async def start(self, connect_timeout_s: float = 30.0) -> None:
-        """Start the guest and take its connection (bounded in wall time: UML starts in a
-        fraction of a second)."""
+        """Start the guest and take its first connection (bounded in wall time: UML
+        starts in a fraction of a second): its PCI socket, or under shared time its
+        calendar's (it asks for its time before it probes its devices)."""
         self.guest.start()
         log.info("guest: %s", " ".join(self.guest.argv()))
+        listener = self.calendar if self.calendar is not None else self.backend
         deadline = time.monotonic() + connect_timeout_s
-        while not self.backend.accept(0.01):
+        while not listener.accept(0.01):
             self._check_alive()
             if time.monotonic() > deadline:
                 raise GuestError(f"the guest did not connect in {connect_timeout_s} s")
-            await Timer(self.poll_ns, "ns")
+            if not self.shared:
+                await Timer(self.poll_ns, "ns")
+        self._offset = int(get_sim_time("ns"))
 
-    def _check_alive(self) -> None:
+    def _check_alive(self) -> int | None:
+        """The guest command's exit status once the guest has ended (None: it runs); a
+        guest that ended without finishing its command is an error."""
         code = self.guest.poll()
-        if code is not None and not self._stopped:
-            status = self.guest.exit_status()
-            if status is None:
-                raise GuestError(
-                    f"the guest ended (process exit {code}) before its command finished; "
-                    f"console:\n{self.guest.tail()}"
-                )
+        if code is None or self._stopped:
+            return None
+        status = self.guest.exit_status()
+        if status is None:
+            raise GuestError(
+                f"the guest ended (process exit {code}) before its command finished; "
+                f"console:\n{self.guest.tail()}"
+            )
+        log.info("guest: command exited with status %d; %s", status, dict(self.stats))
+        return status
+
+    def _check_limits(self, start_wall: float, start_sim: float, limit_s, limit_sim_us) -> None:
+        if time.monotonic() - start_wall > limit_s:
+            raise GuestError(
+                f"the guest ran {limit_s} s of wall time without finishing; "
+                f"console:\n{self.guest.tail()}"
+            )
+        if limit_sim_us is not None and get_sim_time("us") - start_sim > limit_sim_us:
+            raise GuestError(
+                f"the guest ran {limit_sim_us} us of simulated time without finishing; "
+                f"console:\n{self.guest.tail()}"
+            )
 
     async def run(self, limit_s: float, limit_sim_us: float | None = None) -> int:
         """Serve the guest until it powers off; its command's exit status. ``limit_s``
         bounds the wall time, ``limit_sim_us`` the simulated time."""
-        start_wall = time.monotonic()
-        start_sim = get_sim_time("us")
+        start_wall, start_sim = time.monotonic(), get_sim_time("us")
         try:
             while True:
-                try:
-                    kicks = self.backend.poll()
-                except VhostUserError as e:
-                    # a guest that powers off closes the socket just before it exits
-                    if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
-                        raise GuestError(f"guest bridge: {e}") from e
-                    kicks = []
-                if self.backend.mem.regions and not self._ram_regions:
-                    self._attach_memory()
-                if kicks:
-                    await self._serve(kicks)
-                code = self.guest.poll()
-                if code is not None:
-                    status = self.guest.exit_status()
-                    if status is None:
-                        raise GuestError(
-                            f"the guest ended (process exit {code}) before its command "
-                            f"finished; console:\n{self.guest.tail()}"
-                        )
-                    log.info("guest: command exited with status %d; %s", status, dict(self.stats))
+                if self.shared:
+                    await self._step_shared()
+                else:
+                    kicks = self._poll_guest()
+                    if kicks:
+                        await self._serve(kicks)
+                status = self._check_alive()
+                if status is not None:
                     return status
-                if time.monotonic() - start_wall > limit_s:
-                    raise GuestError(
-                        f"the guest ran {limit_s} s of wall time without finishing; "
-                        f"console:\n{self.guest.tail()}"
-                    )
-                if limit_sim_us is not None and get_sim_time("us") - start_sim > limit_sim_us:
-                    raise GuestError(
-                        f"the guest ran {limit_sim_us} us of simulated time without finishing; "
-                        f"console:\n{self.guest.tail()}"
-                    )
-                await Timer(self.poll_ns, "ns")
+                self._check_limits(start_wall, start_sim, limit_s, limit_sim_us)
+                if not self.shared:
+                    await Timer(self.poll_ns, "ns")
         finally:
             self.close()
 
+    async def _step_shared(self) -> None:
+        """One step of the calendar: the running guest served with the simulation held,
+        or the waiting guest's time passed, jumped or interrupted."""
+        cal = self.calendar
+        assert cal is not None
+        if not cal.waiting:
+            # the guest runs: the simulation stands still until it sends something
+            socks = [cal.fileno(), self.backend.conn or self.backend.listener]
+            ready, _, _ = select.select(socks, [], [], RUNNING_SILENCE_S)
+            if not ready and self.guest.poll() is None:
+                raise GuestError(
+                    f"the guest ran {RUNNING_SILENCE_S} s without a message; "
+                    f"console:\n{self.guest.tail()}"
+                )
+            self._poll_calendar()
+            kicks = self._poll_guest()
+            if kicks:
+                await self._serve(kicks)
+            if cal.waiting:  # it stopped: its clock goes on from where it was
+                self._offset = int(get_sim_time("ns")) - cal.now
+            return
+        # the guest waits for its timer (cal.request) or an interrupt
+        self._poll_calendar()
+        kicks = self._poll_guest()
+        if kicks:
+            await self._serve(kicks)
+        if self.pending_irqs:
+            self._deliver_irqs()
+        if self._cmd_unnotified >= CMD_CALL_BACKLOG:
+            self._cmd_unnotified = 0
+            self._call(CMD_QUEUE)
+        now = self._guest_clock()
+        if cal.request is not None and cal.request <= now:
+            self._grant(cal.request)
+            return
+        quiet = int(get_sim_time("ns")) - self._last_activity >= self.options.idle_ns
+        if cal.request is not None and quiet and not self.pending_irqs:
+            self._grant(cal.request)  # nothing on the fabric: the guest's idle time jumps
+            return
+        step = self.poll_ns if cal.request is None else min(self.poll_ns, cal.request - now)
+        await Timer(max(1, step), "ns")
+
+    def _grant(self, at: int) -> None:
+        assert self.calendar is not None
+        self._note(f"RUN {at}")
+        try:
+            self.calendar.grant(at)
+        except TimeTravelError as e:
+            if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
+                raise GuestError(f"guest calendar: {e}") from e
+        self._offset = int(get_sim_time("ns")) - at
+
+    def _wait_calendar(self, done, what: str) -> None:
+        """Hold the simulation, answering the guest's calendar, until ``done()``."""
+        assert self.calendar is not None
+        deadline = time.monotonic() + RUNNING_SILENCE_S
+        socks = [self.calendar.fileno()] + ([self.backend.slave] if self.backend.slave else [])
+        while True:
+            self._poll_calendar()
+            try:
+                if done():
+                    return
+            except VhostUserError as e:
+                raise GuestError(f"guest bridge: {e}") from e
+            left = deadline - time.monotonic()
+            if left <= 0 or self.guest.poll() is not None:
+                raise GuestError(f"the guest did not come {what}; console:\n{self.guest.tail()}")
+            select.select(socks, [], [], min(left, 1.0))
+
     def close(self) -> None:
-        """End the guest (if it still runs) and the bridge's socket and files."""
+        """End the guest (if it still runs), write the journal, and remove the bridge's
+        sockets and files."""
         if self._stopped:
             return
         self._stopped = True
         self.guest.stop()
         self.backend.close()
-        for p in self.private.iterdir():
-            try:
-                if p.is_dir():
-                    for q in p.iterdir():
-                        q.unlink()
-                    p.rmdir()
-                else:
-                    p.unlink()
-            except OSError:
-                pass
-        try:
-            self.private.rmdir()
-        except OSError:
-            pass
+        if self.calendar is not None:
+            self.calendar.close()
+        with open(self.run_dir / "guest-journal.log", "w") as f:
+            for ns, what in self.journal:
+                f.write(f"{ns} {what}\n")
+        shutil.rmtree(self.private, ignore_errors=True)

@@ -10,6 +10,7 @@ directory of the run (mode 0700); nothing listens on a network port.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ BUILD_TREE = GUEST_DIR / "obj"
 TOOLS = GUEST_DIR / "bin"
 # CONFIG_UML_PCI_OVER_VIRTIO_DEVICE_ID in guest/linux/uml.config
 VIRT_PCI_ID = 1234
+TIME_MODES = ("free", "shared")
 STATUS = re.compile(r"^pevb-init: exit status (\d+)$", re.M)
 
 
@@ -43,26 +45,58 @@ def missing() -> str | None:
 
 @dataclass
 class GuestOptions:
-    """How the guest runs: memory, the command ``pevb-init`` runs (``command``: program
-    and arguments, paths as the host sees them), time (``time_travel``: None free-running,
-    ``inf-cpu``, or ``ext:<socket>``), extra kernel arguments."""
+    """How the guest runs: the command ``pevb-init`` runs (``command``: program and
+    arguments, paths as the host sees them), memory, time, extra kernel arguments.
+
+    ``time`` is ``free`` (the guest runs in wall time and stops while the simulation
+    answers it) or ``shared`` (the simulation is the guest's calendar: one clock, and a
+    run repeats exactly). Under shared time the guest's idle time jumps ahead once the
+    fabric has carried no TLP for ``idle_ns`` of simulated time, to the guest's next timer;
+    while the fabric is busy it passes as simulated time, until the card's interrupt.
+    """
 
     command: list[str]
     mem_mb: int = 256
-    time_travel: str | None = None
+    time: str = "free"
+    idle_ns: int = 2000
     kernel_args: list[str] = field(default_factory=list)
     kernel: Path = KERNEL
+
+    def __post_init__(self) -> None:
+        if self.time not in TIME_MODES:
+            raise ValueError(f"time {self.time!r}: one of {', '.join(TIME_MODES)}")
+        if self.idle_ns <= 0:
+            raise ValueError(f"idle_ns {self.idle_ns}: a positive number of nanoseconds")
+
+
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): no address-space layout randomization
+
+
+def _fixed_layout() -> None:
+    """In the guest's process before it runs: no address-space randomization, so that
+    the guest's physical memory (which UML places after its own image) starts at the same
+    address on every run, and with it every DMA address the guest hands out."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.personality(ADDR_NO_RANDOMIZE)
 
 
 class UmlGuest:
     """One guest process. ``private`` is the run's private directory (the device socket's
     and UML's own files), ``console`` the file its console goes to."""
 
-    def __init__(self, options: GuestOptions, private: Path, console: Path, socket: Path) -> None:
+    def __init__(
+        self,
+        options: GuestOptions,
+        private: Path,
+        console: Path,
+        socket: Path,
+        time_socket: Path | None = None,
+    ) -> None:
         self.options = options
         self.private = private
         self.console = console
         self.socket = socket
+        self.time_socket = time_socket
         self.proc: subprocess.Popen | None = None
         self._log = None
 
@@ -83,8 +117,10 @@ class UmlGuest:
             f"virtio_uml.device={self.socket}:{VIRT_PCI_ID}",
             f"init={TOOLS / 'pevb-init'}",
         ]
-        if o.time_travel:
-            args.append(f"time-travel={o.time_travel}")
+        if o.time == "shared":
+            if self.time_socket is None:
+                raise GuestError("shared time needs the calendar's socket")
+            args.append(f"time-travel=ext:{self.time_socket}")
         args += o.kernel_args
         return [*args, "--", *o.command]
 
@@ -105,6 +141,7 @@ class UmlGuest:
             env=env,
             cwd=self.private,
             start_new_session=True,
+            preexec_fn=_fixed_layout,
         )
 
     def poll(self) -> int | None:

@@ -383,14 +383,44 @@ class VhostUserBackend:
         if kick.needs_ack:
             self._reply(Request.VRING_KICK, U64.pack(0))
 
-    def call(self, queue: int) -> None:
+    def call(self, queue: int, need_reply: bool = False) -> bool:
         """Tell the front end that ``queue`` has used buffers (an interrupt of the virtio
-        device), unless the driver asked for none."""
+        device), unless the driver asked for none; whether it was told. With
+        ``need_reply`` the front end answers once it has taken the notification
+        (:meth:`call_answered`)."""
         q = self.queues[queue]
         if self.slave is None or not q.wants_interrupt(self.mem):
-            return
-        msg = HEADER.pack(SlaveRequest.VRING_CALL, VERSION, VRING_STATE.size)
+            return False
+        flags = VERSION | (Flag.NEED_REPLY if need_reply else 0)
+        msg = HEADER.pack(SlaveRequest.VRING_CALL, flags, VRING_STATE.size)
         self._send(self.slave, msg + VRING_STATE.pack(queue, 0))
+        return True
+
+    def call_answered(self) -> bool:
+        """Whether the front end answered a notification sent with ``need_reply`` (a
+        front end that refuses one is an error)."""
+        assert self.slave is not None
+        try:
+            head = self.slave.recv(HEADER.size, socket.MSG_PEEK)
+        except BlockingIOError:
+            return False
+        if not head:
+            raise VhostUserError("front end closed the slave channel", closed=True)
+        if len(head) < HEADER.size:
+            return False
+        request, flags, size = HEADER.unpack(self.slave.recv(HEADER.size))
+        self.slave.setblocking(True)
+        self.slave.settimeout(self.wait_s)
+        try:
+            payload = self.slave.recv(size) if size else b""
+        finally:
+            self.slave.setblocking(False)
+        if request != SlaveRequest.VRING_CALL or not flags & Flag.REPLY or len(payload) != 8:
+            raise VhostUserError(f"slave channel: unexpected answer {request} flags 0x{flags:x}")
+        (status,) = U64.unpack(payload)
+        if status:
+            raise VhostUserError(f"front end refused a notification (status {status})")
+        return True
 
     def poll(self, timeout_s: float = 0.0) -> list[Kick]:
         """Handle everything the front end has sent (waiting up to ``timeout_s`` for the
@@ -408,18 +438,7 @@ class VhostUserBackend:
                 kicks.append(kick)
                 if kick.needs_ack:  # the front end waits: nothing more comes until the ack
                     break
-        self._drain_slave()
         return kicks
-
-    def _drain_slave(self) -> None:
-        """Replies on the slave channel (none are asked for; a closed one is noted)."""
-        if self.slave is None:
-            return
-        try:
-            while self.slave.recv(4096):
-                pass
-        except BlockingIOError:
-            pass
 
     def _handle(self, request: int, flags: int, payload: bytes, fds: list[int]) -> Kick | None:
         try:

@@ -27,6 +27,7 @@ async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
     card = FabricFunction(tb.rc, tb.pci, "picoevb")
     await card.probe()
     bridge = GuestBridge(tb.rc, card, GuestOptions(command, **options), Path.cwd())
+    tb.links.add_observer(bridge.note_activity)
     await bridge.start()
     return bridge
 
@@ -60,3 +61,23 @@ async def test_guest_driver_moves_data(dut):
     assert "pevb-dma: driver unloaded" in console
     assert bridge.stats["msi"] > 0, "the driver's transfers completed without an interrupt"
     assert bridge.device.failed_reads == 0
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_guest_driver_shared_time(dut):
+    """The driver test with the simulation as the guest's calendar: the guest's clock is
+    the simulation's (its idle time jumps while the fabric is quiet), the card's
+    interrupts reach it while it waits, and the run's journal (every access, interrupt
+    and grant, with its simulated time) is the same on every run
+    (tests/sim/test_sim_guest.py runs it twice and compares)."""
+    tb = TB(dut)
+    script = GUEST / "tests" / "pevb-dma.sh"
+    command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)]
+    bridge = await boot(tb, command, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
+    assert bridge.stats["msi"] > 0
+    grants = [what for _, what in bridge.journal if what.startswith("RUN ")]
+    assert grants, "the guest never waited for the calendar"

@@ -25,10 +25,7 @@ def _need_guest() -> None:
     pytest.skip(why)
 
 
-@pytest.mark.parametrize(
-    "test",
-    ["test_guest_enumerates_card", "test_guest_driver_moves_data"],
-)
+@pytest.mark.parametrize("test", ["test_guest_enumerates_card", "test_guest_driver_moves_data"])
 def test_guest(test: str, sim: str, profile: str) -> None:
     _need_guest()
     runner.run_and_check(
@@ -38,3 +35,25 @@ def test_guest(test: str, sim: str, profile: str) -> None:
         module=MODULE,
         repro=f"make test TESTS='tests/sim/test_sim_guest.py -k {test}'",
     )
+
+
+def test_guest_shared_time_repeats(sim: str, profile: str) -> None:
+    """Under shared time a guest run repeats exactly: two runs of the driver test write
+    the same journal (every access, interrupt and grant at the same simulated time)."""
+    _need_guest()
+    test = "test_guest_driver_shared_time"
+    journals = []
+    for _ in range(2):
+        results = runner.run_as_make_test(test, sim=sim, profile=profile, module=MODULE)
+        failed = runner.failures(results)
+        assert not failed, (
+            f"{failed} failed: {runner.failure_messages(results)}\n"
+            f"log: {results.parent / 'sim.log'}\n"
+            f"reproduce: make test TESTS='tests/sim/test_sim_guest.py -k shared_time'"
+        )
+        journals.append((results.parent / "guest-journal.log").read_text().splitlines())
+    first, second = journals
+    assert len(first) > 100, f"a journal of {len(first)} lines: too short to prove anything"
+    for i, (a, b) in enumerate(zip(first, second, strict=False)):
+        assert a == b, f"the runs part at journal line {i + 1}: {a!r} / {b!r}"
+    assert len(first) == len(second), f"{len(first)} and {len(second)} lines"

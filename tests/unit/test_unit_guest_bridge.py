@@ -12,6 +12,8 @@ import struct
 import pytest
 
 from tb.guest import virtpci
+from tb.guest.timetravel import EPOCH_NS, Calendar, TimeTravelError, TtOp
+from tb.guest.timetravel import MSG as TT_MSG
 from tb.guest.vhost_user import (
     DESC,
     DESC_F_NEXT,
@@ -276,3 +278,81 @@ def test_msi_message_is_what_uml_decodes() -> None:
     assert (op, size, addr) == (Op.MSI, 4, virtpci.UML_MSI_ADDRESS)
     assert struct.unpack_from("<I", msg, MSG.size) == (0x2A,)
     assert len(msg) == 20  # the guest's irq buffers are 20 bytes
+
+
+# --- the calendar of shared time (tb/guest/timetravel.py) -------------------------------
+
+
+class TimeClient:
+    """The guest's side of time-travel=ext, as UML's arch/um/kernel/time.c speaks it."""
+
+    def __init__(self, path: str) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(path)
+        self.sock.settimeout(5)
+        self.seq = 0
+
+    def req(self, cal: Calendar, op: TtOp, time: int = 0) -> tuple[int, int, int]:
+        self.seq += 1
+        self.sock.sendall(TT_MSG.pack(op, self.seq, time))
+        cal.poll()
+        ack = TT_MSG.unpack(self.sock.recv(TT_MSG.size))
+        assert ack[:2] == (TtOp.ACK, self.seq), ack
+        return ack
+
+
+@pytest.fixture
+def calendar(tmp_path):
+    c = Calendar(str(tmp_path / "time.sock"), wait_s=2)
+    yield c
+    c.close()
+
+
+def test_calendar_requests_waits_and_grants(calendar) -> None:
+    guest = TimeClient(calendar.path)
+    calendar.accept(1.0)
+    guest.req(calendar, TtOp.START, 0xFFFFFFFF)
+    assert calendar.started
+    guest.req(calendar, TtOp.REQUEST, 5000)
+    guest.req(calendar, TtOp.WAIT)
+    assert (calendar.request, calendar.waiting) == (5000, True)
+    # while it waits, its time is the simulation's (the bridge's clock)
+    calendar.clock = lambda: 1234
+    assert guest.req(calendar, TtOp.GET)[2] == 1234
+    assert (calendar.gets, calendar.last_get) == (1, 1234)
+    calendar.grant(5000)
+    op, seq, time = TT_MSG.unpack(guest.sock.recv(TT_MSG.size))
+    assert (op, time) == (TtOp.RUN, 5000)
+    assert (calendar.now, calendar.waiting, calendar.request) == (5000, False, None)
+    guest.sock.sendall(TT_MSG.pack(TtOp.ACK, seq, 0))
+    # running, its time is its own; UPDATE moves it, GET_TOD adds the fixed epoch
+    assert guest.req(calendar, TtOp.GET)[2] == 5000
+    guest.req(calendar, TtOp.UPDATE, 7000)
+    assert calendar.now == 7000
+    assert guest.req(calendar, TtOp.GET_TOD)[2] == EPOCH_NS + 7000
+
+
+def test_calendar_refuses_time_going_back(calendar) -> None:
+    guest = TimeClient(calendar.path)
+    calendar.accept(1.0)
+    guest.req(calendar, TtOp.UPDATE, 9000)
+    guest.sock.sendall(TT_MSG.pack(TtOp.UPDATE, 9, 8000))
+    with pytest.raises(TimeTravelError, match="went back: 9000 -> 8000"):
+        calendar.poll()
+    with pytest.raises(TimeTravelError, match="send the guest's clock back"):
+        calendar.grant(100)
+
+
+def test_calendar_names_bad_messages_and_a_closed_guest(calendar) -> None:
+    guest = TimeClient(calendar.path)
+    calendar.accept(1.0)
+    guest.sock.sendall(TT_MSG.pack(42, 1, 0))
+    with pytest.raises(TimeTravelError, match="unknown time-travel message 42"):
+        calendar.poll()
+    guest.sock.sendall(TT_MSG.pack(TtOp.RUN, 2, 0))
+    with pytest.raises(TimeTravelError, match="RUN goes from the calendar to the guest"):
+        calendar.poll()
+    guest.sock.close()
+    with pytest.raises(TimeTravelError, match="closed") as info:
+        calendar.poll()
+    assert info.value.closed
