@@ -34,6 +34,7 @@ import select
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cocotb.triggers import Timer
@@ -92,7 +93,9 @@ class MsiDoorbell(Region):
 class GuestBridge:
     """The bridge between a guest (``guest``, started by :meth:`start`) and ``device``, a
     function of ``rc``'s fabric. ``poll_ns`` is how often (in simulated time) a
-    free-running bridge looks for the guest's requests. ``stats`` counts what crossed;
+    free-running bridge looks for the guest's requests; ``name_host(base, size, name)``
+    (the TB's) names the guest's RAM and MSI address for the TLP trace. ``stats`` counts
+    what crossed;
     ``journal`` holds (simulated ns, what) of every access, interrupt and grant.
     :meth:`note_activity` is called on every TLP of the fabric (shared time's idle
     detection; the caller taps the links)."""
@@ -104,8 +107,10 @@ class GuestBridge:
         options: GuestOptions,
         run_dir: Path,
         poll_ns: int = 200,
+        name_host: Callable[[int, int, str], None] | None = None,
     ) -> None:
         self.rc = rc
+        self.name_host = name_host
         self.device = device
         self.options = options
         self.run_dir = Path(run_dir)
@@ -155,6 +160,8 @@ class GuestBridge:
             space.regions = [r for r in space.regions if r[3] is not self.rc.mem_pool]
             self._doorbell = MsiDoorbell(self)
             space.register_region(self._doorbell, UML_MSI_ADDRESS)
+            if self.name_host is not None:
+                self.name_host(UML_MSI_ADDRESS, self._doorbell.size, "guest MSI")
         shared = list(self.backend.regions())
         if [(b, s) for b, s, _ in self._ram_regions] == shared:
             return
@@ -164,6 +171,8 @@ class GuestBridge:
             region = GuestRam(self.backend.mem, base, size)
             space.register_region(region, base)
             self._ram_regions.append((base, size, region))
+            if self.name_host is not None:
+                self.name_host(base, size, "guest RAM")
             log.info("guest: RAM 0x%x-0x%x is the root complex's memory", base, base + size - 1)
 
     # --- interrupts -------------------------------------------------------------------

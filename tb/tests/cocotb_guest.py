@@ -26,7 +26,8 @@ async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
     await tb.init(bind=False)
     card = FabricFunction(tb.rc, tb.pci, "picoevb")
     await card.probe()
-    bridge = GuestBridge(tb.rc, card, GuestOptions(command, **options), Path.cwd())
+    options_ = GuestOptions(command, **options)
+    bridge = GuestBridge(tb.rc, card, options_, Path.cwd(), name_host=tb.name_host)
     tb.links.add_observer(bridge.note_activity)
     await bridge.start()
     return bridge
