@@ -46,10 +46,12 @@ from .gpu_endpoint import make_gpu_device
 from .gpu_requester import CocotbTime, GpuRequester
 from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, ProtocolChecker, describe
 from .profiles import (
+    PICOEVB_IDS,
     PLUGINS_ENV,
     Profile,
     current_profile,
     get_profile,
+    xdma_ids,
 )
 from .user_cfg import UserConfigSpace
 
@@ -63,6 +65,13 @@ MSI_VECTORS = 32
 
 # cocotbext-pcie logs every TLP and frame at INFO/DEBUG
 _NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top", "cuda_model")
+
+
+def is_picoevb(dut) -> bool:
+    """Whether ``dut`` is the picoevb card (its GPIO block is there) rather than the
+    drop-in or a design around it."""
+    core = card(dut)
+    return hasattr(core, "gpio_inst") and hasattr(core, "card_ram_inst")
 
 
 class _DropEnumerationNoise(logging.Filter):
@@ -295,11 +304,12 @@ class TB:
                 ext_ = self.cfg_ext
                 self.user_cfg = UserConfigSpace(dut, hip.user_clk, ext_.legacy, ext_.extended)
 
-        self.dev.functions[0].vendor_id = 0x10DE
-        self.dev.functions[0].device_id = 0x0001
-        self.dev.functions[0].subsystem_vendor_id = 0x10DE
-        self.dev.functions[0].subsystem_id = 0x0001
-        self.dev.functions[0].class_code = 0x058000
+        # the picoevb card has the real card's IDs; the drop-in (alone or in a design)
+        # the Vivado IP's defaults, or the ID options of its build
+        ids = PICOEVB_IDS if is_picoevb(dut) else xdma_ids(p)
+        f0 = self.dev.functions[0]
+        f0.vendor_id, f0.device_id, f0.revision_id = ids[0], ids[1], ids[2]
+        f0.subsystem_vendor_id, f0.subsystem_id, f0.class_code = ids[3], ids[4], ids[5]
         # the BARs: the AXI4-Lite master's (the user BAR), the DMA's, and the drop-in's
         # PCIe-to-DMA bypass BAR when built with it (Vivado's axist_bypass_en), each
         # 32- or 64-bit and prefetchable or not as the build's options say

@@ -66,6 +66,7 @@ def _is_int(v: object) -> bool:
 
 
 _FLAG = ("0 or 1", _one_of(0, 1))
+_U16 = ("0 to 0xFFFF", _ints(0, 0xFFFF))
 _MASK = ("a mask of the channels", _ints(0, 15))
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 
@@ -121,6 +122,14 @@ OPTIONS: dict[str, Option] = {
         _opt("CFG_EXT_LEGACY", "CFG_EXT_LEGACY", _FLAG),
         _opt("CFG_EXT_EXTENDED", "CFG_EXT_EXTENDED", _FLAG),
         _opt("PCIE_ID_IF", "PCIE_ID_IF", _FLAG),
+        # the function's IDs (Vivado's PCIe ID tab): the hard-IP model's configuration
+        # space holds them, no Verilog reads them
+        _opt("VENDOR_ID", None, _U16, dropin_parameter=False),
+        _opt("PF0_DEVICE_ID", None, _U16, dropin_parameter=False),
+        _opt("PF0_REVISION_ID", None, ("0 to 0xFF", _ints(0, 0xFF)), dropin_parameter=False),
+        _opt("PF0_SUBSYSTEM_VENDOR_ID", None, _U16, dropin_parameter=False),
+        _opt("PF0_SUBSYSTEM_ID", None, _U16, dropin_parameter=False),
+        _opt("PF0_CLASS_CODE", None, ("0 to 0xFFFFFF", _ints(0, 0xFFFFFF)), dropin_parameter=False),
         _opt("7SERIES", "7SERIES", _FLAG, dropin_parameter=False),
         _opt("AXIL_MASTER", "AXILITE_MASTER", _FLAG),
         _opt("AXIL_MASTER_64BIT", "AXIL_MASTER_64BIT", _FLAG),
@@ -158,6 +167,17 @@ _BY_DEFINE = {o.define: o.key for o in OPTIONS.values() if o.define}
 # the options the card takes though it has no parameter of that name: the hard-IP
 # model's link width (the card has no serial lanes)
 _CARD_TESTBENCH_ONLY = ("LANES",)
+# the options the drop-in (and a design around it) takes though no define reaches its
+# Verilog: the function's IDs, which the hard-IP model presents (the picoevb card keeps
+# the real card's)
+ID_OPTIONS = (
+    "VENDOR_ID",
+    "PF0_DEVICE_ID",
+    "PF0_REVISION_ID",
+    "PF0_SUBSYSTEM_VENDOR_ID",
+    "PF0_SUBSYSTEM_ID",
+    "PF0_CLASS_CODE",
+)
 
 
 def toplevel_kind(toplevel: str) -> str:
@@ -170,7 +190,7 @@ def accepted(toplevel: str) -> list[str]:
     kind = toplevel_kind(toplevel)
     if kind == "card":
         return [k for k, o in OPTIONS.items() if o.card_parameter or k in _CARD_TESTBENCH_ONLY]
-    return [k for k, o in OPTIONS.items() if o.define]
+    return [k for k, o in OPTIONS.items() if o.define or k in ID_OPTIONS]
 
 
 def normalize(overrides: Mapping[str, object] | None) -> dict[str, object]:

@@ -615,7 +615,10 @@ async def test_pcie_id_ports(dut):
     async def host_read(addr: int) -> int:
         return await with_timeout(tb.rc.config_read_dword(fpga, addr), 100, "us")
 
-    assert await host_read(0x00) == 0x0001_10DE, "the TB's IDs, driven on the ports"
+    f0 = tb.dev.functions[0]
+    assert (f0.vendor_id, f0.subsystem_id) == (0x10EE, 0x0007), "Vivado's defaults"
+    ids = f0.device_id << 16 | f0.vendor_id
+    assert await host_read(0x00) == ids, "the TB's IDs, driven on the ports"
     class_rev = await host_read(0x08)
     dut.cfg_vend_id.value = 0x10EE
     dut.cfg_dev_id_pf0.value = 0x9034

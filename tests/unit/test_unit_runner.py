@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from tb import runner
-from tb.env.profiles import get_profile
+from tb.env.profiles import PICOEVB_IDS, get_profile, xdma_ids
 from tb.models import VERIFIED, choice
 from tb.models.choice import MODEL_ENV
+from tb.runner.options import check as check_options
 from tests.sim import plan
 
 BYOD = plan.USER_SOURCES["byod_top"]
@@ -401,3 +402,22 @@ def test_the_defaults_a_design_gets_are_the_drop_ins():
         define = runner.OPTIONS[key].define
         got = rtl[define].strip()
         assert int(got.replace("64'h", "0x"), 0) == value, (define, got, value)
+
+
+def test_the_drop_in_has_the_vivado_ids_and_its_options_replace_them():
+    """The drop-in's function IDs: Vivado's defaults (a device ID of family, generation
+    and lanes), each ID option in place of its default; the card takes no ID option (it
+    keeps the real picoevb's IDs)."""
+    gen3x8, gen3x16 = get_profile("gen3x8"), get_profile("gen3x16")
+    assert xdma_ids(gen3x8) == (0x10EE, 0x9038, 0x00, 0x10EE, 0x0007, 0x070001)
+    assert xdma_ids(gen3x16)[1] == 0x903F
+    assert xdma_ids(get_profile("picoevb").with_overrides({"7SERIES": 1}))[1] == 0x7021
+    opts = {"VENDOR_ID": 0x1234, "PF0_DEVICE_ID": 0xBEEF, "PF0_REVISION_ID": 7}
+    opts |= {"PF0_SUBSYSTEM_VENDOR_ID": 0x4321, "PF0_SUBSYSTEM_ID": 9, "PF0_CLASS_CODE": 0x058000}
+    checked = check_options("xdma_0", gen3x8, opts)
+    assert xdma_ids(gen3x8.with_overrides(checked)) == (0x1234, 0xBEEF, 7, 0x4321, 9, 0x058000)
+    with pytest.raises(runner.OptionError, match="PF0_DEVICE_ID=65536: it accepts 0 to 0xFFFF"):
+        check_options("xdma_0", gen3x8, {"PF0_DEVICE_ID": 0x10000})
+    with pytest.raises(runner.OptionError, match="not one the card"):
+        check_options(runner.TOPLEVEL, gen3x8, {"PF0_DEVICE_ID": 0x1})
+    assert PICOEVB_IDS[:2] == (0x10DE, 0x0001)
