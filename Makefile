@@ -55,7 +55,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE XDMA
 
-.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest
+.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest guest-regress
 
 all: test
 
@@ -95,6 +95,13 @@ GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko
 GUEST_CFLAGS := -O2 -Wall -Wextra -Werror -Iguest/include
 
 guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS)
+
+# make guest-regress: the guest's longer regression, 100 random transfers through the C
+# driver per seed (GUEST_SEEDS: 1-4, 3,7,...), free-running and under shared time
+GUEST_SEEDS ?= 1-4
+guest-regress: $(STAMP) guest
+	PEVB_GUEST_SEEDS='$(GUEST_SEEDS)' $(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) \
+	  --profile $(PROFILE) tests/sim/test_sim_guest.py
 
 $(GUEST)/linux: guest/linux/uml.config guest/linux/build
 	guest/linux/build $(GUEST)

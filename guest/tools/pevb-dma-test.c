@@ -2,14 +2,15 @@
 /*
  * pevb-dma-test: move data host -> card -> host through the pevb driver and check it.
  *
- *   pevb-dma-test [-d /dev/pevb0] [-s SEED]
+ *   pevb-dma-test [-d /dev/pevb0] [-s SEED] [-n RANDOM]
  *
  * Each case writes a pattern from a host buffer at some offset into the card's memory at
  * some offset (pwrite: H2C), reads it back into another buffer at another offset
  * (pread: C2H) and compares, with guard bytes on both sides of what the read fills.
  * The cases cover odd lengths and offsets, transfers across pages, one byte, the last
- * bytes of the card's memory, and the errors the driver must return. Exit status 0 when
- * every case passed.
+ * bytes of the card's memory, and the errors the driver must return. With -n, RANDOM more
+ * cases follow, their lengths (up to 64 KiB and the card's memory) and offsets drawn from
+ * SEED. Exit status 0 when every case passed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,17 @@ static uint8_t rng(void)
 {
 	rng_state = rng_state * 1103515245u + 12345u;
 	return rng_state >> 16;
+}
+
+/* a number in [0, n) */
+static size_t rng_below(size_t n)
+{
+	size_t v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		v = v << 8 | rng();
+	return n ? v % n : 0;
 }
 
 struct xfer_case {
@@ -119,11 +131,11 @@ int main(int argc, char **argv)
 	struct pevb_info info;
 	uint8_t *src, *dst;
 	size_t room = 1 << 20;
-	unsigned int i;
+	unsigned int i, random_cases = 0;
 	int fd, opt;
 
 	rng_state = 1;
-	while ((opt = getopt(argc, argv, "d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:n:")) != -1) {
 		switch (opt) {
 		case 'd':
 			path = optarg;
@@ -131,8 +143,11 @@ int main(int argc, char **argv)
 		case 's':
 			rng_state = strtoul(optarg, NULL, 0);
 			break;
+		case 'n':
+			random_cases = strtoul(optarg, NULL, 0);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [-s SEED]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-d DEVICE] [-s SEED] [-n RANDOM]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -173,6 +188,17 @@ int main(int argc, char **argv)
 				continue;
 			run_case(fd, info.ram_size, cases[i], src, dst);
 		}
+	}
+
+	for (i = 0; i < random_cases; i++) {
+		size_t most = info.ram_size < 65536 ? info.ram_size : 65536;
+		struct xfer_case c;
+
+		c.len = 1 + rng_below(most);
+		c.host_off = rng_below(8192);
+		c.back_off = rng_below(8192);
+		c.card_off = rng_below(info.ram_size - c.len + 1);
+		run_case(fd, info.ram_size, c, src, dst);
 	}
 
 	/* the edges of the card's memory */

@@ -5,6 +5,7 @@ guest/; ``make guest`` builds the kernel they run on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import cocotb
@@ -82,3 +83,23 @@ async def test_guest_driver_shared_time(dut):
     assert bridge.stats["msi"] > 0
     grants = [what for _, what in bridge.journal if what.startswith("RUN ")]
     assert grants, "the guest never waited for the calendar"
+
+
+@cocotb.test(timeout_time=20000, timeout_unit="ms")
+async def test_guest_random_transfers(dut):
+    """The longer guest regression (``make guest-regress``): the driver test with
+    ``PEVB_GUEST_CASES`` random transfers more (lengths up to 64 KiB, offsets of host
+    buffers and card memory drawn from ``PEVB_GUEST_SEED``), in ``PEVB_GUEST_TIME``
+    (free or shared)."""
+    seed = int(os.environ.get("PEVB_GUEST_SEED", "1"))
+    cases = int(os.environ.get("PEVB_GUEST_CASES", "20"))
+    time = os.environ.get("PEVB_GUEST_TIME", "free")
+    tb = TB(dut)
+    script = GUEST / "tests" / "pevb-dma.sh"
+    command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO), "-s", str(seed), "-n", str(cases)]
+    bridge = await boot(tb, command, time=time)
+    status = await bridge.run(WALL_LIMIT_S * 4)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
+    assert console.count("\nok   len") >= 7 + cases, bridge.guest.tail(60)

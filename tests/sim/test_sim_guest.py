@@ -12,6 +12,7 @@ import pytest
 
 from tb import runner
 from tb.guest.uml import missing
+from tb.regress.farm.jobs import parse_seeds
 
 MODULE = "tb.tests.cocotb_guest"
 
@@ -57,3 +58,24 @@ def test_guest_shared_time_repeats(sim: str, profile: str) -> None:
     for i, (a, b) in enumerate(zip(first, second, strict=False)):
         assert a == b, f"the runs part at journal line {i + 1}: {a!r} / {b!r}"
     assert len(first) == len(second), f"{len(first)} and {len(second)} lines"
+
+
+GUEST_SEEDS = parse_seeds(os.environ.get("PEVB_GUEST_SEEDS", "1-4"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("time", ["free", "shared"])
+@pytest.mark.parametrize("seed", GUEST_SEEDS)
+def test_guest_random(seed: int, time: str, sim: str, profile: str) -> None:
+    """The longer guest regression (``make guest-regress``, ``GUEST_SEEDS``): 100 random
+    transfers through the C driver per seed, free-running and under shared time."""
+    _need_guest()
+    env = {"PEVB_GUEST_SEED": str(seed), "PEVB_GUEST_CASES": "100", "PEVB_GUEST_TIME": time}
+    runner.run_and_check(
+        "test_guest_random_transfers",
+        sim=sim,
+        profile=profile,
+        module=MODULE,
+        extra_env=env,
+        repro=f"make guest-regress GUEST_SEEDS={seed} (the {time} case)",
+    )
