@@ -27,6 +27,7 @@ OWN_LAUNCHER = {
     "cocotb_regress": "tests/sim/test_sim_regress.py",
     "cocotb_farm": "tests/sim/test_sim_farm.py",
     "cocotb_guest": "tests/sim/test_sim_guest.py",
+    "cocotb_guest_dropin": "tests/sim/test_sim_guest.py",
 }
 # single tests launched by a pytest file of their own (their modules' other tests run here)
 OWN_LAUNCHER_TESTS = {("cocotb_resets", "test_random_resets"): "tests/sim/test_sim_regress.py"}

@@ -15,6 +15,7 @@ from tb.guest.uml import missing
 from tb.regress.farm.jobs import parse_seeds
 
 MODULE = "tb.tests.cocotb_guest"
+DROPIN_MODULE = "tb.tests.cocotb_guest_dropin"
 
 
 def _need_guest() -> None:
@@ -35,6 +36,19 @@ def test_guest(test: str, sim: str, profile: str) -> None:
         profile=profile,
         module=MODULE,
         repro=f"make test TESTS='tests/sim/test_sim_guest.py -k {test}'",
+    )
+
+
+def test_guest_dropin(sim: str, profile: str) -> None:
+    """The project's C driver on the XDMA drop-in, bound by the IP's default IDs."""
+    _need_guest()
+    runner.run_and_check(
+        "test_guest_driver_on_dropin",
+        sim=sim,
+        profile=profile,
+        module=DROPIN_MODULE,
+        toplevel=runner.DROPIN_TOPLEVEL,
+        repro="make test TESTS='tests/sim/test_sim_guest.py -k dropin'",
     )
 
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * pevb: a Linux driver for the picoevb card and the XDMA drop-in of this project.
+ * pevb: a Linux driver for the picoevb card and the XDMA drop-in of this project (the
+ * picoevb's IDs and the XDMA IP's default ones).
  *
  * It finds the engine's register BAR as Xilinx's driver does (the BAR whose IRQ and
  * config block identifiers read right), counts the channels, takes one MSI-X or MSI
@@ -49,7 +50,7 @@ MODULE_PARM_DESC(timeout_ms, "how long one descriptor chain may take (ms)");
 
 static unsigned long ram_size;
 module_param(ram_size, ulong, 0444);
-MODULE_PARM_DESC(ram_size, "card memory in bytes when the card has no user BAR to say");
+MODULE_PARM_DESC(ram_size, "bytes of card memory (default: the card's user BAR says)");
 
 struct pevb_desc {
 	__le32 control;
@@ -518,7 +519,13 @@ static int pevb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = -ENODEV;
 		goto unmap;
 	}
-	pd->ram_size = pd->user ? ioread32(pd->user + PEVB_USER_RAM_SIZE) : ram_size;
+	/* the picoevb card says its memory's size in its user BAR; a design around the
+	 * drop-in has its own user BAR, so the module parameter comes first
+	 */
+	if (ram_size)
+		pd->ram_size = ram_size;
+	else if (pd->user)
+		pd->ram_size = ioread32(pd->user + PEVB_USER_RAM_SIZE);
 	if (!pd->ram_size || pd->ram_size == ~0U) {
 		dev_err(&pdev->dev, "card memory size unknown (ram_size= module parameter)\n");
 		ret = -ENODEV;
@@ -610,8 +617,22 @@ static void pevb_remove(struct pci_dev *pdev)
 	pci_release_regions(pdev);
 }
 
+/* the XDMA IP's default device IDs: 0xF0GL, family F (7 series 7, UltraScale 8,
+ * UltraScale+ 9), generation G, lanes L (x16: f)
+ */
+#define XDMA(id) { PCI_DEVICE(PCI_VENDOR_ID_XILINX, id) }
+
 static const struct pci_device_id pevb_ids[] = {
 	{ PCI_DEVICE(0x10de, 0x0001) },	/* picoevb (NVIDIA's IDs on the card) */
+	XDMA(0x9011), XDMA(0x9012), XDMA(0x9014), XDMA(0x9018), XDMA(0x901f),
+	XDMA(0x9021), XDMA(0x9022), XDMA(0x9024), XDMA(0x9028), XDMA(0x902f),
+	XDMA(0x9031), XDMA(0x9032), XDMA(0x9034), XDMA(0x9038), XDMA(0x903f),
+	XDMA(0x9041), XDMA(0x9042), XDMA(0x9044), XDMA(0x9048), XDMA(0x904f),
+	XDMA(0x8011), XDMA(0x8012), XDMA(0x8014), XDMA(0x8018), XDMA(0x801f),
+	XDMA(0x8021), XDMA(0x8022), XDMA(0x8024), XDMA(0x8028), XDMA(0x802f),
+	XDMA(0x8031), XDMA(0x8032), XDMA(0x8034), XDMA(0x8038), XDMA(0x803f),
+	XDMA(0x7011), XDMA(0x7012), XDMA(0x7014), XDMA(0x7018), XDMA(0x701f),
+	XDMA(0x7021), XDMA(0x7022), XDMA(0x7024), XDMA(0x7028), XDMA(0x702f),
 	{ 0 }
 };
 MODULE_DEVICE_TABLE(pci, pevb_ids);
