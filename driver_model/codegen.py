@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -367,6 +368,85 @@ def register_table_markdown() -> str:
 
 
 # --- the Verilog header the RTL includes ---------------------------------------------------
+# the register offsets of each block, in the order both generated headers list them
+OFFSET_GROUPS: dict[str, tuple[str, ...]] = {
+    "channel registers (H2C and C2H blocks)": (
+        "CH_IDENTIFIER",
+        "CH_CONTROL",
+        "CH_CONTROL_W1S",
+        "CH_CONTROL_W1C",
+        "CH_STATUS",
+        "CH_STATUS_RC",
+        "CH_COMPLETED_COUNT",
+        "CH_ALIGNMENTS",
+        "CH_POLL_WB_LO",
+        "CH_POLL_WB_HI",
+        "CH_INT_MASK",
+        "CH_INT_MASK_W1S",
+        "CH_INT_MASK_W1C",
+        "CH_PERF_CTRL",
+        "CH_PERF_CYC_LO",
+        "CH_PERF_CYC_HI",
+        "CH_PERF_DATA_LO",
+        "CH_PERF_DATA_HI",
+    ),
+    "SGDMA registers": (
+        "SG_IDENTIFIER",
+        "SG_DESC_LO",
+        "SG_DESC_HI",
+        "SG_DESC_ADJ",
+        "SG_CREDITS",
+    ),
+    "SGDMA common registers": (
+        "SGC_IDENTIFIER",
+        "SGC_CONTROL",
+        "SGC_CONTROL_W1S",
+        "SGC_CONTROL_W1C",
+        "SGC_CREDIT_MODE",
+        "SGC_CREDIT_MODE_W1S",
+        "SGC_CREDIT_MODE_W1C",
+    ),
+    "IRQ block registers": (
+        "IRQ_IDENTIFIER",
+        "IRQ_USER_INT_EN",
+        "IRQ_USER_INT_EN_W1S",
+        "IRQ_USER_INT_EN_W1C",
+        "IRQ_CHAN_INT_EN",
+        "IRQ_CHAN_INT_EN_W1S",
+        "IRQ_CHAN_INT_EN_W1C",
+        "IRQ_USER_INT_REQ",
+        "IRQ_CHAN_INT_REQ",
+        "IRQ_USER_INT_PEND",
+        "IRQ_CHAN_INT_PEND",
+    ),
+    "config block registers": (
+        "CFG_IDENTIFIER",
+        "CFG_BUSDEV",
+        "CFG_MPS",
+        "CFG_MRRS",
+        "CFG_SYSTEM_ID",
+        "CFG_MSI_ENABLE",
+        "CFG_DATA_WIDTH",
+        "CFG_PCIE_CONTROL",
+        "CFG_AXI_MPS",
+        "CFG_AXI_MRRS",
+        "CFG_WR_FLUSH_TIMEOUT",
+    ),
+}
+
+
+def _offset_rows() -> Iterator[tuple[str, list[tuple[str, int]]]]:
+    """Each block's title and its registers' (name, offset), the IRQ block's vector
+    registers included."""
+    g = vars(regs)
+    for title, names in OFFSET_GROUPS.items():
+        rows = [(name, int(g[name])) for name in names]
+        if names[0] == "IRQ_IDENTIFIER":
+            rows += [(f"IRQ_USER_VECTOR{i}", off) for i, off in enumerate(regs.IRQ_USER_VECTOR)]
+            rows += [(f"IRQ_CHAN_VECTOR{i}", off) for i, off in enumerate(regs.IRQ_CHAN_VECTOR)]
+        yield title, rows
+
+
 VERILOG_HEADER = "pevb_regs.vh"
 
 
@@ -450,80 +530,11 @@ def verilog_header() -> str:
     )
     define("IDENTIFIER(tgt, strm, chn)", ident)
 
-    offsets = {
-        "channel registers (H2C and C2H blocks)": (
-            "CH_IDENTIFIER",
-            "CH_CONTROL",
-            "CH_CONTROL_W1S",
-            "CH_CONTROL_W1C",
-            "CH_STATUS",
-            "CH_STATUS_RC",
-            "CH_COMPLETED_COUNT",
-            "CH_ALIGNMENTS",
-            "CH_POLL_WB_LO",
-            "CH_POLL_WB_HI",
-            "CH_INT_MASK",
-            "CH_INT_MASK_W1S",
-            "CH_INT_MASK_W1C",
-            "CH_PERF_CTRL",
-            "CH_PERF_CYC_LO",
-            "CH_PERF_CYC_HI",
-            "CH_PERF_DATA_LO",
-            "CH_PERF_DATA_HI",
-        ),
-        "SGDMA registers": (
-            "SG_IDENTIFIER",
-            "SG_DESC_LO",
-            "SG_DESC_HI",
-            "SG_DESC_ADJ",
-            "SG_CREDITS",
-        ),
-        "SGDMA common registers": (
-            "SGC_IDENTIFIER",
-            "SGC_CONTROL",
-            "SGC_CONTROL_W1S",
-            "SGC_CONTROL_W1C",
-            "SGC_CREDIT_MODE",
-            "SGC_CREDIT_MODE_W1S",
-            "SGC_CREDIT_MODE_W1C",
-        ),
-        "IRQ block registers": (
-            "IRQ_IDENTIFIER",
-            "IRQ_USER_INT_EN",
-            "IRQ_USER_INT_EN_W1S",
-            "IRQ_USER_INT_EN_W1C",
-            "IRQ_CHAN_INT_EN",
-            "IRQ_CHAN_INT_EN_W1S",
-            "IRQ_CHAN_INT_EN_W1C",
-            "IRQ_USER_INT_REQ",
-            "IRQ_CHAN_INT_REQ",
-            "IRQ_USER_INT_PEND",
-            "IRQ_CHAN_INT_PEND",
-        ),
-        "config block registers": (
-            "CFG_IDENTIFIER",
-            "CFG_BUSDEV",
-            "CFG_MPS",
-            "CFG_MRRS",
-            "CFG_SYSTEM_ID",
-            "CFG_MSI_ENABLE",
-            "CFG_DATA_WIDTH",
-            "CFG_PCIE_CONTROL",
-            "CFG_AXI_MPS",
-            "CFG_AXI_MRRS",
-            "CFG_WR_FLUSH_TIMEOUT",
-        ),
-    }
-    g = vars(regs)
-    for title, names in offsets.items():
+    for title, rows in _offset_rows():
         section(title)
-        for name in names:
-            define(name, _lit(g[name], regs.ADDR_REG.width))
-        if names[0] == "IRQ_IDENTIFIER":
-            for i, off in enumerate(regs.IRQ_USER_VECTOR):
-                define(f"IRQ_USER_VECTOR{i}", _lit(off, regs.ADDR_REG.width))
-            for i, off in enumerate(regs.IRQ_CHAN_VECTOR):
-                define(f"IRQ_CHAN_VECTOR{i}", _lit(off, regs.ADDR_REG.width))
+        for name, off in rows:
+            define(name, _lit(off, regs.ADDR_REG.width))
+    g = vars(regs)
 
     section("MSI-X table (entry registers, entry size, vectors), the PBA, vector control")
     for name in ("MSIX_ADDR_LO", "MSIX_ADDR_HI", "MSIX_DATA", "MSIX_CTRL"):
@@ -683,55 +694,16 @@ def c_header() -> str:
     field("ID_CHANNEL", regs.ID_CHANNEL)
     define("ID_SUBSYSTEM_VALUE", regs.ID_SUBSYSTEM_VALUE)
 
-    section("channel registers (H2C and C2H blocks)")
-    for name in (
-        "CH_IDENTIFIER",
-        "CH_CONTROL",
-        "CH_CONTROL_W1S",
-        "CH_CONTROL_W1C",
-        "CH_STATUS",
-        "CH_STATUS_RC",
-        "CH_COMPLETED_COUNT",
-        "CH_ALIGNMENTS",
-        "CH_POLL_WB_LO",
-        "CH_POLL_WB_HI",
-        "CH_INT_MASK",
-        "CH_INT_MASK_W1S",
-        "CH_INT_MASK_W1C",
-    ):
-        define(name, getattr(regs, name))
+    for title, rows in _offset_rows():
+        section(title)
+        for name, off in rows:
+            define(name, off)
+
+    section("channel control and status bits")
     flags("CTRL", regs.Ctrl)
     define("CTRL_IE_ALL", regs.CTRL_IE_ALL)
     flags("STAT", regs.Stat)
     define("STAT_ERROR_MASK", regs.STAT_ERROR_MASK)
-
-    section("SGDMA registers (H2C and C2H SGDMA blocks) and SGDMA common")
-    for name in ("SG_DESC_LO", "SG_DESC_HI", "SG_DESC_ADJ", "SG_CREDITS"):
-        define(name, getattr(regs, name))
-    for name in ("SGC_CONTROL", "SGC_CONTROL_W1S", "SGC_CONTROL_W1C"):
-        define(name, getattr(regs, name))
-
-    section("IRQ block")
-    for name in (
-        "IRQ_USER_INT_EN",
-        "IRQ_USER_INT_EN_W1S",
-        "IRQ_USER_INT_EN_W1C",
-        "IRQ_CHAN_INT_EN",
-        "IRQ_CHAN_INT_EN_W1S",
-        "IRQ_CHAN_INT_EN_W1C",
-        "IRQ_USER_INT_REQ",
-        "IRQ_CHAN_INT_REQ",
-        "IRQ_USER_INT_PEND",
-        "IRQ_CHAN_INT_PEND",
-    ):
-        define(name, getattr(regs, name))
-    for i, off in enumerate(regs.IRQ_USER_VECTOR):
-        define(f"IRQ_USER_VECTOR{i}", off)
-    for i, off in enumerate(regs.IRQ_CHAN_VECTOR):
-        define(f"IRQ_CHAN_VECTOR{i}", off)
-
-    section("config block")
-    define("CFG_MSI_ENABLE", regs.CFG_MSI_ENABLE)
 
     section("descriptors: 32 bytes, 32-byte aligned, little endian")
     define("DESC_SIZE", desc.DESC_SIZE)

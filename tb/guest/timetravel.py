@@ -12,11 +12,10 @@ the guest's side of the state. Every wait has a bound.
 from __future__ import annotations
 
 import logging
-import os
-import select
-import socket
 import struct
 from enum import IntEnum
+
+from .sockets import OnePeerSocket, PeerClosed
 
 log = logging.getLogger("cocotb.guest.time")
 
@@ -47,7 +46,7 @@ class TimeTravelError(Exception):
         self.closed = closed
 
 
-class Calendar:
+class Calendar(OnePeerSocket):
     """The calendar on a listening Unix socket at ``path``, one guest.
 
     ``now`` is the guest's clock as the calendar knows it (the last time it granted or the
@@ -57,8 +56,7 @@ class Calendar:
     """
 
     def __init__(self, path: str, wait_s: float = 10.0) -> None:
-        self.path = path
-        self.wait_s = wait_s
+        super().__init__(path, "guest's clock", wait_s)
         self.now = 0
         self.request: int | None = None
         self.waiting = False
@@ -66,68 +64,28 @@ class Calendar:
         self.gets = 0  # GETs answered
         self.last_get = 0  # the time the last one answered
         self.clock = lambda: self.now
-        self.conn: socket.socket | None = None
         self._seq = 0
         self._unacked: set[int] = set()
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(path)
-        os.chmod(path, 0o600)
-        self.listener.listen(1)
-        self.listener.setblocking(False)
-
-    def accept(self, timeout_s: float = 0.0) -> bool:
-        """Take the guest's connection if it has come (waiting up to ``timeout_s``)."""
-        if self.conn is not None:
-            return True
-        ready, _, _ = select.select([self.listener], [], [], timeout_s)
-        if not ready:
-            return False
-        self.conn, _ = self.listener.accept()
-        self.conn.setblocking(False)
-        log.info("time-travel: guest connected on %s", self.path)
-        return True
-
-    def close(self) -> None:
-        for s in (self.conn, self.listener):
-            if s is not None:
-                s.close()
-        self.conn = None
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
 
     def _send(self, op: TtOp, seq: int, time: int) -> None:
         assert self.conn is not None
-        self.conn.setblocking(True)
-        self.conn.settimeout(self.wait_s)
         try:
-            self.conn.sendall(MSG.pack(op, seq, time))
-        except (BrokenPipeError, ConnectionResetError) as e:
+            self.send_on(self.conn, MSG.pack(op, seq, time))
+        except PeerClosed as e:
             raise TimeTravelError("the guest closed its time-travel socket", closed=True) from e
         except TimeoutError as e:
             raise TimeTravelError("the guest stopped taking time-travel messages") from e
-        finally:
-            self.conn.setblocking(False)
 
     def _recv(self) -> tuple[int, int, int] | None:
-        assert self.conn is not None
         try:
-            data = self.conn.recv(MSG.size)
-        except BlockingIOError:
-            return None
-        except ConnectionResetError as e:
-            raise TimeTravelError("the guest reset its time-travel socket", closed=True) from e
-        if not data:
-            raise TimeTravelError("the guest closed its time-travel socket", closed=True)
-        while len(data) < MSG.size:
-            ready, _, _ = select.select([self.conn], [], [], self.wait_s)
-            if not ready:
-                raise TimeTravelError("the guest sent part of a time-travel message")
-            more = self.conn.recv(MSG.size - len(data))
-            if not more:
-                raise TimeTravelError("the guest closed its time-travel socket", closed=True)
-            data += more
+            start = self.recv_start(MSG.size)
+            if start is None:
+                return None
+            data = self.recv_rest(start[0], MSG.size)
+        except PeerClosed as e:
+            raise TimeTravelError("the guest closed its time-travel socket", closed=True) from e
+        except TimeoutError as e:
+            raise TimeTravelError("the guest sent part of a time-travel message") from e
         return MSG.unpack(data)
 
     def poll(self) -> bool:

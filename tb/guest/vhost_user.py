@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 
+from .sockets import OnePeerSocket, PeerClosed
+
 log = logging.getLogger("cocotb.guest.vhost")
 
 HEADER = struct.Struct("<III")  # request, flags, size
@@ -271,7 +273,7 @@ class Kick:
     header: bytes
 
 
-class VhostUserBackend:
+class VhostUserBackend(OnePeerSocket):
     """A vhost-user device with ``queues`` virtqueues on a listening Unix socket at
     ``path`` (made in a directory only the user can reach; the front end connects).
 
@@ -281,44 +283,20 @@ class VhostUserBackend:
     """
 
     def __init__(self, path: str, queues: int, wait_s: float = 10.0) -> None:
-        self.path = path
+        super().__init__(path, "vhost-user front end", wait_s)
         self.queues = [Virtqueue(i) for i in range(queues)]
         self.mem = GuestMemory()
-        self.wait_s = wait_s
         self.features = 0
         self.protocol = 0
         self.owner = False
-        self.conn: socket.socket | None = None
         self.slave: socket.socket | None = None
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(path)
-        os.chmod(path, 0o600)
-        self.listener.listen(1)
-        self.listener.setblocking(False)
-
-    # --- connection -------------------------------------------------------------------
-    def accept(self, timeout_s: float = 0.0) -> bool:
-        """Take the front end's connection if it has come (waiting up to ``timeout_s``)."""
-        if self.conn is not None:
-            return True
-        ready, _, _ = select.select([self.listener], [], [], timeout_s)
-        if not ready:
-            return False
-        self.conn, _ = self.listener.accept()
-        self.conn.setblocking(False)
-        log.info("vhost-user: front end connected on %s", self.path)
-        return True
 
     def close(self) -> None:
-        for s in (self.conn, self.slave, self.listener):
-            if s is not None:
-                s.close()
-        self.conn = self.slave = None
+        if self.slave is not None:
+            self.slave.close()
+            self.slave = None
         self.mem.close()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        super().close()
 
     @property
     def ready(self) -> bool:
@@ -326,49 +304,36 @@ class VhostUserBackend:
         return all(q.ready and q.enabled for q in self.queues)
 
     # --- messages ---------------------------------------------------------------------
-    def _recv_exact(self, n: int) -> bytes:
-        assert self.conn is not None
-        buf = bytearray()
-        while len(buf) < n:
-            ready, _, _ = select.select([self.conn], [], [], self.wait_s)
-            if not ready:
-                raise VhostUserError(f"front end sent part of a message and stopped ({n} bytes)")
-            chunk = self.conn.recv(n - len(buf))
-            if not chunk:
-                raise VhostUserError("front end closed the connection", closed=True)
-            buf += chunk
-        return bytes(buf)
+    def _recv_exact(self, data: bytes, n: int) -> bytes:
+        try:
+            return self.recv_rest(data, n)
+        except PeerClosed as e:
+            raise VhostUserError(str(e), closed=True) from e
+        except TimeoutError as e:
+            raise VhostUserError(str(e)) from e
 
     def _recv(self) -> tuple[int, int, bytes, list[int]] | None:
         """One message, or None when nothing is waiting."""
-        assert self.conn is not None
         try:
-            data, fds, _, _ = socket.recv_fds(self.conn, HEADER.size, MAX_FDS)
-        except BlockingIOError:
+            start = self.recv_start(HEADER.size, MAX_FDS)
+        except PeerClosed as e:
+            raise VhostUserError(str(e), closed=True) from e
+        if start is None:
             return None
-        except ConnectionResetError as e:
-            raise VhostUserError("front end reset the connection", closed=True) from e
-        if not data:
-            raise VhostUserError("front end closed the connection", closed=True)
-        if len(data) < HEADER.size:
-            data += self._recv_exact(HEADER.size - len(data))
-        request, flags, size = HEADER.unpack(data)
+        data, fds = start
+        request, flags, size = HEADER.unpack(self._recv_exact(data, HEADER.size))
         if size > MAX_PAYLOAD:
             raise VhostUserError(f"request {request}: payload of {size} bytes")
-        payload = self._recv_exact(size) if size else b""
+        payload = self._recv_exact(b"", size) if size else b""
         return request, flags, payload, fds
 
     def _send(self, sock: socket.socket, data: bytes) -> None:
-        sock.setblocking(True)
-        sock.settimeout(self.wait_s)
         try:
-            sock.sendall(data)
-        except (BrokenPipeError, ConnectionResetError) as e:
-            raise VhostUserError("front end closed the connection", closed=True) from e
+            self.send_on(sock, data)
+        except PeerClosed as e:
+            raise VhostUserError(str(e), closed=True) from e
         except TimeoutError as e:
             raise VhostUserError("front end stopped taking messages") from e
-        finally:
-            sock.setblocking(False)
 
     def _reply(self, request: int, payload: bytes) -> None:
         assert self.conn is not None
