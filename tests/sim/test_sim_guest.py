@@ -39,8 +39,10 @@ def test_guest(test: str, sim: str, profile: str) -> None:
     )
 
 
-def test_guest_dropin(sim: str, profile: str) -> None:
-    """The project's C driver on the XDMA drop-in, bound by the IP's default IDs."""
+@pytest.mark.parametrize("irq", ["MSI", "MSI-X"])
+def test_guest_dropin(irq: str, sim: str, profile: str) -> None:
+    """The project's C driver on the XDMA drop-in, bound by the IP's default IDs, on MSI
+    and (built with the MSI-X table) on MSI-X."""
     _need_guest()
     runner.run_and_check(
         "test_guest_driver_on_dropin",
@@ -48,7 +50,9 @@ def test_guest_dropin(sim: str, profile: str) -> None:
         profile=profile,
         module=DROPIN_MODULE,
         toplevel=runner.DROPIN_TOPLEVEL,
-        repro="make test TESTS='tests/sim/test_sim_guest.py -k dropin'",
+        overrides={"MSIX": 1} if irq == "MSI-X" else None,
+        extra_env={"PEVB_GUEST_IRQ": irq},
+        repro=f"make test TESTS='tests/sim/test_sim_guest.py -k \"dropin and {irq}\"'",
     )
 
 
