@@ -70,14 +70,17 @@ class GuestOptions:
 
 
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): no address-space layout randomization
+PR_SET_PDEATHSIG = 1  # prctl(2): a signal for the child when its parent dies
 
 
-def _fixed_layout() -> None:
+def _prepare_child() -> None:
     """In the guest's process before it runs: no address-space randomization, so that
     the guest's physical memory (which UML places after its own image) starts at the same
-    address on every run, and with it every DMA address the guest hands out."""
+    address on every run, and with it every DMA address the guest hands out; and killed
+    with the simulation, however the simulation ends."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.personality(ADDR_NO_RANDOMIZE)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class UmlGuest:
@@ -141,7 +144,7 @@ class UmlGuest:
             env=env,
             cwd=self.private,
             start_new_session=True,
-            preexec_fn=_fixed_layout,
+            preexec_fn=_prepare_child,
         )
 
     def poll(self) -> int | None:
