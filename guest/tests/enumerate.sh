@@ -2,6 +2,8 @@
 # In the guest: the card is on the virt-pci bus with the IDs the simulation gave it.
 # usage: enumerate.sh VENDOR DEVICE CLASS   (as sysfs prints them: 0x10ee ...)
 set -e
+# the command gets exactly its own arguments (nothing of the kernel's command line)
+[ $# -eq 3 ] || { echo "enumerate: $# arguments: $*"; exit 1; }
 dev=/sys/bus/pci/devices/0000:00:00.0
 [ -d "$dev" ] || { echo "enumerate: no PCI device 0000:00:00.0"; ls /sys/bus/pci/devices; exit 1; }
 for f in vendor device class resource; do

@@ -117,6 +117,8 @@ class UmlGuest:
             "con=null",
             "con0=null,fd:1",
             "ssl=null",
+            # (without it UML appends console=tty0 after "--": to the command's arguments)
+            "console=tty0",
             f"virtio_uml.device={self.socket}:{VIRT_PCI_ID}",
             f"init={TOOLS / 'pevb-init'}",
         ]
