@@ -462,7 +462,10 @@ async def test_cfg_mgmt(dut):
     async def host_cfg(reg: int) -> int:
         return await with_timeout(tb.rc.config_read_dword(fpga, reg * 4), 100, "us")
 
-    assert await mgmt.read(0) == await host_cfg(0) == 0x0001_10DE
+    f0 = tb.dev.functions[0]
+    ids = f0.device_id << 16 | f0.vendor_id  # the Vivado IP's defaults
+    assert f0.vendor_id == 0x10EE
+    assert await mgmt.read(0) == await host_cfg(0) == ids
     for bar in (regs.BAR_USER, regs.BAR_DMA):
         got = await mgmt.read(4 + bar)
         assert got & ~0xF == tb.pci.bar_addr[bar], f"BAR{bar}: {got:#x}"
@@ -474,7 +477,7 @@ async def test_cfg_mgmt(dut):
     assert await host_cfg(0x3C // 4) == (line_pin & ~0xFF) | 0x5A
     assert await mgmt.read(0x3C // 4) == (line_pin & ~0xFF) | 0x5A
     await mgmt.write(0, 0x1234_5678, type1=True)
-    assert await host_cfg(0) == 0x0001_10DE, "the type-1 bit opened the IDs on an Endpoint"
+    assert await host_cfg(0) == ids, "the type-1 bit opened the IDs on an Endpoint"
     # Memory Space Enable off: the DMA BAR answers the host no more, until it is back on
     ident = await tb.dma_read32(regs.block_base(Target.H2C))
     await mgmt.write(1, command & ~0x2, byte_enable=0b0011)
@@ -539,7 +542,8 @@ async def test_cfg_ext(dut):
     assert await host_read(0x484) == 0x80 << 20 | 1 << 16 | 0x1DE
     # a core register: shown for one cycle, answered by the core
     before = len(user.seen)
-    assert await host_read(0) == 0x0001_10DE
+    f0 = tb.dev.functions[0]
+    assert await host_read(0) == f0.device_id << 16 | f0.vendor_id
     assert [(s.kind, s.function, s.register, s.cycles) for s in user.seen[before:]] == [
         ("read", 0, 0, 1)
     ]
