@@ -103,3 +103,37 @@ async def test_guest_random_transfers(dut):
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert console.count("\nok   len") >= 7 + cases, bridge.guest.tail(60)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_bridge_card_shadow_bars_and_failed_reads(dut):
+    """The bridge's view of the card, without a guest: the BAR registers are the guest's
+    (a size probe reads the real BAR's size and flags, a placement is kept, the fabric's
+    BAR is left alone), BAR accesses reach the card at the fabric's address, and a read
+    the card answers with UR (memory space off), or one outside the BAR, reads
+    all-ones."""
+    tb = TB(dut)
+    await tb.init(bind=False)
+    card = FabricFunction(tb.rc, tb.pci, "picoevb")
+    await card.probe()
+    dma = tb.bars.dma
+    real = tb.pci.bar_addr[dma]
+    assert card.bars[dma].address == real and card.bars[dma].size == 64 << 10
+    reg = 0x10 + 4 * dma
+    await card.config_write(reg, 4, 0xFFFFFFFF)
+    assert await card.config_read(reg, 4) == 0xFFFF0000, "the size probe of a 64 KiB BAR"
+    await card.config_write(reg, 4, 0xF0000000)
+    assert await card.config_read(reg, 4) == 0xF0000000
+    assert await card.config_read(reg + 2, 2) == 0xF000
+    fabric = int.from_bytes(await tb.rc.config_read(tb.pci.pcie_id, reg, 4), "little")
+    assert fabric & ~0xF == real, "the fabric's BAR is left as enumeration placed it"
+    vendor = await card.config_read(0, 2)
+    assert vendor == tb.dev.functions[0].vendor_id, "other registers are the card's own"
+    await tb.pci.enable_device()
+    ident = await card.bar_read(dma, 0x2000, 4)
+    assert int.from_bytes(ident, "little") >> 20 == 0x1FC, ident.hex()
+    assert await card.bar_read(dma, 64 << 10, 4) == b"\xff" * 4, "outside the BAR"
+    command = await card.config_read(0x04, 2)
+    await card.config_write(0x04, 2, command & ~0x2)  # memory space off: the card URs
+    assert await card.bar_read(dma, 0x2000, 4) == b"\xff" * 4
+    assert card.failed_reads == 2

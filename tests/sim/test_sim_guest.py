@@ -27,6 +27,17 @@ def _need_guest() -> None:
     pytest.skip(why)
 
 
+def test_bridge_card(sim: str, profile: str) -> None:
+    """The bridge's view of the card, without a guest (no guest needed)."""
+    runner.run_and_check(
+        "test_bridge_card_shadow_bars_and_failed_reads",
+        sim=sim,
+        profile=profile,
+        module=MODULE,
+        repro="make test TESTS='tests/sim/test_sim_guest.py -k bridge_card'",
+    )
+
+
 @pytest.mark.parametrize("test", ["test_guest_enumerates_card", "test_guest_driver_moves_data"])
 def test_guest(test: str, sim: str, profile: str) -> None:
     _need_guest()
