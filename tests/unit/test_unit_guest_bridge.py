@@ -14,6 +14,7 @@ import pytest
 from tb.guest import virtpci
 from tb.guest.timetravel import EPOCH_NS, Calendar, TimeTravelError, TtOp
 from tb.guest.timetravel import MSG as TT_MSG
+from tb.guest.uml import GuestError, GuestOptions, UmlGuest
 from tb.guest.vhost_user import (
     DESC,
     DESC_F_NEXT,
@@ -356,3 +357,56 @@ def test_calendar_names_bad_messages_and_a_closed_guest(calendar) -> None:
     with pytest.raises(TimeTravelError, match="closed") as info:
         calendar.poll()
     assert info.value.closed
+
+
+# --- the guest process (tb/guest/uml.py) -----------------------------------------------
+
+
+def test_guest_options_refuse_bad_values() -> None:
+    with pytest.raises(ValueError, match="time 'fast': one of free, shared"):
+        GuestOptions(["/bin/true"], time="fast")
+    with pytest.raises(ValueError, match="idle_ns 0: a positive number"):
+        GuestOptions(["/bin/true"], idle_ns=0)
+
+
+def test_guest_command_line(tmp_path) -> None:
+    """The kernel's command line: root from hostfs read-only, UML's files and the device
+    socket in the private directory, console=tty0 given (else UML appends it to the
+    command's arguments), time-travel only under shared time, the command after --."""
+    free = UmlGuest(
+        GuestOptions(["/bin/sh", "x.sh", "a"]), tmp_path, tmp_path / "c", tmp_path / "s"
+    )
+    argv = free.argv()
+    assert argv[-4:] == ["--", "/bin/sh", "x.sh", "a"]
+    assert {"rootfstype=hostfs", "rootflags=/", "ro", "console=tty0"} <= set(argv)
+    assert f"uml_dir={tmp_path}" in argv and f"virtio_uml.device={tmp_path / 's'}:1234" in argv
+    assert not any(a.startswith("time-travel") for a in argv)
+    shared = UmlGuest(
+        GuestOptions(["/bin/true"], time="shared"),
+        tmp_path,
+        tmp_path / "c",
+        tmp_path / "s",
+        tmp_path / "t",
+    )
+    assert f"time-travel=ext:{tmp_path / 't'}" in shared.argv()
+    with pytest.raises(GuestError, match="shared time needs the calendar's socket"):
+        UmlGuest(
+            GuestOptions(["/bin/true"], time="shared"), tmp_path, tmp_path / "c", tmp_path / "s"
+        ).argv()
+
+
+@pytest.mark.parametrize("said,status", [("pevb-init: exit status 3", 3), ("panic", None)])
+def test_guest_exit_status_is_what_init_printed(tmp_path, said: str, status) -> None:
+    """The command's status comes from pevb-init's console line; a guest that ended
+    without one (a panic, a kill) has none, which the bridge reports as an error."""
+    kernel = tmp_path / "kernel"
+    kernel.write_text(f"#!/bin/sh\necho booting\necho '{said}'\nexit 0\n")
+    kernel.chmod(0o755)
+    guest = UmlGuest(
+        GuestOptions(["/bin/true"], kernel=kernel), tmp_path, tmp_path / "console", tmp_path / "s"
+    )
+    guest.start()
+    assert guest.wait(10) == 0
+    guest.stop()
+    assert guest.exit_status() == status
+    assert guest.tail(1) == said
