@@ -10,6 +10,7 @@ from pathlib import Path
 
 import cocotb
 
+from tb.debug.trace import enable_trace
 from tb.env.system import TB
 from tb.guest.bridge import GuestBridge
 from tb.guest.card import FabricFunction
@@ -54,6 +55,8 @@ async def test_guest_driver_moves_data(dut):
     chains in the guest's memory, with odd lengths and offsets, across pages, at the end
     of the card's memory, and gets the errors it expects."""
     tb = TB(dut)
+    records: list[dict] = []
+    enable_trace(tb, records.append)
     script = GUEST / "tests" / "pevb-dma.sh"
     bridge = await boot(tb, ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)])
     status = await bridge.run(WALL_LIMIT_S)
@@ -63,6 +66,13 @@ async def test_guest_driver_moves_data(dut):
     assert "pevb-dma: driver unloaded" in console
     assert bridge.stats["msi"] > 0, "the driver's transfers completed without an interrupt"
     assert bridge.device.failed_reads == 0
+    # the TLP trace names what the guest did: its register accesses by register, the
+    # card's DMA into its RAM and its interrupts by the names the bridge gave them
+    labels = {r["target"]["label"] for r in records if r.get("link") == "fpga" and "target" in r}
+    assert "FPGA H2C status (clear on read)" in labels, sorted(labels)[:20]
+    assert any(label.startswith("host guest RAM+") for label in labels), sorted(labels)[:20]
+    msis = [r for r in records if r.get("target", {}).get("label", "").startswith("host guest MSI")]
+    assert len(msis) >= 2 * bridge.stats["msi"], "each MSI on the FPGA's link and the switch's"
 
 
 @cocotb.test(timeout_time=2000, timeout_unit="ms")
