@@ -136,7 +136,7 @@ class GuestBridge:
         self._doorbell: MsiDoorbell | None = None
         self._stopped = False
         self._offset = 0  # simulated ns minus the guest's ns (shared time)
-        self._last_activity = 0
+        self._last_activity: int | None = None  # simulated ns of the fabric's last TLP
         self._cmd_unnotified = 0
 
     def note_activity(self, *_: object) -> None:
@@ -152,9 +152,9 @@ class GuestBridge:
 
     # --- the root complex's memory --------------------------------------------------
     def _attach_memory(self) -> None:
-        """Make the guest's RAM the root complex's host memory (once the guest shared it):
-        the pool the root complex allocates from goes, the guest's regions and its MSI
-        address come in."""
+        """Make the guest's RAM the root complex's host memory (once, when the guest has
+        shared it): the pool the root complex allocates from goes, the guest's regions and
+        its MSI address come in."""
         space = self.rc.mem_address_space
         if self._doorbell is None:
             space.regions = [r for r in space.regions if r[3] is not self.rc.mem_pool]
@@ -162,12 +162,7 @@ class GuestBridge:
             space.register_region(self._doorbell, UML_MSI_ADDRESS)
             if self.name_host is not None:
                 self.name_host(UML_MSI_ADDRESS, self._doorbell.size, "guest MSI")
-        shared = list(self.backend.regions())
-        if [(b, s) for b, s, _ in self._ram_regions] == shared:
-            return
-        space.regions = [r for r in space.regions if not isinstance(r[3], GuestRam)]
-        self._ram_regions = []
-        for base, size in shared:
+        for base, size in self.backend.regions():
             region = GuestRam(self.backend.mem, base, size)
             space.register_region(region, base)
             self._ram_regions.append((base, size, region))
@@ -374,7 +369,8 @@ class GuestBridge:
         if cal.request is not None and cal.request <= now:
             self._grant(cal.request)
             return
-        quiet = int(get_sim_time("ns")) - self._last_activity >= self.options.idle_ns
+        last = self._last_activity
+        quiet = last is None or int(get_sim_time("ns")) - last >= self.options.idle_ns
         if cal.request is not None and quiet and not self.pending_irqs:
             self._grant(cal.request)  # nothing on the fabric: the guest's idle time jumps
             return

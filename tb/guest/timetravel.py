@@ -106,6 +106,8 @@ class Calendar(OnePeerSocket):
         log.debug("time-travel: %s seq %d time %d", op.name, seq, time)
         answer = 0
         if op == TtOp.ACK:  # of a RUN of ours
+            if seq not in self._unacked:
+                raise TimeTravelError(f"the guest acknowledged message {seq}, never sent")
             self._unacked.discard(seq)
             return
         if op == TtOp.START:

@@ -20,7 +20,7 @@ import select
 import socket
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
 from .sockets import OnePeerSocket, PeerClosed
@@ -209,7 +209,7 @@ class Virtqueue:
     enabled: bool = False
     last_avail: int = 0
     used_idx: int = 0
-    ready: bool = field(default=False)
+    ready: bool = False
 
     def pending(self, mem: GuestMemory) -> int:
         """Chains the driver has made available and the device has not taken."""
@@ -270,7 +270,6 @@ class Kick:
 
     queue: int
     needs_ack: bool
-    header: bytes
 
 
 class VhostUserBackend(OnePeerSocket):
@@ -415,7 +414,7 @@ class VhostUserBackend(OnePeerSocket):
             index, _ = VRING_STATE.unpack_from(payload)
             if index >= len(self.queues):
                 raise VhostUserError(f"kick of queue {index}: the device has {len(self.queues)}")
-            return Kick(index, bool(flags & Flag.NEED_REPLY), payload)
+            return Kick(index, bool(flags & Flag.NEED_REPLY))
         if request == Request.GET_FEATURES:
             self._reply(request, U64.pack(VIRTIO_F_VERSION_1 | F_PROTOCOL_FEATURES))
             return None

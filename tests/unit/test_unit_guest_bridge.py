@@ -353,6 +353,9 @@ def test_calendar_names_bad_messages_and_a_closed_guest(calendar) -> None:
     guest.sock.sendall(TT_MSG.pack(TtOp.RUN, 2, 0))
     with pytest.raises(TimeTravelError, match="RUN goes from the calendar to the guest"):
         calendar.poll()
+    guest.sock.sendall(TT_MSG.pack(TtOp.ACK, 77, 0))
+    with pytest.raises(TimeTravelError, match="acknowledged message 77, never sent"):
+        calendar.poll()
     guest.sock.close()
     with pytest.raises(TimeTravelError, match="closed") as info:
         calendar.poll()
