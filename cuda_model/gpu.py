@@ -77,7 +77,7 @@ class Allocation:
     memory_type: MemoryType
     buffer_id: int
     sync_memops: bool = False
-    host_buffer: bytearray | None = None  # backing of host allocations
+    host_buffer: bytearray | memoryview | None = None  # backing of host allocations
     backing: Backing | None = None  # device allocations: the chunk or own range
     reserved: int = 0  # bytes taken (size rounded to the granule)
     vmm: PhysAlloc | None = None  # a cuMemMap mapping: the cuMemCreate handle behind it
@@ -383,8 +383,11 @@ class Gpu:
         self.vram.release(p)
         self._phys.free(p)
 
-    def alloc_host(self, size: int) -> Allocation | None:
-        """Page-locked host memory (cudaHostAlloc): its own address range, host backing."""
+    def alloc_host(
+        self, size: int, backing: bytearray | memoryview | None = None
+    ) -> Allocation | None:
+        """Page-locked host memory (cudaHostAlloc): its own address range, backed by
+        ``backing`` (``size`` bytes of host RAM) or by a fresh buffer."""
         pages = max(1, -(-size // 4096))
         slot = self._host_va.alloc(pages)
         if slot is None:
@@ -395,7 +398,7 @@ class Gpu:
                 size,
                 MemoryType.CU_MEMORYTYPE_HOST,
                 self._next_buffer_id,
-                host_buffer=bytearray(size),
+                host_buffer=bytearray(size) if backing is None else backing,
                 reserved=pages * 4096,
             )
         )

@@ -10,9 +10,10 @@ osCreateOsDescriptorFromIoMemory; reference/gpu-requester.md):
 
 - flags beyond Portable (1), Mapped (2), IoMemory (4) and ReadOnly (8), a NULL pointer or
   a size of 0: cudaErrorInvalidValue (measured);
-- a range sharing a byte with a registered one: cudaErrorHostMemoryAlreadyRegistered
-  (712, measured); memory CUDA allocated itself: cudaErrorInvalidValue (measured for
-  managed memory; the model's choice for the rest);
+- memory CUDA allocated itself: cudaErrorInvalidValue (measured for managed and
+  cudaHostAlloc memory, host_alloc.txt; the model's choice for device memory); a range
+  sharing a byte with a registered one: cudaErrorHostMemoryAlreadyRegistered (712,
+  measured);
 - the range is first pinned as ordinary pages (``get_user_pages``, for writing unless
   ReadOnly): on ordinary memory IoMemory is refused (measured), and so is a read-only
   mapping without ReadOnly (measured); pointer and size need no alignment (measured);
@@ -60,13 +61,22 @@ class UserMemory(Protocol):
 
     def put_user_pages(self, frames: list[int]) -> None: ...
 
+    def alloc_locked(self, size: int) -> Any:
+        """Zeroed page-locked memory a driver maps into the process: ``bus`` (its first
+        page's bus address; the pages follow contiguously), ``size`` and ``view()``; an
+        ``OSError`` when memory runs out."""
+        ...
+
+    def free_locked(self, buf: Any) -> None: ...
+
 
 @dataclasses.dataclass
 class Registration:
     """``size`` bytes at ``va`` (the device pointer equals the host pointer, unified
     addressing); ``pages[i]`` is the bus address of the 4 KiB page holding
     ``(va & ~0xfff) + i * 4096``. ``io``: a device's BAR (``cudaHostRegisterIoMemory``);
-    ``read_only``: the GPU may not write it."""
+    ``read_only``: the GPU may not write it; ``owned``: CUDA's own page-locked memory
+    (``cudaHostAlloc``), which only ``cudaFreeHost`` gives back."""
 
     va: int
     size: int
@@ -75,6 +85,7 @@ class Registration:
     io: bool = False
     read_only: bool = False
     name: str = ""
+    owned: bool = False
 
     @property
     def end(self) -> int:
@@ -166,10 +177,11 @@ def host_register(
     what = f"cudaHostRegister({ptr:#x}, {size}, {flags:#x})"
     if flags & ~_FLAGS or not ptr or size <= 0:
         raise _bad(what)
-    if regs.overlaps(ptr, size) is not None:
-        raise CudaError(cudaError.cudaErrorHostMemoryAlreadyRegistered, what)
-    if cuda_owned:
+    other = regs.overlaps(ptr, size)
+    if cuda_owned or (other is not None and other.owned):
         raise _bad(f"{what}: memory CUDA allocated")
+    if other is not None:
+        raise CudaError(cudaError.cudaErrorHostMemoryAlreadyRegistered, what)
     if process is None:
         raise _bad(f"{what}: no process address space known to the runtime")
     read_only = bool(flags & cudaHostRegisterReadOnly)
@@ -216,10 +228,10 @@ def host_register(
 
 def host_unregister(regs: Registrations, process: UserMemory | None, ptr: int) -> None:
     """``cudaHostUnregister(ptr)``: ``ptr`` must be where a registration starts
-    (measured: an interior pointer or NULL is cudaErrorInvalidValue, a pointer not
-    registered, or unregistered twice, cudaErrorHostMemoryNotRegistered)."""
+    (measured: an interior pointer, NULL or cudaHostAlloc memory is cudaErrorInvalidValue,
+    a pointer not registered, or unregistered twice, cudaErrorHostMemoryNotRegistered)."""
     reg = regs.find(ptr) if ptr else None
-    if not ptr or (reg is not None and reg.va != ptr):
+    if not ptr or (reg is not None and (reg.va != ptr or reg.owned)):
         raise _bad(f"cudaHostUnregister({ptr:#x})")
     if reg is None:
         raise CudaError(cudaError.cudaErrorHostMemoryNotRegistered, f"{ptr:#x}")

@@ -30,7 +30,14 @@ from .devtime import DeviceTimeError
 from .dmabuf import HOST_PAGE_SIZE, NvDmaBuf
 from .errors import CudaError, CUresult, cudaError
 from .gpu import GPU_PAGE_SIZE, VMM_GRANULARITY, Allocation, Gpu, MemoryType, PhysAlloc
-from .hostreg import Registrations, UserMemory, host_register, host_unregister
+from .hostreg import (
+    HOST_PAGE,
+    Registration,
+    Registrations,
+    UserMemory,
+    host_register,
+    host_unregister,
+)
 from .streams import DeviceTiming, Op, StreamEngine, cudaStreamDefault
 
 log = logging.getLogger(__name__)
@@ -179,8 +186,11 @@ class CudaRuntime:
         self.relaxed_ordering = False
         # the longest an awaited synchronisation waits (simulated ns)
         self.sync_limit_ns = 100_000_000.0
-        # the process whose memory cudaHostRegister pins (driver_model.host.UserProcess)
+        # the process whose memory cudaHostRegister pins and whose RAM cudaHostAlloc
+        # takes (driver_model.host.UserProcess); without one, cudaHostAlloc memory is a
+        # buffer of the model's own that only the host side reaches
         self.process: UserMemory | None = None
+        self._locked: dict[int, tuple[Registration, object]] = {}  # cudaHostAlloc'd
         gpu.before_free = self._drain
         # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
         # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
@@ -304,16 +314,37 @@ class CudaRuntime:
         self.gpu.free_allocation(a)
 
     def cudaHostAlloc(self, size: int, flags: int = cudaHostAllocDefault) -> int:
-        """Page-locked host memory; returns its (host) pointer. Read and write it with
-        :meth:`host_buffer`. Not valid for nvidia_p2p_get_pages."""
+        """Page-locked host memory; returns its (host) pointer, which is also its device
+        pointer (measured: host_alloc.txt). Read and write it with :meth:`host_buffer`.
+        Not valid for nvidia_p2p_get_pages.
+
+        With a :attr:`process`, the memory is that process's host RAM (in a simulation,
+        the root complex's memory), so kernels, stream memory operations and
+        asynchronous copies reach it over the bus as PCIe requests, and a peer can DMA
+        to its bus addresses. Without one it is a buffer only the host side sees."""
         self._check_sticky()
         if size < 0 or flags & ~0x7:  # Portable, Mapped, WriteCombined
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaHostAlloc({size}, {flags})")
         if size == 0:
             return 0  # as cudaMalloc: success, NULL
-        a = self.gpu.alloc_host(size)
+        locked = None
+        if self.process is not None:
+            try:
+                locked = self.process.alloc_locked(size)
+            except OSError:
+                raise CudaError(
+                    cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size}): host RAM"
+                ) from None
+        a = self.gpu.alloc_host(size, None if locked is None else locked.view()[:size])
         if a is None:
+            if locked is not None:
+                self.process.free_locked(locked)
             raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size})")
+        if locked is not None:
+            pages = [locked.bus + i * HOST_PAGE for i in range(-(-size // HOST_PAGE))]
+            reg = Registration(a.base, size, pages, flags & 0x3, name="cudaHostAlloc", owned=True)
+            self.registered.add(reg)
+            self._locked[a.base] = (reg, locked)
         return a.base
 
     def cudaFreeHost(self, ptr: int) -> None:
@@ -325,7 +356,14 @@ class CudaRuntime:
         a = self.gpu.find_allocation(ptr)
         if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_HOST:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFreeHost({ptr:#x})")
-        self.gpu.free_allocation(a)
+        self.gpu.free_allocation(a)  # (synchronises first)
+        held = self._locked.pop(ptr, None)
+        if held is not None:
+            reg, locked = held
+            self.registered.remove(reg)
+            a.host_buffer = None  # (the view goes before the RAM does)
+            assert self.process is not None
+            self.process.free_locked(locked)
 
     def host_buffer(self, ptr: int) -> memoryview:
         """The bytes of a cudaHostAlloc buffer (what the C program reaches through ptr)."""
@@ -429,8 +467,8 @@ class CudaRuntime:
         if a is None and ptr and self.registered.find(ptr) is not None:
             # registered memory: host memory whose device pointer is its host pointer
             return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeHost, 0, ptr, ptr)
-        if a is None:
-            return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeUnregistered, -1, 0, 0)
+        if a is None:  # (measured: device -2, the host pointer given back; host_alloc.txt)
+            return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeUnregistered, -2, 0, ptr)
         if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
             return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeHost, 0, ptr, ptr)
         return cudaPointerAttributes(cudaMemoryType.cudaMemoryTypeDevice, 0, ptr, 0)
@@ -456,8 +494,14 @@ class CudaRuntime:
         )
 
     def cudaHostUnregister(self, ptr: int) -> None:
-        """Undo :meth:`cudaHostRegister`: its pages are unpinned."""
+        """Undo :meth:`cudaHostRegister`: its pages are unpinned. cudaHostAlloc memory
+        is cudaErrorInvalidValue (measured: host_alloc.txt)."""
         self._check_sticky()
+        a = self.gpu.find_allocation(ptr) if ptr else None
+        if a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
+            raise CudaError(
+                cudaError.cudaErrorInvalidValue, f"cudaHostUnregister({ptr:#x}): cudaHostAlloc"
+            )
         host_unregister(self.registered, self.process, ptr)
 
     def cudaHostGetDevicePointer(self, ptr: int, flags: int = 0) -> int:
@@ -864,9 +908,19 @@ class CudaRuntime:
 
     # ---------------------------------------------------------------- asynchronous copies
     def cudaMemsetAsync(self, ptr: int, value: int, count: int, stream: int = 0) -> None:
-        """cudaMemset on a stream."""
+        """cudaMemset on a stream: of device memory, or of registered or cudaHostAlloc
+        memory (measured: host_alloc.txt), which the GPU writes over the bus."""
         self._check_sticky()
         if count == 0:
+            return
+        if self.registered.find(ptr) is not None:
+            pieces = self._copy_side(ptr, count, True, True, "cudaMemsetAsync")
+            fill = bytes([value & 0xFF]) * count
+
+            async def on_bus() -> None:
+                await self._copy_write(pieces, fill, "cudaMemsetAsync")
+
+            self.engine.submit(stream, "cudaMemsetAsync", "memset", on_bus)
             return
         self._device_range(ptr, count, "cudaMemsetAsync")
         rate = self.engine.timing.local_bytes_per_ns
@@ -907,17 +961,19 @@ class CudaRuntime:
 
         return self.engine.submit(stream, who, "memcpy", body)
 
-    def _copy_side(self, ptr, count: int, registered: bool, write: bool):
+    def _copy_side(
+        self, ptr, count: int, registered: bool, write: bool, what: str = "cudaMemcpyAsync"
+    ):
         if registered:
             pieces = self.registered.bus_pieces(ptr, count, write)
             if pieces is None:
                 raise CudaError(
                     cudaError.cudaErrorInvalidValue,
-                    f"cudaMemcpyAsync: {count} bytes at {ptr:#x} leave the registered range"
+                    f"{what}: {count} bytes at {ptr:#x} leave the registered range"
                     + (" or it is read-only" if write else ""),
                 )
             return pieces
-        self._device_range(ptr, count, "cudaMemcpyAsync")
+        self._device_range(ptr, count, what)
         return [(ptr, count)]
 
     async def _copy_read(self, pieces, who: str) -> bytes:

@@ -39,6 +39,10 @@ class PhysMemory(Protocol):
         """Store ``data`` at ``addr``."""
         ...
 
+    def view(self, addr: int, length: int) -> memoryview:
+        """The ``length`` bytes at ``addr`` as one writable view (they are contiguous)."""
+        ...
+
 
 class HostMemoryError(OSError):
     """A host memory operation failed; ``errno`` says how (ENOMEM, EFAULT, EINVAL)."""
@@ -132,6 +136,10 @@ class CoherentBuffer:
         """CPU write."""
         self._check(offset, len(data))
         self.host.phys.write(self.bus + offset, data)
+
+    def view(self) -> memoryview:
+        """The whole buffer as the CPU sees it, one writable view."""
+        return self.host.phys.view(self.bus, self.size)
 
     def _check(self, offset: int, length: int) -> None:
         if offset < 0 or length < 0 or offset + length > self.size:
@@ -314,6 +322,17 @@ class UserProcess:
                     self.host.release_frames(m.frames)
                 return
         raise HostMemoryError(errno.EINVAL, f"no mapping at {addr:#x}")
+
+    def alloc_locked(self, size: int) -> CoherentBuffer:
+        """Page-locked memory a driver maps into the process, as NVIDIA's driver does
+        for ``cudaHostAlloc``: zeroed, never swapped, one physically contiguous run here
+        (an H200 gave runs of up to 2 MiB: cuda_model/probes/host_alloc.txt). ENOMEM
+        when no run of frames that long is free."""
+        return self.host.dma_alloc_coherent(size)
+
+    def free_locked(self, buf: CoherentBuffer) -> None:
+        """Give :meth:`alloc_locked` memory back."""
+        self.host.dma_free_coherent(buf)
 
     def malloc(self, size: int) -> int:
         """A large ``malloc``: an mmap'd block behind a 16-byte header, so the pointer is

@@ -72,6 +72,10 @@ class RegionPhys:
         off = self._off(addr, len(data))
         self.region.mem[off : off + len(data)] = bytes(data)
 
+    def view(self, addr: int, length: int) -> memoryview:
+        off = self._off(addr, length)
+        return memoryview(self.region.mem)[off : off + length]
+
 
 class CocotbCompletion:
     """``struct completion`` on a cocotb Event."""

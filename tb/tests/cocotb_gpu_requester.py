@@ -221,6 +221,52 @@ async def test_copy_engine_to_and_from_pinned_host_memory(dut):
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_host_alloc_memory_is_reached_through_the_root_complex(dut):
+    """cudaHostAlloc memory is the process's host RAM: copies to and from it, a kernel's
+    stores and a stream write are the GPU's TLPs to the root complex, to the bus
+    addresses of the RAM the host's view shows, named by the range; the host sees the
+    bytes exact once the stream is done, and the guards around them unchanged."""
+    rig = await bring_up(dut)
+    tb, rt = rig.tb, rig.cuda
+    seen = gpu_requests(tb)
+    records: list[dict] = []
+    enable_trace(tb, records.append)
+    n = 9_000
+    h = rt.cudaHostAlloc(16 << 10)
+    view = rt.host_buffer(h)
+    view[:] = bytes([0xEE]) * len(view)
+    (piece,) = rt.registered.bus_pieces(h, 16 << 10, write=True)
+    assert tb.peek_host(piece.addr, 16 << 10) == bytes(view), "the view is the RAM"
+    data = np.random.default_rng(7).integers(0, 256, n, dtype=np.uint8)
+    dev, back = rt.cudaMalloc(n), rt.cudaMalloc(n)
+    rt.gpu.write_va(dev, data)
+
+    async def marks(k: KernelContext) -> None:
+        await k.st32(h + 0x3000, 0xD00D)
+
+    s = rt.cudaStreamCreate()
+    rt.cudaMemcpyAsync(h + 100, dev, n, DEFAULT, s)
+    rt.cudaMemcpyAsync(back, h + 100, n, DEFAULT, s)
+    rt.cudaLaunchKernel(marks, 1, 32, (), s)
+    rt.cuStreamWriteValue32(s, h + 0x3004, 0xF1A6)
+    await rt.stream_synchronize(s)
+    assert bytes(view[100 : 100 + n]) == data.tobytes()
+    assert bytes(view[:100]) == bytes([0xEE]) * 100 and view[100 + n] == 0xEE
+    assert bytes(view[0x3000:0x3008]) == bytes.fromhex("0dd00000a6f10000")
+    assert bytes(view[0x3008:]) == bytes([0xEE]) * (len(view) - 0x3008)
+    assert (rt.gpu.read_va(back, n) == data).all()
+    lo, hi = piece.addr, piece.addr + piece.length
+    writes = [(adr, m) for op, adr, m, _ in seen if op == "MWr"]
+    reads = [(adr, m) for op, adr, m, _ in seen if op == "MRd" and m]
+    assert sum(m for _, m in writes) == n + 8 and sum(m for _, m in reads) == n
+    assert all(lo <= adr and adr + m <= hi for adr, m in writes + reads), "only its RAM"
+    ranges = {r.get("range") for r in records if r.get("by") and "range" in r}
+    assert ranges == {"cudaHostAlloc"}, ranges
+    rt.cudaFreeHost(h)
+    assert rt.registered.find(h) is None
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_the_card_bar_registered_as_the_notes_do(dut):
     """The notes' path: the process maps the card's BAR (the driver's mmap, the sysfs
     resource file, /dev/mem), registers it with cudaHostRegister(IoMemory), takes the

@@ -14,3 +14,6 @@ class Ram:
 
     def write(self, addr, data):
         self.mem[addr - self.base : addr - self.base + len(data)] = bytes(data)
+
+    def view(self, addr, n):
+        return memoryview(self.mem)[addr - self.base : addr - self.base + n]

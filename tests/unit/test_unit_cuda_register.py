@@ -1,7 +1,8 @@
 """cudaHostRegister and its kin on the model, each rule with its source:
 measured on an H200 with CUDA 13 (cuda_model/probes/h200-host-register.txt, "M" below),
 or taken from NVIDIA's open kernel modules where the lent GPU machine maps no device
-(cuda_model/probes/io_register.txt; reference/gpu-requester.md, "NV" below). The process
+(cuda_model/probes/io_register.txt; reference/gpu-requester.md, "NV" below), and
+cudaHostAlloc memory as an H200 treats it (cuda_model/probes/host_alloc.txt, "HA"). The process
 is driver_model.host's, device mappings as a driver's mmap of a BAR makes them."""
 
 from __future__ import annotations
@@ -98,12 +99,72 @@ def test_read_only_mappings_need_the_read_only_flag() -> None:
 
 
 def test_memory_cuda_allocated_is_refused() -> None:
-    """M: managed memory is refused with any flags; the model refuses every allocation
-    of CUDA's own the same way (its choice for device and cudaHostAlloc memory)."""
-    rt, _, _ = rig()
-    for ptr in (rt.cudaMalloc(1 << 20), rt.cudaHostAlloc(1 << 16)):
-        assert code(rt.cudaHostRegister, ptr, 4096, 0) == 1
-        assert code(rt.cudaHostRegister, ptr, 4096, IO) == 1
+    """M: managed memory is refused with any flags; HA: cudaHostAlloc memory too, whole,
+    in part and from inside, and cudaHostUnregister of it is cudaErrorInvalidValue; the
+    model refuses device memory the same way (its choice)."""
+    for process in (True, False):
+        rt, _, _ = rig()
+        if not process:
+            rt.process = None
+        h = rt.cudaHostAlloc(1 << 20)
+        for ptr, size, flags in (
+            (h, 4096, 0),
+            (h, 1 << 20, MAPPED),
+            (h + 4096, 4096, 0),
+            (h, 4096, IO),
+        ):
+            assert code(rt.cudaHostRegister, ptr, size, flags) == INVALID, (process, flags)
+        assert code(rt.cudaHostUnregister, h) == INVALID
+        assert code(rt.cudaHostUnregister, h + 4096) == INVALID
+        assert rt.cudaHostGetDevicePointer(h) == h
+        d = rt.cudaMalloc(1 << 20)
+        assert code(rt.cudaHostRegister, d, 4096, 0) == INVALID
+        assert code(rt.cudaHostRegister, d, 4096, IO) == INVALID
+
+
+def test_host_alloc_memory_is_the_process_ram_on_the_bus() -> None:
+    """cudaHostAlloc memory of a runtime with a process is host RAM, registered for the
+    GPU under its pointer: the host's view and the bus addresses are the same bytes, its
+    attributes are host memory with device pointer = host pointer (HA), and
+    cudaFreeHost gives the RAM and the registration back. After it, the pointer is
+    unregistered memory: device -2, its host pointer kept (HA)."""
+    rt, _, host = rig()
+    free = host.frames.free_frames
+    h = rt.cudaHostAlloc(3 * PAGE_SIZE + 100)
+    reg = rt.registered.find(h + 5000)
+    assert reg is not None and reg.owned and reg.va == h and reg.name == "cudaHostAlloc"
+    assert host.frames.free_frames == free - 4
+    rt.host_buffer(h)[4090:4110] = bytes(range(20))
+    (piece,) = rt.registered.bus_pieces(h + 4090, 20, write=True)
+    assert host.phys.read(piece.addr, 20) == bytes(range(20)), "one view of one RAM"
+    host.phys.write(piece.addr + 20, b"\xee")
+    assert rt.host_buffer(h)[4110] == 0xEE
+    a = rt.cudaPointerGetAttributes(h + 10)
+    assert (a.type, a.device, a.devicePointer, a.hostPointer) == (
+        cudaMemoryType.cudaMemoryTypeHost,
+        0,
+        h + 10,
+        h + 10,
+    )
+    rt.cudaFreeHost(h)
+    assert rt.registered.find(h) is None and host.frames.free_frames == free
+    a = rt.cudaPointerGetAttributes(h)
+    assert (a.type, a.device, a.devicePointer, a.hostPointer) == (
+        cudaMemoryType.cudaMemoryTypeUnregistered,
+        -2,
+        0,
+        h,
+    )
+    assert code(rt.cudaHostGetDevicePointer, h) == INVALID
+    assert code(rt.cudaFreeHost, h) == INVALID
+
+
+def test_host_alloc_beyond_the_ram_is_out_of_memory() -> None:
+    """More than the host has in one run: cudaErrorMemoryAllocation, nothing taken."""
+    rt, _, host = rig()
+    free = host.frames.free_frames
+    assert code(rt.cudaHostAlloc, 8 << 20) == cudaError.cudaErrorMemoryAllocation
+    assert host.frames.free_frames == free and not list(rt.registered)
 
 
 def test_registered_pages_are_the_process_pages_on_the_bus() -> None:

@@ -15,6 +15,9 @@ from cuda_model.devtime import DeviceTimeError, VirtualTime
 from cuda_model.hostreg import Registration
 from cuda_model.runtime import cudaMemcpyKind
 from cuda_model.streams import DeviceTiming, cudaStreamNonBlocking
+from driver_model.host import HostMemory, UserProcess
+
+from .ram import Ram
 
 LAUNCH = DeviceTiming().kernel_launch_ns
 OP = DeviceTiming().op_launch_ns
@@ -27,15 +30,22 @@ class FakeBus:
     """Records every request; each takes ``ns`` of simulated time; reads answer from a
     dict of bus bytes, or fail with ``fail`` (a completion status)."""
 
-    def __init__(self, vt: VirtualTime, ns: float = 100.0) -> None:
+    def __init__(self, vt: VirtualTime, ns: float = 100.0, ram: Ram | None = None) -> None:
         self.vt = vt
         self.ns = ns
         self.log: list[tuple[float, str, int, int, Access]] = []
         self.mem: dict[int, int] = {}
         self.fail: str | None = None
+        self.ram = ram  # host RAM the requests reach where they fall in it
+
+    def _in_ram(self, addr: int, length: int) -> bool:
+        r = self.ram
+        return r is not None and r.base <= addr and addr + length <= r.base + len(r.mem)
 
     async def write(self, addr: int, data: bytes, access: Access) -> None:
         self.log.append((self.vt.now_ns(), "w", addr, len(data), access))
+        if self._in_ram(addr, len(data)):
+            self.ram.write(addr, data)
         for i, b in enumerate(data):
             self.mem[addr + i] = b
         await self.vt.sleep(self.ns)
@@ -45,6 +55,8 @@ class FakeBus:
         await self.vt.sleep(self.ns)
         if self.fail:
             raise BusError(self.fail, addr)
+        if self._in_ram(addr, length):
+            return self.ram.read(addr, length)
         return bytes(self.mem.get(addr + i, 0) for i in range(length))
 
     async def flush(self, addr: int, access: Access) -> None:
@@ -273,6 +285,50 @@ def test_copy_engine_between_device_and_registered_memory() -> None:
     assert {a.who for *_, a in bus.log} == {"cudaMemcpyAsync D2R", "cudaMemcpyAsync R2D"}
     with pytest.raises(CudaError):  # off the end of the registration
         rt.cudaMemcpyAsync(reg + 0x2F00, dev, 0x200, DEFAULT)
+
+
+def test_host_alloc_memory_is_reached_over_the_bus() -> None:
+    """cudaHostAlloc memory is host RAM the GPU reaches as it reaches registered memory
+    (measured on an H200, cuda_model/probes/host_alloc.txt: a stream write, a kernel's
+    stores and cudaMemsetAsync into it all land, seen by the host): each is a request
+    to its bus addresses, ended by a flush, and the host's view holds the result."""
+    vt, gpu, rt = rig()
+    ram = Ram(BUS, 1 << 20)
+    rt.process = UserProcess(HostMemory(ram, BUS, 1 << 20, 3))
+    bus: FakeBus = gpu.bus
+    bus.ram = ram
+    h = rt.cudaHostAlloc(2 * 4096)
+    view = rt.host_buffer(h)
+    view[:] = b"\x5a" * len(view)
+    (piece,) = rt.registered.bus_pieces(h, 2 * 4096, write=True)
+    dev = rt.cudaMalloc(4096)
+    gpu.write_va(dev, np.arange(256, dtype=np.uint8))
+
+    async def kernel(k: KernelContext) -> None:
+        await k.st32(h + 0x10, 0x11223344)
+
+    async def main() -> None:
+        rt.cuStreamWriteValue32(0, h, 0xC0FFEE)
+        rt.launch(kernel, 1, 32)
+        rt.cudaMemsetAsync(h + 0x1000, 0, 0x100)
+        rt.cudaMemcpyAsync(h + 0x1800, dev, 256, DEFAULT)
+        await rt.synchronize()
+
+    vt.run(main())
+    assert bytes(view[:4]) == (0xC0FFEE).to_bytes(4, "little")
+    assert bytes(view[4:8]) == b"\x5a" * 4
+    assert bytes(view[0x10:0x14]) == (0x11223344).to_bytes(4, "little")
+    assert bytes(view[0x1000:0x1100]) == bytes(0x100) and view[0x1100] == 0x5A
+    assert bytes(view[0x1800:0x1900]) == bytes(range(256))
+    writes = [(addr - piece.addr, n, a.who) for _, op, addr, n, a in bus.log if op == "w"]
+    assert writes == [
+        (0, 4, "cuStreamWriteValue32"),
+        (0x10, 4, "kernel kernel"),
+        (0x1000, 0x100, "cudaMemsetAsync"),
+        (0x1800, 256, "cudaMemcpyAsync D2R"),
+    ]
+    assert all(a.range == "cudaHostAlloc" for *_, a in bus.log)
+    assert [op for _, op, *_ in bus.log].count("f") == 4, "each lands before it is done"
 
 
 def test_without_simulated_time_local_kernels_run_at_synchronisation() -> None:

@@ -38,6 +38,9 @@ class _Phys:
     def write(self, addr: int, data) -> None:
         self.mem[addr : addr + len(data)] = data
 
+    def view(self, addr: int, length: int) -> memoryview:
+        return memoryview(self.mem)[addr : addr + length]
+
 
 class Rig:
     """A GPU, its runtime with the kernel's dma-buf core behind it, and a process."""
