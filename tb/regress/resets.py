@@ -6,7 +6,10 @@ transfer on one interface, :data:`RESET_TARGETS`) while its data moves. Four kin
 the engine (a function-level reset, a hot reset, the link going down, the drop-in's
 ``dma_bridge_resetn``); two stop a channel without a reset (Run cleared, an error). On
 the PCIe-to-DMA bypass master (``m_axib``), which no channel drives, the channel stops
-strike an H2C beside the burst, which must go on untouched.
+strike an H2C beside the burst, which must go on untouched. The bursts there come from
+the host, or from the GPU's copy engine (its writes, through the BAR registered with
+``cudaHostRegister(IoMemory)``: a GPU read cut by a reset is a sticky error that ends
+the CUDA context, as on hardware, so only writes are struck).
 
 A seed's plan holds every (kind, target) pair ``rounds`` times in a seeded order, so the
 coverage goal (every pair) is met by any seed's default plan. The same seed always
@@ -31,8 +34,9 @@ ENGINE_RESETS = ("flr", "hot_reset", "link_down", "bridge_reset")
 CHANNEL_STOPS = ("run_clear", "error_stop")
 RESET_KINDS = (*ENGINE_RESETS, *CHANNEL_STOPS)
 # what is moving when it strikes: the memory-mapped channels (each way, and both at
-# once), a descriptor bypass channel and a stream channel each way, and a host write or
-# read burst through the bypass BAR to the m_axib master
+# once), a descriptor bypass channel and a stream channel each way, a host write or
+# read burst through the bypass BAR to the m_axib master, and the GPU's copy engine
+# writing through it
 RESET_TARGETS = (
     "h2c",
     "c2h",
@@ -43,7 +47,10 @@ RESET_TARGETS = (
     "stream:c2h",
     "m_axib:write",
     "m_axib:read",
+    "m_axib:gpu",
 )
+# the targets that write through the bypass BAR
+AXIB_WRITES = ("m_axib:write", "m_axib:gpu")
 # the coverage bins: every kind crossed with every target
 RESET_BINS = tuple(f"{k}@{t}" for k in RESET_KINDS for t in RESET_TARGETS)
 # the drop-in build the steps run on (runner options): three channels each way (0

@@ -2,7 +2,8 @@
 function-level reset, a hot reset, the link going down, ``dma_bridge_resetn``, Run
 cleared, an error stop) strikes a transfer on every interface and in every direction
 while its data moves (memory-mapped H2C, C2H and both at once, a descriptor-bypass
-channel and a stream channel each way, a write or read burst through the bypass BAR).
+channel and a stream channel each way, a write or read burst through the bypass BAR,
+and the GPU's copy engine writing through it).
 
 After each step:
 
@@ -19,6 +20,9 @@ After each step:
   the hard-IP model names either through the protocol checker, which fails the test;
 - a channel stop that strikes a bypass-BAR burst (no channel drives it) leaves the burst
   whole;
+- the GPU's copy into the bypass BAR ends whatever strikes it (its writes are posted:
+  those a reset drops are lost, and the CUDA context sees no error), and the GPU's next
+  copy into the BAR and back is exact;
 - the scoreboard (tb/regress/scoreboard.py) compares, after every step, the whole of both
   AXI memories and of every host buffer the run made: the interrupted transfer's bytes
   are each old or new, every later transfer's are exact, nothing else changed.
@@ -38,12 +42,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import cocotb
+import numpy as np
 from cocotb.triggers import RisingEdge, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from cocotbext.axi.constants import AxiResp
 from cocotbext.pcie.core.tlp import Tlp
 
+from cuda_model.hostreg import Registration
+from cuda_model.runtime import cudaMemcpyKind
 from driver_model import regs
 from driver_model.desc import C2H_RESULT_SIZE, C2hResult, DescriptorError, Segment, build_chain
 from driver_model.regs import Stat, Target
@@ -56,6 +63,7 @@ from tb.env.link import MEM_WRITES, UP
 from tb.env.streams import c2h_source, clock_and_reset, h2c_sink
 from tb.regress.coverage import Coverage
 from tb.regress.resets import (
+    AXIB_WRITES,
     ENGINE_RESETS,
     RESET_BINS,
     RegStep,
@@ -77,6 +85,7 @@ CHECK_AXI = 0x4_0000
 LATE_ALLOWED = 1
 PIECE = 4 * KIB  # descriptor length of the interrupted transfers
 STEP_LIMIT_NS = 2_000_000  # every wait of a step is bounded by this
+BYPASS_VA = 0x7F00_0200_0000  # where the process mapped the bypass BAR for CUDA
 
 _BEATS = {
     "w": ("m_axi_wvalid", "m_axi_wready"),
@@ -97,6 +106,7 @@ MOVING = {
     "stream:c2h": ("sc",),
     "m_axib:write": ("bw",),
     "m_axib:read": ("br",),
+    "m_axib:gpu": ("bw",),
 }
 CHANNEL_OF = {"mm": 0, "stream": 1, "bypass": 2}
 
@@ -158,6 +168,22 @@ class Bench:
         self.names: dict[int, str] = {}  # id() of a memory or host buffer -> its name
         self._track("axi", self.mem, lambda: self.mem.read(0, MEM_SIZE))
         self._track("axib", self.axib_mem, lambda: self.axib_mem.read(0, MEM_SIZE))
+        # the GPU: the bypass BAR registered with CUDA as I/O memory (what
+        # cudaHostRegister(IoMemory) of a mapping of it gives), a stream, a buffer
+        self.rt = rt = tb.cuda
+        size = 1 << extra["AXIB_BAR_ADDR_WIDTH"]
+        pages = [tb.pci.bar_addr[tb.bars.axib] + i for i in range(0, size, PAGE)]
+        rt.registered.add(Registration(BYPASS_VA, size, pages, io=True, name="bypass BAR"))
+        self.stream = rt.cudaStreamCreate()
+        self.gpu_buf = rt.cudaMalloc(2 * 16 * KIB)
+
+    async def gpu_copy(self, dst: int, src: int, n: int) -> None:
+        """A cudaMemcpyAsync on the bench's stream, awaited (bounded); the CUDA context
+        must be without error after it."""
+        self.rt.cudaMemcpyAsync(dst, src, n, cudaMemcpyKind.cudaMemcpyDefault, self.stream)
+        await self.rt.stream_synchronize(self.stream)
+        err = self.rt.cudaGetLastError()
+        assert err == 0, f"the GPU's copy left {err!r}"
 
     def _track(self, name: str, obj, read) -> None:
         self.names[id(obj)] = name
@@ -361,10 +387,15 @@ async def start(b: Bench, s: ResetStep) -> Struck:
     if s.target.startswith("m_axib"):
         off = s.card_off & ~3
         data = pattern(n, 600 + s.index)
-        if s.target == "m_axib:write":
+        if s.target in AXIB_WRITES:
             b.put(b.axib_mem, b.axib_base + off, bytes([GUARD]) * (n + 64))
             b.land(b.axib_mem, b.axib_base + off, data, "maybe")
-            out.tasks.append(cocotb.start_soon(b.bar.write(off, data)))
+            if s.target == "m_axib:gpu":
+                tb.gpu.write_va(b.gpu_buf, np.frombuffer(data, dtype=np.uint8))
+                copy = b.gpu_copy(BYPASS_VA + off, b.gpu_buf, n)
+            else:
+                copy = b.bar.write(off, data)
+            out.tasks.append(cocotb.start_soon(copy))
         else:
             b.put(b.axib_mem, b.axib_base + off, data)
             out.tasks.append(cocotb.start_soon(b.bar.read(off, n)))
@@ -429,14 +460,18 @@ async def settle(b: Bench, s: ResetStep, st: Struck) -> None:
         try:
             got = await with_timeout(task, STEP_LIMIT_NS, "ns")
         except Exception as e:  # (a reset may fail the access however it likes)
-            if s.kind not in ENGINE_RESETS:
+            if s.kind not in ENGINE_RESETS or s.target == "m_axib:gpu":
                 raise AssertionError(f"{s.target} failed under {s.kind}: {e!r}") from None
             continue
         if s.target == "m_axib:read" and st.axib and s.kind not in ENGINE_RESETS and got:
             assert bytes(got) == st.axib[1], "a channel stop changed a bypass-BAR read"
-    if s.target == "m_axib:write" and st.axib and s.kind not in ENGINE_RESETS:
+    if s.target in AXIB_WRITES and st.axib and s.kind not in ENGINE_RESETS:
         off, data = st.axib
-        got = b.axib_mem.read(b.axib_base + off, len(data))
+        for _ in range(200):  # (the GPU's posted writes may still be on their way)
+            got = b.axib_mem.read(b.axib_base + off, len(data))
+            if got == data:
+                break
+            await Timer(500, "ns")
         assert got == data, "a channel stop changed a bypass-BAR write"
     await Timer(5, "us")
 
@@ -539,6 +574,15 @@ async def check_next(b: Bench, s: ResetStep, st: Struck) -> None:
         assert bytes(out[n:0x2000]) == bytes([GUARD]) * (0x2000 - n)
         got = C2hResult.parse(bytes(out[0x2000 : 0x2000 + C2H_RESULT_SIZE]))
         assert got == C2hResult(n, True), got
+    elif s.target == "m_axib:gpu":  # the GPU's copy into the BAR, and back
+        off = 0x8000 + (s.card_off & ~3)
+        b.land(b.axib_mem, b.axib_base + off, data, "done")
+        b.tb.gpu.write_va(b.gpu_buf, np.frombuffer(data, dtype=np.uint8))
+        back = b.gpu_buf + 16 * KIB
+        await with_timeout(b.gpu_copy(BYPASS_VA + off, b.gpu_buf, n), 200, "us")
+        await with_timeout(b.gpu_copy(back, BYPASS_VA + off, n), 200, "us")
+        got = b.tb.gpu.read_va(back, n).tobytes()
+        assert got == data, "the GPU's copy through the bypass BAR after the step is not exact"
     elif kind == "m_axib":
         off = 0x8000 + (s.card_off & ~3)
         b.land(b.axib_mem, b.axib_base + off, data, "done")
@@ -572,9 +616,9 @@ async def run_step(b: Bench, s: ResetStep, cov: Coverage) -> None:
         )
     await check_next(b, s, st)
     assert snapshot(st) == before, f"step {s.index} {s.bin}: a late write changed a buffer"
-    if s.target == "m_axib:write" and st.axib:
-        # the host's writes the hard IP still held land after a reset that kept the link:
-        # each byte is the host's or untouched, nothing else
+    if s.target in AXIB_WRITES and st.axib:
+        # the writes the hard IP still held land after a reset that kept the link: each
+        # byte is the host's (or the GPU's) or untouched, nothing else
         off, data = st.axib
         got = b.axib_mem.read(b.axib_base + off, len(data) + 64)
         bad = [i for i, v in enumerate(got) if v != GUARD and (i >= len(data) or v != data[i])]

@@ -313,7 +313,8 @@ def test_reset_plan_holds_every_pair_on_any_seed():
     from tb.regress.coverage import COVERPOINTS
     from tb.regress.resets import RESET_BINS, RESET_KINDS, RESET_TARGETS, reset_plan
 
-    assert len(RESET_BINS) == len(RESET_KINDS) * len(RESET_TARGETS) == 54
+    assert len(RESET_BINS) == len(RESET_KINDS) * len(RESET_TARGETS) == 60
+    assert "m_axib:gpu" in RESET_TARGETS, "the GPU's copy engine through the bypass BAR"
     assert COVERPOINTS["reset_step"] == RESET_BINS
     for seed in range(1, 201):
         plan = reset_plan(seed)
@@ -330,7 +331,7 @@ def test_reset_plan_holds_every_pair_on_any_seed():
     assert reset_plan(7) == reset_plan(7) and reset_plan(7) != reset_plan(8)
     assert reset_plan(3)[0].directions in {(), ("h2c",), ("c2h",), ("h2c", "c2h")}
     twice = reset_plan(5, rounds=2)
-    assert len(twice) == 108 and all(sum(s.bin == b for s in twice) == 2 for b in RESET_BINS)
+    assert len(twice) == 120 and all(sum(s.bin == b for s in twice) == 2 for b in RESET_BINS)
     with pytest.raises(ValueError, match="rounds"):
         reset_plan(1, rounds=0)
 
