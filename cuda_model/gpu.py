@@ -269,8 +269,6 @@ class Gpu:
         self.pins: dict[int, Pin] = {}
         self._next_pin = 1
         self.fault_log: list[Bar1Fault] = []
-        # hooks for the runtime (stream flush before memory goes away)
-        self.before_free: Callable[[], None] = lambda: None
         # simulated time and the bus, given by the GPU's PCIe endpoint in a simulation
         # (cuda_model.devtime, cuda_model.device); None: work runs at synchronisation
         # points and nothing leaves the GPU
@@ -486,8 +484,8 @@ class Gpu:
     def vmm_unmap(self, a: Allocation) -> None:
         """``cuMemUnmap`` of one mapping: callback pins on it are revoked first, as when
         cudaFree takes a buffer; the VA stays reserved and the pages stay with their
-        handle (or go, when it was released and this was its last mapping)."""
-        self.before_free()
+        handle (or go, when it was released and this was its last mapping). The
+        caller has completed the work that uses it."""
         b, h = a.backing, a.vmm
         assert b is not None and h is not None
         for pin in [
@@ -543,8 +541,8 @@ class Gpu:
         pool chunk only with its last buffer (measured: pool_release.txt). Callback pins
         inside a backing that goes are revoked first (their callbacks run, then their
         BAR1 pages are unmapped), and only then is the memory released. Pins on a chunk
-        that stays keep their mapping, over freed bytes a later allocation may reuse."""
-        self.before_free()
+        that stays keep their mapping, over freed bytes a later allocation may reuse.
+        The caller has completed the work that uses it (a context synchronises first)."""
         b = a.backing
         goes = b is not None and (
             b.blocks is None

@@ -191,7 +191,6 @@ class CudaRuntime:
         # buffer of the model's own that only the host side reaches
         self.process: UserMemory | None = None
         self._locked: dict[int, tuple[Registration, object]] = {}  # cudaHostAlloc'd
-        gpu.before_free = self._drain
         # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
         # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
         # kernel has no dma-buf support
@@ -311,6 +310,7 @@ class CudaRuntime:
             or a.vmm is not None  # cuMemMap'd: cuMemUnmap frees it
         ):
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFree({ptr:#x})")
+        self._drain()
         self.gpu.free_allocation(a)
 
     def cudaHostAlloc(self, size: int, flags: int = cudaHostAllocDefault) -> int:
@@ -356,7 +356,8 @@ class CudaRuntime:
         a = self.gpu.find_allocation(ptr)
         if a is None or a.base != ptr or a.memory_type is not MemoryType.CU_MEMORYTYPE_HOST:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFreeHost({ptr:#x})")
-        self.gpu.free_allocation(a)  # (synchronises first)
+        self._drain()
+        self.gpu.free_allocation(a)
         held = self._locked.pop(ptr, None)
         if held is not None:
             reg, locked = held
@@ -685,6 +686,7 @@ class CudaRuntime:
         maps = self.gpu.vmm_mappings(ptr, size)
         if not maps or maps[0].base != ptr or sum(a.size for a in maps) != size:
             raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"cuMemUnmap({ptr:#x}, {size:#x})")
+        self._drain()
         for a in maps:
             self.gpu.vmm_unmap(a)
 

@@ -142,6 +142,21 @@ def test_async_work_lands_at_sync_points_unless_sync_memops(env):
     assert bytes(gpu.read_va(a, 2)) == b"\x01\x02"
 
 
+def test_each_context_synchronises_its_own_work_before_a_free(env):
+    """Two contexts on one GPU (two processes): a cudaFree completes the freeing
+    context's queued work first, and leaves the other's queued until it synchronises."""
+    gpu, rt, _ = env
+    other = CudaRuntime(gpu)
+    a, b, c = rt.cudaMalloc(4096), other.cudaMalloc(4096), rt.cudaMalloc(4096)
+    rt.cudaMemset(a, 0x5A, 4096)
+    other.cudaMemset(b, 0x11, 4096)
+    rt.cudaFree(c)
+    assert gpu.read_va(a, 1)[0] == 0x5A and rt.pending == 0
+    assert gpu.read_va(b, 1)[0] == 0 and other.pending == 1
+    other.cudaFree(b)
+    assert other.pending == 0
+
+
 def test_pointer_attributes_and_address_range(env):
     _gpu, rt, _ = env
     d = rt.cudaMalloc(3 * MiB)
