@@ -171,9 +171,10 @@ class CudaRuntime:
 
     def __init__(self, gpu: Gpu, timing: DeviceTiming | None = None) -> None:
         self.gpu = gpu
-        self._sticky: CudaError | None = None
         self._last_error = cudaError.cudaSuccess
-        self.engine = StreamEngine(lambda: gpu.device_time, self._async_failed, timing)
+        # streams, events and the work queued on them; its ``failed`` is the context's
+        # sticky error (a fault of asynchronous work)
+        self.engine = StreamEngine(lambda: gpu.device_time, timing)
         # memory registered for the GPU (cudaHostRegister): kernels and copies reach it
         # over the bus
         self.registered = Registrations()
@@ -202,9 +203,9 @@ class CudaRuntime:
         if self._sticky is not None:
             raise self._sticky
 
-    def _async_failed(self, what: str, e: CudaError) -> None:
-        # errors of asynchronous work are sticky for the context, like a fault
-        self._sticky = self._sticky or e
+    @property
+    def _sticky(self) -> CudaError | None:
+        return self.engine.failed
 
     def _drain(self) -> None:
         """Complete every queued operation now, in order (a synchronous synchronisation

@@ -98,16 +98,13 @@ class CudaEvent:
 
 class StreamEngine:
     """Every stream and event of one context, and the workers that run them.
-    ``on_error(what, error)`` is told of an operation that failed (a sticky error)."""
+    :attr:`failed` is the context's sticky error: the first operation's that failed,
+    after which nothing more runs."""
 
     def __init__(
-        self,
-        time: Callable[[], DeviceTime | None],
-        on_error: Callable[[str, CudaError], None],
-        timing: DeviceTiming | None = None,
+        self, time: Callable[[], DeviceTime | None], timing: DeviceTiming | None = None
     ) -> None:
         self._time = time
-        self._on_error = on_error
         self.timing = timing or DeviceTiming()
         self.streams: dict[int, Stream] = {0: Stream(0)}
         self.events: dict[int, CudaEvent] = {}
@@ -188,7 +185,6 @@ class StreamEngine:
     def _fail(self, s: Stream, op: Op, e: CudaError) -> None:
         self.failed = self.failed or e
         log.error("asynchronous %s failed: %s", op.what, e)
-        self._on_error(op.what, e)
 
     async def _run(self, s: Stream, op: Op) -> None:
         s.running = op
