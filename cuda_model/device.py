@@ -13,7 +13,8 @@ Access shapes (reference/gpu-requester.md, PTX ISA "mmio operation", measured SA
   combined: one MWr of 4 or 8 bytes with its byte enables;
 - plain and volatile stores (``store``): a warp's stores may reach the link combined;
   :attr:`KernelContext.coalesce` (bytes, a model knob) is the largest piece one store
-  becomes, 4 when off;
+  becomes, 4 when off; pieces end at multiples of it, as a warp's combined stores stay
+  within one aligned line;
 - ``ld32``/``ld64`` with ``mmio=True``: always performed; an implementation may read
   surrounding bytes: :attr:`KernelContext.widen_loads` (a knob, 0 = exact) widens each
   to that aligned size;
@@ -87,14 +88,17 @@ class KernelContext:
                 self.rt.gpu.write_va(p.addr, np.frombuffer(part, dtype=np.uint8))
                 continue
             bus = self._bus()
-            for i in range(0, len(part), chunk):
+            i = 0
+            while i < len(part):  # pieces end at multiples of chunk (a warp's lines)
+                take = min(len(part) - i, chunk - (p.addr + i) % chunk)
                 try:
-                    await bus.write(p.addr + i, part[i : i + chunk], self._access(p))
+                    await bus.write(p.addr + i, part[i : i + take], self._access(p))
                 except BusError as e:
                     raise self._fail(what, ptr, len(data), str(e)) from None
                 self.stores += 1
                 if not p.io:  # (a device's registers may not be read to flush)
                     self.last_write = (p.addr + i, self._access(p))
+                i += take
 
     async def _read(self, ptr: int, n: int, what: str) -> bytes:
         out = bytearray()
@@ -143,7 +147,8 @@ class KernelContext:
 
     async def store(self, ptr: int, data, volatile: bool = False) -> None:
         """Plain (or volatile) stores of every thread, ``data`` in address order: pieces
-        of at most :attr:`coalesce` bytes (4 when off) on the bus."""
+        of at most :attr:`coalesce` bytes (4 when off) on the bus, cut at multiples of
+        it (a warp's aligned lines)."""
         raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
         await self._write(ptr, raw, "store", max(4, self.coalesce))
 

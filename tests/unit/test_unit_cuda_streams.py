@@ -194,6 +194,7 @@ def test_coalescing_and_widened_loads_are_knobs() -> None:
 
     async def kernel(k: KernelContext) -> None:
         await k.store(reg, bytes(256))
+        await k.store(reg + 0x320 + 8, bytes(256))  # unaligned: cut at the lines
         await k.st32(reg + 0x200, 1)  # mmio: never combined
         await k.ld32(reg + 0x44)
 
@@ -207,6 +208,9 @@ def test_coalescing_and_widened_loads_are_knobs() -> None:
     assert shapes == [
         ("w", 0, 128),
         ("w", 128, 128),
+        ("w", 0x328, 0x58),
+        ("w", 0x380, 128),
+        ("w", 0x400, 0x28),
         ("w", 0x200, 4),
         ("r", 0x40, 32),
         ("f", 0x200, 0),
