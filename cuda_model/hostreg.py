@@ -98,6 +98,8 @@ class Registrations:
     def __init__(self) -> None:
         self._bases: list[int] = []
         self._regs: list[Registration] = []
+        # bus page -> the (first, end) bus bytes of it each registration holds
+        self._by_bus: dict[int, list[tuple[int, int, Registration]]] = {}
 
     def __iter__(self):
         return iter(self._regs)
@@ -127,11 +129,37 @@ class Registrations:
         i = bisect.bisect_left(self._bases, reg.va)
         self._bases.insert(i, reg.va)
         self._regs.insert(i, reg)
+        for page, lo, hi in self._bus_spans(reg):
+            self._by_bus.setdefault(page, []).append((lo, hi, reg))
 
     def remove(self, reg: Registration) -> None:
         i = self._regs.index(reg)
         del self._bases[i]
         del self._regs[i]
+        for page, _lo, _hi in self._bus_spans(reg):
+            left = [e for e in self._by_bus[page] if e[2] is not reg]
+            if left:
+                self._by_bus[page] = left
+            else:
+                del self._by_bus[page]
+
+    @staticmethod
+    def _bus_spans(reg: Registration):
+        """(bus page, first bus byte, end) of each page of ``reg``."""
+        first = reg.va & ~(HOST_PAGE - 1)
+        for i, bus in enumerate(reg.pages):
+            va = first + i * HOST_PAGE
+            lo = max(va, reg.va) - va
+            hi = min(va + HOST_PAGE, reg.end) - va
+            yield bus & ~(HOST_PAGE - 1), bus + lo, bus + hi
+
+    def at_bus(self, addr: int, n: int) -> Registration | None:
+        """The registration whose bus bytes hold ``[addr, addr + n)`` within one page
+        (what a request of the GPU may reach; it never crosses 4 KiB), or None."""
+        for lo, hi, reg in self._by_bus.get(addr & ~(HOST_PAGE - 1), ()):
+            if lo <= addr and addr + n <= hi:
+                return reg
+        return None
 
     def bus_pieces(self, ptr: int, n: int, write: bool) -> list[Piece] | None:
         """``[ptr, ptr + n)`` as bus pieces, each physically contiguous; None when it is

@@ -501,12 +501,10 @@ def watch_gpu_writes(tb, rt) -> list[str]:
         if tlp.requester_id != gpu_id:
             return
         lo = tlp.address + tlp.get_first_be_offset()
-        hi = lo + tlp.get_be_byte_count()
-        for reg in rt.registered:
-            for piece in rt.registered.bus_pieces(reg.va, reg.size, False) or ():
-                if piece.addr <= lo and hi <= piece.addr + piece.length:
-                    return
-        stray.append(f"{hi - lo} B at {lo:#x}")
+        n = tlp.get_be_byte_count()
+        reg = rt.registered.at_bus(lo, n)
+        if reg is None or reg.read_only:
+            stray.append(f"{n} B at {lo:#x}")
 
     tb.links.add_observer(observe)
     return stray

@@ -179,6 +179,26 @@ def test_registered_pages_are_the_process_pages_on_the_bus() -> None:
     assert got == bytes(range(256)) * 48
 
 
+def test_bus_addresses_lead_back_to_their_registration() -> None:
+    """``at_bus`` answers what a request of the GPU may reach: the registered bytes of
+    each page (not the rest of a page an unaligned range starts or ends in), nothing
+    after cudaHostUnregister."""
+    rt, process, _ = rig()
+    p = process.malloc(3 * PAGE_SIZE)  # 16 bytes past a page boundary
+    rt.cudaHostRegister(p, 2 * PAGE_SIZE, 0)
+    reg = rt.registered.find(p)
+    for piece in rt.registered.bus_pieces(p, 2 * PAGE_SIZE, write=False):
+        assert rt.registered.at_bus(piece.addr, 4) is reg
+        assert rt.registered.at_bus(piece.addr + piece.length - 4, 4) is reg
+    first = reg.pages[0]
+    assert rt.registered.at_bus(first + 16, PAGE_SIZE - 16) is reg
+    assert rt.registered.at_bus(first + 12, 8) is None, "bytes before the range"
+    last = reg.pages[-1]
+    assert rt.registered.at_bus(last + 12, 4) is reg and rt.registered.at_bus(last + 16, 4) is None
+    rt.cudaHostUnregister(p)
+    assert rt.registered.at_bus(first + 16, 4) is None
+
+
 def test_a_device_mapping_registers_on_the_io_path() -> None:
     """NV: pinning fails on VM_IO | VM_PFNMAP, the I/O path takes it with IoMemory: the
     pages are the BAR's, contiguous; no page is pinned; the pointer is the device
