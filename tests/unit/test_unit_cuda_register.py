@@ -8,6 +8,8 @@ is driver_model.host's, device mappings as a driver's mmap of a BAR makes them."
 from __future__ import annotations
 
 import errno
+import re
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +23,7 @@ from cuda_model.hostreg import (
 from cuda_model.hostreg import (
     cudaHostRegisterReadOnly as RO,
 )
-from cuda_model.runtime import cudaMemoryType
+from cuda_model.runtime import CUdevice_attribute, cudaMemoryType
 from driver_model.host import PAGE_SIZE, HostMemory, HostMemoryError, UserProcess
 
 from .ram import Ram
@@ -29,6 +31,27 @@ from .ram import Ram
 INVALID = cudaError.cudaErrorInvalidValue
 BAR = 0x60_0000_0000  # a device BAR (the FPGA's)
 GPU_BAR1 = 0x70_0000_0000
+
+
+PROBES = Path(__file__).resolve().parents[2] / "cuda_model" / "probes"
+
+
+def test_device_attributes_are_the_h200s() -> None:
+    """M: every driver-API device attribute the model answers is what the H200 gave
+    (cuDeviceGetAttribute 1..160), the registration ones among them: the host pointer
+    serves as device pointer (91), host and read-only registration work (99, 113),
+    nothing flushes remote writes (98), GPUDirect RDMA writes are ordered (118: 100)."""
+    text = (PROBES / "h200-host-register.txt").read_text()
+    measured = {int(a): int(v) for a, v in re.findall(r"^attr +(\d+) = (-?\d+)$", text, re.M)}
+    rt, _, _ = rig()
+    assert len(CUdevice_attribute) >= 12
+    for attr in CUdevice_attribute:
+        assert rt.cuDeviceGetAttribute(attr) == measured[int(attr)], attr.name
+    for attr in (91, 99, 113):
+        assert rt.cuDeviceGetAttribute(attr) == 1
+    with pytest.raises(CudaError) as e:
+        rt.cuDeviceGetAttribute(CUdevice_attribute(98), dev=1)
+    assert e.value.code == CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 def rig(privileged: bool = True):
