@@ -63,6 +63,20 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     # logic, against the engine's events and the other side's accesses
     "reg_race": REG_BINS,
 }
+# the coverpoints each kind of the built-in regression (tb/regress/farm/jobs.py KINDS)
+# hits: a farm run of some kinds has the goal of those kinds' coverpoints
+KIND_POINTS: dict[str, tuple[str, ...]] = {
+    "chains": tuple(COVERPOINTS)[: tuple(COVERPOINTS).index("driver_op")],
+    "driver": (
+        "driver_op",
+        "driver_fault",
+        "driver_race",
+        "driver_result",
+        "driver_pin",
+        "gpu_step",
+    ),
+    "resets": ("reset_step", "reset_cut", "reg_race"),
+}
 RUNS_LISTED = 8  # run names the report's first line lists
 # bins the default suite (a few seeds) is not required to reach
 OPTIONAL: dict[str, set[str]] = {
@@ -112,10 +126,16 @@ class Coverage:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_json(), indent=1, sort_keys=True))
 
-    def missed(self, include_optional: bool = False) -> dict[str, list[str]]:
-        """Bins never hit, per coverpoint (optional bins left out unless asked)."""
+    def missed(
+        self, include_optional: bool = False, points: Iterable[str] | None = None
+    ) -> dict[str, list[str]]:
+        """Bins never hit, per coverpoint (optional bins left out unless asked), of
+        ``points`` (the coverpoints' names; None: every one)."""
         out = {}
+        wanted = set(self.points) if points is None else set(points)
         for name, bins in self.points.items():
+            if name not in wanted:
+                continue
             skip = set() if include_optional else OPTIONAL.get(name, set())
             miss = [b for b, n in bins.items() if n == 0 and b not in skip]
             if miss:
@@ -127,8 +147,9 @@ class Coverage:
         hit = sum(1 for bins in self.points.values() for n in bins.values() if n)
         return hit, sum(len(bins) for bins in self.points.values())
 
-    def report(self) -> str:
-        """A text report: one line per coverpoint, hit bins and counts, then the misses."""
+    def report(self, points: Iterable[str] | None = None) -> str:
+        """A text report: one line per coverpoint, hit bins and counts, then the misses
+        of ``points`` (None: of every coverpoint)."""
         names = sorted({r.get("name", "?") for r in self.runs})
         if len(names) > RUNS_LISTED:  # a farm's thousand seeds: the first few and a count
             names = [*names[:RUNS_LISTED], f"... {len(names) - RUNS_LISTED} more"]
@@ -139,7 +160,7 @@ class Coverage:
             lines.append(f"  {name:18s} {n_hit:2d}/{len(bins):2d}  {cells}")
         hit, total = self.bins()
         lines.append(f"  bins hit: {hit}/{total} ({100.0 * hit / max(total, 1):.1f}%)")
-        missed = self.missed()
+        missed = self.missed(points=points)
         if missed:
             lines.append(f"  goal missed, never hit: {describe_missed(missed)}")
         else:

@@ -164,11 +164,11 @@ def test_summary_text_and_outputs(tmp_path: Path):
     text = s.text("required")
     assert "seeds run: 4, passed: 1, 1 failed, 1 error, 1 timeout" in text
     assert "400.0 seeds per hour" in text  # 4 seeds in 36 s
-    # 169: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 34 (ops, faults,
-    # races, results, pin ways, the GPU's own steps), the resets' 66 (6 kinds x 9
+    # 175: the chains' 69 (7 outcomes, 21 faults x outcome), the driver's 34 (ops, faults,
+    # races, results, pin ways, the GPU's own steps), the resets' 72 (6 kinds x 10
     # targets, where they struck, 5 register races x 2 sides)
     bins = sum(len(b) for b in COVERPOINTS.values())
-    assert bins == 169 and f"coverage: 2/{bins} bins hit" in text
+    assert bins == 175 and f"coverage: 2/{bins} bins hit" in text
     assert "coverage goal (required bins): missed, never hit: chain_length" in text
     assert "FAILED a-seed2 [failed] data mismatch at 0x40\n  reproduce: rerun a2" in text
     assert "run directory (w2): /tmp/x" in text
@@ -180,6 +180,28 @@ def test_summary_text_and_outputs(tmp_path: Path):
     assert (tmp_path / "seeds" / "a-seed2" / "sim.log").read_text().startswith("log ")
     assert (tmp_path / "report.txt").read_text().startswith("functional coverage")
     assert "seeds run: 4" in (tmp_path / "summary.txt").read_text()
+
+
+def test_the_goal_of_a_run_of_some_kinds_is_their_coverpoints():
+    """A farm run of the resets kind alone meets its goal with the resets' bins: the
+    chains' and the driver's coverpoints are not its goal (they were, and such a run
+    failed however its seeds went). Every coverpoint belongs to exactly one kind."""
+    from tb.regress.coverage import KIND_POINTS
+
+    owned = [p for k in farm.KINDS for p in KIND_POINTS[k]]
+    assert sorted(owned) == sorted(COVERPOINTS) and len(set(owned)) == len(owned)
+    cov = Coverage()
+    for point in KIND_POINTS["resets"]:
+        for b in COVERPOINTS[point]:
+            cov.hit(point, b)
+    s = farm.Summary([], cov, wall_s=1.0, workers=1, points=KIND_POINTS["resets"])
+    assert s.goal_missed("all") == {}
+    assert "coverage goal (all bins): met" in s.text("all")
+    assert "goal met" in cov.report(s.points)
+    everything = farm.Summary([], cov, wall_s=1.0, workers=1)
+    assert "chain_length" in everything.goal_missed("all")
+    jobs = farm.regression_jobs([1], kinds=["resets"])
+    assert [j.kind for j in jobs] == ["resets"]
 
 
 def test_slurm_jobs_run_from_this_checkout():

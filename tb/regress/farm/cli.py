@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the seeds ran (while a cluster started)
         print("regress: interrupted", file=sys.stderr)
         return 130
-    print(summary.coverage.report())
+    print(summary.coverage.report(summary.points))
     print(summary.text(goal))
     print(f"junit: {args.out / 'junit.xml'}; logs: {args.out / 'seeds'}")
     if summary.interrupted:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ... import runner
-from ..coverage import Coverage
+from ..coverage import KIND_POINTS, Coverage
 from .jobs import ERROR, LOST, FarmError, SeedJob, SeedResult
 from .outputs import Summary, write_outputs
 from .worker import STOP_POLL_S, TERM_GRACE_S, run_job
@@ -221,7 +221,11 @@ def run_regression(
     for r in ordered:
         if r.coverage:
             cov.merge(Coverage.from_json(r.coverage))
-    summary = Summary(ordered, cov, wall, workers, interrupted)
+    kinds = {j.kind for j in jobs}
+    points = None  # (a user's own tests: every coverpoint)
+    if kinds and "" not in kinds:
+        points = tuple(p for k in sorted(kinds) for p in KIND_POINTS[k])
+    summary = Summary(ordered, cov, wall, workers, interrupted, points)
     if out_dir is not None:
         write_outputs(summary, out_dir, goal)
     return summary

@@ -122,6 +122,8 @@ class SeedJob:
     coverage_env: str | None = COVERAGE_ENV
     # Dask's priority: the longer kinds start first, so that short ones fill the tail
     priority: int = 0
+    # the built-in regression's kind (KINDS); "" for a user's own test
+    kind: str = ""
 
 
 @dataclass
@@ -210,6 +212,7 @@ def regression_jobs(
                     limit_s=limit_s,
                     waves=waves,
                     priority=KIND_PRIORITY.get(kind, 0),
+                    kind=kind,
                 )
             )
     return jobs

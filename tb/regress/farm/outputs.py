@@ -26,6 +26,8 @@ class Summary:
     wall_s: float
     workers: int
     interrupted: bool = False
+    # the coverpoints the goal counts (those of the kinds run); None: every one
+    points: tuple[str, ...] | None = None
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.results if r.status == status)
@@ -42,7 +44,7 @@ class Summary:
         """Bins the goal (``all``, ``required`` or ``none``) wants and no seed hit."""
         if goal == "none":
             return {}
-        return self.coverage.missed(include_optional=goal == "all")
+        return self.coverage.missed(include_optional=goal == "all", points=self.points)
 
     def text(self, goal: str = "all") -> str:
         hit, total = self.coverage.bins()
@@ -86,7 +88,7 @@ def write_outputs(summary: Summary, out_dir: Path, goal: str = "all") -> None:
         meta = {k: v for k, v in dataclasses.asdict(r).items() if k not in ("log", "coverage")}
         (sdir / "result.json").write_text(json.dumps(meta, indent=1))
     summary.coverage.write(out_dir / "merged.json")
-    (out_dir / "report.txt").write_text(summary.coverage.report() + "\n")
+    (out_dir / "report.txt").write_text(summary.coverage.report(summary.points) + "\n")
     write_junit(summary, out_dir / "junit.xml")
     (out_dir / "summary.txt").write_text(summary.text(goal) + "\n")
 
