@@ -382,17 +382,20 @@ class Gpu:
         self._phys.free(p)
 
     def alloc_host(
-        self, size: int, backing: bytearray | memoryview | None = None
+        self, size: int, backing: bytearray | memoryview | None = None, base: int | None = None
     ) -> Allocation | None:
-        """Page-locked host memory (cudaHostAlloc): its own address range, backed by
-        ``backing`` (``size`` bytes of host RAM) or by a fresh buffer."""
+        """Page-locked host memory (cudaHostAlloc), backed by ``backing`` (``size`` bytes
+        of host RAM) or by a fresh buffer: at ``base`` (where the process mapped it), or
+        in an address range of its own."""
         pages = max(1, -(-size // 4096))
-        slot = self._host_va.alloc(pages)
-        if slot is None:
-            return None
+        if base is None:
+            slot = self._host_va.alloc(pages)
+            if slot is None:
+                return None
+            base = HOST_VA_BASE + slot * 4096
         return self._insert(
             Allocation(
-                HOST_VA_BASE + slot * 4096,
+                base,
                 size,
                 MemoryType.CU_MEMORYTYPE_HOST,
                 self._next_buffer_id,
@@ -568,7 +571,8 @@ class Gpu:
         i = self._allocs.index(a)
         del self._allocs[i], self._alloc_bases[i]
         if a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
-            self._host_va.free((a.base - HOST_VA_BASE) // 4096, a.reserved // 4096)
+            if HOST_VA_BASE <= a.base < HOST_VA_BASE + HOST_VA_SPAN:
+                self._host_va.free((a.base - HOST_VA_BASE) // 4096, a.reserved // 4096)
             return
         assert b is not None
         if b.blocks is not None:

@@ -61,13 +61,13 @@ class UserMemory(Protocol):
 
     def put_user_pages(self, frames: list[int]) -> None: ...
 
-    def alloc_locked(self, size: int) -> Any:
-        """Zeroed page-locked memory a driver maps into the process: ``bus`` (its first
-        page's bus address; the pages follow contiguously), ``size`` and ``view()``; an
-        ``OSError`` when memory runs out."""
+    def alloc_locked(self, size: int, name: str = "") -> tuple[int, Any]:
+        """Zeroed page-locked memory a driver maps into the process: its address and a
+        buffer with ``bus`` (its first page's bus address; the pages follow
+        contiguously), ``size`` and ``view()``; an ``OSError`` when memory runs out."""
         ...
 
-    def free_locked(self, buf: Any) -> None: ...
+    def free_locked(self, addr: int) -> None: ...
 
 
 @dataclasses.dataclass

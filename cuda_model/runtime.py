@@ -212,7 +212,7 @@ class CudaRuntime:
         # takes (driver_model.host.UserProcess); without one, cudaHostAlloc memory is a
         # buffer of the model's own that only the host side reaches
         self.process: UserMemory | None = None
-        self._locked: dict[int, tuple[Registration, object]] = {}  # cudaHostAlloc'd
+        self._locked: dict[int, Registration] = {}  # cudaHostAlloc'd, by pointer
         # the kernel's dma_buf_export + dma_buf_fd for cuMemGetHandleForAddressRange:
         # (exporter, size) -> fd (driver_model.dmabuf.DmaBufCore.export_fd); None: the
         # kernel has no dma-buf support
@@ -340,34 +340,34 @@ class CudaRuntime:
         pointer (measured: host_alloc.txt). Read and write it with :meth:`host_buffer`.
         Not valid for nvidia_p2p_get_pages.
 
-        With a :attr:`process`, the memory is that process's host RAM (in a simulation,
-        the root complex's memory), so kernels, stream memory operations and
-        asynchronous copies reach it over the bus as PCIe requests, and a peer can DMA
-        to its bus addresses. Without one it is a buffer only the host side sees."""
+        With a :attr:`process`, the memory is host RAM mapped into that process (in a
+        simulation, the root complex's memory), at the pointer: kernels, stream memory
+        operations and asynchronous copies reach it over the bus as PCIe requests, and
+        another driver can pin its pages and DMA to it. Without one it is a buffer only
+        the host side sees."""
         self._check_sticky()
         if size < 0 or flags & ~0x7:  # Portable, Mapped, WriteCombined
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaHostAlloc({size}, {flags})")
         if size == 0:
             return 0  # as cudaMalloc: success, NULL
-        locked = None
-        if self.process is not None:
-            try:
-                locked = self.process.alloc_locked(size)
-            except OSError:
-                raise CudaError(
-                    cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size}): host RAM"
-                ) from None
-        a = self.gpu.alloc_host(size, None if locked is None else locked.view()[:size])
-        if a is None:
-            if locked is not None:
-                self.process.free_locked(locked)
-            raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size})")
-        if locked is not None:
-            pages = [locked.bus + i * HOST_PAGE for i in range(-(-size // HOST_PAGE))]
-            reg = Registration(a.base, size, pages, flags & 0x3, name="cudaHostAlloc", owned=True)
-            self.registered.add(reg)
-            self._locked[a.base] = (reg, locked)
-        return a.base
+        if self.process is None:
+            a = self.gpu.alloc_host(size)
+            if a is None:
+                raise CudaError(cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size})")
+            return a.base
+        try:
+            va, locked = self.process.alloc_locked(size, "cudaHostAlloc")
+        except OSError:
+            raise CudaError(
+                cudaError.cudaErrorMemoryAllocation, f"cudaHostAlloc({size}): host RAM"
+            ) from None
+        a = self.gpu.alloc_host(size, locked.view()[:size], base=va)
+        assert a is not None  # (at the process's own address: no range of ours to run out)
+        pages = [locked.bus + i * HOST_PAGE for i in range(-(-size // HOST_PAGE))]
+        reg = Registration(va, size, pages, flags & 0x3, name="cudaHostAlloc", owned=True)
+        self.registered.add(reg)
+        self._locked[va] = reg
+        return va
 
     def cudaFreeHost(self, ptr: int) -> None:
         """Free cudaHostAlloc memory; NULL does nothing. Anything else (an interior or
@@ -380,13 +380,12 @@ class CudaRuntime:
             raise CudaError(cudaError.cudaErrorInvalidValue, f"cudaFreeHost({ptr:#x})")
         self._drain()
         self.gpu.free_allocation(a)
-        held = self._locked.pop(ptr, None)
-        if held is not None:
-            reg, locked = held
+        reg = self._locked.pop(ptr, None)
+        if reg is not None:
             self.registered.remove(reg)
             a.host_buffer = None  # (the view goes before the RAM does)
             assert self.process is not None
-            self.process.free_locked(locked)
+            self.process.free_locked(ptr)
 
     def host_buffer(self, ptr: int) -> memoryview:
         """The bytes of a cudaHostAlloc buffer (what the C program reaches through ptr)."""

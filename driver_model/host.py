@@ -323,16 +323,25 @@ class UserProcess:
                 return
         raise HostMemoryError(errno.EINVAL, f"no mapping at {addr:#x}")
 
-    def alloc_locked(self, size: int) -> CoherentBuffer:
-        """Page-locked memory a driver maps into the process, as NVIDIA's driver does
-        for ``cudaHostAlloc``: zeroed, never swapped, one physically contiguous run here
-        (an H200 gave runs of up to 2 MiB: cuda_model/probes/host_alloc.txt). ENOMEM
-        when no run of frames that long is free."""
-        return self.host.dma_alloc_coherent(size)
+    def alloc_locked(self, size: int, name: str = "") -> tuple[int, CoherentBuffer]:
+        """Page-locked memory a driver allocates and maps into the process, as NVIDIA's
+        driver does for ``cudaHostAlloc``: zeroed, never swapped, one physically
+        contiguous run here (an H200 gave runs of up to 2 MiB:
+        cuda_model/probes/host_alloc.txt). Its address in the process and the buffer.
+        The mapping is of ordinary pages, so ``get_user_pages`` pins them (another
+        driver may DMA to it). ENOMEM when no run of frames that long is free."""
+        buf = self.host.dma_alloc_coherent(size)
+        n = buf.size // PAGE_SIZE
+        start = self._next
+        self._next += (n + 1) * PAGE_SIZE
+        m = Vma(start, [buf.bus + i * PAGE_SIZE for i in range(n)], True, name=name)
+        bisect.insort(self._maps, m, key=lambda x: x.start)
+        return start, buf
 
-    def free_locked(self, buf: CoherentBuffer) -> None:
-        """Give :meth:`alloc_locked` memory back."""
-        self.host.dma_free_coherent(buf)
+    def free_locked(self, addr: int) -> None:
+        """Unmap and free :meth:`alloc_locked` memory at ``addr``; pages another driver
+        still pins stay allocated until their last unpin."""
+        self.munmap(addr)
 
     def malloc(self, size: int) -> int:
         """A large ``malloc``: an mmap'd block behind a 16-byte header, so the pointer is

@@ -266,6 +266,40 @@ async def test_host_alloc_memory_is_reached_through_the_root_complex(dut):
     assert rt.registered.find(h) is None
 
 
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_the_card_and_the_gpu_meet_in_host_alloc_memory(dut):
+    """The staged path without GPUDirect: the card's DMA (the driver pins cudaHostAlloc
+    memory as any user buffer) writes into one cudaHostAlloc buffer from another, the
+    GPU's copy engine then reads it into device memory through the root complex, and a
+    kernel writes a result back there that the card's DMA carries off. The bytes are
+    exact at each stop, and the card's writes land where the GPU reads."""
+    rig = await bring_up(dut)
+    rt, fd = rig.cuda, rig.fd
+    n = 10_000
+    src, mid, out = rt.cudaHostAlloc(n), rt.cudaHostAlloc(n + 64), rt.cudaHostAlloc(n)
+    data = np.random.default_rng(11).integers(0, 256, n, dtype=np.uint8).tobytes()
+    rt.host_buffer(src)[:n] = data
+    rt.host_buffer(mid)[:] = bytes([0xEE]) * (n + 64)
+    assert await fd.h2c2h_dma(src, mid, n) > 0  # (the DMA time; errors raise)
+    assert bytes(rt.host_buffer(mid)[:n]) == data, "the card's DMA into cudaHostAlloc memory"
+    assert bytes(rt.host_buffer(mid)[n:]) == bytes([0xEE]) * 64
+    dev = rt.cudaMalloc(n)
+    s = rt.cudaStreamCreate()
+    rt.cudaMemcpyAsync(dev, mid, n, DEFAULT, s)
+
+    async def invert(k: KernelContext) -> None:
+        await k.store(mid, bytes(b ^ 0xFF for b in await k.load(dev, n)))
+
+    rt.cudaLaunchKernel(invert, 1, 32, (), s)
+    await rt.stream_synchronize(s)
+    assert rt.gpu.read_va(dev, n).tobytes() == data, "the GPU's copy of the card's bytes"
+    await fd.h2c2h_dma(mid, out, n)
+    assert bytes(rt.host_buffer(out)[:n]) == bytes(b ^ 0xFF for b in data)
+    for p in (src, mid, out):
+        rt.cudaFreeHost(p)
+    assert rig.platform.host.pinned_pages == 0, "the driver unpinned every page"
+
+
 @cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_the_card_bar_registered_as_the_notes_do(dut):
     """The notes' path: the process maps the card's BAR (the driver's mmap, the sysfs

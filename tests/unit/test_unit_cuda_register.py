@@ -182,6 +182,24 @@ def test_host_alloc_memory_is_the_process_ram_on_the_bus() -> None:
     assert code(rt.cudaFreeHost, h) == INVALID
 
 
+def test_host_alloc_memory_is_ordinary_pages_of_the_process() -> None:
+    """cudaHostAlloc memory is mapped into the process as ordinary pages (NVIDIA's
+    driver maps system memory with struct pages): the process reads and writes it at the
+    pointer, another driver pins it with get_user_pages and gets the pages the GPU
+    reaches; pages still pinned at cudaFreeHost stay allocated until their last unpin."""
+    rt, process, host = rig()
+    free = host.frames.free_frames
+    h = rt.cudaHostAlloc(2 * PAGE_SIZE)
+    process.write(h + 8, b"card")
+    assert bytes(rt.host_buffer(h)[8:12]) == b"card"
+    frames = process.get_user_pages(h, 2, write=True)
+    assert frames == rt.registered.find(h).pages
+    rt.cudaFreeHost(h)
+    assert process.vma(h) is None and host.frames.free_frames == free - 2, "pinned: kept"
+    process.put_user_pages(frames)
+    assert host.frames.free_frames == free
+
+
 def test_host_alloc_beyond_the_ram_is_out_of_memory() -> None:
     """More than the host has in one run: cudaErrorMemoryAllocation, nothing taken."""
     rt, _, host = rig()
