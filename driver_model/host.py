@@ -269,6 +269,14 @@ class UserProcess:
         return 0
 
     # ----------------------------------------------------------------- mappings
+    def _map(self, m: Vma) -> int:
+        """Place mapping ``m`` (its ``start`` unset) at the next free address, a guard
+        page after the one before; its address."""
+        m.start = self._next
+        self._next = m.end + PAGE_SIZE
+        bisect.insort(self._maps, m, key=lambda x: x.start)
+        return m.start
+
     def mmap(self, size: int, writable: bool = True) -> int:
         """Map ``size`` bytes (rounded up to pages) of fresh zeroed memory, read-only
         unless ``writable``; its address."""
@@ -278,11 +286,7 @@ class UserProcess:
         frames = self.host.frames.alloc(n)
         for f in frames:
             self.host.phys.write(f, bytes(PAGE_SIZE))
-        start = self._next
-        self._next += (n + 1) * PAGE_SIZE  # a guard page between mappings
-        m = Vma(start, frames, writable)
-        bisect.insort(self._maps, m, key=lambda x: x.start)
-        return start
+        return self._map(Vma(0, frames, writable))
 
     def mmap_io(
         self, phys: int, size: int, writable: bool = True, cached: bool = False, name: str = ""
@@ -295,11 +299,9 @@ class UserProcess:
         if size <= 0 or phys % PAGE_SIZE:
             raise HostMemoryError(errno.EINVAL, f"mmap of {size} device bytes at {phys:#x}")
         n = -(-size // PAGE_SIZE)
-        start = self._next
-        self._next += (n + 1) * PAGE_SIZE
-        m = Vma(start, [phys + i * PAGE_SIZE for i in range(n)], writable, True, cached, name)
-        bisect.insort(self._maps, m, key=lambda x: x.start)
-        return start
+        return self._map(
+            Vma(0, [phys + i * PAGE_SIZE for i in range(n)], writable, True, cached, name)
+        )
 
     def vma(self, addr: int) -> Vma | None:
         """The mapping holding ``addr`` (``find_vma``, exact), or None."""
@@ -331,12 +333,8 @@ class UserProcess:
         The mapping is of ordinary pages, so ``get_user_pages`` pins them (another
         driver may DMA to it). ENOMEM when no run of frames that long is free."""
         buf = self.host.dma_alloc_coherent(size)
-        n = buf.size // PAGE_SIZE
-        start = self._next
-        self._next += (n + 1) * PAGE_SIZE
-        m = Vma(start, [buf.bus + i * PAGE_SIZE for i in range(n)], True, name=name)
-        bisect.insort(self._maps, m, key=lambda x: x.start)
-        return start, buf
+        frames = [buf.bus + i * PAGE_SIZE for i in range(buf.size // PAGE_SIZE)]
+        return self._map(Vma(0, frames, True, name=name)), buf
 
     def free_locked(self, addr: int) -> None:
         """Unmap and free :meth:`alloc_locked` memory at ``addr``; pages another driver
