@@ -256,10 +256,11 @@ def host_register(
 
 def host_unregister(regs: Registrations, process: UserMemory | None, ptr: int) -> None:
     """``cudaHostUnregister(ptr)``: ``ptr`` must be where a registration starts
-    (measured: an interior pointer, NULL or cudaHostAlloc memory is cudaErrorInvalidValue,
-    a pointer not registered, or unregistered twice, cudaErrorHostMemoryNotRegistered)."""
+    (measured: an interior pointer or NULL is cudaErrorInvalidValue, a pointer not
+    registered, or unregistered twice, cudaErrorHostMemoryNotRegistered). The runtime
+    refuses cudaHostAlloc memory before this (CUDA's own allocations)."""
     reg = regs.find(ptr) if ptr else None
-    if not ptr or (reg is not None and (reg.va != ptr or reg.owned)):
+    if not ptr or (reg is not None and reg.va != ptr):
         raise _bad(f"cudaHostUnregister({ptr:#x})")
     if reg is None:
         raise CudaError(cudaError.cudaErrorHostMemoryNotRegistered, f"{ptr:#x}")
