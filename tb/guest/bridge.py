@@ -42,10 +42,11 @@ from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import Region
 
 from .card import FabricFunction
+from .errors import GuestProtocolError
 from .timetravel import Calendar, TimeTravelError
 from .uml import GuestError, GuestOptions, UmlGuest
 from .vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
-from .virtpci import UML_MSI_ADDRESS, PciRequest, VirtPciError, execute, msi_message, parse
+from .virtpci import UML_MSI_ADDRESS, Op, PciRequest, execute, msi_message, parse
 
 log = logging.getLogger("cocotb.guest")
 
@@ -133,6 +134,7 @@ class GuestBridge:
         self.stats = collections.Counter()
         self.journal: list[tuple[int, str]] = []
         self._ram_regions: list[tuple[int, int, GuestRam]] = []
+        self._ram_generation = 0  # the memory table the root complex holds (0: none)
         self._doorbell: MsiDoorbell | None = None
         self._stopped = False
         self._offset = 0  # simulated ns minus the guest's ns (shared time)
@@ -152,9 +154,11 @@ class GuestBridge:
 
     # --- the root complex's memory --------------------------------------------------
     def _attach_memory(self) -> None:
-        """Make the guest's RAM the root complex's host memory (once, when the guest has
-        shared it): the pool the root complex allocates from goes, the guest's regions and
-        its MSI address come in."""
+        """Make the guest's RAM the root complex's host memory (when the guest shares it,
+        and again for each new table it sends): the pool the root complex allocates from
+        goes, the guest's regions and its MSI address come in, the last table's regions
+        go. RAM that would overlap the fabric's own ranges (the MSI address, the BAR
+        windows) is an error."""
         space = self.rc.mem_address_space
         if self._doorbell is None:
             space.regions = [r for r in space.regions if r[3] is not self.rc.mem_pool]
@@ -162,7 +166,19 @@ class GuestBridge:
             space.register_region(self._doorbell, UML_MSI_ADDRESS)
             if self.name_host is not None:
                 self.name_host(UML_MSI_ADDRESS, self._doorbell.size, "guest MSI")
+        old = {id(region) for _, _, region in self._ram_regions}
+        space.regions = [r for r in space.regions if id(r[3]) not in old]
+        self._ram_regions.clear()
+        self._ram_generation = self.backend.mem.generation
         for base, size in self.backend.regions():
+            clash = space.find_regions(base, size)
+            if clash:
+                b, n, _, r = clash[0]
+                raise GuestError(
+                    f"guest RAM 0x{base:x}-0x{base + size - 1:x} overlaps the fabric's"
+                    f" {type(r).__name__} at 0x{b:x}-0x{b + n - 1:x} (a smaller mem_mb keeps"
+                    " the guest's RAM below it)"
+                )
             region = GuestRam(self.backend.mem, base, size)
             space.register_region(region, base)
             self._ram_regions.append((base, size, region))
@@ -186,10 +202,18 @@ class GuestBridge:
         q = self.backend.queues[IRQ_QUEUE]
         delivered = False
         while self.pending_irqs and self.backend.ready:
-            chain = q.pop(self.backend.mem)
+            chain = self._guarded(q.pop, self.backend.mem)
             if chain is None:
                 break
-            q.push(self.backend.mem, chain, msi_message(self.pending_irqs.popleft()))
+            message = msi_message(self.pending_irqs[0])
+            if chain.room < len(message):
+                raise GuestError(
+                    f"guest bridge: an interrupt buffer (head {chain.head}) has room for"
+                    f" {chain.room} bytes; an interrupt takes {len(message)}"
+                    f" ({len(self.pending_irqs)} pending)"
+                )
+            self.pending_irqs.popleft()
+            self._guarded(q.push, self.backend.mem, chain, message)
             delivered = True
         if delivered:
             self._call(IRQ_QUEUE)
@@ -200,9 +224,9 @@ class GuestBridge:
         stands still until it has answered, so that the notification lands at the same
         point of every run."""
         if not self.shared:
-            self.backend.call(queue)
+            self._guarded(self.backend.call, queue)
             return
-        if self.backend.call(queue, need_reply=True):
+        if self._guarded(self.backend.call, queue, need_reply=True):
             assert self.calendar is not None
             self._wait_calendar(self.backend.call_answered, "to take an interrupt")
 
@@ -211,14 +235,19 @@ class GuestBridge:
         q = self.backend.queues[CMD_QUEUE]
         mem = self.backend.mem
         chains = []
-        while (chain := q.pop(mem)) is not None:
+        while (chain := self._guarded(q.pop, mem)) is not None:
             chains.append(chain)
         requests: list[PciRequest] = []
         for chain in chains:
-            try:
-                requests.append(parse(chain.data))
-            except VirtPciError as e:
-                raise GuestError(f"guest sent a request the bridge cannot take: {e}") from e
+            req = self._guarded(parse, chain.data)
+            # a read is refused before the device sees it (reading a FIFO register pops it)
+            answer = req.size if req.op in (Op.CFG_READ, Op.MMIO_READ) else 0
+            if answer > chain.room:
+                raise GuestError(
+                    f"guest bridge: {req.describe()} with room for {chain.room} bytes"
+                    " of answer: not performed"
+                )
+            requests.append(req)
         reads = any(not r.posted for r in requests)
         if not reads:  # posted writes only: the guest goes on at once
             self.backend.ack_kick(kick)
@@ -227,14 +256,12 @@ class GuestBridge:
             data = f" 0x{req.data.hex()}" if req.data and req.size <= 8 else ""
             self._note(f"{req.describe()}{data}")
             reply = await execute(self.device, req)
-            if reply and len(reply) > chain.room:
-                raise GuestError(f"{req.describe()}: the guest left {chain.room} bytes for it")
-            q.push(mem, chain, reply)
+            self._guarded(q.push, mem, chain, reply)
         self._cmd_unnotified += len(chains)
         # posted buffers come back to the guest with its next read; a shared-time guest
         # is notified of a long run of writes only once it waits (an interrupt)
         if chains and not self.shared:
-            self.backend.call(CMD_QUEUE)
+            self._guarded(self.backend.call, CMD_QUEUE)
             self._cmd_unnotified = 0
         if reads:
             self.backend.ack_kick(kick)
@@ -257,9 +284,20 @@ class GuestBridge:
             if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
                 raise GuestError(f"guest bridge: {e}") from e
             kicks = []
-        if self.backend.mem.regions and not self._ram_regions:
+        except GuestProtocolError as e:
+            raise GuestError(f"guest bridge: {e}") from e
+        if self.backend.mem.regions and self._ram_generation != self.backend.mem.generation:
             self._attach_memory()
         return kicks
+
+    @staticmethod
+    def _guarded(fn, *args, **kwargs):
+        """``fn(*args)``, with what the guest's side got wrong (a ring, a message, its
+        memory) ending the run as a :class:`GuestError` that names it."""
+        try:
+            return fn(*args, **kwargs)
+        except GuestProtocolError as e:
+            raise GuestError(f"guest bridge: {e}") from e
 
     def _poll_calendar(self) -> None:
         assert self.calendar is not None

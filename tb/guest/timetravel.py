@@ -15,6 +15,7 @@ import logging
 import struct
 from enum import IntEnum
 
+from .errors import GuestProtocolError
 from .sockets import OnePeerSocket, PeerClosed
 
 log = logging.getLogger("cocotb.guest.time")
@@ -38,7 +39,7 @@ class TtOp(IntEnum):
     GET_TOD = 8
 
 
-class TimeTravelError(Exception):
+class TimeTravelError(GuestProtocolError):
     """The guest broke the protocol, went away (``closed``), or stopped answering."""
 
     def __init__(self, message: str, closed: bool = False) -> None:

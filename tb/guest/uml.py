@@ -28,6 +28,9 @@ TOOLS = GUEST_DIR / "bin"
 # CONFIG_UML_PCI_OVER_VIRTIO_DEVICE_ID in guest/linux/uml.config
 VIRT_PCI_ID = 1234
 TIME_MODES = ("free", "shared")
+# the guest's RAM, which UML places just above its own image, becomes the root complex's
+# host memory, which ends at 0x80000000 where the root complex's MSI region starts
+MIN_MEM_MB, MAX_MEM_MB = 32, 1536
 STATUS = re.compile(r"^pevb-init: exit status (\d+)$", re.M)
 
 
@@ -63,6 +66,11 @@ class GuestOptions:
     kernel: Path = KERNEL
 
     def __post_init__(self) -> None:
+        if not MIN_MEM_MB <= self.mem_mb <= MAX_MEM_MB:
+            raise ValueError(
+                f"mem_mb {self.mem_mb}: {MIN_MEM_MB}-{MAX_MEM_MB} (the guest's RAM must end"
+                " below the root complex's MSI region at 0x80000000)"
+            )
         if self.time not in TIME_MODES:
             raise ValueError(f"time {self.time!r}: one of {', '.join(TIME_MODES)}")
         if self.idle_ns <= 0:

@@ -18,11 +18,13 @@ import mmap
 import os
 import select
 import socket
+import stat
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
+from .errors import GuestProtocolError
 from .sockets import OnePeerSocket, PeerClosed
 
 log = logging.getLogger("cocotb.guest.vhost")
@@ -33,7 +35,10 @@ VRING_STATE = struct.Struct("<II")  # index, num
 VRING_ADDR = struct.Struct("<IIQQQQ")  # index, flags, desc, used, avail, log
 MEM_REGION = struct.Struct("<QQQQ")  # guest address, size, user address, mmap offset
 MAX_PAYLOAD = 4096
-MAX_FDS = 8
+MAX_FDS = 8  # and regions of a memory table (VHOST_MEMORY_BASELINE_NREGIONS)
+MAX_QUEUE_SIZE = 32768  # a split ring's largest (virtio 1.x, 2.7)
+# the most a chain may give the device to read: a virt-pci message and its largest write
+MAX_CHAIN_DATA = (16 << 20) + 64
 VERSION = 1
 
 
@@ -97,7 +102,7 @@ VRING_POLL = 1 << 8  # SET_VRING_KICK/CALL: no file descriptor (in-band)
 VRING_INDEX_MASK = 0xFF
 
 
-class VhostUserError(Exception):
+class VhostUserError(GuestProtocolError):
     """The front end broke the protocol, asked for what the bridge does not do, or went
     away (``closed`` is then true)."""
 
@@ -106,8 +111,9 @@ class VhostUserError(Exception):
         self.closed = closed
 
 
-class GuestMemoryError(Exception):
-    """A guest physical address outside the memory the front end shared."""
+class GuestMemoryError(GuestProtocolError):
+    """A guest physical address outside the memory the front end shared, or a memory
+    table the bridge cannot map."""
 
 
 class GuestMemory:
@@ -116,18 +122,44 @@ class GuestMemory:
 
     def __init__(self) -> None:
         self.regions: list[tuple[int, int, mmap.mmap]] = []
+        # how many tables this memory has held: a user of the regions (the bridge's root
+        # complex) follows a new table when it changes
+        self.generation = 0
 
     def add(self, guest_addr: int, size: int, fd: int, offset: int) -> None:
-        """Map ``size`` bytes of ``fd`` from ``offset`` at guest address ``guest_addr``."""
+        """Map ``size`` bytes of ``fd`` from ``offset`` at guest address ``guest_addr``
+        (:class:`GuestMemoryError` when ``fd`` is no file that can back it, the range is
+        not in the file, or it overlaps a region already added)."""
+        where = f"region 0x{guest_addr:x}+0x{size:x} (fd offset 0x{offset:x})"
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            raise GuestMemoryError(f"{where}: its descriptor: {e.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise GuestMemoryError(f"{where}: its descriptor is no file (a memfd or a file)")
+        if size == 0 or offset + size > st.st_size:
+            raise GuestMemoryError(f"{where}: the file has 0x{st.st_size:x} bytes")
+        if guest_addr + size > 1 << 64:
+            raise GuestMemoryError(f"{where}: past the end of the 64-bit address space")
+        for base, other, _ in self.regions:
+            if guest_addr < base + other and base < guest_addr + size:
+                raise GuestMemoryError(f"{where} overlaps 0x{base:x}+0x{other:x}")
         page = mmap.ALLOCATIONGRANULARITY
         skew = offset % page
-        m = mmap.mmap(fd, size + skew, mmap.MAP_SHARED, offset=offset - skew)
+        try:
+            m = mmap.mmap(fd, size + skew, mmap.MAP_SHARED, offset=offset - skew)
+        except (OSError, ValueError, OverflowError) as e:
+            raise GuestMemoryError(f"{where}: cannot be mapped ({e})") from None
         self.regions.append((guest_addr, size, _Skewed(m, skew) if skew else m))
 
     def close(self) -> None:
         for _, _, m in self.regions:
             m.close()
         self.regions.clear()
+
+    def contains(self, addr: int, length: int) -> bool:
+        """Whether ``[addr, addr + length)`` lies in one region."""
+        return any(base <= addr and addr + length <= base + size for base, size, _ in self.regions)
 
     def find(self, addr: int, length: int) -> tuple[object, int]:
         """The mapping and the offset in it of ``[addr, addr + length)``, which must lie in
@@ -193,8 +225,9 @@ class Chain:
         return sum(n for _, n in self.writable)
 
 
-class VirtqueueError(Exception):
-    """A malformed descriptor chain (a loop, a bad index, an indirect table)."""
+class VirtqueueError(GuestProtocolError):
+    """A malformed descriptor chain (a loop, a bad index, an indirect table, buffers
+    outside the guest's memory) or an avail index moved past the ring."""
 
 
 @dataclass
@@ -211,10 +244,36 @@ class Virtqueue:
     used_idx: int = 0
     ready: bool = False
 
+    def rings(self) -> list[tuple[str, int, int, int]]:
+        """(name, address, length, alignment) of the three parts of the ring."""
+        return [
+            ("descriptor table", self.desc, 16 * self.num, 16),
+            ("avail ring", self.avail, 6 + 2 * self.num, 2),
+            ("used ring", self.used, 6 + 8 * self.num, 4),
+        ]
+
+    def check_rings(self, mem: GuestMemory) -> None:
+        """:class:`VirtqueueError` unless every part of the ring lies, aligned, in
+        ``mem``."""
+        for name, addr, length, align in self.rings():
+            if addr % align or not mem.contains(addr, length):
+                raise VirtqueueError(
+                    f"queue {self.index}: its {name} at 0x{addr:x}+{length} is"
+                    f" {'misaligned' if addr % align else 'outside the guest memory'}"
+                    f" ({mem.describe()})"
+                )
+
     def pending(self, mem: GuestMemory) -> int:
-        """Chains the driver has made available and the device has not taken."""
+        """Chains the driver has made available and the device has not taken (a driver
+        that moved its index more than the ring's size ahead broke the ring)."""
         (idx,) = struct.unpack("<H", mem.read(self.avail + 2, 2))
-        return (idx - self.last_avail) & 0xFFFF
+        n = (idx - self.last_avail) & 0xFFFF
+        if n > self.num:
+            raise VirtqueueError(
+                f"queue {self.index}: the avail index moved {n} ahead of the device"
+                f" ({self.last_avail} -> {idx}) on a ring of {self.num}"
+            )
+        return n
 
     def pop(self, mem: GuestMemory) -> Chain | None:
         """The next available chain, or None."""
@@ -232,10 +291,19 @@ class Virtqueue:
             addr, length, flags, nxt = DESC.unpack(mem.read(self.desc + 16 * i, 16))
             if flags & DESC_F_INDIRECT:
                 raise VirtqueueError(f"queue {self.index}: indirect descriptors not offered")
+            if not mem.contains(addr, length):
+                raise VirtqueueError(
+                    f"queue {self.index}: descriptor {i}'s buffer 0x{addr:x}+{length} is"
+                    f" outside the guest memory ({mem.describe()})"
+                )
             if flags & DESC_F_WRITE:
                 writable.append((addr, length))
             elif writable:
                 raise VirtqueueError(f"queue {self.index}: readable after writable")
+            elif len(data) + length > MAX_CHAIN_DATA:
+                raise VirtqueueError(
+                    f"queue {self.index}: a chain of more than {MAX_CHAIN_DATA} bytes to read"
+                )
             else:
                 data += mem.read(addr, length)
             seen += 1
@@ -320,10 +388,15 @@ class VhostUserBackend(OnePeerSocket):
         if start is None:
             return None
         data, fds = start
-        request, flags, size = HEADER.unpack(self._recv_exact(data, HEADER.size))
-        if size > MAX_PAYLOAD:
-            raise VhostUserError(f"request {request}: payload of {size} bytes")
-        payload = self._recv_exact(b"", size) if size else b""
+        try:
+            request, flags, size = HEADER.unpack(self._recv_exact(data, HEADER.size))
+            if size > MAX_PAYLOAD:
+                raise VhostUserError(f"request {request}: payload of {size} bytes")
+            payload = self._recv_exact(b"", size) if size else b""
+        except VhostUserError:
+            for fd in fds:
+                os.close(fd)
+            raise
         return request, flags, payload, fds
 
     def _send(self, sock: socket.socket, data: bytes) -> None:
@@ -353,7 +426,7 @@ class VhostUserBackend(OnePeerSocket):
         ``need_reply`` the front end answers once it has taken the notification
         (:meth:`call_answered`)."""
         q = self.queues[queue]
-        if self.slave is None or not q.wants_interrupt(self.mem):
+        if self.slave is None or not q.ready or not q.wants_interrupt(self.mem):
             return False
         flags = VERSION | (Flag.NEED_REPLY if need_reply else 0)
         msg = HEADER.pack(SlaveRequest.VRING_CALL, flags, VRING_STATE.size)
@@ -373,10 +446,16 @@ class VhostUserBackend(OnePeerSocket):
         if len(head) < HEADER.size:
             return False
         request, flags, size = HEADER.unpack(self.slave.recv(HEADER.size))
+        if size != U64.size:
+            raise VhostUserError(f"slave channel: an answer of {size} bytes (8)")
         self.slave.setblocking(True)
         self.slave.settimeout(self.wait_s)
         try:
-            payload = self.slave.recv(size) if size else b""
+            payload = self.slave.recv(size)
+        except TimeoutError:
+            raise VhostUserError("slave channel: the front end sent part of an answer") from None
+        except (ConnectionResetError, BrokenPipeError):
+            raise VhostUserError("front end closed the slave channel", closed=True) from None
         finally:
             self.slave.setblocking(False)
         if request != SlaveRequest.VRING_CALL or not flags & Flag.REPLY or len(payload) != 8:
@@ -410,8 +489,25 @@ class VhostUserBackend(OnePeerSocket):
         except ValueError:
             name = str(request)
         log.debug("vhost-user: %s flags 0x%x %d bytes %d fds", name, flags, len(payload), len(fds))
+        # the descriptors a message brings are the bridge's from here on: the two requests
+        # that keep one take it out of the list, every other one is closed whatever happens
+        try:
+            return self._take(request, name, flags, payload, fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    @staticmethod
+    def _unpack(name: str, st: struct.Struct, payload: bytes) -> tuple:
+        if len(payload) < st.size:
+            raise VhostUserError(f"{name} carries {len(payload)} bytes; it needs {st.size}")
+        return st.unpack_from(payload)
+
+    def _take(
+        self, request: int, name: str, flags: int, payload: bytes, fds: list[int]
+    ) -> Kick | None:
         if request == Request.VRING_KICK:
-            index, _ = VRING_STATE.unpack_from(payload)
+            index, _ = self._unpack(name, VRING_STATE, payload)
             if index >= len(self.queues):
                 raise VhostUserError(f"kick of queue {index}: the device has {len(self.queues)}")
             return Kick(index, bool(flags & Flag.NEED_REPLY))
@@ -421,15 +517,13 @@ class VhostUserBackend(OnePeerSocket):
         if request == Request.GET_PROTOCOL_FEATURES:
             self._reply(request, U64.pack(int(REQUIRED_PROTOCOL)))
             return None
-        for fd in fds if request not in (Request.SET_MEM_TABLE, Request.SET_SLAVE_REQ_FD) else ():
-            os.close(fd)
         status = 0
         if request == Request.SET_OWNER:
             self.owner = True
         elif request == Request.SET_FEATURES:
-            (self.features,) = U64.unpack_from(payload)
+            (self.features,) = self._unpack(name, U64, payload)
         elif request == Request.SET_PROTOCOL_FEATURES:
-            (self.protocol,) = U64.unpack_from(payload)
+            (self.protocol,) = self._unpack(name, U64, payload)
             missing = REQUIRED_PROTOCOL & ~self.protocol
             if missing:
                 raise VhostUserError(
@@ -437,36 +531,48 @@ class VhostUserBackend(OnePeerSocket):
                     "in-band notifications, reply-ack and the slave channel"
                 )
         elif request == Request.SET_SLAVE_REQ_FD:
-            if len(fds) != 1:
-                raise VhostUserError(f"SET_SLAVE_REQ_FD with {len(fds)} descriptors")
-            self.slave = socket.socket(fileno=fds[0])
-            self.slave.setblocking(False)
+            self._set_slave(fds)
         elif request == Request.SET_MEM_TABLE:
             self._set_mem_table(payload, fds)
         elif request in (Request.SET_VRING_NUM, Request.SET_VRING_BASE, Request.SET_VRING_ENABLE):
-            index, num = VRING_STATE.unpack_from(payload)
+            index, num = self._unpack(name, VRING_STATE, payload)
             q = self._queue(index)
+            if request != Request.SET_VRING_ENABLE and q.ready:
+                raise VhostUserError(
+                    f"{name} on queue {index} while it runs (GET_VRING_BASE stops it first)"
+                )
             if request == Request.SET_VRING_NUM:
+                if not 0 < num <= MAX_QUEUE_SIZE or num & (num - 1):
+                    raise VhostUserError(
+                        f"{name}: queue {index} of {num} entries (a split ring has a power of"
+                        f" two, 1-{MAX_QUEUE_SIZE})"
+                    )
                 q.num = num
             elif request == Request.SET_VRING_BASE:
+                if num > 0xFFFF:
+                    raise VhostUserError(f"{name}: queue {index} from index {num} (16 bits)")
                 q.last_avail = q.used_idx = num
             else:
                 q.enabled = bool(num)
         elif request == Request.SET_VRING_ADDR:
-            index, _, desc, used, avail, _ = VRING_ADDR.unpack_from(payload)
+            index, _, desc, used, avail, _ = self._unpack(name, VRING_ADDR, payload)
             q = self._queue(index)
+            if q.num == 0:
+                raise VhostUserError(f"{name}: queue {index} has no size yet (SET_VRING_NUM)")
             q.desc, q.used, q.avail = desc, used, avail
+            q.ready = False
+            q.check_rings(self.mem)
             # with in-band notifications no SET_VRING_KICK follows: the rings make it ready
-            q.ready = q.num > 0 and desc != 0
+            q.ready = True
         elif request in (Request.SET_VRING_KICK, Request.SET_VRING_CALL):
-            (value,) = U64.unpack_from(payload)
-            q = self._queue(value & VRING_INDEX_MASK)
-            if not value & VRING_POLL:
+            (value,) = self._unpack(name, U64, payload)
+            self._queue(value & VRING_INDEX_MASK)
+            if not value & VRING_POLL or fds:
                 raise VhostUserError(
                     f"{name} with a file descriptor: the bridge needs in-band notifications"
                 )
         elif request == Request.GET_VRING_BASE:
-            index, _ = VRING_STATE.unpack_from(payload)
+            index, _ = self._unpack(name, VRING_STATE, payload)
             q = self._queue(index)
             q.ready = q.enabled = False
             self._reply(request, VRING_STATE.pack(index, q.last_avail))
@@ -482,18 +588,47 @@ class VhostUserBackend(OnePeerSocket):
             raise VhostUserError(f"queue {index}: the device has {len(self.queues)}")
         return self.queues[index]
 
+    def _set_slave(self, fds: list[int]) -> None:
+        if len(fds) != 1:
+            raise VhostUserError(f"SET_SLAVE_REQ_FD with {len(fds)} descriptors (one socket)")
+        mode = os.fstat(fds[0]).st_mode
+        if not stat.S_ISSOCK(mode):
+            raise VhostUserError(f"SET_SLAVE_REQ_FD: its descriptor is no socket (mode 0o{mode:o})")
+        if self.slave is not None:
+            self.slave.close()
+        self.slave = socket.socket(fileno=fds.pop())
+        self.slave.setblocking(False)
+
     def _set_mem_table(self, payload: bytes, fds: list[int]) -> None:
-        (num,) = struct.unpack_from("<I", payload)
-        if num != len(fds):
-            raise VhostUserError(f"SET_MEM_TABLE: {num} regions with {len(fds)} descriptors")
+        """Map the front end's new table (whole, or not at all: the old one stays until the
+        new one is mapped); the rings of running queues must lie in it."""
+        (num,) = self._unpack("SET_MEM_TABLE", struct.Struct("<I"), payload)
+        if num != len(fds) or not 0 < num <= MAX_FDS:
+            raise VhostUserError(
+                f"SET_MEM_TABLE: {num} regions with {len(fds)} descriptors (1-{MAX_FDS} each)"
+            )
+        if len(payload) < 8 + num * MEM_REGION.size:
+            raise VhostUserError(
+                f"SET_MEM_TABLE of {num} regions carries {len(payload)} bytes;"
+                f" it needs {8 + num * MEM_REGION.size}"
+            )
+        new = GuestMemory()
+        try:
+            for i, fd in enumerate(fds):
+                entry = 8 + i * MEM_REGION.size
+                guest, size, _user, offset = MEM_REGION.unpack_from(payload, entry)
+                new.add(guest, size, fd, offset)
+            for q in self.queues:
+                if q.ready:
+                    q.check_rings(new)
+        except GuestProtocolError:
+            new.close()
+            raise
         self.mem.close()
-        for i, fd in enumerate(fds):
-            guest, size, _user, offset = MEM_REGION.unpack_from(payload, 8 + i * MEM_REGION.size)
-            try:
-                self.mem.add(guest, size, fd, offset)
-            finally:
-                os.close(fd)
-            log.info("vhost-user: guest memory 0x%x-0x%x", guest, guest + size - 1)
+        self.mem.regions = new.regions
+        self.mem.generation += 1
+        for base, size, _ in self.mem.regions:
+            log.info("vhost-user: guest memory 0x%x-0x%x", base, base + size - 1)
 
     def regions(self) -> Iterator[tuple[int, int]]:
         """(guest address, size) of each shared memory region."""

@@ -13,9 +13,13 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
 
+from .errors import GuestProtocolError
+
 MSG = struct.Struct("<BBHIQ")  # op, bar, reserved, size, addr
 CONFIG_SPACE = 4096
 CONFIG_SIZES = (1, 2, 4, 8)
+# the largest BAR access (a read, a write, a memset) the device takes in one message
+MAX_ACCESS = 16 << 20
 # UML programs every MSI and MSI-X vector with this address and the Linux IRQ number as
 # its data (arch/um/drivers/virt-pci.c, um_pci_compose_msi_msg)
 UML_MSI_ADDRESS = 0xA0000
@@ -34,7 +38,7 @@ class Op(IntEnum):
     PME = 8
 
 
-class VirtPciError(Exception):
+class VirtPciError(GuestProtocolError):
     """A virt-pci message the device cannot take (its op, size or address)."""
 
 
@@ -80,12 +84,17 @@ def parse(message: bytes) -> PciRequest:
         raise VirtPciError(f"unknown op {op_}") from None
     if op in (Op.CFG_READ, Op.CFG_WRITE) and size not in CONFIG_SIZES:
         if op == Op.CFG_WRITE and body:
+            if bar > 5 or size > MAX_ACCESS:
+                raise VirtPciError(f"memset of BAR {bar}, {size} bytes (BARs 0-5, {MAX_ACCESS})")
             return PciRequest(Op.MMIO_MEMSET, bar, size, addr, body[:1])
         raise VirtPciError(f"config access of {size} bytes (1, 2, 4 or 8)")
     if op in (Op.CFG_READ, Op.CFG_WRITE) and addr + size > CONFIG_SPACE:
         raise VirtPciError(f"config access at 0x{addr:x}+{size}: the space is 4 KiB")
-    if op in (Op.MMIO_READ, Op.MMIO_WRITE, Op.MMIO_MEMSET) and bar > 5:
-        raise VirtPciError(f"BAR {bar}: a function has BARs 0-5")
+    if op in (Op.MMIO_READ, Op.MMIO_WRITE, Op.MMIO_MEMSET):
+        if bar > 5:
+            raise VirtPciError(f"BAR {bar}: a function has BARs 0-5")
+        if not 0 < size <= MAX_ACCESS:
+            raise VirtPciError(f"{op.name} of {size} bytes (1 to {MAX_ACCESS})")
     if op == Op.CFG_WRITE or op == Op.MMIO_WRITE:
         if len(body) < size:
             raise VirtPciError(f"{op.name} of {size} bytes carries {len(body)}")
