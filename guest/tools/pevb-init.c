@@ -3,7 +3,9 @@
  * pevb-init: the first process of the simulation's Linux guest.
  *
  * The guest's root is the host's / read-only (hostfs), so this init mounts what a
- * program expects (/proc, /sys, /dev, /tmp, /run), runs the command the kernel was
+ * program expects (/proc, /sys, /dev, /tmp, /run), shows again the host directories
+ * its own /tmp and /run hide (PEVB_HOST_DIRS, from the kernel's command line: the
+ * repository and the guest's build wherever they are), runs the command the kernel was
  * given after "--" (a shell script, typically), prints its exit status on the console
  * in a line the simulation reads ("pevb-init: exit status N"), and powers the guest
  * off. Nothing else: no shell of its own, no services.
@@ -23,6 +25,46 @@ static void mount_fs(const char *type, const char *target)
 	if (mount(type, target, type, 0, NULL) < 0 && errno != EBUSY)
 		fprintf(stderr, "pevb-init: mounting %s on %s: %s\n", type, target,
 			strerror(errno));
+}
+
+/* make every directory of an absolute path (in the guest's own /tmp or /run) */
+static int make_dirs(const char *path)
+{
+	char dir[4096];
+	size_t i, n = strlen(path);
+
+	if (n >= sizeof(dir) || path[0] != '/')
+		return -1;
+	for (i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		memcpy(dir, path, i);
+		dir[i] = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
+/* each host directory of PEVB_HOST_DIRS (colon-separated) at its own path, read-only */
+static void show_host_dirs(void)
+{
+	const char *list = getenv("PEVB_HOST_DIRS");
+	char *copy, *dir, *save = NULL;
+
+	if (!list)
+		return;
+	copy = strdup(list);
+	if (!copy)
+		return;
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		if (make_dirs(dir) < 0 ||
+		    mount("none", dir, "hostfs", MS_RDONLY, dir) < 0)
+			fprintf(stderr, "pevb-init: showing the host's %s: %s\n", dir,
+				strerror(errno));
+	}
+	free(copy);
+	unsetenv("PEVB_HOST_DIRS");
 }
 
 static void finish(int status)
@@ -45,6 +87,7 @@ int main(int argc, char **argv)
 	mount_fs("devtmpfs", "/dev");
 	mount_fs("tmpfs", "/tmp");
 	mount_fs("tmpfs", "/run");
+	show_host_dirs();
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 0);
 	setenv("HOME", "/tmp", 1);
 	setenv("TMPDIR", "/tmp", 1);

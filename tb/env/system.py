@@ -170,6 +170,26 @@ class TB:
             self._build(dut, profile, topology, gpu_vram, gpu_bar1, cpl_timeout_ns, hip)
         self._attach(checker_mode, fault_seed)
 
+    def engine_busy(self) -> bool:
+        """Whether a DMA channel of the card's engine runs: its ``ch_busy`` (each
+        channel's status Busy bit) read from the RTL, the picoevb card's
+        (``xdma_0.xdma_inst``) or the drop-in's (``ip.xdma_inst``); False for a design
+        without the engine."""
+        if not hasattr(self, "_ch_busy"):
+            top = card(self.dut)
+            self._ch_busy = None
+            for path in (("xdma_0", "xdma_inst", "ch_busy"), ("ip", "xdma_inst", "ch_busy")):
+                h = top
+                try:
+                    for name in path:
+                        h = getattr(h, name)
+                except AttributeError:
+                    continue
+                self._ch_busy = h
+                logging.getLogger("cocotb.tb").info("engine busy: %s", ".".join(path))
+                break
+        return self._ch_busy is not None and "1" in str(self._ch_busy.value)
+
     @staticmethod
     def hip_of(dut):
         """The hard IP's user interface of a card toplevel: its own ports, or in the

@@ -19,8 +19,11 @@ the guest's calendar (:class:`tb.guest.timetravel.Calendar`): while the guest ru
 simulation stands still, except to answer the guest's accesses, which take no guest
 time; while the guest waits, simulated time passes as guest time until its timer or the
 card's interrupt, or, once the fabric has been quiet for ``idle_ns``, the guest's clock
-jumps to its timer. Interrupts reach a shared-time guest only while it waits, one
-notification at a time, so that every run of a test repeats the last one exactly.
+jumps to its timer. The fabric is not quiet while a write the guest posted is on its way
+to the device (until the device's link carries it), for ``idle_ns`` after any access of
+the guest's, nor while the device says it works on what the guest started (``busy``).
+Interrupts reach a shared-time guest only while it waits, one notification at a time, so
+that every run of a test repeats the last one exactly.
 Every access, interrupt and grant is written to ``guest-journal.log`` in the run
 directory with its simulated time.
 """
@@ -41,6 +44,7 @@ from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import Region
 
+from ..env.link import DOWN, MEM_WRITES
 from .card import FabricFunction
 from .errors import GuestProtocolError
 from .timetravel import Calendar, TimeTravelError
@@ -57,6 +61,9 @@ GUEST_EXIT_S = 10.0
 # how many used command buffers the bridge lets build up before it notifies the guest
 RUNNING_SILENCE_S = 120.0
 CMD_CALL_BACKLOG = 128
+# a posted write of the guest's that has not reached the device in this long (simulated)
+# is taken as lost by the fabric: it no longer holds the guest's idle time back
+POSTED_LOST_NS = 100_000
 
 
 class GuestRam(Region):
@@ -99,7 +106,9 @@ class GuestBridge:
     what crossed;
     ``journal`` holds (simulated ns, what) of every access, interrupt and grant.
     :meth:`note_activity` is called on every TLP of the fabric (shared time's idle
-    detection; the caller taps the links)."""
+    detection; the caller taps the links); ``device_link`` names the tapped link the
+    device hangs from, where the guest's posted writes arrive, and ``busy()`` says whether
+    the device still works on what the guest started (a DMA channel running)."""
 
     def __init__(
         self,
@@ -109,6 +118,8 @@ class GuestBridge:
         run_dir: Path,
         poll_ns: int = 200,
         name_host: Callable[[int, int, str], None] | None = None,
+        device_link: str | None = None,
+        busy: Callable[[], bool] | None = None,
     ) -> None:
         self.rc = rc
         self.name_host = name_host
@@ -140,10 +151,37 @@ class GuestBridge:
         self._offset = 0  # simulated ns minus the guest's ns (shared time)
         self._last_activity: int | None = None  # simulated ns of the fabric's last TLP
         self._cmd_unnotified = 0
+        self.device_link = device_link
+        self.busy = busy
+        # the guest's posted writes on their way: (the fabric address of the write's last
+        # byte, simulated ns it was sent), oldest first (posted writes stay in order)
+        self._posted: collections.deque[tuple[int, int]] = collections.deque()
 
-    def note_activity(self, *_: object) -> None:
-        """A TLP crossed the fabric now."""
+    def note_activity(
+        self, link: str | None = None, direction: str | None = None, tlp=None
+    ) -> None:
+        """A TLP crossed the fabric now (``tlp`` on ``link``, going ``direction``)."""
         self._last_activity = int(get_sim_time("ns"))
+        posted = self._posted
+        if posted and link == self.device_link and direction == DOWN:
+            if tlp.fmt_type in MEM_WRITES:
+                start = tlp.address & ~3
+                while posted and start <= posted[0][0] < start + 4 * max(tlp.length, 1):
+                    posted.popleft()
+
+    def fabric_quiet(self) -> bool:
+        """Whether nothing the guest started is under way: no posted write of its on the
+        way, no TLP for ``idle_ns``, the device not busy."""
+        now = int(get_sim_time("ns"))
+        while self._posted and now - self._posted[0][1] > POSTED_LOST_NS:
+            addr, sent = self._posted.popleft()
+            log.warning("guest: a posted write to 0x%x sent at %d ns never arrived", addr, sent)
+        if self._posted:
+            return False
+        last = self._last_activity
+        if last is not None and now - last < self.options.idle_ns:
+            return False
+        return not (self.busy is not None and self.busy())
 
     def _note(self, what: str) -> None:
         self.journal.append((int(get_sim_time("ns")), what))
@@ -255,6 +293,11 @@ class GuestBridge:
             self.stats[req.op.name] += 1
             data = f" 0x{req.data.hex()}" if req.data and req.size <= 8 else ""
             self._note(f"{req.describe()}{data}")
+            self.note_activity()
+            if req.posted and req.op != Op.CFG_WRITE and self.device_link is not None:
+                addr = self.device.fabric_address(req.bar, req.addr, req.size)
+                if addr is not None:
+                    self._posted.append((addr + req.size - 1, int(get_sim_time("ns"))))
             reply = await execute(self.device, req)
             self._guarded(q.push, mem, chain, reply)
         self._cmd_unnotified += len(chains)
@@ -407,9 +450,7 @@ class GuestBridge:
         if cal.request is not None and cal.request <= now:
             self._grant(cal.request)
             return
-        last = self._last_activity
-        quiet = last is None or int(get_sim_time("ns")) - last >= self.options.idle_ns
-        if cal.request is not None and quiet and not self.pending_irqs:
+        if cal.request is not None and not self.pending_irqs and self.fabric_quiet():
             self._grant(cal.request)  # nothing on the fabric: the guest's idle time jumps
             return
         step = self.poll_ns if cal.request is None else min(self.poll_ns, cal.request - now)

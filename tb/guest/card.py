@@ -150,7 +150,9 @@ class FabricFunction:
             mask = ((1 << (8 * width)) - 1) << shift
             bar.shadow = (bar.shadow & ~mask) | ((part << shift) & mask)
 
-    def _fabric_address(self, bar: int, offset: int, size: int) -> int | None:
+    def fabric_address(self, bar: int, offset: int, size: int) -> int | None:
+        """The fabric address of ``size`` bytes at ``offset`` in BAR ``bar`` (None: not in
+        one of the function's BARs)."""
         b = self.bars.get(bar)
         if b is None or offset + size > b.size:
             return None
@@ -158,7 +160,7 @@ class FabricFunction:
 
     async def bar_read(self, bar: int, offset: int, size: int) -> bytes:
         self.accesses["bar_read"] += 1
-        addr = self._fabric_address(bar, offset, size)
+        addr = self.fabric_address(bar, offset, size)
         if addr is None:
             log.warning(
                 "guest %s: read of BAR%d+0x%x (%d bytes) outside its BARs",
@@ -180,7 +182,7 @@ class FabricFunction:
 
     async def bar_write(self, bar: int, offset: int, data: bytes) -> None:
         self.accesses["bar_write"] += 1
-        addr = self._fabric_address(bar, offset, len(data))
+        addr = self.fabric_address(bar, offset, len(data))
         if addr is None:
             log.warning(
                 "guest %s: write of BAR%d+0x%x (%d bytes) outside its BARs: dropped",

@@ -31,6 +31,8 @@ TIME_MODES = ("free", "shared")
 # the guest's RAM, which UML places just above its own image, becomes the root complex's
 # host memory, which ends at 0x80000000 where the root complex's MSI region starts
 MIN_MEM_MB, MAX_MEM_MB = 32, 1536
+# the guest's own file systems over the host's (pevb-init mounts them)
+HIDDEN = (Path("/tmp"), Path("/run"))
 STATUS = re.compile(r"^pevb-init: exit status (\d+)$", re.M)
 
 
@@ -134,8 +136,34 @@ class UmlGuest:
             if self.time_socket is None:
                 raise GuestError("shared time needs the calendar's socket")
             args.append(f"time-travel=ext:{self.time_socket}")
+        hidden = self.hidden_dirs()
+        if hidden:
+            # an unknown NAME=value of the kernel's command line is in init's environment
+            args.append(f"PEVB_HOST_DIRS={':'.join(hidden)}")
         args += o.kernel_args
         return [*args, "--", *o.command]
+
+    def hidden_dirs(self) -> list[str]:
+        """The host directories the guest needs that its own /tmp and /run would hide
+        (``pevb-init`` mounts those two afresh): the repository, the guest's build, and
+        the folder of every absolute path in the command; each is shown again at its own
+        path."""
+        want = {ROOT, GUEST_DIR}
+        for arg in self.options.command:
+            if arg.startswith("/"):
+                p = Path(arg)
+                want.add(p if p.is_dir() else p.parent)
+        found: list[Path] = []
+        for p in sorted(Path(os.path.realpath(w)) for w in want):
+            if not any(p != top and p.is_relative_to(top) for top in HIDDEN):
+                continue
+            if any(p.is_relative_to(f) for f in found):
+                continue
+            for ch in (":", " ", "\t", "\n", '"'):
+                if ch in str(p):
+                    raise GuestError(f"the guest cannot be shown {p}: a {ch!r} in its path")
+            found.append(p)
+        return [str(p) for p in found]
 
     def start(self) -> None:
         """Start the guest (the device socket must already listen: UML connects at boot)."""

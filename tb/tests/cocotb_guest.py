@@ -6,6 +6,8 @@ guest/; ``make guest`` builds the kernel they run on.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import cocotb
@@ -29,7 +31,15 @@ async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
     card = FabricFunction(tb.rc, tb.pci, "picoevb")
     await card.probe()
     options_ = GuestOptions(command, **options)
-    bridge = GuestBridge(tb.rc, card, options_, Path.cwd(), name_host=tb.name_host)
+    bridge = GuestBridge(
+        tb.rc,
+        card,
+        options_,
+        Path.cwd(),
+        name_host=tb.name_host,
+        device_link="fpga",
+        busy=tb.engine_busy,
+    )
     tb.links.add_observer(bridge.note_activity)
     await bridge.start()
     return bridge
@@ -38,12 +48,16 @@ async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
 @cocotb.test(timeout_time=200, timeout_unit="ms")
 async def test_guest_enumerates_card(dut):
     """The guest's PCI core finds the card with its IDs and class, sizes its BARs through
-    the shadow registers and places them in its own window."""
+    the shadow registers and places them in its own window. Its command lies under the
+    host's /tmp, as in a clone there: the guest's own /tmp must not hide it."""
     tb = TB(dut)
     f0 = tb.dev.functions[0]
     ids = [f"0x{f0.vendor_id:04x}", f"0x{f0.device_id:04x}", f"0x{f0.class_code:06x}"]
-    bridge = await boot(tb, ["/bin/sh", str(GUEST / "tests" / "enumerate.sh"), *ids])
-    status = await bridge.run(WALL_LIMIT_S)
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="pevb-enumerate-") as d:
+        script = Path(d) / "enumerate.sh"
+        shutil.copy(GUEST / "tests" / "enumerate.sh", script)
+        bridge = await boot(tb, ["/bin/sh", str(script), *ids])
+        status = await bridge.run(WALL_LIMIT_S)
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail()}"
     assert bridge.stats["CFG_READ"] > 20, dict(bridge.stats)
 
@@ -93,6 +107,23 @@ async def test_guest_driver_shared_time(dut):
     assert bridge.stats["msi"] > 0
     grants = [what for _, what in bridge.journal if what.startswith("RUN ")]
     assert grants, "the guest never waited for the calendar"
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_guest_driver_sleeps_after_a_posted_start(dut):
+    """Under shared time, the driver starts each chain with a posted write (Run) and
+    sleeps until the interrupt with nothing read in between, as NVIDIA's picoevb-rdma
+    does (``flush_start=0``): the guest's clock must not jump to its timer while that
+    write is on its way to the card, nor while the chain it started runs."""
+    tb = TB(dut)
+    script = GUEST / "tests" / "pevb-dma.sh"
+    command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO), "flush_start=0", "-n", "4"]
+    bridge = await boot(tb, command, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
+    assert "timed out" not in console.lower(), bridge.guest.tail(60)
 
 
 @cocotb.test(timeout_time=20000, timeout_unit="ms")

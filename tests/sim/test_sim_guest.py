@@ -38,7 +38,14 @@ def test_bridge_card(sim: str, profile: str) -> None:
     )
 
 
-@pytest.mark.parametrize("test", ["test_guest_enumerates_card", "test_guest_driver_moves_data"])
+@pytest.mark.parametrize(
+    "test",
+    [
+        "test_guest_enumerates_card",
+        "test_guest_driver_moves_data",
+        "test_guest_driver_sleeps_after_a_posted_start",
+    ],
+)
 def test_guest(test: str, sim: str, profile: str) -> None:
     _need_guest()
     runner.run_and_check(

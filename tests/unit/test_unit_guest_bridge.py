@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -318,3 +319,25 @@ def test_guest_exit_status_is_what_init_printed(tmp_path, said: str, status) -> 
     guest.stop()
     assert guest.exit_status() == status
     assert guest.tail(1) == said
+
+
+def test_guest_is_shown_the_host_dirs_its_tmp_hides(tmp_path, monkeypatch) -> None:
+    """pevb-init mounts a fresh /tmp and /run: a repository cloned under either, and
+    every folder of the command's absolute paths there, are named on the kernel's command
+    line (init's environment) so that init shows them again, read-only."""
+    from tb.guest import uml
+
+    monkeypatch.setattr(uml, "ROOT", Path("/tmp/ci/clone"))
+    monkeypatch.setattr(uml, "GUEST_DIR", Path("/tmp/ci/clone/sim_build/guest"))
+    command = ["/bin/sh", "/run/user/7/t.sh", "/usr/bin/true", "/tmp", "-n", "/tmp/ci/clone/x"]
+    g = UmlGuest(GuestOptions(command), tmp_path, tmp_path / "c", tmp_path / "s")
+    argv = g.argv()
+    assert "PEVB_HOST_DIRS=/run/user/7:/tmp/ci/clone" in argv
+    assert argv.index("PEVB_HOST_DIRS=/run/user/7:/tmp/ci/clone") < argv.index("--")
+    monkeypatch.setattr(uml, "ROOT", Path("/home/u/p"))
+    monkeypatch.setattr(uml, "GUEST_DIR", Path("/home/u/p/sim_build/guest"))
+    g = UmlGuest(GuestOptions(["/bin/sh", "/usr/x.sh"]), tmp_path, tmp_path / "c", tmp_path / "s")
+    assert not any(a.startswith("PEVB_HOST_DIRS") for a in g.argv()), "nothing hidden"
+    g = UmlGuest(GuestOptions(["/tmp/a b/x"]), tmp_path, tmp_path / "c", tmp_path / "s")
+    with pytest.raises(GuestError, match="cannot be shown /tmp/a b: a ' ' in its path"):
+        g.argv()

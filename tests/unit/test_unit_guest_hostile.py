@@ -219,13 +219,13 @@ def test_avail_index_past_the_ring_is_an_error(backend, fe) -> None:
     fe.poke(hdr, MSG.pack(Op.MMIO_WRITE, 0, 0, 4, 0) + bytes(4))
     fe.post(0, [(hdr, MSG.size + 4, False)])
     fe.poke(RINGS[0] + 0x100 + 2, struct.pack("<H", NUM + 1))
-    with pytest.raises(VirtqueueError, match="moved 17 ahead .* on a ring of 16"):
+    with pytest.raises(VirtqueueError, match=r"moved 17 ahead .* on a ring of 16"):
         backend.queues[0].pop(backend.mem)
 
 
 def test_descriptor_buffer_outside_memory_is_an_error(backend, fe) -> None:
     fe.post(0, [(RAM_BASE + RAM_SIZE - 8, 16, False)])
-    with pytest.raises(VirtqueueError, match="descriptor 0's buffer .* outside"):
+    with pytest.raises(VirtqueueError, match=r"descriptor 0's buffer .* outside"):
         backend.queues[0].pop(backend.mem)
 
 
@@ -285,7 +285,7 @@ def ram_regions(bridge: GuestBridge) -> list[tuple[int, int]]:
 
 
 def test_guest_memory_size_is_bounded() -> None:
-    with pytest.raises(ValueError, match="mem_mb 2560: 32-1536 .*0x80000000"):
+    with pytest.raises(ValueError, match=r"mem_mb 2560: 32-1536 .*0x80000000"):
         GuestOptions(["/bin/true"], mem_mb=2560)
     with pytest.raises(ValueError, match="mem_mb 0"):
         GuestOptions(["/bin/true"], mem_mb=0)

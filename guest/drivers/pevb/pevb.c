@@ -48,6 +48,11 @@ static unsigned int timeout_ms = 60000;
 module_param(timeout_ms, uint, 0644);
 MODULE_PARM_DESC(timeout_ms, "how long one descriptor chain may take (ms)");
 
+static bool flush_start = true;
+module_param(flush_start, bool, 0644);
+MODULE_PARM_DESC(flush_start,
+		 "read a register after starting a chain (N: sleep at once, as NVIDIA's picoevb-rdma)");
+
 static unsigned long ram_size;
 module_param(ram_size, ulong, 0444);
 MODULE_PARM_DESC(ram_size, "bytes of card memory (default: the card's user BAR says)");
@@ -289,7 +294,8 @@ static int pevb_run_chain(struct pevb_chan *ch, int n)
 	reg_write(pd, chan_reg(ch, PEVB_CH_INT_MASK), PEVB_CTRL_IE_ALL);
 	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1S), ch->irq_bit);
 	reg_write(pd, chan_reg(ch, PEVB_CH_CONTROL), PEVB_CTRL_IE_ALL | PEVB_CTRL_RUN);
-	reg_read(pd, chan_reg(ch, PEVB_CH_STATUS));
+	if (flush_start)
+		reg_read(pd, chan_reg(ch, PEVB_CH_STATUS));
 
 	for (;;) {
 		long left = (long)(deadline - jiffies);
