@@ -11,8 +11,9 @@ Rules (cuda_model/probes/h200-host-register.txt, CUDA's driver API documentation
   not aligned to the value's size;
 - a wait holds its stream until the location satisfies the condition (GEQ, cyclic, on
   the value's width; EQ; AND: a common bit; NOR: ``~(*addr | value)`` not zero);
-  ``CU_STREAM_WAIT_VALUE_FLUSH`` needs CAN_FLUSH_REMOTE_WRITES, 0 on Hopper (measured),
-  so it is refused. The GPU polls: device memory every :attr:`poll_ns`, registered memory
+  ``CU_STREAM_WAIT_VALUE_FLUSH`` needs CAN_FLUSH_REMOTE_WRITES, 0 on Hopper, so it is
+  refused with CUDA_ERROR_NOT_SUPPORTED, any other flag with CUDA_ERROR_INVALID_VALUE
+  (both measured: probes/queued_work.txt). The GPU polls: device memory every :attr:`poll_ns`, registered memory
   with a read on the bus each time (a model knob: the front end's real polling rate is
   not known).
 """
@@ -99,8 +100,13 @@ def wait_value(rt: Any, stream: int, addr: int, value: int, size: int, flags: in
     """Queue ``cuStreamWaitValue{32,64}``; the stream operation."""
     what = f"cuStreamWaitValue{8 * size}"
     cond = flags & 0x3
-    if flags & ~0x3:
-        raise _bad(f"{what}: flags {flags:#x} (FLUSH needs CAN_FLUSH_REMOTE_WRITES, 0 here)")
+    if flags & ~(0x3 | CU_STREAM_WAIT_VALUE_FLUSH):
+        raise _bad(f"{what}: flags {flags:#x}")
+    if flags & CU_STREAM_WAIT_VALUE_FLUSH:
+        raise CudaError(
+            CUresult.CUDA_ERROR_NOT_SUPPORTED,
+            f"{what}: CU_STREAM_WAIT_VALUE_FLUSH needs CAN_FLUSH_REMOTE_WRITES, 0 here",
+        )
     kind, at = _place(rt, addr, size, False, what)
 
     async def read() -> int:

@@ -516,15 +516,36 @@ class CudaRuntime:
         )
 
     def cudaHostUnregister(self, ptr: int) -> None:
-        """Undo :meth:`cudaHostRegister`: its pages are unpinned. cudaHostAlloc memory
-        is cudaErrorInvalidValue (measured: host_alloc.txt)."""
+        """Undo :meth:`cudaHostRegister`: its pages are unpinned, once every queued
+        operation has run (the H200 waits for all of the context's work, a stream wait
+        on those pages and a kernel elsewhere alike: probes/queued_work.txt), so nothing
+        queued reaches the pages after they go. The synchronous form runs the queued work
+        now; where it must run in simulated time, await :meth:`host_unregister`.
+        cudaHostAlloc memory is cudaErrorInvalidValue (measured: host_alloc.txt)."""
+        self._check_unregister(ptr)
+        if self.engine.time is not None and self.engine.pending:
+            raise DeviceTimeError(
+                f"cudaHostUnregister({ptr:#x}): {self.engine.pending} operations still queued"
+                " run in simulated time; await host_unregister"
+            )
+        self._drain()
+        host_unregister(self.registered, self.process, ptr)
+
+    async def host_unregister(self, ptr: int) -> None:
+        """``cudaHostUnregister`` awaited: until every queued operation has run (bounded
+        by :attr:`sync_limit_ns`), then the pages go."""
+        self._check_unregister(ptr)
+        ops = [s.last for s in self.engine.streams.values() if s.last is not None]
+        await self.engine.wait_ops(ops, "cudaHostUnregister", self.sync_limit_ns)
+        host_unregister(self.registered, self.process, ptr)
+
+    def _check_unregister(self, ptr: int) -> None:
         self._check_sticky()
         a = self.gpu.find_allocation(ptr) if ptr else None
         if a is not None and a.memory_type is MemoryType.CU_MEMORYTYPE_HOST:
             raise CudaError(
                 cudaError.cudaErrorInvalidValue, f"cudaHostUnregister({ptr:#x}): cudaHostAlloc"
             )
-        host_unregister(self.registered, self.process, ptr)
 
     def cudaHostGetDevicePointer(self, ptr: int, flags: int = 0) -> int:
         """The device pointer of registered or cudaHostAlloc memory: the host pointer
@@ -548,6 +569,11 @@ class CudaRuntime:
     def cuMemHostUnregister(self, ptr: int) -> None:
         with _as_driver_error():
             self.cudaHostUnregister(ptr)
+
+    async def cu_mem_host_unregister(self, ptr: int) -> None:
+        """``cuMemHostUnregister`` awaited (:meth:`host_unregister`)."""
+        with _as_driver_error():
+            await self.host_unregister(ptr)
 
     def cuMemHostGetDevicePointer(self, ptr: int, flags: int = 0) -> int:
         with _as_driver_error():

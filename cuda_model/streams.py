@@ -98,8 +98,13 @@ class CudaEvent:
 
 class StreamEngine:
     """Every stream and event of one context, and the workers that run them.
-    :attr:`failed` is the context's sticky error: the first operation's that failed,
-    after which nothing more runs."""
+    :attr:`failed` is the context's sticky error: the first operation's that failed.
+    After it no operation starts; one already running on another stream ends as it
+    would, and a synchronisation reports the error once none runs. So on an H200 a
+    ``cuStreamWaitValue32`` that waits on another stream polls on until its value comes,
+    and the faulting stream's synchronisation returns only then
+    (cuda_model/probes/queued_work.txt; the H200 also ran the write queued behind that
+    wait, which the model, starting nothing after the error, does not)."""
 
     def __init__(
         self, time: Callable[[], DeviceTime | None], timing: DeviceTiming | None = None
@@ -190,7 +195,7 @@ class StreamEngine:
         s.running = op
         op.started_ns = self.now()
         try:
-            if self.failed is None:  # after a sticky error nothing more runs
+            if self.failed is None:  # after a sticky error nothing more starts
                 await op.body()
         except CudaError as e:
             self._fail(s, op, e)
@@ -261,4 +266,16 @@ class StreamEngine:
                 if left <= 0 or not await t.wait_for(op.event, left):
                     raise DeviceTimeError(f"{what}: {op.what} still not done after {limit_ns} ns")
         if self.failed is not None:
+            # the error is reported once what still runs elsewhere has ended
+            for s in list(self.streams.values()):
+                op = s.running
+                if op is None or op.done:
+                    continue
+                assert op.event is not None
+                left = end - t.now_ns()
+                if left <= 0 or not await t.wait_for(op.event, left):
+                    raise DeviceTimeError(
+                        f"{what}: the context's error ({self.failed}) waits for {op.what},"
+                        f" still running after {limit_ns} ns"
+                    )
             raise self.failed

@@ -5,10 +5,12 @@ the knobs give, and a failed request is a sticky error. Run on VirtualTime, no s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from cuda_model import CudaError, CudaRuntime, Gpu, cudaError
+from cuda_model import CudaError, CudaRuntime, CUresult, Gpu, cudaError, memops
 from cuda_model.bus import Access, BusError
 from cuda_model.device import KernelContext
 from cuda_model.devtime import DeviceTimeError, VirtualTime
@@ -24,6 +26,7 @@ OP = DeviceTiming().op_launch_ns
 DEFAULT = cudaMemcpyKind.cudaMemcpyDefault
 HOST_VA = 0x7F00_0000_1000
 BUS = 0x40_0000_0000
+PROBES = Path(__file__).resolve().parents[2] / "cuda_model" / "probes"
 
 
 class FakeBus:
@@ -480,8 +483,145 @@ def test_wait_value_polls_registered_memory_over_the_bus() -> None:
     polls = [e for e in bus.log if e[1] == "r"]
     assert len(polls) >= 10 and all(e[2] == BUS + 0x40 and e[3] == 4 for e in polls)
     assert polls[0][4].who == "cuStreamWaitValue32"
-    with pytest.raises(CudaError):
-        rt.cuStreamWaitValue32(0, reg + 0x40, 1, 1 | (1 << 30))
+
+
+@pytest.mark.parametrize(
+    "flags,code",
+    [
+        (0 | (1 << 30), CUresult.CUDA_ERROR_NOT_SUPPORTED),
+        (1 | (1 << 30), CUresult.CUDA_ERROR_NOT_SUPPORTED),
+        (1 << 29, CUresult.CUDA_ERROR_INVALID_VALUE),
+    ],
+)
+def test_wait_value_flags_are_refused_as_the_h200_does(flags, code) -> None:
+    """cuda_model/probes/queued_work.txt: CU_STREAM_WAIT_VALUE_FLUSH is 801
+    CUDA_ERROR_NOT_SUPPORTED (no CAN_FLUSH_REMOTE_WRITES), an unknown flag 1."""
+    text = (PROBES / "queued_work.txt").read_text()
+    assert f"CU_STREAM_WAIT_VALUE_FLUSH) -> {int(CUresult.CUDA_ERROR_NOT_SUPPORTED)} " in text
+    assert "1u << 29)" in text and "-> 1 CUDA_ERROR_INVALID_VALUE" in text
+    _vt, _gpu, rt = rig()
+    dev = rt.cudaMalloc(4096)
+    with pytest.raises(CudaError) as e:
+        rt.cuStreamWaitValue32(0, dev, 0, flags)
+    assert e.value.code == code
+    assert rt.pending == 0, "nothing was queued"
+
+
+def process_rig():
+    """The rig with a process: its RAM is what the bus reaches."""
+    vt, gpu, rt = rig()
+    ram = Ram(BUS, 1 << 20)
+    host = HostMemory(ram, BUS, 1 << 20, 3)
+    rt.process = UserProcess(host)
+    gpu.bus.ram = ram
+    return vt, gpu, rt, ram
+
+
+def test_unregister_waits_for_the_work_queued_on_its_pages() -> None:
+    """cuda_model/probes/queued_work.txt: cudaHostUnregister returns once the stream's
+    wait on those pages is satisfied and the write and memset behind it have landed.
+    Awaited, the model unregisters after every queued operation has run; no request
+    reaches the frames afterwards, so a mapping that reuses a frame keeps its bytes. The
+    synchronous form, with work queued in simulated time, is a named error that leaves
+    the registration as it was."""
+    text = (PROBES / "queued_work.txt").read_text()
+    assert "unregister returned after the flag was set (>= 400 ms): 1" in text
+    assert "write landed: 1, memset landed: 1" in text
+    vt, gpu, rt, ram = process_rig()
+    bus: FakeBus = gpu.bus
+    p = rt.process.malloc(3 * 4096)
+    page = p & ~4095
+    rt.cudaHostRegister(page, 2 * 4096, 0)
+    dev = rt.cudaMalloc(4096)
+    gpu.write_va(dev, np.full(4096, 0x77, dtype=np.uint8))
+    done_at: list[float] = []
+
+    async def card() -> None:  # sets the flag the stream waits on, 30 us on
+        await vt.sleep(30_000)
+        rt.process.write(page, (1).to_bytes(4, "little"))
+
+    async def main() -> None:
+        rt.cuStreamWaitValue32(0, page, 1, 1)
+        rt.cuStreamWriteValue32(0, page + 0x100, 0xABCD)
+        rt.cudaMemsetAsync(page + 0x1000, 0x5A, 0x100)
+        rt.cudaMemcpyAsync(page + 0x1800, dev, 0x100, DEFAULT)
+        with pytest.raises(DeviceTimeError, match="still queued run in simulated time"):
+            rt.cudaHostUnregister(page)
+        assert rt.registered.find(page) is not None, "the refused call changed nothing"
+        vt.spawn(card())
+        await rt.host_unregister(page)
+        done_at.append(vt.now_ns())
+
+    vt.run(main())
+    assert done_at[0] >= 30_000, "unregistered before the wait's flag came"
+    assert rt.registered.find(page) is None and rt.pending == 0
+    assert rt.process.read(page + 0x100, 4) == (0xABCD).to_bytes(4, "little")
+    assert rt.process.read(page + 0x1000, 0x100) == b"\x5a" * 0x100
+    assert rt.process.read(page + 0x1800, 0x100) == b"\x77" * 0x100
+    last = max(t for t, *_ in bus.log)
+    assert last < done_at[0], "a request after the registration went"
+    # the frames go back to the process's allocator and a new mapping may take them
+    frames = {addr & ~4095 for _, op, addr, _n, _a in bus.log if op == "w"}
+    rt.process.free(p)
+    q = rt.process.malloc(3 * 4096)
+    rt.process.write(q, b"\x11" * 3 * 4096)
+    before = bytes(ram.read(min(frames), 4096))
+
+    async def later() -> None:
+        await vt.sleep(100_000)
+
+    vt.run(later())
+    assert bytes(ram.read(min(frames), 4096)) == before, "a queued request wrote a freed frame"
+
+
+def test_a_sticky_error_is_reported_once_a_running_wait_ends() -> None:
+    """cuda_model/probes/queued_work.txt: a kernel faults on one stream while a
+    cuStreamWaitValue32 on another waits on a host flag; the faulting stream's
+    synchronisation returns cudaErrorIllegalAddress only after the flag is set, and the
+    wait polled on until then. Nothing that had not started runs after the fault."""
+    text = (PROBES / "queued_work.txt").read_text()
+    assert "the faulting stream's sync returned after the flag was set (>= 2500 ms): 1" in text
+    vt, gpu, rt = rig()
+    bus: FakeBus = gpu.bus
+    reg = register(rt, [BUS])
+    s1 = rt.cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+    s2 = rt.cudaStreamCreateWithFlags(cudaStreamNonBlocking)
+    flag_at = 50_000.0
+    raised_at: list[float] = []
+    later: list[bool] = []
+
+    async def fault(k: KernelContext) -> None:
+        bus.fail = "UR"
+        try:
+            await k.ld32(reg + 0x800)
+        finally:
+            bus.fail = None
+
+    async def after(k: KernelContext) -> None:
+        later.append(True)
+
+    async def card() -> None:
+        await vt.sleep(flag_at)
+        bus.mem.update({BUS + 0x40 + i: b for i, b in enumerate((1).to_bytes(4, "little"))})
+
+    async def main() -> None:
+        rt.cuStreamWaitValue32(s2, reg + 0x40, 1, 1)
+        vt.spawn(card())
+        await vt.sleep(10_000)
+        rt.cudaLaunchKernel(fault, 1, 1, (), stream=s1)
+        rt.cudaLaunchKernel(after, 1, 1, (), stream=s1)
+        with pytest.raises(CudaError) as e:
+            await rt.stream_synchronize(s1)
+        raised_at.append(vt.now_ns())
+        assert e.value.code == cudaError.cudaErrorIllegalAddress
+
+    vt.run(main())
+    assert raised_at[0] >= flag_at, "the error came before the other stream's wait ended"
+    polls = [t for t, op, addr, *_ in bus.log if op == "r" and addr == BUS + 0x40]
+    assert polls[-1] >= flag_at, "the wait stopped polling before its value came"
+    last = flag_at + memops.poll_ns + 2 * bus.ns  # the poll that finds the value
+    assert max(t for t, *_ in bus.log) <= last, "requests after the wait ended"
+    assert not later, "an operation started after the fault"
 
 
 def test_writes_to_a_device_bar_are_not_flushed_by_a_read() -> None:
