@@ -272,6 +272,9 @@ class PicoevbRdma:
         self.mbox_vector = 0
         self.mbox_irqs = 0
         self.mbox_event = platform.completion()
+        # one reader at a time looks at the status and takes the value it counted, over
+        # every file (two readers of one value: one gets it, the other waits on)
+        self.mbox_lock = platform.mutex()
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -399,6 +402,7 @@ class PicoevbRdma:
         # a DMA in flight starts no further chain: it stops its channel and fails
         for x in list(self._transfers):
             x.abort("the device is being removed", errno.ENODEV)
+        self.mbox_event.complete()  # a mailbox reader waiting wakes and fails (ENODEV)
         if not await self._ioctls_out.wait(RESET_WAIT_NS):
             log.error("%s: remove: %d ioctls still in the driver", self.name, self._in_ioctl)
         for f in list(self.files):
@@ -923,24 +927,32 @@ class PicoevbFile:
     async def _mailbox_read(self, m: uapi.picoevb_rdma_mailbox):
         """The oldest value of the card's mailbox, waiting up to ``timeout_ns`` for its
         interrupt when it is empty: -EAGAIN (no wait asked), -ETIMEDOUT, -EINVAL for
-        non-zero padding."""
+        non-zero padding, -ENODEV once remove() has begun (a reader waiting wakes, and
+        touches the card no more). The status read and the read of the value it counted
+        are one step under the driver's mailbox lock, so two readers never take one
+        value (nor the 0 an empty mailbox reads)."""
         if m.pad:
             return self._fail(errno.EINVAL, "non-zero padding"), None
         p, drv = self.drv.platform, self.drv
         end = p.now_ns() + m.timeout_ns
         while True:
             drv.mbox_event.reinit()  # (before the status read: no wake-up is lost)
-            status = await p.ioread32(BAR_USER, regs.USER_MAILBOX_STATUS)
-            if status == 0xFFFFFFFF:
-                return self._fail(errno.EIO, "the card does not answer"), None
-            if status & regs.MAILBOX_OVERFLOW:
-                await p.iowrite32(BAR_USER, regs.USER_MAILBOX_STATUS, regs.MAILBOX_OVERFLOW)
-                m.flags |= uapi.PICOEVB_MAILBOX_OVERFLOWED
-            count = regs.MAILBOX_COUNT_FIELD.get(status)
-            if count:
-                m.value = await p.ioread32(BAR_USER, regs.USER_MAILBOX)
-                m.left = count - 1
-                return 0, m
+            if drv.removed:
+                return self._fail(errno.ENODEV, "the device has been removed"), None
+            async with drv.mbox_lock:
+                if drv.removed:
+                    return self._fail(errno.ENODEV, "the device has been removed"), None
+                status = await p.ioread32(BAR_USER, regs.USER_MAILBOX_STATUS)
+                if status == 0xFFFFFFFF:
+                    return self._fail(errno.EIO, "the card does not answer"), None
+                if status & regs.MAILBOX_OVERFLOW:
+                    await p.iowrite32(BAR_USER, regs.USER_MAILBOX_STATUS, regs.MAILBOX_OVERFLOW)
+                    m.flags |= uapi.PICOEVB_MAILBOX_OVERFLOWED
+                count = regs.MAILBOX_COUNT_FIELD.get(status)
+                if count:
+                    m.value = await p.ioread32(BAR_USER, regs.USER_MAILBOX)
+                    m.left = count - 1
+                    return 0, m
             left = end - p.now_ns()
             if m.timeout_ns == 0:
                 return self._fail(errno.EAGAIN, "the mailbox is empty"), None

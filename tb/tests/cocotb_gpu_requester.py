@@ -575,6 +575,52 @@ async def test_the_card_mailbox(dut):
 
 
 @cocotb.test(timeout_time=100, timeout_unit="ms")
+async def test_mailbox_readers_race_and_remove(dut):
+    """Two MAILBOX_READs against one value, from two files and twice on one file: one
+    gets it, the other waits on and times out (never a 0 the card did not send).
+    remove() with a reader waiting inside: the reader fails with ENODEV before remove()
+    returns, and nothing reads the card's BARs afterwards."""
+    rig = await bring_up(dut)
+    fd, p, drv = rig.fd, rig.platform, rig.drv
+    second = drv.open(rig.process)
+    results: list[int] = []
+
+    async def read(f, timeout_ns: int) -> None:
+        m = uapi.picoevb_rdma_mailbox(timeout_ns=timeout_ns)
+        try:
+            await ioctl(f, uapi.PICOEVB_IOC_MAILBOX_READ, m)
+            results.append(m.value)
+        except OSError as e:
+            results.append(-e.errno)
+
+    for a, b in ((fd, second), (fd, fd)):
+        results.clear()
+        readers = [cocotb.start_soon(read(f, 60_000)) for f in (a, b)]
+        await Timer(5, "us")
+        await p.iowrite32(regs.BAR_USER, regs.USER_MAILBOX, 0x5150)
+        for r in readers:
+            await r
+        assert sorted(results) == [-errno.ETIMEDOUT, 0x5150], results
+
+    results.clear()
+    reader = cocotb.start_soon(read(fd, 2_000_000))
+    await Timer(10, "us")
+    reads: list[float] = []
+    ioread32 = p.ioread32
+
+    async def watched(bar: int, offset: int) -> int:
+        reads.append(get_sim_time("ns"))
+        return await ioread32(bar, offset)
+
+    p.ioread32 = watched
+    await drv.remove()
+    removed_at = get_sim_time("ns")
+    assert reader.done() and results == [-errno.ENODEV], results
+    await Timer(2100, "us")
+    assert not [t for t in reads if t > removed_at], "the card's BAR read after remove()"
+
+
+@cocotb.test(timeout_time=100, timeout_unit="ms")
 async def test_the_notes_mailbox_demo(dut):
     """The gpu-mailbox demo (make sim DEMO=gpu-mailbox) on a small surface: the three
     marks in order, each an interrupt of the mailbox's vector, the surface processed."""
