@@ -13,9 +13,9 @@ Rules (cuda_model/probes/h200-host-register.txt, CUDA's driver API documentation
   the value's width; EQ; AND: a common bit; NOR: ``~(*addr | value)`` not zero);
   ``CU_STREAM_WAIT_VALUE_FLUSH`` needs CAN_FLUSH_REMOTE_WRITES, 0 on Hopper, so it is
   refused with CUDA_ERROR_NOT_SUPPORTED, any other flag with CUDA_ERROR_INVALID_VALUE
-  (both measured: probes/queued_work.txt). The GPU polls: device memory every :attr:`poll_ns`, registered memory
-  with a read on the bus each time (a model knob: the front end's real polling rate is
-  not known).
+  (both measured: probes/queued_work.txt). The GPU polls: device memory every
+  :attr:`poll_ns`, registered memory with a read on the bus each time (a model knob: the
+  front end's real polling rate is not known).
 """
 
 from __future__ import annotations

@@ -242,7 +242,21 @@ assign m_wb_addr = wb_addr;
 assign m_wb_data = wb_data_reg;
 
 assign mover_restart = restart_reg;
-assign event_out = event_reg;
+// Events raised while a poll-mode write-back waits for the requester are held until it
+// has taken the write-back, so that the interrupt they raise goes after it (the message
+// sender then waits for the write to reach the hard IP: pevb_irq_tx).
+reg [EVW-1:0] ev_held_reg;
+assign event_out = wb_pending_reg ? {EVW{1'b0}} : (event_reg | ev_held_reg);
+
+always @(posedge clk) begin
+    if (rst) begin
+        ev_held_reg <= {EVW{1'b0}};
+    end else if (wb_pending_reg) begin
+        ev_held_reg <= ev_held_reg | event_reg;
+    end else if (ev_held_reg != {EVW{1'b0}}) begin
+        ev_held_reg <= {EVW{1'b0}};
+    end
+end
 assign count = count_reg;
 
 /* descriptor bypass: a load takes the entry at wr_ptr, written whole in one cycle */

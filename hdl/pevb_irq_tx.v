@@ -52,6 +52,10 @@ module pevb_irq_tx #
     input  wire [USER_IRQS-1:0]  usr_irq_req,
     output wire [USER_IRQS-1:0]  usr_irq_ack,
 
+    /* Posted writes of the requester: one taken, one handed whole to the hard IP */
+    input  wire                  wr_enter,
+    input  wire                  wr_leave,
+
     /* MSI */
     input  wire [3:0]            cfg_interrupt_msi_enable,
     input  wire [11:0]           cfg_interrupt_msi_mmenable,
@@ -150,15 +154,44 @@ always @* begin
     end
 end
 
+// The write fence: a channel interrupt goes only after every posted write the requester
+// took before its event (a data write, the poll-mode write-back) has been handed to the
+// hard IP, which keeps its message behind the writes it has accepted.  The requester
+// holds a few writes at most and hands them on in order, so two small counters and the
+// count of writes taken at the last channel event are enough.
+reg [3:0] wr_in_reg;
+reg [3:0] wr_out_reg;
+reg [3:0] fence_reg;
+wire [3:0] fence_gap = fence_reg - wr_out_reg;
+wire fence_ok = fence_gap == 4'd0 || fence_gap[3];
+
+always @(posedge clk) begin
+    if (rst) begin
+        wr_in_reg <= 4'd0;
+        wr_out_reg <= 4'd0;
+        fence_reg <= 4'd0;
+    end else begin
+        if (wr_enter) begin
+            wr_in_reg <= wr_in_reg + 4'd1;
+        end
+        if (wr_leave) begin
+            wr_out_reg <= wr_out_reg + 4'd1;
+        end
+        if (irq_event != {NIRQ{1'b0}}) begin
+            fence_reg <= wr_in_reg;
+        end
+    end
+end
+
 wire [NSRC-1:0] msi_req = {usr_pending, msi_pending_reg};
-wire msi_send = msi_state_reg == MSI_IDLE && (msi_on || msix_on) && !pba_go &&
-                msi_req != {NSRC{1'b0}};
 wire msi_sel_valid;
 wire [SRC_IDX_W-1:0] msi_sel;
 wire [NSRC-1:0] msi_sel_mask;
 // the vector field of source k: channel bit k in channel vector register k / 4, user
 // interrupt u = k - NIRQ in user vector register u / 4; byte k % 4 (u % 4)
 wire msi_sel_user = msi_sel >= NIRQ_W;
+wire msi_send = msi_state_reg == MSI_IDLE && (msi_on || msix_on) && !pba_go &&
+                msi_req != {NSRC{1'b0}} && (fence_ok || msi_sel_user);
 wire [SRC_IDX_W-1:0] msi_field = msi_sel_user ? msi_sel - NIRQ_W : msi_sel;
 wire [31:0] msi_vec_word = msi_sel_user ? user_vec[msi_field[3:2]*32 +: 32] : chan_vec[msi_field[2]*32 +: 32];
 wire [4:0] sel_vec = msi_vec_word[msi_field[1:0]*`PEVB_IRQ_VECTOR_STRIDE +: `PEVB_IRQ_VECTOR_WIDTH];

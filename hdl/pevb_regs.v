@@ -67,6 +67,10 @@ module pevb_regs #
     /* Channel status */
     input  wire [8*`PEVB_STAT_EVENT_WIDTH-1:0] ch_event,
     input  wire [7:0]      ch_busy,
+    // a posted write taken by the requester, and one handed whole to the hard IP (the
+    // interrupt sender keeps a channel's message behind them)
+    input  wire            rq_wr_enter,
+    input  wire            rq_wr_leave,
     input  wire [8*32-1:0] ch_count,
     // a data beat of the channel (its performance monitor counts them)
     input  wire [7:0]      ch_beat,
@@ -579,6 +583,8 @@ pevb_irq_tx #(
     .msix_entry_data(msix_data_mem[msix_vec]),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
+    .wr_enter(rq_wr_enter),
+    .wr_leave(rq_wr_leave),
     .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
     .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
     .cfg_interrupt_msi_int(cfg_interrupt_msi_int),

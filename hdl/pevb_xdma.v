@@ -355,6 +355,11 @@ end
 `define PEVB_STS_PORT(c) {1'b0, ch_sts[(c)*4+3], ch_sts[(c)*4+2], pkt_done_reg[c], desc_done_reg[c], \
                           ch_sts[(c)*4+1], ch_sts[(c)*4], ch_busy[c]}
 
+// posted writes taken by the requester and handed whole to the hard IP (the interrupt
+// sender keeps a channel's message behind them)
+wire rq_wr_enter;
+wire rq_wr_leave;
+
 pevb_regs #(
     .AXIS_PCIE_DATA_WIDTH(DW),
     .H2C_CHANNELS(NH),
@@ -382,6 +387,8 @@ pevb_regs #(
     .ch_sts(ch_sts),
     .ch_event(ch_event),
     .ch_busy(ch_busy),
+    .rq_wr_enter(rq_wr_enter),
+    .rq_wr_leave(rq_wr_leave),
     .ch_count(ch_count),
     .ch_beat(ch_beat),
     .cfg_max_payload(cfg_max_payload),
@@ -486,6 +493,8 @@ pevb_rr_arb #(.N(NC), .IDX_WIDTH(2)) data_wr_arb_inst (
 // write id: {C2H data, channel, descriptor slot}
 wire [4:0] wr_done_id;
 wire wr_done_valid;
+assign rq_wr_enter = wb_fire || t_fire;
+assign rq_wr_leave = wr_done_valid;
 wire pay_rd_en;
 wire [4:0] pay_rd_id;
 wire [NC*DW-1:0] pay_rd_data;

@@ -555,9 +555,17 @@ class PevbUspDevice(EventDrivenLoops):
             await clk
 
     async def _issue(self, fn: int, msi_int: int, msix_int: int):
-        """Send the message the RTL asked for; the output that answers (sent or fail)."""
+        """Send the message the RTL asked for, behind every posted request RQ took before
+        the request (an interrupt is a posted write the transaction layer makes: it
+        passes none of the writes the core has accepted, so a driver it wakes finds the
+        data and the write-back in memory; PG195 and PG302 count a transfer done once
+        the core has accepted its last write); the output that answers (sent or fail)."""
         if fn >= len(self.functions):
             return None
+        seen = self._rq_seen
+        while not self._rq_left_through(seen):
+            self._rq_moved.clear()
+            await self._rq_moved.wait()
         func = self.functions[fn]
         if self.fail_interrupts:
             self.fail_interrupts -= 1
