@@ -55,7 +55,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE XDMA
 
-.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest guest-regress
+.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest guest-regress fuzz
 
 all: test
 
@@ -131,6 +131,17 @@ regress: $(STAMP)
 	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--cluster $(CLUSTER) --jobs $(BATCH_JOBS)) \
 	  $(if $(filter 1,$(INSECURE)),--insecure) \
 	  $(if $(filter 1,$(WAVES)),--waves)
+
+# make fuzz: every fuzz target long with fresh inputs, FUZZ_EXAMPLES each (the guest
+# bridge's parsers, descriptors, build options; the driver's ioctls against the RTL), the
+# inputs tried added up in sim_build/fuzz/counts.json
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	@mkdir -p sim_build/fuzz
+	PEVB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PEVB_FUZZ_REPORT=$(CURDIR)/sim_build/fuzz/counts.json \
+	  $(PY) -m pytest -p no:cacheprovider -m fuzz --sim $(SIM) --profile $(PROFILE) \
+	  tests/unit/test_unit_fuzz.py tests/sim/test_sim_fuzz.py
+	@$(PY) -m json.tool sim_build/fuzz/counts.json
 
 bench: $(STAMP)
 	$(PY) -m tb.bench $(BENCH_ARGS)
