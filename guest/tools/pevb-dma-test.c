@@ -2,7 +2,7 @@
 /*
  * pevb-dma-test: move data host -> card -> host through the pevb driver and check it.
  *
- *   pevb-dma-test [-d /dev/pevb0] [-s SEED] [-n RANDOM]
+ *   pevb-dma-test [-d /dev/pevb0] [-s SEED] [-n RANDOM] [-f FAULTS]
  *
  * Each case writes a pattern from a host buffer at some offset into the card's memory at
  * some offset (pwrite: H2C), reads it back into another buffer at another offset
@@ -10,7 +10,10 @@
  * The cases cover odd lengths and offsets, transfers across pages, one byte, the last
  * bytes of the card's memory, and the errors the driver must return. With -n, RANDOM more
  * cases follow, their lengths (up to 64 KiB and the card's memory) and offsets drawn from
- * SEED. Exit status 0 when every case passed.
+ * SEED. With -f, up to FAULTS transfers may fail with EIO, the error the driver returns
+ * for a fault the simulation injects on the card's reads (an Unsupported Request, a
+ * completion timeout): each such case is reported and run again, and must then be exact.
+ * Exit status 0 when every case passed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,12 +58,26 @@ struct xfer_case {
 };
 
 static int failures;
+static unsigned int faults_left;	/* EIOs still allowed (-f) */
+static unsigned int faults_seen;
 
 static void fail(const char *what, const struct xfer_case *c)
 {
 	printf("FAIL %s (len %zu, host +%zu, back +%zu, card +0x%llx)\n", what, c->len,
 	       c->host_off, c->back_off, (unsigned long long)c->card_off);
 	failures++;
+}
+
+/* an injected fault: the driver's EIO, allowed while -f has some left */
+static int injected(const char *what, ssize_t n, const struct xfer_case *c)
+{
+	if (n >= 0 || errno != EIO || !faults_left)
+		return 0;
+	faults_left--;
+	faults_seen++;
+	printf("fault %s: EIO (len %zu, card +0x%llx): run again\n", what, c->len,
+	       (unsigned long long)c->card_off);
+	return 1;
 }
 
 static void run_case(int fd, uint64_t ram, struct xfer_case c, uint8_t *src, uint8_t *dst)
@@ -77,12 +94,20 @@ static void run_case(int fd, uint64_t ram, struct xfer_case c, uint8_t *src, uin
 	memset(dst, GUARD_BYTE, c.back_off + c.len + 2 * GUARD);
 
 	n = pwrite(fd, from, c.len, c.card_off);
+	if (injected("H2C", n, &c)) {
+		run_case(fd, ram, c, src, dst);
+		return;
+	}
 	if (n != (ssize_t)c.len) {
 		printf("  pwrite returned %zd (%s)\n", n, n < 0 ? strerror(errno) : "short");
 		fail("H2C", &c);
 		return;
 	}
 	n = pread(fd, to, c.len, c.card_off);
+	if (injected("C2H", n, &c)) {
+		run_case(fd, ram, c, src, dst);
+		return;
+	}
 	if (n != (ssize_t)c.len) {
 		printf("  pread returned %zd (%s)\n", n, n < 0 ? strerror(errno) : "short");
 		fail("C2H", &c);
@@ -135,7 +160,7 @@ int main(int argc, char **argv)
 	int fd, opt;
 
 	rng_state = 1;
-	while ((opt = getopt(argc, argv, "d:s:n:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:n:f:")) != -1) {
 		switch (opt) {
 		case 'd':
 			path = optarg;
@@ -146,8 +171,12 @@ int main(int argc, char **argv)
 		case 'n':
 			random_cases = strtoul(optarg, NULL, 0);
 			break;
+		case 'f':
+			faults_left = strtoul(optarg, NULL, 0);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEVICE] [-s SEED] [-n RANDOM]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-d DEVICE] [-s SEED] [-n RANDOM] [-f FAULTS]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -224,6 +253,9 @@ int main(int argc, char **argv)
 		printf("driver: %llu chains, %llu descriptors\n",
 		       (unsigned long long)info.transfers, (unsigned long long)info.descriptors);
 	close(fd);
+	if (faults_seen)
+		printf("faults: %u transfer(s) failed with EIO and were exact when run again\n",
+		       faults_seen);
 	printf("%s: %d failure(s)\n", failures ? "FAILED" : "PASSED", failures);
 	return failures ? 1 : 0;
 }

@@ -100,18 +100,22 @@ GUEST_SEEDS = parse_seeds(os.environ.get("PEVB_GUEST_SEEDS", "1-4"))
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fault", ["none", "ur", "drop"])
 @pytest.mark.parametrize("time", ["free", "shared"])
 @pytest.mark.parametrize("seed", GUEST_SEEDS)
-def test_guest_random(seed: int, time: str, sim: str, profile: str) -> None:
+def test_guest_random(seed: int, time: str, fault: str, sim: str, profile: str) -> None:
     """The longer guest regression (``make guest-regress``, ``GUEST_SEEDS``): 100 random
-    transfers through the C driver per seed, free-running and under shared time."""
+    transfers through the C driver per seed, free-running and under shared time, clean
+    and with faults on the card's reads (UR; a completion timeout)."""
     _need_guest()
     env = {"PEVB_GUEST_SEED": str(seed), "PEVB_GUEST_CASES": "100", "PEVB_GUEST_TIME": time}
+    if fault != "none":
+        env["PEVB_GUEST_FAULT"] = fault
     runner.run_and_check(
         "test_guest_random_transfers",
         sim=sim,
         profile=profile,
         module=MODULE,
         extra_env=env,
-        repro=f"make guest-regress GUEST_SEEDS={seed} (the {time} case)",
+        repro=f"make guest-regress GUEST_SEEDS={seed} (the {time} case, faults: {fault})",
     )
