@@ -194,6 +194,12 @@ def split_segments(segments: Iterable[Segment], max_len: int = DESC_MAX_LEN) -> 
     for s in segments:
         if s.length <= 0:
             raise DescriptorError(f"segment of length {s.length}")
+        for name, at in (("source", s.src), ("destination", s.dst)):
+            if not 0 <= at or at + s.length > 1 << 64:
+                raise DescriptorError(
+                    f"segment of {s.length} bytes: its {name} {at:#x} runs past the 64-bit"
+                    " address space"
+                )
         off = 0
         while off < s.length:
             n = min(max_len, s.length - off)
@@ -275,5 +281,7 @@ def build_chain(
             nxt, adj = 0, 0
         else:
             nxt, adj = addrs[i + 1], adjacent_count(addrs, i + 1)
-        descs.append(Descriptor(s.src, s.dst, s.length, flags, nxt, adj))
+        d = Descriptor(s.src, s.dst, s.length, flags, nxt, adj)
+        d.encode()  # (every field checked now: a chain built is one that can be written)
+        descs.append(d)
     return Chain(descs, addrs, adjacent_count(addrs, 0), segs)

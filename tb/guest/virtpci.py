@@ -83,7 +83,7 @@ def parse(message: bytes) -> PciRequest:
     except ValueError:
         raise VirtPciError(f"unknown op {op_}") from None
     if op in (Op.CFG_READ, Op.CFG_WRITE) and size not in CONFIG_SIZES:
-        if op == Op.CFG_WRITE and body:
+        if op == Op.CFG_WRITE and body and size:
             if bar > 5 or size > MAX_ACCESS:
                 raise VirtPciError(f"memset of BAR {bar}, {size} bytes (BARs 0-5, {MAX_ACCESS})")
             return PciRequest(Op.MMIO_MEMSET, bar, size, addr, body[:1])

@@ -172,6 +172,10 @@ def test_parse(message: bytes, expected: PciRequest) -> None:
         (MSG.pack(Op.MMIO_READ, 6, 0, 4, 0), "BAR 6"),
         (MSG.pack(Op.MMIO_WRITE, 0, 0, 8, 0) + b"\x00" * 4, "carries 4"),
         (MSG.pack(Op.MSI, 0, 0, 4, 0), "from the device to the guest"),
+        # (found by the fuzz target: a config write of 0 bytes was a memset of none)
+        (MSG.pack(Op.CFG_WRITE, 0, 0, 0, 0) + b"\x00", "config access of 0 bytes"),
+        (MSG.pack(Op.MMIO_READ, 0, 0, 0, 0), "MMIO_READ of 0 bytes"),
+        (MSG.pack(Op.MMIO_MEMSET, 1, 0, (16 << 20) + 1, 0) + b"\x00", "1 to 16777216"),
     ],
 )
 def test_parse_errors(message: bytes, error: str) -> None:

@@ -92,6 +92,15 @@ def test_split_at_max_length():
     assert segs[2].src == 2 * DESC_MAX_LEN
 
 
+def test_a_segment_past_the_address_space_is_refused():
+    """(found by the fuzz target: a segment split at the descriptor's longest ran a piece
+    past 2**64, and the chain failed only when written)"""
+    with pytest.raises(DescriptorError, match="destination 0xfffffffff0000001 runs past"):
+        build_chain([Segment(0, 2**64 - 2**28 + 1, 2**28)], 0)
+    with pytest.raises(DescriptorError, match="source -0x1 runs past"):
+        build_chain([Segment(-1, 0, 4)], 0)
+
+
 def test_chain_links_and_last_flags():
     chain = build_chain([Segment(i * 100, i * 100, 100) for i in range(5)], 0x10000)
     for i, d in enumerate(chain.descriptors[:-1]):
