@@ -157,6 +157,24 @@ class GuestBridge:
         # byte, simulated ns it was sent), oldest first (posted writes stay in order)
         self._posted: collections.deque[tuple[int, int]] = collections.deque()
 
+    @classmethod
+    def on_tb(cls, tb, device: FabricFunction, options: GuestOptions, run_dir: Path) -> GuestBridge:
+        """A bridge for ``device`` on a TB's fabric (:class:`tb.env.system.TB`), wired as
+        the TB offers: its root complex, its names for the trace, its card's link (where
+        the guest's posted writes arrive) and engine (``engine_busy``), its link taps
+        (shared time's idle detection)."""
+        bridge = cls(
+            tb.rc,
+            device,
+            options,
+            run_dir,
+            name_host=tb.name_host,
+            device_link="fpga",
+            busy=tb.engine_busy,
+        )
+        tb.links.add_observer(bridge.note_activity)
+        return bridge
+
     def note_activity(
         self, link: str | None = None, direction: str | None = None, tlp=None
     ) -> None:

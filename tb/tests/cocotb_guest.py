@@ -33,16 +33,7 @@ async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
     card = FabricFunction(tb.rc, tb.pci, "picoevb")
     await card.probe()
     options_ = GuestOptions(command, **options)
-    bridge = GuestBridge(
-        tb.rc,
-        card,
-        options_,
-        Path.cwd(),
-        name_host=tb.name_host,
-        device_link="fpga",
-        busy=tb.engine_busy,
-    )
-    tb.links.add_observer(bridge.note_activity)
+    bridge = GuestBridge.on_tb(tb, card, options_, Path.cwd())
     await bridge.start()
     return bridge
 

@@ -47,16 +47,7 @@ async def test_guest_driver_on_dropin(dut):
     await card.probe()
     command = ["/bin/sh", str(SCRIPT), str(TOOLS), str(PEVB_KO), "-n", "8"]
     options = GuestOptions(command, time="shared")
-    bridge = GuestBridge(
-        tb.rc,
-        card,
-        options,
-        Path.cwd(),
-        name_host=tb.name_host,
-        device_link="fpga",
-        busy=tb.engine_busy,
-    )
-    tb.links.add_observer(bridge.note_activity)
+    bridge = GuestBridge.on_tb(tb, card, options, Path.cwd())
     await bridge.start()
     status = await bridge.run(300)
     console = bridge.guest.console_text()
