@@ -116,10 +116,36 @@ class PevbUspDevice(EventDrivenLoops):
             f.pcie_cap.function_level_reset_capability = self.cfg_flr_in_process is not None
             f.pcie_cap.initiate_function_level_reset = self._flr_starter(k)
             f.read_config_register = self._reserved_reads_zero(f.read_config_register)
+            self._fence_interrupts(f)
         if self.cfg_flr_in_process is not None:
             self.cfg_flr_in_process.value = 0
         self._track_order()
         cocotb.start_soon(self._run_cpl_timeout())
+
+    def _fence_interrupts(self, f) -> None:
+        """Send ``f``'s interrupt messages behind every posted request RQ took before
+        them (an interrupt is a posted write the transaction layer makes: it passes none
+        of the writes the core has accepted, so a driver it wakes finds the data and the
+        write-back in memory; PG195 and PG302 count a transfer done once the core has
+        accepted its last write), whichever loop issues them: this model's or
+        cocotbext-pcie's own."""
+        for cap_name, name in (
+            ("msi_cap", "issue_msi_interrupt"),
+            ("msix_cap", "issue_msix_interrupt"),
+        ):
+            cap = getattr(f, cap_name, None)
+            if cap is None:
+                continue
+            issue = getattr(cap, name)
+
+            async def fenced(*args, _issue=issue, **kwargs):
+                seen = self._rq_seen
+                while not self._rq_left_through(seen):
+                    self._rq_moved.clear()
+                    await self._rq_moved.wait()
+                return await _issue(*args, **kwargs)
+
+            setattr(cap, name, fenced)
 
     @staticmethod
     def _reserved_reads_zero(read: Callable[[int], Awaitable[int | None]]):
@@ -555,17 +581,10 @@ class PevbUspDevice(EventDrivenLoops):
             await clk
 
     async def _issue(self, fn: int, msi_int: int, msix_int: int):
-        """Send the message the RTL asked for, behind every posted request RQ took before
-        the request (an interrupt is a posted write the transaction layer makes: it
-        passes none of the writes the core has accepted, so a driver it wakes finds the
-        data and the write-back in memory; PG195 and PG302 count a transfer done once
-        the core has accepted its last write); the output that answers (sent or fail)."""
+        """Send the message the RTL asked for (behind the posted requests RQ took before
+        it: :meth:`_fence_interrupts`); the output that answers (sent or fail)."""
         if fn >= len(self.functions):
             return None
-        seen = self._rq_seen
-        while not self._rq_left_through(seen):
-            self._rq_moved.clear()
-            await self._rq_moved.wait()
         func = self.functions[fn]
         if self.fail_interrupts:
             self.fail_interrupts -= 1
