@@ -42,9 +42,13 @@ DESC_CHUNK_MAX = 0x0FFFFFFC
 # H2C2H chunk cap: a chunk's chain stays under MAX_CHAIN descriptors with 4 KiB pages
 H2C2H_CHUNK_MAX = 4 << 20
 INT_MAX = (1 << 31) - 1
-# status bits the original treats as a failed run
 # how long a DMA ioctl waits for a function reset in progress to end
 RESET_WAIT_NS = 10_000_000.0
+# the longest a MAILBOX_READ waits (2**50 ns, 13 days): a longer timeout_ns is taken as
+# this, as a kernel's saturating conversion to jiffies would (and a simulator's timer
+# counts its steps in 64 bits)
+MAILBOX_MAX_WAIT_NS = 1 << 50
+# status bits the original treats as a failed run
 FAIL_BITS = regs.STAT_ERROR_MASK | int(Stat.IDLE_STOPPED)
 H2C2H_FLAGS = uapi.PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA | uapi.PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA
 # H2C on vector 0, C2H on vector 1, the mailbox's user interrupt on vector 2 (the last
@@ -934,7 +938,8 @@ class PicoevbFile:
         if m.pad:
             return self._fail(errno.EINVAL, "non-zero padding"), None
         p, drv = self.drv.platform, self.drv
-        end = p.now_ns() + m.timeout_ns
+        # (a longer timeout waits this long, as the kernel's saturating jiffies would)
+        end = p.now_ns() + min(m.timeout_ns, MAILBOX_MAX_WAIT_NS)
         while True:
             drv.mbox_event.reinit()  # (before the status read: no wake-up is lost)
             if drv.removed:

@@ -23,6 +23,7 @@ log = logging.getLogger("cocotb.guest.time")
 MSG = struct.Struct("<IIQ")  # op, seq, time (ns)
 # GET_TOD answers this fixed time of day plus the guest's clock: runs repeat exactly
 EPOCH_NS = 1_767_225_600 * 10**9  # 2026-01-01 00:00:00 UTC
+MAX_TIME_NS = 1 << 63  # ktime_t is signed: a guest's time stays below this
 
 
 class TtOp(IntEnum):
@@ -114,6 +115,7 @@ class Calendar(OnePeerSocket):
         if op == TtOp.START:
             self.started = True
         elif op == TtOp.REQUEST:
+            self._check_time(op, time)
             self.request = time
         elif op == TtOp.WAIT:
             self.waiting = True
@@ -122,6 +124,7 @@ class Calendar(OnePeerSocket):
             self.gets += 1
             self.last_get = answer
         elif op == TtOp.UPDATE:
+            self._check_time(op, time)
             if time < self.now:
                 raise TimeTravelError(f"the guest's clock went back: {self.now} -> {time} ns")
             self.now = time
@@ -130,6 +133,12 @@ class Calendar(OnePeerSocket):
         else:
             raise TimeTravelError(f"{op.name} goes from the calendar to the guest")
         self._send(TtOp.ACK, seq, answer)
+
+    @staticmethod
+    def _check_time(op: TtOp, time: int) -> None:
+        """A guest's time is a signed 64-bit count of nanoseconds (ktime_t)."""
+        if time >= MAX_TIME_NS:
+            raise TimeTravelError(f"{op.name} at {time} ns: past the guest's clock (2**63 ns)")
 
     def grant(self, time: int) -> None:
         """Let the waiting guest run at ``time`` (its clock becomes ``time``)."""

@@ -266,6 +266,13 @@ def test_calendar_names_bad_messages_and_a_closed_guest(calendar) -> None:
     guest.sock.sendall(TT_MSG.pack(TtOp.ACK, 77, 0))
     with pytest.raises(TimeTravelError, match="acknowledged message 77, never sent"):
         calendar.poll()
+    # (found by the fuzz target: a time past 2**63 made GET_TOD's answer overflow)
+    guest.sock.sendall(TT_MSG.pack(TtOp.UPDATE, 3, 1 << 63))
+    with pytest.raises(TimeTravelError, match="UPDATE at 9223372036854775808 ns: past"):
+        calendar.poll()
+    guest.sock.sendall(TT_MSG.pack(TtOp.REQUEST, 4, 2**64 - 1))
+    with pytest.raises(TimeTravelError, match=r"REQUEST at \d+ ns: past the guest's clock"):
+        calendar.poll()
     guest.sock.close()
     with pytest.raises(TimeTravelError, match="closed") as info:
         calendar.poll()
