@@ -678,10 +678,11 @@ async def test_ioctl_fuzz(dut):
     suite; ``make fuzz`` runs more) of every ioctl and of unknown numbers, with arguments
     drawn from SEED: each field a value at an edge (a buffer's start and end, a guard
     page, a read-only page, an unmapped address, handles live and gone, lengths of 0, a
-    page, the card RAM and past it) or random bits, passed as a pointer, a struct, or
-    bytes of the wrong size. Each call returns 0 or a named errno and never raises; no
-    byte outside the buffers a call names changes; once the file is closed nothing stays
-    pinned, mapped or handed out, and a transfer after it all is exact."""
+    page, the card RAM and past it) or random bits, passed as a pointer, a struct,
+    random bytes, or bytes of the wrong size. Each call returns 0 or a named errno and
+    never raises; no byte outside the buffers a call names changes; once the file is
+    closed nothing stays pinned, mapped or handed out, and a transfer after it all is
+    exact."""
     rig = await bring_up(dut)
     fd, rt, proc, tb = rig.fd, rig.cuda, rig.process, rig.tb
     host_mem = rig.platform.host
@@ -767,8 +768,10 @@ async def test_ioctl_fuzz(dut):
             elif how < 0.8:  # a pointer to it in the process
                 arg = proc.malloc(ctypes.sizeof(ctype))
                 proc.write(arg, bytes(s))
-            elif how < 0.9:
+            elif how < 0.85:
                 arg = bytearray(bytes(s)[: rng.randrange(ctypes.sizeof(ctype))])
+            elif how < 0.9:  # random bytes, of the struct's size
+                arg = bytearray(rng.randbytes(ctypes.sizeof(ctype)))
             else:
                 arg = rng.choice([ro, 0, canary - 4096, rng.getrandbits(64)])
         try:
