@@ -155,21 +155,23 @@ always @* begin
 end
 
 // The write fence: a channel interrupt goes only after every posted write the requester
-// took before its event (a data write, the poll-mode write-back) has been handed to the
-// hard IP, which keeps its message behind the writes it has accepted.  The requester
-// holds a few writes at most and hands them on in order, so two small counters and the
-// count of writes taken at the last channel event are enough.
+// took before its event (a data write, the poll-mode write-back) has been handed whole to
+// the hard IP, which keeps its message behind the writes it has accepted.  The requester
+// hands its writes on in order, one a cycle at most, so the count of writes handed on
+// reaches the count taken at the last channel event exactly: two small counters, that
+// count, and whether it is still ahead.
 reg [3:0] wr_in_reg;
 reg [3:0] wr_out_reg;
 reg [3:0] fence_reg;
-wire [3:0] fence_gap = fence_reg - wr_out_reg;
-wire fence_ok = fence_gap == 4'd0 || fence_gap[3];
+reg fence_wait_reg;
+wire fence_ok = !fence_wait_reg;
 
 always @(posedge clk) begin
     if (rst) begin
         wr_in_reg <= 4'd0;
         wr_out_reg <= 4'd0;
         fence_reg <= 4'd0;
+        fence_wait_reg <= 1'b0;
     end else begin
         if (wr_enter) begin
             wr_in_reg <= wr_in_reg + 4'd1;
@@ -179,6 +181,9 @@ always @(posedge clk) begin
         end
         if (irq_event != {NIRQ{1'b0}}) begin
             fence_reg <= wr_in_reg;
+            fence_wait_reg <= wr_in_reg != wr_out_reg + {3'd0, wr_leave};
+        end else if (fence_wait_reg && wr_out_reg == fence_reg) begin
+            fence_wait_reg <= 1'b0;
         end
     end
 end
