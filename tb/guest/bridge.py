@@ -153,8 +153,8 @@ class GuestBridge:
         self._cmd_unnotified = 0
         self.device_link = device_link
         self.busy = busy
-        # the guest's posted writes on their way: (the fabric address of the write's last
-        # byte, simulated ns it was sent), oldest first (posted writes stay in order)
+        # the guest's posted writes on their way (shared time): (the fabric address of the
+        # write's last byte, simulated ns it was sent), oldest first (they stay in order)
         self._posted: collections.deque[tuple[int, int]] = collections.deque()
 
     @classmethod
@@ -312,7 +312,7 @@ class GuestBridge:
             data = f" 0x{req.data.hex()}" if req.data and req.size <= 8 else ""
             self._note(f"{req.describe()}{data}")
             self.note_activity()
-            if req.posted and req.op != Op.CFG_WRITE and self.device_link is not None:
+            if self.shared and req.posted and req.op != Op.CFG_WRITE and self.device_link:
                 addr = self.device.fabric_address(req.bar, req.addr, req.size)
                 if addr is not None:
                     self._posted.append((addr + req.size - 1, int(get_sim_time("ns"))))
