@@ -139,10 +139,7 @@ class PevbUspDevice(EventDrivenLoops):
             issue = getattr(cap, name)
 
             async def fenced(*args, _issue=issue, **kwargs):
-                seen = self._rq_seen
-                while not self._rq_left_through(seen):
-                    self._rq_moved.clear()
-                    await self._rq_moved.wait()
+                await self._rq_passed_through(self._rq_seen)
                 return await _issue(*args, **kwargs)
 
             setattr(cap, name, fenced)
@@ -475,13 +472,16 @@ class PevbUspDevice(EventDrivenLoops):
         """Every RQ TLP of the first ``seen`` received has passed."""
         return self._rq_seen - len(self._rq_pending) >= seen
 
+    async def _rq_passed_through(self, seen: int) -> None:
+        """Until every RQ TLP of the first ``seen`` received has passed."""
+        while not self._rq_left_through(seen):
+            self._rq_moved.clear()
+            await self._rq_moved.wait()
+
     async def _run_cc_logic(self) -> None:
         while True:
             frame = await self.cc_sink.recv()
-            after = self._cc_after.popleft() if self._cc_after else 0
-            while not self._rq_left_through(after):
-                self._rq_moved.clear()
-                await self._rq_moved.wait()
+            await self._rq_passed_through(self._cc_after.popleft() if self._cc_after else 0)
             tlp = Tlp_us.unpack_us_cc(frame, self.enable_parity)
             if not tlp.completer_id_enable:
                 tlp.completer_id = tlp.completer_id._replace(bus=self.bus_num)
