@@ -942,8 +942,6 @@ class PicoevbFile:
         end = p.now_ns() + min(m.timeout_ns, MAILBOX_MAX_WAIT_NS)
         while True:
             drv.mbox_event.reinit()  # (before the status read: no wake-up is lost)
-            if drv.removed:
-                return self._fail(errno.ENODEV, "the device has been removed"), None
             async with drv.mbox_lock:
                 if drv.removed:
                     return self._fail(errno.ENODEV, "the device has been removed"), None
