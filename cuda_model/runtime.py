@@ -535,7 +535,7 @@ class CudaRuntime:
         """``cudaHostUnregister`` awaited: until every queued operation has run (bounded
         by :attr:`sync_limit_ns`), then the pages go."""
         self._check_unregister(ptr)
-        ops = [s.last for s in self.engine.streams.values() if s.last is not None]
+        ops = self.engine.tails()
         await self.engine.wait_ops(ops, "cudaHostUnregister", self.sync_limit_ns)
         host_unregister(self.registered, self.process, ptr)
 
@@ -868,7 +868,7 @@ class CudaRuntime:
     async def synchronize(self) -> None:
         """``cudaDeviceSynchronize`` awaited: until every stream's work has run."""
         self._check_sticky()
-        ops = [s.last for s in self.engine.streams.values() if s.last is not None]
+        ops = self.engine.tails()
         await self.engine.wait_ops(ops, "cudaDeviceSynchronize", self.sync_limit_ns)
         self._check_sticky()
 

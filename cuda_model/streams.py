@@ -183,6 +183,11 @@ class StreamEngine:
             s.worker = t.spawn(self._work(s))
         return op
 
+    def tails(self) -> list[Op]:
+        """The latest operation submitted to each stream (all of them: every earlier one
+        on its stream has run once these have)."""
+        return [s.last for s in self.streams.values() if s.last is not None]
+
     @property
     def pending(self) -> int:
         return sum(len(s.ops) for s in self.streams.values())
