@@ -30,7 +30,7 @@ from .dmabuf import (
 )
 from .host import PAGE_MASK, PAGE_SIZE, UserProcess
 from .p2p import p2p_chunks, pin_range
-from .platform import Platform
+from .platform import PCI_IRQ_LEGACY, Platform
 from .regs import BAR_DMA, BAR_USER, Stat, Target
 from .sg import Scatter, overlaps, page_chunks, slice_scatter
 from .xdma import ALL_ONES, Outcome, WriteBack, XdmaChannel, XdmaError
@@ -80,6 +80,9 @@ class DriverConfig:
     # IP's default range, 200 us in the model, and the engine's own, 131072 cycles: 1 ms
     # at 125 MHz)
     stop_drain_ns: float = 1_500_000.0
+    # the interrupt taken: "msi" (MSI-X where the card has it, else MSI) or "intx" (the
+    # legacy interrupt, as NVIDIA's picoevb-rdma does)
+    interrupts: str = "msi"
 
 
 @dataclass(frozen=True)
@@ -279,6 +282,10 @@ class PicoevbRdma:
         # one reader at a time looks at the status and takes the value it counted, over
         # every file (two readers of one value: one gets it, the other waits on)
         self.mbox_lock = platform.mutex()
+        # the legacy interrupt is taken instead of MSI (cfg.interrupts), and how often its
+        # handler found nothing of the card's pending
+        self.intx = False
+        self.intx_spurious = 0
 
     # ------------------------------------------------------------------ probe / remove
     async def probe(self) -> None:
@@ -286,11 +293,20 @@ class PicoevbRdma:
         p = self.platform
         await p.pci_enable_device()
         await p.pci_set_master()
-        self.nvec = await p.pci_alloc_irq_vectors(1, MSI_VECTORS_WANTED)
+        if self.config.interrupts == "intx":
+            self.nvec = await p.pci_alloc_irq_vectors(1, 1, PCI_IRQ_LEGACY)
+        elif self.config.interrupts == "msi":
+            self.nvec = await p.pci_alloc_irq_vectors(1, MSI_VECTORS_WANTED)
+        else:
+            raise ProbeError(errno.EINVAL, f"interrupts={self.config.interrupts!r}: msi or intx")
         if self.nvec < 1:
-            raise ProbeError(errno.ENODEV, f"{self.name}: no MSI vectors ({self.nvec})")
-        for v in range(self.nvec):
-            p.request_irq(v, self._make_isr(v))
+            raise ProbeError(errno.ENODEV, f"{self.name}: no interrupt ({self.nvec})")
+        self.intx = p.irq_legacy
+        if self.intx:
+            p.request_irq(0, self._intx_isr)
+        else:
+            for v in range(self.nvec):
+                p.request_irq(v, self._make_isr(v))
         await self._init_engine()
         p.set_reset_handlers(self.reset_prepare, self.reset_done)
         await p.pci_save_state()  # for error recovery after a link loss
@@ -435,6 +451,30 @@ class PicoevbRdma:
         f = PicoevbFile(self, process)
         self.files.append(f)
         return f
+
+    async def _intx_isr(self) -> None:
+        """The legacy interrupt's handler, as Xilinx's XDMA driver does it: the line is
+        shared, so read which enabled sources are pending (the IRQ block's pending
+        registers), mask them (channel and user interrupt enables, W1C) so the card
+        deasserts the line, and wake their waiters. A channel is enabled again when it
+        next starts, the mailbox when a reader looks at it."""
+        p = self.platform
+        irq = regs.irq_reg
+        chan = await p.ioread32(BAR_DMA, irq(regs.IRQ_CHAN_INT_PEND))
+        user = await p.ioread32(BAR_DMA, irq(regs.IRQ_USER_INT_PEND))
+        if chan == ALL_ONES or user == ALL_ONES or not (chan or user):
+            self.intx_spurious += 1  # not ours (IRQ_NONE), or the card is gone
+            return
+        if chan:
+            await p.iowrite32(BAR_DMA, irq(regs.IRQ_CHAN_INT_EN_W1C), chan)
+        if user:
+            await p.iowrite32(BAR_DMA, irq(regs.IRQ_USER_INT_EN_W1C), user)
+        for ch in self._chans.values():
+            if chan & ch.xdma.irq_bit:
+                ch.xdma.interrupt()
+        if user >> regs.MAILBOX_IRQ & 1:
+            self.mbox_irqs += 1
+            self.mbox_event.complete()
 
     def _make_isr(self, vector: int):
         def isr() -> None:
@@ -945,6 +985,12 @@ class PicoevbFile:
             async with drv.mbox_lock:
                 if drv.removed:
                     return self._fail(errno.ENODEV, "the device has been removed"), None
+                if drv.intx:
+                    # the legacy handler masked the mailbox's interrupt: enable it again
+                    # (a value still queued raises the line at once)
+                    await p.iowrite32(
+                        BAR_DMA, regs.irq_reg(regs.IRQ_USER_INT_EN_W1S), 1 << regs.MAILBOX_IRQ
+                    )
                 status = await p.ioread32(BAR_USER, regs.USER_MAILBOX_STATUS)
                 if status == 0xFFFFFFFF:
                     return self._fail(errno.EIO, "the card does not answer"), None

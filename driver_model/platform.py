@@ -14,7 +14,8 @@ from .host import HostMemory
 from .regs import BarLayout
 
 # pci_alloc_irq_vectors flags (include/linux/pci.h): the kinds of interrupt a driver
-# accepts; MSI-X is tried before MSI
+# accepts; MSI-X is tried before MSI, the legacy interrupt (INTx) last
+PCI_IRQ_LEGACY = 1 << 0
 PCI_IRQ_MSI = 1 << 1
 PCI_IRQ_MSIX = 1 << 2
 # pci_resource_flags bits (include/linux/ioport.h): a memory BAR, prefetchable, 64-bit
@@ -107,15 +108,24 @@ class Platform(Protocol):
         self, min_vecs: int, max_vecs: int, flags: int = PCI_IRQ_MSI
     ) -> int:
         """Enable MSI-X or MSI (as ``flags`` allow, MSI-X first) with up to ``max_vecs``
-        vectors; the number granted (< 1: failure)."""
+        vectors, or with ``PCI_IRQ_LEGACY`` the function's legacy interrupt (one vector,
+        0) where neither is granted; the number granted (< 1: failure)."""
         ...
 
-    def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
-        """Call ``handler()`` whenever interrupt vector ``vector`` arrives."""
+    @property
+    def irq_legacy(self) -> bool:
+        """Vector 0 is the legacy interrupt (INTx), not a message."""
+        ...
+
+    def request_irq(self, vector: int, handler: Callable[[], Awaitable[None] | None]) -> None:
+        """Call ``handler()`` whenever interrupt vector ``vector`` arrives. On the legacy
+        interrupt the handler runs while the line is asserted, the line masked until it
+        returns (it may await: a threaded handler with IRQF_ONESHOT); it must clear or
+        mask its source."""
         ...
 
     def irq_count(self, vector: int) -> int:
-        """MSIs delivered on ``vector`` so far (``/proc/interrupts``)."""
+        """Interrupts delivered on ``vector`` so far (``/proc/interrupts``)."""
         ...
 
     def pci_resource_len(self, bar: int) -> int:

@@ -17,8 +17,12 @@
  * The mailbox (this design's addition, not on the original card): a write of
  * USER_MAILBOX queues its 32 bits (MAILBOX_DEPTH deep; a write that finds it
  * full is dropped and sets the sticky overflow bit) and asks for one user
- * interrupt per value queued on irq_req, XDMA's usr_irq_req protocol: held
- * until irq_ack, then low for at least a cycle.  A read of USER_MAILBOX takes
+ * interrupt per value queued on irq_req, XDMA's usr_irq_req protocol for MSI
+ * and MSI-X: held until irq_ack, then low for at least a cycle.  With legacy
+ * interrupts (legacy high: MSI and MSI-X off) the request is a level, XDMA's
+ * legacy protocol: raised while values are queued, held until both its first
+ * irq_ack and the mailbox's emptying, and raised again only after its second
+ * irq_ack (the Deassert sent).  A read of USER_MAILBOX takes
  * the oldest value (0 when empty); USER_MAILBOX_STATUS reads the count queued
  * and the overflow bit, which a write of 1 clears.
  */
@@ -56,7 +60,9 @@ module pevb_axil_gpio #
     output wire [2:0]   led,
 
     output wire         irq_req,
-    input  wire         irq_ack
+    input  wire         irq_ack,
+    // legacy interrupts: MSI and MSI-X both off (XDMA's msi_enable, msix_enable low)
+    input  wire         legacy
 );
 
 localparam [31:0] RAM_SIZE_WORD = RAM_SIZE;
@@ -73,6 +79,9 @@ reg mbox_overflow;
 // values queued and not yet interrupted for, and the request itself
 reg [PTR_WIDTH:0] irq_owed;
 reg irq_req_reg;
+// legacy: the first ack of the request came; the request fell, its second ack owed
+reg irq_acked_reg;
+reg irq_second_reg;
 reg b_valid_reg;
 reg r_valid_reg;
 reg [31:0] r_data_reg;
@@ -110,7 +119,9 @@ wire irq_done = irq_req_reg && irq_ack;
 // interrupt handshake: it runs when one of these holds (a clock enable), and
 // event-driven simulators skip it on idle cycles.
 wire wake = rst || wr_take || rd_take || b_valid_reg || r_valid_reg || irq_req_reg ||
-            irq_owed != 0;
+            irq_owed != 0 || irq_second_reg;
+wire [PTR_WIDTH:0] mbox_count_next = mbox_push == mbox_pop ? mbox_count :
+                                     mbox_push ? mbox_count + 1'b1 : mbox_count - 1'b1;
 
 always @(posedge clk) begin
     if (wake) begin
@@ -141,14 +152,37 @@ always @(posedge clk) begin
             mbox_count <= mbox_push ? mbox_count + 1'b1 : mbox_count - 1'b1;
         end
 
-        // one request per value: raised while one is owed, dropped on its ack
-        if (mbox_push != irq_done) begin
-            irq_owed <= mbox_push ? irq_owed + 1'b1 : irq_owed - 1'b1;
-        end
-        if (irq_done) begin
-            irq_req_reg <= 1'b0;
-        end else if (!irq_req_reg && irq_owed != 0) begin
-            irq_req_reg <= 1'b1;
+        if (!legacy) begin
+            // one request per value: raised while one is owed, dropped on its ack
+            irq_acked_reg <= 1'b0;
+            irq_second_reg <= 1'b0;
+            if (mbox_push != irq_done) begin
+                irq_owed <= mbox_push ? irq_owed + 1'b1 : irq_owed - 1'b1;
+            end
+            if (irq_done) begin
+                irq_req_reg <= 1'b0;
+            end else if (!irq_req_reg && irq_owed != 0) begin
+                irq_req_reg <= 1'b1;
+            end
+        end else begin
+            // a level while values are queued, with XDMA's two acks
+            irq_owed <= {(PTR_WIDTH+1){1'b0}};
+            if (irq_req_reg) begin
+                if (irq_ack) begin
+                    irq_acked_reg <= 1'b1;
+                end
+                if ((irq_acked_reg || irq_ack) && mbox_count_next == 0) begin
+                    irq_req_reg <= 1'b0;
+                    irq_acked_reg <= 1'b0;
+                    irq_second_reg <= 1'b1;
+                end
+            end else if (irq_second_reg) begin
+                if (irq_ack) begin
+                    irq_second_reg <= 1'b0;
+                end
+            end else if (mbox_count != 0) begin
+                irq_req_reg <= 1'b1;
+            end
         end
 
         if (s_axil_rready) begin
@@ -179,6 +213,8 @@ always @(posedge clk) begin
             mbox_overflow <= 1'b0;
             irq_owed <= {(PTR_WIDTH+1){1'b0}};
             irq_req_reg <= 1'b0;
+            irq_acked_reg <= 1'b0;
+            irq_second_reg <= 1'b0;
         end
     end
 end

@@ -88,6 +88,11 @@ module pevb_dma_top #
     input  wire                               cfg_interrupt_msix_sent,
     input  wire                               cfg_interrupt_msix_fail,
 
+    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
+    output wire [3:0]                         cfg_interrupt_int,
+    output wire [3:0]                         cfg_interrupt_pending,
+    input  wire                               cfg_interrupt_sent,
+
     /* User interrupts of the engine (driven by the testbench) */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
@@ -282,6 +287,9 @@ pevb_xdma_ip #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     .usr_irq_req(usr_irq_req | mbox_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .axi_aclk(axi_aclk),
@@ -571,7 +579,8 @@ pevb_axil_gpio #(
     .s_axil_rready(axil_rready),
     .led(led),
     .irq_req(mbox_irq),
-    .irq_ack(usr_irq_ack[`PEVB_MAILBOX_IRQ])
+    .irq_ack(usr_irq_ack[`PEVB_MAILBOX_IRQ]),
+    .legacy(!msi_enable && !msix_enable)
 );
 
 endmodule

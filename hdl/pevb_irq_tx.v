@@ -11,8 +11,9 @@
  * Interrupt message sender: turns the channel interrupt sources and the user
  * interrupt requests into MSI messages on the hard IP's cfg_interrupt_msi_*
  * interface, or, when built with MSIX and the host enabled it, MSI-X messages
- * on its cfg_interrupt_msix_* interface.  The register file (pevb_regs) owns
- * the enables, the vector registers and the MSI-X table; this block owns the
+ * on its cfg_interrupt_msix_* interface; with both off, a legacy interrupt: the
+ * level of INTA on its cfg_interrupt_int interface.  The register file (pevb_regs)
+ * owns the enables, the vector registers and the MSI-X table; this block owns the
  * pending bits (the PBA) and reads the table entry of the message it sends
  * through msix_vec / msix_entry_*.
  */
@@ -70,7 +71,12 @@ module pevb_irq_tx #
     output wire [31:0]           cfg_interrupt_msix_data,
     output wire                  cfg_interrupt_msix_int,
     input  wire                  cfg_interrupt_msix_sent,
-    input  wire                  cfg_interrupt_msix_fail
+    input  wire                  cfg_interrupt_msix_fail,
+
+    /* Legacy interrupts: INTA's level, function 0's pending bit, a message sent */
+    output wire [3:0]            cfg_interrupt_int,
+    output wire [3:0]            cfg_interrupt_pending,
+    input  wire                  cfg_interrupt_sent
 );
 
 localparam NIRQ = CHAN_IRQS;
@@ -129,7 +135,9 @@ reg [NU-1:0] usr_done_reg;
 reg [NU-1:0] usr_ack_reg;
 reg [NU-1:0] usr_sending_reg;
 wire [NU-1:0] usr_pending = usr_irq_req & user_int_en & ~usr_done_reg & ~usr_sending_reg;
-assign usr_irq_ack = usr_ack_reg;
+// user requests acknowledged by the legacy interrupt logic (below)
+wire [NU-1:0] leg_ack;
+assign usr_irq_ack = usr_ack_reg | leg_ack;
 
 // only physical function 0 has MSI and MSI-X
 wire unused_funcs = ^{cfg_interrupt_msi_enable[3:1], cfg_interrupt_msi_mmenable[11:3],
@@ -302,6 +310,70 @@ always @(posedge clk) begin
             usr_done_reg <= {NU{1'b0}};
             usr_ack_reg <= {NU{1'b0}};
             usr_sending_reg <= {NU{1'b0}};
+        end
+    end
+end
+
+// Legacy interrupts (PG195, PG213).  With MSI and MSI-X both off, INTA is the level of
+// every enabled, active source: a channel's interrupt bit (its status under its mask,
+// enabled in the channel interrupt enable register), a user request (enabled in the
+// user interrupt enable register).  The hard IP sends Assert_INTA when
+// cfg_interrupt_int[0] rises and Deassert_INTA when it falls (or neither while the
+// host's Interrupt Disable is set) and pulses cfg_interrupt_sent for each change; the
+// level is held until then, or for MSI_TIMEOUT_CYCLES.  A rise a channel causes waits
+// for the write fence, as its MSI would.  A user request is acknowledged twice, as
+// XDMA's: once the line is up (its Assert sent), and again once the request has fallen
+// and the line says so (its Deassert sent, or the line held up by another source).
+wire legacy_on = !msi_on && !msix_on;
+wire [NIRQ-1:0] leg_chan = irq_src & chan_int_en;
+wire [NU-1:0] leg_user = usr_irq_req & user_int_en;
+wire leg_want = legacy_on && (leg_chan != {NIRQ{1'b0}} || leg_user != {NU{1'b0}});
+
+reg leg_int_reg;
+reg leg_wait_reg;
+reg [16:0] leg_timer_reg;
+reg [NU-1:0] leg_up_reg;
+reg [NU-1:0] leg_ack_reg;
+
+initial begin
+    leg_int_reg = 1'b0;
+end
+
+assign cfg_interrupt_int = {3'b000, leg_int_reg};
+assign cfg_interrupt_pending = {3'b000, leg_int_reg};
+assign leg_ack = leg_ack_reg;
+
+wire leg_raise = !leg_wait_reg && !leg_int_reg && legacy_on &&
+                 ((leg_chan != {NIRQ{1'b0}} && fence_ok) || leg_user != {NU{1'b0}});
+wire leg_drop = !leg_wait_reg && leg_int_reg && !leg_want;
+wire [NU-1:0] leg_ack_first = leg_user & ~leg_up_reg & {NU{leg_int_reg && !leg_wait_reg}};
+wire [NU-1:0] leg_ack_second = leg_up_reg & ~usr_irq_req &
+                               {NU{!leg_wait_reg && (!leg_int_reg || leg_want)}};
+// a clock enable, as for the message sender above
+wire leg_wake = rst || leg_wait_reg || leg_raise || leg_drop || |leg_ack_reg ||
+                |leg_ack_first || |leg_ack_second || (!legacy_on && |leg_up_reg);
+
+always @(posedge clk) begin
+    if (leg_wake) begin
+        leg_ack_reg <= leg_ack_first | leg_ack_second;
+        leg_up_reg <= legacy_on ? (leg_up_reg | leg_ack_first) & ~leg_ack_second : {NU{1'b0}};
+        if (leg_wait_reg) begin
+            leg_timer_reg <= leg_timer_reg + 17'd1;
+            if (cfg_interrupt_sent || leg_timer_reg == MSI_TIMEOUT_CYCLES[16:0]) begin
+                leg_wait_reg <= 1'b0;
+            end
+        end else if (leg_raise || leg_drop) begin
+            leg_int_reg <= leg_raise;
+            leg_wait_reg <= 1'b1;
+            leg_timer_reg <= 17'd0;
+        end
+
+        if (rst) begin
+            leg_int_reg <= 1'b0;
+            leg_wait_reg <= 1'b0;
+            leg_timer_reg <= 17'd0;
+            leg_up_reg <= {NU{1'b0}};
+            leg_ack_reg <= {NU{1'b0}};
         end
     end
 end

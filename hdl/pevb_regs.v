@@ -14,7 +14,8 @@
  * MSIX, the MSI-X table and pending bits at 0x8000 (PG195; the table lives
  * here, as in XDMA).  Also owns the channel interrupt sources; the message
  * sender (pevb_irq_tx, inside) sends them and the user interrupts as MSI or
- * MSI-X on the hard IP's cfg_interrupt_msi(x)_* interfaces.  The
+ * MSI-X on the hard IP's cfg_interrupt_msi(x)_* interfaces, or, with both off,
+ * as the level of INTA on its cfg_interrupt_int interface.  The
  * channel buses hold 8 channels, index {direction, number}:
  * 0-3 H2C0-3, 4-7 C2H0-3; channels not built read as zero (identifiers too,
  * so a probe finds exactly the channels built).  Interrupt bits (channel
@@ -98,7 +99,12 @@ module pevb_regs #
     output wire [31:0]  cfg_interrupt_msix_data,
     output wire         cfg_interrupt_msix_int,
     input  wire         cfg_interrupt_msix_sent,
-    input  wire         cfg_interrupt_msix_fail
+    input  wire         cfg_interrupt_msix_fail,
+
+    /* Legacy interrupt (INTx) interface of the hard IP */
+    output wire [3:0]   cfg_interrupt_int,
+    output wire [3:0]   cfg_interrupt_pending,
+    input  wire         cfg_interrupt_sent
 );
 
 // register offsets, bits and masks come from pevb_regs.vh (generated from the Python
@@ -596,7 +602,10 @@ pevb_irq_tx #(
     .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent)
 );
 
 endmodule

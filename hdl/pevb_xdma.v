@@ -65,6 +65,11 @@ module pevb_xdma #
     input  wire                               cfg_interrupt_msix_sent,
     input  wire                               cfg_interrupt_msix_fail,
 
+    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
+    output wire [3:0]                         cfg_interrupt_int,
+    output wire [3:0]                         cfg_interrupt_pending,
+    input  wire                               cfg_interrupt_sent,
+
     /* User interrupts: hold a request high until its ack pulses */
     input  wire [USER_IRQS-1:0]               usr_irq_req,
     output wire [USER_IRQS-1:0]               usr_irq_ack,
@@ -407,7 +412,10 @@ pevb_regs #(
     .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail)
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent)
 );
 
 /*

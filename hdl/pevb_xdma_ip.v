@@ -59,6 +59,11 @@ module pevb_xdma_ip #
     input  wire                               cfg_interrupt_msix_sent,
     input  wire                               cfg_interrupt_msix_fail,
 
+    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
+    output wire [3:0]                         cfg_interrupt_int,
+    output wire [3:0]                         cfg_interrupt_pending,
+    input  wire                               cfg_interrupt_sent,
+
 
     /* Clock and reset of the user side (the hard IP's user clock) */
     output wire                               axi_aclk,
@@ -316,6 +321,9 @@ pevb_xdma #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),

@@ -99,6 +99,11 @@ module pevb_hip_port #
     output reg                                cfg_interrupt_msix_sent,
     output reg                                cfg_interrupt_msix_fail,
 
+    /* Legacy interrupts (INTx) */
+    input  wire [3:0]                         cfg_interrupt_int,
+    input  wire [3:0]                         cfg_interrupt_pending,
+    output reg                                cfg_interrupt_sent,
+
     /* Function-level reset */
     output reg  [3:0]                         cfg_flr_in_process,
     input  wire [3:0]                         cfg_flr_done,

@@ -997,6 +997,8 @@ wire [3:0]                         cfg_interrupt_msix_enable, cfg_interrupt_msix
 wire [63:0]                        cfg_interrupt_msix_address;
 wire [31:0]                        cfg_interrupt_msix_data;
 wire                               cfg_interrupt_msix_int, cfg_interrupt_msix_sent, cfg_interrupt_msix_fail;
+wire [3:0]                         cfg_interrupt_int, cfg_interrupt_pending;
+wire                               cfg_interrupt_sent;
 wire [3:0]                         hip_cfg_flr_in_process, hip_cfg_flr_done;
 wire [31:0]                        hip_cfg_mgmt_read_data;
 wire                               hip_cfg_mgmt_done;
@@ -1099,6 +1101,9 @@ pevb_hip_port #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     .cfg_flr_in_process(hip_cfg_flr_in_process),
     .cfg_flr_done(hip_cfg_flr_done),
     .cfg_function_status(hip_cfg_function_status),
@@ -1152,6 +1157,9 @@ pevb_xdma_ip #(
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
     .dma_bridge_resetn(dma_bridge_resetn),

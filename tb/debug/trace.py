@@ -21,11 +21,13 @@ from ..env.link import (
     COMPLETIONS,
     MEM_READS,
     MEM_WRITES,
+    MESSAGES,
     UP,
     ends_request,
     request_key,
     status_name,
 )
+from ..models.intx import PINS, intx_of, message_name
 
 TYPE_NAMES = {
     TlpType.MEM_READ: "MRd",
@@ -327,6 +329,16 @@ class TlpTrace:
                 self._outstanding[key] = {"target": target, "addr": addr, "done": 0}
                 if by is not None:
                     self._outstanding[key]["by"] = by.who
+        elif ft in MESSAGES:  # a message: by its code (Assert_INTA, Deassert_INTA)
+            intx = intx_of(tlp)
+            if intx is None:
+                rec["type"] = message_name(tlp)
+                rec["target"] = {"kind": "message", "label": "message"}
+            else:
+                pin, asserted = intx
+                rec["type"] = f"{'Assert' if asserted else 'Deassert'}_INT{PINS[pin]}"
+                label = f"INT{PINS[pin]} {'asserted' if asserted else 'deasserted'}"
+                rec["target"] = {"kind": "intx", "label": label}
         else:  # configuration (and I/O) requests: the function and register
             target = {"kind": "config", "label": f"config {tlp.completer_id} +{tlp.address:#x}"}
             if tlp.is_nonposted():

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpAttr, TlpType
 
+from ..models.intx import intx_of, message_name
+
 UP = "up"  # towards the root complex
 DOWN = "down"  # away from the root complex
 
@@ -60,9 +62,12 @@ def status_name(status: int) -> str:
 
 
 def describe(tlp: Tlp) -> str:
-    """A one-line summary of a TLP (type, IDs, tag, address or completion fields)."""
+    """A one-line summary of a TLP (type, IDs, tag, address or completion fields; a
+    message's code by name)."""
     kind = getattr(tlp.fmt_type, "name", str(tlp.fmt_type))
     text = f"{kind} req={tlp.requester_id} tag={tlp.tag} len={tlp.length}DW"
+    if tlp.fmt_type in MESSAGES:
+        return f"{text} {message_name(tlp)}"
     if tlp.fmt_type in COMPLETIONS:
         text += (
             f" cpl={tlp.completer_id} status={status_name(tlp.status)} "
@@ -284,6 +289,22 @@ class ProtocolChecker:
                 self._outstanding[key] = _Request(kind, 0, 4, describe(tlp), tc, attr)
 
     def _message(self, link: str, direction: str, tlp: Tlp) -> None:
+        intx = intx_of(tlp)
+        if intx is not None:
+            # Assert_INTx / Deassert_INTx (PCIe Base 2.2.8.1): upstream only, TC0, no
+            # attributes (a duplicate is legal and changes nothing)
+            if direction != UP:
+                self._fail(
+                    link,
+                    direction,
+                    "intx-direction",
+                    "INTx messages travel upstream only, towards the root complex",
+                    tlp,
+                )
+            if tlp.tc or tlp.attr:
+                self._fail(
+                    link, direction, "intx-tc", "an INTx message has TC0 and no attributes", tlp
+                )
         if tlp.fmt_type in MESSAGES_WITH_DATA:
             if len(tlp.data) != tlp.length * 4:
                 self._fail(

@@ -22,6 +22,7 @@ from driver_model.platform import (
     IORESOURCE_MEM,
     IORESOURCE_MEM_64,
     IORESOURCE_PREFETCH,
+    PCI_IRQ_LEGACY,
     PCI_IRQ_MSI,
     PCI_IRQ_MSIX,
 )
@@ -119,6 +120,7 @@ class TbPlatform:
         self._seed = seed
         self._host: HostMemory | None = None
         self._msix_vectors = 0
+        self._legacy = False  # vector 0 is the card's INTx line
         self._reset_handlers: tuple | None = None
         self.function_resets = 0
         self.bus_resets = 0
@@ -161,7 +163,21 @@ class TbPlatform:
                 self._msix_vectors = nvec
         if nvec < 1 and flags & PCI_IRQ_MSI:
             nvec = await self.tb.enable_msi(min_vecs, max_vecs)
+        if nvec < 1 and flags & PCI_IRQ_LEGACY and self.tb.dev.functions[0].interrupt_pin:
+            # pci_intx(pdev, 1): Interrupt Disable cleared, the line taken
+            cmd = await self.tb.pci.config_read_word(PCI_COMMAND, timeout=CFG_TIMEOUT_NS)
+            if cmd & PCI_COMMAND_INTX_DISABLE:
+                await self.tb.pci.config_write_word(
+                    PCI_COMMAND, cmd & ~PCI_COMMAND_INTX_DISABLE, timeout=CFG_TIMEOUT_NS
+                )
+            self._legacy = True
+            self.tb.enable_intx()
+            nvec = 1
         return nvec
+
+    @property
+    def irq_legacy(self) -> bool:
+        return self._legacy
 
     def set_reset_handlers(
         self, prepare: Callable[[], Awaitable[None]], done: Callable[[int], Awaitable[None]]
@@ -273,11 +289,16 @@ class TbPlatform:
         self.bus_resets += rc == 0
         return rc
 
-    def request_irq(self, vector: int, handler: Callable[[], None]) -> None:
-        self.tb.irq_handlers[vector].append(handler)
+    def request_irq(self, vector: int, handler: Callable[[], Awaitable[None] | None]) -> None:
+        if self._legacy:
+            if vector != 0:
+                raise ValueError(f"vector {vector}: the legacy interrupt is vector 0")
+            self.tb.intx_handlers.append(handler)
+        else:
+            self.tb.irq_handlers[vector].append(handler)
 
     def irq_count(self, vector: int) -> int:
-        return self.tb.msi_count[vector]
+        return self.tb.intx_count if self._legacy else self.tb.msi_count[vector]
 
     def pci_resource_len(self, bar: int) -> int:
         sizes = self.tb.pci.bar_size

@@ -7,13 +7,15 @@ waits have timeouts.
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 import logging
 import os
 import random
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
+import cocotb
 from cocotb.triggers import RisingEdge, Timer, with_timeout
 from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus
@@ -36,6 +38,7 @@ from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..models.cfg_ext import CfgExt
 from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build, models
 from ..models.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
+from ..models.intx import IntxFabric, intx_of
 from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..models.pcie_id import ids_from_ports
 from ..models.rc import fix_zero_length_reads
@@ -62,6 +65,11 @@ DEVCTL_EXT_TAG = 1 << 8
 DEVCTL_MRRS_SHIFT = 12
 
 MSI_VECTORS = 32
+# the card's legacy interrupt: how long after its handlers a line still asserted is
+# looked at again (an interrupt controller's resample after EOI), and how many rounds
+# that leave it asserted disable it
+INTX_RESAMPLE_NS = 200
+INTX_STORM = 1000
 
 # cocotbext-pcie logs every TLP and frame at INFO/DEBUG
 _NOISY_LOGGERS = ("cocotb.pcie", "cocotb.pevb_dma_top", "cuda_model")
@@ -281,6 +289,11 @@ class TB:
             cfg_interrupt_msix_int=hip.cfg_interrupt_msix_int,
             cfg_interrupt_msix_sent=hip.cfg_interrupt_msix_sent,
             cfg_interrupt_msix_fail=hip.cfg_interrupt_msix_fail,
+            # legacy interrupts, when the design has the interface (the card and the
+            # drop-in do: their Interrupt Pin is then INTA)
+            cfg_interrupt_int=getattr(hip, "cfg_interrupt_int", None),
+            cfg_interrupt_sent=getattr(hip, "cfg_interrupt_sent", None),
+            cfg_interrupt_pending=getattr(hip, "cfg_interrupt_pending", None),
             # a user's design without the FLR ports gets no FLR capability
             cfg_flr_in_process=getattr(hip, "cfg_flr_in_process", None),
             cfg_flr_done=getattr(hip, "cfg_flr_done", None),
@@ -379,6 +392,8 @@ class TB:
             self.rc.make_port().connect(self.gpu_dev)
         else:
             raise ValueError(f"unknown topology {self.topology!r}: switch or root_ports")
+        # the INTx virtual wires of every port, up to the root complex's lines
+        self.intx = IntxFabric(self.rc, [self.switch] if self.switch is not None else [])
         self.gpu_pci = None
 
     @staticmethod
@@ -423,6 +438,27 @@ class TB:
             describe(tlp),
         )
 
+    def _intx_rules(self, link: str, direction: str, tlp) -> None:
+        """The rules "intx-with-msi", "intx-disabled" and "intx-pin": the card asserts
+        INTx only with MSI and MSI-X both off and its Interrupt Disable clear, and only
+        on its Interrupt Pin (PCIe Base 6.1.4.3, 7.5.1.1.3)."""
+        intx = intx_of(tlp) if link == "fpga" and direction == UP else None
+        if intx is None or not intx[1]:
+            return
+        f = self.dev.functions[0]
+        msi, msix = getattr(f, "msi_cap", None), getattr(f, "msix_cap", None)
+        broken = []
+        if (msi is not None and msi.msi_enable) or (msix is not None and msix.msix_enable):
+            broken.append(("intx-with-msi", "INTx asserted while MSI or MSI-X is enabled"))
+        if f.interrupt_disable:
+            broken.append(("intx-disabled", "INTx asserted with Interrupt Disable set"))
+        if intx[0] + 1 != f.interrupt_pin:
+            broken.append(
+                ("intx-pin", f"INTx pin {intx[0]} asserted; Interrupt Pin {f.interrupt_pin}")
+            )
+        for rule, message in broken:
+            self.checker.report(link, direction, rule, message, describe(tlp))
+
     def _attach(self, checker_mode: str, fault_seed: int) -> None:
         """Taps, the protocol checker, fault injectors and the TB's own state."""
         p = self.profile
@@ -442,6 +478,8 @@ class TB:
         )
         # the XDMA register BAR takes 32-bit accesses only: a wider one is named
         self.links.add_observer(self._register_width)
+        # and INTx only as the function's configuration allows
+        self.links.add_observer(self._intx_rules)
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
         self.links.add_observer(self.faults.observe)
         # the bridge above the FPGA: its Secondary Bus Reset is a hot reset of the card
@@ -469,6 +507,17 @@ class TB:
         self.msi_lost = [0] * MSI_VECTORS
         self.irq_handlers: list[list[Callable[[], None]]] = [[] for _ in range(MSI_VECTORS)]
         self._irq_requested: set[int] = set()
+        # the card's legacy interrupt: its line at the root complex (its INTA after the
+        # switch's swizzle), the handlers run while it is asserted, how often they ran
+        fpga_port = self.links.links["fpga"].upper.parent
+        self.intx_line = self.intx.line_of(fpga_port, 0)
+        self.intx_handlers: list[Callable[[], Awaitable[None] | None]] = []
+        self.intx_count = 0
+        self.intx_enabled = False
+        self.intx_storms = 0
+        self._intx_serving = False
+        self.intx.watch(self.intx_line, self._intx_changed)
+        self.dev.link_down_listeners.append(lambda: self.intx.link_down(fpga_port))
         self._mem_regions: list = []
         # (base, size, name) of named host memory, newest first (the TLP trace reads it)
         self.buffer_names: list[tuple[int, int, str]] = []
@@ -506,8 +555,9 @@ class TB:
 
     async def init(self, bind: bool = True, irq: str = "msi") -> None:
         """Reset, enumerate, program MPS/MRRS; with ``bind`` also enable the function, bus
-        mastering and its interrupt vectors, ``irq`` "msi" or "msix" (a driver model does
-        that itself: ``bind=False``)."""
+        mastering and its interrupts, ``irq`` "msi", "msix" or "intx" (the legacy
+        interrupt, its handlers in ``intx_handlers``; a driver model does that itself:
+        ``bind=False``)."""
         await self.cycle_reset()
         await with_timeout(self.rc.enumerate(), 2, "ms")
         self.pci = self.rc.find_device(self.dev.functions[0].pcie_id)
@@ -519,8 +569,11 @@ class TB:
         if bind:
             await self.pci.enable_device()
             await self.pci.set_master()
-            nvec = await self.enable_msi(1, MSI_VECTORS, msix=irq == "msix")
-            assert nvec >= 1, f"{irq.upper()} vector allocation failed"
+            if irq == "intx":
+                self.enable_intx()
+            else:
+                nvec = await self.enable_msi(1, MSI_VECTORS, msix=irq == "msix")
+                assert nvec >= 1, f"{irq.upper()} vector allocation failed"
         self.gpu_pci = self.rc.find_device(self.gpu_ep.pcie_id)
         assert self.gpu_pci is not None, "GPU function not found by enumeration"
         await self.gpu_pci.enable_device()
@@ -548,6 +601,50 @@ class TB:
                 self.pci.request_irq(i, self._make_msi_handler(i))
                 self._irq_requested.add(i)
         return nvec
+
+    def enable_intx(self, on: bool = True) -> None:
+        """Take the card's legacy interrupt (its line at the root complex; the function's
+        Interrupt Disable stays as the host left it, clear after reset): while the line
+        is asserted, ``intx_handlers`` run, with the line masked until they return, as a
+        Linux handler requested with IRQF_ONESHOT. A line still asserted after them runs
+        them again :data:`INTX_RESAMPLE_NS` later; after :data:`INTX_STORM` rounds that
+        leave it asserted the line is disabled (``intx_storms`` counts it), as Linux's
+        "nobody cared" does, so a handler that never clears its source cannot hang the
+        simulation."""
+        self.intx_enabled = on
+        if on:
+            self._intx_changed(self.intx.level(self.intx_line))
+
+    def _intx_changed(self, asserted: bool) -> None:
+        if asserted and self.intx_enabled and not self._intx_serving:
+            self._intx_serving = True
+            cocotb.start_soon(self._serve_intx())
+
+    async def _serve_intx(self) -> None:
+        try:
+            rounds = 0
+            while self.intx_enabled and self.intx.level(self.intx_line):
+                if rounds:
+                    await Timer(INTX_RESAMPLE_NS, "ns")
+                    if not self.intx.level(self.intx_line):
+                        break
+                if rounds == INTX_STORM:
+                    self.intx_storms += 1
+                    self.intx_enabled = False
+                    self.log.error(
+                        "INTx: the card's line stayed asserted through %d rounds of its "
+                        "handlers: disabled (nobody cared)",
+                        rounds,
+                    )
+                    break
+                rounds += 1
+                self.intx_count += 1
+                for isr in list(self.intx_handlers):
+                    done = isr()
+                    if inspect.isawaitable(done):
+                        await done
+        finally:
+            self._intx_serving = False
 
     async def program_device_control(self, mps: int, mrrs: int) -> None:
         """Write MPS and MRRS into the function's PCIe Device Control register."""

@@ -19,6 +19,7 @@ from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
 from .hardip_speed import EventDrivenLoops
+from .intx import PINS, intx_message
 
 # The timeout of Device Control 2's default range (Completion Timeout Value 0). PCIe
 # allows 50 us to 50 ms there and recommends at least 10 ms, which would cost minutes of
@@ -119,8 +120,29 @@ class PevbUspDevice(EventDrivenLoops):
             self._fence_interrupts(f)
         if self.cfg_flr_in_process is not None:
             self.cfg_flr_in_process.value = 0
+        # legacy interrupts, when the design has the INTx interface: every function's
+        # Interrupt Pin is INTA (the IP's default), ``intx_sent`` holds the virtual
+        # wires the link was last told are asserted (bit = pin), ``intx_messages``
+        # counts the Assert and Deassert messages sent
+        self.intx_sent = 0
+        self.intx_messages = 0
+        self._intx_wake = Event()
+        # called when the link goes down (the port above drops the wires it held)
+        self.link_down_listeners: list[Callable[[], None]] = []
         self._track_order()
         cocotb.start_soon(self._run_cpl_timeout())
+        if self.cfg_interrupt_int is not None:
+            for f in self.functions:
+                f.interrupt_pin = 1
+            if self.cfg_interrupt_sent is not None:
+                self.cfg_interrupt_sent.value = 0
+            cocotb.start_soon(self._run_intx_logic())
+
+    def _config_changed(self) -> None:
+        """The configuration space may differ (a write, a reset): the loops that drive
+        the configuration outputs look again."""
+        self._cfg_changed.set()
+        self._intx_wake.set()
 
     def _fence_interrupts(self, f) -> None:
         """Send ``f``'s interrupt messages behind every posted request RQ took before
@@ -265,7 +287,10 @@ class PevbUspDevice(EventDrivenLoops):
             for f in self.functions:
                 self._reset_config(f, conventional=True)
             self.user_reset.value = 1
-            self._cfg_changed.set()
+            self.intx_sent = 0  # lost with the link; the port above drops them itself
+            for listener in self.link_down_listeners:
+                listener()
+            self._config_changed()
         elif not active and self.link_down:
             cocotb.start_soon(self._link_up())
 
@@ -308,7 +333,7 @@ class PevbUspDevice(EventDrivenLoops):
         self._drop_partial_tlps()
         self.link_down = False
         self.user_reset.value = 0
-        self._cfg_changed.set()
+        self._config_changed()
         self.log.warning("link up")
 
     # --- function-level reset -------------------------------------------------------------
@@ -341,7 +366,7 @@ class PevbUspDevice(EventDrivenLoops):
         self._reset_config(self.functions[fn])
         self.cfg_flr_in_process.value = int(self.cfg_flr_in_process.value) & ~(1 << fn)
         self._flr_active[fn] = False
-        self._cfg_changed.set()
+        self._config_changed()
         self.log.warning("function-level reset of function %d done", fn)
 
     # --- the requester request path (RQ) ------------------------------------------------
@@ -534,7 +559,7 @@ class PevbUspDevice(EventDrivenLoops):
                     )
         await super().upstream_recv(tlp)
         if tlp.fmt_type in CONFIG_TLPS:
-            self._cfg_changed.set()  # config space (MPS, MSI enable, bus number) may differ
+            self._config_changed()  # config space (MPS, MSI enable, bus number) may differ
 
     async def _run_cfg_mgmt_logic(self) -> None:
         """The configuration management interface (PG213), waking on a request instead
@@ -573,7 +598,7 @@ class PevbUspDevice(EventDrivenLoops):
                 await self.functions[function].write_config_register(
                     reg, value, int(self.cfg_mgmt_byte_enable.value)
                 )
-                self._cfg_changed.set()  # as for a configuration write from the link
+                self._config_changed()  # as for a configuration write from the link
             self.cfg_mgmt_read_write_done.value = 1
             await clk
             self.cfg_mgmt_read_write_done.value = 0
@@ -612,6 +637,54 @@ class PevbUspDevice(EventDrivenLoops):
         self.log.info("Issue MSI interrupt (index %d)", bits[0])
         await func.msi_cap.issue_msi_interrupt(bits[0], attr=TlpAttr(0))
         return self.cfg_interrupt_msi_sent
+
+    # --- legacy interrupts (INTx) -------------------------------------------------------
+    async def _run_intx_logic(self) -> None:
+        """The legacy interrupt interface (PG213): ``cfg_interrupt_int[3:0]`` are the
+        levels of INTA-INTD. A change of one sends Assert_INTx or Deassert_INTx from
+        function 0, behind every posted request RQ took before it (a message is a posted
+        request), and pulses ``cfg_interrupt_sent`` for a cycle. While the function's
+        Interrupt Disable is set the wire is held deasserted on the link (Deassert sent
+        if it was asserted) and the change is still answered with ``sent``; clearing it
+        asserts the wire again if the level is still high (PCIe Base 7.5.1.1.3).
+        ``cfg_interrupt_pending[k]`` is function k's Interrupt Status (the Status
+        register's bit 3), whatever Interrupt Disable says."""
+        edge = RisingEdge(self.user_clk)
+        level_sig, sent_sig = self.cfg_interrupt_int, self.cfg_interrupt_sent
+        pending_sig = self.cfg_interrupt_pending
+        f0 = self.functions[0]
+
+        def read(sig) -> int:  # an open input (z, x) asks for nothing
+            v = sig.value
+            return int(v) & 0xF if v.is_resolvable else 0
+
+        asked = 0  # the levels the RTL set last (a change is answered with sent)
+        while True:
+            level = read(level_sig)
+            if pending_sig is not None:
+                pending = read(pending_sig)
+                for k, f in enumerate(self.functions[:4]):
+                    f.interrupt_status = bool(pending >> k & 1)
+            want = 0 if self.link_down or f0.interrupt_disable else level
+            if want != self.intx_sent:
+                await self._rq_passed_through(self._rq_seen)
+                for pin in range(4):
+                    bit = 1 << pin
+                    if (want ^ self.intx_sent) & bit and not self.link_down:
+                        self.log.info("%s INT%s", "Assert" if want & bit else "Deassert", PINS[pin])
+                        self.intx_sent ^= bit
+                        self.intx_messages += 1
+                        await self.send(intx_message(f0.pcie_id, pin, bool(want & bit)))
+            if level != asked:
+                asked = level
+                if sent_sig is not None:
+                    await edge
+                    sent_sig.value = 1
+                    await edge
+                    sent_sig.value = 0
+                continue
+            self._intx_wake.clear()
+            await First(level_sig.value_change, self._intx_wake.wait())
 
 
 def restart_unpacker(sink) -> None:

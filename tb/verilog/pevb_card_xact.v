@@ -133,6 +133,9 @@ wire [31:0]                        cfg_interrupt_msix_data;
 wire                               cfg_interrupt_msix_int;
 wire                               cfg_interrupt_msix_sent;
 wire                               cfg_interrupt_msix_fail;
+wire [3:0]                         cfg_interrupt_int;
+wire [3:0]                         cfg_interrupt_pending;
+wire                               cfg_interrupt_sent;
 
 /* verilator lint_off PINCONNECTEMPTY */
 pevb_hip_port #(
@@ -190,6 +193,9 @@ hip (
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     // what the card does not have
     .user_lnk_up(),
     .cfg_function_status(),
@@ -283,6 +289,9 @@ core (
     .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
     .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
     .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .msi_enable(msi_enable),
