@@ -103,7 +103,7 @@ guest-regress: $(STAMP) guest
 	PEVB_GUEST_SEEDS='$(GUEST_SEEDS)' $(PY) -m pytest -n $(JOBS) -m slow --sim $(SIM) \
 	  --profile $(PROFILE) tests/sim/test_sim_guest.py
 
-$(GUEST)/linux: guest/linux/uml.config guest/linux/build
+$(GUEST)/linux: guest/linux/uml.config guest/linux/build $(wildcard guest/linux/patches/*.patch)
 	guest/linux/build $(GUEST)
 
 $(GUEST)/bin/%: guest/tools/%.c guest/include/pevb_uapi.h

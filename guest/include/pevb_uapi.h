@@ -22,7 +22,7 @@ struct pevb_info {
 	__u64 ram_size;		/* bytes of card memory the channels reach */
 	__u32 h2c_channels;	/* channels the engine has, each direction */
 	__u32 c2h_channels;
-	__u32 irq_mode;		/* PEVB_IRQ_MSIX or PEVB_IRQ_MSI */
+	__u32 irq_mode;		/* PEVB_IRQ_MSIX, PEVB_IRQ_MSI or PEVB_IRQ_INTX */
 	__u32 dma_bar;		/* the BAR holding the engine's registers */
 	__u64 transfers;	/* descriptor chains run since the driver bound */
 	__u64 descriptors;	/* descriptors those chains held */
@@ -30,6 +30,7 @@ struct pevb_info {
 
 #define PEVB_IRQ_MSI 1
 #define PEVB_IRQ_MSIX 2
+#define PEVB_IRQ_INTX 3
 
 #define PEVB_IOC_MAGIC 'E'
 #define PEVB_IOC_INFO _IOR(PEVB_IOC_MAGIC, 0, struct pevb_info)

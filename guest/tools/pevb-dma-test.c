@@ -57,6 +57,20 @@ struct xfer_case {
 	uint64_t card_off;	/* into the card's memory; UINT64_MAX: the last len bytes */
 };
 
+static const char *irq_name(uint32_t mode)
+{
+	switch (mode) {
+	case PEVB_IRQ_MSIX:
+		return "MSI-X";
+	case PEVB_IRQ_MSI:
+		return "MSI";
+	case PEVB_IRQ_INTX:
+		return "INTx";
+	default:
+		return "?";
+	}
+}
+
 static int failures;
 static unsigned int faults_left;	/* EIOs still allowed (-f) */
 static unsigned int faults_seen;
@@ -191,7 +205,7 @@ int main(int argc, char **argv)
 	}
 	printf("card: %llu bytes of memory, %u H2C and %u C2H channels, %s, DMA BAR %u\n",
 	       (unsigned long long)info.ram_size, info.h2c_channels, info.c2h_channels,
-	       info.irq_mode == PEVB_IRQ_MSIX ? "MSI-X" : "MSI", info.dma_bar);
+	       irq_name(info.irq_mode), info.dma_bar);
 
 	src = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	dst = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

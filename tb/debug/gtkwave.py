@@ -50,6 +50,7 @@ GROUPS: list[tuple[str, list[str]]] = [
     ("RQ: FPGA reads, writes (peer and host), MSI", [f"m_axis_rq_{s}" for s in _STREAM]),
     ("RC: completions to the FPGA (read data)", [f"s_axis_rc_{s}" for s in _STREAM]),
     ("MSI", ["cfg_interrupt_msi_int", "cfg_interrupt_msi_sent", "cfg_interrupt_msi_fail"]),
+    ("INTx", ["cfg_interrupt_int", "cfg_interrupt_pending", "cfg_interrupt_sent"]),
     ("H2C descriptor engine", [f"{_CHAN.format('h2c')}.{s}" for s in _ENGINE]),
     ("C2H descriptor engine", [f"{_CHAN.format('c2h')}.{s}" for s in _ENGINE]),
     (

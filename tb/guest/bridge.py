@@ -9,7 +9,11 @@ complex's host memory.
 - The guest's memory file is mapped once and registered in the root complex's memory
   space at the guest's physical addresses: the card's DMA reads and writes it in place.
 - MSI and MSI-X writes to the guest's MSI address become ``irq`` queue messages (queued
-  while the guest has no buffer posted).
+  while the guest has no buffer posted). The device's legacy interrupt line (its INTx at
+  the root complex, :meth:`GuestBridge.attach_intx`) is a level: an ``INT`` message when
+  it rises, and another when the guest has handled one (its interrupt buffer came back)
+  and the line is still up ``INTX_RESAMPLE_NS`` later, as a level-triggered interrupt
+  controller fires again after its end-of-interrupt.
 - The guest is a process watched on every poll: one that dies ends the run with its
   console's last lines (:class:`tb.guest.uml.GuestError`); every wait has a bound.
 
@@ -50,11 +54,15 @@ from .errors import GuestProtocolError
 from .timetravel import Calendar, TimeTravelError
 from .uml import GuestError, GuestOptions, UmlGuest
 from .vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
-from .virtpci import UML_MSI_ADDRESS, Op, PciRequest, execute, msi_message, parse
+from .virtpci import UML_MSI_ADDRESS, Op, PciRequest, execute, int_message, msi_message, parse
 
 log = logging.getLogger("cocotb.guest")
 
 CMD_QUEUE, IRQ_QUEUE = 0, 1
+# the legacy interrupt: how long after the guest handled an INT message the line is
+# looked at again (the device's Deassert is a message on its way after the handler's
+# last access)
+INTX_RESAMPLE_NS = 1000
 # how long a guest that closed its socket may take to exit (wall time)
 GUEST_EXIT_S = 10.0
 # under shared time: how long a running guest may go without a message (wall time), and
@@ -142,6 +150,13 @@ class GuestBridge:
             options, self.private, self.run_dir / "guest-console.log", self.socket, time_socket
         )
         self.pending_irqs: collections.deque[int] = collections.deque()
+        # the legacy interrupt: its pin (0: none attached), the line's level, an INT message
+        # owed, one delivered and not yet handled, when to look at the line again
+        self.intx_pin = 0
+        self._int_level = False
+        self._int_owed = False
+        self._int_in_service = False
+        self._resample_at: int | None = None
         self.stats = collections.Counter()
         self.journal: list[tuple[int, str]] = []
         self._ram_regions: list[tuple[int, int, GuestRam]] = []
@@ -173,7 +188,45 @@ class GuestBridge:
             busy=tb.engine_busy,
         )
         tb.links.add_observer(bridge.note_activity)
+        pin = tb.dev.functions[0].interrupt_pin
+        if pin and device.pci is tb.pci:
+            bridge.attach_intx(tb.intx, tb.intx_line, pin)
         return bridge
+
+    def attach_intx(self, fabric, line, pin: int) -> None:
+        """Carry the device's legacy interrupt: ``line`` of ``fabric`` (a
+        :class:`tb.models.intx.IntxFabric`), which the device's Interrupt Pin ``pin``
+        (1-4) reaches."""
+        self.intx_pin = pin
+        self._int_level = fabric.level(line)
+        fabric.watch(line, self.intx_changed)
+
+    def intx_changed(self, asserted: bool) -> None:
+        """The device's INTx line rose or fell: a rise sends an ``INT`` message (under
+        shared time, once the guest waits), unless one is still owed or in service."""
+        self._int_level = asserted
+        self.stats["intx_assert" if asserted else "intx_deassert"] += 1
+        self._note(f"INTx {'assert' if asserted else 'deassert'}")
+        if asserted and not (self._int_owed or self._int_in_service):
+            self._int_owed = True
+            if not self.shared:
+                self._deliver_irqs()
+
+    def _resample(self) -> None:
+        """After the guest handled an INT: a line still asserted fires again."""
+        if self._resample_at is None or int(get_sim_time("ns")) < self._resample_at:
+            return
+        self._resample_at = None
+        if self._int_level and not self._int_owed:
+            self._note("INTx still asserted")
+            self._int_owed = True
+            if not self.shared:
+                self._deliver_irqs()
+
+    @property
+    def irqs_pending(self) -> bool:
+        """An interrupt waits to go to the guest (an MSI, or an INT message)."""
+        return bool(self.pending_irqs) or self._int_owed
 
     def note_activity(
         self, link: str | None = None, direction: str | None = None, tlp=None
@@ -194,7 +247,7 @@ class GuestBridge:
         while self._posted and now - self._posted[0][1] > POSTED_LOST_NS:
             addr, sent = self._posted.popleft()
             log.warning("guest: a posted write to 0x%x sent at %d ns never arrived", addr, sent)
-        if self._posted:
+        if self._posted or self._resample_at is not None:
             return False
         last = self._last_activity
         if last is not None and now - last < self.options.idle_ns:
@@ -257,18 +310,27 @@ class GuestBridge:
         shared time, and wait until it has taken the notification)."""
         q = self.backend.queues[IRQ_QUEUE]
         delivered = False
-        while self.pending_irqs and self.backend.ready:
+        while self.irqs_pending and self.backend.ready:
             chain = self._guarded(q.pop, self.backend.mem)
             if chain is None:
                 break
-            message = msi_message(self.pending_irqs[0])
+            if self.pending_irqs:
+                message = msi_message(self.pending_irqs[0])
+            else:
+                message = int_message(self.intx_pin)
             if chain.room < len(message):
                 raise GuestError(
                     f"guest bridge: an interrupt buffer (head {chain.head}) has room for"
                     f" {chain.room} bytes; an interrupt takes {len(message)}"
-                    f" ({len(self.pending_irqs)} pending)"
+                    f" ({len(self.pending_irqs) + self._int_owed} pending)"
                 )
-            self.pending_irqs.popleft()
+            if self.pending_irqs:
+                self.pending_irqs.popleft()
+            else:
+                self._int_owed = False
+                self._int_in_service = True
+                self.stats["int"] += 1
+                self._note(f"INT {self.intx_pin}")
             self._guarded(q.push, self.backend.mem, chain, message)
             delivered = True
         if delivered:
@@ -333,6 +395,10 @@ class GuestBridge:
                 await self._serve_cmd(kick)
             else:  # the guest posted interrupt buffers
                 self.backend.ack_kick(kick)
+                if self._int_in_service:
+                    # it recycles a buffer once its handlers ran: the INT was handled
+                    self._int_in_service = False
+                    self._resample_at = int(get_sim_time("ns")) + INTX_RESAMPLE_NS
                 if not self.shared:
                     self._deliver_irqs()
 
@@ -424,6 +490,7 @@ class GuestBridge:
                     kicks = self._poll_guest()
                     if kicks:
                         await self._serve(kicks)
+                    self._resample()
                 status = self._check_alive()
                 if status is not None:
                     return status
@@ -459,7 +526,8 @@ class GuestBridge:
         kicks = self._poll_guest()
         if kicks:
             await self._serve(kicks)
-        if self.pending_irqs:
+        self._resample()
+        if self.irqs_pending:
             self._deliver_irqs()
         if self._cmd_unnotified >= CMD_CALL_BACKLOG:
             self._cmd_unnotified = 0
@@ -468,7 +536,7 @@ class GuestBridge:
         if cal.request is not None and cal.request <= now:
             self._grant(cal.request)
             return
-        if cal.request is not None and not self.pending_irqs and self.fabric_quiet():
+        if cal.request is not None and not self.irqs_pending and self.fabric_quiet():
             self._grant(cal.request)  # nothing on the fabric: the guest's idle time jumps
             return
         step = self.poll_ns if cal.request is None else min(self.poll_ns, cal.request - now)

@@ -108,6 +108,16 @@ def parse(message: bytes) -> PciRequest:
     raise VirtPciError(f"{op.name} travels from the device to the guest, not the other way")
 
 
+def int_message(pin: int) -> bytes:
+    """The ``irq`` queue message of a legacy interrupt on ``pin`` (1-4: INTA-INTD, the
+    Interrupt Pin register's value). UML's virt-pci runs the device's one INTx handler
+    chain for each such message: the bridge sends one per assertion of the line, and
+    again while it stays asserted after the guest handled the last."""
+    if not 1 <= pin <= 4:
+        raise ValueError(f"INTx pin {pin}: 1-4 (INTA-INTD)")
+    return MSG.pack(Op.INT, 0, 0, 0, pin)
+
+
 def msi_message(data: int) -> bytes:
     """The ``irq`` queue message of an MSI or MSI-X write of ``data`` (32 bits)."""
     return MSG.pack(Op.MSI, 0, 0, 4, UML_MSI_ADDRESS) + struct.pack("<I", data & 0xFFFFFFFF)

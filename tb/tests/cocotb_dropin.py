@@ -32,6 +32,7 @@ from tb.env.cfg_mgmt import CfgMgmt
 from tb.env.faults import FaultRule
 from tb.env.harness import GUARD, Harness, Surface, check_ok, pattern, setup
 from tb.env.streams import StatusPorts, c2h_source, clock_and_reset, h2c_sink
+from tb.env.system import TB
 from tb.regress.scoreboard import Scoreboard
 
 # the user design's memory behind the AXI4 master, and the AXI4-Lite slave's
@@ -881,3 +882,76 @@ async def test_status_write_keeps_events(dut):
     assert await tb.dma_read32(status_reg) & logged == logged
     await user.write_dword(status_reg, int(Stat.DESC_STOPPED))
     assert await tb.dma_read32(status_reg) & logged == int(Stat.DESC_COMPLETED)
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_legacy_interrupts(dut):
+    """With MSI and MSI-X off the drop-in interrupts on INTA (its Interrupt Pin): a user
+    request is acknowledged twice, as PG195 says (once the Assert is sent; once it has
+    fallen and the Deassert is sent), and may not interrupt again before the second; two
+    requests share the line (no Deassert until both fell); a channel's run wakes a
+    handler that masks it, as Xilinx's driver does, and its data is in host memory when
+    the handler runs; ``msi_enable`` and ``msix_enable`` stay low."""
+    tb = TB(dut, hip=dut.hip)
+    await tb.init(irq="intx")
+    d = DropIn(Harness(tb))
+    h = d.h
+    assert await tb.pci.config_read_byte(0x3D) == 1, "Interrupt Pin: INTA"
+    assert int(dut.msi_enable.value) == 0 and int(dut.msix_enable.value) == 0
+    acks = [0] * 4
+
+    async def count_acks() -> None:
+        while True:
+            await RisingEdge(d.clk)
+            v = dut.usr_irq_ack.value
+            if v.is_resolvable:
+                for b in range(4):
+                    acks[b] += int(v) >> b & 1
+
+    cocotb.start_soon(count_acks())
+    line = lambda: tb.intx.level(tb.intx_line)  # noqa: E731
+    await tb.dma_write32(regs.irq_reg(regs.IRQ_USER_INT_EN_W1S), 0b0110)
+
+    async def until(what, ns: int = 20_000) -> None:
+        for _ in range(ns // 50):
+            if what():
+                return
+            await Timer(50, "ns")
+        raise AssertionError("timed out waiting")
+
+    dut.usr_irq_req.value = 0b0010
+    await until(lambda: acks[1] == 1 and line())
+    assert tb.dev.intx_messages == 1
+    dut.usr_irq_req.value = 0b0110  # request 2 on the line already up: its first ack
+    await until(lambda: acks[2] == 1)
+    assert tb.dev.intx_messages == 1, "the line was already up"
+    dut.usr_irq_req.value = 0b0100  # 1 falls: its second ack, the line held by 2
+    await until(lambda: acks[1] == 2)
+    await Timer(1_000, "ns")
+    assert line() and tb.dev.intx_messages == 1
+    dut.usr_irq_req.value = 0b0000  # 2 falls: Deassert, then its second ack
+    await until(lambda: acks[2] == 2 and not line())
+    assert tb.dev.intx_messages == 2
+    assert acks == [0, 2, 2, 0], acks
+    # a channel on INTx: the handler reads the pending channel interrupts, masks them
+    # (W1C) so the line falls, and wakes the channel; the data is already in place
+    seen: list[bytes] = []
+    dst = tb.alloc_host(0x1000)
+    d.mem.write(0x100, pattern(0x300, 3))
+
+    async def handler() -> None:
+        pend = await tb.dma_read32(regs.irq_reg(regs.IRQ_CHAN_INT_PEND))
+        if pend:
+            await tb.dma_write32(regs.irq_reg(regs.IRQ_CHAN_INT_EN_W1C), pend)
+            seen.append(bytes(dst[0:0x300]))
+            for ch in (h.h2c, h.c2h):
+                if pend & ch.irq_bit:
+                    ch.interrupt()
+
+    tb.intx_handlers.append(handler)
+    res = await h.run(h.c2h, [Segment(0x100, dst.get_absolute_address(0), 0x300)], timeout_ns=5e6)
+    check_ok(res, 1, "C2H on INTx")
+    assert seen == [pattern(0x300, 3)], "the handler ran before the data landed"
+    await until(lambda: not line())
+    assert tb.intx_count == 1 and tb.intx_storms == 0
+    assert tb.dev.intx_messages == 4

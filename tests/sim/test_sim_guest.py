@@ -44,6 +44,8 @@ def test_bridge_card(sim: str, profile: str) -> None:
         "test_guest_enumerates_card",
         "test_guest_driver_moves_data",
         "test_guest_driver_sleeps_after_a_posted_start",
+        "test_guest_driver_on_intx",
+        "test_guest_driver_on_intx_shared_time",
     ],
 )
 def test_guest(test: str, sim: str, profile: str) -> None:
@@ -71,6 +73,28 @@ def test_guest_dropin(irq: str, sim: str, profile: str) -> None:
         overrides={"MSIX": 1} if irq == "MSI-X" else None,
         extra_env={"PEVB_GUEST_IRQ": irq},
         repro=f"make test TESTS='tests/sim/test_sim_guest.py -k \"dropin and {irq}\"'",
+    )
+
+
+def test_guest_command(sim: str, profile: str) -> None:
+    """Your own program in the guest (``PEVB_GUEST_COMMAND``, ``PEVB_GUEST_TIME``; see
+    docs/guest.md): skipped unless a command is given."""
+    command = os.environ.get("PEVB_GUEST_COMMAND", "")
+    if not command:
+        pytest.skip("PEVB_GUEST_COMMAND names no command to run in the guest")
+    _need_guest()
+    runner.run_and_check(
+        "test_guest_command",
+        sim=sim,
+        profile=profile,
+        module=MODULE,
+        extra_env={
+            k: os.environ[k]
+            for k in ("PEVB_GUEST_COMMAND", "PEVB_GUEST_TIME", "PEVB_GUEST_WALL_S")
+            if k in os.environ
+        },
+        repro="make test TESTS='tests/sim/test_sim_guest.py -k guest_command' "
+        f"PEVB_GUEST_COMMAND='{command}'",
     )
 
 

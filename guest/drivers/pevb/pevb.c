@@ -5,7 +5,8 @@
  *
  * It finds the engine's register BAR as Xilinx's driver does (the BAR whose IRQ and
  * config block identifiers read right), counts the channels, takes one MSI-X or MSI
- * vector for every channel interrupt, and gives each card a character device: pwrite()
+ * vector for every channel interrupt (or, with msi=0, the legacy interrupt, shared, as
+ * NVIDIA's picoevb-rdma does), and gives each card a character device: pwrite()
  * and pread() move data between a user buffer and the card's memory through H2C and C2H
  * descriptor chains built in DMA-coherent memory (see pevb_uapi.h).
  *
@@ -52,6 +53,10 @@ static bool flush_start = true;
 module_param(flush_start, bool, 0644);
 MODULE_PARM_DESC(flush_start,
 		 "read a register after starting a chain (N: sleep at once, as NVIDIA's picoevb-rdma)");
+
+static bool msi = true;
+module_param(msi, bool, 0444);
+MODULE_PARM_DESC(msi, "take MSI-X or MSI (N: the legacy interrupt, INTx, shared)");
 
 static unsigned long ram_size;
 module_param(ram_size, ulong, 0444);
@@ -180,7 +185,8 @@ static int pevb_count_channels(struct pevb_dev *pd, int dir)
 static irqreturn_t pevb_irq(int irq, void *data)
 {
 	struct pevb_dev *pd = data;
-	u32 req = reg_read(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_REQ));
+	/* the enabled channel interrupts pending: on a shared legacy line, ours or none */
+	u32 req = reg_read(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_PEND));
 	struct pevb_chan *chans[] = { &pd->h2c, &pd->c2h };
 	int i;
 
@@ -543,17 +549,21 @@ static int pevb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto unmap;
 	pci_set_master(pdev);
 
-	nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSIX | PCI_IRQ_MSI);
+	nvec = pci_alloc_irq_vectors(pdev, 1, 1, msi ? PCI_IRQ_MSIX | PCI_IRQ_MSI : PCI_IRQ_LEGACY);
 	if (nvec < 0) {
 		ret = nvec;
 		goto unmap;
 	}
-	pd->irq_mode = pdev->msix_enabled ? PEVB_IRQ_MSIX : PEVB_IRQ_MSI;
+	if (pdev->msix_enabled)
+		pd->irq_mode = PEVB_IRQ_MSIX;
+	else
+		pd->irq_mode = pdev->msi_enabled ? PEVB_IRQ_MSI : PEVB_IRQ_INTX;
 	/* every channel interrupt on vector 0 */
 	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_VECTOR0), 0);
 	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_VECTOR1), 0);
 	reg_write(pd, PEVB_REG(PEVB_TGT_IRQ, 0, PEVB_IRQ_CHAN_INT_EN_W1C), ~0U);
-	ret = request_irq(pci_irq_vector(pdev, 0), pevb_irq, 0, DRV_NAME, pd);
+	ret = request_irq(pci_irq_vector(pdev, 0), pevb_irq,
+			  pd->irq_mode == PEVB_IRQ_INTX ? IRQF_SHARED : 0, DRV_NAME, pd);
 	if (ret)
 		goto free_vectors;
 
@@ -582,7 +592,8 @@ static int pevb_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev_info(&pdev->dev,
 		 "%s%d: DMA BAR %d, %d H2C and %d C2H channels, %llu KiB card memory, %s\n",
 		 DRV_NAME, pd->minor, pd->dma_bar, pd->h2c_count, pd->c2h_count,
-		 pd->ram_size >> 10, pd->irq_mode == PEVB_IRQ_MSIX ? "MSI-X" : "MSI");
+		 pd->ram_size >> 10, pd->irq_mode == PEVB_IRQ_MSIX ? "MSI-X" :
+		 pd->irq_mode == PEVB_IRQ_MSI ? "MSI" : "INTx");
 	return 0;
 
 del_cdev:
