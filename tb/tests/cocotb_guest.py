@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -161,15 +162,16 @@ async def test_guest_driver_on_intx_shared_time(dut):
 
 @cocotb.test(timeout_time=100000, timeout_unit="ms")
 async def test_guest_command(dut):
-    """Your own program in the guest against the card (``PEVB_GUEST_COMMAND``: a shell
-    command line, paths as the host sees them; ``PEVB_GUEST_TIME``: free or shared;
+    """Your own program in the guest against the card (``PEVB_GUEST_COMMAND``: a program
+    and its arguments, split as a shell would, paths as the host sees them; ``PEVB_GUEST_TIME``: free or shared;
     ``PEVB_GUEST_WALL_S``: its wall-time bound, 1800 s): it must exit 0
     (``tests/sim/test_sim_guest.py::test_guest_command`` skips without one)."""
     line = os.environ.get("PEVB_GUEST_COMMAND", "")
     assert line, "PEVB_GUEST_COMMAND names no command"
     tb = TB(dut)
     time = os.environ.get("PEVB_GUEST_TIME", "free")
-    bridge = await boot(tb, ["/bin/sh", "-c", line], time=time)
+    # (words, not a shell line: the kernel's command line carries init's arguments)
+    bridge = await boot(tb, shlex.split(line), time=time)
     status = await bridge.run(float(os.environ.get("PEVB_GUEST_WALL_S", "1800")))
     tb.log.info("guest bridge: %s", dict(bridge.stats))
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
