@@ -163,9 +163,10 @@ async def test_guest_driver_on_intx_shared_time(dut):
 @cocotb.test(timeout_time=100000, timeout_unit="ms")
 async def test_guest_command(dut):
     """Your own program in the guest against the card (``PEVB_GUEST_COMMAND``: a program
-    and its arguments, split as a shell would, paths as the host sees them; ``PEVB_GUEST_TIME``: free or shared;
-    ``PEVB_GUEST_WALL_S``: its wall-time bound, 1800 s): it must exit 0
-    (``tests/sim/test_sim_guest.py::test_guest_command`` skips without one)."""
+    and its arguments, split as a shell would, paths as the host sees them;
+    ``PEVB_GUEST_TIME``: free or shared; ``PEVB_GUEST_WALL_S``: its wall-time bound,
+    1800 s): it must exit 0 (``tests/sim/test_sim_guest.py::test_guest_command`` skips
+    without one)."""
     line = os.environ.get("PEVB_GUEST_COMMAND", "")
     assert line, "PEVB_GUEST_COMMAND names no command"
     tb = TB(dut)

@@ -40,6 +40,11 @@ VARIANTS: dict[str, dict[str, dict[str, str]]] = {
         "switch": {"PEVB_TOPOLOGY": "switch"},
         "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
     },
+    # the INTx wires collapsed by the switch, or taken by a root port
+    "cocotb_intx": {
+        "switch": {"PEVB_TOPOLOGY": "switch"},
+        "root_ports": {"PEVB_TOPOLOGY": "root_ports"},
+    },
 }
 
 # module -> {variant: Verilog parameters}: the module runs once per variant, each on a build
@@ -226,6 +231,7 @@ _PLAIN = {
     "cocotb_models": ["test_models_build_what_they_say"],
     "cocotb_dropin": ["test_axiram_h2c_c2h", "test_cfg_mgmt"],
     "cocotb_byod": ["test_user_memory_behind_the_axi_master"],
+    "cocotb_intx": ["test_intx_level_disable_and_status", "test_driver_on_intx_moves_data"],
 }
 
 SUBSETS = [
@@ -256,6 +262,7 @@ SUBSETS = [
                 "test_axiram_h2c_c2h",
                 "test_cfg_mgmt",
                 "test_cfg_ext",
+                "test_legacy_interrupts",
                 # a reset and register writes racing the engine, on both simulators
                 "test_dma_bridge_reset_mid_transfer",
                 "test_status_write_keeps_events",
@@ -268,6 +275,8 @@ SUBSETS = [
             "cocotb_axib": ["test_slverr_and_decerr"],
             # the card's mailbox (its interrupt handshake) and the GPU's requests
             "cocotb_gpu_requester": ["test_the_card_mailbox", "test_gpu_started_dma"],
+            # the legacy interrupt's level and its acknowledges
+            "cocotb_intx": ["test_intx_level_disable_and_status", "test_driver_on_intx_moves_data"],
         },
     ),
     Subset(
