@@ -1,0 +1,347 @@
+"""The GPU as a PCI device of the guest: a second function on the guest's bus, with the
+modelled GPU's IDs (NVIDIA, GH100) and class 0x0302, one MSI vector, and in BAR0 a
+control block through which the guest's driver hands the GPU model commands.
+
+The GPU's BAR1 stays in the fabric: the guest's window is 256 MiB in all, and the bus
+addresses nv-p2p hands out must be ones the card's TLPs reach. The control block says
+where it is (``BAR1_BASE``, ``BAR1_SIZE``), with the VRAM's size.
+
+Commands (:class:`Cmd`) are 64-byte entries in a ring in guest RAM (``RING_BASE``,
+``RING_ENTRIES``, a power of two up to :data:`MAX_RING`). The driver fills entries and
+writes the index after its last to ``DOORBELL``; the device runs them in order, writes
+each one's ``status`` and ``result`` and sets its done flag, moves ``COMPLETED`` past it
+and, with ``CONTROL_IRQ`` set, sends its MSI. A doorbell write returns at once: the
+commands run in the simulation while the guest goes on (one that waits for the card, a
+synchronisation, never holds the guest's bus). An entry::
+
+    u32 opcode; u32 context; u64 arg[5]; s32 status; u32 flags; u64 result
+
+``status`` is 0, a CUDA error (``cudaError``, positive), or a negative errno for a
+command the device cannot take (an unknown opcode or context: ``-EINVAL``; guest memory
+that is not there: ``-EFAULT``). A ring the device cannot read stops it with
+``STATUS_RING_ERROR`` until the ring is set up again.
+
+A context is one guest process's CUDA context (a :class:`cuda_model.CudaRuntime` on the
+model's GPU); destroying it frees what it allocated, as a process's exit does.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import struct
+from collections.abc import Callable
+from enum import IntEnum
+
+from cuda_model import CudaError, CudaRuntime, cudaMemcpyKind
+from cuda_model.gpu import (
+    GH100_DEVICE_ID,
+    GH100_SUBSYSTEM_ID,
+    PCI_CLASS_3D_CONTROLLER,
+    PCI_VENDOR_ID_NVIDIA,
+)
+
+from .errors import GuestProtocolError
+
+log = logging.getLogger("cocotb.guest")
+
+BAR0_SIZE = 64 << 10
+MSI_CAP = 0x40
+PCI_CAP_ID_MSI = 0x05
+CONFIG_SIZE = 4096
+MAX_RING = 4096
+MAX_COPY = 16 << 20  # the most one copy or memset command moves
+MAGIC = 0x55504750  # "PGPU"
+VERSION = 1
+
+# the control block (BAR0), 32-bit registers
+REG_MAGIC = 0x000
+REG_VERSION = 0x004
+REG_VRAM_SIZE = 0x008  # lo, hi at +4
+REG_BAR1_BASE = 0x010  # lo, hi at +4: the GPU's BAR1 in the fabric
+REG_BAR1_SIZE = 0x018  # lo, hi at +4
+REG_RING_BASE = 0x020  # lo, hi at +4: guest physical
+REG_RING_ENTRIES = 0x028
+REG_CONTROL = 0x02C
+REG_DOORBELL = 0x030
+REG_COMPLETED = 0x034
+REG_STATUS = 0x038
+CONTROL_RUN = 1 << 0  # take commands from the ring
+CONTROL_IRQ = 1 << 1  # an MSI when commands complete
+STATUS_RING_ERROR = 1 << 0
+
+ENTRY = struct.Struct("<II5QiIQ")
+ENTRY_SIZE = 64
+assert ENTRY.size == ENTRY_SIZE
+FLAG_DONE = 1 << 0
+_STATUS_OFFSET = 48  # status, flags, result: what the device writes back
+
+
+class Cmd(IntEnum):
+    """What a ring entry asks for (``arg`` fields in order)."""
+
+    NOP = 0
+    CTX_CREATE = 1  # -> result: the context
+    CTX_DESTROY = 2  # context
+    MEM_ALLOC = 3  # size -> result: device pointer (cudaMalloc)
+    MEM_FREE = 4  # device pointer (cudaFree)
+    MEMCPY_HTOD = 5  # device pointer, guest physical source, bytes
+    MEMCPY_DTOH = 6  # guest physical destination, device pointer, bytes
+    MEMSET = 7  # device pointer, byte value, bytes
+    SYNCHRONIZE = 8  # (cudaDeviceSynchronize)
+
+
+class GuestGpu:
+    """The GPU function the guest sees. ``runtime()`` makes a context's
+    :class:`CudaRuntime`; ``mem`` is the guest's RAM (``read``/``write`` by guest physical
+    address), set once the guest shared it; ``msi(data)`` sends the function's MSI;
+    ``spawn(coro)`` runs the command loop beside the simulation (cocotb's
+    ``start_soon``); ``bar1()`` gives (bus address, size) of the GPU's BAR1 in the
+    fabric. ``stats`` counts the commands run, by name."""
+
+    def __init__(
+        self,
+        runtime: Callable[[], CudaRuntime],
+        vram_size: int,
+        bar1: Callable[[], tuple[int, int]],
+        spawn: Callable[[object], object],
+    ) -> None:
+        self.runtime = runtime
+        self.vram_size = vram_size
+        self.bar1 = bar1
+        self.spawn = spawn
+        self.mem = None
+        self.msi: Callable[[int], None] | None = None
+        self.stats: dict[str, int] = {}
+        self.contexts: dict[int, CudaRuntime] = {}
+        self._allocations: dict[int, set[int]] = {}
+        self._next_context = 1
+        self._config = bytearray(CONFIG_SIZE)
+        self._bar0 = 0
+        self._ring_base = 0
+        self._ring_entries = 0
+        self._control = 0
+        self._doorbell = 0
+        self._completed = 0
+        self._status = 0
+        self._running = False
+        self._init_config()
+
+    # --- configuration space ------------------------------------------------------------
+    def _init_config(self) -> None:
+        c = self._config
+        struct.pack_into("<HH", c, 0x00, PCI_VENDOR_ID_NVIDIA, GH100_DEVICE_ID)
+        struct.pack_into("<H", c, 0x06, 0x0010)  # capabilities list
+        struct.pack_into("<I", c, 0x08, PCI_CLASS_3D_CONTROLLER << 8 | 0xA1)
+        struct.pack_into("<HH", c, 0x2C, PCI_VENDOR_ID_NVIDIA, GH100_SUBSYSTEM_ID)
+        c[0x34] = MSI_CAP
+        c[MSI_CAP] = PCI_CAP_ID_MSI
+        struct.pack_into("<H", c, MSI_CAP + 2, 0x0080)  # 64-bit address, one vector
+
+    @property
+    def memory_enabled(self) -> bool:
+        return bool(self._config[0x04] & 0x2)
+
+    @property
+    def master_enabled(self) -> bool:
+        return bool(self._config[0x04] & 0x4)
+
+    def _msi_enabled(self) -> tuple[bool, int]:
+        control = struct.unpack_from("<H", self._config, MSI_CAP + 2)[0]
+        data = struct.unpack_from("<H", self._config, MSI_CAP + 12)[0]
+        return bool(control & 1), data
+
+    async def config_read(self, offset: int, size: int) -> int:
+        if offset == 0x10 and size == 4:
+            return self._bar0
+        if 0x10 < offset < 0x28 or offset == 0x30:
+            return 0  # BAR1-5 and the ROM: none
+        return int.from_bytes(self._config[offset : offset + size], "little")
+
+    async def config_write(self, offset: int, size: int, value: int) -> None:
+        data = value.to_bytes(size, "little")
+        for i, byte in enumerate(data):
+            self._write_config_byte(offset + i, byte)
+
+    def _write_config_byte(self, at: int, byte: int) -> None:
+        c = self._config
+        if at in (0x04, 0x05):  # Command: memory, bus master, Interrupt Disable
+            c[at] = byte & (0x06 if at == 0x04 else 0x04)
+        elif 0x10 <= at < 0x14:  # BAR0: 32-bit memory, BAR0_SIZE
+            shift = 8 * (at - 0x10)
+            value = (self._bar0 & ~(0xFF << shift)) | byte << shift
+            self._bar0 = value & ~(BAR0_SIZE - 1) & 0xFFFFFFFF
+        elif at == 0x3C:
+            c[at] = byte  # Interrupt Line
+        elif at == MSI_CAP + 2:
+            c[at] = (c[at] & ~0x71) | (byte & 0x01)  # MSI Enable (one vector: MME 0)
+        elif MSI_CAP + 4 <= at < MSI_CAP + 14:
+            c[at] = byte & (0xFC if at == MSI_CAP + 4 else 0xFF)
+
+    # --- the control block (BAR0) ---------------------------------------------------------
+    def _registers(self) -> dict[int, int]:
+        base, size = self.bar1()
+        return {
+            REG_MAGIC: MAGIC,
+            REG_VERSION: VERSION,
+            REG_VRAM_SIZE: self.vram_size & 0xFFFFFFFF,
+            REG_VRAM_SIZE + 4: self.vram_size >> 32,
+            REG_BAR1_BASE: base & 0xFFFFFFFF,
+            REG_BAR1_BASE + 4: base >> 32,
+            REG_BAR1_SIZE: size & 0xFFFFFFFF,
+            REG_BAR1_SIZE + 4: size >> 32,
+            REG_RING_BASE: self._ring_base & 0xFFFFFFFF,
+            REG_RING_BASE + 4: self._ring_base >> 32,
+            REG_RING_ENTRIES: self._ring_entries,
+            REG_CONTROL: self._control,
+            REG_DOORBELL: self._doorbell,
+            REG_COMPLETED: self._completed,
+            REG_STATUS: self._status,
+        }
+
+    async def bar_read(self, bar: int, offset: int, size: int) -> bytes:
+        if bar != 0 or offset + size > BAR0_SIZE or not self.memory_enabled:
+            return b"\xff" * size
+        regs = self._registers()
+        out = bytearray()
+        for at in range(offset & ~3, offset + size, 4):
+            out += regs.get(at, 0).to_bytes(4, "little")
+        skip = offset & 3
+        return bytes(out[skip : skip + size])
+
+    async def bar_write(self, bar: int, offset: int, data: bytes) -> None:
+        if bar != 0 or offset & 3 or len(data) != 4 or not self.memory_enabled:
+            log.warning(
+                "guest GPU: BAR%d write of %d bytes at 0x%x ignored", bar, len(data), offset
+            )
+            return
+        value = int.from_bytes(data, "little")
+        if offset == REG_RING_BASE:
+            self._ring_base = (self._ring_base & ~0xFFFFFFFF) | value
+        elif offset == REG_RING_BASE + 4:
+            self._ring_base = (self._ring_base & 0xFFFFFFFF) | value << 32
+        elif offset == REG_RING_ENTRIES:
+            self._ring_entries = value
+        elif offset == REG_CONTROL:
+            if value & CONTROL_RUN and not self._control & CONTROL_RUN:
+                # a ring (re)started: empty, no error
+                self._doorbell = self._completed = 0
+                self._status = 0
+            self._control = value & (CONTROL_RUN | CONTROL_IRQ)
+        elif offset == REG_DOORBELL:
+            self._doorbell = value
+            self._kick()
+
+    # --- the ring -------------------------------------------------------------------------
+    def _kick(self) -> None:
+        if self._running or not self._control & CONTROL_RUN:
+            return
+        self._running = True
+        self.spawn(self._run())
+
+    def _ring_ok(self) -> str | None:
+        n = self._ring_entries
+        if not (0 < n <= MAX_RING and n & (n - 1) == 0):
+            return f"{n} ring entries (a power of two, 1-{MAX_RING})"
+        if self._ring_base % ENTRY_SIZE:
+            return f"ring at 0x{self._ring_base:x}: not {ENTRY_SIZE}-byte aligned"
+        if (self._doorbell - self._completed) % (1 << 32) > n:
+            return f"doorbell {self._doorbell} more than {n} ahead of {self._completed}"
+        if self.mem is None or not self.master_enabled:
+            return "the device may not read guest memory (no memory shared, or no bus master)"
+        return None
+
+    async def _run(self) -> None:
+        """Run the ring's commands up to the doorbell, in order."""
+        try:
+            while self._control & CONTROL_RUN and self._completed != self._doorbell:
+                why = self._ring_ok()
+                if why is not None:
+                    log.error("guest GPU: ring stopped: %s", why)
+                    self._status |= STATUS_RING_ERROR
+                    self._control &= ~CONTROL_RUN
+                    break
+                slot = self._ring_base + (self._completed % self._ring_entries) * ENTRY_SIZE
+                try:
+                    entry = ENTRY.unpack(self.mem.read(slot, ENTRY_SIZE))
+                except GuestProtocolError as e:
+                    log.error("guest GPU: ring stopped: %s", e)
+                    self._status |= STATUS_RING_ERROR
+                    self._control &= ~CONTROL_RUN
+                    break
+                status, result = await self._execute(entry[0], entry[1], entry[2:7])
+                self.mem.write(
+                    slot + _STATUS_OFFSET, struct.pack("<iIQ", status, FLAG_DONE, result)
+                )
+                self._completed = (self._completed + 1) & 0xFFFFFFFF
+                enabled, data = self._msi_enabled()
+                if self._control & CONTROL_IRQ and enabled and self.master_enabled and self.msi:
+                    self.msi(data)
+        finally:
+            self._running = False
+
+    async def _execute(self, opcode: int, context: int, args) -> tuple[int, int]:
+        try:
+            cmd = Cmd(opcode)
+        except ValueError:
+            return -errno.EINVAL, 0
+        self.stats[cmd.name] = self.stats.get(cmd.name, 0) + 1
+        if cmd is Cmd.NOP:
+            return 0, 0
+        if cmd is Cmd.CTX_CREATE:
+            ctx = self._next_context
+            self._next_context += 1
+            self.contexts[ctx] = self.runtime()
+            self._allocations[ctx] = set()
+            return 0, ctx
+        rt = self.contexts.get(context)
+        if rt is None:
+            return -errno.EINVAL, 0
+        try:
+            return 0, await self._cuda(cmd, context, rt, args)
+        except CudaError as e:
+            return int(e.code), 0
+        except GuestProtocolError:
+            return -errno.EFAULT, 0
+        except _BadArgument:
+            return -errno.EINVAL, 0
+
+    async def _cuda(self, cmd: Cmd, context: int, rt: CudaRuntime, args) -> int:
+        mine = self._allocations[context]
+        if cmd in (Cmd.CTX_DESTROY, Cmd.MEM_FREE, Cmd.MEMCPY_DTOH, Cmd.SYNCHRONIZE):
+            # each waits for the context's work first (cudaFree and a copy to the host
+            # synchronise), in simulated time
+            await rt.synchronize()
+        if cmd is Cmd.CTX_DESTROY:
+            for ptr in sorted(mine):
+                rt.cudaFree(ptr)
+            del self.contexts[context], self._allocations[context]
+            return 0
+        if cmd is Cmd.MEM_ALLOC:
+            ptr = rt.cudaMalloc(args[0])
+            if ptr:
+                mine.add(ptr)
+            return ptr
+        if cmd is Cmd.MEM_FREE:
+            rt.cudaFree(args[0])
+            mine.discard(args[0])
+            return 0
+        if cmd is Cmd.SYNCHRONIZE:
+            return 0
+        count = args[2]
+        if count > MAX_COPY:
+            raise _BadArgument()
+        if cmd is Cmd.MEMCPY_HTOD:
+            data = bytearray(self.mem.read(args[1], count))
+            rt.cudaMemcpy(args[0], data, count, cudaMemcpyKind.cudaMemcpyHostToDevice)
+        elif cmd is Cmd.MEMCPY_DTOH:
+            out = bytearray(count)
+            rt.cudaMemcpy(out, args[1], count, cudaMemcpyKind.cudaMemcpyDeviceToHost)
+            self.mem.write(args[0], bytes(out))
+        elif cmd is Cmd.MEMSET:
+            rt.cudaMemset(args[0], args[1] & 0xFF, count)
+        return 0
+
+
+class _BadArgument(Exception):
+    """A command argument the device refuses (-EINVAL)."""
