@@ -44,13 +44,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import cocotb
 from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import Region
 
+from cuda_model import CudaRuntime
+
 from ..env.link import DOWN, MEM_WRITES
 from .card import FabricFunction
 from .errors import GuestProtocolError
+from .gpu import GuestGpu
 from .timetravel import Calendar, TimeTravelError
 from .uml import GuestError, GuestOptions, UmlGuest
 from .vhost_user import GuestMemory, Kick, VhostUserBackend, VhostUserError
@@ -106,6 +110,22 @@ class MsiDoorbell(Region):
         self.bridge.interrupt(int.from_bytes(data, "little"))
 
 
+class Slot:
+    """One device on the guest's bus: its name, its vhost-user backend (a socket of its
+    own), the device (:class:`tb.guest.virtpci.GuestPciDevice`), its MSIs waiting for the
+    guest (their data), the kicks polled and not yet served, and the command buffers it
+    returned without notifying a shared-time guest."""
+
+    def __init__(self, name: str, backend: VhostUserBackend, device) -> None:
+        self.name = name
+        self.backend = backend
+        self.device = device
+        self.pending_irqs: collections.deque[int] = collections.deque()
+        self.kicks: list[Kick] = []
+        self.unnotified = 0
+        self.closed = False  # the guest closed the socket (it powers off)
+
+
 class GuestBridge:
     """The bridge between a guest (``guest``, started by :meth:`start`) and ``device``, a
     function of ``rc``'s fabric. ``poll_ns`` is how often (in simulated time) a
@@ -149,7 +169,9 @@ class GuestBridge:
         self.guest = UmlGuest(
             options, self.private, self.run_dir / "guest-console.log", self.socket, time_socket
         )
-        self.pending_irqs: collections.deque[int] = collections.deque()
+        # the card first (slot 0: 00:00.0 on the guest's bus), then add_device()'s
+        self.slots = [Slot(getattr(device, "name", "card"), self.backend, device)]
+        self.pending_irqs = self.slots[0].pending_irqs
         # the legacy interrupt: its pin (0: none attached), the line's level, an INT message
         # owed, one delivered and not yet handled, when to look at the line again
         self.intx_pin = 0
@@ -165,7 +187,6 @@ class GuestBridge:
         self._stopped = False
         self._offset = 0  # simulated ns minus the guest's ns (shared time)
         self._last_activity: int | None = None  # simulated ns of the fabric's last TLP
-        self._cmd_unnotified = 0
         self.device_link = device_link
         self.busy = busy
         # the guest's posted writes on their way (shared time): (the fabric address of the
@@ -201,6 +222,36 @@ class GuestBridge:
         self._int_level = fabric.level(line)
         fabric.watch(line, self.intx_changed)
 
+    def add_gpu(self, tb) -> GuestGpu:
+        """Put the TB's GPU on the guest's bus (:class:`tb.guest.gpu.GuestGpu`, slot 1):
+        each context its commands create is a :class:`CudaRuntime` on ``tb.gpu``, and its
+        control block names the GPU's BAR1 where enumeration placed it in the fabric."""
+        gpu = GuestGpu(
+            lambda: CudaRuntime(tb.gpu),
+            tb.gpu.vram.size,
+            lambda: (tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size),
+            cocotb.start_soon,
+        )
+        self.add_device(gpu, "gpu")
+        return gpu
+
+    def add_device(self, device, name: str) -> Slot:
+        """Put ``device`` on the guest's bus too (before :meth:`start`), at the next slot,
+        with a socket of its own. A device with an ``msi`` attribute sends its MSIs through
+        it (its data, as UML programmed it); one with ``mem`` gets the guest's RAM; one
+        with a true ``busy`` keeps shared time from jumping."""
+        if self.guest.proc is not None:
+            raise GuestError("add_device() after the guest started")
+        sock = self.private / f"virt-pci-{len(self.slots)}.sock"
+        slot = Slot(name, VhostUserBackend(str(sock), queues=2), device)
+        self.slots.append(slot)
+        self.guest.extra_sockets.append(sock)
+        if hasattr(device, "msi"):
+            device.msi = lambda data: self.interrupt(data, slot)
+        if hasattr(device, "mem"):
+            device.mem = slot.backend.mem
+        return slot
+
     def intx_changed(self, asserted: bool) -> None:
         """The device's INTx line rose or fell: a rise sends an ``INT`` message (under
         shared time, once the guest waits), unless one is still owed or in service."""
@@ -226,7 +277,7 @@ class GuestBridge:
     @property
     def irqs_pending(self) -> bool:
         """An interrupt waits to go to the guest (an MSI, or an INT message)."""
-        return bool(self.pending_irqs) or self._int_owed
+        return any(s.pending_irqs for s in self.slots) or self._int_owed
 
     def note_activity(
         self, link: str | None = None, direction: str | None = None, tlp=None
@@ -248,6 +299,8 @@ class GuestBridge:
             addr, sent = self._posted.popleft()
             log.warning("guest: a posted write to 0x%x sent at %d ns never arrived", addr, sent)
         if self._posted or self._resample_at is not None:
+            return False
+        if any(getattr(s.device, "busy", False) for s in self.slots[1:]):
             return False
         last = self._last_activity
         if last is not None and now - last < self.options.idle_ns:
@@ -296,62 +349,73 @@ class GuestBridge:
             log.info("guest: RAM 0x%x-0x%x is the root complex's memory", base, base + size - 1)
 
     # --- interrupts -------------------------------------------------------------------
-    def interrupt(self, data: int) -> None:
-        """An MSI or MSI-X write of ``data`` from the fabric: to the guest (under shared
-        time, once it waits)."""
-        self.stats["msi"] += 1
-        self._note(f"MSI 0x{data:x}")
-        self.pending_irqs.append(data)
+    def interrupt(self, data: int, slot: Slot | None = None) -> None:
+        """An MSI or MSI-X write of ``data`` from the fabric (or a message of another
+        device's, ``slot``): to the guest (under shared time, once it waits)."""
+        slot = slot or self.slots[0]
+        key = "msi" if slot is self.slots[0] else f"msi {slot.name}"
+        self.stats[key] += 1
+        self._note(f"MSI 0x{data:x}" + ("" if slot is self.slots[0] else f" {slot.name}"))
+        slot.pending_irqs.append(data)
         if not self.shared:
-            self._deliver_irqs()
+            self._deliver_irqs(slot)
 
-    def _deliver_irqs(self) -> None:
+    def _deliver_irqs(self, slot: Slot | None = None) -> None:
         """Put the pending interrupts in the guest's buffers and notify it once (under
         shared time, and wait until it has taken the notification)."""
-        q = self.backend.queues[IRQ_QUEUE]
+        if slot is None:
+            for each in self.slots:
+                self._deliver_irqs(each)
+            return
+        card = slot is self.slots[0]
+        backend, pending = slot.backend, slot.pending_irqs
+        q = backend.queues[IRQ_QUEUE]
         delivered = False
-        while self.irqs_pending and self.backend.ready:
-            chain = self._guarded(q.pop, self.backend.mem)
+        while (pending or (card and self._int_owed)) and backend.ready:
+            chain = self._guarded(q.pop, backend.mem)
             if chain is None:
                 break
-            if self.pending_irqs:
-                message = msi_message(self.pending_irqs[0])
+            if pending:
+                message = msi_message(pending[0])
             else:
                 message = int_message(self.intx_pin)
             if chain.room < len(message):
                 raise GuestError(
                     f"guest bridge: an interrupt buffer (head {chain.head}) has room for"
                     f" {chain.room} bytes; an interrupt takes {len(message)}"
-                    f" ({len(self.pending_irqs) + self._int_owed} pending)"
+                    f" ({len(pending) + self._int_owed} pending)"
                 )
-            if self.pending_irqs:
-                self.pending_irqs.popleft()
+            if pending:
+                pending.popleft()
             else:
                 self._int_owed = False
                 self._int_in_service = True
                 self.stats["int"] += 1
                 self._note(f"INT {self.intx_pin}")
-            self._guarded(q.push, self.backend.mem, chain, message)
+            self._guarded(q.push, backend.mem, chain, message)
             delivered = True
         if delivered:
-            self._call(IRQ_QUEUE)
+            self._call(IRQ_QUEUE, slot)
 
-    def _call(self, queue: int) -> None:
+    def _call(self, queue: int, slot: Slot | None = None) -> None:
         """Notify the guest of used buffers on ``queue``. Under shared time the guest asks
         the calendar's time (and to run then) as it takes a notification; the simulation
         stands still until it has answered, so that the notification lands at the same
         point of every run."""
+        backend = (slot or self.slots[0]).backend
         if not self.shared:
-            self._guarded(self.backend.call, queue)
+            self._guarded(backend.call, queue)
             return
-        if self._guarded(self.backend.call, queue, need_reply=True):
+        if self._guarded(backend.call, queue, need_reply=True):
             assert self.calendar is not None
-            self._wait_calendar(self.backend.call_answered, "to take an interrupt")
+            self._wait_calendar(backend.call_answered, "to take an interrupt")
 
     # --- requests ---------------------------------------------------------------------
-    async def _serve_cmd(self, kick: Kick) -> None:
-        q = self.backend.queues[CMD_QUEUE]
-        mem = self.backend.mem
+    async def _serve_cmd(self, kick: Kick, slot: Slot | None = None) -> None:
+        slot = slot or self.slots[0]
+        backend, device = slot.backend, slot.device
+        q = backend.queues[CMD_QUEUE]
+        mem = backend.mem
         chains = []
         while (chain := self._guarded(q.pop, mem)) is not None:
             chains.append(chain)
@@ -368,54 +432,74 @@ class GuestBridge:
             requests.append(req)
         reads = any(not r.posted for r in requests)
         if not reads:  # posted writes only: the guest goes on at once
-            self.backend.ack_kick(kick)
+            backend.ack_kick(kick)
+        card = slot is self.slots[0]
         for chain, req in zip(chains, requests, strict=True):
-            self.stats[req.op.name] += 1
+            self.stats[req.op.name if card else f"{req.op.name} {slot.name}"] += 1
             data = f" 0x{req.data.hex()}" if req.data and req.size <= 8 else ""
-            self._note(f"{req.describe()}{data}")
+            self._note(f"{req.describe()}{data}" + ("" if card else f" {slot.name}"))
             self.note_activity()
-            if self.shared and req.posted and req.op != Op.CFG_WRITE and self.device_link:
-                addr = self.device.fabric_address(req.bar, req.addr, req.size)
+            if card and self.shared and req.posted and req.op != Op.CFG_WRITE and self.device_link:
+                addr = device.fabric_address(req.bar, req.addr, req.size)
                 if addr is not None:
                     self._posted.append((addr + req.size - 1, int(get_sim_time("ns"))))
-            reply = await execute(self.device, req)
+            reply = await execute(device, req)
             self._guarded(q.push, mem, chain, reply)
-        self._cmd_unnotified += len(chains)
+        slot.unnotified += len(chains)
         # posted buffers come back to the guest with its next read; a shared-time guest
         # is notified of a long run of writes only once it waits (an interrupt)
         if chains and not self.shared:
-            self._guarded(self.backend.call, CMD_QUEUE)
-            self._cmd_unnotified = 0
+            self._guarded(backend.call, CMD_QUEUE)
+            slot.unnotified = 0
         if reads:
-            self.backend.ack_kick(kick)
+            backend.ack_kick(kick)
 
     async def _serve(self, kicks: list[Kick]) -> None:
-        for kick in kicks:
-            if kick.queue == CMD_QUEUE:
-                await self._serve_cmd(kick)
-            else:  # the guest posted interrupt buffers
-                self.backend.ack_kick(kick)
-                if self._int_in_service:
-                    # it recycles a buffer once its handlers ran: the INT was handled
-                    self._int_in_service = False
-                    self._resample_at = int(get_sim_time("ns")) + INTX_RESAMPLE_NS
-                if not self.shared:
-                    self._deliver_irqs()
+        """Serve the card's ``kicks``, then what the other devices' sockets brought."""
+        self.slots[0].kicks += kicks
+        for slot in self.slots:
+            while slot.kicks:
+                await self._serve_kick(slot, slot.kicks.pop(0))
+
+    async def _serve_kick(self, slot: Slot, kick: Kick) -> None:
+        if kick.queue == CMD_QUEUE:
+            await self._serve_cmd(kick, slot)
+            return
+        # the guest posted interrupt buffers
+        slot.backend.ack_kick(kick)
+        if slot is self.slots[0] and self._int_in_service:
+            # it recycles a buffer once its handlers ran: the INT was handled
+            self._int_in_service = False
+            self._resample_at = int(get_sim_time("ns")) + INTX_RESAMPLE_NS
+        if not self.shared:
+            self._deliver_irqs(slot)
 
     def _poll_guest(self) -> list[Kick]:
-        """What the guest sent on its PCI socket (and its memory, once shared)."""
-        try:
-            kicks = self.backend.poll()
-        except VhostUserError as e:
-            # a guest that powers off closes the socket just before it exits
-            if not (e.closed and self.guest.wait(GUEST_EXIT_S) is not None):
-                raise GuestError(f"guest bridge: {e}") from e
-            kicks = []
-        except GuestProtocolError as e:
-            raise GuestError(f"guest bridge: {e}") from e
+        """What the guest sent on the card's socket (and its memory, once shared); what it
+        sent the other devices waits in their slots for :meth:`_serve`."""
+        kicks = self._poll_backend(self.slots[0])
+        for slot in self.slots[1:]:
+            slot.kicks += self._poll_backend(slot)
         if self.backend.mem.regions and self._ram_generation != self.backend.mem.generation:
             self._attach_memory()
         return kicks
+
+    def _poll_backend(self, slot: Slot) -> list[Kick]:
+        if slot.closed:
+            return []
+        try:
+            return slot.backend.poll()
+        except VhostUserError as e:
+            if not e.closed:
+                raise GuestError(f"guest bridge: {e}") from e
+            # a guest that powers off closes its devices' sockets one by one (each device
+            # it removes asks for answers first) and then exits
+            slot.closed = True
+            if all(s.closed for s in self.slots) and self.guest.wait(GUEST_EXIT_S) is None:
+                raise GuestError(f"guest bridge: {e}") from e
+            return []
+        except GuestProtocolError as e:
+            raise GuestError(f"guest bridge: {e}") from e
 
     @staticmethod
     def _guarded(fn, *args, **kwargs):
@@ -444,6 +528,8 @@ class GuestBridge:
         listener = self.calendar if self.calendar is not None else self.backend
         deadline = time.monotonic() + connect_timeout_s
         while not listener.accept(0.01):
+            for slot in self.slots[1:]:
+                slot.kicks += self._poll_backend(slot)
             self._check_alive()
             if time.monotonic() > deadline:
                 raise GuestError(f"the guest did not connect in {connect_timeout_s} s")
@@ -487,9 +573,7 @@ class GuestBridge:
                 if self.shared:
                     await self._step_shared()
                 else:
-                    kicks = self._poll_guest()
-                    if kicks:
-                        await self._serve(kicks)
+                    await self._serve(self._poll_guest())
                     self._resample()
                 status = self._check_alive()
                 if status is not None:
@@ -507,7 +591,8 @@ class GuestBridge:
         assert cal is not None
         if not cal.waiting:
             # the guest runs: the simulation stands still until it sends something
-            socks = [cal.fileno(), self.backend.conn or self.backend.listener]
+            socks = [cal.fileno()]
+            socks += [s.backend.conn or s.backend.listener for s in self.slots if not s.closed]
             ready, _, _ = select.select(socks, [], [], RUNNING_SILENCE_S)
             if not ready and self.guest.poll() is None:
                 raise GuestError(
@@ -515,23 +600,20 @@ class GuestBridge:
                     f"console:\n{self.guest.tail()}"
                 )
             self._poll_calendar()
-            kicks = self._poll_guest()
-            if kicks:
-                await self._serve(kicks)
+            await self._serve(self._poll_guest())
             if cal.waiting:  # it stopped: its clock goes on from where it was
                 self._offset = int(get_sim_time("ns")) - cal.now
             return
         # the guest waits for its timer (cal.request) or an interrupt
         self._poll_calendar()
-        kicks = self._poll_guest()
-        if kicks:
-            await self._serve(kicks)
+        await self._serve(self._poll_guest())
         self._resample()
         if self.irqs_pending:
             self._deliver_irqs()
-        if self._cmd_unnotified >= CMD_CALL_BACKLOG:
-            self._cmd_unnotified = 0
-            self._call(CMD_QUEUE)
+        for slot in self.slots:
+            if slot.unnotified >= CMD_CALL_BACKLOG:
+                slot.unnotified = 0
+                self._call(CMD_QUEUE, slot)
         now = self._guest_clock()
         if cal.request is not None and cal.request <= now:
             self._grant(cal.request)
@@ -556,7 +638,7 @@ class GuestBridge:
         """Hold the simulation, answering the guest's calendar, until ``done()``."""
         assert self.calendar is not None
         deadline = time.monotonic() + RUNNING_SILENCE_S
-        socks = [self.calendar.fileno()] + ([self.backend.slave] if self.backend.slave else [])
+        socks = [self.calendar.fileno()] + [s.backend.slave for s in self.slots if s.backend.slave]
         while True:
             self._poll_calendar()
             try:
@@ -576,7 +658,8 @@ class GuestBridge:
             return
         self._stopped = True
         self.guest.stop()
-        self.backend.close()
+        for slot in self.slots:
+            slot.backend.close()
         if self.calendar is not None:
             self.calendar.close()
         with open(self.run_dir / "guest-journal.log", "w") as f:

@@ -127,6 +127,11 @@ class GuestGpu:
         self._running = False
         self._init_config()
 
+    @property
+    def busy(self) -> bool:
+        """Commands are running (shared time does not jump meanwhile)."""
+        return self._running
+
     # --- configuration space ------------------------------------------------------------
     def _init_config(self) -> None:
         c = self._config

@@ -109,6 +109,8 @@ class UmlGuest:
         self.private = private
         self.console = console
         self.socket = socket
+        # the sockets of further devices on the guest's bus, in slot order
+        self.extra_sockets: list[Path] = []
         self.time_socket = time_socket
         self.proc: subprocess.Popen | None = None
         self._log = None
@@ -130,6 +132,7 @@ class UmlGuest:
             # (without it UML appends console=tty0 after "--": to the command's arguments)
             "console=tty0",
             f"virtio_uml.device={self.socket}:{VIRT_PCI_ID}",
+            *(f"virtio_uml.device={sock}:{VIRT_PCI_ID}" for sock in self.extra_sockets),
             f"init={TOOLS / 'pevb-init'}",
         ]
         if o.time == "shared":

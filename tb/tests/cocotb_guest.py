@@ -27,14 +27,17 @@ PEVB_KO = GUEST_DIR / "drivers" / "pevb" / "pevb.ko"
 WALL_LIMIT_S = 300
 
 
-async def boot(tb: TB, command: list[str], **options) -> GuestBridge:
+async def boot(tb: TB, command: list[str], gpu: bool = False, **options) -> GuestBridge:
     """Bring the fabric up (enumerated by the root complex, the card left unbound), then
-    start a guest that runs ``command`` with the card on its bus."""
+    start a guest that runs ``command`` with the card on its bus (and with ``gpu`` the
+    GPU after it)."""
     await tb.init(bind=False)
     card = FabricFunction(tb.rc, tb.pci, "picoevb")
     await card.probe()
     options_ = GuestOptions(command, **options)
     bridge = GuestBridge.on_tb(tb, card, options_, Path.cwd())
+    if gpu:
+        bridge.add_gpu(tb)
     await bridge.start()
     return bridge
 
@@ -118,6 +121,29 @@ async def test_guest_driver_sleeps_after_a_posted_start(dut):
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert "timed out" not in console.lower(), bridge.guest.tail(60)
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_guest_sees_the_gpu(dut):
+    """The GPU as a second device of the guest's bus (00:01.0, a socket of its own): the
+    modelled GPU's IDs and class 0x0302, its 64 KiB control block as BAR0 in the guest's
+    window, no BAR1 there (it stays in the fabric); the card beside it at 00:00.0 moves
+    data as before, under shared time."""
+    tb = TB(dut)
+    ep = tb.gpu_ep
+    f0 = tb.dev.functions[0]
+    ids = [f"0x{ep.vendor_id:04x}", f"0x{ep.device_id:04x}", f"0x{ep.class_code:06x}"]
+    script = GUEST / "tests" / "gpu-device.sh"
+    dma = GUEST / "tests" / "pevb-dma.sh"
+    then = ["/bin/sh", str(dma), str(TOOLS), str(PEVB_KO), "-n", "2"]
+    command = ["/bin/sh", str(script), *ids, f"0x{f0.vendor_id:04x}", *then]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "gpu-device: ok" in console and "PASSED: 0 failure(s)" in console
+    assert bridge.stats["CFG_READ gpu"] > 10, dict(bridge.stats)
+    assert bridge.slots[1].device.memory_enabled is False, "no driver enabled the GPU"
 
 
 async def _driver_on_intx(dut, time: str) -> None:

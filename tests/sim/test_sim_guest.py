@@ -46,6 +46,7 @@ def test_bridge_card(sim: str, profile: str) -> None:
         "test_guest_driver_sleeps_after_a_posted_start",
         "test_guest_driver_on_intx",
         "test_guest_driver_on_intx_shared_time",
+        "test_guest_sees_the_gpu",
     ],
 )
 def test_guest(test: str, sim: str, profile: str) -> None:
