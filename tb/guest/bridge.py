@@ -52,6 +52,7 @@ from cocotbext.axi.address_space import Region
 from cuda_model import CudaRuntime
 
 from ..env.link import DOWN, MEM_WRITES
+from ..env.platform import CocotbCompletion
 from .card import FabricFunction
 from .errors import GuestProtocolError
 from .gpu import GuestGpu
@@ -224,13 +225,16 @@ class GuestBridge:
 
     def add_gpu(self, tb) -> GuestGpu:
         """Put the TB's GPU on the guest's bus (:class:`tb.guest.gpu.GuestGpu`, slot 1):
-        each context its commands create is a :class:`CudaRuntime` on ``tb.gpu``, and its
-        control block names the GPU's BAR1 where enumeration placed it in the fabric."""
+        each context its commands create is a :class:`CudaRuntime` on ``tb.gpu``, its pins
+        are ``tb.p2p``'s (bus addresses of the GPU's BAR1 where enumeration placed it in
+        the fabric, which the card's TLPs reach)."""
         gpu = GuestGpu(
             lambda: CudaRuntime(tb.gpu),
             tb.gpu.vram.size,
             lambda: (tb.gpu_ep.bar1_bus_address(), tb.gpu.bar1_size),
             cocotb.start_soon,
+            p2p=tb.p2p,
+            completion=CocotbCompletion,
         )
         self.add_device(gpu, "gpu")
         return gpu

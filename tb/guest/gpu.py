@@ -33,13 +33,14 @@ import struct
 from collections.abc import Callable
 from enum import IntEnum
 
-from cuda_model import CudaError, CudaRuntime, cudaMemcpyKind
+from cuda_model import CallbackPending, CudaError, CudaRuntime, NvidiaP2P, cudaMemcpyKind
 from cuda_model.gpu import (
     GH100_DEVICE_ID,
     GH100_SUBSYSTEM_ID,
     PCI_CLASS_3D_CONTROLLER,
     PCI_VENDOR_ID_NVIDIA,
 )
+from driver_model.platform import Completion
 
 from .errors import GuestProtocolError
 
@@ -66,9 +67,21 @@ REG_CONTROL = 0x02C
 REG_DOORBELL = 0x030
 REG_COMPLETED = 0x034
 REG_STATUS = 0x038
+REG_EVENT_BASE = 0x040  # lo, hi at +4: guest physical
+REG_EVENT_ENTRIES = 0x048
+REG_EVENT_HEAD = 0x04C  # the device's: events written
+REG_EVENT_TAIL = 0x050  # the driver's: events taken
+REG_CALLBACK_DONE = 0x054  # write a pin's handle: its free callback has returned
 CONTROL_RUN = 1 << 0  # take commands from the ring
-CONTROL_IRQ = 1 << 1  # an MSI when commands complete
+CONTROL_IRQ = 1 << 1  # an MSI when commands complete or an event is written
 STATUS_RING_ERROR = 1 << 0
+STATUS_EVENT_LOST = 1 << 1  # an event found no room (or no event ring)
+
+EVENT = struct.Struct("<IIQ")  # type, flags, handle
+EVENT_SIZE = 16
+EVENT_P2P_FREE = 1  # run the free callback of pin ``handle``, then write REG_CALLBACK_DONE
+# how long (simulated ns) a command that freed pinned memory waits for their callbacks
+CALLBACK_WAIT_NS = 1_000_000_000
 
 ENTRY = struct.Struct("<II5QiIQ")
 ENTRY_SIZE = 64
@@ -89,6 +102,13 @@ class Cmd(IntEnum):
     MEMCPY_DTOH = 6  # guest physical destination, device pointer, bytes
     MEMSET = 7  # device pointer, byte value, bytes
     SYNCHRONIZE = 8  # (cudaDeviceSynchronize)
+    # nvidia_p2p_get_pages: virtual address, length, guest physical table, its room in
+    # entries -> result: the pin's handle; the table: u64 entries, u64 page size type
+    # (1: 64 KiB), then each page's bus address (the GPU's BAR1 in the fabric)
+    P2P_GET_PAGES = 9
+    P2P_PUT_PAGES = 10  # handle, virtual address
+    P2P_GET_PAGES_PERSISTENT = 11  # as P2P_GET_PAGES, with no free callback
+    P2P_PUT_PAGES_PERSISTENT = 12  # handle, virtual address
 
 
 class GuestGpu:
@@ -105,8 +125,12 @@ class GuestGpu:
         vram_size: int,
         bar1: Callable[[], tuple[int, int]],
         spawn: Callable[[object], object],
+        p2p: NvidiaP2P | None = None,
+        completion: Callable[[], Completion] | None = None,
     ) -> None:
         self.runtime = runtime
+        self.p2p = p2p
+        self.completion = completion
         self.vram_size = vram_size
         self.bar1 = bar1
         self.spawn = spawn
@@ -125,6 +149,15 @@ class GuestGpu:
         self._completed = 0
         self._status = 0
         self._running = False
+        # pins by handle: (page table, its callback's pending, persistent); the events'
+        # ring; the callbacks a command waits for
+        self.pins: dict[int, tuple[object, CallbackPending | None, bool]] = {}
+        self._next_pin = 1
+        self._event_base = 0
+        self._event_entries = 0
+        self._event_head = 0
+        self._event_tail = 0
+        self._awaited: list[CallbackPending] = []
         self._init_config()
 
     @property
@@ -202,6 +235,11 @@ class GuestGpu:
             REG_DOORBELL: self._doorbell,
             REG_COMPLETED: self._completed,
             REG_STATUS: self._status,
+            REG_EVENT_BASE: self._event_base & 0xFFFFFFFF,
+            REG_EVENT_BASE + 4: self._event_base >> 32,
+            REG_EVENT_ENTRIES: self._event_entries,
+            REG_EVENT_HEAD: self._event_head,
+            REG_EVENT_TAIL: self._event_tail,
         }
 
     async def bar_read(self, bar: int, offset: int, size: int) -> bytes:
@@ -236,6 +274,79 @@ class GuestGpu:
         elif offset == REG_DOORBELL:
             self._doorbell = value
             self._kick()
+        elif offset == REG_EVENT_BASE:
+            self._event_base = (self._event_base & ~0xFFFFFFFF) | value
+        elif offset == REG_EVENT_BASE + 4:
+            self._event_base = (self._event_base & 0xFFFFFFFF) | value << 32
+        elif offset == REG_EVENT_ENTRIES:
+            self._event_entries = value
+            self._event_head = self._event_tail = 0
+        elif offset == REG_EVENT_TAIL:
+            self._event_tail = value
+        elif offset == REG_CALLBACK_DONE:
+            self._callback_done(value)
+
+    # --- pins and their free callbacks ---------------------------------------------------
+    def _event(self, kind: int, handle: int) -> bool:
+        """Write an event for the driver and send the MSI; False when it found no room."""
+        n = self._event_entries
+        if not (0 < n <= MAX_RING and n & (n - 1) == 0) or self.mem is None:
+            self._status |= STATUS_EVENT_LOST
+            return False
+        if (self._event_head - self._event_tail) % (1 << 32) >= n:
+            self._status |= STATUS_EVENT_LOST
+            return False
+        slot = self._event_base + (self._event_head % n) * EVENT_SIZE
+        try:
+            self.mem.write(slot, EVENT.pack(kind, 0, handle))
+        except GuestProtocolError:
+            self._status |= STATUS_EVENT_LOST
+            return False
+        self._event_head = (self._event_head + 1) & 0xFFFFFFFF
+        self._interrupt()
+        return True
+
+    def _free_callback(self, handle: int) -> CallbackPending | None:
+        """The model frees pinned memory: the driver runs the pin's callback (an event),
+        and the GPU keeps the pages mapped until it says the callback returned."""
+        pending = CallbackPending()
+        table, _, persistent = self.pins[handle]
+        self.pins[handle] = (table, pending, persistent)
+        self.stats["free_callback"] = self.stats.get("free_callback", 0) + 1
+        if not self._event(EVENT_P2P_FREE, handle):
+            log.error("guest GPU: pin %d freed, and its event found no room", handle)
+            del self.pins[handle]
+            return None  # nobody can run it: unmapped at once
+        self._awaited.append(pending)
+        return pending
+
+    def _callback_done(self, handle: int) -> None:
+        entry = self.pins.get(handle)
+        if entry is None or entry[1] is None:
+            log.warning("guest GPU: callback done for pin %d, which is not being freed", handle)
+            return
+        del self.pins[handle]
+        entry[1].done()
+
+    async def _wait_callbacks(self) -> bool:
+        """Until the free callbacks the last command started have returned (bounded)."""
+        awaited, self._awaited = self._awaited, []
+        for pending in awaited:
+            if pending.is_done:
+                continue
+            if self.completion is None:
+                return False
+            done = self.completion()
+            pending.on_done(done.complete)
+            if not await done.wait(CALLBACK_WAIT_NS):
+                log.error("guest GPU: a free callback did not return in %d ns", CALLBACK_WAIT_NS)
+                return False
+        return True
+
+    def _interrupt(self) -> None:
+        enabled, data = self._msi_enabled()
+        if self._control & CONTROL_IRQ and enabled and self.master_enabled and self.msi:
+            self.msi(data)
 
     # --- the ring -------------------------------------------------------------------------
     def _kick(self) -> None:
@@ -279,9 +390,7 @@ class GuestGpu:
                     slot + _STATUS_OFFSET, struct.pack("<iIQ", status, FLAG_DONE, result)
                 )
                 self._completed = (self._completed + 1) & 0xFFFFFFFF
-                enabled, data = self._msi_enabled()
-                if self._control & CONTROL_IRQ and enabled and self.master_enabled and self.msi:
-                    self.msi(data)
+                self._interrupt()
         finally:
             self._running = False
 
@@ -303,13 +412,20 @@ class GuestGpu:
         if rt is None:
             return -errno.EINVAL, 0
         try:
-            return 0, await self._cuda(cmd, context, rt, args)
+            result = await self._cuda(cmd, context, rt, args)
         except CudaError as e:
-            return int(e.code), 0
+            result, status = 0, int(e.code)
         except GuestProtocolError:
-            return -errno.EFAULT, 0
-        except _BadArgument:
-            return -errno.EINVAL, 0
+            result, status = 0, -errno.EFAULT
+        except _BadArgument as e:
+            result, status = 0, -e.errno
+        else:
+            status = 0
+        # memory freed under pins (cudaFree, a context's end): done once their callbacks
+        # have returned, as cudaFree is
+        if self._awaited and not await self._wait_callbacks():
+            status = status or -errno.ETIMEDOUT
+        return status, result
 
     async def _cuda(self, cmd: Cmd, context: int, rt: CudaRuntime, args) -> int:
         mine = self._allocations[context]
@@ -333,6 +449,10 @@ class GuestGpu:
             return 0
         if cmd is Cmd.SYNCHRONIZE:
             return 0
+        if cmd in (Cmd.P2P_GET_PAGES, Cmd.P2P_GET_PAGES_PERSISTENT):
+            return self._get_pages(cmd is Cmd.P2P_GET_PAGES_PERSISTENT, args)
+        if cmd in (Cmd.P2P_PUT_PAGES, Cmd.P2P_PUT_PAGES_PERSISTENT):
+            return self._put_pages(cmd is Cmd.P2P_PUT_PAGES_PERSISTENT, args[0], args[1])
         count = args[2]
         if count > MAX_COPY:
             raise _BadArgument()
@@ -347,6 +467,54 @@ class GuestGpu:
             rt.cudaMemset(args[0], args[1] & 0xFF, count)
         return 0
 
+    def _get_pages(self, persistent: bool, args) -> int:
+        if self.p2p is None:
+            raise _BadArgument(errno.ENODEV)
+        va, length, table_at, room = args[:4]
+        handle = self._next_pin
+        if persistent:
+            rc, table = self.p2p.nvidia_p2p_get_pages_persistent(va, length)
+        else:
+            rc, table = self.p2p.nvidia_p2p_get_pages(
+                0, 0, va, length, lambda _: self._free_callback(handle)
+            )
+        if rc:
+            raise _BadArgument(-rc)
+        pages = [p.physical_address for p in table.pages]
+        if len(pages) > room:
+            self._unpin(persistent, va, table)
+            raise _BadArgument(errno.ENOSPC)
+        try:
+            self.mem.write(
+                table_at, struct.pack(f"<QQ{len(pages)}Q", len(pages), int(table.page_size), *pages)
+            )
+        except GuestProtocolError:
+            self._unpin(persistent, va, table)
+            raise
+        self._next_pin += 1
+        self.pins[handle] = (table, None, persistent)
+        return handle
+
+    def _unpin(self, persistent: bool, va: int, table) -> int:
+        if persistent:
+            return self.p2p.nvidia_p2p_put_pages_persistent(va, table)
+        return self.p2p.nvidia_p2p_put_pages(0, 0, va, table)
+
+    def _put_pages(self, persistent: bool, handle: int, va: int) -> int:
+        entry = self.pins.get(handle)
+        if entry is None or entry[2] != persistent or entry[1] is not None:
+            # not pinned here, the other kind, or being freed (its callback runs)
+            raise _BadArgument(errno.EINVAL)
+        rc = self._unpin(persistent, va, entry[0])
+        if rc:
+            raise _BadArgument(-rc)
+        del self.pins[handle]
+        return 0
+
 
 class _BadArgument(Exception):
-    """A command argument the device refuses (-EINVAL)."""
+    """A command the device refuses: ``errno`` (EINVAL unless given)."""
+
+    def __init__(self, code: int = errno.EINVAL) -> None:
+        super().__init__(errno.errorcode.get(code, str(code)))
+        self.errno = code

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from cuda_model import CudaRuntime, Gpu, cudaError
+from cuda_model import CudaRuntime, Gpu, NvidiaP2P, PinState, cudaError
 from cuda_model.gpu import GH100_DEVICE_ID, PCI_VENDOR_ID_NVIDIA
 from tb.guest.gpu import (
     BAR0_SIZE,
@@ -18,18 +18,27 @@ from tb.guest.gpu import (
     CONTROL_RUN,
     ENTRY,
     ENTRY_SIZE,
+    EVENT,
+    EVENT_P2P_FREE,
+    EVENT_SIZE,
     FLAG_DONE,
     MAGIC,
     MSI_CAP,
     REG_BAR1_BASE,
+    REG_CALLBACK_DONE,
     REG_COMPLETED,
     REG_CONTROL,
     REG_DOORBELL,
+    REG_EVENT_BASE,
+    REG_EVENT_ENTRIES,
+    REG_EVENT_HEAD,
+    REG_EVENT_TAIL,
     REG_MAGIC,
     REG_RING_BASE,
     REG_RING_ENTRIES,
     REG_STATUS,
     REG_VRAM_SIZE,
+    STATUS_EVENT_LOST,
     STATUS_RING_ERROR,
     Cmd,
     GuestGpu,
@@ -253,3 +262,176 @@ def test_entry_layout() -> None:
     raw = ENTRY.pack(1, 2, 3, 4, 5, 6, 7, -8, 9, 10)
     assert struct.unpack_from("<II", raw) == (1, 2)
     assert struct.unpack_from("<iIQ", raw, 48) == (-8, 9, 10)
+
+
+# --- nv-p2p through the ring ---------------------------------------------------------------
+
+
+class AioCompletion:
+    """``struct completion`` on asyncio (the device's bounded wait for a callback)."""
+
+    def __init__(self) -> None:
+        self.ev = asyncio.Event()
+
+    def complete(self) -> None:
+        self.ev.set()
+
+    def reinit(self) -> None:
+        self.ev.clear()
+
+    @property
+    def done(self) -> bool:
+        return self.ev.is_set()
+
+    async def wait(self, timeout_ns: float) -> bool:
+        try:
+            await asyncio.wait_for(self.ev.wait(), timeout=2.0)
+        except TimeoutError:
+            return False
+        return True
+
+
+EVENTS = RAM_BASE + 0x4000
+TABLE = RAM_BASE + 0x6000
+
+
+class P2pRig(Rig):
+    """The device with nv-p2p and an event ring, its commands run as asyncio tasks."""
+
+    def __init__(self, events: bool = True) -> None:
+        super().__init__()
+        self.p2p = NvidiaP2P(self.gpu)
+        self.dev.p2p = self.p2p
+        self.dev.completion = AioCompletion
+        self.dev.spawn = lambda coro: self.tasks.append(asyncio.ensure_future(coro))
+        self.events = events
+
+    async def areg(self, off: int, value: int | None = None) -> int:
+        if value is None:
+            return int.from_bytes(await self.dev.bar_read(0, off, 4), "little")
+        await self.dev.bar_write(0, off, value.to_bytes(4, "little"))
+        return 0
+
+    async def apost(self, *cmds: tuple) -> list[int]:
+        n = await self.areg(REG_RING_ENTRIES)
+        slots = []
+        for opcode, context, *args in cmds:
+            slot = RING + (self.next % n) * ENTRY_SIZE
+            args = [*args, 0, 0, 0, 0, 0][:5]
+            self.ram.write(slot, ENTRY.pack(opcode, context, *args, 0x7777, 0, 0))
+            slots.append(slot)
+            self.next += 1
+        await self.areg(REG_DOORBELL, self.next & 0xFFFFFFFF)
+        return slots
+
+    async def settle(self) -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    async def begin(self) -> int:
+        d = self.dev
+        await d.config_write(0x04, 2, 0x6)
+        await d.config_write(MSI_CAP + 4, 4, 0xA0000)
+        await d.config_write(MSI_CAP + 12, 2, 77)
+        await d.config_write(MSI_CAP + 2, 2, 1)
+        await self.areg(REG_RING_BASE, RING & 0xFFFFFFFF)
+        await self.areg(REG_RING_BASE + 4, RING >> 32)
+        await self.areg(REG_RING_ENTRIES, 8)
+        await self.areg(REG_CONTROL, CONTROL_RUN | CONTROL_IRQ)
+        if self.events:
+            await self.areg(REG_EVENT_BASE, EVENTS & 0xFFFFFFFF)
+            await self.areg(REG_EVENT_BASE + 4, EVENTS >> 32)
+            await self.areg(REG_EVENT_ENTRIES, 4)
+        (c,) = await self.apost((Cmd.CTX_CREATE, 0))
+        await self.settle()
+        return self.answer(c)[2]
+
+
+def test_p2p_pages_free_callback_and_release() -> None:
+    """get_pages writes the pin's BAR1 bus addresses into the guest's table; cudaFree of
+    pinned memory posts a free-callback event (and its MSI) and does not complete, nor
+    unmap BAR1, until the driver writes the handle to CALLBACK_DONE; put_pages then
+    finds the pin gone; a pin released with put_pages never calls back."""
+
+    async def scenario() -> None:
+        r = P2pRig()
+        ctx = await r.begin()
+        (a,) = await r.apost((Cmd.MEM_ALLOC, ctx, 2 << 20))
+        await r.settle()
+        va = r.answer(a)[2]
+        (g,) = await r.apost((Cmd.P2P_GET_PAGES, ctx, va, 128 << 10, TABLE, 8))
+        await r.settle()
+        status, _, handle = r.answer(g)
+        assert status == 0 and handle
+        entries, size, *pages = struct.unpack("<QQ2Q", r.ram.read(TABLE, 32))
+        assert (entries, size) == (2, 1)  # 64 KiB pages
+        pin = next(iter(r.gpu.pins.values()))
+        base = r.gpu.bar1_bus_address
+        assert pages == [base + b * (64 << 10) for b in pin.bar1_pages]
+        msis = len(r.msis)
+        (f,) = await r.apost((Cmd.MEM_FREE, ctx, va))
+        await r.settle()
+        assert await r.areg(REG_EVENT_HEAD) == 1 and len(r.msis) > msis
+        assert EVENT.unpack(r.ram.read(EVENTS, EVENT_SIZE)) == (EVENT_P2P_FREE, 0, handle)
+        assert r.answer(f)[1] == 0, "cudaFree returned before the free callback"
+        assert pin.state == PinState.REVOKING, "BAR1 unmapped before the callback returned"
+        await r.areg(REG_EVENT_TAIL, 1)
+        await r.areg(REG_CALLBACK_DONE, handle)
+        await r.settle()
+        assert r.answer(f)[:2] == (0, FLAG_DONE)
+        assert pin.state == PinState.REVOKED
+        (p,) = await r.apost((Cmd.P2P_PUT_PAGES, ctx, handle, va))
+        await r.settle()
+        assert r.answer(p)[0] == -errno.EINVAL, "the pin is gone"
+        # pinned and released: no callback; persistent: its own put
+        (a2,) = await r.apost((Cmd.MEM_ALLOC, ctx, 2 << 20))
+        await r.settle()
+        va2 = r.answer(a2)[2]
+        g2, gp = await r.apost(
+            (Cmd.P2P_GET_PAGES, ctx, va2, 64 << 10, TABLE, 8),
+            (Cmd.P2P_GET_PAGES_PERSISTENT, ctx, va2 + (64 << 10), 64 << 10, TABLE + 0x100, 8),
+        )
+        await r.settle()
+        h2, hp = r.answer(g2)[2], r.answer(gp)[2]
+        slots = await r.apost(
+            (Cmd.P2P_PUT_PAGES_PERSISTENT, ctx, h2, va2),  # the wrong kind
+            (Cmd.P2P_PUT_PAGES, ctx, h2, va2),
+            (Cmd.P2P_PUT_PAGES_PERSISTENT, ctx, hp, va2 + (64 << 10)),
+            (Cmd.MEM_FREE, ctx, va2),
+        )
+        await r.settle()
+        assert [r.answer(s)[0] for s in slots] == [-errno.EINVAL, 0, 0, 0]
+        assert await r.areg(REG_EVENT_HEAD) == 1, "a released pin called back"
+        assert not r.dev.pins and r.p2p.live_mappings() == 0
+
+    asyncio.run(scenario())
+
+
+def test_p2p_refusals() -> None:
+    """Unaligned or non-GPU memory (nv-p2p's -EINVAL), a table too small (-ENOSPC, the pin
+    undone), and pinned memory freed with no event ring: the event is lost
+    (STATUS_EVENT_LOST) and the pages unmapped at once, nobody being able to run the
+    callback."""
+
+    async def scenario() -> None:
+        r = P2pRig(events=False)
+        ctx = await r.begin()
+        (a,) = await r.apost((Cmd.MEM_ALLOC, ctx, 2 << 20))
+        await r.settle()
+        va = r.answer(a)[2]
+        slots = await r.apost(
+            (Cmd.P2P_GET_PAGES, ctx, va + 4096, 64 << 10, TABLE, 8),
+            (Cmd.P2P_GET_PAGES, ctx, 0x1000_0000_0000, 64 << 10, TABLE, 8),
+            (Cmd.P2P_GET_PAGES, ctx, va, 256 << 10, TABLE, 2),
+            (Cmd.P2P_GET_PAGES, ctx, va, 64 << 10, TABLE, 1),
+            (Cmd.MEM_FREE, ctx, va),
+        )
+        await r.settle()
+        got = [r.answer(s)[0] for s in slots]
+        assert got[:3] == [-errno.EINVAL, -errno.EINVAL, -errno.ENOSPC], got
+        assert got[3] == 0 and got[4] == 0, got
+        assert await r.areg(REG_STATUS) & STATUS_EVENT_LOST
+        states = [p.state for p in r.gpu.pins.values()]
+        assert states == [PinState.RELEASED, PinState.REVOKED], states  # ENOSPC's undone
+
+    asyncio.run(scenario())
