@@ -1,6 +1,7 @@
 """The guest bridge inside the simulation: a guest's PCI bus (virt-pci over vhost-user)
 attached to a function of the simulated fabric, with the guest's RAM as the root
-complex's host memory.
+complex's host memory. More devices can sit on the same bus, each on a socket of its
+own (:meth:`GuestBridge.add_device`; the GPU model: :meth:`GuestBridge.add_gpu`).
 
 - Config and BAR accesses the guest sends are done in order, each as the fabric does it
   (:class:`tb.guest.card.FabricFunction`); a read is answered before the guest's kick is
