@@ -90,8 +90,8 @@ deps: $(STAMP)
 # missing; the first build takes minutes, later ones nothing), the programs its init runs
 # and the project's driver, all into sim_build/guest
 GUEST := sim_build/guest
-GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test)
-GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko
+GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test pevb-gpu-test)
+GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko $(GUEST)/drivers/gpu/pevb_gpu.ko
 GUEST_CFLAGS := -O2 -Wall -Wextra -Werror -Iguest/include
 
 guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS)
@@ -106,11 +106,11 @@ guest-regress: $(STAMP) guest
 $(GUEST)/linux: guest/linux/uml.config guest/linux/build $(wildcard guest/linux/patches/*.patch)
 	guest/linux/build $(GUEST)
 
-$(GUEST)/bin/%: guest/tools/%.c guest/include/pevb_uapi.h
+$(GUEST)/bin/%: guest/tools/%.c $(wildcard guest/include/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 
-$(GUEST)/drivers/%.ko: $(GUEST)/linux guest/include/pevb_regs.h guest/include/pevb_uapi.h \
+$(GUEST)/drivers/%.ko: $(GUEST)/linux $(wildcard guest/include/*.h) \
 		$(wildcard guest/drivers/*/*.c guest/drivers/*/Kbuild)
 	@mkdir -p $(@D) && cp guest/drivers/$(*D)/*.c guest/drivers/$(*D)/Kbuild $(@D)/
 	$(MAKE) -s -C $(GUEST)/obj ARCH=um M=$(abspath $(@D)) PEVB_INCLUDE=$(abspath guest/include) modules

@@ -111,6 +111,17 @@ class Cmd(IntEnum):
     P2P_PUT_PAGES_PERSISTENT = 12  # handle, virtual address
 
 
+# the commands of the GPU's one virtual address space (nv-p2p): no context needed
+_P2P = frozenset(
+    {
+        Cmd.P2P_GET_PAGES,
+        Cmd.P2P_PUT_PAGES,
+        Cmd.P2P_GET_PAGES_PERSISTENT,
+        Cmd.P2P_PUT_PAGES_PERSISTENT,
+    }
+)
+
+
 class GuestGpu:
     """The GPU function the guest sees. ``runtime()`` makes a context's
     :class:`CudaRuntime`; ``mem`` is the guest's RAM (``read``/``write`` by guest physical
@@ -409,10 +420,13 @@ class GuestGpu:
             self._allocations[ctx] = set()
             return 0, ctx
         rt = self.contexts.get(context)
-        if rt is None:
+        if rt is None and cmd not in _P2P:
             return -errno.EINVAL, 0
         try:
-            result = await self._cuda(cmd, context, rt, args)
+            if cmd in _P2P:  # the GPU's one virtual address space: no context
+                result = self._p2p(cmd, args)
+            else:
+                result = await self._cuda(cmd, context, rt, args)
         except CudaError as e:
             result, status = 0, int(e.code)
         except GuestProtocolError:
@@ -449,10 +463,6 @@ class GuestGpu:
             return 0
         if cmd is Cmd.SYNCHRONIZE:
             return 0
-        if cmd in (Cmd.P2P_GET_PAGES, Cmd.P2P_GET_PAGES_PERSISTENT):
-            return self._get_pages(cmd is Cmd.P2P_GET_PAGES_PERSISTENT, args)
-        if cmd in (Cmd.P2P_PUT_PAGES, Cmd.P2P_PUT_PAGES_PERSISTENT):
-            return self._put_pages(cmd is Cmd.P2P_PUT_PAGES_PERSISTENT, args[0], args[1])
         count = args[2]
         if count > MAX_COPY:
             raise _BadArgument()
@@ -466,6 +476,11 @@ class GuestGpu:
         elif cmd is Cmd.MEMSET:
             rt.cudaMemset(args[0], args[1] & 0xFF, count)
         return 0
+
+    def _p2p(self, cmd: Cmd, args) -> int:
+        if cmd in (Cmd.P2P_GET_PAGES, Cmd.P2P_GET_PAGES_PERSISTENT):
+            return self._get_pages(cmd is Cmd.P2P_GET_PAGES_PERSISTENT, args)
+        return self._put_pages(cmd is Cmd.P2P_PUT_PAGES_PERSISTENT, args[0], args[1])
 
     def _get_pages(self, persistent: bool, args) -> int:
         if self.p2p is None:

@@ -146,6 +146,33 @@ async def test_guest_sees_the_gpu(dut):
     assert bridge.slots[1].device.memory_enabled is False, "no driver enabled the GPU"
 
 
+GPU_KO = GUEST_DIR / "drivers" / "gpu" / "pevb_gpu.ko"
+
+
+@cocotb.test(timeout_time=2000, timeout_unit="ms")
+async def test_guest_gpu_driver(dut):
+    """The project's GPU driver in the guest (pevb_gpu.ko, nv-p2p's exports): a context
+    per open file, memory and copies through the control block's command ring, pins
+    through nvidia_p2p_get_pages and nvidia_p2p_dma_map_pages (bus addresses in the
+    fabric's BAR1), a free callback in process context before cudaFree returns, another
+    at the file's release (the process's exit), and the errors (pevb-gpu-test); then no
+    pin and no mapping is left in the GPU model, under shared time."""
+    tb = TB(dut)
+    command = ["/bin/sh", str(GUEST / "tests" / "gpu.sh"), str(TOOLS), str(GPU_KO)]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console and "gpu: driver unloaded" in console
+    gpu = bridge.slots[1].device
+    assert gpu.stats["P2P_GET_PAGES"] >= 3 and gpu.stats["CTX_DESTROY"] == 1, gpu.stats
+    assert gpu.stats["free_callback"] == 2, gpu.stats  # at cudaFree, and at the exit
+    assert bridge.stats["msi gpu"] > 0, dict(bridge.stats)
+    assert not gpu.pins and not gpu.contexts
+    assert tb.p2p.live_mappings() == 0
+    assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
+
+
 async def _driver_on_intx(dut, time: str) -> None:
     tb = TB(dut)
     records: list[dict] = []

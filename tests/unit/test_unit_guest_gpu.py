@@ -435,3 +435,35 @@ def test_p2p_refusals() -> None:
         assert states == [PinState.RELEASED, PinState.REVOKED], states  # ENOSPC's undone
 
     asyncio.run(scenario())
+
+
+def test_the_c_header_is_the_device() -> None:
+    """guest/include/pevb_gpu_regs.h, which the guest's driver builds with, says what
+    the device model does: every register, bit, size and command."""
+    import re
+    from pathlib import Path
+
+    import tb.guest.gpu as gpu
+
+    header = Path(__file__).parents[2] / "guest" / "include" / "pevb_gpu_regs.h"
+    macros = {
+        m.group(1): int(m.group(2), 0)
+        for m in re.finditer(r"#define PEVB_GPU_(\w+) (0x[0-9a-fA-F]+|\d+)", header.read_text())
+    }
+    want = {
+        "BAR0_SIZE": gpu.BAR0_SIZE,
+        "MAGIC": gpu.MAGIC,
+        "VERSION": gpu.VERSION,
+        "MAX_RING": gpu.MAX_RING,
+        "MAX_COPY": gpu.MAX_COPY,
+        "ENTRY_SIZE": gpu.ENTRY_SIZE,
+        "EVENT_SIZE": gpu.EVENT_SIZE,
+        "FLAG_DONE": gpu.FLAG_DONE,
+        "EVENT_P2P_FREE": gpu.EVENT_P2P_FREE,
+    }
+    for name in dir(gpu):
+        if name.startswith(("REG_", "CONTROL_", "STATUS_")):
+            want[name] = getattr(gpu, name)
+    want.update({f"CMD_{c.name}": int(c) for c in gpu.Cmd})
+    assert {k: macros.get(k) for k in want} == want
+    assert set(macros) == set(want), set(macros) ^ set(want)
