@@ -217,15 +217,16 @@ async def test_guest_driver_on_intx_shared_time(dut):
 async def test_guest_command(dut):
     """Your own program in the guest against the card (``PEVB_GUEST_COMMAND``: a program
     and its arguments, split as a shell would, paths as the host sees them;
-    ``PEVB_GUEST_TIME``: free or shared; ``PEVB_GUEST_WALL_S``: its wall-time bound,
-    1800 s): it must exit 0 (``tests/sim/test_sim_guest.py::test_guest_command`` skips
-    without one)."""
+    ``PEVB_GUEST_TIME``: free or shared; ``PEVB_GUEST_GPU=1``: the GPU on the bus too;
+    ``PEVB_GUEST_WALL_S``: its wall-time bound, 1800 s): it must exit 0
+    (``tests/sim/test_sim_guest.py::test_guest_command`` skips without one)."""
     line = os.environ.get("PEVB_GUEST_COMMAND", "")
     assert line, "PEVB_GUEST_COMMAND names no command"
     tb = TB(dut)
     time = os.environ.get("PEVB_GUEST_TIME", "free")
     # (words, not a shell line: the kernel's command line carries init's arguments)
-    bridge = await boot(tb, shlex.split(line), time=time)
+    gpu = os.environ.get("PEVB_GUEST_GPU") == "1"
+    bridge = await boot(tb, shlex.split(line), gpu=gpu, time=time)
     status = await bridge.run(float(os.environ.get("PEVB_GUEST_WALL_S", "1800")))
     tb.log.info("guest bridge: %s", dict(bridge.stats))
     assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"

@@ -92,7 +92,12 @@ def test_guest_command(sim: str, profile: str) -> None:
         module=MODULE,
         extra_env={
             k: os.environ[k]
-            for k in ("PEVB_GUEST_COMMAND", "PEVB_GUEST_TIME", "PEVB_GUEST_WALL_S")
+            for k in (
+                "PEVB_GUEST_COMMAND",
+                "PEVB_GUEST_TIME",
+                "PEVB_GUEST_WALL_S",
+                "PEVB_GUEST_GPU",
+            )
             if k in os.environ
         },
         repro="make test TESTS='tests/sim/test_sim_guest.py -k guest_command' "
