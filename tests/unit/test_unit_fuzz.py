@@ -50,6 +50,7 @@ from tb.guest.vhost_user import (
     DESC_F_WRITE,
     HEADER,
     MAX_QUEUE_SIZE,
+    GuestMemoryError,
     Kick,
     Request,
     VhostUserBackend,
@@ -470,3 +471,99 @@ def test_fuzz_runner_options(words, toplevel: str, profile: str) -> None:
         assert "\n" not in str(e) and str(e)
         return
     assert set(opts) <= set(options.OPTIONS)
+
+
+# --- the GPU on the guest's bus -------------------------------------------------------------
+
+GPU_RAM_BASE, GPU_RAM_SIZE = 0x1000_0000, 1 << 16
+
+
+class _GpuRam:
+    """The guest's RAM as the GPU device reaches it, recording every write."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray(GPU_RAM_SIZE)
+        self.writes: list[tuple[int, int]] = []
+
+    def _off(self, addr: int, n: int) -> int:
+        if not GPU_RAM_BASE <= addr <= addr + n <= GPU_RAM_BASE + GPU_RAM_SIZE:
+            raise GuestMemoryError(f"0x{addr:x}+{n}: outside the memory the guest shared")
+        return addr - GPU_RAM_BASE
+
+    def read(self, addr: int, n: int) -> bytes:
+        o = self._off(addr, n)
+        return bytes(self.buf[o : o + n])
+
+    def write(self, addr: int, data: bytes) -> None:
+        o = self._off(addr, len(data))
+        self.buf[o : o + len(data)] = data
+        self.writes.append((addr, len(data)))
+
+
+GPU_REG_WRITE = st.tuples(
+    st.sampled_from([*range(0, 0x60, 4), 0x58, 0xFFFC, 0x10000, 2]),
+    st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, 3, 8, 64, 4096, GPU_RAM_BASE]),
+)
+GPU_ENTRY = st.tuples(
+    st.integers(0, 14) | st.integers(0, 2**32 - 1),
+    st.integers(0, 3),
+    st.lists(
+        st.integers(0, 2**64 - 1)
+        | st.sampled_from([0, 1, 64, 1 << 16, 1 << 21, 1 << 25, GPU_RAM_BASE + 0x8000]),
+        min_size=5,
+        max_size=5,
+    ),
+)
+
+
+@FUZZ
+@given(
+    writes=st.lists(GPU_REG_WRITE, max_size=12),
+    entries=st.lists(GPU_ENTRY, max_size=8),
+    doorbell=st.integers(0, 2**32 - 1) | st.integers(0, 10),
+)
+def test_fuzz_guest_gpu_control_block(writes, entries, doorbell) -> None:
+    """Any control-block writes and ring entries: no exception; every command that ran
+    has its done flag and a status; the device writes guest memory only in the ring's
+    status words, the event ring and the tables and copies commands name; COMPLETED never
+    passes the doorbell."""
+    from cuda_model import CudaRuntime, Gpu, NvidiaP2P
+    from tb.guest.gpu import CONTROL_IRQ, CONTROL_RUN, ENTRY, ENTRY_SIZE, GuestGpu
+
+    TRIED["guest GPU"] += 1
+    gpu = Gpu(vram_size=1 << 28, bar1_size=64 << 20)
+    tasks: list = []
+    dev = GuestGpu(lambda: CudaRuntime(gpu), gpu.vram.size, lambda: (0, 64 << 20), tasks.append)
+    dev.p2p = NvidiaP2P(gpu)
+    ram = _GpuRam()
+    dev.mem = ram
+    ring = GPU_RAM_BASE + 0x1000
+
+    async def run() -> None:
+        await dev.config_write(0x04, 2, 0x6)
+        setup = [(0x20, ring), (0x24, 0), (0x28, 8), (0x2C, CONTROL_RUN | CONTROL_IRQ)]
+        for off, value in setup + list(writes):
+            await dev.bar_write(0, off, value.to_bytes(4, "little"))
+        for i, (op, ctx, args) in enumerate(entries):
+            ram.write(ring + (i % 8) * ENTRY_SIZE, ENTRY.pack(op, ctx, *args, 0, 0, 0))
+        ram.writes.clear()
+        await dev.bar_write(0, 0x30, doorbell.to_bytes(4, "little"))
+        while tasks:
+            await tasks.pop(0)
+
+    asyncio.run(run())
+    done = int.from_bytes(asyncio.run(dev.bar_read(0, 0x34, 4)), "little")
+    assert done <= doorbell, "COMPLETED passed the doorbell"
+    # where the device may write: a status word of the ring, an event slot, or the
+    # address a command named (a copy's destination, a pin's table)
+    named = {a for _, _, args in entries for a in args}
+    events = [v for off, v in writes if off == 0x40]
+    rings = [ring] + [v for off, v in writes if off == 0x20]
+    for addr, n in ram.writes:
+        status_word = n == 16 and any(
+            addr >= base and (addr - base) % ENTRY_SIZE == 48 for base in rings
+        )
+        event = n == 16 and any((addr - base) % 16 == 0 and addr >= base for base in events)
+        assert status_word or event or addr in named, (hex(addr), n)
+    if dev._status & 1:  # the ring stopped: nothing ran after the error
+        FOUND["guest GPU"] += 1
