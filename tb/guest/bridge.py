@@ -238,6 +238,7 @@ class GuestBridge:
             completion=CocotbCompletion,
         )
         self.add_device(gpu, "gpu")
+        gpu.note = self._note  # each command in the journal
         return gpu
 
     def add_device(self, device, name: str) -> Slot:

@@ -111,6 +111,7 @@ class Cmd(IntEnum):
     P2P_PUT_PAGES_PERSISTENT = 12  # handle, virtual address
 
 
+_OPCODES = frozenset(int(c) for c in Cmd)
 # the commands of the GPU's one virtual address space (nv-p2p): no context needed
 _P2P = frozenset(
     {
@@ -147,6 +148,8 @@ class GuestGpu:
         self.spawn = spawn
         self.mem = None
         self.msi: Callable[[int], None] | None = None
+        # called with a line for each command run (the bridge's journal)
+        self.note: Callable[[str], None] | None = None
         self.stats: dict[str, int] = {}
         self.contexts: dict[int, CudaRuntime] = {}
         self._allocations: dict[int, set[int]] = {}
@@ -397,6 +400,9 @@ class GuestGpu:
                     self._control &= ~CONTROL_RUN
                     break
                 status, result = await self._execute(entry[0], entry[1], entry[2:7])
+                if self.note is not None:
+                    name = Cmd(entry[0]).name if entry[0] in _OPCODES else f"opcode {entry[0]}"
+                    self.note(f"GPU {name} ctx {entry[1]}: status {status} result 0x{result:x}")
                 self.mem.write(
                     slot + _STATUS_OFFSET, struct.pack("<iIQ", status, FLAG_DONE, result)
                 )

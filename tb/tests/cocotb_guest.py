@@ -168,6 +168,10 @@ async def test_guest_gpu_driver(dut):
     assert gpu.stats["P2P_GET_PAGES"] >= 3 and gpu.stats["CTX_DESTROY"] == 1, gpu.stats
     assert gpu.stats["free_callback"] == 2, gpu.stats  # at cudaFree, and at the exit
     assert bridge.stats["msi gpu"] > 0, dict(bridge.stats)
+    # the journal names each command the GPU ran, with its status
+    ran = [w for _, w in bridge.journal if w.startswith("GPU ")]
+    assert any(w.startswith("GPU P2P_GET_PAGES ctx 0: status 0") for w in ran), ran[:8]
+    assert any(w.startswith("GPU MEMCPY_HTOD ctx 1: status 0") for w in ran), ran[:8]
     assert not gpu.pins and not gpu.contexts
     assert tb.p2p.live_mappings() == 0
     assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
