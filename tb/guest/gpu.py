@@ -27,6 +27,7 @@ model's GPU); destroying it frees what it allocated, as a process's exit does.
 
 from __future__ import annotations
 
+import collections
 import errno
 import logging
 import struct
@@ -112,6 +113,13 @@ class Cmd(IntEnum):
 
 
 _OPCODES = frozenset(int(c) for c in Cmd)
+
+
+def _ring_size_ok(n: int) -> bool:
+    """A ring's entries: a power of two, 1 to MAX_RING."""
+    return 0 < n <= MAX_RING and n & (n - 1) == 0
+
+
 # the commands of the GPU's one virtual address space (nv-p2p): no context needed
 _P2P = frozenset(
     {
@@ -150,7 +158,7 @@ class GuestGpu:
         self.msi: Callable[[int], None] | None = None
         # called with a line for each command run (the bridge's journal)
         self.note: Callable[[str], None] | None = None
-        self.stats: dict[str, int] = {}
+        self.stats: collections.Counter[str] = collections.Counter()
         self.contexts: dict[int, CudaRuntime] = {}
         self._allocations: dict[int, set[int]] = {}
         self._next_context = 1
@@ -302,16 +310,14 @@ class GuestGpu:
 
     # --- pins and their free callbacks ---------------------------------------------------
     def _event(self, kind: int, handle: int) -> bool:
-        """Write an event for the driver and send the MSI; False when it found no room."""
+        """Write an event for the driver and send the MSI; False (STATUS_EVENT_LOST) when
+        it found no room."""
         n = self._event_entries
-        if not (0 < n <= MAX_RING and n & (n - 1) == 0) or self.mem is None:
-            self._status |= STATUS_EVENT_LOST
-            return False
-        if (self._event_head - self._event_tail) % (1 << 32) >= n:
-            self._status |= STATUS_EVENT_LOST
-            return False
-        slot = self._event_base + (self._event_head % n) * EVENT_SIZE
+        full = (self._event_head - self._event_tail) % (1 << 32) >= n
         try:
+            if not _ring_size_ok(n) or self.mem is None or full:
+                raise GuestProtocolError("no room")
+            slot = self._event_base + (self._event_head % n) * EVENT_SIZE
             self.mem.write(slot, EVENT.pack(kind, 0, handle))
         except GuestProtocolError:
             self._status |= STATUS_EVENT_LOST
@@ -326,7 +332,7 @@ class GuestGpu:
         pending = CallbackPending()
         table, _, persistent = self.pins[handle]
         self.pins[handle] = (table, pending, persistent)
-        self.stats["free_callback"] = self.stats.get("free_callback", 0) + 1
+        self.stats["free_callback"] += 1
         if not self._event(EVENT_P2P_FREE, handle):
             log.error("guest GPU: pin %d freed, and its event found no room", handle)
             del self.pins[handle]
@@ -371,7 +377,7 @@ class GuestGpu:
 
     def _ring_ok(self) -> str | None:
         n = self._ring_entries
-        if not (0 < n <= MAX_RING and n & (n - 1) == 0):
+        if not _ring_size_ok(n):
             return f"{n} ring entries (a power of two, 1-{MAX_RING})"
         if self._ring_base % ENTRY_SIZE:
             return f"ring at 0x{self._ring_base:x}: not {ENTRY_SIZE}-byte aligned"
@@ -385,14 +391,11 @@ class GuestGpu:
         """Run the ring's commands up to the doorbell, in order."""
         try:
             while self._control & CONTROL_RUN and self._completed != self._doorbell:
-                why = self._ring_ok()
-                if why is not None:
-                    log.error("guest GPU: ring stopped: %s", why)
-                    self._status |= STATUS_RING_ERROR
-                    self._control &= ~CONTROL_RUN
-                    break
-                slot = self._ring_base + (self._completed % self._ring_entries) * ENTRY_SIZE
                 try:
+                    why = self._ring_ok()
+                    if why is not None:
+                        raise GuestProtocolError(why)
+                    slot = self._ring_base + (self._completed % self._ring_entries) * ENTRY_SIZE
                     entry = ENTRY.unpack(self.mem.read(slot, ENTRY_SIZE))
                 except GuestProtocolError as e:
                     log.error("guest GPU: ring stopped: %s", e)
@@ -416,7 +419,7 @@ class GuestGpu:
             cmd = Cmd(opcode)
         except ValueError:
             return -errno.EINVAL, 0
-        self.stats[cmd.name] = self.stats.get(cmd.name, 0) + 1
+        self.stats[cmd.name] += 1
         if cmd is Cmd.NOP:
             return 0, 0
         if cmd is Cmd.CTX_CREATE:

@@ -27,7 +27,7 @@ its wires (:meth:`IntxFabric.link_down`), as a downstream port in DL_Down does.
 from __future__ import annotations
 
 import collections
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 import cocotb
 from cocotbext.pcie.core.tlp import MsgType, Tlp, TlpType
@@ -82,10 +82,10 @@ def swizzle(wires: int, device: int) -> int:
     return ((wires << d) | (wires >> (4 - d))) & 0xF
 
 
-def _to_upstream(port, upstream, tlp: Tlp) -> Awaitable[None] | None:
+async def _to_upstream(port, upstream, tlp: Tlp) -> None:
     """Queue ``tlp`` from switch port ``port`` for the switch's upstream port, behind what
     the port queued there before (the TLP-level switch's deque, or cocotbext-pcie's
-    Queue, whose ``put`` is awaited)."""
+    Queue)."""
     tlp.ingress_port = port.bridge
     for other, queue in port.tx_queues:
         if other is upstream:
@@ -93,9 +93,10 @@ def _to_upstream(port, upstream, tlp: Tlp) -> Awaitable[None] | None:
                 queue.append(tlp)
                 if not other.arbiter.busy:
                     other.arbiter.push(None)
-                return None
-            other.rx_event.set()
-            return queue.put(tlp)
+            else:
+                await queue.put(tlp)
+                other.rx_event.set()
+            return
     raise ValueError("switch port has no queue to the upstream port")
 
 
@@ -157,9 +158,7 @@ class IntxFabric:
                 # the root port's wire, to the host bridge behind the port's writes
                 if (old ^ self._wires[port.bridge]) & bit:
                     msg = intx_message(port.bridge.pcie_id, pin, asserted)
-                    pending = _to_upstream(port, up, msg)
-                    if pending is not None:
-                        await pending
+                    await _to_upstream(port, up, msg)
             else:
                 await self._collapse(sw, port, up)
 
@@ -176,9 +175,7 @@ class IntxFabric:
             bit = 1 << pin
             if (wires ^ sent) & bit:
                 msg = intx_message(sw.upstream_bridge.pcie_id, pin, bool(wires & bit))
-                pending = _to_upstream(port, up, msg)
-                if pending is not None:
-                    await pending
+                await _to_upstream(port, up, msg)
 
     async def _at_host(self, tlp: Tlp) -> None:
         """A root port's message at the host bridge: the root complex's line."""

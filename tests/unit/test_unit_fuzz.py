@@ -50,7 +50,6 @@ from tb.guest.vhost_user import (
     DESC_F_WRITE,
     HEADER,
     MAX_QUEUE_SIZE,
-    GuestMemoryError,
     Kick,
     Request,
     VhostUserBackend,
@@ -58,7 +57,7 @@ from tb.guest.vhost_user import (
 from tb.guest.virtpci import MAX_ACCESS, MSG, Op, PciRequest, VirtPciError, parse
 from tb.runner import cli, options
 
-from .guestfakes import Device, RootComplex
+from .guestfakes import Device, GuestRam, RootComplex
 
 EXAMPLES = int(os.environ.get("PEVB_FUZZ_EXAMPLES", "150"))
 LONG = "PEVB_FUZZ_REPORT" in os.environ
@@ -478,28 +477,6 @@ def test_fuzz_runner_options(words, toplevel: str, profile: str) -> None:
 GPU_RAM_BASE, GPU_RAM_SIZE = 0x1000_0000, 1 << 16
 
 
-class _GpuRam:
-    """The guest's RAM as the GPU device reaches it, recording every write."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray(GPU_RAM_SIZE)
-        self.writes: list[tuple[int, int]] = []
-
-    def _off(self, addr: int, n: int) -> int:
-        if not GPU_RAM_BASE <= addr <= addr + n <= GPU_RAM_BASE + GPU_RAM_SIZE:
-            raise GuestMemoryError(f"0x{addr:x}+{n}: outside the memory the guest shared")
-        return addr - GPU_RAM_BASE
-
-    def read(self, addr: int, n: int) -> bytes:
-        o = self._off(addr, n)
-        return bytes(self.buf[o : o + n])
-
-    def write(self, addr: int, data: bytes) -> None:
-        o = self._off(addr, len(data))
-        self.buf[o : o + len(data)] = data
-        self.writes.append((addr, len(data)))
-
-
 GPU_REG_WRITE = st.tuples(
     st.sampled_from([*range(0, 0x60, 4), 0x58, 0xFFFC, 0x10000, 2]),
     st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, 3, 8, 64, 4096, GPU_RAM_BASE]),
@@ -535,7 +512,7 @@ def test_fuzz_guest_gpu_control_block(writes, entries, doorbell) -> None:
     tasks: list = []
     dev = GuestGpu(lambda: CudaRuntime(gpu), gpu.vram.size, lambda: (0, 64 << 20), tasks.append)
     dev.p2p = NvidiaP2P(gpu)
-    ram = _GpuRam()
+    ram = GuestRam(GPU_RAM_BASE, GPU_RAM_SIZE)
     dev.mem = ram
     ring = GPU_RAM_BASE + 0x1000
 

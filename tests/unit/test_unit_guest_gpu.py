@@ -43,33 +43,14 @@ from tb.guest.gpu import (
     Cmd,
     GuestGpu,
 )
-from tb.guest.vhost_user import GuestMemoryError
+
+from .guestfakes import GuestRam
 
 RAM_BASE = 0x1000_0000
 RAM_SIZE = 1 << 20
 RING = RAM_BASE + 0x1000
 DATA = RAM_BASE + 0x8000
 BAR1 = (0xE000_0000_0, 256 << 20)
-
-
-class Ram:
-    """The guest's RAM as the device reaches it (GuestMemory's read and write)."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray(RAM_SIZE)
-
-    def _off(self, addr: int, n: int) -> int:
-        if not RAM_BASE <= addr <= addr + n <= RAM_BASE + RAM_SIZE:
-            raise GuestMemoryError(f"0x{addr:x}+{n}: outside the memory the guest shared")
-        return addr - RAM_BASE
-
-    def read(self, addr: int, n: int) -> bytes:
-        o = self._off(addr, n)
-        return bytes(self.buf[o : o + n])
-
-    def write(self, addr: int, data: bytes) -> None:
-        o = self._off(addr, len(data))
-        self.buf[o : o + len(data)] = data
 
 
 class Rig:
@@ -79,7 +60,7 @@ class Rig:
         self.dev = GuestGpu(
             lambda: CudaRuntime(self.gpu), self.gpu.vram.size, lambda: BAR1, self.tasks.append
         )
-        self.ram = Ram()
+        self.ram = GuestRam(RAM_BASE, RAM_SIZE)
         self.dev.mem = self.ram
         self.msis: list[int] = []
         self.dev.msi = self.msis.append
@@ -110,9 +91,8 @@ class Rig:
         self.reg(REG_RING_ENTRIES, entries)
         self.reg(REG_CONTROL, CONTROL_RUN | (CONTROL_IRQ if irq else 0))
 
-    def post(self, *cmds: tuple) -> list[int]:
-        """Fill entries, ring the doorbell, run the device; each entry's slot."""
-        n = self.reg(REG_RING_ENTRIES)
+    def fill(self, n: int, cmds) -> list[int]:
+        """Write ``cmds`` into the next entries of a ring of ``n``; each entry's slot."""
         slots = []
         for opcode, context, *args in cmds:
             slot = RING + (self.next % n) * ENTRY_SIZE
@@ -120,6 +100,11 @@ class Rig:
             self.ram.write(slot, ENTRY.pack(opcode, context, *args, 0x7777, 0, 0xDEAD))
             slots.append(slot)
             self.next += 1
+        return slots
+
+    def post(self, *cmds: tuple) -> list[int]:
+        """Fill entries, ring the doorbell, run the device; each entry's slot."""
+        slots = self.fill(self.reg(REG_RING_ENTRIES), cmds)
         self.reg(REG_DOORBELL, self.next & 0xFFFFFFFF)
         while self.tasks:
             self.run(self.tasks.pop(0))
@@ -313,14 +298,7 @@ class P2pRig(Rig):
         return 0
 
     async def apost(self, *cmds: tuple) -> list[int]:
-        n = await self.areg(REG_RING_ENTRIES)
-        slots = []
-        for opcode, context, *args in cmds:
-            slot = RING + (self.next % n) * ENTRY_SIZE
-            args = [*args, 0, 0, 0, 0, 0][:5]
-            self.ram.write(slot, ENTRY.pack(opcode, context, *args, 0x7777, 0, 0))
-            slots.append(slot)
-            self.next += 1
+        slots = self.fill(await self.areg(REG_RING_ENTRIES), cmds)
         await self.areg(REG_DOORBELL, self.next & 0xFFFFFFFF)
         return slots
 

@@ -343,3 +343,14 @@ def test_malformed_ring_ends_the_run_as_a_guest_error(bridge) -> None:
     with pytest.raises(GuestError, match="SET_FEATURES carries 3 bytes"):
         bridge._poll_guest()
     f.close()
+
+
+def test_a_device_added_after_the_guest_started_is_named(bridge) -> None:
+    """Devices go on the guest's bus before it boots: one added later is a GuestError."""
+    bridge.guest.proc = object()  # as if started
+    try:
+        with pytest.raises(GuestError, match=r"add_device\(\) after the guest started"):
+            bridge.add_device(Device(), "late")
+    finally:
+        bridge.guest.proc = None
+    assert len(bridge.slots) == 1
