@@ -15,6 +15,7 @@ class cudaError(enum.IntEnum):
     cudaErrorInvalidConfiguration = 9
     cudaErrorInvalidDevicePointer = 17
     cudaErrorInvalidMemcpyDirection = 21
+    cudaErrorInvalidDeviceFunction = 98
     cudaErrorInvalidDevice = 101
     cudaErrorInvalidResourceHandle = 400
     cudaErrorNotReady = 600

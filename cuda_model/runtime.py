@@ -150,13 +150,69 @@ class CUmemAllocationProp:
 
 
 class cudaDeviceAttr(enum.IntEnum):
+    """``cudaDeviceAttr`` values the model answers (driver_types.h, CUDA 13); the driver
+    API's ``CUdevice_attribute`` has the same numbers."""
+
+    cudaDevAttrMaxThreadsPerBlock = 1
+    cudaDevAttrMaxBlockDimX = 2
+    cudaDevAttrMaxBlockDimY = 3
+    cudaDevAttrMaxBlockDimZ = 4
+    cudaDevAttrMaxGridDimX = 5
+    cudaDevAttrMaxGridDimY = 6
+    cudaDevAttrMaxGridDimZ = 7
+    cudaDevAttrMaxSharedMemoryPerBlock = 8
+    cudaDevAttrTotalConstantMemory = 9
+    cudaDevAttrWarpSize = 10
+    cudaDevAttrMaxRegistersPerBlock = 12
+    cudaDevAttrClockRate = 13
+    cudaDevAttrMultiProcessorCount = 16
+    cudaDevAttrIntegrated = 18
+    cudaDevAttrCanMapHostMemory = 19
+    cudaDevAttrMemoryClockRate = 36
+    cudaDevAttrGlobalMemoryBusWidth = 37
+    cudaDevAttrL2CacheSize = 38
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39
+    cudaDevAttrAsyncEngineCount = 40
+    cudaDevAttrUnifiedAddressing = 41
+    cudaDevAttrComputeCapabilityMajor = 75
+    cudaDevAttrComputeCapabilityMinor = 76
+    cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81
+    cudaDevAttrConcurrentManagedAccess = 89
+    cudaDevAttrMemoryPoolsSupported = 115
     cudaDevAttrGPUDirectRDMASupported = 116
     cudaDevAttrGPUDirectRDMAFlushWritesOptions = 117
     cudaDevAttrGPUDirectRDMAWritesOrdering = 118
 
 
-# values an H100 reports (probes/edge_cases.txt)
+# values an H100 reports (probes/edge_cases.txt) and the rest as an H200 reports them
+# (probes/device_query.txt; the two are GH100 parts with 132 SMs)
 _DEVICE_ATTRIBUTES = {
+    cudaDeviceAttr.cudaDevAttrMaxThreadsPerBlock: 1024,
+    cudaDeviceAttr.cudaDevAttrMaxBlockDimX: 1024,
+    cudaDeviceAttr.cudaDevAttrMaxBlockDimY: 1024,
+    cudaDeviceAttr.cudaDevAttrMaxBlockDimZ: 64,
+    cudaDeviceAttr.cudaDevAttrMaxGridDimX: 2**31 - 1,
+    cudaDeviceAttr.cudaDevAttrMaxGridDimY: 65535,
+    cudaDeviceAttr.cudaDevAttrMaxGridDimZ: 65535,
+    cudaDeviceAttr.cudaDevAttrMaxSharedMemoryPerBlock: 49152,
+    cudaDeviceAttr.cudaDevAttrTotalConstantMemory: 65536,
+    cudaDeviceAttr.cudaDevAttrWarpSize: 32,
+    cudaDeviceAttr.cudaDevAttrMaxRegistersPerBlock: 65536,
+    cudaDeviceAttr.cudaDevAttrClockRate: 1980000,
+    cudaDeviceAttr.cudaDevAttrMultiProcessorCount: 132,
+    cudaDeviceAttr.cudaDevAttrIntegrated: 0,
+    cudaDeviceAttr.cudaDevAttrCanMapHostMemory: 1,
+    cudaDeviceAttr.cudaDevAttrMemoryClockRate: 3201000,
+    cudaDeviceAttr.cudaDevAttrGlobalMemoryBusWidth: 6016,
+    cudaDeviceAttr.cudaDevAttrL2CacheSize: 62914560,
+    cudaDeviceAttr.cudaDevAttrMaxThreadsPerMultiProcessor: 2048,
+    cudaDeviceAttr.cudaDevAttrAsyncEngineCount: 3,
+    cudaDeviceAttr.cudaDevAttrUnifiedAddressing: 1,
+    cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor: 9,
+    cudaDeviceAttr.cudaDevAttrComputeCapabilityMinor: 0,
+    cudaDeviceAttr.cudaDevAttrMaxSharedMemoryPerMultiprocessor: 233472,
+    cudaDeviceAttr.cudaDevAttrConcurrentManagedAccess: 1,
+    cudaDeviceAttr.cudaDevAttrMemoryPoolsSupported: 1,
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported: 1,
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions: 1,  # host
     cudaDeviceAttr.cudaDevAttrGPUDirectRDMAWritesOrdering: 100,  # owner
@@ -223,6 +279,10 @@ class CudaRuntime:
     def _check_sticky(self) -> None:
         if self._sticky is not None:
             raise self._sticky
+
+    def raise_sticky(self) -> None:
+        """Raise the context's sticky error, if asynchronous work failed."""
+        self._check_sticky()
 
     @property
     def _sticky(self) -> CudaError | None:
@@ -653,8 +713,10 @@ class CudaRuntime:
         """The driver API's device attributes the model knows, as an H100 answers them."""
         if dev != 0:
             raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"device {dev}")
-        try:
-            return _CU_DEVICE_ATTRIBUTES[CUdevice_attribute(attrib)]
+        if attrib in _CU_DEVICE_ATTRIBUTES:
+            return _CU_DEVICE_ATTRIBUTES[attrib]
+        try:  # the attributes both APIs have, by the same numbers
+            return _DEVICE_ATTRIBUTES[cudaDeviceAttr(attrib)]
         except (ValueError, KeyError):
             raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {attrib}") from None
 
@@ -956,12 +1018,13 @@ class CudaRuntime:
         return memops.wait_value(self, stream, addr, value, 8, flags)
 
     # ---------------------------------------------------------------- asynchronous copies
-    def cudaMemsetAsync(self, ptr: int, value: int, count: int, stream: int = 0) -> None:
+    def cudaMemsetAsync(self, ptr: int, value: int, count: int, stream: int = 0) -> Op | None:
         """cudaMemset on a stream: of device memory, or of registered or cudaHostAlloc
-        memory (measured: host_alloc.txt), which the GPU writes over the bus."""
+        memory (measured: host_alloc.txt), which the GPU writes over the bus. The
+        operation (None for a count of 0)."""
         self._check_sticky()
         if count == 0:
-            return
+            return None
         if self.registered.find(ptr) is not None:
             pieces = self._copy_side(ptr, count, True, True, "cudaMemsetAsync")
             fill = bytes([value & 0xFF]) * count
@@ -969,18 +1032,15 @@ class CudaRuntime:
             async def on_bus() -> None:
                 await self._copy_write(pieces, fill, "cudaMemsetAsync")
 
-            self.engine.submit(stream, "cudaMemsetAsync", "memset", on_bus)
-            return
+            return self.engine.submit(stream, "cudaMemsetAsync", "memset", on_bus)
         self._device_range(ptr, count, "cudaMemsetAsync")
         rate = self.engine.timing.local_bytes_per_ns
 
         async def body() -> None:
-            t = self.gpu.device_time
-            if t is not None and count / rate >= 1:
-                await t.sleep(count / rate)
+            await self._local_time(count, rate)
             self.gpu.fill_va(ptr, count, value & 0xFF)
 
-        self.engine.submit(stream, "cudaMemsetAsync", "memset", body)
+        return self.engine.submit(stream, "cudaMemsetAsync", "memset", body)
 
     def cudaMemcpyAsync(self, dst, src, count: int, kind: cudaMemcpyKind, stream: int = 0):
         """A copy on a stream: between device memory, host buffers, and memory registered
@@ -1009,6 +1069,63 @@ class CudaRuntime:
             await self._copy_write(dst_pieces, data, who)
 
         return self.engine.submit(stream, who, "memcpy", body)
+
+    # ---------------------------------------------------------------- a remote host's copies
+    # The guest's runtime library (tb/guest/gpu.py) moves a process's bytes through the
+    # GPU device's commands: host sides are bytes here, taken or handed over when the
+    # operation runs on its stream.
+    def memcpy_to_device(self, dst: int, data: bytes, stream: int = 0) -> Op:
+        """Queue a copy of ``data`` (staged now, as from pageable memory) to device
+        memory at ``dst`` on ``stream``; the operation."""
+        self._check_sticky()
+        self._device_range(dst, len(data), "cudaMemcpy dst")
+        staged = np.frombuffer(bytes(data), dtype=np.uint8)
+        rate = self.engine.timing.local_bytes_per_ns
+
+        async def body() -> None:
+            await self._local_time(len(staged), rate)
+            self.gpu.write_va(dst, staged)
+
+        return self.engine.submit(stream, "cudaMemcpy H2D", "memcpy", body)
+
+    def memcpy_from_device(
+        self, src: int, count: int, stream: int, sink: Callable[[bytes], None]
+    ) -> Op:
+        """Queue a copy of ``count`` bytes of device memory at ``src`` on ``stream``;
+        ``sink`` gets them when it runs. The operation."""
+        self._check_sticky()
+        self._device_range(src, count, "cudaMemcpy src")
+        rate = self.engine.timing.local_bytes_per_ns
+
+        async def body() -> None:
+            await self._local_time(count, rate)
+            sink(self.gpu.read_va(src, count).tobytes())
+
+        return self.engine.submit(stream, "cudaMemcpy D2H", "memcpy", body)
+
+    def memcpy_device_to_device(self, dst: int, src: int, count: int, stream: int = 0) -> Op:
+        """Queue a copy between device allocations on ``stream``; the operation."""
+        self._check_sticky()
+        self._device_range(dst, count, "cudaMemcpy dst")
+        self._device_range(src, count, "cudaMemcpy src")
+        rate = self.engine.timing.local_bytes_per_ns
+
+        async def body() -> None:
+            await self._local_time(count, rate)
+            self.gpu.write_va(dst, self.gpu.read_va(src, count))
+
+        return self.engine.submit(stream, "cudaMemcpy D2D", "memcpy", body)
+
+    def sync_memops(self, ptr: int) -> bool:
+        """Whether the allocation holding ``ptr`` has CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+        copies and memsets to it are synchronous."""
+        a = self.gpu.find_allocation(ptr)
+        return a is not None and a.sync_memops
+
+    async def _local_time(self, count: int, rate: float) -> None:
+        t = self.gpu.device_time
+        if t is not None and count / rate >= 1:
+            await t.sleep(count / rate)
 
     def _copy_side(
         self, ptr, count: int, registered: bool, write: bool, what: str = "cudaMemcpyAsync"

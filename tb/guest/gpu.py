@@ -34,13 +34,15 @@ import struct
 from collections.abc import Callable
 from enum import IntEnum
 
-from cuda_model import CallbackPending, CudaError, CudaRuntime, NvidiaP2P, cudaMemcpyKind
+from cuda_model import CallbackPending, CudaError, CudaRuntime, CUresult, NvidiaP2P, cudaError
+from cuda_model.devtime import DeviceTimeError
 from cuda_model.gpu import (
     GH100_DEVICE_ID,
     GH100_SUBSYSTEM_ID,
     PCI_CLASS_3D_CONTROLLER,
     PCI_VENDOR_ID_NVIDIA,
 )
+from cuda_model.kernels import KERNELS, find_kernel
 from driver_model.platform import Completion
 
 from .errors import GuestProtocolError
@@ -53,6 +55,8 @@ PCI_CAP_ID_MSI = 0x05
 CONFIG_SIZE = 4096
 MAX_RING = 4096
 MAX_COPY = 16 << 20  # the most one copy or memset command moves
+MAX_KERNEL_NAME = 1024  # the longest kernel name KERNEL_LOOKUP takes
+MAX_PARAMS = 4096  # the most bytes of kernel parameters (CUDA's limit before Volta)
 MAGIC = 0x55504750  # "PGPU"
 VERSION = 1
 
@@ -92,16 +96,22 @@ _STATUS_OFFSET = 48  # status, flags, result: what the device writes back
 
 
 class Cmd(IntEnum):
-    """What a ring entry asks for (``arg`` fields in order)."""
+    """What a ring entry asks for (``arg`` fields in order). A ``stream`` is 0 (the
+    legacy default stream) or a handle STREAM_CREATE gave; guest physical buffers are
+    read or written while the command runs, never after it completed."""
 
     NOP = 0
     CTX_CREATE = 1  # -> result: the context
     CTX_DESTROY = 2  # context
     MEM_ALLOC = 3  # size -> result: device pointer (cudaMalloc)
     MEM_FREE = 4  # device pointer (cudaFree)
-    MEMCPY_HTOD = 5  # device pointer, guest physical source, bytes
-    MEMCPY_DTOH = 6  # guest physical destination, device pointer, bytes
-    MEMSET = 7  # device pointer, byte value, bytes
+    # device pointer, guest physical source, bytes, stream: the bytes are taken now and
+    # written on the stream (done at once unless the memory has SYNC_MEMOPS)
+    MEMCPY_HTOD = 5
+    # guest physical destination, device pointer, bytes, stream: done once the stream's
+    # earlier work and the copy have run
+    MEMCPY_DTOH = 6
+    MEMSET = 7  # device pointer, byte value, bytes, stream
     SYNCHRONIZE = 8  # (cudaDeviceSynchronize)
     # nvidia_p2p_get_pages: virtual address, length, guest physical table, its room in
     # entries -> result: the pin's handle; the table: u64 entries, u64 page size type
@@ -110,6 +120,31 @@ class Cmd(IntEnum):
     P2P_PUT_PAGES = 10  # handle, virtual address
     P2P_GET_PAGES_PERSISTENT = 11  # as P2P_GET_PAGES, with no free callback
     P2P_PUT_PAGES_PERSISTENT = 12  # handle, virtual address
+    STREAM_CREATE = 13  # flags (1: non-blocking) -> result: the stream
+    STREAM_DESTROY = 14  # stream
+    STREAM_SYNCHRONIZE = 15  # stream
+    STREAM_QUERY = 16  # stream -> status 0, or cudaErrorNotReady (600)
+    EVENT_CREATE = 17  # flags -> result: the event
+    EVENT_DESTROY = 18  # event
+    EVENT_RECORD = 19  # event, stream
+    EVENT_QUERY = 20  # event -> status 0, or cudaErrorNotReady
+    EVENT_SYNCHRONIZE = 21  # event
+    EVENT_ELAPSED = 22  # start, end -> result: milliseconds, the bits of an IEEE float
+    STREAM_WAIT_EVENT = 23  # stream, event, flags
+    WRITE_VALUE = 24  # stream, device pointer, value, flags, size (4 or 8)
+    WAIT_VALUE = 25  # stream, device pointer, value, flags, size (4 or 8)
+    MEMCPY_DTOD = 26  # destination, source, bytes, stream
+    # kernel | stream << 32, grid x | y << 32, grid z | block x << 32, block y | z << 32,
+    # guest physical parameters (u32 size, u32 0, then the packed parameters)
+    LAUNCH = 27
+    # guest physical buffer, the name's length: the name in, out: u32 parameters, then
+    # each one's size (u32) -> result: the kernel (cudaErrorInvalidDeviceFunction: none)
+    KERNEL_LOOKUP = 28
+    POINTER_SET = 29  # attribute, device pointer, value (cuPointerSetAttribute)
+    # attribute, pointer, which value (P2P_TOKENS has two) -> result
+    POINTER_GET = 30
+    DEVICE_ATTRIBUTE = 31  # attribute, API (0: cudaDeviceAttr, 1: CUdevice_attribute)
+    MEM_GET_INFO = 32  # -> result: free bytes (the total is VRAM_SIZE)
 
 
 _OPCODES = frozenset(int(c) for c in Cmd)
@@ -179,13 +214,15 @@ class GuestGpu:
         self._event_entries = 0
         self._event_head = 0
         self._event_tail = 0
-        self._awaited: list[CallbackPending] = []
+        # while a command frees memory: where the callbacks it starts are gathered
+        self._awaited: list[CallbackPending] | None = None
+        self._inflight = 0  # commands taken and not yet answered
         self._init_config()
 
     @property
     def busy(self) -> bool:
-        """Commands are running (shared time does not jump meanwhile)."""
-        return self._running
+        """Commands are being taken or run (shared time does not jump meanwhile)."""
+        return self._running or self._inflight > 0
 
     # --- configuration space ------------------------------------------------------------
     def _init_config(self) -> None:
@@ -337,7 +374,8 @@ class GuestGpu:
             log.error("guest GPU: pin %d freed, and its event found no room", handle)
             del self.pins[handle]
             return None  # nobody can run it: unmapped at once
-        self._awaited.append(pending)
+        if self._awaited is not None:  # a command frees: it waits for the callback
+            self._awaited.append(pending)
         return pending
 
     def _callback_done(self, handle: int) -> None:
@@ -348,9 +386,8 @@ class GuestGpu:
         del self.pins[handle]
         entry[1].done()
 
-    async def _wait_callbacks(self) -> bool:
-        """Until the free callbacks the last command started have returned (bounded)."""
-        awaited, self._awaited = self._awaited, []
+    async def _wait_callbacks(self, awaited: list[CallbackPending]) -> bool:
+        """Until the free callbacks a command started have returned (bounded)."""
         for pending in awaited:
             if pending.is_done:
                 continue
@@ -388,7 +425,10 @@ class GuestGpu:
         return None
 
     async def _run(self) -> None:
-        """Run the ring's commands up to the doorbell, in order."""
+        """Take the ring's commands up to the doorbell, in order, each one started as a
+        task of its own: one that waits (a synchronisation, a copy behind a stream's
+        work, a free whose callbacks run in the guest) holds neither the ring nor the
+        commands after it."""
         try:
             while self._control & CONTROL_RUN and self._completed != self._doorbell:
                 try:
@@ -402,17 +442,29 @@ class GuestGpu:
                     self._status |= STATUS_RING_ERROR
                     self._control &= ~CONTROL_RUN
                     break
-                status, result = await self._execute(entry[0], entry[1], entry[2:7])
-                if self.note is not None:
-                    name = Cmd(entry[0]).name if entry[0] in _OPCODES else f"opcode {entry[0]}"
-                    self.note(f"GPU {name} ctx {entry[1]}: status {status} result 0x{result:x}")
+                self._completed = (self._completed + 1) & 0xFFFFFFFF
+                self._inflight += 1
+                self.spawn(self._command(slot, entry))
+        finally:
+            self._running = False
+
+    async def _command(self, slot: int, entry: tuple) -> None:
+        """Run one command and answer it: its status and result, its done flag, an MSI."""
+        try:
+            status, result = await self._execute(entry[0], entry[1], entry[2:7])
+            if self.note is not None:
+                name = Cmd(entry[0]).name if entry[0] in _OPCODES else f"opcode {entry[0]}"
+                self.note(f"GPU {name} ctx {entry[1]}: status {status} result 0x{result:x}")
+            try:
                 self.mem.write(
                     slot + _STATUS_OFFSET, struct.pack("<iIQ", status, FLAG_DONE, result)
                 )
-                self._completed = (self._completed + 1) & 0xFFFFFFFF
-                self._interrupt()
+            except GuestProtocolError as e:  # the guest took its RAM away meanwhile
+                log.error("guest GPU: an answer was lost: %s", e)
+                return
+            self._interrupt()
         finally:
-            self._running = False
+            self._inflight -= 1
 
     async def _execute(self, opcode: int, context: int, args) -> tuple[int, int]:
         try:
@@ -431,60 +483,217 @@ class GuestGpu:
         rt = self.contexts.get(context)
         if rt is None and cmd not in _P2P:
             return -errno.EINVAL, 0
+        awaited: list[CallbackPending] = []
         try:
             if cmd in _P2P:  # the GPU's one virtual address space: no context
                 result = self._p2p(cmd, args)
             else:
-                result = await self._cuda(cmd, context, rt, args)
+                result = await self._cuda(cmd, context, rt, args, awaited)
+            status = 0
         except CudaError as e:
             result, status = 0, int(e.code)
         except GuestProtocolError:
             result, status = 0, -errno.EFAULT
         except _BadArgument as e:
             result, status = 0, -e.errno
-        else:
-            status = 0
+        except DeviceTimeError as e:
+            log.error("guest GPU: %s: %s", cmd.name, e)
+            result, status = 0, -errno.ETIMEDOUT
         # memory freed under pins (cudaFree, a context's end): done once their callbacks
         # have returned, as cudaFree is
-        if self._awaited and not await self._wait_callbacks():
+        if awaited and not await self._wait_callbacks(awaited):
             status = status or -errno.ETIMEDOUT
         return status, result
 
-    async def _cuda(self, cmd: Cmd, context: int, rt: CudaRuntime, args) -> int:
-        mine = self._allocations[context]
-        if cmd in (Cmd.CTX_DESTROY, Cmd.MEM_FREE, Cmd.MEMCPY_DTOH, Cmd.SYNCHRONIZE):
-            # each waits for the context's work first (cudaFree and a copy to the host
-            # synchronise), in simulated time
-            await rt.synchronize()
-        if cmd is Cmd.CTX_DESTROY:
-            for ptr in sorted(mine):
-                rt.cudaFree(ptr)
-            del self.contexts[context], self._allocations[context]
-            return 0
-        if cmd is Cmd.MEM_ALLOC:
-            ptr = rt.cudaMalloc(args[0])
-            if ptr:
-                mine.add(ptr)
-            return ptr
-        if cmd is Cmd.MEM_FREE:
-            rt.cudaFree(args[0])
-            mine.discard(args[0])
-            return 0
-        if cmd is Cmd.SYNCHRONIZE:
-            return 0
-        count = args[2]
-        if count > MAX_COPY:
+    def _freeing(self, awaited: list[CallbackPending]):
+        """Collect the free callbacks what runs now starts (the model calls them back
+        synchronously, inside cudaFree)."""
+        return _Collect(self, awaited)
+
+    async def _cuda(
+        self, cmd: Cmd, context: int, rt: CudaRuntime, args, awaited: list[CallbackPending]
+    ) -> int:
+        handler = _CUDA_COMMANDS.get(cmd)
+        if handler is None:
             raise _BadArgument()
-        if cmd is Cmd.MEMCPY_HTOD:
-            data = bytearray(self.mem.read(args[1], count))
-            rt.cudaMemcpy(args[0], data, count, cudaMemcpyKind.cudaMemcpyHostToDevice)
-        elif cmd is Cmd.MEMCPY_DTOH:
-            out = bytearray(count)
-            rt.cudaMemcpy(out, args[1], count, cudaMemcpyKind.cudaMemcpyDeviceToHost)
-            self.mem.write(args[0], bytes(out))
-        elif cmd is Cmd.MEMSET:
-            rt.cudaMemset(args[0], args[1] & 0xFF, count)
+        return await handler(self, context, rt, args, awaited)
+
+    # each takes (context, runtime, args, the free callbacks it awaits) -> result
+    async def _ctx_destroy(self, context, rt, args, awaited) -> int:
+        await rt.synchronize()  # a process's end waits for its work, as cudaFree does
+        with self._freeing(awaited):
+            for ptr in sorted(self._allocations[context]):
+                rt.cudaFree(ptr)
+        del self.contexts[context], self._allocations[context]
         return 0
+
+    async def _mem_alloc(self, context, rt, args, awaited) -> int:
+        ptr = rt.cudaMalloc(args[0])
+        if ptr:
+            self._allocations[context].add(ptr)
+        return ptr
+
+    async def _mem_free(self, context, rt, args, awaited) -> int:
+        await rt.synchronize()
+        with self._freeing(awaited):
+            rt.cudaFree(args[0])
+        self._allocations[context].discard(args[0])
+        return 0
+
+    async def _memcpy_htod(self, context, rt, args, awaited) -> int:
+        dst, src, count, stream = args[:4]
+        _copy_size(count)
+        op = rt.memcpy_to_device(dst, self.mem.read(src, count), stream)
+        if rt.sync_memops(dst):
+            await rt.engine.wait_ops([op], "cudaMemcpy", rt.sync_limit_ns)
+            rt.raise_sticky()
+        return 0
+
+    async def _memcpy_dtoh(self, context, rt, args, awaited) -> int:
+        dst, src, count, stream = args[:4]
+        _copy_size(count)
+        got: list[bytes] = []
+        op = rt.memcpy_from_device(src, count, stream, got.append)
+        await rt.engine.wait_ops([op], "cudaMemcpy", rt.sync_limit_ns)
+        rt.raise_sticky()
+        self.mem.write(dst, got[0])
+        return 0
+
+    async def _memcpy_dtod(self, context, rt, args, awaited) -> int:
+        dst, src, count, stream = args[:4]
+        _copy_size(count)
+        op = rt.memcpy_device_to_device(dst, src, count, stream)
+        if rt.sync_memops(dst):
+            await rt.engine.wait_ops([op], "cudaMemcpy", rt.sync_limit_ns)
+            rt.raise_sticky()
+        return 0
+
+    async def _memset(self, context, rt, args, awaited) -> int:
+        ptr, value, count, stream = args[:4]
+        _copy_size(count)
+        op = rt.cudaMemsetAsync(ptr, value & 0xFF, count, stream)
+        if op is not None and rt.sync_memops(ptr):
+            await rt.engine.wait_ops([op], "cudaMemset", rt.sync_limit_ns)
+            rt.raise_sticky()
+        return 0
+
+    async def _synchronize(self, context, rt, args, awaited) -> int:
+        await rt.synchronize()
+        return 0
+
+    async def _stream_create(self, context, rt, args, awaited) -> int:
+        return rt.cudaStreamCreateWithFlags(args[0])
+
+    async def _stream_destroy(self, context, rt, args, awaited) -> int:
+        rt.cudaStreamDestroy(args[0])
+        return 0
+
+    async def _stream_synchronize(self, context, rt, args, awaited) -> int:
+        await rt.stream_synchronize(args[0])
+        return 0
+
+    async def _stream_query(self, context, rt, args, awaited) -> int:
+        _raise_unless_success(rt.cudaStreamQuery(args[0]))
+        return 0
+
+    async def _event_create(self, context, rt, args, awaited) -> int:
+        return rt.cudaEventCreate(args[0])
+
+    async def _event_destroy(self, context, rt, args, awaited) -> int:
+        rt.cudaEventDestroy(args[0])
+        return 0
+
+    async def _event_record(self, context, rt, args, awaited) -> int:
+        rt.cudaEventRecord(args[0], args[1])
+        return 0
+
+    async def _event_query(self, context, rt, args, awaited) -> int:
+        _raise_unless_success(rt.cudaEventQuery(args[0]))
+        return 0
+
+    async def _event_synchronize(self, context, rt, args, awaited) -> int:
+        await rt.event_synchronize(args[0])
+        return 0
+
+    async def _event_elapsed(self, context, rt, args, awaited) -> int:
+        ms = rt.cudaEventElapsedTime(args[0], args[1])
+        return struct.unpack("<I", struct.pack("<f", ms))[0]
+
+    async def _stream_wait_event(self, context, rt, args, awaited) -> int:
+        rt.cudaStreamWaitEvent(args[0], args[1], args[2])
+        return 0
+
+    async def _write_value(self, context, rt, args, awaited) -> int:
+        stream, addr, value, flags, size = args
+        if size == 8:
+            rt.cuStreamWriteValue64(stream, addr, value, flags)
+        elif size == 4:
+            rt.cuStreamWriteValue32(stream, addr, value & 0xFFFFFFFF, flags)
+        else:
+            raise _BadArgument()
+        return 0
+
+    async def _wait_value(self, context, rt, args, awaited) -> int:
+        stream, addr, value, flags, size = args
+        if size == 8:
+            rt.cuStreamWaitValue64(stream, addr, value, flags)
+        elif size == 4:
+            rt.cuStreamWaitValue32(stream, addr, value & 0xFFFFFFFF, flags)
+        else:
+            raise _BadArgument()
+        return 0
+
+    async def _kernel_lookup(self, context, rt, args, awaited) -> int:
+        at, length = args[:2]
+        if not 0 < length <= MAX_KERNEL_NAME:
+            raise _BadArgument()
+        name = self.mem.read(at, length).decode("utf-8", "replace")
+        kernel = find_kernel(name)
+        if kernel is None:
+            log.warning("guest GPU: kernel %r is not one of the model's", name)
+            raise CudaError(
+                cudaError.cudaErrorInvalidDeviceFunction, f"no kernel {name!r} in the model"
+            )
+        layout = struct.pack(f"<I{len(kernel.params)}I", len(kernel.params), *kernel.params)
+        self.mem.write(at, layout)
+        return _KERNEL_IDS[kernel.name]
+
+    async def _launch(self, context, rt, args, awaited) -> int:
+        ident, stream = args[0] & 0xFFFFFFFF, args[0] >> 32
+        grid = (args[1] & 0xFFFFFFFF, args[1] >> 32, args[2] & 0xFFFFFFFF)
+        block = (args[2] >> 32, args[3] & 0xFFFFFFFF, args[3] >> 32)
+        if ident >= len(_KERNEL_LIST):
+            raise CudaError(cudaError.cudaErrorInvalidDeviceFunction, f"kernel {ident}")
+        kernel = _KERNEL_LIST[ident]
+        size = struct.unpack("<I", self.mem.read(args[4], 4))[0]
+        if size > MAX_PARAMS:
+            raise _BadArgument()
+        params = kernel.unpack(self.mem.read(args[4] + 8, size))
+        rt.cudaLaunchKernel(kernel.run, grid, block, params, stream)
+        return 0
+
+    async def _pointer_set(self, context, rt, args, awaited) -> int:
+        rt.cuPointerSetAttribute(args[2], args[0], args[1])
+        return 0
+
+    async def _pointer_get(self, context, rt, args, awaited) -> int:
+        try:
+            value = rt.cuPointerGetAttribute(args[0], args[1])
+        except ValueError:
+            raise CudaError(CUresult.CUDA_ERROR_INVALID_VALUE, f"attribute {args[0]}") from None
+        if isinstance(value, tuple):
+            if args[2] >= len(value):
+                raise _BadArgument()
+            return int(value[args[2]])
+        return int(value)
+
+    async def _device_attribute(self, context, rt, args, awaited) -> int:
+        if args[1] == 0:
+            return rt.cudaDeviceGetAttribute(args[0])
+        return rt.cuDeviceGetAttribute(args[0])
+
+    async def _mem_get_info(self, context, rt, args, awaited) -> int:
+        return rt.cudaMemGetInfo()[0]
 
     def _p2p(self, cmd: Cmd, args) -> int:
         if cmd in (Cmd.P2P_GET_PAGES, Cmd.P2P_GET_PAGES_PERSISTENT):
@@ -542,3 +751,63 @@ class _BadArgument(Exception):
     def __init__(self, code: int = errno.EINVAL) -> None:
         super().__init__(errno.errorcode.get(code, str(code)))
         self.errno = code
+
+
+class _Collect:
+    """Gathers, while it is entered, the free callbacks the device starts."""
+
+    def __init__(self, gpu: GuestGpu, into: list[CallbackPending]) -> None:
+        self.gpu = gpu
+        self.into = into
+
+    def __enter__(self) -> None:
+        self.gpu._awaited = self.into
+
+    def __exit__(self, *exc) -> None:
+        self.gpu._awaited = None
+
+
+def _copy_size(count: int) -> None:
+    if count > MAX_COPY:
+        raise _BadArgument()
+
+
+def _raise_unless_success(code) -> None:
+    if code:
+        raise CudaError(code, "not ready")
+
+
+_CUDA_COMMANDS = {
+    Cmd.CTX_DESTROY: GuestGpu._ctx_destroy,
+    Cmd.MEM_ALLOC: GuestGpu._mem_alloc,
+    Cmd.MEM_FREE: GuestGpu._mem_free,
+    Cmd.MEMCPY_HTOD: GuestGpu._memcpy_htod,
+    Cmd.MEMCPY_DTOH: GuestGpu._memcpy_dtoh,
+    Cmd.MEMCPY_DTOD: GuestGpu._memcpy_dtod,
+    Cmd.MEMSET: GuestGpu._memset,
+    Cmd.SYNCHRONIZE: GuestGpu._synchronize,
+    Cmd.STREAM_CREATE: GuestGpu._stream_create,
+    Cmd.STREAM_DESTROY: GuestGpu._stream_destroy,
+    Cmd.STREAM_SYNCHRONIZE: GuestGpu._stream_synchronize,
+    Cmd.STREAM_QUERY: GuestGpu._stream_query,
+    Cmd.EVENT_CREATE: GuestGpu._event_create,
+    Cmd.EVENT_DESTROY: GuestGpu._event_destroy,
+    Cmd.EVENT_RECORD: GuestGpu._event_record,
+    Cmd.EVENT_QUERY: GuestGpu._event_query,
+    Cmd.EVENT_SYNCHRONIZE: GuestGpu._event_synchronize,
+    Cmd.EVENT_ELAPSED: GuestGpu._event_elapsed,
+    Cmd.STREAM_WAIT_EVENT: GuestGpu._stream_wait_event,
+    Cmd.WRITE_VALUE: GuestGpu._write_value,
+    Cmd.WAIT_VALUE: GuestGpu._wait_value,
+    Cmd.KERNEL_LOOKUP: GuestGpu._kernel_lookup,
+    Cmd.LAUNCH: GuestGpu._launch,
+    Cmd.POINTER_SET: GuestGpu._pointer_set,
+    Cmd.POINTER_GET: GuestGpu._pointer_get,
+    Cmd.DEVICE_ATTRIBUTE: GuestGpu._device_attribute,
+    Cmd.MEM_GET_INFO: GuestGpu._mem_get_info,
+}
+assert set(_CUDA_COMMANDS) | _P2P | {Cmd.NOP, Cmd.CTX_CREATE} == set(Cmd)
+
+# the model's kernels by number (KERNEL_LOOKUP's result, LAUNCH's kernel)
+_KERNEL_LIST = sorted(KERNELS.values(), key=lambda k: k.name)
+_KERNEL_IDS = {k.name: i for i, k in enumerate(_KERNEL_LIST)}

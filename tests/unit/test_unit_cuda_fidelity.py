@@ -33,6 +33,11 @@ PROBES = Path(__file__).resolve().parents[2] / "cuda_model" / "probes"
 RECORD = PROBES / "edge_cases.txt"
 D2H = cudaMemcpyKind.cudaMemcpyDeviceToHost
 MALLOC_POINTER = 0x7F00_0000_1000  # a pointer from the C library's malloc
+GPUDIRECT_ATTRIBUTES = (
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMASupported,
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAFlushWritesOptions,
+    cudaDeviceAttr.cudaDevAttrGPUDirectRDMAWritesOrdering,
+)
 
 
 def recorded() -> dict[str, str]:
@@ -243,7 +248,7 @@ def live_memory(rt: CudaRuntime, show: Callable, out: dict[str, str]) -> None:
     show("cuMemGetAddressRange(cudaHostAlloc)", lambda: rt.cuMemGetAddressRange(hv), True)
     rt.cudaFree(dv)
     rt.cudaFreeHost(hv)
-    for attr in cudaDeviceAttr:
+    for attr in GPUDIRECT_ATTRIBUTES:  # the rest: test_unit_cuda_device_query
         label = f"cudaDeviceGetAttribute({int(attr)})"
         value = show(label, lambda attr=attr: rt.cudaDeviceGetAttribute(attr))
         out[f"{label} value"] = str(value)

@@ -434,6 +434,8 @@ def test_the_c_header_is_the_device() -> None:
         "VERSION": gpu.VERSION,
         "MAX_RING": gpu.MAX_RING,
         "MAX_COPY": gpu.MAX_COPY,
+        "MAX_KERNEL_NAME": gpu.MAX_KERNEL_NAME,
+        "MAX_PARAMS": gpu.MAX_PARAMS,
         "ENTRY_SIZE": gpu.ENTRY_SIZE,
         "EVENT_SIZE": gpu.EVENT_SIZE,
         "FLAG_DONE": gpu.FLAG_DONE,
