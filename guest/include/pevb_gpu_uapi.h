@@ -25,20 +25,45 @@ struct pevb_gpu_alloc {
 
 #define PEVB_GPU_HTOD 1
 #define PEVB_GPU_DTOH 2
+#define PEVB_GPU_DTOD 3
 
+/*
+ * A copy on a stream (0: the legacy default stream). From the host, the bytes are taken
+ * before the call returns; to the host, the call returns once the stream's earlier work
+ * and the copy have run.
+ */
 struct pevb_gpu_memcpy {
 	__u64 dst;		/* a device pointer or a user address, as kind says */
 	__u64 src;
 	__u64 size;
-	__u32 kind;		/* PEVB_GPU_HTOD or PEVB_GPU_DTOH */
-	__u32 pad;
+	__u32 kind;		/* PEVB_GPU_HTOD, PEVB_GPU_DTOH or PEVB_GPU_DTOD */
+	__u32 stream;
 };
 
 struct pevb_gpu_memset {
 	__u64 ptr;
 	__u64 size;
 	__u32 value;		/* the byte */
-	__u32 pad;
+	__u32 stream;
+};
+
+/*
+ * One command of the device's (PEVB_GPU_CMD_*, pevb_gpu_regs.h) for this file's context:
+ * those of streams, events, stream memory operations, kernels, pointers and device
+ * queries, device-to-device copies, memsets, allocation and synchronisation. A command
+ * that takes a buffer (KERNEL_LOOKUP: arg[0], LAUNCH: arg[4]) gets the file's bounce
+ * buffer there, filled with in_size bytes from data; out_size bytes go back to data.
+ * The ioctl returns 0 once the device answered, with its answer in status (0, a CUDA
+ * error, or a negative errno) and result.
+ */
+struct pevb_gpu_cmd_io {
+	__u32 opcode;
+	__s32 status;		/* out */
+	__u64 arg[5];
+	__u64 result;		/* out */
+	__u64 data;		/* a user address */
+	__u32 in_size;
+	__u32 out_size;
 };
 
 /* pin device memory through the module's nv-p2p exports, as a peer's driver does */
@@ -59,5 +84,6 @@ struct pevb_gpu_pin {
 #define PEVB_GPU_IOC_SYNC _IO(PEVB_GPU_IOC_MAGIC, 5)
 #define PEVB_GPU_IOC_PIN _IOWR(PEVB_GPU_IOC_MAGIC, 6, struct pevb_gpu_pin)
 #define PEVB_GPU_IOC_UNPIN _IOW(PEVB_GPU_IOC_MAGIC, 7, __u64)
+#define PEVB_GPU_IOC_CMD _IOWR(PEVB_GPU_IOC_MAGIC, 8, struct pevb_gpu_cmd_io)
 
 #endif /* PEVB_GPU_UAPI_H */

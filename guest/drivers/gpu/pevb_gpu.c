@@ -6,8 +6,10 @@
  *
  * The device takes commands from a ring in DMA-coherent memory (the control block in
  * BAR0 says where) and answers with an MSI; free callbacks come as events in a second
- * ring. Commands run one at a time: a caller writes its entry, rings the doorbell and
- * sleeps until the device sets the entry's done flag (bounded by timeout_ms).
+ * ring. Many commands may be in flight: a caller claims the next free entry, fills it,
+ * rings the doorbell and sleeps until the device sets that entry's done flag (bounded
+ * by timeout_ms, and a signal ends the wait). The device runs each command as it comes,
+ * so one that waits for the GPU (a stream's synchronisation) holds up no other caller.
  *
  * nv-p2p: a pin's pages are 64 KiB pages of the GPU's BAR1 in the simulated fabric, and
  * their bus addresses are what a peer's DMA uses (the guest has no IOMMU). When pinned
@@ -18,7 +20,8 @@
  * NVIDIA's driver.
  *
  * /dev/pevb-gpuN gives user space a CUDA context per open file (pevb_gpu_uapi.h): memory,
- * copies through a bounce buffer, and pins made through the exports above.
+ * copies through the file's bounce buffer, the CUDA commands of the guest's runtime
+ * library (guest/cuda/), and pins made through the exports above.
  */
 #include <linux/cdev.h>
 #include <linux/dma-mapping.h>
@@ -43,6 +46,8 @@
 #define EVENT_ENTRIES 64
 #define BOUNCE_SIZE (1UL << 20)
 #define GPU_PAGE_SHIFT 16
+
+enum { SLOT_FREE, SLOT_WAITED, SLOT_ABANDONED };
 
 static unsigned int timeout_ms = 60000;
 module_param(timeout_ms, uint, 0644);
@@ -88,11 +93,13 @@ struct pevb_gpu {
 	struct pevb_gpu_event *events;
 	dma_addr_t events_dma;
 	u32 event_tail;
-	void *bounce;
+	void *bounce;		/* the pins' page tables come back here */
 	dma_addr_t bounce_dma;
-	struct mutex cmd_lock;	/* one command at a time; the bounce buffer with it */
+	struct mutex bounce_lock;
+	spinlock_t ring_lock;	/* the next entry, the slots, the doorbell */
 	u32 next;
-	bool dead;
+	u8 slot[RING_ENTRIES];	/* SLOT_FREE, SLOT_WAITED or SLOT_ABANDONED */
+	wait_queue_head_t slot_free;
 	wait_queue_head_t done;
 	struct work_struct event_work;
 	spinlock_t pins_lock;
@@ -107,7 +114,9 @@ struct pevb_gpu {
 struct pevb_gpu_file {
 	struct pevb_gpu *gpu;
 	u32 context;
-	struct mutex lock;
+	struct mutex lock;	/* the pins and the bounce buffer */
+	void *bounce;		/* BOUNCE_SIZE, made at the first copy */
+	dma_addr_t bounce_dma;
 	struct list_head pins;
 	atomic_t callbacks;
 };
@@ -140,47 +149,75 @@ static u64 reg_read64(struct pevb_gpu *g, u32 off)
 	return reg_read(g, off) | (u64)reg_read(g, off + 4) << 32;
 }
 
-/* run one command; its status (0, a CUDA error, or -errno) */
-static int gpu_cmd(struct pevb_gpu *g, u32 op, u32 ctx, const u64 *args, u64 *result)
+/*
+ * Claim the next entry and post the command in it; false while that entry still holds a
+ * command in flight. An entry whose waiter gave up is free again once the device has
+ * answered it.
+ */
+static bool post_cmd(struct pevb_gpu *g, u32 op, u32 ctx, const u64 *args, u32 *slot)
 {
 	struct pevb_gpu_cmd *c;
-	long left;
-	int i, ret;
+	u32 i = g->next % RING_ENTRIES;
+	int a;
 
-	lockdep_assert_held(&g->cmd_lock);
-	if (g->dead)
-		return -EIO;
-	c = &g->ring[g->next % RING_ENTRIES];
+	spin_lock(&g->ring_lock);
+	c = &g->ring[i];
+	if (g->slot[i] == SLOT_ABANDONED && (READ_ONCE(c->flags) & PEVB_GPU_FLAG_DONE))
+		g->slot[i] = SLOT_FREE;
+	if (g->slot[i] != SLOT_FREE) {
+		spin_unlock(&g->ring_lock);
+		return false;
+	}
+	g->slot[i] = SLOT_WAITED;
 	memset(c, 0, sizeof(*c));
 	c->opcode = op;
 	c->context = ctx;
-	for (i = 0; i < 5 && args; i++)
-		c->arg[i] = args[i];
+	for (a = 0; a < 5 && args; a++)
+		c->arg[a] = args[a];
 	c->status = -EINPROGRESS;
 	dma_wmb();
 	g->next++;
+	/* the doorbell only moves forward: written under the lock */
 	reg_write(g, PEVB_GPU_REG_DOORBELL, g->next);
-	left = wait_event_timeout(g->done, READ_ONCE(c->flags) & PEVB_GPU_FLAG_DONE,
-				  msecs_to_jiffies(timeout_ms));
-	if (!left) {
-		dev_err(&g->pdev->dev, "command %u did not complete in %u ms\n", op, timeout_ms);
-		g->dead = true;
-		return -ETIMEDOUT;
+	spin_unlock(&g->ring_lock);
+	*slot = i;
+	return true;
+}
+
+/* run one command; its status (0, a CUDA error, or -errno) */
+static int gpu_cmd(struct pevb_gpu *g, u32 op, u32 ctx, const u64 *args, u64 *result)
+{
+	unsigned long limit = msecs_to_jiffies(timeout_ms);
+	struct pevb_gpu_cmd *c;
+	long left;
+	u32 i;
+	int ret;
+
+	left = wait_event_interruptible_timeout(g->slot_free, post_cmd(g, op, ctx, args, &i),
+						limit);
+	if (left <= 0)
+		return left ? -EINTR : -EBUSY;
+	c = &g->ring[i];
+	left = wait_event_interruptible_timeout(g->done, READ_ONCE(c->flags) & PEVB_GPU_FLAG_DONE,
+						limit);
+	if (left <= 0) {
+		/* the device still owns the entry: it is reused once answered */
+		spin_lock(&g->ring_lock);
+		g->slot[i] = SLOT_ABANDONED;
+		spin_unlock(&g->ring_lock);
+		if (!left)
+			dev_err(&g->pdev->dev, "command %u did not complete in %u ms\n", op,
+				timeout_ms);
+		return left ? -EINTR : -ETIMEDOUT;
 	}
 	dma_rmb();
 	ret = c->status;
 	if (result)
 		*result = c->result;
-	return ret;
-}
-
-static int gpu_cmd_locked(struct pevb_gpu *g, u32 op, u32 ctx, const u64 *args, u64 *result)
-{
-	int ret;
-
-	mutex_lock(&g->cmd_lock);
-	ret = gpu_cmd(g, op, ctx, args, result);
-	mutex_unlock(&g->cmd_lock);
+	spin_lock(&g->ring_lock);
+	g->slot[i] = SLOT_FREE;
+	spin_unlock(&g->ring_lock);
+	wake_up(&g->slot_free);
 	return ret;
 }
 
@@ -254,11 +291,11 @@ static int gpu_pin(u64 va, u64 length, struct nvidia_p2p_page_table **page_table
 	args[1] = length;
 	args[2] = g->bounce_dma;
 	args[3] = room;
-	mutex_lock(&g->cmd_lock);
+	mutex_lock(&g->bounce_lock);
 	ret = gpu_cmd(g, persistent ? PEVB_GPU_CMD_P2P_GET_PAGES_PERSISTENT :
 		      PEVB_GPU_CMD_P2P_GET_PAGES, 0, args, &handle);
 	if (ret) {
-		mutex_unlock(&g->cmd_lock);
+		mutex_unlock(&g->bounce_lock);
 		ret = gpu_errno(ret);
 		goto fail;
 	}
@@ -277,7 +314,7 @@ static int gpu_pin(u64 va, u64 length, struct nvidia_p2p_page_table **page_table
 
 		gpu_cmd(g, persistent ? PEVB_GPU_CMD_P2P_PUT_PAGES_PERSISTENT :
 			PEVB_GPU_CMD_P2P_PUT_PAGES, 0, put, NULL);
-		mutex_unlock(&g->cmd_lock);
+		mutex_unlock(&g->bounce_lock);
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -294,7 +331,7 @@ static int gpu_pin(u64 va, u64 length, struct nvidia_p2p_page_table **page_table
 	spin_lock(&g->pins_lock);
 	list_add_tail(&pin->node, &g->pins);
 	spin_unlock(&g->pins_lock);
-	mutex_unlock(&g->cmd_lock);
+	mutex_unlock(&g->bounce_lock);
 	*page_table = t;
 	return 0;
 fail:
@@ -331,7 +368,6 @@ static int gpu_unpin(struct nvidia_p2p_page_table *t, u64 va, bool persistent)
 
 	if (!g || !t)
 		return persistent && t ? -EINVAL : 0;
-	mutex_lock(&g->cmd_lock);
 	spin_lock(&g->pins_lock);
 	pin = find_pin(g, t);
 	if (pin && pin->persistent == persistent && pin->va == va)
@@ -340,7 +376,6 @@ static int gpu_unpin(struct nvidia_p2p_page_table *t, u64 va, bool persistent)
 		pin = NULL;
 	spin_unlock(&g->pins_lock);
 	if (!pin) {
-		mutex_unlock(&g->cmd_lock);
 		/* not tracked: released already, or freed after its callback */
 		return persistent ? -EINVAL : 0;
 	}
@@ -348,7 +383,6 @@ static int gpu_unpin(struct nvidia_p2p_page_table *t, u64 va, bool persistent)
 	args[1] = va;
 	ret = gpu_cmd(g, persistent ? PEVB_GPU_CMD_P2P_PUT_PAGES_PERSISTENT :
 		      PEVB_GPU_CMD_P2P_PUT_PAGES, 0, args, NULL);
-	mutex_unlock(&g->cmd_lock);
 	free_pin(pin);
 	return gpu_errno(ret);
 }
@@ -493,6 +527,7 @@ static irqreturn_t gpu_irq(int irq, void *data)
 	struct pevb_gpu *g = data;
 
 	wake_up(&g->done);
+	wake_up(&g->slot_free);	/* an abandoned entry may be answered now */
 	schedule_work(&g->event_work);
 	return IRQ_HANDLED;
 }
@@ -518,7 +553,7 @@ static int gpu_open(struct inode *inode, struct file *f)
 	pf = kzalloc(sizeof(*pf), GFP_KERNEL);
 	if (!pf)
 		return -ENOMEM;
-	ret = gpu_cmd_locked(g, PEVB_GPU_CMD_CTX_CREATE, 0, NULL, &ctx);
+	ret = gpu_cmd(g, PEVB_GPU_CMD_CTX_CREATE, 0, NULL, &ctx);
 	if (ret) {
 		kfree(pf);
 		return gpu_errno(ret);
@@ -550,11 +585,23 @@ static int gpu_release(struct inode *inode, struct file *f)
 	struct pevb_gpu_file_pin *fp, *tmp;
 
 	/* the process's exit: its memory goes, and the pins on it call back first */
-	gpu_cmd_locked(pf->gpu, PEVB_GPU_CMD_CTX_DESTROY, pf->context, NULL, NULL);
+	gpu_cmd(pf->gpu, PEVB_GPU_CMD_CTX_DESTROY, pf->context, NULL, NULL);
 	list_for_each_entry_safe(fp, tmp, &pf->pins, node)
 		put_file_pin(fp);
+	if (pf->bounce)
+		dma_free_coherent(&pf->gpu->pdev->dev, BOUNCE_SIZE, pf->bounce, pf->bounce_dma);
 	kfree(pf);
 	return 0;
+}
+
+/* the file's bounce buffer, made at its first use; called with the file's lock held */
+static int file_bounce(struct pevb_gpu_file *pf)
+{
+	lockdep_assert_held(&pf->lock);
+	if (!pf->bounce)
+		pf->bounce = dma_alloc_coherent(&pf->gpu->pdev->dev, BOUNCE_SIZE, &pf->bounce_dma,
+						GFP_KERNEL);
+	return pf->bounce ? 0 : -ENOMEM;
 }
 
 static int ioctl_memcpy(struct pevb_gpu_file *pf, struct pevb_gpu_memcpy *m)
@@ -563,35 +610,96 @@ static int ioctl_memcpy(struct pevb_gpu_file *pf, struct pevb_gpu_memcpy *m)
 	u64 done = 0, n, args[5] = { 0 };
 	int ret = 0;
 
+	if (m->kind == PEVB_GPU_DTOD) {
+		args[0] = m->dst;
+		args[1] = m->src;
+		args[2] = m->size;
+		args[3] = m->stream;
+		return gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEMCPY_DTOD, pf->context, args, NULL));
+	}
 	if (m->kind != PEVB_GPU_HTOD && m->kind != PEVB_GPU_DTOH)
 		return -EINVAL;
-	while (done < m->size) {
+	mutex_lock(&pf->lock);
+	ret = file_bounce(pf);
+	while (!ret && done < m->size) {
 		n = min_t(u64, m->size - done, BOUNCE_SIZE);
-		mutex_lock(&g->cmd_lock);
+		args[2] = n;
+		args[3] = m->stream;
 		if (m->kind == PEVB_GPU_HTOD) {
-			if (copy_from_user(g->bounce, u64_to_user_ptr(m->src + done), n)) {
+			if (copy_from_user(pf->bounce, u64_to_user_ptr(m->src + done), n)) {
 				ret = -EFAULT;
-			} else {
-				args[0] = m->dst + done;
-				args[1] = g->bounce_dma;
-				args[2] = n;
-				ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEMCPY_HTOD, pf->context,
-							args, NULL));
+				break;
 			}
+			args[0] = m->dst + done;
+			args[1] = pf->bounce_dma;
+			ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEMCPY_HTOD, pf->context, args,
+						NULL));
 		} else {
-			args[0] = g->bounce_dma;
+			args[0] = pf->bounce_dma;
 			args[1] = m->src + done;
-			args[2] = n;
 			ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEMCPY_DTOH, pf->context, args, NULL));
-			if (!ret && copy_to_user(u64_to_user_ptr(m->dst + done), g->bounce, n))
+			if (!ret && copy_to_user(u64_to_user_ptr(m->dst + done), pf->bounce, n))
 				ret = -EFAULT;
 		}
-		mutex_unlock(&g->cmd_lock);
-		if (ret)
-			return ret;
 		done += n;
 	}
-	return 0;
+	mutex_unlock(&pf->lock);
+	return ret;
+}
+
+/* which argument of a command user space may send is the bounce buffer: -1 none */
+static int cmd_buffer_arg(u32 op)
+{
+	switch (op) {
+	case PEVB_GPU_CMD_KERNEL_LOOKUP:
+		return 0;
+	case PEVB_GPU_CMD_LAUNCH:
+		return 4;
+	case PEVB_GPU_CMD_NOP:
+	case PEVB_GPU_CMD_MEM_ALLOC:
+	case PEVB_GPU_CMD_MEM_FREE:
+	case PEVB_GPU_CMD_MEMSET:
+	case PEVB_GPU_CMD_MEMCPY_DTOD:
+	case PEVB_GPU_CMD_SYNCHRONIZE:
+	case PEVB_GPU_CMD_STREAM_CREATE ... PEVB_GPU_CMD_WAIT_VALUE:
+	case PEVB_GPU_CMD_POINTER_SET ... PEVB_GPU_CMD_MEM_GET_INFO:
+		return -1;
+	default:
+		return -2;	/* not for user space: contexts, guest memory, pins */
+	}
+}
+
+static int ioctl_cmd(struct pevb_gpu_file *pf, struct pevb_gpu_cmd_io *io)
+{
+	int buf = cmd_buffer_arg(io->opcode);
+	bool data = io->in_size || io->out_size;
+	int ret;
+
+	if (buf == -2 || (data && buf < 0) || io->in_size > BOUNCE_SIZE ||
+	    io->out_size > BOUNCE_SIZE)
+		return -EINVAL;
+	if (buf < 0) {
+		ret = gpu_cmd(pf->gpu, io->opcode, pf->context, io->arg, &io->result);
+		io->status = ret;
+		return ret == -EINTR || ret == -ETIMEDOUT || ret == -EBUSY ? ret : 0;
+	}
+	mutex_lock(&pf->lock);
+	ret = file_bounce(pf);
+	if (!ret && copy_from_user(pf->bounce, u64_to_user_ptr(io->data), io->in_size))
+		ret = -EFAULT;
+	if (!ret) {
+		io->arg[buf] = pf->bounce_dma;
+		ret = gpu_cmd(pf->gpu, io->opcode, pf->context, io->arg, &io->result);
+		io->status = ret;
+		if (ret == -EINTR || ret == -ETIMEDOUT || ret == -EBUSY)
+			goto out;
+		ret = 0;
+		if (copy_to_user(u64_to_user_ptr(io->data), pf->bounce, io->out_size))
+			ret = -EFAULT;
+	}
+out:
+	mutex_unlock(&pf->lock);
+	return ret;
 }
 
 static int ioctl_pin(struct pevb_gpu_file *pf, struct pevb_gpu_pin *p)
@@ -633,6 +741,7 @@ static long gpu_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		struct pevb_gpu_memcpy copy;
 		struct pevb_gpu_memset set;
 		struct pevb_gpu_pin pin;
+		struct pevb_gpu_cmd_io cmd;
 		u64 ptr;
 	} a;
 	struct pevb_gpu_file_pin *fp;
@@ -643,7 +752,7 @@ static long gpu_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 	if ((_IOC_DIR(cmd) & _IOC_WRITE) && copy_from_user(&a, uarg, _IOC_SIZE(cmd)))
 		return -EFAULT;
-	mutex_lock(&pf->lock);
+	/* no lock over a command: one may wait for the GPU while others run */
 	switch (cmd) {
 	case PEVB_GPU_IOC_INFO:
 		memset(&a.info, 0, sizeof(a.info));
@@ -656,12 +765,12 @@ static long gpu_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		break;
 	case PEVB_GPU_IOC_ALLOC:
 		args[0] = a.alloc.size;
-		ret = gpu_errno(gpu_cmd_locked(g, PEVB_GPU_CMD_MEM_ALLOC, pf->context, args,
+		ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEM_ALLOC, pf->context, args,
 					       &a.alloc.ptr));
 		break;
 	case PEVB_GPU_IOC_FREE:
 		args[0] = a.ptr;
-		ret = gpu_errno(gpu_cmd_locked(g, PEVB_GPU_CMD_MEM_FREE, pf->context, args, NULL));
+		ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEM_FREE, pf->context, args, NULL));
 		break;
 	case PEVB_GPU_IOC_MEMCPY:
 		ret = ioctl_memcpy(pf, &a.copy);
@@ -670,16 +779,23 @@ static long gpu_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		args[0] = a.set.ptr;
 		args[1] = a.set.value;
 		args[2] = a.set.size;
-		ret = gpu_errno(gpu_cmd_locked(g, PEVB_GPU_CMD_MEMSET, pf->context, args, NULL));
+		args[3] = a.set.stream;
+		ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_MEMSET, pf->context, args, NULL));
 		break;
 	case PEVB_GPU_IOC_SYNC:
-		ret = gpu_errno(gpu_cmd_locked(g, PEVB_GPU_CMD_SYNCHRONIZE, pf->context, NULL,
+		ret = gpu_errno(gpu_cmd(g, PEVB_GPU_CMD_SYNCHRONIZE, pf->context, NULL,
 					       NULL));
 		break;
+	case PEVB_GPU_IOC_CMD:
+		ret = ioctl_cmd(pf, &a.cmd);
+		break;
 	case PEVB_GPU_IOC_PIN:
+		mutex_lock(&pf->lock);
 		ret = ioctl_pin(pf, &a.pin);
+		mutex_unlock(&pf->lock);
 		break;
 	case PEVB_GPU_IOC_UNPIN:
+		mutex_lock(&pf->lock);
 		ret = -EINVAL;
 		list_for_each_entry(fp, &pf->pins, node) {
 			if (fp->va == a.ptr) {
@@ -688,11 +804,11 @@ static long gpu_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 				break;
 			}
 		}
+		mutex_unlock(&pf->lock);
 		break;
 	default:
 		ret = -ENOTTY;
 	}
-	mutex_unlock(&pf->lock);
 	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(uarg, &a, _IOC_SIZE(cmd)))
 		ret = -EFAULT;
 	return ret;
@@ -718,7 +834,9 @@ static int gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!g)
 		return -ENOMEM;
 	g->pdev = pdev;
-	mutex_init(&g->cmd_lock);
+	mutex_init(&g->bounce_lock);
+	spin_lock_init(&g->ring_lock);
+	init_waitqueue_head(&g->slot_free);
 	init_waitqueue_head(&g->done);
 	INIT_WORK(&g->event_work, gpu_event_work);
 	spin_lock_init(&g->pins_lock);
