@@ -94,7 +94,32 @@ GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test pev
 GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko $(GUEST)/drivers/gpu/pevb_gpu.ko
 GUEST_CFLAGS := -O2 -Wall -Wextra -Werror -Iguest/include
 
-guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS)
+GUEST_CUDA := $(GUEST)/lib/libcuda.so.1 $(GUEST)/lib/libcudart.so.13
+GUEST_CUDA_SRC := $(wildcard guest/cuda/*.c guest/cuda/*.h guest/cuda/*.map) \
+	guest/include/pevb_gpu_regs.h guest/include/pevb_gpu_uapi.h
+# (CUDA's calls take arguments the model has no use for)
+GUEST_CUDA_CFLAGS := $(GUEST_CFLAGS) -Wno-unused-parameter -Iguest/cuda -pthread
+
+guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS) $(GUEST_CUDA) $(GUEST)/bin/pevb-cuda-test
+
+# the guest's CUDA libraries (guest/cuda/): NVIDIA's SONAMEs, and the link names a
+# program's build looks for (-lcuda, -lcudart)
+$(GUEST)/lib/libcuda.so.1: $(GUEST_CUDA_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CUDA_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -o $@ \
+	  guest/cuda/core.c guest/cuda/libcuda.c
+	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+$(GUEST)/lib/libcudart.so.13: $(GUEST)/lib/libcuda.so.1 $(GUEST_CUDA_SRC)
+	$(CC) $(GUEST_CUDA_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcudart.so.13 \
+	  -Wl,--version-script=guest/cuda/libcudart.map -o $@ guest/cuda/libcudart.c \
+	  -L$(@D) -lcuda -Wl,-rpath,'$$ORIGIN'
+	ln -sf libcudart.so.13 $(@D)/libcudart.so
+
+$(GUEST)/bin/pevb-cuda-test: guest/tools/pevb-cuda-test.c $(GUEST_CUDA)
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CUDA_CFLAGS) -o $@ $< -L$(GUEST)/lib -lcudart -lcuda \
+	  -Wl,-rpath,'$$ORIGIN/../lib'
 
 # make guest-regress: the guest's longer regression, 100 random transfers through the C
 # driver per seed (GUEST_SEEDS: 1-4, 3,7,...), free-running and under shared time
@@ -168,9 +193,12 @@ lint: $(STAMP)
 	$(PY) -m ruff check tb driver_model cuda_model tests
 	$(PY) -m ruff format --check tb driver_model cuda_model tests
 	@# the guest's C in the kernel's style, with the guest tree's checkpatch once it is there
+	@# (the CUDA libraries declare CUDA's own typedefs, and alias with GCC's attribute)
 	@if [ -f $(GUEST)/src/scripts/checkpatch.pl ]; then \
 	  perl $(GUEST)/src/scripts/checkpatch.pl --no-tree --terse --quiet -f \
-	    $$(find guest -name '*.c' -o -name '*.h' | grep -v pevb_regs.h) && echo "checkpatch: clean"; \
+	    $$(find guest -name '*.c' -o -name '*.h' | grep -v -e pevb_regs.h -e guest/cuda/) && \
+	  perl $(GUEST)/src/scripts/checkpatch.pl --no-tree --terse --quiet \
+	    --ignore NEW_TYPEDEFS,PREFER_DEFINED_ATTRIBUTE_MACRO -f guest/cuda/*.[ch] && echo "checkpatch: clean"; \
 	else echo "note: checkpatch skipped (make guest unpacks the kernel tree that has it)"; fi
 
 # the generated copies of driver_model/regs.py: the register table of docs/registers.md and

@@ -177,6 +177,30 @@ async def test_guest_gpu_driver(dut):
     assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
 
 
+@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def test_guest_cuda_library(dut):
+    """The project's CUDA libraries in the guest (libcudart.so.13 and libcuda.so.1 over
+    pevb_gpu.ko) from a C program, pevb-cuda-test: device queries, 1 MiB copies both ways
+    and between device buffers, memsets, fill_surface launched by name both ways nvcc's
+    code does and checked word by word, a stream held by cuStreamWaitValue32 while
+    another thread synchronises on it and the process goes on, events, pointer
+    attributes, host memory and error names. Under shared time; then the process's
+    context and everything it allocated are gone from the GPU model."""
+    tb = TB(dut)
+    program = TOOLS / "pevb-cuda-test"
+    command = ["/bin/sh", str(GUEST / "tests" / "cuda.sh"), str(TOOLS), str(GPU_KO), str(program)]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "cuda: all checks passed" in console and "cuda: driver unloaded" in console
+    gpu = bridge.slots[1].device
+    for command in ("LAUNCH", "KERNEL_LOOKUP", "WAIT_VALUE", "WRITE_VALUE", "EVENT_ELAPSED"):
+        assert gpu.stats[command] >= 1, gpu.stats
+    assert gpu.stats["CTX_DESTROY"] == 1 and not gpu.contexts, gpu.stats
+    assert tb.gpu.find_allocation(0) is None and not tb.gpu._allocs, "memory outlived the process"
+
+
 async def _driver_on_intx(dut, time: str) -> None:
     tb = TB(dut)
     records: list[dict] = []
