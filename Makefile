@@ -55,7 +55,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SIM PROFILE WAVES SEED TRACE XDMA
 
-.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest guest-regress fuzz
+.PHONY: all sim test test-unit regress coverage lint regmap docs waves bench profile clean deps guest guest-cuda guest-regress fuzz
 
 all: test
 
@@ -116,6 +116,26 @@ $(GUEST)/lib/libcudart.so.13: $(GUEST)/lib/libcuda.so.1 $(GUEST_CUDA_SRC)
 	  -L$(@D) -lcuda -Wl,-rpath,'$$ORIGIN'
 	ln -sf libcudart.so.13 $(@D)/libcudart.so
 
+# make guest-cuda: CUDA programs built unmodified by NVIDIA's nvcc against the libraries
+# above. nvcc and CUDA's headers come from PyPI into sim_build/cuda (their licence does
+# not let the project carry them); nvcc links -lcudart and -lcuda from $(GUEST)/lib.
+CUDA_VENV := sim_build/cuda/venv
+CUDA_TOOLKIT ?= cuda-toolkit[nvcc]==13.0.*
+NVCC = $(firstword $(wildcard $(CUDA_VENV)/lib/python3*/site-packages/nvidia/cu13/bin/nvcc))
+GUEST_CUDA_PROGRAMS := $(GUEST)/bin/cuda-fill
+
+guest-cuda: $(GUEST_CUDA_PROGRAMS)
+
+$(CUDA_VENV)/.installed:
+	rm -rf $(CUDA_VENV) && $(PY) -m venv $(CUDA_VENV)
+	$(CUDA_VENV)/bin/pip install -q '$(CUDA_TOOLKIT)'
+	touch $@
+
+$(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed
+	@mkdir -p $(@D)
+	$(NVCC) --cudart shared --cudadevrt none -O2 -o $@ $< -L$(GUEST)/lib -lcuda \
+	  -Xlinker -rpath,'$$ORIGIN/../lib'
+
 $(GUEST)/bin/pevb-cuda-test: guest/tools/pevb-cuda-test.c $(GUEST_CUDA)
 	@mkdir -p $(@D)
 	$(CC) $(GUEST_CUDA_CFLAGS) -o $@ $< -L$(GUEST)/lib -lcudart -lcuda \
@@ -148,6 +168,8 @@ sim: $(STAMP)
 test: $(STAMP)
 	@$(MAKE) --no-print-directory guest || { [ "$$PEVB_REQUIRE_GUEST" != 1 ] && \
 	  echo "note: the guest could not be built (make guest): its tests skip"; }
+	@$(MAKE) --no-print-directory guest-cuda || { [ "$$PEVB_REQUIRE_GUEST" != 1 ] && \
+	  echo "note: no nvcc (make guest-cuda): the guest's CUDA program tests skip"; }
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 regress: $(STAMP)

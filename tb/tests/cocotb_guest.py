@@ -201,6 +201,26 @@ async def test_guest_cuda_library(dut):
     assert tb.gpu.find_allocation(0) is None and not tb.gpu._allocs, "memory outlived the process"
 
 
+@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def test_guest_cuda_program(dut):
+    """A CUDA program built unmodified by NVIDIA's nvcc (``make guest-cuda``) runs in the
+    guest on the project's libraries: its <<<>>> launch of fill_surface reaches the GPU
+    model's kernel by name, its surface comes back verified, and a copy queued behind
+    cuStreamWaitValue32 lands only once another stream writes the value."""
+    tb = TB(dut)
+    program = TOOLS / "cuda-fill"
+    command = ["/bin/sh", str(GUEST / "tests" / "cuda.sh"), str(TOOLS), str(GPU_KO), str(program)]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "cuda-fill: fill_surface 256 x 256 verified" in console
+    assert "cuda-fill: PASSED" in console and "cuda: driver unloaded" in console
+    gpu = bridge.slots[1].device
+    assert gpu.stats["LAUNCH"] == 1 and gpu.stats["KERNEL_LOOKUP"] == 1, gpu.stats
+    assert not gpu.contexts
+
+
 async def _driver_on_intx(dut, time: str) -> None:
     tb = TB(dut)
     records: list[dict] = []

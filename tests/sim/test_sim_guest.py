@@ -11,7 +11,7 @@ import os
 import pytest
 
 from tb import runner
-from tb.guest.uml import missing
+from tb.guest.uml import TOOLS, missing
 from tb.regress.farm.jobs import parse_seeds
 
 MODULE = "tb.tests.cocotb_guest"
@@ -59,6 +59,25 @@ def test_guest(test: str, sim: str, profile: str) -> None:
         profile=profile,
         module=MODULE,
         repro=f"make test TESTS='tests/sim/test_sim_guest.py -k {test}'",
+    )
+
+
+def test_guest_cuda_program(sim: str, profile: str) -> None:
+    """A CUDA program built by NVIDIA's nvcc against the project's libraries (``make
+    guest-cuda`` fetches nvcc from PyPI; without it this test skips, unless
+    ``PEVB_REQUIRE_GUEST=1``)."""
+    _need_guest()
+    if not (TOOLS / "cuda-fill").exists():
+        why = f"{TOOLS / 'cuda-fill'} is missing: run make guest-cuda"
+        if os.environ.get("PEVB_REQUIRE_GUEST") == "1":
+            pytest.fail(f"the CUDA program is required here: {why}")
+        pytest.skip(why)
+    runner.run_and_check(
+        "test_guest_cuda_program",
+        sim=sim,
+        profile=profile,
+        module=MODULE,
+        repro="make test TESTS='tests/sim/test_sim_guest.py -k cuda_program'",
     )
 
 
