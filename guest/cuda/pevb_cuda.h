@@ -84,6 +84,7 @@ struct cudaPointerAttributes {
 	int device;
 	void *devicePointer;
 	void *hostPointer;
+	long reserved[8];
 };
 
 typedef struct CUstream_st *cudaStream_t;
