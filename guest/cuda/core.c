@@ -227,22 +227,28 @@ static const struct {
 	{ 999, "cudaErrorUnknown", "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
-const char *pevb_cuda_error_name(int code, int driver)
+static int find_error(int code)
 {
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(errors); i++)
 		if (errors[i].code == code)
-			return driver ? errors[i].driver_name : errors[i].name;
-	return NULL;
+			return i;
+	return -1;
+}
+
+const char *pevb_cuda_error_name(int code, int driver)
+{
+	int i = find_error(code);
+
+	if (i < 0)
+		return NULL;
+	return driver ? errors[i].driver_name : errors[i].name;
 }
 
 const char *pevb_cuda_error_string(int code)
 {
-	size_t i;
+	int i = find_error(code);
 
-	for (i = 0; i < ARRAY_SIZE(errors); i++)
-		if (errors[i].code == code)
-			return errors[i].string;
-	return NULL;
+	return i < 0 ? NULL : errors[i].string;
 }

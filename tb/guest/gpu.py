@@ -624,23 +624,11 @@ class GuestGpu:
         return 0
 
     async def _write_value(self, context, rt, args, awaited) -> int:
-        stream, addr, value, flags, size = args
-        if size == 8:
-            rt.cuStreamWriteValue64(stream, addr, value, flags)
-        elif size == 4:
-            rt.cuStreamWriteValue32(stream, addr, value & 0xFFFFFFFF, flags)
-        else:
-            raise _BadArgument()
+        _memop(rt.cuStreamWriteValue32, rt.cuStreamWriteValue64, args)
         return 0
 
     async def _wait_value(self, context, rt, args, awaited) -> int:
-        stream, addr, value, flags, size = args
-        if size == 8:
-            rt.cuStreamWaitValue64(stream, addr, value, flags)
-        elif size == 4:
-            rt.cuStreamWaitValue32(stream, addr, value & 0xFFFFFFFF, flags)
-        else:
-            raise _BadArgument()
+        _memop(rt.cuStreamWaitValue32, rt.cuStreamWaitValue64, args)
         return 0
 
     async def _kernel_lookup(self, context, rt, args, awaited) -> int:
@@ -769,6 +757,17 @@ class _Collect:
 
 def _copy_size(count: int) -> None:
     if count > MAX_COPY:
+        raise _BadArgument()
+
+
+def _memop(op32, op64, args) -> None:
+    """A stream memory operation of ``args`` (stream, address, value, flags, size)."""
+    stream, addr, value, flags, size = args
+    if size == 8:
+        op64(stream, addr, value, flags)
+    elif size == 4:
+        op32(stream, addr, value & 0xFFFFFFFF, flags)
+    else:
         raise _BadArgument()
 
 
