@@ -90,7 +90,7 @@ deps: $(STAMP)
 # missing; the first build takes minutes, later ones nothing), the programs its init runs
 # and the project's driver, all into sim_build/guest
 GUEST := sim_build/guest
-GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test pevb-gpu-test)
+GUEST_TOOLS := $(addprefix $(GUEST)/bin/,pevb-init pevb-insmod pevb-dma-test pevb-gpu-test pevb-rdma-test)
 GUEST_DRIVERS := $(GUEST)/drivers/pevb/pevb.ko $(GUEST)/drivers/gpu/pevb_gpu.ko
 GUEST_CFLAGS := -O2 -Wall -Wextra -Werror -Iguest/include
 

@@ -139,6 +139,10 @@ class UmlGuest:
             if self.time_socket is None:
                 raise GuestError("shared time needs the calendar's socket")
             args.append(f"time-travel=ext:{self.time_socket}")
+            # the guest's own processes without address-space randomization too: a
+            # randomized stack or mmap base changes how many page-table pages a process
+            # takes, and with them where the kernel's later allocations land
+            args.append("norandmaps")
         hidden = self.hidden_dirs()
         if hidden:
             # an unknown NAME=value of the kernel's command line is in init's environment

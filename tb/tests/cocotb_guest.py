@@ -16,7 +16,7 @@ import cocotb
 
 from tb.debug.trace import enable_trace
 from tb.env.faults import FaultRule
-from tb.env.system import TB
+from tb.env.system import TB, is_picoevb
 from tb.guest.bridge import GuestBridge
 from tb.guest.card import FabricFunction
 from tb.guest.uml import GUEST_DIR, TOOLS, GuestOptions
@@ -175,6 +175,43 @@ async def test_guest_gpu_driver(dut):
     assert not gpu.pins and not gpu.contexts
     assert tb.p2p.live_mappings() == 0
     assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
+
+
+@cocotb.test(timeout_time=4000, timeout_unit="ms")
+async def test_guest_card_and_gpu(dut):
+    """The card's driver pins GPU memory through the GPU driver's nv-p2p and moves it
+    with picoevb-rdma's ioctls (pevb-rdma-test): GPU -> card -> host, host -> card -> GPU
+    and GPU -> card -> GPU (H2C2H, in pieces of the card's memory) through the RTL, every
+    byte; the card's reads and writes reach the GPU's BAR1 in the fabric; memory freed
+    under the card's pins runs the card driver's callback, after which the handle is gone;
+    closing the card's file releases the pin it still holds. Under shared time."""
+    tb = TB(dut)
+    records: list[dict] = []
+    enable_trace(tb, records.append)
+    script = GUEST / "tests" / "rdma.sh"
+    command = ["/bin/sh", str(script), str(TOOLS), str(GPU_KO), str(PEVB_KO)]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    assert "PASSED: 0 failure(s)" in console and "rdma: drivers unloaded" in console
+    bar1 = [
+        r
+        for r in records
+        if r.get("link") == "fpga" and r.get("target", {}).get("kind") == "gpu_bar1"
+    ]
+    reads = sum(r["len"] for r in bar1 if r["type"] == "MRd")
+    writes = sum(r["len"] for r in bar1 if r["type"] == "MWr")
+    # H2C from the surfaces: 40000 (H2C) + 2 x 100000 (H2C2H); C2H into them: 30000 (C2H)
+    # + 2 x 100000 (H2C2H)
+    assert (reads, writes) == (240000, 230000), "the card's bytes to and from BAR1"
+    gpu = bridge.slots[1].device
+    # the two pins in the memory freed under them; the one left pinned is put at close
+    assert gpu.stats["free_callback"] == 2, gpu.stats
+    assert tb.p2p.live_mappings() == 0 and not gpu.pins
+    assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
+    if is_picoevb(dut):
+        assert int(dut.led.value) == 5
 
 
 @cocotb.test(timeout_time=4000, timeout_unit="ms")

@@ -48,6 +48,7 @@ def test_bridge_card(sim: str, profile: str) -> None:
         "test_guest_driver_on_intx_shared_time",
         "test_guest_sees_the_gpu",
         "test_guest_gpu_driver",
+        "test_guest_card_and_gpu",
         "test_guest_cuda_library",
     ],
 )

@@ -15,7 +15,9 @@
  * their bus addresses are what a peer's DMA uses (the guest has no IOMMU). When pinned
  * memory is freed, the pin's free callback runs here in process context (a work item),
  * the page table and its DMA mappings are freed after it returns, and only then is the
- * device told, which unmaps BAR1. nvidia_p2p_put_pages() never calls the callback, and
+ * device told, which unmaps BAR1. nvidia_p2p_put_pages() never calls the callback; one
+ * that races a callback of the same pin waits for it to return (so the peer may free
+ * what its callback uses once put_pages returns), except from the callback itself. And
  * nvidia_p2p_free_page_table() and nvidia_p2p_free_dma_mapping() do nothing, as in
  * NVIDIA's driver.
  *
@@ -101,6 +103,7 @@ struct pevb_gpu {
 	u8 slot[RING_ENTRIES];	/* SLOT_FREE, SLOT_WAITED or SLOT_ABANDONED */
 	wait_queue_head_t slot_free;
 	wait_queue_head_t done;
+	wait_queue_head_t revoked;	/* a free callback has returned */
 	struct work_struct event_work;
 	spinlock_t pins_lock;
 	struct list_head pins;
@@ -264,6 +267,19 @@ static struct gpu_pin_rec *find_pin(struct pevb_gpu *g, struct nvidia_p2p_page_t
 	return NULL;
 }
 
+/* whether the free callback of the pin of table t runs now */
+static bool pin_revoking(struct pevb_gpu *g, struct nvidia_p2p_page_table *t)
+{
+	struct gpu_pin_rec *pin;
+	bool found = false;
+
+	spin_lock(&g->pins_lock);
+	list_for_each_entry(pin, &g->pins, node)
+		found |= pin->table == t && pin->revoking;
+	spin_unlock(&g->pins_lock);
+	return found;
+}
+
 static int gpu_pin(u64 va, u64 length, struct nvidia_p2p_page_table **page_table,
 		   void (*cb)(void *), void *data, bool persistent)
 {
@@ -376,7 +392,12 @@ static int gpu_unpin(struct nvidia_p2p_page_table *t, u64 va, bool persistent)
 		pin = NULL;
 	spin_unlock(&g->pins_lock);
 	if (!pin) {
-		/* not tracked: released already, or freed after its callback */
+		/*
+		 * Not tracked: released already, or freed after its callback, or its callback
+		 * runs now: wait for that to return (unless this is the callback calling).
+		 */
+		if (current_work() != &g->event_work)
+			wait_event(g->revoked, !pin_revoking(g, t));
 		return persistent ? -EINVAL : 0;
 	}
 	args[0] = pin->handle;
@@ -516,6 +537,7 @@ static void gpu_event_work(struct work_struct *work)
 			list_del(&found->node);
 			spin_unlock(&g->pins_lock);
 			free_pin(found);
+			wake_up_all(&g->revoked);
 		}
 		/* only now may the GPU unmap BAR1 */
 		reg_write(g, PEVB_GPU_REG_CALLBACK_DONE, ev.handle);
@@ -838,6 +860,7 @@ static int gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&g->ring_lock);
 	init_waitqueue_head(&g->slot_free);
 	init_waitqueue_head(&g->done);
+	init_waitqueue_head(&g->revoked);
 	INIT_WORK(&g->event_work, gpu_event_work);
 	spin_lock_init(&g->pins_lock);
 	INIT_LIST_HEAD(&g->pins);

@@ -10,6 +10,13 @@
  * and pread() move data between a user buffer and the card's memory through H2C and C2H
  * descriptor chains built in DMA-coherent memory (see pevb_uapi.h).
  *
+ * It also serves NVIDIA picoevb-rdma's ioctls (picoevb_uapi.h): LEDs, the card's memory
+ * size, H2C, C2H and H2C2H runs from and to a user buffer or a CUDA surface, and pinning
+ * CUDA surfaces through the nv-p2p interface of the GPU's driver, found at run time
+ * (symbol_get): the driver loads without it, and a pin fails with ENODEV then. Every use
+ * of a surface is under its file's lock, so a surface's free callback (the GPU freeing
+ * the memory) waits until no chain of the card uses it; the handle is gone after it.
+ *
  * A transfer pins the user pages, maps them for DMA, writes one descriptor per mapped
  * segment (split at the engine's length limit) with the adjacent count the engine may
  * prefetch, starts channel 0, and sleeps until the channel's interrupt; then it checks
@@ -23,6 +30,7 @@
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -32,8 +40,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "nv-p2p.h"
 #include "pevb_regs.h"
 #include "pevb_uapi.h"
+#include "picoevb_uapi.h"
 
 #define DRV_NAME "pevb"
 #define PEVB_MAX_CARDS 8
@@ -44,6 +54,10 @@
 #define PEVB_CHUNK (1UL << 20)
 /* descriptors in one 2 KiB group: the engine prefetches adjacent ones within it */
 #define PEVB_ADJ_GROUP 64
+/* CUDA surfaces one open file may pin; their GPU pages */
+#define PEVB_MAX_SURFACES 64
+#define GPU_PAGE_SHIFT 16
+#define GPU_PAGE_SIZE (1ULL << GPU_PAGE_SHIFT)
 
 static unsigned int timeout_ms = 60000;
 module_param(timeout_ms, uint, 0644);
@@ -94,6 +108,40 @@ struct pevb_dev {
 	struct cdev cdev;
 	struct device *dev;
 	atomic64_t transfers, descriptors;
+};
+
+/* the GPU driver's nv-p2p functions, held with symbol_get() */
+struct pevb_p2p_ops {
+	typeof(&nvidia_p2p_get_pages) get_pages;
+	typeof(&nvidia_p2p_put_pages) put_pages;
+	typeof(&nvidia_p2p_dma_map_pages) dma_map_pages;
+	typeof(&nvidia_p2p_dma_unmap_pages) dma_unmap_pages;
+	typeof(&nvidia_p2p_free_page_table) free_page_table;
+};
+
+/* a CUDA surface pinned through nv-p2p, by a handle of its file's */
+struct pevb_surface {
+	struct pevb_file *file;
+	struct pevb_p2p_ops p2p;
+	int slot;			/* in the file's table; -1 once taken out of it */
+	u64 va;				/* as pinned: GPU page aligned */
+	u64 offset;			/* of the surface in its first page */
+	u64 size;
+	struct nvidia_p2p_page_table *table;
+};
+
+struct pevb_file {
+	struct pevb_dev *pd;
+	struct kref ref;		/* the open file's, and one per surface */
+	struct mutex lock;		/* the surfaces, and every run that uses one */
+	struct pevb_surface *surfaces[PEVB_MAX_SURFACES];
+};
+
+/* one side of a picoevb-rdma run: user memory, or a CUDA surface mapped for the card */
+struct pevb_side {
+	struct pevb_surface *surf;	/* NULL: user memory at addr */
+	u64 addr;
+	struct nvidia_p2p_dma_mapping *map;
 };
 
 static struct class *pevb_class;
@@ -237,36 +285,36 @@ static u32 pevb_adjacent(struct pevb_chan *ch, int i, int count)
 	return min(room, left);
 }
 
-static int pevb_build_chain(struct pevb_chan *ch, struct sg_table *sgt, u64 card)
+/* descriptors for len bytes between bus and card, after the n in the ring; the new n */
+static int pevb_add_descs(struct pevb_chan *ch, int n, u64 bus, u64 len, u64 card)
 {
-	struct scatterlist *sg;
-	int i, n = 0;
+	while (len) {
+		u32 piece = min_t(u64, len, PEVB_DESC_MAX_LEN);
+		struct pevb_desc *d;
 
-	for_each_sgtable_dma_sg(sgt, sg, i) {
-		dma_addr_t bus = sg_dma_address(sg);
-		u32 left = sg_dma_len(sg);
-
-		while (left) {
-			u32 len = min_t(u32, left, PEVB_DESC_MAX_LEN);
-			struct pevb_desc *d;
-
-			if (n == PEVB_RING)
-				return -E2BIG;
-			d = &ch->ring[n++];
-			d->length = cpu_to_le32(len);
-			if (ch->dir == PEVB_TGT_H2C) {
-				d->src = cpu_to_le64(bus);
-				d->dst = cpu_to_le64(card);
-			} else {
-				d->src = cpu_to_le64(card);
-				d->dst = cpu_to_le64(bus);
-			}
-			bus += len;
-			card += len;
-			left -= len;
+		if (n == PEVB_RING)
+			return -E2BIG;
+		d = &ch->ring[n++];
+		d->length = cpu_to_le32(piece);
+		if (ch->dir == PEVB_TGT_H2C) {
+			d->src = cpu_to_le64(bus);
+			d->dst = cpu_to_le64(card);
+		} else {
+			d->src = cpu_to_le64(card);
+			d->dst = cpu_to_le64(bus);
 		}
+		bus += piece;
+		card += piece;
+		len -= piece;
 	}
-	/* each descriptor names the next and how many follow that one contiguously */
+	return n;
+}
+
+/* each descriptor names the next and how many follow that one contiguously */
+static void pevb_link_chain(struct pevb_chan *ch, int n)
+{
+	int i;
+
 	for (i = 0; i < n; i++) {
 		u32 ctrl = (u32)PEVB_DESC_MAGIC << PEVB_DESC_MAGIC_SHIFT;
 
@@ -279,6 +327,20 @@ static int pevb_build_chain(struct pevb_chan *ch, struct sg_table *sgt, u64 card
 		}
 		ch->ring[i].control = cpu_to_le32(ctrl);
 	}
+}
+
+static int pevb_build_chain(struct pevb_chan *ch, struct sg_table *sgt, u64 card)
+{
+	struct scatterlist *sg;
+	int i, n = 0;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		n = pevb_add_descs(ch, n, sg_dma_address(sg), sg_dma_len(sg), card);
+		if (n < 0)
+			return n;
+		card += sg_dma_len(sg);
+	}
+	pevb_link_chain(ch, n);
 	return n;
 }
 
@@ -429,21 +491,302 @@ static ssize_t pevb_transfer(struct pevb_chan *ch, char __user *buf, size_t coun
 
 static ssize_t pevb_read(struct file *f, char __user *buf, size_t count, loff_t *pos)
 {
-	struct pevb_dev *pd = f->private_data;
+	struct pevb_file *pf = f->private_data;
 
-	return pevb_transfer(&pd->c2h, buf, count, pos);
+	return pevb_transfer(&pf->pd->c2h, buf, count, pos);
 }
 
 static ssize_t pevb_write(struct file *f, const char __user *buf, size_t count, loff_t *pos)
 {
-	struct pevb_dev *pd = f->private_data;
+	struct pevb_file *pf = f->private_data;
 
-	return pevb_transfer(&pd->h2c, (char __user *)buf, count, pos);
+	return pevb_transfer(&pf->pd->h2c, (char __user *)buf, count, pos);
+}
+
+/* --- CUDA surfaces through nv-p2p (the GPU's driver, found at run time) ------------- */
+
+static void pevb_p2p_put(struct pevb_p2p_ops *ops)
+{
+	if (ops->get_pages)
+		symbol_put(nvidia_p2p_get_pages);
+	if (ops->put_pages)
+		symbol_put(nvidia_p2p_put_pages);
+	if (ops->dma_map_pages)
+		symbol_put(nvidia_p2p_dma_map_pages);
+	if (ops->dma_unmap_pages)
+		symbol_put(nvidia_p2p_dma_unmap_pages);
+	if (ops->free_page_table)
+		symbol_put(nvidia_p2p_free_page_table);
+	memset(ops, 0, sizeof(*ops));
+}
+
+/* hold the GPU driver's nv-p2p functions (a hold per pinned surface); ENODEV without it */
+static int pevb_p2p_get(struct pevb_p2p_ops *ops)
+{
+	ops->get_pages = symbol_get(nvidia_p2p_get_pages);
+	ops->put_pages = symbol_get(nvidia_p2p_put_pages);
+	ops->dma_map_pages = symbol_get(nvidia_p2p_dma_map_pages);
+	ops->dma_unmap_pages = symbol_get(nvidia_p2p_dma_unmap_pages);
+	ops->free_page_table = symbol_get(nvidia_p2p_free_page_table);
+	if (ops->get_pages && ops->put_pages && ops->dma_map_pages && ops->dma_unmap_pages &&
+	    ops->free_page_table)
+		return 0;
+	pevb_p2p_put(ops);
+	return -ENODEV;
+}
+
+static void pevb_file_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct pevb_file, ref));
+}
+
+static void pevb_surface_free(struct pevb_surface *surf)
+{
+	struct pevb_file *pf = surf->file;
+
+	pevb_p2p_put(&surf->p2p);
+	kfree(surf);
+	kref_put(&pf->ref, pevb_file_free);
+}
+
+/* take the surface out of its file's table (the file's lock held): its handle is gone */
+static void pevb_surface_unlist(struct pevb_surface *surf)
+{
+	surf->file->surfaces[surf->slot] = NULL;
+	surf->slot = -1;
+}
+
+/*
+ * The GPU frees a pinned surface's memory. The file's lock waits for any run that uses
+ * the surface; then its handle is gone and its page table is freed. If an unpin or the
+ * file's release took the surface out first, that one waits in put_pages() for this
+ * callback to return and frees the surface after; otherwise the callback frees it.
+ */
+static void pevb_p2p_free_callback(void *data)
+{
+	struct pevb_surface *surf = data;
+	struct pevb_file *pf = surf->file;
+	bool mine;
+
+	mutex_lock(&pf->lock);
+	mine = surf->slot >= 0;
+	if (mine)
+		pevb_surface_unlist(surf);
+	mutex_unlock(&pf->lock);
+	surf->p2p.free_page_table(surf->table);
+	if (mine)
+		pevb_surface_free(surf);
+}
+
+/* PICOEVB_IOC_PIN_CUDA, the file's lock held */
+static int pevb_pin_cuda(struct pevb_file *pf, struct picoevb_rdma_pin_cuda *p)
+{
+	struct pevb_surface *surf;
+	int slot, ret;
+
+	if (!p->size || p->va + p->size < p->va)
+		return -EINVAL;
+	for (slot = 0; slot < PEVB_MAX_SURFACES && pf->surfaces[slot]; slot++)
+		;
+	if (slot == PEVB_MAX_SURFACES)
+		return -ENOSPC;
+	surf = kzalloc(sizeof(*surf), GFP_KERNEL);
+	if (!surf)
+		return -ENOMEM;
+	ret = pevb_p2p_get(&surf->p2p);
+	if (ret) {
+		kfree(surf);
+		return ret;
+	}
+	kref_get(&pf->ref);
+	surf->file = pf;
+	surf->slot = slot;
+	surf->va = p->va & ~(GPU_PAGE_SIZE - 1);
+	surf->offset = p->va & (GPU_PAGE_SIZE - 1);
+	surf->size = p->size;
+	/* (the callback cannot run before the table is set: it needs the file's lock) */
+	ret = surf->p2p.get_pages(0, 0, surf->va, round_up(surf->offset + p->size, GPU_PAGE_SIZE),
+				  &surf->table, pevb_p2p_free_callback, surf);
+	if (ret) {
+		pevb_surface_free(surf);
+		return ret;
+	}
+	pf->surfaces[slot] = surf;
+	p->handle = slot + 1;
+	return 0;
+}
+
+/*
+ * Release a surface taken out of its file's table. Called without the file's lock:
+ * put_pages() waits for a free callback already under way, which needs that lock.
+ */
+static void pevb_surface_release(struct pevb_surface *surf)
+{
+	surf->p2p.put_pages(0, 0, surf->va, surf->table);
+	pevb_surface_free(surf);
+}
+
+static struct pevb_surface *pevb_surface(struct pevb_file *pf, u64 handle)
+{
+	if (!handle || handle > PEVB_MAX_SURFACES)
+		return NULL;
+	return pf->surfaces[handle - 1];
+}
+
+/* a run's side: a surface by its handle, or a user buffer; EINVAL or EFAULT */
+static int pevb_side_get(struct pevb_file *pf, struct pevb_side *s, u64 value, bool cuda,
+			 u64 len)
+{
+	memset(s, 0, sizeof(*s));
+	if (!cuda) {
+		if (!access_ok(u64_to_user_ptr(value), len))
+			return -EFAULT;
+		s->addr = value;
+		return 0;
+	}
+	s->surf = pevb_surface(pf, value);
+	if (!s->surf || len > s->surf->size)
+		return -EINVAL;
+	return 0;
+}
+
+static int pevb_side_map(struct pevb_dev *pd, struct pevb_side *s)
+{
+	if (!s->surf)
+		return 0;
+	return s->surf->p2p.dma_map_pages(pd->pdev, s->surf->table, &s->map);
+}
+
+static void pevb_side_unmap(struct pevb_dev *pd, struct pevb_side *s)
+{
+	if (s->map)
+		s->surf->p2p.dma_unmap_pages(pd->pdev, s->surf->table, s->map);
+	s->map = NULL;
+}
+
+/* bytes one chain may move from the side's byte off on */
+static u64 pevb_side_room(struct pevb_side *s, u64 off)
+{
+	if (s->surf)
+		return PEVB_CHUNK;
+	return PEVB_CHUNK - ((s->addr + off) & (PAGE_SIZE - 1));
+}
+
+/* one chain: len bytes (at most the side's room) between the side at off and card */
+static int pevb_side_move(struct pevb_chan *ch, struct pevb_side *s, u64 off, u64 len, u64 card)
+{
+	u64 at, done = 0;
+	int n = 0;
+
+	if (!s->surf)
+		return pevb_chunk(ch, s->addr + off, len, card);
+	at = s->surf->offset + off;
+	while (done < len) {
+		u64 page = (at + done) >> GPU_PAGE_SHIFT;
+		u64 in = (at + done) & (GPU_PAGE_SIZE - 1);
+		u64 piece = min_t(u64, len - done, GPU_PAGE_SIZE - in);
+
+		if (page >= s->map->entries)
+			return -EINVAL;
+		n = pevb_add_descs(ch, n, s->map->dma_addresses[page] + in, piece, card + done);
+		if (n < 0)
+			return n;
+		done += piece;
+	}
+	pevb_link_chain(ch, n);
+	return pevb_run_chain(ch, n);
+}
+
+/* PICOEVB_IOC_H2C_DMA and C2H_DMA, the file's lock held: a side and card memory */
+static int pevb_picoevb_dma(struct pevb_file *pf, struct picoevb_rdma_h2c_dma *d, bool c2h)
+{
+	struct pevb_dev *pd = pf->pd;
+	struct pevb_chan *ch = c2h ? &pd->c2h : &pd->h2c;
+	/* (the C2H struct names the same two fields the other way round) */
+	u64 card = d->dst, done = 0;
+	struct pevb_side side;
+	ktime_t start;
+	int ret;
+
+	if (d->flags & ~(u64)PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA)
+		return -EINVAL;
+	if (card > pd->ram_size || d->len > pd->ram_size - card)
+		return -EINVAL;
+	ret = pevb_side_get(pf, &side, d->src, d->flags & PICOEVB_H2C_DMA_FLAG_SRC_IS_CUDA,
+			    d->len);
+	if (ret)
+		return ret;
+	start = ktime_get();
+	if (mutex_lock_interruptible(&ch->lock))
+		return -EINTR;
+	ret = pevb_side_map(pd, &side);
+	while (!ret && done < d->len) {
+		u64 len = min(d->len - done, pevb_side_room(&side, done));
+
+		ret = pevb_side_move(ch, &side, done, len, card + done);
+		done += len;
+	}
+	pevb_side_unmap(pd, &side);
+	mutex_unlock(&ch->lock);
+	d->dma_time_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
+	return ret;
+}
+
+/*
+ * PICOEVB_IOC_H2C2H_DMA, the file's lock held: src -> card memory -> dst, in pieces of
+ * at most the card's memory, each one an H2C chain to the card's offset 0 and a C2H chain
+ * back.
+ */
+static int pevb_picoevb_h2c2h(struct pevb_file *pf, struct picoevb_rdma_h2c2h_dma *d)
+{
+	struct pevb_dev *pd = pf->pd;
+	struct pevb_side src, dst;
+	u64 done = 0;
+	ktime_t start;
+	int ret;
+
+	if (d->flags & ~(u64)(PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA |
+			      PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA))
+		return -EINVAL;
+	ret = pevb_side_get(pf, &src, d->src, d->flags & PICOEVB_H2C2H_DMA_FLAG_SRC_IS_CUDA,
+			    d->len);
+	if (!ret)
+		ret = pevb_side_get(pf, &dst, d->dst,
+				    d->flags & PICOEVB_H2C2H_DMA_FLAG_DST_IS_CUDA, d->len);
+	if (ret)
+		return ret;
+	start = ktime_get();
+	if (mutex_lock_interruptible(&pd->h2c.lock))
+		return -EINTR;
+	if (mutex_lock_interruptible(&pd->c2h.lock)) {
+		mutex_unlock(&pd->h2c.lock);
+		return -EINTR;
+	}
+	ret = pevb_side_map(pd, &src);
+	if (!ret)
+		ret = pevb_side_map(pd, &dst);
+	while (!ret && done < d->len) {
+		u64 len = min3(d->len - done, pd->ram_size, pevb_side_room(&src, done));
+
+		len = min(len, pevb_side_room(&dst, done));
+		ret = pevb_side_move(&pd->h2c, &src, done, len, 0);
+		if (!ret)
+			ret = pevb_side_move(&pd->c2h, &dst, done, len, 0);
+		done += len;
+	}
+	pevb_side_unmap(pd, &dst);
+	pevb_side_unmap(pd, &src);
+	mutex_unlock(&pd->c2h.lock);
+	mutex_unlock(&pd->h2c.lock);
+	d->dma_time_ns = ktime_to_ns(ktime_sub(ktime_get(), start));
+	return ret;
 }
 
 static long pevb_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 {
-	struct pevb_dev *pd = f->private_data;
+	struct pevb_file *pf = f->private_data;
+	struct pevb_dev *pd = pf->pd;
+	void __user *uarg = (void __user *)arg;
 	struct pevb_info info = {
 		.ram_size = pd->ram_size,
 		.h2c_channels = pd->h2c_count,
@@ -453,28 +796,109 @@ static long pevb_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		.transfers = atomic64_read(&pd->transfers),
 		.descriptors = atomic64_read(&pd->descriptors),
 	};
+	union {
+		struct picoevb_rdma_pin_cuda pin;
+		struct picoevb_rdma_unpin_cuda unpin;
+		struct picoevb_rdma_card_info card;
+		struct picoevb_rdma_h2c_dma dma;
+		struct picoevb_rdma_h2c2h_dma h2c2h;
+	} a;
+	struct pevb_surface *surf = NULL;
+	int ret;
 
-	if (cmd != PEVB_IOC_INFO)
+	switch (cmd) {
+	case PEVB_IOC_INFO:
+		return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	case PICOEVB_IOC_LED:
+		/* (the LEDs' bits are the argument itself, as picoevb-rdma takes them) */
+		if (!pd->user)
+			return -ENODEV;
+		iowrite32(arg & 0x7, pd->user + PEVB_USER_LED);
+		return 0;
+	case PICOEVB_IOC_CARD_INFO:
+		a.card.fpga_ram_size = pd->ram_size;
+		return copy_to_user(uarg, &a.card, sizeof(a.card)) ? -EFAULT : 0;
+	case PICOEVB_IOC_PIN_CUDA:
+	case PICOEVB_IOC_UNPIN_CUDA:
+	case PICOEVB_IOC_H2C_DMA:
+	case PICOEVB_IOC_C2H_DMA:
+	case PICOEVB_IOC_H2C2H_DMA:
+		break;
+	default:
 		return -ENOTTY;
-	return copy_to_user((void __user *)arg, &info, sizeof(info)) ? -EFAULT : 0;
+	}
+	if (copy_from_user(&a, uarg, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	if (mutex_lock_interruptible(&pf->lock))
+		return -EINTR;
+	switch (cmd) {
+	case PICOEVB_IOC_PIN_CUDA:
+		ret = pevb_pin_cuda(pf, &a.pin);
+		break;
+	case PICOEVB_IOC_UNPIN_CUDA:
+		surf = pevb_surface(pf, a.unpin.handle);
+		ret = surf ? 0 : -EINVAL;
+		if (surf)
+			pevb_surface_unlist(surf);
+		break;
+	case PICOEVB_IOC_H2C2H_DMA:
+		ret = pevb_picoevb_h2c2h(pf, &a.h2c2h);
+		break;
+	default:
+		ret = pevb_picoevb_dma(pf, &a.dma, cmd == PICOEVB_IOC_C2H_DMA);
+	}
+	mutex_unlock(&pf->lock);
+	if (surf)
+		pevb_surface_release(surf);
+	if (!ret && (_IOC_DIR(cmd) & _IOC_READ) && copy_to_user(uarg, &a, _IOC_SIZE(cmd)))
+		ret = -EFAULT;
+	return ret;
 }
 
 static int pevb_open(struct inode *inode, struct file *f)
 {
-	f->private_data = container_of(inode->i_cdev, struct pevb_dev, cdev);
+	struct pevb_file *pf = kzalloc(sizeof(*pf), GFP_KERNEL);
+
+	if (!pf)
+		return -ENOMEM;
+	pf->pd = container_of(inode->i_cdev, struct pevb_dev, cdev);
+	kref_init(&pf->ref);
+	mutex_init(&pf->lock);
+	f->private_data = pf;
+	return 0;
+}
+
+static int pevb_release(struct inode *inode, struct file *f)
+{
+	struct pevb_file *pf = f->private_data;
+	struct pevb_surface *surf;
+	int slot;
+
+	for (slot = 0; slot < PEVB_MAX_SURFACES; slot++) {
+		mutex_lock(&pf->lock);
+		surf = pf->surfaces[slot];
+		if (surf)
+			pevb_surface_unlist(surf);
+		mutex_unlock(&pf->lock);
+		if (surf)
+			pevb_surface_release(surf);
+	}
+	/* (a callback that took its surface out itself may still hold the file) */
+	kref_put(&pf->ref, pevb_file_free);
 	return 0;
 }
 
 static loff_t pevb_llseek(struct file *f, loff_t off, int whence)
 {
-	struct pevb_dev *pd = f->private_data;
+	struct pevb_file *pf = f->private_data;
 
-	return fixed_size_llseek(f, off, whence, pd->ram_size);
+	return fixed_size_llseek(f, off, whence, pf->pd->ram_size);
 }
 
 static const struct file_operations pevb_fops = {
 	.owner = THIS_MODULE,
 	.open = pevb_open,
+	.release = pevb_release,
 	.llseek = pevb_llseek,
 	.read = pevb_read,
 	.write = pevb_write,
