@@ -122,7 +122,7 @@ $(GUEST)/lib/libcudart.so.13: $(GUEST)/lib/libcuda.so.1 $(GUEST_CUDA_SRC)
 CUDA_VENV := sim_build/cuda/venv
 CUDA_TOOLKIT ?= cuda-toolkit[nvcc]==13.0.*
 NVCC = $(firstword $(wildcard $(CUDA_VENV)/lib/python3*/site-packages/nvidia/cu13/bin/nvcc))
-GUEST_CUDA_PROGRAMS := $(GUEST)/bin/cuda-fill
+GUEST_CUDA_PROGRAMS := $(addprefix $(GUEST)/bin/,cuda-fill pevb-rdma-cuda pevb-rdma-perf)
 
 guest-cuda: $(GUEST_CUDA_PROGRAMS)
 
@@ -131,9 +131,9 @@ $(CUDA_VENV)/.installed:
 	$(CUDA_VENV)/bin/pip install -q '$(CUDA_TOOLKIT)'
 	touch $@
 
-$(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed
+$(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed guest/include/picoevb_uapi.h
 	@mkdir -p $(@D)
-	$(NVCC) --cudart shared --cudadevrt none -O2 -o $@ $< -L$(GUEST)/lib -lcuda \
+	$(NVCC) --cudart shared --cudadevrt none -O2 -Iguest/include -o $@ $< -L$(GUEST)/lib -lcuda \
 	  -Xlinker -rpath,'$$ORIGIN/../lib'
 
 $(GUEST)/bin/pevb-cuda-test: guest/tools/pevb-cuda-test.c $(GUEST_CUDA)

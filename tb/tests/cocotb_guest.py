@@ -258,6 +258,53 @@ async def test_guest_cuda_program(dut):
     assert not gpu.contexts
 
 
+@cocotb.test(timeout_time=8000, timeout_unit="ms")
+async def test_guest_rdma_cuda(dut):
+    """The project's own GPUDirect RDMA programs, built by nvcc (``make guest-cuda``), on
+    its drivers and CUDA libraries: pevb-rdma-cuda fills a cudaMalloc surface with
+    fill_surface<<<>>>, pins it and a second one through the card's driver and moves it
+    GPU -> FPGA -> GPU (H2C2H) and GPU -> FPGA -> host through the RTL, every word
+    checked, then frees a surface under the card's pin (the card driver's callback runs
+    before cudaFree returns; the handle is gone); pevb-rdma-perf times H2C and C2H runs
+    from 4 KiB to the card's memory and checks each size's data. Under shared time."""
+    tb = TB(dut)
+    records: list[dict] = []
+    enable_trace(tb, records.append)
+    script = GUEST / "tests" / "rdma.sh"
+    programs = [str(TOOLS / "pevb-rdma-cuda"), "-s", "262144", "-r", "+"]
+    programs += [str(TOOLS / "pevb-rdma-perf"), "-n", "2"]
+    command = ["/bin/sh", str(script), str(TOOLS), str(GPU_KO), str(PEVB_KO), *programs]
+    bridge = await boot(tb, command, gpu=True, time="shared")
+    status = await bridge.run(WALL_LIMIT_S)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    for line in (
+        "pevb-rdma-cuda: GPU -> FPGA -> GPU: 262144 bytes verified",
+        "pevb-rdma-cuda: GPU -> FPGA -> host: 262144 bytes verified",
+        "pevb-rdma-cuda: cudaFree under the card's pin: the handle is gone",
+        "pevb-rdma-cuda: PASSED",
+        "pevb-rdma-perf: PASSED",
+        "rdma: drivers unloaded",
+    ):
+        assert line in console, f"{line!r} missing:\n{bridge.guest.tail(60)}"
+    rates = [ln for ln in console.splitlines() if "MB/s" in ln]
+    assert len(rates) == 2 * 5, rates  # H2C and C2H, 4 KiB to the picoevb's 64 KiB
+    bar1 = [
+        r
+        for r in records
+        if r.get("link") == "fpga" and r.get("target", {}).get("kind") == "gpu_bar1"
+    ]
+    reads = sum(r["len"] for r in bar1 if r["type"] == "MRd")
+    writes = sum(r["len"] for r in bar1 if r["type"] == "MWr")
+    perf = 2 * (4 + 8 + 16 + 32 + 64) * 1024  # each size twice, each way
+    # pevb-rdma-cuda: H2C2H and H2C of 256 KiB, 64 bytes before the free; C2H2H into BAR1
+    assert (reads, writes) == (2 * 262144 + 64 + perf, 262144 + perf), (reads, writes)
+    gpu = bridge.slots[1].device
+    assert gpu.stats["free_callback"] == 1, gpu.stats
+    assert gpu.stats["LAUNCH"] == 4, gpu.stats  # two surfaces, the revoked one, perf's
+    assert tb.p2p.live_mappings() == 0 and not gpu.pins and not gpu.contexts
+
+
 async def _driver_on_intx(dut, time: str) -> None:
     tb = TB(dut)
     records: list[dict] = []

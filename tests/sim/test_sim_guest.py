@@ -63,22 +63,26 @@ def test_guest(test: str, sim: str, profile: str) -> None:
     )
 
 
-def test_guest_cuda_program(sim: str, profile: str) -> None:
-    """A CUDA program built by NVIDIA's nvcc against the project's libraries (``make
+@pytest.mark.parametrize(
+    "test, program",
+    [("test_guest_cuda_program", "cuda-fill"), ("test_guest_rdma_cuda", "pevb-rdma-cuda")],
+)
+def test_guest_cuda_program(test: str, program: str, sim: str, profile: str) -> None:
+    """CUDA programs built by NVIDIA's nvcc against the project's libraries (``make
     guest-cuda`` fetches nvcc from PyPI; without it this test skips, unless
-    ``PEVB_REQUIRE_GUEST=1``)."""
+    ``PEVB_REQUIRE_GUEST=1``): cuda-fill, and the project's GPUDirect RDMA demos."""
     _need_guest()
-    if not (TOOLS / "cuda-fill").exists():
-        why = f"{TOOLS / 'cuda-fill'} is missing: run make guest-cuda"
+    if not (TOOLS / program).exists():
+        why = f"{TOOLS / program} is missing: run make guest-cuda"
         if os.environ.get("PEVB_REQUIRE_GUEST") == "1":
             pytest.fail(f"the CUDA program is required here: {why}")
         pytest.skip(why)
     runner.run_and_check(
-        "test_guest_cuda_program",
+        test,
         sim=sim,
         profile=profile,
         module=MODULE,
-        repro="make test TESTS='tests/sim/test_sim_guest.py -k cuda_program'",
+        repro=f"make test TESTS='tests/sim/test_sim_guest.py -k {test}'",
     )
 
 
