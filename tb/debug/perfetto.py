@@ -1,7 +1,7 @@
 """The TLP trace as Chrome trace-event JSON: an interactive timeline that opens in
 Perfetto (https://ui.perfetto.dev, "Open trace file"; older Chrome's chrome://tracing too).
 
-Tracks (the format's threads), grouped in three processes:
+Tracks (the format's threads), grouped in four processes:
 
 - ``links``: one track per link and direction (``fpga up``, ``gpu down``...), a slice per
   TLP named by what it did (``MWr 256B -> GPU BAR1 pin#1 va+0x10000``), its fields in the
@@ -10,7 +10,12 @@ Tracks (the format's threads), grouped in three processes:
   last completion (where split or reordered completions show);
 - ``descriptor engines``: one track per channel (``H2C``, ``C2H``), a slice per
   descriptor from its fetch to its last data TLP, with a flow arrow to each of its data
-  TLPs on the ``fpga`` link.
+  TLPs on the ``fpga`` link;
+- ``guest GPU``: with the GPU on a Linux guest's bus, one track per CUDA context
+  (``ctx 0`` is the kernel's: nv-p2p's pins), a slice per command of the device's ring
+  from when the device took it to its answer, named by the call it serves
+  (``cudaMemcpy HtoD 1048576 B stream 0``, ``nvidia_p2p_get_pages ...``); commands in
+  flight together go side by side.
 
 ``python -m tb.debug.perfetto TRACE.jsonl [OUT.json]`` converts any trace. Times are the
 simulated time (the format's microseconds).
@@ -25,7 +30,7 @@ from pathlib import Path
 from .annotate import desc_label, tlp_label
 from .trace import read_trace
 
-LINKS_PID, TAGS_PID, ENGINES_PID = 1, 2, 3
+LINKS_PID, TAGS_PID, ENGINES_PID, GPU_PID = 1, 2, 3, 4
 # a TLP's slice lasts until the next TLP on its track, at most this long (ns); the trace
 # records when a TLP passed, not how long it took on the wire
 MAX_TLP_NS = 200
@@ -59,6 +64,7 @@ class _Tracks:
             _meta(LINKS_PID, None, "links"),
             _meta(TAGS_PID, None, "read tags"),
             _meta(ENGINES_PID, None, "descriptor engines"),
+            _meta(GPU_PID, None, "guest GPU"),
         ]
         self._tids: dict[tuple[int, str], int] = {}
         self._free: dict[int, int] = {}  # track -> where its last slice ends (ns)
@@ -165,6 +171,22 @@ def convert(records: list[dict]) -> dict:
             out.events.append(
                 {**common, "ph": "f", "bp": "e", "ts": _us(t), "pid": LINKS_PID, "tid": link_tid}
             )
+    # the guest GPU's commands, per context, from when the device took one to its answer
+    for rec in sorted((r for r in records if r.get("event") == "gpu"), key=lambda r: r["start"]):
+        start, end = round(rec["start"]), round(rec["t"])
+        ctx = f"ctx {rec['ctx']}" + (" (kernel)" if rec["ctx"] == 0 else "")
+        name = f"{rec['call']} {rec['detail']}".strip()
+        if rec["status"]:
+            name += f" -> error {rec['status']}"
+        out.slice(
+            GPU_PID,
+            out.lane(GPU_PID, ctx, start),
+            start,
+            end,
+            name=name,
+            cat="gpu",
+            args={k: v for k, v in rec.items() if k != "event"},
+        )
     return {
         "traceEvents": out.events,
         "displayTimeUnit": "ns",

@@ -351,6 +351,11 @@ class TlpTrace:
         for sink in self.sinks:
             sink(rec)
 
+    def event(self, rec: dict) -> None:
+        """Send a record of something other than a TLP (``rec["event"]`` names what: a
+        ``gpu`` command of the guest's GPU) to the sinks, in order with the TLPs'."""
+        self._emit(rec)
+
 
 def enable_trace(tb, sink: Callable[[dict], None]) -> TlpTrace:
     """Send a decoded record of every TLP on every link of ``tb`` (a

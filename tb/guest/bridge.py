@@ -239,6 +239,9 @@ class GuestBridge:
         )
         self.add_device(gpu, "gpu")
         gpu.note = self._note  # each command in the journal
+        # and in the TLP trace, named by the CUDA call it serves, once a trace is on
+        gpu.clock = lambda: int(get_sim_time("ns"))
+        gpu.on_command = lambda rec: tb.trace.event(rec) if tb.trace is not None else None
         return gpu
 
     def add_device(self, device, name: str) -> Slot:

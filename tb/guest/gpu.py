@@ -149,6 +149,65 @@ class Cmd(IntEnum):
 
 _OPCODES = frozenset(int(c) for c in Cmd)
 
+# the call of CUDA's (or nv-p2p's) each command serves, for the trace and timeline (an
+# ...Async form and a driver-API twin send the same command)
+CALLS: dict[Cmd, str] = {
+    Cmd.NOP: "nop",
+    Cmd.CTX_CREATE: "context (the process's first CUDA call)",
+    Cmd.CTX_DESTROY: "context end (the process's exit)",
+    Cmd.MEM_ALLOC: "cudaMalloc",
+    Cmd.MEM_FREE: "cudaFree",
+    Cmd.MEMCPY_HTOD: "cudaMemcpy HtoD",
+    Cmd.MEMCPY_DTOH: "cudaMemcpy DtoH",
+    Cmd.MEMSET: "cudaMemset",
+    Cmd.SYNCHRONIZE: "cudaDeviceSynchronize",
+    Cmd.P2P_GET_PAGES: "nvidia_p2p_get_pages",
+    Cmd.P2P_PUT_PAGES: "nvidia_p2p_put_pages",
+    Cmd.P2P_GET_PAGES_PERSISTENT: "nvidia_p2p_get_pages_persistent",
+    Cmd.P2P_PUT_PAGES_PERSISTENT: "nvidia_p2p_put_pages_persistent",
+    Cmd.STREAM_CREATE: "cudaStreamCreate",
+    Cmd.STREAM_DESTROY: "cudaStreamDestroy",
+    Cmd.STREAM_SYNCHRONIZE: "cudaStreamSynchronize",
+    Cmd.STREAM_QUERY: "cudaStreamQuery",
+    Cmd.EVENT_CREATE: "cudaEventCreate",
+    Cmd.EVENT_DESTROY: "cudaEventDestroy",
+    Cmd.EVENT_RECORD: "cudaEventRecord",
+    Cmd.EVENT_QUERY: "cudaEventQuery",
+    Cmd.EVENT_SYNCHRONIZE: "cudaEventSynchronize",
+    Cmd.EVENT_ELAPSED: "cudaEventElapsedTime",
+    Cmd.STREAM_WAIT_EVENT: "cudaStreamWaitEvent",
+    Cmd.WRITE_VALUE: "cuStreamWriteValue",
+    Cmd.WAIT_VALUE: "cuStreamWaitValue",
+    Cmd.MEMCPY_DTOD: "cudaMemcpy DtoD",
+    Cmd.LAUNCH: "cudaLaunchKernel",
+    Cmd.KERNEL_LOOKUP: "kernel lookup (a kernel's first launch)",
+    Cmd.POINTER_SET: "cuPointerSetAttribute",
+    Cmd.POINTER_GET: "cuPointerGetAttribute",
+    Cmd.DEVICE_ATTRIBUTE: "cudaDeviceGetAttribute",
+    Cmd.MEM_GET_INFO: "cudaMemGetInfo",
+}
+
+
+def _detail(opcode: int, args) -> str:
+    """What a command was about, in a few words (its sizes, pointers, kernel)."""
+    if opcode == Cmd.LAUNCH:
+        ident = args[0] & 0xFFFFFFFF
+        name = _KERNEL_LIST[ident].name if ident < len(_KERNEL_LIST) else f"kernel {ident}"
+        grid = (args[1] & 0xFFFFFFFF, args[1] >> 32, args[2] & 0xFFFFFFFF)
+        block = (args[2] >> 32, args[3] & 0xFFFFFFFF, args[3] >> 32)
+        return f"{name}<<<{grid}, {block}>>> stream {args[0] >> 32}"
+    if opcode in (Cmd.MEMCPY_HTOD, Cmd.MEMCPY_DTOH, Cmd.MEMCPY_DTOD, Cmd.MEMSET):
+        return f"{args[2]} B stream {args[3]}"
+    if opcode == Cmd.MEM_ALLOC:
+        return f"{args[0]} B"
+    if opcode in (Cmd.MEM_FREE, Cmd.P2P_PUT_PAGES, Cmd.P2P_PUT_PAGES_PERSISTENT):
+        return f"0x{args[1 if opcode != Cmd.MEM_FREE else 0]:x}"
+    if opcode in (Cmd.P2P_GET_PAGES, Cmd.P2P_GET_PAGES_PERSISTENT):
+        return f"0x{args[0]:x} + {args[1]} B"
+    if opcode in (Cmd.WRITE_VALUE, Cmd.WAIT_VALUE):
+        return f"0x{args[1]:x} {args[4] * 8}-bit value {args[2]} stream {args[0]}"
+    return ""
+
 
 def _ring_size_ok(n: int) -> bool:
     """A ring's entries: a power of two, 1 to MAX_RING."""
@@ -193,6 +252,10 @@ class GuestGpu:
         self.msi: Callable[[int], None] | None = None
         # called with a line for each command run (the bridge's journal)
         self.note: Callable[[str], None] | None = None
+        # called with a record of each command run (the TLP trace's ``gpu`` events), and
+        # the clock (ns) their times come from
+        self.on_command: Callable[[dict], None] | None = None
+        self.clock: Callable[[], int] | None = None
         self.stats: collections.Counter[str] = collections.Counter()
         self.contexts: dict[int, CudaRuntime] = {}
         self._allocations: dict[int, set[int]] = {}
@@ -451,10 +514,27 @@ class GuestGpu:
     async def _command(self, slot: int, entry: tuple) -> None:
         """Run one command and answer it: its status and result, its done flag, an MSI."""
         try:
+            start = self.clock() if self.clock is not None else 0
             status, result = await self._execute(entry[0], entry[1], entry[2:7])
+            name = Cmd(entry[0]).name if entry[0] in _OPCODES else f"opcode {entry[0]}"
             if self.note is not None:
-                name = Cmd(entry[0]).name if entry[0] in _OPCODES else f"opcode {entry[0]}"
                 self.note(f"GPU {name} ctx {entry[1]}: status {status} result 0x{result:x}")
+            if self.on_command is not None and self.clock is not None:
+                known = entry[0] in _OPCODES
+                self.on_command(
+                    {
+                        "t": self.clock(),
+                        "event": "gpu",
+                        "start": start,
+                        "cmd": name,
+                        "call": CALLS[Cmd(entry[0])] if known else name,
+                        "detail": _detail(entry[0], entry[2:7]) if known else "",
+                        "ctx": entry[1],
+                        "entry": (slot - self._ring_base) // ENTRY_SIZE,
+                        "status": status,
+                        "result": result,
+                    }
+                )
             try:
                 self.mem.write(
                     slot + _STATUS_OFFSET, struct.pack("<iIQ", status, FLAG_DONE, result)

@@ -302,6 +302,13 @@ async def test_guest_rdma_cuda(dut):
     gpu = bridge.slots[1].device
     assert gpu.stats["free_callback"] == 1, gpu.stats
     assert gpu.stats["LAUNCH"] == 4, gpu.stats  # two surfaces, the revoked one, perf's
+    # the trace names the GPU's commands by the calls they serve, the kernel's pins too
+    calls = [(r["ctx"], r["call"], r["detail"]) for r in records if r.get("event") == "gpu"]
+    assert len(calls) == sum(v for k, v in gpu.stats.items() if k.isupper()), gpu.stats
+    # pevb-rdma-cuda: two surfaces, three pieces of the first, the revoked one; perf: two
+    assert sum(c[1] == "nvidia_p2p_get_pages" and c[0] == 0 for c in calls) == 2 + 3 + 1 + 2
+    launches = [c for c in calls if c[1] == "cudaLaunchKernel"]
+    assert len(launches) == 4 and all(c[2].startswith("fill_surface<<<") for c in launches)
     assert tb.p2p.live_mappings() == 0 and not gpu.pins and not gpu.contexts
 
 

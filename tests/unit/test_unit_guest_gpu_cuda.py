@@ -228,3 +228,53 @@ def test_copies_on_streams_keep_stream_order() -> None:
     r.call(Cmd.WRITE_VALUE, 0, flag, 1, 0, 4)
     assert r.wait(back) == (0, 0)
     assert r.ram.read(BUF + 64, 12) == b"peer-to-peer"
+
+
+def test_each_command_is_a_named_record_for_the_trace_and_timeline() -> None:
+    """Every command the device answers is a ``gpu`` record (the TLP trace's events):
+    taken and answered times, the CUDA call it serves and what about (a kernel by name,
+    a copy's bytes), its context and status; the Perfetto timeline puts the commands on
+    a track per context, a command that waited spanning the time it waited."""
+    from tb.debug import perfetto
+
+    from .test_unit_perfetto import check_trace_event_format
+
+    r = Rig()
+    records: list[dict] = []
+    r.dev.clock = lambda: int(r.vt.now_ns())
+    r.dev.on_command = records.append
+    flag = r.call(Cmd.MEM_ALLOC, 4096)
+    out = r.call(Cmd.MEM_ALLOC, 32 * 32 * 4)
+    r.call(Cmd.MEMSET, flag, 0, 4096, 0)
+    name = b"fill_surface"
+    r.ram.write(BUF, name)
+    kernel = r.call(Cmd.KERNEL_LOOKUP, BUF, len(name))
+    r.ram.write(BUF + 0x100, struct.pack("<IIQI", 12, 0, out, 7))
+    r.call(Cmd.LAUNCH, kernel, 2 | 2 << 32, 1 | 16 << 32, 16 | 1 << 32, BUF + 0x100)
+    s = r.call(Cmd.STREAM_CREATE, 1)
+    r.call(Cmd.WAIT_VALUE, s, flag, 1, 0, 4)
+    sync = r.post(Cmd.STREAM_SYNCHRONIZE, s)
+    r.run(50_000)
+    r.call(Cmd.WRITE_VALUE, 0, flag, 1, 0, 4)
+    r.wait(sync)
+    r.call(Cmd.MEM_FREE, 0xDEAD, want=cudaError.cudaErrorInvalidValue)
+    assert [x["cmd"] for x in records[:3]] == ["MEM_ALLOC", "MEM_ALLOC", "MEMSET"]
+    assert records[0]["call"] == "cudaMalloc" and records[0]["detail"] == "4096 B"
+    launch = next(x for x in records if x["cmd"] == "LAUNCH")
+    assert launch["call"] == "cudaLaunchKernel"
+    assert launch["detail"].startswith("fill_surface<<<(2, 2, 1), (16, 16, 1)>>>"), launch
+    waited = next(x for x in records if x["cmd"] == "STREAM_SYNCHRONIZE")
+    assert waited["t"] - waited["start"] >= 50_000  # it waited for the value
+    assert records[-1]["status"] == cudaError.cudaErrorInvalidValue
+    assert all(x["event"] == "gpu" and x["ctx"] == r.ctx and x["t"] >= x["start"] for x in records)
+    events = check_trace_event_format(perfetto.convert(records))
+    track = {
+        e["tid"]
+        for e in events
+        if e["ph"] == "M" and e["pid"] == perfetto.GPU_PID and e["args"]["name"] == f"ctx {r.ctx}"
+    }
+    slices = [e for e in events if e["ph"] == "X" and e["pid"] == perfetto.GPU_PID]
+    assert len(slices) == len(records) and {e["tid"] for e in slices} >= track
+    assert any(e["name"].startswith("cudaLaunchKernel fill_surface<<<") for e in slices)
+    failed = f"-> error {int(cudaError.cudaErrorInvalidValue)}"
+    assert any(e["name"].endswith(failed) for e in slices)
