@@ -100,7 +100,8 @@ GUEST_CUDA_SRC := $(wildcard guest/cuda/*.c guest/cuda/*.h guest/cuda/*.map) \
 # (CUDA's calls take arguments the model has no use for)
 GUEST_CUDA_CFLAGS := $(GUEST_CFLAGS) -Wno-unused-parameter -Iguest/cuda -pthread
 
-guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS) $(GUEST_CUDA) $(GUEST)/bin/pevb-cuda-test
+guest: $(GUEST)/linux $(GUEST_TOOLS) $(GUEST_DRIVERS) $(GUEST_CUDA) $(GUEST)/bin/pevb-cuda-test \
+  $(GUEST)/bin/pevb-cuda-bench
 
 # the guest's CUDA libraries (guest/cuda/): NVIDIA's SONAMEs, and the link names a
 # program's build looks for (-lcuda, -lcudart)
@@ -136,7 +137,7 @@ $(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed g
 	$(NVCC) --cudart shared --cudadevrt none -O2 -Iguest/include -o $@ $< -L$(GUEST)/lib -lcuda \
 	  -Xlinker -rpath,'$$ORIGIN/../lib'
 
-$(GUEST)/bin/pevb-cuda-test: guest/tools/pevb-cuda-test.c $(GUEST_CUDA)
+$(GUEST)/bin/pevb-cuda-test $(GUEST)/bin/pevb-cuda-bench: $(GUEST)/bin/%: guest/tools/%.c $(GUEST_CUDA)
 	@mkdir -p $(@D)
 	$(CC) $(GUEST_CUDA_CFLAGS) -o $@ $< -L$(GUEST)/lib -lcudart -lcuda \
 	  -Wl,-rpath,'$$ORIGIN/../lib'

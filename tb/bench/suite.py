@@ -1,6 +1,7 @@
-"""``make bench`` (``python -m tb.bench [--quick] [--only engine,desc,e2e,gpu,speed,demo]
-[--docs]``): engine efficiency against the link's payload ceiling, descriptor overhead,
-end-to-end driver figures and simulator speed, written to ``sim_build/bench/``. The
+"""``make bench`` (``python -m tb.bench [--quick]
+[--only engine,desc,e2e,gpu,speed,demo,guest] [--docs]``): engine efficiency against the
+link's payload ceiling, descriptor overhead, end-to-end driver figures, simulator speed
+and the Linux guest's CUDA figures, written to ``sim_build/bench/``. The
 method is in docs/performance.md and docs/internals.md.
 """
 
@@ -44,6 +45,9 @@ MAX_DESCRIPTORS = 2048  # one chain's worth (driver_model.desc.MAX_CHAIN)
 ENGINE_TARGET, DESC_TARGET = 0.95, 0.90
 GPU_COPY_TARGET = 0.90  # issue 56
 DEMO_WALL_TARGET_S = 10.0  # the 4 MiB demo on Verilator, the fastest model
+# issue 65: a guest C program's 1 MiB cudaMemcpy within 2x of the Python API's; the 4 MiB
+# rdma-cuda in the guest on Verilator within 2 minutes
+GUEST_COPY_RATIO, GUEST_RDMA_WALL_S = 2.0, 120.0
 # simulated us per wall second, the fastest model (issue 36's targets)
 SPEED_TARGET_US = {
     ("verilator", "gen3x8"): 400.0,
@@ -128,6 +132,37 @@ def bench_gpu(sim: str, quick: bool) -> list[dict]:
             }
         )
     rows.append({"doorbell_ns": r["doorbell_ns"]})
+    return rows
+
+
+def bench_guest(quick: bool) -> list[dict]:
+    """The Linux guest on Verilator (tb/bench/guest.py): a C program's 1 MiB cudaMemcpy
+    against the Python API's, and the 4 MiB rdma-cuda demo's wall time (not with
+    ``quick``). Nothing without the guest (``make guest``, ``make guest-cuda``)."""
+    from ..guest.uml import TOOLS, missing
+
+    why = missing()
+    if why is None and not (TOOLS / "pevb-rdma-cuda").exists():
+        why = "no pevb-rdma-cuda (make guest-cuda)"
+    if why is not None:
+        print(f"bench: guest rows skipped: {why}")
+        return []
+    module = f"{runner.PACKAGE}.bench.guest"
+    r = run_bench("bench_guest_cuda", module, "guest-cuda", sim="verilator", profile="picoevb")
+    rows: list[dict] = [
+        {
+            "copy": way,
+            "bytes": r["bytes"],
+            "guest_us": r["guest_ns"][way] / 1e3,
+            "python_us": r["python_ns"][way] / 1e3,
+            "stream_us": r["stream_ns"][way] / 1e3,
+            "ratio": r["guest_ns"][way] / r["stream_ns"][way],
+        }
+        for way in ("HtoD", "DtoH")
+    ]
+    if not quick:
+        d = run_bench("bench_guest_rdma", module, "guest-rdma", sim="verilator", profile="picoevb")
+        rows.append({"rdma_bytes": d["bytes"], "wall_s": d["wall_s"]})
     return rows
 
 
@@ -395,6 +430,34 @@ def table(res: dict) -> str:
             f"{d['sim_ms']:.1f} ms simulated, DMA {d['mb_s']:.0f} MB/s).",
             "",
         ]
+    copies = [r for r in res.get("guest", []) if "copy" in r]
+    if copies:
+        out += [
+            "The Linux guest on Verilator, free-running: a C program's `cudaMemcpy` on the "
+            "project's CUDA libraries (timed in the guest) and the same copy through the "
+            "Python API (timed in the simulation's process): `cudaMemcpy`, which takes no "
+            "simulated time, and the stream copy the GPU device runs for the guest's "
+            "command, each run to its end through its device time (the guest's "
+            "copies run the same, in its loop's steady state). Wall time per copy:",
+            "",
+            "| copy | bytes | guest us | Python `cudaMemcpy` us | Python stream copy us "
+            "| guest / stream copy |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {r['copy']} | {r['bytes']} | {r['guest_us']:.0f} | {r['python_us']:.0f} "
+            f"| {r['stream_us']:.0f} | {r['ratio']:.2f} |"
+            for r in copies
+        ]
+        out.append("")
+    for r in res.get("guest", []):
+        if "rdma_bytes" in r:
+            out += [
+                f"`pevb-rdma-cuda -s {r['rdma_bytes']}` in the guest (GPU -> FPGA -> GPU "
+                f"through the RTL, Verilator, free-running): {r['wall_s']:.1f} s wall "
+                "from the simulation's start to the guest's exit.",
+                "",
+            ]
     if res.get("targets"):
         out += ["| target | measured | met |", "|---|---|---|"]
         out += [f"| {t['target']} | {t['measured']} | {_ok(t['met'])} |" for t in res["targets"]]
@@ -456,6 +519,25 @@ def targets(res: dict) -> list[dict]:
                     "met": d["kernel"] <= d["host"],
                 }
             )
+    for r in res.get("guest", []):
+        if "copy" in r:
+            out.append(
+                {
+                    "target": f"the guest's 1 MiB cudaMemcpy {r['copy']} within "
+                    f"{GUEST_COPY_RATIO:.0f}x of the Python API's same stream copy",
+                    "measured": f"{r['ratio']:.2f}x ({r['guest_us']:.0f} us)",
+                    "met": r["bytes"] == MIB and r["ratio"] <= GUEST_COPY_RATIO,
+                }
+            )
+        elif "rdma_bytes" in r:
+            out.append(
+                {
+                    "target": f"4 MiB rdma-cuda in the guest on Verilator < "
+                    f"{GUEST_RDMA_WALL_S:.0f} s",
+                    "measured": f"{r['wall_s']:.1f} s",
+                    "met": r["rdma_bytes"] == 4 * MIB and r["wall_s"] < GUEST_RDMA_WALL_S,
+                }
+            )
     demos = [d for d in res.get("demo", []) if d["demo"].endswith("1024x1024")]
     if demos:
         best = min(demos, key=lambda d: d["wall_s"])
@@ -491,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         help="simulator of the engine, descriptor and end-to-end figures",
     )
     ap.add_argument("--quick", action="store_true", help="smaller transfers (a smoke run)")
-    ap.add_argument("--only", default="engine,desc,e2e,gpu,speed,demo")
+    ap.add_argument("--only", default="engine,desc,e2e,gpu,speed,demo,guest")
     ap.add_argument(
         "--docs",
         action="store_true",
@@ -516,6 +598,7 @@ def main(argv: list[str] | None = None) -> int:
         ("gpu", lambda: bench_gpu(a.sim, a.quick)),
         ("speed", lambda: bench_speed(a.quick)),
         ("demo", lambda: bench_demo(a.quick)),
+        ("guest", lambda: bench_guest(a.quick)),
     ]
     chosen = [(name, step) for name, step in steps if name in parts]
     for i, (name, step) in enumerate(chosen, 1):

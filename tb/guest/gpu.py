@@ -84,6 +84,9 @@ STATUS_EVENT_LOST = 1 << 1  # an event found no room (or no event ring)
 
 EVENT = struct.Struct("<IIQ")  # type, flags, handle
 EVENT_SIZE = 16
+# an entry the device wrote and the driver has not taken: the driver finds events by
+# this flag in its own memory (no register read), and clears it as it takes each one
+EVENT_FLAG_VALID = 1 << 0
 EVENT_P2P_FREE = 1  # run the free callback of pin ``handle``, then write REG_CALLBACK_DONE
 # how long (simulated ns) a command that freed pinned memory waits for their callbacks
 CALLBACK_WAIT_NS = 1_000_000_000
@@ -418,7 +421,7 @@ class GuestGpu:
             if not _ring_size_ok(n) or self.mem is None or full:
                 raise GuestProtocolError("no room")
             slot = self._event_base + (self._event_head % n) * EVENT_SIZE
-            self.mem.write(slot, EVENT.pack(kind, 0, handle))
+            self.mem.write(slot, EVENT.pack(kind, EVENT_FLAG_VALID, handle))
         except GuestProtocolError:
             self._status |= STATUS_EVENT_LOST
             return False

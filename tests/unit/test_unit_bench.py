@@ -128,9 +128,31 @@ def test_targets_say_which_are_met() -> None:
                 "mb_s": 300.0,
             },
         ],
+        "guest": [
+            {
+                "copy": "HtoD",
+                "bytes": 1 << 20,
+                "guest_us": 1300.0,
+                "python_us": 600.0,
+                "stream_us": 1200.0,
+                "ratio": 1300 / 1200,
+            },
+            {
+                "copy": "DtoH",
+                "bytes": 1 << 20,
+                "guest_us": 4000.0,
+                "python_us": 160.0,
+                "stream_us": 1800.0,
+                "ratio": 4000 / 1800,
+            },
+            {"rdma_bytes": 4 << 20, "wall_s": 61.5},
+        ],
     }
     got = {t["target"]: t["met"] for t in bench.targets(res)}
     assert got == {
+        "the guest's 1 MiB cudaMemcpy HtoD within 2x of the Python API's same stream copy": True,
+        "the guest's 1 MiB cudaMemcpy DtoH within 2x of the Python API's same stream copy": False,
+        "4 MiB rdma-cuda in the guest on Verilator < 120 s": True,
         "gen3x8 H2C 1 MiB >= 95% of the ceiling (Run->IRQ)": True,
         "gen3x8 C2H 1 MiB >= 95% of the ceiling (Run->IRQ)": False,
         "gen3x8 H2C 4 KiB descriptors >= 90% of 1 MiB": True,
@@ -148,6 +170,8 @@ def test_targets_say_which_are_met() -> None:
     assert "ARGS=1024x1024`, transactors model: 12.5 s wall" in text
     assert "| icarus | gen3x8 | beats | 60.0 | 15000 |" in text
     assert "| icarus | gen3x8 | exact | 20.0 | 5000 |" in text
+    assert "| HtoD | 1048576 | 1300 | 600 | 1200 | 1.08 |" in text
+    assert "`pevb-rdma-cuda -s 4194304` in the guest" in text and "61.5 s wall" in text
 
 
 def test_profile_breakdown_by_part() -> None:

@@ -19,6 +19,7 @@ from tb.guest.gpu import (
     ENTRY,
     ENTRY_SIZE,
     EVENT,
+    EVENT_FLAG_VALID,
     EVENT_P2P_FREE,
     EVENT_SIZE,
     FLAG_DONE,
@@ -350,7 +351,8 @@ def test_p2p_pages_free_callback_and_release() -> None:
         (f,) = await r.apost((Cmd.MEM_FREE, ctx, va))
         await r.settle()
         assert await r.areg(REG_EVENT_HEAD) == 1 and len(r.msis) > msis
-        assert EVENT.unpack(r.ram.read(EVENTS, EVENT_SIZE)) == (EVENT_P2P_FREE, 0, handle)
+        got = EVENT.unpack(r.ram.read(EVENTS, EVENT_SIZE))
+        assert got == (EVENT_P2P_FREE, EVENT_FLAG_VALID, handle)
         assert r.answer(f)[1] == 0, "cudaFree returned before the free callback"
         assert pin.state == PinState.REVOKING, "BAR1 unmapped before the callback returned"
         await r.areg(REG_EVENT_TAIL, 1)
@@ -440,6 +442,7 @@ def test_the_c_header_is_the_device() -> None:
         "EVENT_SIZE": gpu.EVENT_SIZE,
         "FLAG_DONE": gpu.FLAG_DONE,
         "EVENT_P2P_FREE": gpu.EVENT_P2P_FREE,
+        "EVENT_FLAG_VALID": gpu.EVENT_FLAG_VALID,
     }
     for name in dir(gpu):
         if name.startswith(("REG_", "CONTROL_", "STATUS_")):

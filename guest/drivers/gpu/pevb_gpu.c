@@ -511,10 +511,18 @@ static void gpu_event_work(struct work_struct *work)
 	struct pevb_gpu_event ev;
 	struct gpu_pin_rec *pin, *found;
 
-	while (g->event_tail != reg_read(g, PEVB_GPU_REG_EVENT_HEAD)) {
+	/* the device marks each entry it writes; no register read on the way */
+	for (;;) {
+		struct pevb_gpu_event *slot = &g->events[g->event_tail % EVENT_ENTRIES];
+
+		if (!(READ_ONCE(slot->flags) & PEVB_GPU_EVENT_FLAG_VALID))
+			break;
 		dma_rmb();
-		ev = g->events[g->event_tail % EVENT_ENTRIES];
+		ev = *slot;
+		WRITE_ONCE(slot->flags, 0);
 		g->event_tail++;
+		/* (the entry is free again once the device sees the tail pass it) */
+		wmb();
 		reg_write(g, PEVB_GPU_REG_EVENT_TAIL, g->event_tail);
 		if (ev.type != PEVB_GPU_EVENT_P2P_FREE) {
 			dev_warn(&g->pdev->dev, "event of type %u ignored\n", ev.type);
