@@ -20,6 +20,9 @@ cocotb and cocotbext-pcie they were verified with.
   from it :mod:`.hardip_speed`, the base model's per-cycle loops woken only on work;
 - :mod:`.cfg_ext`, :mod:`.pcie_id`: the configuration extend interface and the IDs from
   ports;
+- :mod:`.upstream`: what the extensions rest on in cocotb and cocotbext-pcie, each
+  by a fingerprint of its source as verified (a test fails when the installed code
+  differs);
 - :mod:`.fastpaths`: faster equivalents of hot spots of cocotbext-pcie (``Tlp.fmt_type``,
   ``Tlp.check``, ``Tlp.__init__``, the routing matches, ``PcieId``, ``dword_parity`` and
   ``update_parity``, the UltraScale+ TLP's packers and unpackers, the ``TlpType`` hash).
