@@ -11,6 +11,7 @@ the module fails its own bench before any system test.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -58,6 +59,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"AXIS_PCIE_DATA_WIDTH": 64},),
     ),
+    "pevb_rr_arb": Bench(
+        ("pevb_rr_arb.v",),
+        ({"N": 1}, {"N": 2}, {"N": 3}, {"N": 4}, {"N": 5}, {"N": 32}),
+        ({"N": 5},),
+    ),
+    "pevb_cc_mux": Bench(
+        ("pevb_cc_mux.v",),
+        tuple({"AXIS_PCIE_DATA_WIDTH": w} for w in (64, 128, 256, 512)),
+        ({"AXIS_PCIE_DATA_WIDTH": 512},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
@@ -101,17 +112,24 @@ def run(module: str, sim: str, params: dict[str, int], seed: int | None = None) 
             log_file=bdir / "build.log",
         )
         results = bdir / "results.xml"
-        env = {"PEVB_BENCH_PARAMS": json.dumps(params)}
-        runner.test(
-            test_module=f"{MODULE_PACKAGE}.{module}",
-            hdl_toplevel=module,
-            build_dir=bdir,
-            test_dir=bdir,
-            results_xml=results,
-            extra_env=env | {"PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
-            seed=seed,
-            log_file=bdir / "sim.log",
-        )
+        results.unlink(missing_ok=True)
+        path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+        env = {"PEVB_BENCH_PARAMS": json.dumps(params), "PYTHONPATH": path}
+        # (cocotb's runner ends with SystemExit when a test failed: the results say which)
+        with contextlib.suppress(SystemExit):
+            runner.test(
+                test_module=f"{MODULE_PACKAGE}.{module}",
+                hdl_toplevel=module,
+                build_dir=bdir,
+                test_dir=bdir,
+                results_xml=results,
+                extra_env=env
+                | {"PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+                seed=seed,
+                log_file=bdir / "sim.log",
+            )
+    if not results.exists():
+        raise RuntimeError(f"{module} {params} on {sim}: no results (log: {bdir / 'sim.log'})")
     failed = failures(results)
     if failed:
         raise RuntimeError(
