@@ -19,7 +19,7 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 # (and the strict build fails)
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence"]
-# a link to a source file (../tb/ext/lean.py) is not a page: shown as given, not resolved
+# a link to a source file (../tb/models/link.py) is not a page: shown as given, not resolved
 myst_all_links_external = False
 nitpicky = True
 

@@ -13,8 +13,9 @@ cocotb and cocotbext-pcie they were verified with.
   once (it replaces cocotb's private ``_schedule_write``);
 - :mod:`.transactors`: the transactor model's streams (RTL-side transactors, once per
   TLP);
-- :mod:`.streams`: the hard IP's streams driven from Python a beat at a time (the lean
-  model, for a build without the transactors); :mod:`.signals`: the signal I/O both use;
+- :mod:`.streams`: the hard IP's streams driven from Python a beat at a time (the
+  beat-level model, for a build without the transactors); :mod:`.signals`: the signal
+  I/O both use;
 - :mod:`.hardip`: the hard IP's behaviour beyond cocotbext-pcie's model (completion
   timeout, FLR, hot reset, link down, bus-master and memory-space enables), and apart
   from it :mod:`.hardip_speed`, the base model's per-cycle loops woken only on work;

@@ -1,7 +1,8 @@
 """The hard IP's streams driven from Python a beat at a time, for a build without the
-RTL-side transactors (the lean model): the UltraScale+ model's CQ/CC/RQ/RC sources and
-sinks (``cocotbext.pcie.xilinx.us.interface``) each run one coroutine per clock edge, and only
-while they have a beat to move or the RTL holds tvalid. The exact ones run two per
+RTL-side transactors (the beat-level model, ``beats``): the UltraScale+ model's
+CQ/CC/RQ/RC sources and sinks (``cocotbext.pcie.xilinx.us.interface``) each run one
+coroutine per clock edge, and only while they have a beat to move or the RTL holds
+tvalid. The exact ones run two per
 interface and beat: one on the clock and one that packs or unpacks the beat, handing it
 over through events. Here that second one, cocotbext-pcie's own frame packer or unpacker
 (its ``_run``, straddle included), is stepped by hand from the clock coroutine as a plain

@@ -7,7 +7,7 @@ TLP that passes: about 20 task resumes per TLP between the FPGA and the GPU, whi
 more wall time than the TLP's own work. Here the same steps happen at the same simulated
 times, with fewer wake-ups:
 
-- :class:`Timeline`: the times at which a lean link has work (a TLP or credit update
+- :class:`Timeline`: the times at which a TLP-level link has work (a TLP or credit update
   arriving, a transmitter's wire free again, a flow-control update timer expiring) are
   kept in one heap. One simulator timer callback, set for the earliest, runs everything
   due at that time in the order it was scheduled; no task is resumed for it. Work that

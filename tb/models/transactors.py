@@ -10,7 +10,7 @@ buffer of beats per stream and moves them at one per clock:
   then its write pointer. Below 512 bits with one segment a pass over the whole frame
   does what cocotbext-pcie's packer (the source's ``_run``) does beat by beat (checked
   against it, tests/unit/test_unit_xact_per_tlp.py); otherwise that packer itself,
-  stepped by hand as in the lean model. The transactor puts a beat on the bus on every
+  stepped by hand as in the beat-level model. The transactor puts a beat on the bus on every
   edge the cocotbext-pcie source would: when the bus is free and the stream not paused.
 - RQ and CC (RTL to model): the transactor stores every beat the RTL hands over and
   counts the TLPs that end. A change of that count (a simulator value-change callback,

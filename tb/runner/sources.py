@@ -35,7 +35,7 @@ TOPLEVEL = opt.CARD
 DROPIN_TOPLEVEL = opt.DROPIN
 DROPIN_DIR = HDL_DIR / "dropin"
 TOPLEVELS = (TOPLEVEL, DROPIN_TOPLEVEL)
-# the transactor model (tb/ext/xact.py) builds the hard IP's user interface with its
+# the transactor model (tb/models/transactors.py) builds the hard IP's user interface with its
 # stream transactors (define PEVB_HIP_XACT); the card then sits in a simulation wrapper
 # with that interface beside it, as the drop-in has it inside
 XACT_DEFINE = "PEVB_HIP_XACT"

@@ -1,4 +1,4 @@
-"""cocotb tests of the transactor model's own machinery (tb/ext/xact.py,
+"""cocotb tests of the transactor model's own machinery (tb/models/transactors.py,
 tb/verilog/pevb_xact_*.v), on a transactor build (the plan runs this module with
 PEVB_MODEL=transactors): stalls played from the pattern, restarted and stopped."""
 

@@ -159,3 +159,24 @@ def test_path_checker_sees_what_is_missing(tmp_path: Path):
     assert "tb.env.system" not in found and "make test" not in found
     missing = [p for p in found if not path_exists(p, tmp_path)]
     assert missing == ["tb/env/farm.py", "tb/env/{system,gone}.py", "tb/regress/", "tb/env/x.py"]
+
+
+def test_diagrams_are_plain_text_blocks() -> None:
+    """A fenced block that draws (boxes, arrows, columns) says ``text``: a block with no
+    language is highlighted as code, and words such as ``in`` and ``for`` come out
+    coloured inside a diagram."""
+    drawing = re.compile(r"[+|]-{2,}|-{2,}[+>|]|\|\s{2,}")
+    bad = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        lang, body, start = None, [], 0
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            if line.startswith("```"):
+                if lang is None:
+                    lang, body, start = line[3:].strip(), [], n
+                    continue
+                if not lang and drawing.search("\n".join(body)):
+                    bad.append(f"{page.name}:{start}")
+                lang = None
+            elif lang is not None:
+                body.append(line)
+    assert not bad, f"diagrams in blocks with no language (make them ```text): {bad}"

@@ -1,4 +1,4 @@
-"""tb/ext/fastpaths.py against cocotbext-pcie's own code: on random TLPs of every type
+"""tb/models/fastpaths.py against cocotbext-pcie's own code: on random TLPs of every type
 (valid, and broken in each way Tlp.check knows, and codes that are no type) the fast
 ``fmt_type``, ``check`` and routing matches (against random BARs and bridge windows) give
 the original's answer, its exception and its message; so does ``PcieId``."""
@@ -346,7 +346,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_importing_patches_nothing():
-    """Importing the testbench (the system builder, the lean model, the hard IP) leaves
+    """Importing the testbench (the system builder, the beat-level model, the hard IP) leaves
     cocotbext-pcie as it is; only install() patches it."""
     out = _python(
         "from cocotbext.pcie.core.tlp import Tlp\n"

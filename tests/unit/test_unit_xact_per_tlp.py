@@ -1,4 +1,4 @@
-"""The transactor model's per-TLP passes (tb/ext/xact.py) against cocotbext-pcie's own
+"""The transactor model's per-TLP passes (tb/models/transactors.py) against cocotbext-pcie's own
 per-beat code, stepped by hand as the model steps it below 512 bits:
 
 - unpacking RQ and CC beats (``_TransactorSink._unpack``) against ``RqSink._run`` and
