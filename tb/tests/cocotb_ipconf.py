@@ -1,7 +1,8 @@
-"""cocotb tests of user designs around the drop-in configured as the suite's profiles are
-not (``tb/verilog/ipconf_*_top.v``): an IP instance named ``xdma_ip``, a Gen2 x2 link,
-a 7 series part. Each is built through :func:`tb.runner.run` with the drop-in's options
-(``MODULE``, ``LANES``, ``7SERIES``); data moves through each design's block RAM."""
+"""cocotb tests of a user design around the drop-in configured as the suite's profiles
+are not (``tb/verilog/ipconf_top.v``, one design built three ways): an IP instance named
+``xdma_ip``, a Gen2 x2 link, a 7 series part. Each is built through
+:func:`tb.runner.run` with the drop-in's options (``MODULE``, ``LANES``, ``7SERIES``);
+data moves through the design's block RAM."""
 
 from __future__ import annotations
 

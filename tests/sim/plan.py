@@ -137,7 +137,7 @@ BUILDS: dict[str, dict[str, dict[str, object]]] = {
     "cocotb_grabber": {
         "grabber": {"H2C_STREAM": 1, "C2H_STREAM": 1, "C2H_BYPASS": 1, "AXIL_SLAVE": 1}
     },
-    # designs configured as no profile is: each its own toplevel (DESIGN_TOPLEVELS)
+    # a design configured as no profile is (tb/verilog/ipconf_top.v), once per configuration
     "cocotb_ipconf": {
         "renamed": {"PEVB_XDMA_MODULE": "xdma_ip"},
         "x2": {"LANES": 2},
@@ -155,21 +155,10 @@ TOPLEVELS: dict[str, str] = {
     "cocotb_byod": "byod_top",
     "cocotb_grabber": "grabber_top",
     "cocotb_mm": "mm_top",
-}
-# module -> {build variant: toplevel}, for the modules whose builds are different designs
-DESIGN_TOPLEVELS: dict[str, dict[str, str]] = {
-    "cocotb_ipconf": {
-        "renamed": "ipconf_renamed_top",
-        "x2": "ipconf_x2_top",
-        "7series": "ipconf_7series_top",
-    },
+    "cocotb_ipconf": "ipconf_top",
 }
 USER_SOURCES: dict[str, tuple[Path, ...]] = {
-    **{
-        top: (runner.TB_HDL_DIR / f"{top}.v",)
-        for tops in DESIGN_TOPLEVELS.values()
-        for top in tops.values()
-    },
+    "ipconf_top": (runner.TB_HDL_DIR / "ipconf_top.v",),
     "byod_top": (runner.TB_HDL_DIR / "byod_top.v",),
     "grabber_top": (runner.TB_HDL_DIR / "grabber_top.v",),
     "mm_top": (runner.TB_HDL_DIR / "mm_top.v", runner.TB_HDL_DIR / "mm_axi_arb.v"),
@@ -409,7 +398,7 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
     ``xdma_0`` by name). Raises ``ValueError`` when the plan names a module or test that
     does not exist."""
     modules = cocotb_modules()
-    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS, *DESIGN_TOPLEVELS]:
+    for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS]:
         if m not in modules:
             raise ValueError(f"the plan names {m!r}, not a module of {TB_TESTS}")
     configs: list[tuple[str, str, dict[str, list[str]] | None, str | None]] = [
@@ -439,9 +428,7 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
                     for build, params in builds.items():
                         label = "plain" if model == BEAT_MODEL else model
                         name = "-".join(v for v in (variant, build, label) if v)
-                        top = DESIGN_TOPLEVELS.get(module, {}).get(
-                            build, TOPLEVELS.get(module, runner.TOPLEVEL)
-                        )
+                        top = TOPLEVELS.get(module, runner.TOPLEVEL)
                         if xdma and top != runner.TOPLEVEL:
                             extra = dict(xdma)
                             if top != runner.DROPIN_TOPLEVEL:

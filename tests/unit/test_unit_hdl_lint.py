@@ -136,21 +136,25 @@ def test_verilator_lint_wall_with_text_tracks() -> None:
     lint([], [runner.TB_HDL_DIR / "pevb_annot.v", runner.TB_HDL_DIR / "pevb_annot_bind.sv"])
 
 
-@pytest.mark.parametrize("top", sorted(plan.USER_SOURCES))
-def test_verilator_lint_wall_user_design(top: str) -> None:
+USER_DESIGN_BUILDS = [
+    pytest.param(top, build, id=f"{top}-{build}" if build else top)
+    for top in sorted(plan.USER_SOURCES)
+    for module in [next(m for m, t in plan.TOPLEVELS.items() if t == top)]
+    for build in plan.BUILDS.get(module, {"": {}})
+]
+
+
+@pytest.mark.parametrize("top, build", USER_DESIGN_BUILDS)
+def test_verilator_lint_wall_user_design(top: str, build: str) -> None:
     """The user designs of the tests (bring your own design, the frame grabber), each
-    around the drop-in configured as its test builds it. Each connects the ports its kind
-    of IP has; the drop-in also has the others, which it leaves unconnected (PINMISSING,
-    as any design written for one kind of IP would). The designs configured as no
-    profile is (a renamed IP, an x2 link, a 7 series part) connect ports of the widths
-    their options give: a width the drop-in did not take is a WIDTH warning here."""
-    designs = {t: (m, b) for m, tops in plan.DESIGN_TOPLEVELS.items() for b, t in tops.items()}
-    if top in designs:
-        module, build = designs[top]
-        overrides = plan.BUILDS[module][build]
-    else:
-        module = next(m for m, t in plan.TOPLEVELS.items() if t == top)
-        (overrides,) = plan.BUILDS.get(module, {"": {}}).values()
+    around the drop-in configured as each of its test builds builds it. Each connects the
+    ports its kind of IP has; the drop-in also has the others, which it leaves
+    unconnected (PINMISSING, as any design written for one kind of IP would). The design
+    configured as no profile is (a renamed IP, an x2 link, a 7 series part) connects
+    ports of the widths its options give: a width the drop-in did not take is a WIDTH
+    warning here."""
+    module = next(m for m, t in plan.TOPLEVELS.items() if t == top)
+    overrides = plan.BUILDS.get(module, {"": {}})[build]
     defines = runner.dropin_defines(get_profile("picoevb"), overrides)
     sources = runner.hdl_sources(top, plan.USER_SOURCES[top])
     args = ["-Wno-PINMISSING", *(f"+define+{k}={v}" for k, v in defines.items())]

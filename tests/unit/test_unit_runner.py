@@ -376,7 +376,7 @@ def test_make_test_xdma_options_reach_the_drop_in_builds():
                 k: v for k, v in own.items() if k not in xdma
             }
             seen.add(c.toplevel)
-    assert {runner.DROPIN_TOPLEVEL, "byod_top", "ipconf_x2_top"} <= seen
+    assert {runner.DROPIN_TOPLEVEL, "byod_top", "ipconf_top"} <= seen
 
     class Config:
         def __init__(self, words: str) -> None:

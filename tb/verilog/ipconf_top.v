@@ -5,23 +5,40 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// the drop-in's options this design is built with (tb/runner: the drop-in's defines)
+`ifndef PEVB_XDMA_MODULE
+`define PEVB_XDMA_MODULE xdma_0
+`endif
+`ifndef PEVB_XDMA_LANES
+`define PEVB_XDMA_LANES 1
+`endif
+`ifndef PEVB_XDMA_7SERIES
+`define PEVB_XDMA_7SERIES 0
+`endif
+
 /*
  * A user's design written against the Vivado XDMA IP in memory-mapped mode,
  * a 16 KiB block RAM on its AXI4 master (tb/tests/cocotb_ipconf.py moves data
- * through it), configured in a way the suite's profiles are not:
- * a Gen2 x2 link (LANES=2): the serial lanes are two bits wide.
+ * through it), built in the configurations the suite's profiles are not: the IP
+ * named otherwise (the drop-in's MODULE option: the instance is of
+ * `PEVB_XDMA_MODULE), a link of other lanes (LANES: the serial ports' width), a
+ * 7 series part (7SERIES: the PIPE simulation inputs at that family's widths).
  */
-module ipconf_x2_top
+module ipconf_top
 (
-    input  wire         sys_clk,
-    input  wire         sys_clk_gt,
-    input  wire         sys_rst_n,
-    output wire [1:0]   pci_exp_txp,
-    output wire [1:0]   pci_exp_txn,
-    input  wire [1:0]   pci_exp_rxp,
-    input  wire [1:0]   pci_exp_rxn,
-    output wire         user_lnk_up
+    input  wire                          sys_clk,
+    input  wire                          sys_clk_gt,
+    input  wire                          sys_rst_n,
+    output wire [`PEVB_XDMA_LANES-1:0]   pci_exp_txp,
+    output wire [`PEVB_XDMA_LANES-1:0]   pci_exp_txn,
+    input  wire [`PEVB_XDMA_LANES-1:0]   pci_exp_rxp,
+    input  wire [`PEVB_XDMA_LANES-1:0]   pci_exp_rxn,
+    output wire                          user_lnk_up
 );
+
+// the PIPE simulation ports' widths of the part's family (PG195)
+localparam PIPE_CMD_WIDTH = `PEVB_XDMA_7SERIES ? 12 : 26;
+localparam PIPE_SIG_WIDTH = `PEVB_XDMA_7SERIES ? 25 : 84;
 
 wire axi_aclk, axi_aresetn;
 wire [3:0] m_axi_awid, m_axi_bid, m_axi_arid, m_axi_rid;
@@ -34,7 +51,7 @@ wire m_axi_awlock, m_axi_arlock, m_axi_awvalid, m_axi_awready, m_axi_wlast;
 wire m_axi_wvalid, m_axi_wready, m_axi_bvalid, m_axi_bready, m_axi_arvalid;
 wire m_axi_arready, m_axi_rlast, m_axi_rvalid, m_axi_rready;
 
-xdma_0 ip_i (
+`PEVB_XDMA_MODULE ip_i (
     .sys_clk(sys_clk),
     .sys_clk_gt(sys_clk_gt),
     .sys_rst_n(sys_rst_n),
@@ -46,6 +63,9 @@ xdma_0 ip_i (
     .axi_aclk(axi_aclk),
     .axi_aresetn(axi_aresetn),
     .usr_irq_req(1'b0),
+    // the PIPE simulation inputs, at the part's widths
+    .common_commands_in({PIPE_CMD_WIDTH{1'b0}}),
+    .pipe_rx_0_sigs({PIPE_SIG_WIDTH{1'b0}}),
     .m_axi_awid(m_axi_awid),
     .m_axi_awaddr(m_axi_awaddr),
     .m_axi_awlen(m_axi_awlen),
