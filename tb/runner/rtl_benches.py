@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import access
-from .runs import failure_messages, failures
-from .sources import BUILD_ROOT, HDL_DIR, ROOT
+from .runs import failure_messages, failures, sim_path
+from .sources import BUILD_ROOT, HDL_DIR
 
 __all__ = ["BENCHES", "Bench", "bench_params", "run"]
 
@@ -69,6 +69,16 @@ BENCHES: dict[str, Bench] = {
         tuple({"AXIS_PCIE_DATA_WIDTH": w} for w in (64, 128, 256, 512)),
         ({"AXIS_PCIE_DATA_WIDTH": 512},),
     ),
+    "pevb_axi_wr_route": Bench(
+        ("pevb_axi_wr_route.v",),
+        (
+            {"PORTS": 1},
+            {"PORTS": 2, "DEPTH": 4},
+            {"PORTS": 4, "DATA_WIDTH": 256},
+            {"PORTS": 3, "DATA_WIDTH": 512, "DEPTH": 8},
+        ),
+        ({"PORTS": 4, "DATA_WIDTH": 256},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
@@ -113,18 +123,16 @@ def run(module: str, sim: str, params: dict[str, int], seed: int | None = None) 
         )
         results = bdir / "results.xml"
         results.unlink(missing_ok=True)
-        path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
-        env = {"PEVB_BENCH_PARAMS": json.dumps(params), "PYTHONPATH": path}
+        env = {"PEVB_BENCH_PARAMS": json.dumps(params)}
         # (cocotb's runner ends with SystemExit when a test failed: the results say which)
-        with contextlib.suppress(SystemExit):
+        with contextlib.suppress(SystemExit), sim_path():
             runner.test(
                 test_module=f"{MODULE_PACKAGE}.{module}",
                 hdl_toplevel=module,
                 build_dir=bdir,
                 test_dir=bdir,
                 results_xml=results,
-                extra_env=env
-                | {"PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+                extra_env=env,
                 seed=seed,
                 log_file=bdir / "sim.log",
             )
