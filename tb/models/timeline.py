@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -218,13 +219,86 @@ class Timeline:
             self._alarm.stop()
 
 
+class CompiledTimeline(Timeline):
+    """The timeline on the compiled data path's calendar (``$PEVB_DATAPATH=compiled``,
+    :class:`tb.dp.Calendar`): the same work in the same order (step, then slot), the
+    heap kept by the library instead of Python's ``heapq``."""
+
+    def __init__(self) -> None:
+        from ..dp import Calendar
+
+        self._cal = Calendar()
+        super().__init__()
+        if not _announced:
+            _announced.append(True)
+            logging.getLogger("cocotb.tb.dp").info(
+                "compiled data path: the fabric's calendar in %s", self._cal.library_name
+            )
+
+    def _fail(self, e: BaseException) -> None:
+        self._cal.clear()
+        super()._fail(e)
+
+    def at_slot(self, step: int, slot: int, work: Callable[[Any], None], arg: Any = None) -> None:
+        self._cal.push(step, slot, work, arg)
+        alarm = self._alarm
+        if not self._firing and (alarm.step < 0 or step < alarm.step):
+            alarm.move(step)
+
+    def passed(self, step: int, slot: int) -> bool:
+        now = steps()
+        if now != step:
+            return now > step
+        if self._firing:
+            return self._current > slot
+        first = self._cal.first()
+        return not (first is not None and first[0] == step and first[1] < slot)
+
+    def _fire(self) -> None:
+        cal = self._cal
+        if not self.alive():  # a callback left from an ended test
+            cal.clear()
+            self._alarm.stop()
+            return
+        now = steps()
+        saved = _task_module._current_task
+        _task_module._current_task = self.task
+        self._firing = True
+        try:
+            for self._current, work, arg in cal.due(now):
+                work(arg)
+        except BaseException as e:
+            self._fail(e)
+        finally:
+            self._firing = False
+            _task_module._current_task = saved
+        alarm = self._alarm
+        if alarm._cbhdl is not None:
+            alarm.stop()
+        first = cal.first()
+        if first is not None:
+            alarm.rearm(first[0], now)
+        else:
+            alarm.step = -1
+
+    async def _anchor(self) -> None:
+        try:
+            await super()._anchor()
+        finally:
+            self._cal.clear()
+
+
 _current: list[Timeline] = []
+_announced: list[bool] = []
 
 
 def timeline() -> Timeline:
-    """The running test's timeline (made by the first caller in each test)."""
+    """The running test's timeline (made by the first caller in each test): on the
+    compiled data path's calendar where ``$PEVB_DATAPATH`` says ``compiled``."""
     if not _current or not _current[0].alive():
-        _current[:] = [Timeline()]
+        from ..dp import COMPILED, datapath
+
+        _current[:] = [CompiledTimeline() if datapath() == COMPILED else Timeline()]
     return _current[0]
 
 

@@ -17,7 +17,16 @@ from ..env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile
 from ..models.choice import BEAT_MODEL, MODEL_ENV, check
 from . import builds
 from .builds import held_env, waves_env
-from .sources import BUILD_ROOT, PACKAGE_DIR, ROOT, TOPLEVEL, hdl_parameters, hdl_toplevel, model_of
+from .sources import (
+    BUILD_ROOT,
+    BUILD_ROOT_ENV,
+    PACKAGE_DIR,
+    ROOT,
+    TOPLEVEL,
+    hdl_parameters,
+    hdl_toplevel,
+    model_of,
+)
 
 # Python inside the simulator, which starts afresh for every run. cocotb hands pytest's
 # assertion rewriting every module imported after its hook (``*.py``: numpy,
@@ -117,6 +126,8 @@ def run(
     env = {
         PROFILE_ENV: prof.name,
         OVERRIDES_ENV: json.dumps(overrides or {}),
+        # (what the simulation builds for itself goes beside the builds: tb/dp's library)
+        BUILD_ROOT_ENV: str(BUILD_ROOT),
     }
     env[REWRITE_ENV] = rewrite_patterns(module)
     env.update(extra_env or {})

@@ -1,0 +1,65 @@
+"""The compiled data path's library (tb/dp): its calendar against the Python timeline's
+heap on random work, and the switch that picks the path."""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import pytest
+
+from tb import dp
+
+
+def test_the_calendar_keeps_the_timeline_s_order() -> None:
+    """Random pushes and takes, many at one step, some scheduled while a step's work is
+    taken (for that very step too): the library gives the work in the order heapq gives
+    (step, slot), each once."""
+    rng = random.Random(7)
+    cal = dp.Calendar()
+    heap: list[tuple[int, int, int]] = []
+    got: list[int] = []
+    want: list[int] = []
+    slot = 0
+    now = 0
+    for _ in range(300):
+        for _ in range(rng.randrange(6)):
+            step = now + rng.choice([0, 0, 1, rng.randrange(50)])
+            slot += 1
+            name = slot
+            heapq.heappush(heap, (step, slot, name))
+            cal.push(step, slot, got.append, name)
+        assert len(cal) == len(heap)
+        assert cal.first() == (heap[0][:2] if heap else None)
+        now += rng.randrange(4)
+        taken = 0
+        for _, work, arg in cal.due(now):
+            work(arg)
+            taken += 1
+            if taken == 3:  # work that schedules more at the step it runs in
+                slot += 1
+                heapq.heappush(heap, (now, slot, -slot))
+                cal.push(now, slot, got.append, -slot)
+        while heap and heap[0][0] <= now:
+            want.append(heapq.heappop(heap)[2])
+    assert got == want and len(want) > 500
+    cal.clear()
+    assert len(cal) == 0 and cal.first() is None
+
+
+def test_the_switch(monkeypatch) -> None:
+    monkeypatch.delenv(dp.DATAPATH_ENV, raising=False)
+    assert dp.datapath() == dp.PYTHON
+    monkeypatch.setenv(dp.DATAPATH_ENV, "compiled")
+    assert dp.datapath() == dp.COMPILED
+    monkeypatch.setenv(dp.DATAPATH_ENV, "fast")
+    with pytest.raises(ValueError, match="choose python or compiled"):
+        dp.datapath()
+
+
+def test_the_library_is_built_once_per_source() -> None:
+    """Its name carries the sources' hash (a changed source builds a new one, a stale one
+    is never loaded), and it is loaded once."""
+    lib = dp.library()
+    assert "libpevb_dp-" in lib._name and lib._name.endswith(".so")
+    assert dp.library() is lib
