@@ -147,9 +147,25 @@ class Timeline:
         finally:
             _task_module._current_task = saved
 
+    def _clear(self) -> None:
+        """Drop what is scheduled."""
+        self._heap.clear()
+
+    def _run_due(self, now: int) -> None:
+        """Run the work due by step ``now`` in order, work scheduled meanwhile for
+        ``now`` in its place."""
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, self._current, work, arg = heapq.heappop(heap)
+            work(arg)
+
+    def _next_step(self) -> int | None:
+        """The step of the earliest work scheduled, or None."""
+        return self._heap[0][0] if self._heap else None
+
     def _fail(self, e: BaseException) -> None:
         """Drop what is scheduled and raise ``e`` in the anchor task (failing the test)."""
-        self._heap.clear()
+        self._clear()
         self._failed.append(e)
         self._failure.set()
 
@@ -184,9 +200,8 @@ class Timeline:
         return not (heap and heap[0][0] == step and heap[0][1] < slot)
 
     def _fire(self) -> None:
-        heap = self._heap
         if not self.alive():  # a callback left from an ended test
-            heap.clear()
+            self._clear()
             self._alarm.stop()
             return
         now = steps()
@@ -194,9 +209,7 @@ class Timeline:
         _task_module._current_task = self.task  # work started here: see Lane
         self._firing = True
         try:
-            while heap and heap[0][0] <= now:
-                _, self._current, work, arg = heapq.heappop(heap)
-                work(arg)
+            self._run_due(now)
         except BaseException as e:
             self._fail(e)
         finally:
@@ -205,8 +218,9 @@ class Timeline:
         alarm = self._alarm
         if alarm._cbhdl is not None:  # moved meanwhile (never, while firing)
             alarm.stop()
-        if heap:
-            alarm.rearm(heap[0][0], now)
+        step = self._next_step()
+        if step is not None:
+            alarm.rearm(step, now)
         else:
             alarm.step = -1
 
@@ -215,7 +229,7 @@ class Timeline:
             await self._failure.wait()
             raise self._failed[0]
         finally:
-            self._heap.clear()
+            self._clear()
             self._alarm.stop()
 
 
@@ -235,9 +249,17 @@ class CompiledTimeline(Timeline):
                 "compiled data path: the fabric's calendar in %s", self._cal.library_name
             )
 
-    def _fail(self, e: BaseException) -> None:
+    def _clear(self) -> None:
         self._cal.clear()
-        super()._fail(e)
+
+    def _run_due(self, now: int) -> None:
+        for slot, work, arg in self._cal.due(now):
+            self._current = slot
+            work(arg)
+
+    def _next_step(self) -> int | None:
+        first = self._cal.first()
+        return None if first is None else first[0]
 
     def at_slot(self, step: int, slot: int, work: Callable[[Any], None], arg: Any = None) -> None:
         self._cal.push(step, slot, work, arg)
@@ -253,39 +275,6 @@ class CompiledTimeline(Timeline):
             return self._current > slot
         first = self._cal.first()
         return not (first is not None and first[0] == step and first[1] < slot)
-
-    def _fire(self) -> None:
-        cal = self._cal
-        if not self.alive():  # a callback left from an ended test
-            cal.clear()
-            self._alarm.stop()
-            return
-        now = steps()
-        saved = _task_module._current_task
-        _task_module._current_task = self.task
-        self._firing = True
-        try:
-            for self._current, work, arg in cal.due(now):
-                work(arg)
-        except BaseException as e:
-            self._fail(e)
-        finally:
-            self._firing = False
-            _task_module._current_task = saved
-        alarm = self._alarm
-        if alarm._cbhdl is not None:
-            alarm.stop()
-        first = cal.first()
-        if first is not None:
-            alarm.rearm(first[0], now)
-        else:
-            alarm.step = -1
-
-    async def _anchor(self) -> None:
-        try:
-            await super()._anchor()
-        finally:
-            self._cal.clear()
 
 
 _current: list[Timeline] = []
