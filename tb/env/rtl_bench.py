@@ -13,13 +13,14 @@ PERIOD_NS = 4
 RESET_CYCLES = 3
 
 
-async def start(dut, inputs: Iterable[str]) -> None:
-    """Start ``dut.clk``, and hold ``dut.rst`` high for a few clocks with each of
-    ``inputs`` at 0; returns with the reset released."""
+async def start(dut, inputs: Iterable[str], reset: str = "rst") -> None:
+    """Start ``dut.clk``, and hold the reset (``dut.rst``, or the input ``reset`` names)
+    high for a few clocks with each of ``inputs`` at 0; returns with it released."""
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
-    dut.rst.value = 1
+    rst = getattr(dut, reset)
+    rst.value = 1
     for name in inputs:
         getattr(dut, name).value = 0
     for _ in range(RESET_CYCLES):
         await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    rst.value = 0

@@ -79,6 +79,11 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"PORTS": 4, "DATA_WIDTH": 256},),
     ),
+    "pevb_flr": Bench(
+        ("pevb_flr.v",),
+        ({"RESET_CYCLES": 16}, {"RESET_CYCLES": 2}, {"RESET_CYCLES": 40}),
+        ({"RESET_CYCLES": 16},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
