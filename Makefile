@@ -132,7 +132,8 @@ $(CUDA_VENV)/.installed:
 	$(CUDA_VENV)/bin/pip install -q '$(CUDA_TOOLKIT)'
 	touch $@
 
-$(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed guest/include/picoevb_uapi.h
+$(GUEST)/bin/%: guest/cuda/programs/%.cu $(GUEST_CUDA) $(CUDA_VENV)/.installed guest/include/picoevb_uapi.h \
+  $(wildcard guest/cuda/programs/*.cuh)
 	@mkdir -p $(@D)
 	$(NVCC) --cudart shared --cudadevrt none -O2 -Iguest/include -o $@ $< -L$(GUEST)/lib -lcuda \
 	  -Xlinker -rpath,'$$ORIGIN/../lib'
@@ -152,7 +153,7 @@ guest-regress: $(STAMP) guest
 $(GUEST)/linux: guest/linux/uml.config guest/linux/build $(wildcard guest/linux/patches/*.patch)
 	guest/linux/build $(GUEST)
 
-$(GUEST)/bin/%: guest/tools/%.c $(wildcard guest/include/*.h)
+$(GUEST)/bin/%: guest/tools/%.c $(wildcard guest/include/*.h guest/tools/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(GUEST_CFLAGS) -o $@ $<
 

@@ -18,25 +18,13 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "pevb_checks.h"
 #include "pevb_gpu_uapi.h"
 
 #define GPU_PAGE (64u << 10)
 #define SIZE (4u << 20)
 #define COPY ((3u << 19) + 12345)	/* 1.5 MiB and some: two bounces and a short one */
 
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-	if (!ok)
-		failures++;
-}
-
-static int call(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) < 0 ? errno : 0;
-}
 
 static uint64_t alloc(int fd, uint64_t size)
 {
@@ -45,13 +33,6 @@ static uint64_t alloc(int fd, uint64_t size)
 	if (call(fd, PEVB_GPU_IOC_ALLOC, &a))
 		return 0;
 	return a.ptr;
-}
-
-static int copy(int fd, uint64_t dst, uint64_t src, uint64_t size, uint32_t kind)
-{
-	struct pevb_gpu_memcpy m = { .dst = dst, .src = src, .size = size, .kind = kind };
-
-	return call(fd, PEVB_GPU_IOC_MEMCPY, &m);
 }
 
 int main(int argc, char **argv)
@@ -93,11 +74,11 @@ int main(int argc, char **argv)
 	memset(dst, 0x5a, COPY);
 	ptr = alloc(fd, SIZE);
 	check(ptr && ptr % GPU_PAGE == 0, "alloc 4 MiB");
-	check(!copy(fd, ptr + 3, (uintptr_t)src, COPY, PEVB_GPU_HTOD), "copy to the GPU");
+	check(!gpu_copy(fd, ptr + 3, (uintptr_t)src, COPY, PEVB_GPU_HTOD), "copy to the GPU");
 	set = (struct pevb_gpu_memset){ .ptr = ptr + 1000, .size = 500, .value = 0xab };
 	check(!call(fd, PEVB_GPU_IOC_MEMSET, &set), "memset");
 	check(!call(fd, PEVB_GPU_IOC_SYNC, NULL), "synchronize");
-	check(!copy(fd, (uintptr_t)dst, ptr + 3, COPY, PEVB_GPU_DTOH), "copy back");
+	check(!gpu_copy(fd, (uintptr_t)dst, ptr + 3, COPY, PEVB_GPU_DTOH), "copy back");
 	memset(src + 997, 0xab, 500);
 	check(!memcmp(src, dst, COPY), "the bytes came back, the memset's among them");
 
@@ -122,7 +103,7 @@ int main(int argc, char **argv)
 	check(call(fd, PEVB_GPU_IOC_PIN, &pin) == EINVAL, "freed memory: EINVAL");
 	check(alloc(fd, 1ULL << 40) == 0, "a terabyte: refused");
 	ptr = alloc(fd, SIZE);
-	check(copy(fd, ptr, 16, 64, PEVB_GPU_HTOD) == EFAULT, "a bad user buffer: EFAULT");
+	check(gpu_copy(fd, ptr, 16, 64, PEVB_GPU_HTOD) == EFAULT, "a bad user buffer: EFAULT");
 	check(call(fd, PEVB_GPU_IOC_FREE, &ptr2) == EINVAL, "freeing what is not an allocation");
 	/* left pinned and allocated: the context's end at close runs its callback */
 	pin = (struct pevb_gpu_pin){ .va = ptr, .size = 2 * GPU_PAGE };

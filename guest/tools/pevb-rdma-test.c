@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 
+#include "pevb_checks.h"
 #include "pevb_gpu_uapi.h"
 #include "picoevb_uapi.h"
 
@@ -35,26 +36,6 @@
 #define LEN_C 100000u
 #define DST_C 12345u
 
-static int failures;
-
-static void check(int ok, const char *what)
-{
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-	if (!ok)
-		failures++;
-}
-
-static int call(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) < 0 ? errno : 0;
-}
-
-static int gpu_copy(int g, uint64_t dst, uint64_t src, uint64_t size, uint32_t kind)
-{
-	struct pevb_gpu_memcpy m = { .dst = dst, .src = src, .size = size, .kind = kind };
-
-	return call(g, PEVB_GPU_IOC_MEMCPY, &m);
-}
 
 static int h2c(int p, uint64_t src, uint64_t card, uint64_t len, uint64_t flags)
 {

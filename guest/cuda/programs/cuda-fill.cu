@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "fill_surface.cuh"
+
 #define CK(x) do {							\
 	cudaError_t e_ = (x);						\
 	if (e_ != cudaSuccess) {					\
@@ -30,20 +32,6 @@
 		return 1;						\
 	}								\
 } while (0)
-
-extern "C" __global__ void fill_surface(uint32_t *output, uint32_t xor_val)
-{
-	unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
-	unsigned int w = gridDim.x * blockDim.x;
-
-	output[y * w + x] = ((y & 0xffff) << 16 | (x & 0xffff)) ^ xor_val;
-}
-
-static uint32_t expected(unsigned int x, unsigned int y, uint32_t xor_val)
-{
-	return ((y & 0xffff) << 16 | (x & 0xffff)) ^ xor_val;
-}
 
 int main(int argc, char **argv)
 {
@@ -67,9 +55,9 @@ int main(int argc, char **argv)
 	CK(cudaMemcpy(host, surface, size, cudaMemcpyDeviceToHost));
 	for (y = 0; y < h; y++) {
 		for (x = 0; x < w; x++) {
-			if (host[y * w + x] != expected(x, y, xor_val)) {
+			if (host[y * w + x] != surface_word(x, y, xor_val)) {
 				fprintf(stderr, "cuda-fill: (%u, %u) = %#x, not %#x\n", x, y,
-					host[y * w + x], expected(x, y, xor_val));
+					host[y * w + x], surface_word(x, y, xor_val));
 				return 1;
 			}
 		}
@@ -97,7 +85,7 @@ int main(int argc, char **argv)
 	CU(cuStreamWriteValue32(other, (CUdeviceptr)flag, 1, 0));
 	CK(cudaStreamSynchronize(held));
 	CK(cudaMemcpy(host, copy, size, cudaMemcpyDeviceToHost));
-	if (host[(h - 1) * w + w - 1] != expected(w - 1, h - 1, xor_val)) {
+	if (host[(h - 1) * w + w - 1] != surface_word(w - 1, h - 1, xor_val)) {
 		fprintf(stderr, "cuda-fill: the copy behind the wait is wrong\n");
 		return 1;
 	}

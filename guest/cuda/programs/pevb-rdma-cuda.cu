@@ -27,6 +27,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fill_surface.cuh"
+
 #include "picoevb_uapi.h"
 
 #define WIDTH 1024u		/* words per row of a surface */
@@ -48,15 +50,6 @@ static int card(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) < 0 ? errno : 0;
 }
 
-extern "C" __global__ void fill_surface(uint32_t *output, uint32_t xor_val)
-{
-	unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
-	unsigned int w = gridDim.x * blockDim.x;
-
-	output[y * w + x] = ((y & 0xffff) << 16 | (x & 0xffff)) ^ xor_val;
-}
-
 /* the first word of words that is not fill_surface's with xor_val, or -1 */
 static long first_wrong(const uint32_t *words, size_t n, uint32_t xor_val)
 {
@@ -65,7 +58,7 @@ static long first_wrong(const uint32_t *words, size_t n, uint32_t xor_val)
 	for (i = 0; i < n; i++) {
 		uint32_t x = i % WIDTH, y = i / WIDTH;
 
-		if (words[i] != (((y & 0xffff) << 16 | (x & 0xffff)) ^ xor_val))
+		if (words[i] != surface_word(x, y, xor_val))
 			return (long)i;
 	}
 	return -1;

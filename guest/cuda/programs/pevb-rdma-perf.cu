@@ -23,6 +23,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fill_surface.cuh"
+
 #include "picoevb_uapi.h"
 
 #define CK(x) do {							\
@@ -33,15 +35,6 @@
 		return 1;						\
 	}								\
 } while (0)
-
-extern "C" __global__ void fill_surface(uint32_t *output, uint32_t xor_val)
-{
-	unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
-	unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
-	unsigned int w = gridDim.x * blockDim.x;
-
-	output[y * w + x] = ((y & 0xffff) << 16 | (x & 0xffff)) ^ xor_val;
-}
 
 static int pin(int fd, void *surface, size_t size, uint32_t *handle)
 {
