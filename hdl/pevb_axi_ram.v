@@ -10,6 +10,8 @@
  * BRAM controller on the picoevb board): SIZE bytes at AXI address 0, INCR
  * bursts with write strobes, one beat per cycle on each of the read and the
  * write path, the next burst's address taken while the current one finishes.
+ * Beats are full width (AxSIZE is not looked at: a narrow burst would move whole
+ * words; the engine issues none).
  * Beats outside the RAM are not stored and answer DECERR (the address decoder
  * of the interconnect in front of it).  Contents start as zero.
  */

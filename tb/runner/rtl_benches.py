@@ -84,6 +84,15 @@ BENCHES: dict[str, Bench] = {
         ({"RESET_CYCLES": 16}, {"RESET_CYCLES": 2}, {"RESET_CYCLES": 40}),
         ({"RESET_CYCLES": 16},),
     ),
+    "pevb_axi_ram": Bench(
+        ("pevb_axi_ram.v",),
+        (
+            {"DATA_WIDTH": 64, "SIZE": 16384},
+            {"DATA_WIDTH": 256, "SIZE": 65536},
+            {"DATA_WIDTH": 512, "SIZE": 8192},
+        ),
+        ({"DATA_WIDTH": 256, "SIZE": 65536},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
