@@ -27,16 +27,30 @@ DATAPATHS = (PYTHON, COMPILED)
 
 SOURCES = (Path(__file__).with_name("calendar.cpp"),)
 
-__all__ = ["COMPILED", "DATAPATHS", "DATAPATH_ENV", "PYTHON", "Calendar", "datapath", "library"]
+__all__ = [
+    "COMPILED",
+    "DATAPATHS",
+    "DATAPATH_ENV",
+    "PYTHON",
+    "Calendar",
+    "check",
+    "datapath",
+    "library",
+]
 
 
-def datapath() -> str:
-    """The data path this run takes (``$PEVB_DATAPATH``, else ``python``); ``ValueError``
-    naming the choices for any other value."""
-    value = os.environ.get(DATAPATH_ENV, PYTHON) or PYTHON
+def check(value: str | None) -> str:
+    """``value`` of ``$PEVB_DATAPATH`` as the path it names (unset or empty: ``python``);
+    ``ValueError``, one line naming the choices, for anything else."""
+    value = value or PYTHON
     if value not in DATAPATHS:
         raise ValueError(f"{DATAPATH_ENV}={value!r}: choose {' or '.join(DATAPATHS)}")
     return value
+
+
+def datapath() -> str:
+    """The data path this run takes (``$PEVB_DATAPATH``, checked by :func:`check`)."""
+    return check(os.environ.get(DATAPATH_ENV))
 
 
 # where the runner's builds go (tb.runner.BUILD_ROOT_ENV, which the runner gives every

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from ..debug import PLUGIN as DEBUG_PLUGIN
 from ..debug import TRACE_ENV
+from ..dp import DATAPATH_ENV
+from ..dp import check as check_datapath
 from ..env.profiles import OVERRIDES_ENV, PLUGINS_ENV, PROFILE_ENV, Profile
 from ..models.choice import BEAT_MODEL, MODEL_ENV, check
 from . import builds
@@ -108,6 +110,8 @@ def run(
     (``transfer_report.json``/``.html``) is made from it after the run."""
     if model is None and (extra_env or {}).get(MODEL_ENV):
         model = check((extra_env or {})[MODEL_ENV])  # a name users choose
+    # the data path the simulation will take, checked before anything is built
+    check_datapath((extra_env or {}).get(DATAPATH_ENV, os.environ.get(DATAPATH_ENV)))
     model = model_of(model)
     prof, overrides = builds.checked_options(toplevel, profile, overrides)
     runner, bdir = builds.build_with_runner(

@@ -86,6 +86,21 @@ def test_bad_toplevels_and_sources_are_refused():
         runner.build("icarus", "picoevb", toplevel="my_top")
 
 
+def test_an_unknown_data_path_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
+    def no_build(*args, **kwargs):
+        raise AssertionError("the build was reached")
+
+    monkeypatch.setattr(runner.builds, "build_with_runner", no_build)
+    with pytest.raises(ValueError, match="PEVB_DATAPATH='fast': choose python or compiled"):
+        runner.run(module="m", extra_env={"PEVB_DATAPATH": "fast"})
+    monkeypatch.setenv("PEVB_DATAPATH", "quick")
+    with pytest.raises(ValueError, match="PEVB_DATAPATH='quick'"):
+        runner.run(module="m")
+    monkeypatch.setenv("PEVB_DATAPATH", "compiled")  # a known one reaches the build
+    with pytest.raises(AssertionError, match="the build was reached"):
+        runner.run(module="m")
+
+
 def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
     def no_build(*args, **kwargs):
         raise AssertionError("the build was reached")
