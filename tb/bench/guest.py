@@ -27,7 +27,7 @@ from cuda_model import CudaRuntime
 from cuda_model.runtime import cudaMemcpyKind
 
 from ..env.system import TB
-from ..guest.boot import GPU_KO, PEVB_KO, boot
+from ..guest.boot import GPU_KO, PEVB_KO, run_to_end
 from ..guest.boot import GUEST_SOURCES as GUEST
 from ..guest.uml import TOOLS
 
@@ -91,10 +91,7 @@ async def bench_guest_cuda(dut):
     stream = await _python_stream_copies(tb, size)
     program = [str(TOOLS / "pevb-cuda-bench"), str(RUNS), str(size)]
     command = ["/bin/sh", str(GUEST / "tests" / "cuda.sh"), str(TOOLS), str(GPU_KO), *program]
-    bridge = await boot(tb, command, gpu=True, time="free")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(40)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="free")
     guest = {
         m[1]: float(m[2])
         for m in re.finditer(r"pevb-cuda-bench: (HtoD|DtoH) \d+ B: (\d+) ns per copy", console)
@@ -119,11 +116,9 @@ async def bench_guest_rdma(dut):
     tb = TB(dut)
     program = [str(TOOLS / "pevb-rdma-cuda"), "-s", str(size)]
     command = ["/bin/sh", str(GUEST / "tests" / "rdma.sh"), str(TOOLS), str(GPU_KO)]
-    bridge = await boot(tb, [*command, str(PEVB_KO), *program], gpu=True, time="free")
-    status = await bridge.run(WALL_LIMIT_S)
+    command = [*command, str(PEVB_KO), *program]
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="free")
     wall = time.perf_counter() - t0
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(40)}"
     assert f"GPU -> FPGA -> GPU: {size} bytes verified" in console, bridge.guest.tail(20)
     with open(os.environ["BENCH_OUT"], "w") as f:
         json.dump({"bytes": size, "wall_s": wall}, f)

@@ -29,3 +29,16 @@ async def boot(tb, command: list[str], gpu: bool = False, **options) -> GuestBri
         bridge.add_gpu(tb)
     await bridge.start()
     return bridge
+
+
+async def run_to_end(
+    tb, command: list[str], wall_s: float, gpu: bool = False, **options
+) -> tuple[GuestBridge, str]:
+    """:func:`boot` the guest with ``command``, run it to its end (``wall_s`` of wall time
+    at most) and check that it exited 0 (``AssertionError`` with its console's last lines
+    otherwise); the bridge and the whole console's text."""
+    bridge = await boot(tb, command, gpu=gpu, **options)
+    status = await bridge.run(wall_s)
+    console = bridge.guest.console_text()
+    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    return bridge, console

@@ -17,7 +17,7 @@ import cocotb
 from tb.debug.trace import enable_trace
 from tb.env.faults import FaultRule
 from tb.env.system import TB, is_picoevb
-from tb.guest.boot import GPU_KO, PEVB_KO, boot
+from tb.guest.boot import GPU_KO, PEVB_KO, boot, run_to_end
 from tb.guest.boot import GUEST_SOURCES as GUEST
 from tb.guest.card import FabricFunction
 from tb.guest.uml import TOOLS
@@ -52,10 +52,8 @@ async def test_guest_driver_moves_data(dut):
     records: list[dict] = []
     enable_trace(tb, records.append)
     script = GUEST / "tests" / "pevb-dma.sh"
-    bridge = await boot(tb, ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)])
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)]
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S)
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert "pevb-dma: driver unloaded" in console
     assert bridge.stats["msi"] > 0, "the driver's transfers completed without an interrupt"
@@ -79,10 +77,7 @@ async def test_guest_driver_shared_time(dut):
     tb = TB(dut)
     script = GUEST / "tests" / "pevb-dma.sh"
     command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO)]
-    bridge = await boot(tb, command, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, time="shared")
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert bridge.stats["msi"] > 0
     grants = [what for _, what in bridge.journal if what.startswith("RUN ")]
@@ -98,10 +93,7 @@ async def test_guest_driver_sleeps_after_a_posted_start(dut):
     tb = TB(dut)
     script = GUEST / "tests" / "pevb-dma.sh"
     command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO), "flush_start=0", "-n", "4"]
-    bridge = await boot(tb, command, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, time="shared")
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert "timed out" not in console.lower(), bridge.guest.tail(60)
 
@@ -120,10 +112,7 @@ async def test_guest_sees_the_gpu(dut):
     dma = GUEST / "tests" / "pevb-dma.sh"
     then = ["/bin/sh", str(dma), str(TOOLS), str(PEVB_KO), "-n", "2"]
     command = ["/bin/sh", str(script), *ids, f"0x{f0.vendor_id:04x}", *then]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     assert "gpu-device: ok" in console and "PASSED: 0 failure(s)" in console
     assert bridge.stats["CFG_READ gpu"] > 10, dict(bridge.stats)
     assert bridge.slots[1].device.memory_enabled is False, "no driver enabled the GPU"
@@ -139,10 +128,7 @@ async def test_guest_gpu_driver(dut):
     pin and no mapping is left in the GPU model, under shared time."""
     tb = TB(dut)
     command = ["/bin/sh", str(GUEST / "tests" / "gpu.sh"), str(TOOLS), str(GPU_KO)]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     assert "PASSED: 0 failure(s)" in console and "gpu: driver unloaded" in console
     gpu = bridge.slots[1].device
     assert gpu.stats["P2P_GET_PAGES"] >= 3 and gpu.stats["CTX_DESTROY"] == 1, gpu.stats
@@ -155,6 +141,18 @@ async def test_guest_gpu_driver(dut):
     assert not gpu.pins and not gpu.contexts
     assert tb.p2p.live_mappings() == 0
     assert all(p.state.value in ("released", "revoked") for p in tb.gpu.pins.values())
+
+
+def _bar1_bytes(records: list[dict]) -> tuple[int, int]:
+    """The bytes the card read from and wrote to the GPU's BAR1, by the trace (its
+    requests on its own link)."""
+    bar1 = [
+        r
+        for r in records
+        if r.get("link") == "fpga" and r.get("target", {}).get("kind") == "gpu_bar1"
+    ]
+    reads = sum(r["len"] for r in bar1 if r["type"] == "MRd")
+    return reads, sum(r["len"] for r in bar1 if r["type"] == "MWr")
 
 
 @cocotb.test(timeout_time=4000, timeout_unit="ms")
@@ -170,18 +168,9 @@ async def test_guest_card_and_gpu(dut):
     enable_trace(tb, records.append)
     script = GUEST / "tests" / "rdma.sh"
     command = ["/bin/sh", str(script), str(TOOLS), str(GPU_KO), str(PEVB_KO)]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     assert "PASSED: 0 failure(s)" in console and "rdma: drivers unloaded" in console
-    bar1 = [
-        r
-        for r in records
-        if r.get("link") == "fpga" and r.get("target", {}).get("kind") == "gpu_bar1"
-    ]
-    reads = sum(r["len"] for r in bar1 if r["type"] == "MRd")
-    writes = sum(r["len"] for r in bar1 if r["type"] == "MWr")
+    reads, writes = _bar1_bytes(records)
     # H2C from the surfaces: 40000 (H2C) + 2 x 100000 (H2C2H); C2H into them: 30000 (C2H)
     # + 2 x 100000 (H2C2H)
     assert (reads, writes) == (240000, 230000), "the card's bytes to and from BAR1"
@@ -206,10 +195,7 @@ async def test_guest_cuda_library(dut):
     tb = TB(dut)
     program = TOOLS / "pevb-cuda-test"
     command = ["/bin/sh", str(GUEST / "tests" / "cuda.sh"), str(TOOLS), str(GPU_KO), str(program)]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     assert "cuda: all checks passed" in console and "cuda: driver unloaded" in console
     gpu = bridge.slots[1].device
     for command in ("LAUNCH", "KERNEL_LOOKUP", "WAIT_VALUE", "WRITE_VALUE", "EVENT_ELAPSED"):
@@ -227,10 +213,7 @@ async def test_guest_cuda_program(dut):
     tb = TB(dut)
     program = TOOLS / "cuda-fill"
     command = ["/bin/sh", str(GUEST / "tests" / "cuda.sh"), str(TOOLS), str(GPU_KO), str(program)]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     assert "cuda-fill: fill_surface 256 x 256 verified" in console
     assert "cuda-fill: PASSED" in console and "cuda: driver unloaded" in console
     gpu = bridge.slots[1].device
@@ -254,10 +237,7 @@ async def test_guest_rdma_cuda(dut):
     programs = [str(TOOLS / "pevb-rdma-cuda"), "-s", "262144", "-r", "+"]
     programs += [str(TOOLS / "pevb-rdma-perf"), "-n", "2"]
     command = ["/bin/sh", str(script), str(TOOLS), str(GPU_KO), str(PEVB_KO), *programs]
-    bridge = await boot(tb, command, gpu=True, time="shared")
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, gpu=True, time="shared")
     for line in (
         "pevb-rdma-cuda: GPU -> FPGA -> GPU: 262144 bytes verified",
         "pevb-rdma-cuda: GPU -> FPGA -> host: 262144 bytes verified",
@@ -269,13 +249,7 @@ async def test_guest_rdma_cuda(dut):
         assert line in console, f"{line!r} missing:\n{bridge.guest.tail(60)}"
     rates = [ln for ln in console.splitlines() if "MB/s" in ln]
     assert len(rates) == 2 * 5, rates  # H2C and C2H, 4 KiB to the picoevb's 64 KiB
-    bar1 = [
-        r
-        for r in records
-        if r.get("link") == "fpga" and r.get("target", {}).get("kind") == "gpu_bar1"
-    ]
-    reads = sum(r["len"] for r in bar1 if r["type"] == "MRd")
-    writes = sum(r["len"] for r in bar1 if r["type"] == "MWr")
+    reads, writes = _bar1_bytes(records)
     perf = 2 * (4 + 8 + 16 + 32 + 64) * 1024  # each size twice, each way
     # pevb-rdma-cuda: H2C2H and H2C of 256 KiB, 64 bytes before the free; C2H2H into BAR1
     assert (reads, writes) == (2 * 262144 + 64 + perf, 262144 + perf), (reads, writes)
@@ -298,10 +272,7 @@ async def _driver_on_intx(dut, time: str) -> None:
     enable_trace(tb, records.append)
     script = GUEST / "tests" / "pevb-dma.sh"
     command = ["/bin/sh", str(script), str(TOOLS), str(PEVB_KO), "msi=0", "-n", "8"]
-    bridge = await boot(tb, command, time=time)
-    status = await bridge.run(WALL_LIMIT_S)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S, time=time)
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert ", INTx, DMA BAR" in console, bridge.guest.tail(60)
     f0 = tb.dev.functions[0]
@@ -375,10 +346,7 @@ async def test_guest_random_transfers(dut):
         skips = sorted(rng.sample(range(40 * 8, 40 * max(cases, 10)), 3))
         rules = [tb.faults.add(FaultRule(fault, target="host", skip=s)) for s in skips]
         command += ["-f", str(len(rules))]
-    bridge = await boot(tb, command, time=time)
-    status = await bridge.run(WALL_LIMIT_S * 4)
-    console = bridge.guest.console_text()
-    assert status == 0, f"guest command failed ({status}):\n{bridge.guest.tail(60)}"
+    bridge, console = await run_to_end(tb, command, WALL_LIMIT_S * 4, time=time)
     assert "PASSED: 0 failure(s)" in console, bridge.guest.tail(60)
     assert console.count("\nok   len") >= 7 + cases, bridge.guest.tail(60)
     if rules:
