@@ -26,9 +26,6 @@ import sys
 
 EXISTS = "exists"
 
-# "module:qualified.name" -> fingerprint, for the versions in tb.models.VERIFIED
-FINGERPRINTS: dict[str, str] = {}  # filled below from _TABLE
-
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """``body``'s statements, with those of its ``if`` and ``try`` blocks (a definition
@@ -155,8 +152,9 @@ SPECS = (
     "cocotb.handle:_trust_inertial",
 )
 
-# recorded with cocotb 2.1.0 and cocotbext-pcie 0.2.16 (python -m tb.models.upstream)
-_TABLE = {
+# "module:qualified.name" -> fingerprint, for the versions in tb.models.VERIFIED: recorded
+# with cocotb 2.1.0 and cocotbext-pcie 0.2.16 (python -m tb.models.upstream)
+FINGERPRINTS = {
     "cocotbext.pcie.core.tlp:Tlp.fmt_type": "a154f2daa35ac960",
     "cocotbext.pcie.core.tlp:Tlp.check": "908b3d1fdf8c44d6",
     "cocotbext.pcie.core.tlp:Tlp.__init__": "51da57ad3f326afc",
@@ -201,14 +199,12 @@ _TABLE = {
 
 
 def _table_text() -> str:
-    lines = ["_TABLE = {"]
+    lines = ["FINGERPRINTS = {"]
     for spec in SPECS:
         lines.append(f'    "{spec}": "{fingerprint(spec)}",')
     lines.append("}")
     return "\n".join(lines)
 
-
-FINGERPRINTS.update(_TABLE)
 
 if __name__ == "__main__":  # print the table for the installed packages
     sys.stdout.write(_table_text() + "\n")

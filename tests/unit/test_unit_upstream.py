@@ -34,41 +34,33 @@ def test_the_upstream_code_is_what_the_extensions_were_checked_against() -> None
     )
 
 
+# a module of another package: a definition made one way or another, a method, a name
+FAKE = """import sys
+if sys.platform:
+    def f():
+        return 1
+else:
+    def f():
+        return {other}
+class C:
+    def m(self):
+        return 3
+X = 4
+"""
+
+
 def test_a_changed_definition_is_found(tmp_path, monkeypatch) -> None:
     """A definition whose text differs, one made in an if/else, a method, an assignment
     and a name that is gone: each found as such."""
-    (tmp_path / "fake_upstream.py").write_text(
-        "import sys\n"
-        "if sys.platform:\n"
-        "    def f():\n"
-        "        return 1\n"
-        "else:\n"
-        "    def f():\n"
-        "        return 2\n"
-        "class C:\n"
-        "    def m(self):\n"
-        "        return 3\n"
-        "X = 4\n"
-    )
+    fake = tmp_path / "fake_upstream.py"
+    fake.write_text(FAKE.format(other=2))
     monkeypatch.syspath_prepend(str(tmp_path))
     specs = ["fake_upstream:f", "fake_upstream:C.m", "fake_upstream:X"]
     before = {s: upstream.fingerprint(s) for s in specs}
     assert all(before.values())
     assert upstream.fingerprint("fake_upstream:C.gone") is None
     assert upstream.fingerprint("no_such_module:f") is None
-    (tmp_path / "fake_upstream.py").write_text(
-        "import sys\n"
-        "if sys.platform:\n"
-        "    def f():\n"
-        "        return 1\n"
-        "else:\n"
-        "    def f():\n"
-        "        return 5\n"  # the other branch changed
-        "class C:\n"
-        "    def m(self):\n"
-        "        return 3\n"
-        "X = 4\n"
-    )
+    fake.write_text(FAKE.format(other=5))  # the other branch changed
     import sys
 
     del sys.modules["fake_upstream"]
