@@ -86,33 +86,29 @@ def test_bad_toplevels_and_sources_are_refused():
         runner.build("icarus", "picoevb", toplevel="my_top")
 
 
-def test_an_unknown_data_path_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(
+    "env, choices, known",
+    [
+        ("PEVB_DATAPATH", "python or compiled", "compiled"),
+        ("PEVB_MODEL", "transactors or exact", "exact"),
+    ],
+)
+def test_an_unknown_choice_is_refused_before_the_build(
+    env: str, choices: str, known: str, monkeypatch: pytest.MonkeyPatch
+):
+    """The data path and the model, named in the run's environment or this process's: an
+    unknown one is one line naming the choices, before anything is built."""
+
     def no_build(*args, **kwargs):
         raise AssertionError("the build was reached")
 
     monkeypatch.setattr(runner.builds, "build_with_runner", no_build)
-    with pytest.raises(ValueError, match="PEVB_DATAPATH='fast': choose python or compiled"):
-        runner.run(module="m", extra_env={"PEVB_DATAPATH": "fast"})
-    monkeypatch.setenv("PEVB_DATAPATH", "quick")
-    with pytest.raises(ValueError, match="PEVB_DATAPATH='quick'"):
+    with pytest.raises(ValueError, match=f"{env}='fast': choose {choices}"):
+        runner.run(module="m", extra_env={env: "fast"})
+    monkeypatch.setenv(env, "quick")
+    with pytest.raises(ValueError, match=f"{env}='quick'"):
         runner.run(module="m")
-    monkeypatch.setenv("PEVB_DATAPATH", "compiled")  # a known one reaches the build
-    with pytest.raises(AssertionError, match="the build was reached"):
-        runner.run(module="m")
-
-
-def test_an_unknown_model_is_refused_before_the_build(monkeypatch: pytest.MonkeyPatch):
-    def no_build(*args, **kwargs):
-        raise AssertionError("the build was reached")
-
-    monkeypatch.setattr(runner.builds, "build_with_runner", no_build)
-    with pytest.raises(ValueError, match="PEVB_MODEL='fast': choose transactors or exact"):
-        runner.run(module="m", extra_env={"PEVB_MODEL": "fast"})
-    monkeypatch.setenv("PEVB_MODEL", "quick")
-    with pytest.raises(ValueError, match="PEVB_MODEL='quick'"):
-        runner.run(module="m")
-    # a known model reaches the build
-    monkeypatch.setenv("PEVB_MODEL", "exact")
+    monkeypatch.setenv(env, known)  # a known one reaches the build
     with pytest.raises(AssertionError, match="the build was reached"):
         runner.run(module="m")
 
