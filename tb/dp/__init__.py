@@ -3,10 +3,12 @@ library of the project's own in C++, built here on first use into ``sim_build/dp
 and loaded into the process with ctypes, and the switch that picks the path.
 
 ``$PEVB_DATAPATH`` (:data:`DATAPATH_ENV`): ``python`` (the default) or ``compiled``. What
-the compiled path covers today is stage 1: the fabric's calendar (:class:`Calendar`,
-``calendar.cpp``), on which the TLP-level links' and switches' timed work runs in the
-same order as on the Python heap (:class:`tb.models.timeline.Timeline`); every TLP is
-still Python's.
+the compiled path covers today is stages 1 and 2: the fabric's calendar
+(:class:`Calendar`, ``calendar.cpp``), on which the timed work runs in the same order as
+on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
+wires, credits and DLLP timing (``link.cpp``, driven by
+:class:`tb.models.compiled_link.CompiledTlpPort`). Every TLP is still Python's: the
+library carries it by a handle.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
 DATAPATHS = (PYTHON, COMPILED)
 
-SOURCES = (Path(__file__).with_name("calendar.cpp"),)
+SOURCES = tuple(Path(__file__).with_name(n) for n in ("dp.h", "calendar.cpp", "link.cpp"))
+CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
 
 __all__ = [
     "COMPILED",
@@ -62,6 +65,23 @@ def _build_root() -> Path:
     return Path(os.environ.get(BUILD_ROOT_ENV) or Path.cwd() / "sim_build").resolve() / "dp"
 
 
+class Out(ctypes.Structure):
+    """What the calendar reports to Python (``dp_out``)."""
+
+    _fields_ = [
+        ("kind", ctypes.c_uint32),
+        ("port", ctypes.c_uint32),
+        ("slot", ctypes.c_uint64),
+        ("a", ctypes.c_uint64),
+        ("b", ctypes.c_uint64),
+    ]
+
+
+# the kinds of report (dp.h's Kind): nothing due; Python's work; and a link's: a TLP
+# received, the wire's next place free for a waiting sender, credit a sender waits for
+NONE, PY, RX, WAKE, CREDIT = range(5)
+NOT_SCHEDULED = (1 << 64) - 1
+
 _lib: list[ctypes.CDLL] = []
 
 
@@ -83,22 +103,38 @@ def library() -> ctypes.CDLL:
                 tmp = out.with_suffix(f".{os.getpid()}.tmp")
                 cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-Wall", "-Wextra"]
                 done = subprocess.run(
-                    [*cmd, "-o", str(tmp), *map(str, SOURCES)], capture_output=True, text=True
+                    [*cmd, "-o", str(tmp), *map(str, CPP_SOURCES)], capture_output=True, text=True
                 )
                 if done.returncode != 0:
                     raise RuntimeError(f"building {out.name} failed:\n{done.stderr[-4000:]}")
                 tmp.replace(out)
     lib = ctypes.CDLL(str(out))
-    u64, p = ctypes.c_uint64, ctypes.c_void_p
+    u32, u64, p, i = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int
     pu64 = ctypes.POINTER(u64)
     for name, res, args in (
         ("dp_cal_new", p, []),
         ("dp_cal_free", None, [p]),
+        ("dp_cal_slot", u64, [p]),
         ("dp_cal_push", None, [p, u64, u64, u64]),
+        ("dp_cal_pushed", u64, [p]),
         ("dp_cal_size", u64, [p]),
-        ("dp_cal_first", ctypes.c_int, [p, pu64, pu64]),
-        ("dp_cal_pop_due", ctypes.c_int, [p, u64, pu64, pu64]),
+        ("dp_cal_first", i, [p, pu64, pu64]),
+        ("dp_cal_pop_due", u32, [p, u64, ctypes.POINTER(Out)]),
+        ("dp_cal_settle", None, [p]),
+        ("dp_cal_passed", i, [p, u64, u64, u64]),
         ("dp_cal_clear", None, [p]),
+        ("dp_port_new", p, [p]),
+        ("dp_port_id", u32, [p]),
+        ("dp_port_channels", p, [p]),
+        ("dp_port_connect", None, [p, p, ctypes.c_double, ctypes.c_double, u64, u64, u64]),
+        ("dp_port_occupy", None, [p, u64, u64]),
+        ("dp_port_take_credit", i, [p, u32, u32, u64]),
+        ("dp_port_wait_credit", None, [p, u32, u32]),
+        ("dp_port_must_wait", i, [p, u64]),
+        ("dp_port_add_sender", None, [p]),
+        ("dp_port_has_next", i, [p]),
+        ("dp_port_send", None, [p, u64, u64, u64, u32, u32, u64]),
+        ("dp_port_release", None, [p, u64, u64]),
     ):
         fn = getattr(lib, name)
         fn.restype = res
@@ -109,51 +145,84 @@ def library() -> ctypes.CDLL:
 
 class Calendar:
     """Work at (step, slot) in the library's calendar: Python's work kept here by
-    handle, the order the library's."""
+    handle, the links' own in the library, the order the library's."""
 
     def __init__(self) -> None:
-        self._lib = library()
-        self._cal = self._lib.dp_cal_new()
+        self.lib = library()
+        self.cal = self.lib.dp_cal_new()
         self._work: dict[int, tuple[Callable[[Any], None], Any]] = {}
         self._next = 0
         self._step = ctypes.c_uint64()
         self._slot = ctypes.c_uint64()
-        self._handle = ctypes.c_uint64()
+        self.out = Out()
+        self._out = ctypes.byref(self.out)
 
     def __del__(self) -> None:
-        cal, self._cal = getattr(self, "_cal", None), None
+        cal, self.cal = getattr(self, "cal", None), None
         if cal is not None:
-            self._lib.dp_cal_free(cal)
+            self.lib.dp_cal_free(cal)
 
     @property
     def library_name(self) -> str:
         """The file of the library this calendar is in."""
-        return Path(self._lib._name).name
+        return Path(self.lib._name).name
 
     def __len__(self) -> int:
-        return int(self._lib.dp_cal_size(self._cal))
+        return int(self.lib.dp_cal_size(self.cal))
+
+    def slot(self) -> int:
+        """A place in the order of work (the one counter Python and the links share)."""
+        return self.lib.dp_cal_slot(self.cal)
 
     def push(self, step: int, slot: int, work: Callable[[Any], None], arg: Any) -> None:
         """Schedule ``work(arg)`` at ``step``, in place ``slot`` among that step's work."""
         handle = self._next
         self._next += 1
         self._work[handle] = (work, arg)
-        self._lib.dp_cal_push(self._cal, step, slot, handle)
+        self.lib.dp_cal_push(self.cal, step, slot, handle)
+
+    def pushed(self) -> int | None:
+        """The earliest step scheduled since the last call, or None."""
+        step = self.lib.dp_cal_pushed(self.cal)
+        return None if step == NOT_SCHEDULED else step
 
     def first(self) -> tuple[int, int] | None:
         """The (step, slot) of the earliest work, or None."""
-        if not self._lib.dp_cal_first(self._cal, self._step, self._slot):
+        if not self.lib.dp_cal_first(self.cal, self._step, self._slot):
             return None
         return self._step.value, self._slot.value
 
+    def take(self, now: int) -> int:
+        """Run the links' work due by step ``now`` until an entry has something for
+        Python: its kind (:data:`PY`: Python's work, :meth:`work` of ``out.a``; the
+        others a link's report, in :attr:`out`), or :data:`NONE` when nothing is due."""
+        return self.lib.dp_cal_pop_due(self.cal, now, self._out)
+
+    def work(self, handle: int) -> tuple[Callable[[Any], None], Any]:
+        """Python's work by its handle, taken off the calendar."""
+        return self._work.pop(handle)
+
+    def settle(self) -> None:
+        """The work of a time step is done (or failed): the calendar stops firing."""
+        self.lib.dp_cal_settle(self.cal)
+
+    def passed(self, step: int, slot: int, now: int) -> bool:
+        """Whether work at (``step``, ``slot``) would have run by step ``now``."""
+        return bool(self.lib.dp_cal_passed(self.cal, step, slot, now))
+
     def due(self, now: int) -> Iterator[tuple[int, Callable[[Any], None], Any]]:
-        """Take the work due by step ``now``, in order, one at a time (work scheduled
-        meanwhile for ``now`` comes in its place): (slot, work, arg)."""
-        lib, cal, slot, handle = self._lib, self._cal, self._slot, self._handle
-        while lib.dp_cal_pop_due(cal, now, slot, handle):
-            work, arg = self._work.pop(handle.value)
-            yield slot.value, work, arg
+        """Take Python's work due by step ``now``, in order, one at a time (work
+        scheduled meanwhile for ``now`` comes in its place): (slot, work, arg). For a
+        calendar with no links."""
+        try:
+            while (kind := self.take(now)) != NONE:
+                if kind != PY:
+                    raise RuntimeError(f"a link's report ({kind}) where only Python's work is")
+                work, arg = self.work(self.out.a)
+                yield self.out.slot, work, arg
+        finally:
+            self.settle()
 
     def clear(self) -> None:
-        self._lib.dp_cal_clear(self._cal)
+        self.lib.dp_cal_clear(self.cal)
         self._work.clear()

@@ -1,35 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
  * The compiled data path's calendar (docs/performance.md, "Design: the compiled data
- * path", stage 1): the fabric's timed work as (step, slot, handle) entries, earliest
- * step first and, within a step, lowest slot first, as tb/models/timeline.py orders
- * them. A handle names the work on the side that scheduled it (Python's work by a
- * number of its own).
+ * path"): the fabric's timed work as entries at (step, slot), earliest step first and,
+ * within a step, lowest slot first, as tb/models/timeline.py orders them. Slots come
+ * from one counter here, for Python's work and the links' alike. An entry is Python's
+ * work (named by a handle of Python's own) or a link's, which runs here (link.cpp) and
+ * reports to Python only what Python must do next.
  */
-#include <cstdint>
-#include <queue>
-#include <vector>
+#include "dp.h"
 
-namespace {
+bool dp_calendar::passed(uint64_t step, uint64_t slot, uint64_t now) const
+{
+	if (now != step)
+		return now > step;
+	if (firing)
+		return current > slot;
+	return !(!heap.empty() && heap.top().step == step && heap.top().slot < slot);
+}
 
-struct Entry {
-	uint64_t step;
-	uint64_t slot;
-	uint64_t handle;
-};
-
-struct Later {
-	bool operator()(const Entry &a, const Entry &b) const
-	{
-		return a.step != b.step ? a.step > b.step : a.slot > b.slot;
-	}
-};
-
-}  // namespace
-
-struct dp_calendar {
-	std::priority_queue<Entry, std::vector<Entry>, Later> heap;
-};
+dp_calendar::~dp_calendar()
+{
+	for (dp_port *port : ports)
+		dp_link_free(port);
+}
 
 extern "C" {
 
@@ -43,9 +36,25 @@ void dp_cal_free(dp_calendar *cal)
 	delete cal;
 }
 
+/* a place in the order of work, for work that may never be scheduled */
+uint64_t dp_cal_slot(dp_calendar *cal)
+{
+	return cal->slot();
+}
+
+/* Python's work (handle) at step, in place slot among that step's work */
 void dp_cal_push(dp_calendar *cal, uint64_t step, uint64_t slot, uint64_t handle)
 {
-	cal->heap.push(Entry{step, slot, handle});
+	cal->push(step, slot, dp::K_PY, 0, handle, 0);
+}
+
+/* the earliest step scheduled since the last call (UINT64_MAX: none); resets it */
+uint64_t dp_cal_pushed(dp_calendar *cal)
+{
+	uint64_t step = cal->pushed;
+
+	cal->pushed = UINT64_MAX;
+	return step;
 }
 
 uint64_t dp_cal_size(const dp_calendar *cal)
@@ -63,20 +72,47 @@ int dp_cal_first(const dp_calendar *cal, uint64_t *step, uint64_t *slot)
 	return 1;
 }
 
-/* take the first entry if it is due by step now: 1 and its slot and handle, else 0 */
-int dp_cal_pop_due(dp_calendar *cal, uint64_t now, uint64_t *slot, uint64_t *handle)
+/*
+ * Run the work due by step now in order, the links' own here, until one entry has
+ * something for Python: its kind (and *out), or K_NONE when nothing due is left. The
+ * calendar counts as firing from the first call until dp_cal_settle.
+ */
+uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 {
-	if (cal->heap.empty() || cal->heap.top().step > now)
-		return 0;
-	*slot = cal->heap.top().slot;
-	*handle = cal->heap.top().handle;
-	cal->heap.pop();
-	return 1;
+	cal->firing = true;
+	while (!cal->heap.empty() && cal->heap.top().step <= now) {
+		dp::Entry e = cal->heap.top();
+
+		cal->heap.pop();
+		cal->current = e.slot;
+		if (e.kind == dp::K_PY) {
+			*out = dp_out{dp::K_PY, 0, e.slot, e.a, 0};
+			return dp::K_PY;
+		}
+		out->slot = e.slot;
+		if (dp_link_run(cal, e, now, out))
+			return out->kind;
+	}
+	return dp::K_NONE;
+}
+
+/* the work of a time step is done (or has failed) */
+void dp_cal_settle(dp_calendar *cal)
+{
+	cal->firing = false;
+	cal->pushed = UINT64_MAX;
+}
+
+/* whether work at (step, slot) would have run by step now (Timeline.passed) */
+int dp_cal_passed(const dp_calendar *cal, uint64_t step, uint64_t slot, uint64_t now)
+{
+	return cal->passed(step, slot, now);
 }
 
 void dp_cal_clear(dp_calendar *cal)
 {
 	cal->heap = decltype(cal->heap)();
+	cal->pushed = UINT64_MAX;
 }
 
 }  // extern "C"

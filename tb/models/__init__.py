@@ -5,6 +5,8 @@ cocotb and cocotbext-pcie they were verified with.
   runs when none is named, and :func:`.choice.models`, which builds a system's
   cocotbext-pcie objects with a model's classes;
 - :mod:`.link`: the TLP-level link (``TlpPort``: whole TLPs, DLLPs by their effect);
+  :mod:`.compiled_link`: the same link with its wire, credits and timed work in the
+  compiled data path's library (``$PEVB_DATAPATH=compiled``, :mod:`tb.dp`);
 - :mod:`.switch`: the switch of the TLP-level fabric;
 - :mod:`.timeline`: the timeline on which the links' and switches' timed work runs, and
   the lanes their handlers run in;

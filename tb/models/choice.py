@@ -86,6 +86,7 @@ def models(kind: str) -> Iterator[None]:
     from cocotbext.pcie.core import switch as _switch
     from cocotbext.pcie.xilinx.us import usp_model as _usp
 
+    from ..dp import COMPILED, datapath
     from .clocks import EdgeClock
     from .link import TlpPort
     from .streams import BEAT_INTERFACES
@@ -97,7 +98,11 @@ def models(kind: str) -> Iterator[None]:
     saved_add_switch_port = _switch.Switch.add_switch_port
     clock = _usp.Clock
     if kind != EXACT_MODEL:
-        _device.SimPort = _bridge.SimPort = TlpPort
+        if datapath() == COMPILED:
+            from .compiled_link import CompiledTlpPort as port
+        else:
+            port = TlpPort
+        _device.SimPort = _bridge.SimPort = port
         _switch.Switch.add_switch_port = add_switch_port
         _usp.Clock = EdgeClock
     if kind == BEAT_MODEL:

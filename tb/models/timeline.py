@@ -236,30 +236,76 @@ class Timeline:
 class CompiledTimeline(Timeline):
     """The timeline on the compiled data path's calendar (``$PEVB_DATAPATH=compiled``,
     :class:`tb.dp.Calendar`): the same work in the same order (step, then slot), the
-    heap kept by the library instead of Python's ``heapq``."""
+    calendar and the links' own work (:class:`tb.models.compiled_link.CompiledTlpPort`) in the
+    library; Python runs its own work and what the links report."""
 
     def __init__(self) -> None:
         from ..dp import Calendar
 
         self._cal = Calendar()
+        self.lib = self._cal.lib
+        self.calendar = self._cal.cal
+        self.ports: list[Any] = []  # the compiled links, by the library's number
+        self._held: dict[int, Any] = {}  # TLPs on the links, by handle
+        self._handles = itertools.count()
         super().__init__()
         if not _announced:
             _announced.append(True)
             logging.getLogger("cocotb.tb.dp").info(
-                "compiled data path: the fabric's calendar in %s", self._cal.library_name
+                "compiled data path: the fabric's calendar and links in %s",
+                self._cal.library_name,
             )
+
+    def hold(self, tlp: Any) -> int:
+        """Keep ``tlp`` while the library carries it: its handle."""
+        handle = next(self._handles)
+        self._held[handle] = tlp
+        return handle
+
+    def take(self, handle: int) -> Any:
+        """The TLP of ``handle``, which the library has delivered."""
+        return self._held.pop(handle)
+
+    def poke(self) -> None:
+        """After a call into the library that may have scheduled work: the alarm moves
+        to it if it is earlier (outside the calendar's own firing)."""
+        step = self._cal.pushed()
+        if step is not None and not self._firing:
+            alarm = self._alarm
+            if alarm.step < 0 or step < alarm.step:
+                alarm.move(step)
 
     def _clear(self) -> None:
         self._cal.clear()
+        self._held.clear()
 
     def _run_due(self, now: int) -> None:
-        for slot, work, arg in self._cal.due(now):
-            self._current = slot
-            work(arg)
+        from ..dp import CREDIT, NONE, PY, RX, WAKE
+
+        cal, out, ports = self._cal, self._cal.out, self.ports
+        try:
+            while (kind := cal.take(now)) != NONE:
+                if kind == PY:
+                    work, arg = cal.work(out.a)
+                    work(arg)
+                elif kind == RX:
+                    ports[out.port].received(out.a)
+                elif kind == WAKE:
+                    ports[out.port].wake()
+                elif kind == CREDIT:
+                    ports[out.port].credit(out.a, out.b)
+        finally:
+            cal.settle()
 
     def _next_step(self) -> int | None:
         first = self._cal.first()
         return None if first is None else first[0]
+
+    def slot(self) -> int:
+        return self._cal.slot()
+
+    def at(self, step: int, work: Callable[[Any], None], arg: Any = None) -> None:
+        self.at_slot(step, self._cal.slot(), work, arg)
 
     def at_slot(self, step: int, slot: int, work: Callable[[Any], None], arg: Any = None) -> None:
         self._cal.push(step, slot, work, arg)
@@ -268,13 +314,7 @@ class CompiledTimeline(Timeline):
             alarm.move(step)
 
     def passed(self, step: int, slot: int) -> bool:
-        now = steps()
-        if now != step:
-            return now > step
-        if self._firing:
-            return self._current > slot
-        first = self._cal.first()
-        return not (first is not None and first[0] == step and first[1] < slot)
+        return self._cal.passed(step, slot, steps())
 
 
 _current: list[Timeline] = []

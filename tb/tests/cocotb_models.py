@@ -14,10 +14,12 @@ from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
 from tb.env.system import TB
+from tb.models import timeline as _timeline_module
 from tb.models.clocks import EdgeClock
+from tb.models.compiled_link import CompiledTlpPort
 from tb.models.link import TlpPort
 from tb.models.streams import BeatCcSink, BeatCqSource, BeatRcSource, BeatRqSink
-from tb.models.timeline import Lane, Watch, steps, timeline
+from tb.models.timeline import CompiledTimeline, Lane, Watch, steps, timeline
 from tb.models.transactors import (
     TRANSACTORS,
     TransactorCcSink,
@@ -33,13 +35,22 @@ FC_INIT = [[4, 16, 0, 0, 0, 0]] * 8
 HOLD_NS = 2000  # the receiver keeps its first TLPs' credits this long
 
 
-async def _burst(cls, count: int, hold_ns: int) -> list[tuple[float, int]]:
-    """``count`` 128-byte writes over a Gen2 x1 link of two ``cls`` ports; the receiver
-    frees the first two TLPs' credits (all it has) only after ``hold_ns``. Arrival (ns,
-    address) of each."""
-    tx, rx = cls(), cls(fc_init=FC_INIT)
+async def _burst(
+    cls,
+    count: int,
+    hold_ns: int,
+    link: tuple[int, int] = (2, 1),
+    sizes: tuple[int, ...] = (128,),
+    fc_init: list[list[int]] = FC_INIT,
+    back: int = 0,
+) -> list[tuple[float, int]]:
+    """``count`` writes (their sizes from ``sizes`` in turn, 128 bytes by default) over a
+    link (Gen2 x1 by default) of two ``cls`` ports, and ``back`` writes the other way at
+    the same time; the receiver frees the first two TLPs' credits only after ``hold_ns``.
+    Arrival (ns, address) of each, in the order they arrived."""
+    tx, rx = cls(), cls(fc_init=fc_init)
     for port in (tx, rx):
-        port.max_link_speed, port.max_link_width = 2, 1
+        port.max_link_speed, port.max_link_width = link
     arrivals: list[tuple[float, int]] = []
     held: list[Tlp] = []
 
@@ -55,14 +66,19 @@ async def _burst(cls, count: int, hold_ns: int) -> list[tuple[float, int]]:
         for tlp in held:
             tlp.release_fc()
 
+    async def writes(port, base: int, n: int) -> None:
+        for k in range(n):
+            tlp = Tlp()
+            tlp.fmt_type = TlpType.MEM_WRITE
+            tlp.set_addr_be_data(base + 0x1000 * k, bytes(sizes[k % len(sizes)]))
+            await port.send(tlp)
+
     tx.rx_handler = rx.rx_handler = receive
     tx.connect(rx)
     cocotb.start_soon(release_later())
-    for k in range(count):
-        tlp = Tlp()
-        tlp.fmt_type = TlpType.MEM_WRITE
-        tlp.set_addr_be_data(0x1000 + 128 * k, bytes(range(128)))
-        await tx.send(tlp)
+    if back:
+        cocotb.start_soon(writes(rx, 0x8000_0000, back))
+    await writes(tx, 0x1000, count)
     await Timer(hold_ns + 5000, "ns")
     return arrivals
 
@@ -76,7 +92,7 @@ async def test_tlp_link_keeps_timing_and_credits(dut):
     start = get_sim_time("ns")
     tlp = [(t - start, a) for t, a in await _burst(TlpPort, 8, HOLD_NS)]
     exact = [(t - exact[0][0] + tlp[0][0], a) for t, a in exact]  # same start
-    assert [a for _, a in tlp] == [a for _, a in exact] == [0x1000 + 128 * k for k in range(8)]
+    assert [a for _, a in tlp] == [a for _, a in exact] == [0x1000 * (k + 1) for k in range(8)]
     for (tl, a), (te, _) in zip(tlp, exact, strict=True):
         assert abs(tl - te) <= 32, f"TLP {a:#x}: TLP-level {tl:.1f} ns, exact {te:.1f} ns"
     # 8 data credits per TLP, 16 in all: the third waits for the release (and the
@@ -85,6 +101,42 @@ async def test_tlp_link_keeps_timing_and_credits(dut):
     assert tlp[7][0] - tlp[2][0] < 6 * 400, tlp
     # back to back before that: a 128-byte write is 152 bytes on the wire, 304 ns at Gen2 x1
     assert 300 <= tlp[1][0] - tlp[0][0] <= 340, tlp
+
+
+@cocotb.test(timeout_time=300, timeout_unit="us")
+async def test_compiled_link_equals_the_python_link(dut):
+    """The compiled data path's link (tb/models/compiled_link.py, its wire, credits and DLLPs in the
+    library) against :class:`TlpPort`: every TLP at the same step, on links of several
+    speeds and widths, with TLPs of several sizes, credits held back, and traffic both
+    ways (the ACKs and UpdateFCs share each wire with the TLPs)."""
+    cases = [
+        dict(count=8, hold_ns=HOLD_NS),
+        dict(count=24, hold_ns=700, link=(3, 4), sizes=(4, 128, 256, 64, 16)),
+        dict(count=16, hold_ns=300, link=(1, 1), sizes=(32, 128), back=12),
+        dict(
+            count=40,
+            hold_ns=1500,
+            link=(3, 8),
+            sizes=(256,),
+            fc_init=[[8, 128, 0, 0, 0, 0]] * 8,
+            back=40,
+        ),
+        dict(
+            count=20, hold_ns=900, link=(2, 2), sizes=(64, 256), fc_init=[[2, 64, 0, 0, 0, 0]] * 8
+        ),
+    ]
+    saved = timeline()
+    for case in cases:
+        start = get_sim_time("ns")
+        python = [(round(t - start, 6), a) for t, a in await _burst(TlpPort, **case)]
+        _timeline_module._current[:] = [CompiledTimeline()]
+        try:
+            start = get_sim_time("ns")
+            compiled = [(round(t - start, 6), a) for t, a in await _burst(CompiledTlpPort, **case)]
+        finally:
+            _timeline_module._current[:] = [saved]
+        assert len(python) == case["count"] + case.get("back", 0), case
+        assert compiled == python, f"{case}:\n  python   {python}\n  compiled {compiled}"
 
 
 @cocotb.test(timeout_time=100, timeout_unit="us")

@@ -30,7 +30,7 @@ def _trace(module: str, test: str, sim: str, profile: str, path: str) -> list[di
     )
     failed = runner.failures(results)
     assert not failed, f"{failed} on the {path} path: {runner.failure_messages(results)}"
-    said = "compiled data path: the fabric's calendar in libpevb_dp-"
+    said = "compiled data path: the fabric's calendar and links in libpevb_dp-"
     assert (said in (results.parent / "sim.log").read_text()) == (path == COMPILED)
     with open(results.parent / "tlp_trace.jsonl") as f:
         return [json.loads(line) for line in f]

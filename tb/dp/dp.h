@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compiled data path's shared definitions (docs/performance.md, "Design: the
+ * compiled data path"): the calendar of the fabric's timed work and the TLP-level
+ * links whose work it runs. calendar.cpp keeps the order, link.cpp the links.
+ */
+#ifndef PEVB_DP_H
+#define PEVB_DP_H
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+namespace dp {
+
+/* what an entry of the calendar is: Python's work, or a link's own */
+enum Kind : uint32_t {
+	/* reported to Python, which runs what they stand for */
+	K_NONE = 0,
+	K_PY = 1,	/* Python's work, by its handle (a) */
+	K_RX = 2,	/* a TLP (a) has reached a port's receiver */
+	K_WAKE = 3,	/* a port's wire takes the first sender waiting for it */
+	K_CREDIT = 4,	/* credit (vc a, type b) that a sender waits for has come */
+	/* the links' own, run in the library */
+	K_ARRIVE_TLP = 16,	/* a TLP (a; its credits in b) reaches a port */
+	K_ARRIVE_FC = 17,	/* an UpdateFC (vc, type, header, data in a) reaches a port */
+	K_SENT = 18,		/* the hand-over of a port's wire to the next TLP */
+	K_FC_TIMER = 19,	/* a port's flow-control update timer expires */
+};
+
+struct Entry {
+	uint64_t step;
+	uint64_t slot;
+	uint32_t kind;
+	uint32_t port;
+	uint64_t a;
+	uint64_t b;
+};
+
+struct Later {
+	bool operator()(const Entry &x, const Entry &y) const
+	{
+		return x.step != y.step ? x.step > y.step : x.slot > y.slot;
+	}
+};
+
+}  // namespace dp
+
+/* what the calendar hands Python: laid out as tb/dp's ctypes structure says */
+struct dp_out {
+	uint32_t kind;
+	uint32_t port;
+	uint64_t slot;
+	uint64_t a;
+	uint64_t b;
+};
+
+/*
+ * One credit type's counters, named and ordered as cocotbext-pcie's FcStateData keeps
+ * them, so the flow-control initialization Python runs writes them in place.
+ */
+struct dp_credits {
+	int64_t tx_initial_allocation;
+	int64_t tx_credits_consumed;
+	int64_t tx_credit_limit;
+	int64_t rx_initial_allocation;
+	int64_t rx_credits_allocated;
+	int64_t rx_credits_received;
+};
+
+/* one virtual channel: P, NP and CPL, header then data each, as FcChannelState */
+struct dp_channel {
+	dp_credits fc[6];
+	int64_t next_fc_tx[3];
+	int64_t active;
+};
+
+struct dp_port;
+
+struct dp_calendar {
+	std::priority_queue<dp::Entry, std::vector<dp::Entry>, dp::Later> heap;
+	uint64_t next_slot = 0;
+	bool firing = false;
+	uint64_t current = 0;		/* the slot of the work running, while firing */
+	uint64_t pushed = UINT64_MAX;	/* the earliest step pushed since it was read */
+	std::vector<dp_port *> ports;
+
+	uint64_t slot() { return next_slot++; }
+	void push(uint64_t step, uint64_t slot, uint32_t kind, uint32_t port, uint64_t a,
+		  uint64_t b)
+	{
+		heap.push(dp::Entry{step, slot, kind, port, a, b});
+		if (step < pushed)
+			pushed = step;
+	}
+	bool passed(uint64_t step, uint64_t slot, uint64_t now) const;
+	~dp_calendar();
+};
+
+/* link.cpp: run a link's own entry; true when it has something for Python in *out */
+bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);
+void dp_link_free(dp_port *port);
+
+#endif /* PEVB_DP_H */

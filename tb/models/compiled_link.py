@@ -1,0 +1,235 @@
+"""The TLP-level link on the compiled data path (``$PEVB_DATAPATH=compiled``, stage 2 of
+docs/performance.md's design): :class:`tb.models.link.TlpPort`'s rules with its state
+and timed work in the library (``tb/dp/link.cpp``), so the TLPs Python sends and the ones the
+library moves share one wire, one set of credits and one order of work.
+
+What stays in Python is what must: the TLP objects (the library holds a handle and the
+TLP's credits), the senders' events, the receive lane and its handler, and the
+flow-control initialization (cocotbext-pcie's InitFC DLLPs), which writes the credit
+counters in the library's memory through :class:`Credits`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any
+
+from cocotb.triggers import Event
+from cocotbext.pcie.core.port import FcChannelState, SimPort
+from cocotbext.pcie.core.tlp import Tlp
+
+from .link import TlpPort
+from .timeline import CompiledTimeline, steps
+
+
+class Credits(ctypes.Structure):
+    """One credit type's counters in the library's memory (``dp_credits``), with the
+    names and rules of cocotbext-pcie's ``FcStateData``: a 12-bit counter for headers,
+    16-bit for data, an initial allocation of 0 meaning infinite."""
+
+    _fields_ = [
+        ("tx_initial_allocation", ctypes.c_int64),
+        ("tx_credits_consumed", ctypes.c_int64),
+        ("tx_credit_limit", ctypes.c_int64),
+        ("rx_initial_allocation", ctypes.c_int64),
+        ("rx_credits_allocated", ctypes.c_int64),
+        ("rx_credits_received", ctypes.c_int64),
+    ]
+    field_size = 16
+
+    @property
+    def tx_field_mask(self) -> int:
+        return (1 << self.field_size) - 1
+
+    rx_field_mask = tx_field_mask
+
+    def reset(self) -> None:
+        self.tx_initial_allocation = self.tx_credits_consumed = self.tx_credit_limit = 0
+        self.rx_credits_allocated = self.rx_initial_allocation
+        self.rx_credits_received = 0
+
+    def tx_is_infinite(self) -> bool:
+        return self.tx_initial_allocation == 0
+
+    def rx_is_infinite(self) -> bool:
+        return self.rx_initial_allocation == 0
+
+    @property
+    def tx_credits_available(self) -> int:
+        if self.tx_is_infinite():
+            return self.tx_field_mask
+        return (self.tx_credit_limit - self.tx_credits_consumed) & self.tx_field_mask
+
+    @property
+    def rx_credits_available(self) -> int:
+        if self.rx_is_infinite():
+            return self.rx_field_mask
+        return (self.rx_credits_allocated - self.rx_credits_received) & self.rx_field_mask
+
+    def tx_consume_fc(self, fc: int) -> None:
+        if not self.tx_is_infinite():
+            self.tx_credits_consumed = (self.tx_credits_consumed + fc) & self.tx_field_mask
+
+    def rx_consume_fc(self, fc: int) -> None:
+        if not self.rx_is_infinite():
+            self.rx_credits_received = (self.rx_credits_received + fc) & self.rx_field_mask
+
+    def rx_release_fc(self, fc: int) -> None:
+        if not self.rx_is_infinite():
+            self.rx_credits_allocated = (self.rx_credits_allocated + fc) & self.rx_field_mask
+
+
+class HeaderCredits(Credits):
+    """Header credits: 12-bit counters."""
+
+    field_size = 12
+
+
+class _Channel(ctypes.Structure):
+    """``dp_channel``: six counters (P, NP, CPL; header then data), the UpdateFC due
+    steps, whether the channel is active."""
+
+    _fields_ = [
+        ("fc", ctypes.c_int64 * 36),
+        ("next_fc_tx", ctypes.c_int64 * 3),
+        ("active", ctypes.c_int64),
+    ]
+
+
+_NAMES = ("ph", "pd", "nph", "npd", "cplh", "cpld")
+_DUE = ("next_fc_p_tx", "next_fc_np_tx", "next_fc_cpl_tx")
+
+
+def _due(i: int) -> property:
+    return property(
+        lambda self: self._c.next_fc_tx[i],
+        lambda self, v: self._c.next_fc_tx.__setitem__(i, v),
+    )
+
+
+class ChannelState(FcChannelState):
+    """A virtual channel's flow-control state (cocotbext-pcie's ``FcChannelState``) with
+    its counters, UpdateFC due steps and active flag in the library's memory, copied
+    there from ``old`` (the state the port was made with)."""
+
+    next_fc_p_tx = _due(0)
+    next_fc_np_tx = _due(1)
+    next_fc_cpl_tx = _due(2)
+    active = property(
+        lambda self: bool(self._c.active),
+        lambda self, v: setattr(self._c, "active", int(bool(v))),
+    )
+
+    def __init__(self, channel: _Channel, old: FcChannelState) -> None:
+        self._c = channel
+        base = ctypes.addressof(channel)
+        size = ctypes.sizeof(Credits)
+        for i, name in enumerate(_NAMES):
+            kind = HeaderCredits if i % 2 == 0 else Credits
+            counters = kind.from_address(base + i * size)
+            before = getattr(old, name)
+            for field, _ in Credits._fields_:
+                setattr(counters, field, getattr(before, field))
+            self.__dict__[name] = counters
+        for name, value in vars(old).items():
+            if name not in _NAMES:
+                setattr(self, name, value)
+        # (the update events a sender waits on, by credit type)
+        self.updates = (self.fc_p_update, self.fc_np_update, self.fc_cpl_update)
+
+
+class CompiledTlpPort(TlpPort):
+    """:class:`tb.models.link.TlpPort` with its wire, credits and timed work in the
+    library: a TLP sent is a handle there until it reaches the other port's receive
+    lane; the flow-control initialization runs as in cocotbext-pcie, on the library's
+    counters."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        line = self._timeline
+        if not isinstance(line, CompiledTimeline):
+            raise RuntimeError("a compiled link needs the compiled data path's timeline")
+        self._line = line
+        self._lib = line.lib
+        self._p = self._lib.dp_port_new(line.calendar)
+        line.ports.append(self)  # by the library's port number
+        channels = ctypes.cast(self._lib.dp_port_channels(self._p), ctypes.POINTER(_Channel))
+        self.fc_state = [ChannelState(channels[vc], old) for vc, old in enumerate(self.fc_state)]
+        for ch in self.fc_state:
+            ch.start_fc_update_timer = self.start_fc_update_timer
+
+    def _connect(self, port) -> None:
+        if not isinstance(port, CompiledTlpPort):
+            raise TypeError("a compiled link connects only to another compiled link")
+        super()._connect(port)
+
+    def _connect_int(self, port) -> None:
+        super()._connect_int(port)
+        self._lib.dp_port_connect(
+            self._p,
+            port._p,
+            float(self.symbol_period),
+            float(self.time_scale),
+            int(self.link_delay_steps),
+            int(self.max_latency_timer_steps),
+            int(self.fc_update_steps),
+        )
+
+    async def handle_tx(self, pkt) -> None:
+        self._lib.dp_port_occupy(self._p, steps(), pkt.get_wire_size())
+        await SimPort.handle_tx(self, pkt)
+
+    async def send(self, pkt) -> None:
+        """``TlpPort.send``: the credit gate, the wait for the wire's next place, then
+        the TLP into the library."""
+        pkt.release_fc()
+        lib, p = self._lib, self._p
+        vc = self.classify_tlp_vc(pkt)
+        fc = self.fc_state[vc]
+        kind = pkt.get_fc_type().value
+        dc = pkt.get_data_credits()
+        if not (fc.initialized.is_set() and lib.dp_port_take_credit(p, vc, kind, dc)):
+            await fc.initialized.wait()
+            while not lib.dp_port_take_credit(p, vc, kind, dc):
+                update = fc.updates[kind]
+                update.clear()
+                lib.dp_port_wait_credit(p, vc, kind)
+                await update.wait()
+        while lib.dp_port_must_wait(p, steps()):
+            ready = Event()
+            self._senders.append(ready)
+            lib.dp_port_add_sender(p)
+            await ready.wait()
+            if not lib.dp_port_has_next(p):
+                break
+        line = self._line
+        handle = line.hold(Tlp(pkt))
+        lib.dp_port_send(p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
+        line.poke()
+
+    # --- what the library reports -----------------------------------------------------------
+    def received(self, handle: int) -> None:
+        """A TLP has reached this port: into the receive lane, its credits released
+        when it is passed on."""
+        tlp = self._line.take(handle)
+        tlp.release_fc_cb = functools.partial(self._release, handle)
+        self._rx_lane.push(tlp)
+
+    def _release(self, handle: int) -> None:
+        self._lib.dp_port_release(self._p, steps(), handle)
+        self._line.poke()
+
+    def wake(self) -> None:
+        """The wire's next place is free: the first sender waiting takes it."""
+        self._senders.popleft().set()
+
+    def credit(self, vc: int, kind: int) -> None:
+        """Credit of ``kind`` on ``vc`` has come, which a sender waits for."""
+        self.fc_state[vc].updates[kind].set()
+
+    def start_fc_update_timer(self) -> None:
+        raise RuntimeError(
+            "a compiled link releases credits through the TLP (Tlp.release_fc), "
+            "not the channel state"
+        )
