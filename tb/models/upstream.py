@@ -122,6 +122,9 @@ SPECS = (
     f"{_CBX}.core.port:Port",
     f"{_CBX}.core.port:SimPort",
     f"{_CBX}.core.switch:Switch.add_switch_port",
+    # compiled_link.py: the credit counters and channel state it keeps in the library
+    f"{_CBX}.core.port:FcStateData",
+    f"{_CBX}.core.port:FcChannelState",
     # streams.py, transactors.py: the UltraScale+ stream interfaces
     f"{_CBX}.xilinx.us.interface:RqSink",
     f"{_CBX}.xilinx.us.interface:CcSink",
@@ -172,6 +175,8 @@ FINGERPRINTS = {
     "cocotbext.pcie.core.port:Port": "20ae14c755dba7c8",
     "cocotbext.pcie.core.port:SimPort": "d3a58cbe9603cfb0",
     "cocotbext.pcie.core.switch:Switch.add_switch_port": "a1415b53241bb6c0",
+    "cocotbext.pcie.core.port:FcStateData": "4bcc23bcca89a004",
+    "cocotbext.pcie.core.port:FcChannelState": "49a586a8b8d347e4",
     "cocotbext.pcie.xilinx.us.interface:RqSink": "52607d2e75bbe384",
     "cocotbext.pcie.xilinx.us.interface:CcSink": "f12f3928a860490b",
     "cocotbext.pcie.xilinx.us.interface:RcSource": "1bb9d0876456e001",
