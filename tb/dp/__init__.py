@@ -7,7 +7,8 @@ the compiled path covers today is stages 1 and 2: the fabric's calendar
 (:class:`Calendar`, ``calendar.cpp``), on which the timed work runs in the same order as
 on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
 wires, credits and DLLP timing (``link.cpp``, driven by
-:class:`tb.models.compiled_link.CompiledTlpPort`). Every TLP is still Python's: the
+:class:`tb.models.compiled_link.CompiledTlpPort`) and the switches' queues and
+arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`). Every TLP is still Python's: the
 library carries it by a handle.
 """
 
@@ -27,7 +28,7 @@ DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
 DATAPATHS = (PYTHON, COMPILED)
 
-SOURCES = tuple(Path(__file__).with_name(n) for n in ("dp.h", "calendar.cpp", "link.cpp"))
+SOURCES = tuple(Path(__file__).with_name(n) for n in ("dp.h", "calendar.cpp", "link.cpp", "switch.cpp"))
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
 
 __all__ = [
@@ -135,6 +136,13 @@ def library() -> ctypes.CDLL:
         ("dp_port_has_next", i, [p]),
         ("dp_port_send", None, [p, u64, u64, u64, u32, u32, u64]),
         ("dp_port_release", None, [p, u64, u64]),
+        ("dp_sw_new", p, []),
+        ("dp_sw_free", None, [p]),
+        ("dp_sw_add_port", u32, [p]),
+        ("dp_sw_add_queue", u32, [p, u32]),
+        ("dp_sw_enqueue", None, [p, u32, u64, i, i, i]),
+        ("dp_sw_len", u64, [p, u32]),
+        ("dp_sw_next", u64, [p, u32]),
     ):
         fn = getattr(lib, name)
         fn.restype = res

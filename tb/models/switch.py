@@ -1,5 +1,7 @@
 """The switch of the TLP-level fabric: cocotbext-pcie's ``Switch`` routing in the caller
-and arbitrating in a lane instead of two coroutines per switch port."""
+and arbitrating in a lane instead of two coroutines per switch port. On the compiled
+data path (``$PEVB_DATAPATH=compiled``) its queues and the order of its arbitration are
+kept in the library (``tb/dp/switch.cpp``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from collections import deque
 import cocotb
 from cocotbext.pcie.core.tlp import TlpAttr, TlpType
 
-from .timeline import Lane
+from ..dp import NOT_SCHEDULED
+from .timeline import CompiledTimeline, Lane, timeline
 
 _POSTED_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
 
@@ -29,17 +32,81 @@ _POSTED_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
 # posted write keeps its order.
 
 
+class _Queue(deque):
+    """The TLPs one switch port has routed to another, waiting for its arbitration."""
+
+    def put(self, tlp, ro_passing: bool) -> None:
+        """Queue ``tlp``: a relaxed-ordering posted write ahead of the posted writes
+        waiting at the tail where the egress port lets it pass (``ro_passing``)."""
+        if ro_passing and tlp.fmt_type in _POSTED_WRITES and tlp.attr & TlpAttr.RO:
+            at = len(self)
+            while at and self[at - 1].fmt_type in _POSTED_WRITES:
+                at -= 1
+            self.insert(at, tlp)
+        else:
+            self.append(tlp)
+
+
+class _CompiledQueue:
+    """A queue between two ports of a switch on the compiled data path: its TLPs wait
+    in the library (``tb/dp/switch.cpp``) by handle."""
+
+    __slots__ = ("_id", "_line", "_sw")
+
+    def __init__(self, sw, line, to: int) -> None:
+        self._sw, self._line = sw, line
+        self._id = line.lib.dp_sw_add_queue(sw, to)
+
+    def put(self, tlp, ro_passing: bool) -> None:
+        """:meth:`_Queue.put`, the passing done by the library."""
+        posted = tlp.fmt_type in _POSTED_WRITES
+        ro = bool(tlp.attr & TlpAttr.RO)
+        self._line.lib.dp_sw_enqueue(
+            self._sw, self._id, self._line.hold(tlp), posted, ro, ro_passing
+        )
+
+    def append(self, tlp) -> None:
+        self.put(tlp, False)
+
+    def __len__(self) -> int:
+        return self._line.lib.dp_sw_len(self._sw, self._id)
+
+
+class _CompiledSwitch:
+    """The library's state of one switch (its queues and arbitration), freed with it."""
+
+    def __init__(self, line) -> None:
+        self.line = line
+        self.sw = line.lib.dp_sw_new()
+
+    def __del__(self) -> None:
+        self.line.lib.dp_sw_free(self.sw)
+
+
 def add_switch_port(self, port) -> None:
     """``Switch.add_switch_port`` for the TLP-level fabric: later ports of this switch are
-    added the same way."""
+    added the same way. On the compiled data path (a compiled timeline) the queues and
+    the arbitration's order are kept in the library."""
     self.add_switch_port = add_switch_port.__get__(self)
     self.switch_ports.append(port)
     port.ro_passing = False
     cocotb.start_soon(self._run_routing(port))  # what no port takes (see above)
-    port.arbiter = Lane(lambda _: _arbitrate(port))
+    line = timeline()
+    compiled = isinstance(line, CompiledTimeline)
+    if compiled:
+        if "_dp" not in self.__dict__:
+            self._dp = _CompiledSwitch(line)
+        sw = self._dp.sw
+        port.dp_number = line.lib.dp_sw_add_port(sw)
+        port.arbiter = Lane(lambda _: _arbitrate_compiled(port, self._dp))
+    else:
+        port.arbiter = Lane(lambda _: _arbitrate(port))
     for other in self.switch_ports[:-1]:
-        to_other: deque = deque()
-        from_other: deque = deque()
+        if compiled:
+            to_other = _CompiledQueue(sw, line, other.dp_number)
+            from_other = _CompiledQueue(sw, line, port.dp_number)
+        else:
+            to_other, from_other = _Queue(), _Queue()
         port.tx_queues.append((other, to_other))
         port.rx_queues.append(from_other)
         other.rx_queues.append(to_other)
@@ -61,13 +128,7 @@ async def _route(port, tlp) -> None:
             or (other.upstream and not bridge.match_tlp_secondary(tlp))
             or (not other.upstream and bridge.match_tlp_secondary(tlp))
         ):
-            if other.ro_passing and tlp.fmt_type in _POSTED_WRITES and tlp.attr & TlpAttr.RO:
-                at = len(queue)
-                while at and queue[at - 1].fmt_type in _POSTED_WRITES:
-                    at -= 1
-                queue.insert(at, tlp)
-            else:
-                queue.append(tlp)
+            queue.put(tlp, other.ro_passing)
             if not other.arbiter.busy:  # a running arbiter finds it on its next pass
                 other.arbiter.push(None)
             return
@@ -85,3 +146,10 @@ async def _arbitrate(port) -> None:
             if queue:
                 await port.tx_handler(queue.popleft())
                 moved = True
+
+
+async def _arbitrate_compiled(port, switch: _CompiledSwitch) -> None:
+    """:func:`_arbitrate`, the order of the passes kept by the library."""
+    lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
+    while (handle := lib.dp_sw_next(sw, number)) != NOT_SCHEDULED:
+        await port.tx_handler(line.take(handle))

@@ -10,16 +10,23 @@ import pytest
 
 from tb import runner
 from tb.dp import COMPILED, DATAPATH_ENV, PYTHON
+from tests.sim import plan
 
 # tests that move data both ways through the fabric, with the GPU's BAR1 among the
-# targets (the engine's concurrent pair; the driver's H2C2H through GPU memory)
+# targets (the engine's concurrent pair; the driver's H2C2H through GPU memory), the
+# GPU's writes past a congested link with relaxed ordering on and off (the switch's
+# queues and passing), and INTx messages queued at the switch beside the data
 CASES = [
     ("tb.tests.cocotb_engine", "test_concurrent_h2c_c2h"),
     ("tb.tests.cocotb_driver", "test_h2c2h_four_combinations"),
+    ("tb.tests.cocotb_axib", "test_gpu_data_then_doorbell_in_order"),  # on its design
+    ("tb.tests.cocotb_intx", "test_driver_on_intx_moves_data"),
 ]
 
 
 def _trace(module: str, test: str, sim: str, profile: str, path: str) -> list[dict]:
+    name = module.rsplit(".", 1)[1]
+    overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
     results = runner.run(
         test,
         sim=sim,
@@ -27,6 +34,8 @@ def _trace(module: str, test: str, sim: str, profile: str, path: str) -> list[di
         module=module,
         trace=True,
         extra_env={DATAPATH_ENV: path},
+        toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
+        overrides=overrides,
     )
     failed = runner.failures(results)
     assert not failed, f"{failed} on the {path} path: {runner.failure_messages(results)}"
