@@ -8,8 +8,8 @@ the compiled path covers today is stages 1 and 2: the fabric's calendar
 on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
 wires, credits and DLLP timing (``link.cpp``, driven by
 :class:`tb.models.compiled_link.CompiledTlpPort`) and the switches' queues and
-arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`). Every TLP is still Python's: the
-library carries it by a handle.
+arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`). Every TLP is
+still Python's: the library carries it by a handle.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
 DATAPATHS = (PYTHON, COMPILED)
 
-SOURCES = tuple(Path(__file__).with_name(n) for n in ("dp.h", "calendar.cpp", "link.cpp", "switch.cpp"))
+_NAMES = ("dp.h", "calendar.cpp", "link.cpp", "switch.cpp")
+SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
 
 __all__ = [
