@@ -28,7 +28,7 @@ DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
 DATAPATHS = (PYTHON, COMPILED)
 
-_NAMES = ("dp.h", "calendar.cpp", "link.cpp", "switch.cpp")
+_NAMES = ("dp.h", "tlp.h", "calendar.cpp", "link.cpp", "switch.cpp", "tlp.cpp", "completer.cpp")
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
 
@@ -76,6 +76,40 @@ class Out(ctypes.Structure):
         ("slot", ctypes.c_uint64),
         ("a", ctypes.c_uint64),
         ("b", ctypes.c_uint64),
+    ]
+
+
+class TlpHeader(ctypes.Structure):
+    """A TLP's header fields as the library keeps them (``tlp.h``'s ``TlpHeader``)."""
+
+    _fields_ = [
+        ("address", ctypes.c_uint64),
+        ("length", ctypes.c_uint32),
+        ("tag", ctypes.c_uint16),
+        ("requester_id", ctypes.c_uint16),
+        ("completer_id", ctypes.c_uint16),
+        ("byte_count", ctypes.c_uint16),
+        *(
+            (name, ctypes.c_uint8)
+            for name in (
+                "fmt",
+                "type",
+                "tc",
+                "attr",
+                "at",
+                "ep",
+                "td",
+                "th",
+                "ln",
+                "first_be",
+                "last_be",
+                "ph",
+                "status",
+                "bcm",
+                "lower_address",
+            )
+        ),
+        ("pad", ctypes.c_uint8 * 5),
     ]
 
 
@@ -144,6 +178,14 @@ def library() -> ctypes.CDLL:
         ("dp_sw_enqueue", None, [p, u32, u64, i, i, i]),
         ("dp_sw_len", u64, [p, u32]),
         ("dp_sw_next", u64, [p, u32]),
+        ("dp_tlp_unpack", i, [p, ctypes.POINTER(TlpHeader)]),
+        ("dp_tlp_pack", u64, [ctypes.POINTER(TlpHeader), p]),
+        (
+            "dp_rc_read_completions",
+            u32,
+            [ctypes.POINTER(TlpHeader), u32, u32, u32, p, ctypes.POINTER(u32), u32],
+        ),
+        ("dp_mem_write_runs", u32, [ctypes.POINTER(TlpHeader), ctypes.POINTER(u32)]),
     ):
         fn = getattr(lib, name)
         fn.restype = res
