@@ -28,7 +28,16 @@ DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
 DATAPATHS = (PYTHON, COMPILED)
 
-_NAMES = ("dp.h", "tlp.h", "calendar.cpp", "link.cpp", "switch.cpp", "tlp.cpp", "completer.cpp")
+_NAMES = (
+    "dp.h",
+    "tlp.h",
+    "calendar.cpp",
+    "link.cpp",
+    "switch.cpp",
+    "tlp.cpp",
+    "completer.cpp",
+    "route.cpp",
+)
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
 
@@ -113,6 +122,53 @@ class TlpHeader(ctypes.Structure):
     ]
 
 
+class FunctionView(ctypes.Structure):
+    """What the library's routing reads of a function's configuration (``route.cpp``):
+    its BAR registers and masks, its ID, its device and function numbers."""
+
+    _fields_ = [
+        ("bar", ctypes.c_uint64 * 6),
+        ("bar_mask", ctypes.c_uint64 * 6),
+        ("bars", ctypes.c_uint32),
+        ("pcie_id", ctypes.c_uint16),
+        ("device_num", ctypes.c_uint8),
+        ("function_num", ctypes.c_uint8),
+    ]
+
+    @classmethod
+    def of(cls, f: Any) -> FunctionView:
+        """The view of cocotbext-pcie function ``f`` now."""
+        view = cls()
+        view.bars = len(f.bar)
+        for k, (val, mask) in enumerate(zip(f.bar, f.bar_mask, strict=True)):
+            view.bar[k], view.bar_mask[k] = val, mask
+        bus, device, function = f.pcie_id
+        view.pcie_id = bus << 8 | device << 3 | function
+        view.device_num, view.function_num = f.device_num, f.function_num
+        return view
+
+
+class BridgeView(ctypes.Structure):
+    """What the library's routing reads of a bridge's configuration (``route.cpp``): its
+    memory, prefetchable and I/O windows and its bus range."""
+
+    _fields_ = [
+        ("mem_base", ctypes.c_uint64),
+        ("mem_limit", ctypes.c_uint64),
+        ("prefetchable_mem_base", ctypes.c_uint64),
+        ("prefetchable_mem_limit", ctypes.c_uint64),
+        ("io_base", ctypes.c_uint64),
+        ("io_limit", ctypes.c_uint64),
+        ("sec_bus_num", ctypes.c_uint32),
+        ("sub_bus_num", ctypes.c_uint32),
+    ]
+
+    @classmethod
+    def of(cls, b: Any) -> BridgeView:
+        """The view of cocotbext-pcie bridge ``b`` now."""
+        return cls(**{name: getattr(b, name) for name, _ in cls._fields_})
+
+
 # the kinds of report (dp.h's Kind): nothing due; Python's work; and a link's: a TLP
 # received, the wire's next place free for a waiting sender, credit a sender waits for
 NONE, PY, RX, WAKE, CREDIT = range(5)
@@ -186,6 +242,8 @@ def library() -> ctypes.CDLL:
             [ctypes.POINTER(TlpHeader), u32, u32, u32, p, ctypes.POINTER(u32), u32],
         ),
         ("dp_mem_write_runs", u32, [ctypes.POINTER(TlpHeader), ctypes.POINTER(u32)]),
+        ("dp_match_function", i, [ctypes.POINTER(FunctionView), ctypes.POINTER(TlpHeader)]),
+        ("dp_match_secondary", i, [ctypes.POINTER(BridgeView), ctypes.POINTER(TlpHeader)]),
     ):
         fn = getattr(lib, name)
         fn.restype = res

@@ -207,3 +207,85 @@ def test_write_runs_as_the_root_complex_writes() -> None:
             for k in range(n)
         ]
         assert got == writes, (req, got, writes)
+
+
+def _random_bars(rng: random.Random) -> tuple[list[int], list[int]]:
+    """Six BAR registers and their masks: unimplemented, I/O, 32-bit and 64-bit memory."""
+    bars, masks = [0] * 6, [0] * 6
+    k = 0
+    while k < 6:
+        kind = rng.choice(["none", "io", "mem32", "mem64"])
+        size = 1 << rng.randrange(4 if kind == "io" else 12, 20 if kind != "mem64" else 32)
+        base = rng.randrange(1 << (16 if kind == "io" else 32 if kind == "mem32" else 48))
+        base &= ~(size - 1)
+        if kind == "io":
+            bars[k], masks[k] = base | 1, (0xFFFFFFFF & ~(size - 1)) & ~3
+        elif kind == "mem32":
+            bars[k], masks[k] = base, (0xFFFFFFFF & ~(size - 1)) & ~0xF
+        elif kind == "mem64" and k < 5:
+            full = ((1 << 64) - 1) & ~(size - 1)
+            bars[k], masks[k] = (base & 0xFFFFFFF0) | 4, full & 0xFFFFFFF0
+            bars[k + 1], masks[k + 1] = base >> 32, full >> 32
+            k += 1
+        k += 1
+    return bars, masks
+
+
+def test_routing_as_bridges_and_functions_decide() -> None:
+    """The library's Function.match_tlp and Bridge.match_tlp_secondary against
+    cocotbext-pcie's own, on random configurations and TLPs aimed near their windows,
+    BARs and buses."""
+    from cocotbext.pcie.core.bridge import Bridge
+    from cocotbext.pcie.core.endpoint import Endpoint
+    from cocotbext.pcie.core.function import Function
+
+    rng = random.Random(8)
+    lib = dp.library()
+    kinds = [*REQUESTS, *COMPLETIONS]
+    seen = {True: 0, False: 0}
+    for _ in range(300):
+        fn = Endpoint()
+        fn.bar, fn.bar_mask = _random_bars(rng)
+        fn.pcie_id = PcieId(rng.randrange(256), rng.randrange(32), rng.randrange(8))
+        br = Bridge()
+        lo = rng.randrange(1 << 32)
+        br.mem_base, br.mem_limit = lo, lo + rng.randrange(1 << 28)
+        lo = rng.randrange(1 << 60)
+        br.prefetchable_mem_base, br.prefetchable_mem_limit = lo, lo + rng.randrange(1 << 36)
+        br.io_base = rng.randrange(1 << 16)
+        br.io_limit = br.io_base + rng.randrange(1 << 12)
+        if rng.random() < 0.5:  # windows that end on a DW (an address can hit the limit)
+            br.mem_limit &= ~3
+            br.prefetchable_mem_limit &= ~3
+        br.sec_bus_num = rng.choice([0, rng.randrange(256)])
+        br.sub_bus_num = min(255, br.sec_bus_num + rng.randrange(8))
+        fview, bview = dp.FunctionView.of(fn), dp.BridgeView.of(br)
+        near = [
+            br.mem_base,
+            br.mem_limit,
+            br.prefetchable_mem_base,
+            br.prefetchable_mem_limit,
+            br.io_base,
+            br.io_limit,
+            *(b for b in fn.bar),
+        ]
+        for _ in range(40):
+            t = _random_tlp(rng, rng.choice(kinds))
+            if rng.random() < 0.7 and not t.fmt_type.name.startswith("CFG"):
+                t.address = (rng.choice(near) + rng.randrange(-8, 9) * 4) & ((1 << 64) - 4)
+                if t.fmt_type not in (TlpType.MEM_READ_64, TlpType.MEM_WRITE_64):
+                    t.address &= 0xFFFFFFFC
+            if rng.random() < 0.5:
+                bus = rng.choice([br.sec_bus_num, br.sub_bus_num, fn.pcie_id.bus])
+                t.requester_id = PcieId(bus, rng.randrange(32), rng.randrange(8))
+                t.completer_id = t.requester_id if rng.random() < 0.5 else fn.pcie_id
+                if rng.random() < 0.1:  # no ID, which no bridge routes by
+                    t.requester_id = t.completer_id = PcieId(0, 0, 0)
+            h = _header(bytes(t.pack_header()))
+            want = bool(Function.match_tlp(fn, Tlp.unpack_header(bytes(t.pack_header()))))
+            assert lib.dp_match_function(ctypes.byref(fview), ctypes.byref(h)) == want, t
+            want2 = bool(Bridge.match_tlp_secondary(br, Tlp.unpack_header(bytes(t.pack_header()))))
+            assert lib.dp_match_secondary(ctypes.byref(bview), ctypes.byref(h)) == want2, t
+            seen[want] += 1
+            seen[want2] += 1
+    assert min(seen.values()) > 1000, seen  # both answers, many times
