@@ -173,6 +173,7 @@ class BridgeView(ctypes.Structure):
 # received, the wire's next place free for a waiting sender, credit a sender waits for
 NONE, PY, RX, WAKE, CREDIT = range(5)
 NOT_SCHEDULED = (1 << 64) - 1
+NATIVE = 1 << 62  # the bit of a handle that names a TLP of the library's own (dp.h)
 
 _lib: list[ctypes.CDLL] = []
 
@@ -215,6 +216,9 @@ def library() -> ctypes.CDLL:
         ("dp_cal_settle", None, [p]),
         ("dp_cal_passed", i, [p, u64, u64, u64]),
         ("dp_cal_clear", None, [p]),
+        ("dp_tlp_new", u64, [p, ctypes.c_char_p, u64]),
+        ("dp_tlp_size", u64, [p, u64]),
+        ("dp_tlp_take", None, [p, u64, ctypes.c_char_p]),
         ("dp_port_new", p, [p]),
         ("dp_port_id", u32, [p]),
         ("dp_port_channels", p, [p]),

@@ -9,6 +9,8 @@
  */
 #include "dp.h"
 
+#include <algorithm>
+
 bool dp_calendar::passed(uint64_t step, uint64_t slot, uint64_t now) const
 {
 	if (now != step)
@@ -113,6 +115,28 @@ void dp_cal_clear(dp_calendar *cal)
 {
 	cal->heap = decltype(cal->heap)();
 	cal->pushed = UINT64_MAX;
+	cal->tlps.clear();
+	cal->free_tlps.clear();
+}
+
+/* a TLP of the library's own from its bytes on the wire (header, data): its handle */
+uint64_t dp_tlp_new(dp_calendar *cal, const uint8_t *bytes, uint64_t size)
+{
+	return cal->tlp_new(bytes, size);
+}
+
+uint64_t dp_tlp_size(dp_calendar *cal, uint64_t handle)
+{
+	return cal->tlp(handle).bytes.size();
+}
+
+/* its bytes into out (dp_tlp_size of them), and the TLP is gone */
+void dp_tlp_take(dp_calendar *cal, uint64_t handle, uint8_t *out)
+{
+	const std::vector<uint8_t> &b = cal->tlp(handle).bytes;
+
+	std::copy(b.begin(), b.end(), out);
+	cal->tlp_free(handle);
 }
 
 }  // extern "C"

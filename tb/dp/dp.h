@@ -20,7 +20,7 @@ enum Kind : uint32_t {
 	/* reported to Python, which runs what they stand for */
 	K_NONE = 0,
 	K_PY = 1,	/* Python's work, by its handle (a) */
-	K_RX = 2,	/* a TLP (a) has reached a port's receiver */
+	K_RX = 2,	/* a TLP (a) has reached a port's receiver (its receipt: b) */
 	K_WAKE = 3,	/* a port's wire takes the first sender waiting for it */
 	K_CREDIT = 4,	/* credit (vc a, type b) that a sender waits for has come */
 	/* the links' own, run in the library */
@@ -79,6 +79,14 @@ struct dp_channel {
 
 struct dp_port;
 
+/* TLPs of the library's own carry this bit in their handle; Python's do not */
+constexpr uint64_t DP_NATIVE = uint64_t(1) << 62;
+
+/* a TLP of the library's own: its header and data as on the wire */
+struct dp_tlp {
+	std::vector<uint8_t> bytes;
+};
+
 struct dp_calendar {
 	std::priority_queue<dp::Entry, std::vector<dp::Entry>, dp::Later> heap;
 	uint64_t next_slot = 0;
@@ -86,6 +94,29 @@ struct dp_calendar {
 	uint64_t current = 0;		/* the slot of the work running, while firing */
 	uint64_t pushed = UINT64_MAX;	/* the earliest step pushed since it was read */
 	std::vector<dp_port *> ports;
+	std::vector<dp_tlp> tlps;	/* the library's TLPs, by handle (less DP_NATIVE) */
+	std::vector<uint64_t> free_tlps;
+
+	uint64_t tlp_new(const uint8_t *bytes, uint64_t size)
+	{
+		uint64_t k;
+
+		if (free_tlps.empty()) {
+			k = tlps.size();
+			tlps.emplace_back();
+		} else {
+			k = free_tlps.back();
+			free_tlps.pop_back();
+		}
+		tlps[k].bytes.assign(bytes, bytes + size);
+		return k | DP_NATIVE;
+	}
+	dp_tlp &tlp(uint64_t handle) { return tlps[handle & ~DP_NATIVE]; }
+	void tlp_free(uint64_t handle)
+	{
+		tlps[handle & ~DP_NATIVE].bytes.clear();
+		free_tlps.push_back(handle & ~DP_NATIVE);
+	}
 
 	uint64_t slot() { return next_slot++; }
 	void push(uint64_t step, uint64_t slot, uint32_t kind, uint32_t port, uint64_t a,

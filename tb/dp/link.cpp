@@ -95,7 +95,9 @@ struct dp_port {
 	uint32_t senders = 0;		/* Python's senders waiting for that place */
 	bool fc_timer_due = false;
 	uint32_t credit_wait = 0;	/* (vc, type) a Python sender waits for credit of */
-	std::unordered_map<uint64_t, uint64_t> held;	/* received, not released */
+	/* received TLPs whose credits are not released yet, by the number of their receipt */
+	std::unordered_map<uint64_t, uint64_t> held;
+	uint64_t received = 0;
 
 	dp_port(dp_calendar *c, uint32_t i) : cal(c), id(i) {}
 
@@ -191,10 +193,11 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		uint64_t t = e.b >> 4 & 0xf;
 		rx_consume(ch.fc[2 * t], 1, HDR_MASK);
 		rx_consume(ch.fc[2 * t + 1], static_cast<int64_t>(e.b >> 8), DATA_MASK);
-		p->held[e.a] = e.b;
+		p->held[p->received] = e.b;
 		out->kind = dp::K_RX;
 		out->port = p->id;
 		out->a = e.a;
+		out->b = p->received++;
 		return true;
 	}
 	case dp::K_ARRIVE_FC: {
@@ -336,10 +339,11 @@ void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, ui
 	}
 }
 
-/* a received TLP is passed on: its credits go back (once), the update timer starts */
-void dp_port_release(dp_port *port, uint64_t now, uint64_t tlp)
+/* the TLP received as number receipt is passed on: its credits go back (once), the
+ * update timer starts */
+void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt)
 {
-	auto it = port->held.find(tlp);
+	auto it = port->held.find(receipt);
 
 	if (it == port->held.end())
 		return;

@@ -17,7 +17,6 @@ from typing import Any
 
 from cocotb.triggers import Event
 from cocotbext.pcie.core.port import FcChannelState, SimPort
-from cocotbext.pcie.core.tlp import Tlp
 
 from .link import TlpPort
 from .timeline import CompiledTimeline, steps
@@ -204,20 +203,20 @@ class CompiledTlpPort(TlpPort):
             if not lib.dp_port_has_next(p):
                 break
         line = self._line
-        handle = line.hold(Tlp(pkt))
+        handle = line.carry(pkt)
         lib.dp_port_send(p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
         line.poke()
 
     # --- what the library reports -----------------------------------------------------------
-    def received(self, handle: int) -> None:
-        """A TLP has reached this port: into the receive lane, its credits released
-        when it is passed on."""
+    def received(self, handle: int, receipt: int) -> None:
+        """A TLP has reached this port (the ``receipt``-th): into the receive lane, its
+        credits released when it is passed on."""
         tlp = self._line.take(handle)
-        tlp.release_fc_cb = functools.partial(self._release, handle)
+        tlp.release_fc_cb = functools.partial(self._release, receipt)
         self._rx_lane.push(tlp)
 
-    def _release(self, handle: int) -> None:
-        self._lib.dp_port_release(self._p, steps(), handle)
+    def _release(self, receipt: int) -> None:
+        self._lib.dp_port_release(self._p, steps(), receipt)
         self._line.poke()
 
     def wake(self) -> None:

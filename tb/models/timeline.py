@@ -25,6 +25,7 @@ is raised in that task, so it fails the test as it did in the coroutines.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import heapq
 import itertools
@@ -39,6 +40,8 @@ from cocotb import simulator
 from cocotb._base_triggers import _Event
 from cocotb._gpi_triggers import GPITrigger
 from cocotb.triggers import Event
+from cocotbext.pcie.core.tlp import Tlp as _Tlp
+from cocotbext.pcie.core.tlp import TlpType
 
 
 def steps() -> int:
@@ -262,9 +265,28 @@ class CompiledTimeline(Timeline):
         self._held[handle] = tlp
         return handle
 
+    def carry(self, tlp: Any) -> int:
+        """A TLP sent on a link, as the link copies it (cocotbext-pcie's ``Tlp(tlp)``):
+        a memory request or completion with data as a TLP of the library's own, its
+        bytes on the wire; any other kept as a Python copy. Its handle."""
+        if tlp.fmt_type in _NATIVE_TYPES:
+            raw = bytes(tlp.pack())
+            return self.lib.dp_tlp_new(self.calendar, raw, len(raw))
+        return self.hold(_Tlp(tlp))
+
     def take(self, handle: int) -> Any:
-        """The TLP of ``handle``, which the library has delivered."""
-        return self._held.pop(handle)
+        """The TLP of ``handle``, which the library has delivered: one of the library's
+        own made a Python TLP equal to the link's copy (its TLP Processing Hint bit is
+        not copied, as ``Tlp(tlp)`` does not)."""
+        if not handle & _NATIVE:
+            return self._held.pop(handle)
+        lib, cal = self.lib, self.calendar
+        raw = ctypes.create_string_buffer(lib.dp_tlp_size(cal, handle))
+        lib.dp_tlp_take(cal, handle, raw)
+        tlp = _Tlp.unpack_header(raw.raw)
+        tlp.data = bytearray(raw.raw[tlp.get_header_size() :])
+        tlp.th = False
+        return tlp
 
     def poke(self) -> None:
         """After a call into the library that may have scheduled work: the alarm moves
@@ -289,7 +311,7 @@ class CompiledTimeline(Timeline):
                     work, arg = cal.work(out.a)
                     work(arg)
                 elif kind == RX:
-                    ports[out.port].received(out.a)
+                    ports[out.port].received(out.a, out.b)
                 elif kind == WAKE:
                     ports[out.port].wake()
                 elif kind == CREDIT:
@@ -316,6 +338,20 @@ class CompiledTimeline(Timeline):
     def passed(self, step: int, slot: int) -> bool:
         return self._cal.passed(step, slot, steps())
 
+
+_NATIVE = 1 << 62  # tb.dp.NATIVE
+# what the library carries as its own: memory requests and completions with data (a
+# completion without data keeps the byte count of 0 Python gives it, which the wire
+# cannot tell from 4096)
+_NATIVE_TYPES = frozenset(
+    {
+        TlpType.MEM_READ,
+        TlpType.MEM_READ_64,
+        TlpType.MEM_WRITE,
+        TlpType.MEM_WRITE_64,
+        TlpType.CPL_DATA,
+    }
+)
 
 _current: list[Timeline] = []
 _announced: list[bool] = []
