@@ -93,6 +93,17 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"DATA_WIDTH": 256, "SIZE": 65536},),
     ),
+    "pevb_desc_eng": Bench(
+        ("pevb_desc_eng.v",),
+        (
+            {"KEEP": 2, "DESC_DEPTH": 8, "DESC_FETCHES": 2},
+            {"KEEP": 4, "DESC_DEPTH": 16, "DESC_FETCHES": 7},
+            {"KEEP": 16, "DESC_DEPTH": 4, "DESC_FETCHES": 1},
+            {"KEEP": 8, "DESC_DEPTH": 64, "DESC_FETCHES": 3},
+            {"KEEP": 2, "DESC_DEPTH": 8, "BYPASS": 1},
+        ),
+        ({"KEEP": 4, "DESC_DEPTH": 16, "DESC_FETCHES": 7},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
