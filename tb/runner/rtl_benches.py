@@ -104,6 +104,23 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"KEEP": 4, "DESC_DEPTH": 16, "DESC_FETCHES": 7},),
     ),
+    "pevb_regs": Bench(
+        ("pevb_regs.v", "pevb_irq_tx.v", "pevb_rr_arb.v"),
+        (
+            {"H2C_CHANNELS": 1, "C2H_CHANNELS": 1},
+            {
+                "H2C_CHANNELS": 4,
+                "C2H_CHANNELS": 2,
+                "USER_IRQS": 16,
+                "MSIX": 1,
+                "H2C_STREAM": 5,
+                "C2H_STREAM": 2,
+                "AXIS_PCIE_DATA_WIDTH": 256,
+            },
+            {"H2C_CHANNELS": 2, "C2H_CHANNELS": 4, "USER_IRQS": 3, "AXIS_PCIE_DATA_WIDTH": 512},
+        ),
+        ({"H2C_CHANNELS": 4, "C2H_CHANNELS": 2, "USER_IRQS": 16, "MSIX": 1, "H2C_STREAM": 5},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
