@@ -121,6 +121,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"H2C_CHANNELS": 4, "C2H_CHANNELS": 2, "USER_IRQS": 16, "MSIX": 1, "H2C_STREAM": 5},),
     ),
+    "pevb_rc_rx": Bench(
+        ("pevb_rc_rx.v",),
+        (
+            {"AXIS_PCIE_DATA_WIDTH": 64},
+            {"AXIS_PCIE_DATA_WIDTH": 128, "TAG_COUNT": 8, "CPL_TIMEOUT_CYCLES": 4096},
+            {"AXIS_PCIE_DATA_WIDTH": 256, "TAG_COUNT": 64},
+            {"AXIS_PCIE_DATA_WIDTH": 512, "TAG_COUNT": 16, "CPL_TIMEOUT_CYCLES": 2048},
+        ),
+        ({"AXIS_PCIE_DATA_WIDTH": 512, "TAG_COUNT": 16, "CPL_TIMEOUT_CYCLES": 2048},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
