@@ -131,6 +131,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"AXIS_PCIE_DATA_WIDTH": 512, "TAG_COUNT": 16, "CPL_TIMEOUT_CYCLES": 2048},),
     ),
+    "pevb_axi_wr": Bench(
+        ("pevb_axi_wr.v", "pevb_realign.v"),
+        (
+            {"DATA_WIDTH": 64},
+            {"DATA_WIDTH": 128, "BURSTS": 2},
+            {"DATA_WIDTH": 256, "JOB_DEPTH": 8},
+            {"DATA_WIDTH": 512, "BURSTS": 4},
+        ),
+        ({"DATA_WIDTH": 512, "BURSTS": 4},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
