@@ -141,6 +141,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"DATA_WIDTH": 512, "BURSTS": 4},),
     ),
+    "pevb_axi_rd": Bench(
+        ("pevb_axi_rd.v", "pevb_realign.v"),
+        (
+            {"DATA_WIDTH": 64},
+            {"DATA_WIDTH": 128, "BURSTS": 2},
+            {"DATA_WIDTH": 256, "CMD_DEPTH": 4},
+            {"DATA_WIDTH": 512, "BURSTS": 5},
+        ),
+        ({"DATA_WIDTH": 512, "BURSTS": 5},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
