@@ -151,6 +151,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"DATA_WIDTH": 512, "BURSTS": 5},),
     ),
+    "pevb_axis_rd": Bench(
+        ("pevb_axis_rd.v", "pevb_realign.v"),
+        (
+            {"DATA_WIDTH": 64},
+            {"DATA_WIDTH": 128, "CMD_DEPTH": 2, "MARK_DEPTH": 2},
+            {"DATA_WIDTH": 256},
+            {"DATA_WIDTH": 512, "MARK_DEPTH": 4},
+        ),
+        ({"DATA_WIDTH": 512, "MARK_DEPTH": 4},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),

@@ -22,7 +22,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import PayloadReader, start
 from tb.runner.rtl_benches import bench_params
 
 MEM_SIZE = 1 << 18
@@ -59,14 +59,12 @@ class Bench:
     async def run(self, cmds: list, limit: int = 200000) -> None:
         """Issue ``cmds``, play the slave and the requester until each is out."""
         dut, rng, nbytes = self.dut, self.rng, self.nbytes
+        reader = PayloadReader(dut, nbytes, rng, self.out)
         pending = deque(cmds)
         r_beats: deque = deque()  # (data, resp, last) to return, in order
-        reading = None  # (tlp fields, beats left to request, beats captured)
-        rd_pending = False
         outstanding = 0
         total = len(self.out) + len(cmds)
         shown = None
-        place = 0
         for _ in range(limit):
             cmd = pending[0] if pending and rng.random() < 0.7 else None
             dut.s_cmd_valid.value = int(cmd is not None)
@@ -80,14 +78,8 @@ class Bench:
             dut.m_axi_rvalid.value = int(shown is not None)
             if shown is not None:
                 dut.m_axi_rdata.value, dut.m_axi_rresp.value, dut.m_axi_rlast.value = shown
-            take = int(reading is None and rng.random() < 0.6)
-            dut.m_tlp_ready.value = take
-            rd_en = reading is not None and reading[1] > 0 and rng.random() < 0.8
-            dut.pay_rd_en.value = int(rd_en)
+            reader.drive()
             await ReadOnly()
-            if rd_pending:  # the data of last cycle's read
-                reading[2].append(int(dut.pay_rd_data.value))
-                rd_pending = False
             if cmd is not None and int(dut.s_cmd_ready.value):
                 pending.popleft()
             if int(dut.m_axi_arvalid.value) and arready:
@@ -105,29 +97,9 @@ class Bench:
             if shown is not None and int(dut.m_axi_rready.value):
                 outstanding -= shown[2]
                 shown = None
-            if int(dut.m_drop_valid.value):
-                self.out.append(("drop", int(dut.m_drop_slot.value), int(dut.m_drop_err.value)))
-            if take and int(dut.m_tlp_valid.value):
-                fields = (
-                    int(dut.m_tlp_addr.value),
-                    int(dut.m_tlp_len.value),
-                    int(dut.m_tlp_slot.value),
-                )
-                lane = (16 % nbytes) + (fields[0] & 3)
-                reading = (fields, (lane + fields[1] + nbytes - 1) // nbytes, [])
-                self.out.append(None)  # its place, in the order TLPs and drops leave
-                place = len(self.out) - 1
-            elif rd_en:
-                reading = (reading[0], reading[1] - 1, reading[2])
-                rd_pending = True
-            if reading is not None and reading[1] == 0 and not rd_pending:
-                (addr, length, slot), _, words = reading
-                raw = b"".join(w.to_bytes(nbytes, "little") for w in words)
-                lane = (16 % nbytes) + (addr & 3)
-                self.out[place] = ("tlp", addr, length, slot, raw[lane : lane + length])
-                reading = None
+            reader.sample()
             await RisingEdge(dut.clk)
-            if len(self.out) == total and reading is None and not rd_pending:
+            if len(self.out) == total and reader.idle:
                 return
         raise AssertionError(f"{len(self.out)} of {total} TLPs out")
 
