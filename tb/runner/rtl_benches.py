@@ -166,6 +166,11 @@ BENCHES: dict[str, Bench] = {
         tuple({"AXIS_PCIE_DATA_WIDTH": w} for w in (64, 128, 256, 512)),
         ({"AXIS_PCIE_DATA_WIDTH": 64},),
     ),
+    "pevb_rq_tx": Bench(
+        ("pevb_rq_tx.v",),
+        tuple({"AXIS_PCIE_DATA_WIDTH": w} for w in (64, 128, 256, 512)),
+        ({"AXIS_PCIE_DATA_WIDTH": 512},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
