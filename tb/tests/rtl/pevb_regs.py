@@ -59,6 +59,17 @@ def merge(old: int, new: int, mask: int) -> int:
     return (old & ~mask) | (new & mask)
 
 
+def set_clear(old: int, ofs: int, base: int, data: int, wmask: int, mask: int) -> int:
+    """A register at ``base`` with its W1S view at +4 and its W1C view at +8 (PG195), after
+    a write of ``data`` (byte enables ``wmask``) at ``ofs``; ``old`` if none of the three."""
+    wbits = data & wmask & mask
+    return {
+        base: merge(old, data, wmask & mask),
+        base + 4: old | wbits,
+        base + 8: old & ~wbits,
+    }.get(ofs, old)
+
+
 class Channel:
     """One channel's registers."""
 
@@ -243,25 +254,15 @@ class Model:
                     if ofs == R.CH_STATUS_RC:
                         ch.status = 0 if rises[c] else logs[c]
                     return
-                cm, sm = R.CTRL_WRITABLE, R.STAT_LOGGED_MASK
-                if ofs == R.CH_CONTROL:
-                    ch.control = merge(ch.control, data, wmask & cm)
-                elif ofs == R.CH_CONTROL + 4:
-                    ch.control |= wbits & cm
-                elif ofs == R.CH_CONTROL + 8:
-                    ch.control &= ~(wbits & cm)
-                elif ofs == R.CH_STATUS:
+                sm = R.STAT_LOGGED_MASK
+                ch.control = set_clear(ch.control, ofs, R.CH_CONTROL, data, wmask, R.CTRL_WRITABLE)
+                ch.intmask = set_clear(ch.intmask, ofs, R.CH_INT_MASK, data, wmask, sm)
+                if ofs == R.CH_STATUS:
                     ch.status = 0 if rises[c] else (ch.status & ~(wbits & sm)) | logs[c]
                 elif ofs == R.CH_POLL_WB_LO:
                     ch.wb = ch.wb & ~MASK32 | merge(ch.wb & MASK32, data, wmask)
                 elif ofs == R.CH_POLL_WB_HI:
                     ch.wb = merge(ch.wb >> 32, data, wmask) << 32 | ch.wb & MASK32
-                elif ofs == R.CH_INT_MASK:
-                    ch.intmask = merge(ch.intmask, data, wmask & sm)
-                elif ofs == R.CH_INT_MASK + 4:
-                    ch.intmask |= wbits & sm
-                elif ofs == R.CH_INT_MASK + 8:
-                    ch.intmask &= ~(wbits & sm)
                 elif ofs == R.CH_PERF_CTRL:
                     ch.perf = (ch.perf & ~(wmask & 7) & ~R.Perf.CLEAR) | (data & wmask & 7)
                 return
@@ -293,28 +294,12 @@ class Model:
             return
         if tgt == R.Target.SGDMA_COMMON:
             m = R.SGC_CHANNELS_MASK
-            for base, name in ((R.SGC_CONTROL, "halt"), (R.SGC_CREDIT_MODE, "credit_mode")):
-                old = getattr(self, name)
-                new = {
-                    base: merge(old, data, wmask & m),
-                    base + 4: old | (wbits & m),
-                    base + 8: old & ~(wbits & m),
-                }.get(ofs, old)
-                setattr(self, name, new)
+            self.halt = set_clear(self.halt, ofs, R.SGC_CONTROL, data, wmask, m)
+            self.credit_mode = set_clear(self.credit_mode, ofs, R.SGC_CREDIT_MODE, data, wmask, m)
         elif tgt == R.Target.IRQ:
-            nirq = len(self.built)
-            for base, name, bits in (
-                (R.IRQ_USER_INT_EN, "user_en", self.nu),
-                (R.IRQ_CHAN_INT_EN, "chan_en", nirq),
-            ):
-                m = (1 << bits) - 1
-                old = getattr(self, name)
-                new = {
-                    base: merge(old, data, wmask & m),
-                    base + 4: old | (wbits & m),
-                    base + 8: old & ~(wbits & m),
-                }.get(ofs, old)
-                setattr(self, name, new)
+            user, chan = (1 << self.nu) - 1, (1 << len(self.built)) - 1
+            self.user_en = set_clear(self.user_en, ofs, R.IRQ_USER_INT_EN, data, wmask, user)
+            self.chan_en = set_clear(self.chan_en, ofs, R.IRQ_CHAN_INT_EN, data, wmask, chan)
             for regs_, vec in (
                 (R.IRQ_USER_VECTOR, self.user_vec),
                 (R.IRQ_CHAN_VECTOR, self.chan_vec),
