@@ -93,70 +93,7 @@ module pevb_dma_top #
     output wire [3:0]                         cfg_interrupt_pending,
     input  wire                               cfg_interrupt_sent,
 
-    /* User interrupts of the engine (driven by the testbench) */
-    input  wire [USER_IRQS-1:0]               usr_irq_req,
-    output wire [USER_IRQS-1:0]               usr_irq_ack,
-    // MSI enabled by the host, and the vectors it granted (log2)
-    output wire                               msi_enable,
-    output wire [2:0]                         msi_vector_width,
-    // MSI-X enabled by the host
-    output wire                               msix_enable,
-
-    /* Stream channels n = 0-3, XDMA's port names (idle for memory-mapped or
-       absent channels) */
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_0,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_0,
-    output wire                               m_axis_h2c_tlast_0,
-    output wire                               m_axis_h2c_tvalid_0,
-    input  wire                               m_axis_h2c_tready_0,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_1,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_1,
-    output wire                               m_axis_h2c_tlast_1,
-    output wire                               m_axis_h2c_tvalid_1,
-    input  wire                               m_axis_h2c_tready_1,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_2,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_2,
-    output wire                               m_axis_h2c_tlast_2,
-    output wire                               m_axis_h2c_tvalid_2,
-    input  wire                               m_axis_h2c_tready_2,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axis_h2c_tdata_3,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axis_h2c_tkeep_3,
-    output wire                               m_axis_h2c_tlast_3,
-    output wire                               m_axis_h2c_tvalid_3,
-    input  wire                               m_axis_h2c_tready_3,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_0,
-    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_0,
-    input  wire                               s_axis_c2h_tlast_0,
-    input  wire                               s_axis_c2h_tvalid_0,
-    output wire                               s_axis_c2h_tready_0,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_1,
-    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_1,
-    input  wire                               s_axis_c2h_tlast_1,
-    input  wire                               s_axis_c2h_tvalid_1,
-    output wire                               s_axis_c2h_tready_1,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_2,
-    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_2,
-    input  wire                               s_axis_c2h_tlast_2,
-    input  wire                               s_axis_c2h_tvalid_2,
-    output wire                               s_axis_c2h_tready_2,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_c2h_tdata_3,
-    input  wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  s_axis_c2h_tkeep_3,
-    input  wire                               s_axis_c2h_tlast_3,
-    input  wire                               s_axis_c2h_tvalid_3,
-    output wire                               s_axis_c2h_tready_3,
-
-    /* Channel status ports n = 0-3 (XDMA's) */
-    output wire [7:0]                         h2c_sts_0,
-    output wire [7:0]                         h2c_sts_1,
-    output wire [7:0]                         h2c_sts_2,
-    output wire [7:0]                         h2c_sts_3,
-    output wire [7:0]                         c2h_sts_0,
-    output wire [7:0]                         c2h_sts_1,
-    output wire [7:0]                         c2h_sts_2,
-    output wire [7:0]                         c2h_sts_3,
-
-    /* User outputs */
-    output wire [2:0]                         led
+`include "pevb_card_ports.vh"
 );
 
 localparam DW = AXIS_PCIE_DATA_WIDTH;
@@ -267,29 +204,7 @@ pevb_xdma_ip #(
     .user_clk(user_clk),
     .user_reset(user_reset),
 `include "pevb_xdma_hip_map.vh"
-    .pcie_cq_np_req(pcie_cq_np_req),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
-    .cfg_bus_number(cfg_bus_number),
-    .cfg_config_space_enable(cfg_config_space_enable),
-    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
-    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
-    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
-    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
-    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
-    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
-    .cfg_flr_in_process(cfg_flr_in_process),
-    .cfg_flr_done(cfg_flr_done),
-    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
-    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
-    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
-    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
-    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
-    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .cfg_interrupt_int(cfg_interrupt_int),
-    .cfg_interrupt_pending(cfg_interrupt_pending),
-    .cfg_interrupt_sent(cfg_interrupt_sent),
+`include "pevb_hip_cfg_map.vh"
     .usr_irq_req(usr_irq_req | mbox_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .axi_aclk(axi_aclk),

@@ -96,15 +96,21 @@ def build_dir(
         top = hdl_toplevel(toplevel, model, overrides)
         key["vpi_access"] = access.verilator_access(top, xact)
     digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode())
-    # cocotb rebuilds when a source is newer than the build, but knows nothing of the
-    # included headers: their contents are part of the build's name
+    digest.update(headers_digest())
+    tag = digest.hexdigest()[:8]
+    top = "" if toplevel == TOPLEVEL else f"-{toplevel}"
+    return BUILD_ROOT / f"{sim}-{profile.name}{top}{'-waves' if waves else ''}-{tag}"
+
+
+def headers_digest() -> bytes:
+    """The included headers' contents, hashed: cocotb rebuilds when a source is newer than
+    the build but knows nothing of the headers, so a build's name carries them."""
+    digest = hashlib.sha1()
     for header in sorted(
         d / f for d in hdl_include_dirs() for f in os.listdir(d) if f.endswith(".vh")
     ):
         digest.update(header.read_bytes())
-    tag = digest.hexdigest()[:8]
-    top = "" if toplevel == TOPLEVEL else f"-{toplevel}"
-    return BUILD_ROOT / f"{sim}-{profile.name}{top}{'-waves' if waves else ''}-{tag}"
+    return digest.digest()
 
 
 def build(

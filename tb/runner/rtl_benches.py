@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import access
+from .builds import headers_digest
 from .runs import failure_messages, failures, sim_path
 from .sources import BUILD_ROOT, HDL_DIR
 
@@ -184,7 +185,7 @@ MODULE_PACKAGE = __package__.rpartition(".")[0] + ".tests.rtl"  # the benches
 def _build_dir(sim: str, module: str, params: dict[str, int]) -> Path:
     text = json.dumps({"module": module, "params": params}, sort_keys=True)
     tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(text.encode() + headers_digest()).hexdigest()[:8]
     return BUILD_ROOT / "rtl_benches" / sim / f"{module}-{tag}-{digest}"
 
 

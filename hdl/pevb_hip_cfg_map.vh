@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// The hard IP's configuration, flow-control and interrupt interfaces between the engine
+// and the hard IP (PG213), connected by name: included in an instance's port list after
+// pevb_xdma_hip_map.vh, each connection followed by a comma.
+    .pcie_cq_np_req(pcie_cq_np_req),
+    .cfg_max_payload(cfg_max_payload),
+    .cfg_max_read_req(cfg_max_read_req),
+    .cfg_bus_number(cfg_bus_number),
+    .cfg_config_space_enable(cfg_config_space_enable),
+    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
+    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
+    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
+    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
+    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
+    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
+    .cfg_flr_in_process(cfg_flr_in_process),
+    .cfg_flr_done(cfg_flr_done),
+    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
+    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
+    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
+    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
+    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
+    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
+    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
+    .cfg_interrupt_int(cfg_interrupt_int),
+    .cfg_interrupt_pending(cfg_interrupt_pending),
+    .cfg_interrupt_sent(cfg_interrupt_sent),
