@@ -172,6 +172,16 @@ BENCHES: dict[str, Bench] = {
         tuple({"AXIS_PCIE_DATA_WIDTH": w} for w in (64, 128, 256, 512)),
         ({"AXIS_PCIE_DATA_WIDTH": 512},),
     ),
+    "pevb_axil_master": Bench(
+        ("pevb_axil_master.v",),
+        ({"BAR_ADDR_WIDTH": 12}, {"BAR_ADDR_WIDTH": 8, "BASE_ADDR": 0x3000}),
+        ({"BAR_ADDR_WIDTH": 8, "BASE_ADDR": 0x3000},),
+    ),
+    "pevb_axil_slave": Bench(
+        ("pevb_axil_slave.v",),
+        ({"ADDR_WIDTH": 16}, {"ADDR_WIDTH": 12}),
+        ({"ADDR_WIDTH": 12},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
