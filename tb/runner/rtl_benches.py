@@ -182,6 +182,15 @@ BENCHES: dict[str, Bench] = {
         ({"ADDR_WIDTH": 16}, {"ADDR_WIDTH": 12}),
         ({"ADDR_WIDTH": 12},),
     ),
+    "pevb_irq_tx": Bench(
+        ("pevb_irq_tx.v", "pevb_rr_arb.v"),
+        (
+            {"CHAN_IRQS": 2, "USER_IRQS": 1, "MSI_TIMEOUT_CYCLES": 64},
+            {"CHAN_IRQS": 8, "USER_IRQS": 16, "MSIX": 1, "MSI_TIMEOUT_CYCLES": 40},
+            {"CHAN_IRQS": 3, "USER_IRQS": 4, "MSIX": 1, "MSI_TIMEOUT_CYCLES": 100},
+        ),
+        ({"CHAN_IRQS": 8, "USER_IRQS": 16, "MSIX": 1, "MSI_TIMEOUT_CYCLES": 40},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
