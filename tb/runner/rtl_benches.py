@@ -191,6 +191,11 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"CHAN_IRQS": 8, "USER_IRQS": 16, "MSIX": 1, "MSI_TIMEOUT_CYCLES": 40},),
     ),
+    "pevb_c2h_wr": Bench(
+        ("pevb_c2h_wr.v",),
+        ({"ADDR_WIDTH": 64}, {"ADDR_WIDTH": 32}),
+        ({"ADDR_WIDTH": 32},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
