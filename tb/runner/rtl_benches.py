@@ -196,6 +196,11 @@ BENCHES: dict[str, Bench] = {
         ({"ADDR_WIDTH": 64}, {"ADDR_WIDTH": 32}),
         ({"ADDR_WIDTH": 32},),
     ),
+    "pevb_h2c_rd": Bench(
+        ("pevb_h2c_rd.v",),
+        ({"MAX_TAGS": 32}, {"MAX_TAGS": 3}, {"MAX_TAGS": 1, "ADDR_WIDTH": 32}),
+        ({"MAX_TAGS": 3},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
