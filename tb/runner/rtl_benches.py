@@ -201,6 +201,11 @@ BENCHES: dict[str, Bench] = {
         ({"MAX_TAGS": 32}, {"MAX_TAGS": 3}, {"MAX_TAGS": 1, "ADDR_WIDTH": 32}),
         ({"MAX_TAGS": 3},),
     ),
+    "pevb_axil_gpio": Bench(
+        ("pevb_axil_gpio.v",),
+        ({"RAM_SIZE": 65536}, {"RAM_SIZE": 8192, "ADDR_WIDTH": 8}),
+        ({"RAM_SIZE": 8192, "ADDR_WIDTH": 8},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
