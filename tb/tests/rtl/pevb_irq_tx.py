@@ -15,7 +15,7 @@ PG195's and PG213's rules, with MSI and with MSI-X:
   unmasked, the bit cleared then; nothing is sent to a masked entry; every user request
   acknowledged, every pending entry sent once unmasked.
 
-The legacy interrupt (INTx) path is left to the system's INTx tests (tb/tests/cocotb_intx).
+The legacy interrupt (INTx) path is left to the system's INTx tests (tb/tests/cocotb_intx.py).
 """
 
 from __future__ import annotations
