@@ -206,6 +206,15 @@ BENCHES: dict[str, Bench] = {
         ({"RAM_SIZE": 65536}, {"RAM_SIZE": 8192, "ADDR_WIDTH": 8}),
         ({"RAM_SIZE": 8192, "ADDR_WIDTH": 8},),
     ),
+    "pevb_h2c_stream": Bench(
+        ("pevb_h2c_stream.v",),
+        (
+            {"DATA_WIDTH": 64},
+            {"DATA_WIDTH": 128, "RING_BYTES": 4096},
+            {"DATA_WIDTH": 512, "MARK_DEPTH": 8},
+        ),
+        ({"DATA_WIDTH": 512, "MARK_DEPTH": 8},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
