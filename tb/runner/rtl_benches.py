@@ -215,6 +215,16 @@ BENCHES: dict[str, Bench] = {
         ),
         ({"DATA_WIDTH": 512, "MARK_DEPTH": 8},),
     ),
+    "pevb_axib": Bench(
+        ("pevb_axib.v",),
+        (
+            {"AXIS_PCIE_DATA_WIDTH": 64, "BAR_ADDR_WIDTH": 16},
+            {"AXIS_PCIE_DATA_WIDTH": 128, "BAR_ADDR_WIDTH": 14, "AXI_BASE": 0x40000},
+            {"AXIS_PCIE_DATA_WIDTH": 256, "BAR_ADDR_WIDTH": 16, "MAX_PAYLOAD": 256},
+            {"AXIS_PCIE_DATA_WIDTH": 512, "BAR_ADDR_WIDTH": 16, "WRITES_IN_FLIGHT": 2},
+        ),
+        ({"AXIS_PCIE_DATA_WIDTH": 128, "BAR_ADDR_WIDTH": 14, "AXI_BASE": 0x40000},),
+    ),
     "pevb_axi_rd_mux": Bench(
         ("pevb_axi_rd_mux.v", "pevb_rr_arb.v"),
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
