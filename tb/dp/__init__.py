@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import hashlib
+import mmap
 import os
 import shutil
 import subprocess
@@ -37,6 +38,7 @@ _NAMES = (
     "tlp.cpp",
     "completer.cpp",
     "route.cpp",
+    "memory.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -47,6 +49,7 @@ __all__ = [
     "DATAPATH_ENV",
     "PYTHON",
     "Calendar",
+    "Memory",
     "check",
     "datapath",
     "library",
@@ -246,6 +249,15 @@ def library() -> ctypes.CDLL:
             [ctypes.POINTER(TlpHeader), u32, u32, u32, p, ctypes.POINTER(u32), u32],
         ),
         ("dp_mem_write_runs", u32, [ctypes.POINTER(TlpHeader), ctypes.POINTER(u32)]),
+        ("dp_mem_new", p, []),
+        ("dp_mem_free", None, [p]),
+        ("dp_mem_clear", None, [p]),
+        ("dp_mem_add", None, [p, u64, u64, p]),
+        (
+            "dp_rc_memory_request",
+            u64,
+            [p, ctypes.POINTER(TlpHeader), ctypes.c_char_p, u32, u32, u32, p, u64],
+        ),
         ("dp_match_function", i, [ctypes.POINTER(FunctionView), ctypes.POINTER(TlpHeader)]),
         ("dp_match_secondary", i, [ctypes.POINTER(BridgeView), ctypes.POINTER(TlpHeader)]),
     ):
@@ -254,6 +266,60 @@ def library() -> ctypes.CDLL:
         fn.argtypes = args
     _lib.append(lib)
     return lib
+
+
+class Memory:
+    """The RAM regions of a cocotbext-axi address space as the library sees them (each
+    MemoryRegion's mmap by bus address, in place), and the root complex's answers to
+    memory requests against them (``memory.cpp``)."""
+
+    def __init__(self) -> None:
+        self.lib = library()
+        self.mem = self.lib.dp_mem_new()
+        self._out = ctypes.create_string_buffer(8192 + 16 * 64)
+        self._hdr = TlpHeader()
+
+    def __del__(self) -> None:
+        mem, self.mem = getattr(self, "mem", None), None
+        if mem is not None:
+            self.lib.dp_mem_free(mem)
+
+    def mirror(self, space: Any) -> int:
+        """Take the RAM regions of ``space`` (nested spaces and pools included) and
+        forget any before: their number. Regions of any other kind stay Python's."""
+        self.lib.dp_mem_clear(self.mem)
+        return self._walk(space, 0)
+
+    def _walk(self, space: Any, at: int) -> int:
+        count = 0
+        for base, size, offset, region in space.regions:
+            if hasattr(region, "regions"):  # a nested space or pool
+                count += self._walk(region, at + base)
+            elif offset is not None and isinstance(getattr(region, "mem", None), mmap.mmap):
+                ptr = ctypes.addressof(ctypes.c_char.from_buffer(region.mem)) + offset
+                self.lib.dp_mem_add(self.mem, at + base, size, ptr)
+                count += 1
+        return count
+
+    def request(self, raw: bytes, mps: int, rcb_128: bool, split_on_all_rcb: bool) -> bytes | None:
+        """The root complex's answer to the memory request ``raw`` (its bytes on the
+        wire): a read's completions one after another as bytes on the wire, b"" for a
+        write (made), or None when the request is Python's to answer."""
+        buf = ctypes.create_string_buffer(bytes(raw), max(len(raw), 16))
+        if not self.lib.dp_tlp_unpack(buf, ctypes.byref(self._hdr)):
+            return None
+        data = raw[16 if self._hdr.fmt & 1 else 12 :]  # (4-DW headers: Fmt bit 0)
+        got = self.lib.dp_rc_memory_request(
+            self.mem,
+            ctypes.byref(self._hdr),
+            bytes(data),
+            mps,
+            int(rcb_128),
+            int(split_on_all_rcb),
+            self._out,
+            len(self._out),
+        )
+        return None if got == NOT_SCHEDULED else self._out.raw[:got]
 
 
 class Calendar:
