@@ -78,3 +78,21 @@ class PayloadReader:
             lane = 16 % nbytes + (addr & 3)
             self.out[place] = ("tlp", addr, length, slot, raw[lane : lane + length])
             self._reading = None
+
+
+def pauses(rng, p: float = 0.3):
+    """A pause generator for cocotbext's drivers and sinks: paused with probability ``p``
+    on each cycle."""
+    return iter(lambda: rng.random() < p, None)
+
+
+def pieces(addr: int, length: int, size: int) -> list[tuple[int, int, int]]:
+    """``length`` bytes from ``addr`` cut where the address crosses a multiple of
+    ``size`` (a max payload or read request size): (address, length, offset) of each."""
+    out, off = [], 0
+    while off < length:
+        a = addr + off
+        n = min(length - off, size - (a % size))
+        out.append((a, n, off))
+        off += n
+    return out

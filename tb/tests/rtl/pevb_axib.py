@@ -24,14 +24,10 @@ from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pauses, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("cfg_max_payload",)
-
-
-def _pauses(rng: random.Random):
-    return iter(lambda: rng.random() < 0.3, None)
 
 
 @cocotb.test()
@@ -44,15 +40,15 @@ async def test_requests_to_the_bypass_bar(dut):
     await start(dut, INPUTS)
     source = CqSource(AxiStreamBus.from_prefix(dut, "s_axis_cq"), dut.clk, dut.rst)
     sink = CcSink(AxiStreamBus.from_prefix(dut, "m_axis_cc"), dut.clk, dut.rst)
-    sink.set_pause_generator(_pauses(rng))
+    sink.set_pause_generator(pauses(rng))
     size = 1 << bar_width
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axib"), dut.clk, dut.rst, size=base + size)
     for ch in (ram.write_if.aw_channel, ram.write_if.b_channel):
-        ch.set_pause_generator(_pauses(rng))
+        ch.set_pause_generator(pauses(rng))
     # (a slow W channel: a read that did not wait for an earlier write would see old data)
-    ram.write_if.w_channel.set_pause_generator(iter(lambda: rng.random() < 0.7, None))
+    ram.write_if.w_channel.set_pause_generator(pauses(rng, 0.7))
     for ch in (ram.read_if.ar_channel, ram.read_if.r_channel):
-        ch.set_pause_generator(_pauses(rng))
+        ch.set_pause_generator(pauses(rng))
 
     async def no_read_passes_a_write() -> None:
         """Every read burst goes out after the B response of every write before it."""

@@ -12,15 +12,11 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteRam
 
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pauses, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("req_valid", "req_we", "req_addr", "req_wdata", "req_be")
 ACCESSES = 600
-
-
-def _pauses(rng: random.Random):
-    return iter(lambda: rng.random() < 0.4, None)
 
 
 @cocotb.test()
@@ -33,9 +29,9 @@ async def test_accesses_reach_the_ram(dut):
     size = base + (1 << width)
     ram = AxiLiteRam(AxiLiteBus.from_prefix(dut, "m_axil"), dut.clk, dut.rst, size=size)
     for channel in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel):
-        channel.set_pause_generator(_pauses(rng))
+        channel.set_pause_generator(pauses(rng, 0.4))
     for channel in (ram.read_if.ar_channel, ram.read_if.r_channel):
-        channel.set_pause_generator(_pauses(rng))
+        channel.set_pause_generator(pauses(rng, 0.4))
     background = rng.randbytes(size)
     ram.write(0, background)
     model = bytearray(background)

@@ -22,7 +22,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from tb.env.rtl_bench import PayloadReader, start
+from tb.env.rtl_bench import PayloadReader, pauses, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("s_cmd_valid", "s_cmd_pcie_addr", "s_cmd_len", "s_cmd_slot", "s_cmd_first")
@@ -79,7 +79,7 @@ async def test_packets_fill_descriptors(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     await start(dut, INPUTS)
     source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
-    source.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    source.set_pause_generator(pauses(rng))
 
     descs = descriptors(rng, 60)
     need = sum(n for cmds in descs for _, n, _, _ in cmds)

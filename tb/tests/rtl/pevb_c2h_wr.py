@@ -23,7 +23,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pieces, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mps_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
@@ -31,17 +31,6 @@ INPUTS += ("s_desc_flags", "m_wr_ready", "sent_valid", "sent_slot", "drop_valid"
 INPUTS += ("drop_err", "wb_disable", "end_valid", "end_slot", "end_len", "end_eop")
 INPUTS += ("m_res_ready",)
 READ_ERROR = int(AxiErr.SLAVE)
-
-
-def pieces(dst: int, length: int, mps: int) -> list[tuple[int, int, int]]:
-    """(PCIe address, length, offset) of each TLP of a descriptor."""
-    out, off = [], 0
-    while off < length:
-        a = dst + off
-        n = min(length - off, mps - (a % mps))
-        out.append((a, n, off))
-        off += n
-    return out
 
 
 async def run(dut, rng, descs, mps_enc, fail_at=None) -> tuple[list, list]:

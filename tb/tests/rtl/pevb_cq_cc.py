@@ -27,7 +27,7 @@ from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
 from driver_model.regs import BAR_DMA, BAR_USER
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pauses, start
 
 INPUTS = ("reg_ack", "reg_rd_data")
 COUNT = 400
@@ -104,7 +104,7 @@ async def test_requests_of_every_kind(dut):
     await start(dut, INPUTS)
     source = CqSource(AxiStreamBus.from_prefix(dut, "s_axis_cq"), dut.clk, dut.rst)
     sink = CcSink(AxiStreamBus.from_prefix(dut, "m_axis_cc"), dut.clk, dut.rst)
-    sink.set_pause_generator(iter(lambda: rng.random() < 0.4, None))
+    sink.set_pause_generator(pauses(rng, 0.4))
 
     regs: dict[tuple[int, int], int] = {}
     reqs = [request(rng) for _ in range(COUNT)]

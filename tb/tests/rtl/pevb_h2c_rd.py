@@ -24,7 +24,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr, PcieErr
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pieces, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mrrs_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
@@ -33,17 +33,6 @@ INPUTS += ("job_valid", "job_slot", "job_done_valid", "job_done_slot", "job_done
 INPUTS += ("ring_rd_pos", "ring_done_pos", "ring_marks_ok")
 RD_ERROR = int(PcieErr.COMPLETER_ABORT)
 WR_ERROR = int(AxiErr.SLAVE)
-
-
-def pieces(src: int, length: int, mrrs: int) -> list[tuple[int, int, int]]:
-    """(PCIe address, length, offset) of each read of a descriptor."""
-    out, off = [], 0
-    while off < length:
-        a = src + off
-        n = min(length - off, mrrs - (a % mrrs))
-        out.append((a, n, off))
-        off += n
-    return out
 
 
 ACCEPTED = [0]  # descriptors taken since reset: the j-th takes slot j % 4

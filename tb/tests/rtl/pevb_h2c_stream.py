@@ -16,7 +16,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamSink
 
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pauses, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("wr_en", "wr_word", "wr_data", "wr_strb", "seg_valid", "seg_end", "seg_eop")
@@ -31,7 +31,7 @@ async def test_packets_through_the_ring(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     await start(dut, INPUTS)
     sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
-    sink.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    sink.set_pause_generator(pauses(rng))
 
     packets = [
         rng.randbytes(rng.choice([1, 7, 64, 300, rng.randrange(1, 5000)])) for _ in range(40)

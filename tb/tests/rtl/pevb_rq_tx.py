@@ -24,7 +24,7 @@ from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us.interface import RqSink
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
-from tb.env.rtl_bench import start
+from tb.env.rtl_bench import pauses, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("s_rd_valid", "s_rd_addr", "s_rd_len", "s_rd_tag", "s_wr_valid", "s_wr_addr")
@@ -50,7 +50,7 @@ async def test_reads_and_writes_onto_rq(dut):
     rng = random.Random(cocotb.RANDOM_SEED)
     await start(dut, INPUTS)
     sink = RqSink(AxiStreamBus.from_prefix(dut, "m_axis_rq"), dut.clk, dut.rst)
-    sink.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    sink.set_pause_generator(pauses(rng))
     frames: list = []
 
     async def collect() -> None:
