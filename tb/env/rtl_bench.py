@@ -96,3 +96,15 @@ def pieces(addr: int, length: int, size: int) -> list[tuple[int, int, int]]:
         out.append((a, n, off))
         off += n
     return out
+
+
+def offer_descriptor(dut, pending, rng):
+    """The next of ``pending`` descriptors (source, destination, length, flags) on a
+    mover's s_desc_* port this cycle, at random; the one offered, or None."""
+    d = pending[0] if pending and rng.random() < 0.5 else None
+    dut.s_desc_valid.value = int(d is not None)
+    if d is not None:
+        src, dst, length, flags = d
+        dut.s_desc_src.value, dut.s_desc_dst.value = src, dst
+        dut.s_desc_len.value, dut.s_desc_flags.value = length, flags
+    return d

@@ -23,7 +23,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr
-from tb.env.rtl_bench import pieces, start
+from tb.env.rtl_bench import offer_descriptor, pieces, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mps_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
@@ -45,12 +45,7 @@ async def run(dut, rng, descs, mps_enc, fail_at=None) -> tuple[list, list]:
     inflight = 0
     dut.mps_enc.value = mps_enc
     for cycle in range(200000):
-        d = pending[0] if pending and rng.random() < 0.5 else None
-        dut.s_desc_valid.value = int(d is not None)
-        if d is not None:
-            src, dst, length, flags = d
-            dut.s_desc_src.value, dut.s_desc_dst.value = src, dst
-            dut.s_desc_len.value, dut.s_desc_flags.value = length, flags
+        d = offer_descriptor(dut, pending, rng)
         dut.m_wr_ready.value = ready = int(rng.random() < 0.7)
         rep = reports.popleft() if reports and reports[0][0] <= cycle else None
         if rep is not None and rep[2]:

@@ -24,7 +24,7 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr, PcieErr
-from tb.env.rtl_bench import pieces, start
+from tb.env.rtl_bench import offer_descriptor, pieces, start
 from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mrrs_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
@@ -54,12 +54,7 @@ async def run(dut, rng, descs, mrrs_enc, fail=None):
     open_work = [0] * 4  # per slot: tags not retired, jobs not written back
     dut.mrrs_enc.value = mrrs_enc
     for cycle in range(300000):
-        d = pending[0] if pending and rng.random() < 0.5 else None
-        dut.s_desc_valid.value = int(d is not None)
-        if d is not None:
-            src, dst, length, flags = d
-            dut.s_desc_src.value, dut.s_desc_dst.value = src, dst
-            dut.s_desc_len.value, dut.s_desc_flags.value = length, flags
+        d = offer_descriptor(dut, pending, rng)
         dut.m_rd_ready.value = ready = int(rng.random() < 0.7)
         # one job pushed and one tag retired at most per cycle, one job written back
         due = sorted((e for e in events if e[0] <= cycle), key=lambda e: e[0])
