@@ -52,6 +52,7 @@ async def run(dut, rng, descs, mrrs_enc, fail=None):
     failed_at = None
     discards = set()
     open_work = [0] * 4  # per slot: tags not retired, jobs not written back
+    jobs_left: list[int] = []  # per read: jobs not pushed yet
     dut.mrrs_enc.value = mrrs_enc
     for cycle in range(300000):
         d = offer_descriptor(dut, pending, rng)
@@ -59,7 +60,10 @@ async def run(dut, rng, descs, mrrs_enc, fail=None):
         # one job pushed and one tag retired at most per cycle, one job written back
         due = sorted((e for e in events if e[0] <= cycle), key=lambda e: e[0])
         job = next((e for e in due if e[1] == "job"), None)
-        retire = next((e for e in due if e[1] == "retire"), None)
+        # a tag retires only after every job of its read was pushed (its last completion)
+        retire = next((e for e in due if e[1] == "retire" and not jobs_left[e[4]]), None)
+        if job is not None:
+            jobs_left[job[4]] -= 1
         for e in (job, retire):
             if e is not None:
                 events.remove(e)
@@ -102,9 +106,10 @@ async def run(dut, rng, descs, mrrs_enc, fail=None):
             jobs = rng.randrange(1, 4)
             for k in range(jobs):
                 err = WR_ERROR if fail == ("wr", n) and k == jobs - 1 else 0
-                events.append((t + 2 * k, "job", slot, err))
+                events.append((t + 2 * k, "job", slot, err, n))
             err = RD_ERROR if fail == ("rd", n) else 0
-            events.append((t + 2 * jobs + rng.randrange(0, 3), "retire", slot, err))
+            events.append((t + 2 * jobs + rng.randrange(0, 3), "retire", slot, err, n))
+            jobs_left.append(jobs)
         if int(dut.m_done_valid.value):
             head = (ACCEPTED[0] + len(dones)) % 4
             assert open_work[head] == 0, f"cycle {cycle}: done with {open_work[head]} open"
@@ -116,10 +121,11 @@ async def run(dut, rng, descs, mrrs_enc, fail=None):
                     int(dut.m_done_abort.value),
                 )
             )
-        if failed_at is not None and cycle > failed_at + 1:
+        if failed_at is not None and cycle > failed_at:  # (the failure is in from the edge)
             discards.add(int(dut.discard.value))
         await RisingEdge(dut.clk)
-        if not pending and len(dones) == len(descs) and not events and not done_queue:
+        settled = failed_at is None or cycle > failed_at + 2  # the discard bits seen
+        if not pending and len(dones) == len(descs) and not events and not done_queue and settled:
             ACCEPTED[0] += len(descs)
             return reads, dones, discards
     raise AssertionError(f"{len(dones)} of {len(descs)} descriptors done")
