@@ -8,8 +8,12 @@ the compiled path covers today is stages 1 and 2: the fabric's calendar
 on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
 wires, credits and DLLP timing (``link.cpp``, driven by
 :class:`tb.models.compiled_link.CompiledTlpPort`) and the switches' queues and
-arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`). Every TLP is
-still Python's: the library carries it by a handle.
+arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`), and the protocol
+checker's request and completion rules (``checker.cpp``, driven by
+:mod:`tb.env.compiled_checker`). Every TLP is still Python's at each hop: the links
+carry memory requests and completions with data as the library's own bytes between
+their ends. Stage 3's rules (``tlp.cpp``, ``completer.cpp``, ``route.cpp``,
+``memory.cpp``) are checked on their own and not wired in yet.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ _NAMES = (
     "completer.cpp",
     "route.cpp",
     "memory.cpp",
+    "checker.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -206,6 +211,7 @@ def library() -> ctypes.CDLL:
                 tmp.replace(out)
     lib = ctypes.CDLL(str(out))
     u32, u64, p, i = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int
+    u16, i64 = ctypes.c_uint16, ctypes.c_int64
     pu64 = ctypes.POINTER(u64)
     for name, res, args in (
         ("dp_cal_new", p, []),
@@ -260,6 +266,19 @@ def library() -> ctypes.CDLL:
         ),
         ("dp_match_function", i, [ctypes.POINTER(FunctionView), ctypes.POINTER(TlpHeader)]),
         ("dp_match_secondary", i, [ctypes.POINTER(BridgeView), ctypes.POINTER(TlpHeader)]),
+        ("dp_ck_new", p, [i64, i64, i64]),
+        ("dp_ck_free", None, [p]),
+        ("dp_ck_set_sizes", None, [p, i64, i64, i64]),
+        ("dp_ck_set_tag_bits", None, [p, ctypes.c_int32, u32]),
+        ("dp_ck_observe", u32, [p, u32, u32, ctypes.POINTER(TlpHeader), u64, i]),
+        ("dp_ck_count", None, [p]),
+        ("dp_ck_record_at", p, [p, u32]),
+        ("dp_ck_tlps", u64, [p]),
+        ("dp_ck_late", u64, [p]),
+        ("dp_ck_outstanding", u32, [p, i64, ctypes.POINTER(TlpHeader), u32]),
+        ("dp_ck_timeout", None, [p, u32, u32, u16, u16]),
+        ("dp_ck_gave_up", None, [p, u16, u16]),
+        ("dp_ck_abandon", u32, [p, i64, ctypes.POINTER(TlpHeader), u32]),
     ):
         fn = getattr(lib, name)
         fn.restype = res

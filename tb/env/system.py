@@ -44,10 +44,11 @@ from ..models.pcie_id import ids_from_ports
 from ..models.rc import fix_zero_length_reads
 from ..models.transactors import TRANSACTORS, TransactorError
 from .backdoor import card
+from .compiled_checker import make_checker
 from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .gpu_requester import CocotbTime, GpuRequester
-from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, ProtocolChecker, describe
+from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, describe
 from .profiles import (
     PICOEVB_IDS,
     PLUGINS_ENV,
@@ -469,7 +470,7 @@ class TB:
         self.links.tap("gpu", self.gpu_dev.upstream_port)
         if self.switch is not None:
             self.links.tap("switch", self.switch.upstream_bridge.upstream_port)
-        self.checker = ProtocolChecker(p.mps, p.mrrs, rcb=64, mode=checker_mode)
+        self.checker = make_checker(p.mps, p.mrrs, rcb=64, mode=checker_mode)
         self.checker.clock = lambda: get_sim_time("ns")
         self.links.add_observer(self.checker.observe)
         # requests the RTL hands the hard IP that it cannot send: the checker names them
