@@ -187,6 +187,11 @@ class FaultInjector:
         return "host"
 
     # --- the link tap side: requests the FPGA sends ---------------------------------------
+    @property
+    def wants(self) -> dict:
+        """What :meth:`observe` looks at, as :meth:`LinkTaps.add_observer` takes it."""
+        return {"links": (self.link,), "directions": (UP,), "types": MEM_READS}
+
     def observe(self, link: str, direction: str, tlp: Tlp) -> None:
         """Link observer: remember the FPGA's read requests by tag."""
         if link != self.link or direction != UP or tlp.fmt_type not in MEM_READS:

@@ -510,15 +510,63 @@ class Link:
 
 
 class LinkTaps:
-    """The observers of every tapped link; add one with :meth:`add_observer`."""
+    """The observers of every tapped link; add one with :meth:`add_observer`.
+
+    Each tapped link end keeps, per TLP type, the observers that want that type there
+    (in the order they were added), so a TLP costs a call only to those: what a TLP no
+    observer wants needs of the receiving end is nothing (the compiled data path's
+    native TLPs can pass it without Python)."""
 
     def __init__(self) -> None:
         self.links: dict[str, Link] = {}
         self.observers: list[Observer] = []
+        self._wants: list[tuple[Observer, frozenset | None, frozenset | None, frozenset]] = []
+        # (link, direction) -> TLP type -> the observers that want it there
+        self._calls: dict[tuple[str, str], dict[TlpType, list[Observer]]] = {}
 
-    def add_observer(self, observer: Observer) -> None:
-        """Call ``observer(link, direction, tlp)`` for every TLP on every tapped link."""
+    def add_observer(
+        self,
+        observer: Observer,
+        *,
+        links: tuple[str, ...] | None = None,
+        directions: tuple[str, ...] | None = None,
+        types: frozenset[TlpType] | None = None,
+    ) -> None:
+        """Call ``observer(link, direction, tlp)`` for every TLP on every tapped link, or
+        only on ``links``, travelling ``directions``, of ``types`` (None: any)."""
         self.observers.append(observer)
+        self._wants.append(
+            (
+                observer,
+                None if links is None else frozenset(links),
+                None if directions is None else frozenset(directions),
+                frozenset(TlpType) if types is None else frozenset(types),
+            )
+        )
+        for key in self._calls:
+            self._plan(*key)
+
+    def remove_observer(self, observer: Observer) -> None:
+        """Stop calling ``observer``."""
+        self.observers.remove(observer)
+        self._wants = [w for w in self._wants if w[0] is not observer]
+        for key in self._calls:
+            self._plan(*key)
+
+    def wanted(self, link: str, direction: str, kind: TlpType) -> bool:
+        """Whether an observer wants TLPs of ``kind`` crossing ``link`` going ``direction``."""
+        return bool(self._calls[(link, direction)][kind])
+
+    def _plan(self, name: str, direction: str) -> None:
+        calls = self._calls.setdefault((name, direction), {})
+        for kind in TlpType:
+            calls[kind] = [
+                observer
+                for observer, links, directions, types in self._wants
+                if (links is None or name in links)
+                and (directions is None or direction in directions)
+                and kind in types
+            ]
 
     def tap(self, name: str, lower_port, upper_port=None) -> Link:
         """Tap the link whose lower end (device side) is ``lower_port``."""
@@ -535,10 +583,11 @@ class LinkTaps:
         inner = port.rx_handler
         if inner is None:
             raise ValueError(f"link {name}: port has no receive handler")
-        observers = self.observers
+        self._plan(name, direction)
+        calls = self._calls[(name, direction)]
 
         async def receive(tlp: Tlp) -> None:
-            for observe in observers:
+            for observe in calls[tlp.fmt_type]:
                 observe(name, direction, tlp)
             await inner(tlp)
 

@@ -38,7 +38,7 @@ from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..models.cfg_ext import CfgExt
 from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build, models
 from ..models.hardip import DEFAULT_CPL_TIMEOUT_NS, PevbUspDevice
-from ..models.intx import IntxFabric, intx_of
+from ..models.intx import INTX_MESSAGES, IntxFabric, intx_of
 from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..models.pcie_id import ids_from_ports
 from ..models.rc import fix_zero_length_reads
@@ -478,11 +478,15 @@ class TB:
             "fpga", "rq", rule, message, what
         )
         # the XDMA register BAR takes 32-bit accesses only: a wider one is named
-        self.links.add_observer(self._register_width)
+        self.links.add_observer(
+            self._register_width, links=("fpga",), directions=(DOWN,), types=MEM_READS | MEM_WRITES
+        )
         # and INTx only as the function's configuration allows
-        self.links.add_observer(self._intx_rules)
+        self.links.add_observer(
+            self._intx_rules, links=("fpga",), directions=(UP,), types=INTX_MESSAGES
+        )
         self.faults = FaultInjector(self.dev.upstream_port, "fpga", seed=fault_seed)
-        self.links.add_observer(self.faults.observe)
+        self.links.add_observer(self.faults.observe, **self.faults.wants)
         # the bridge above the FPGA: its Secondary Bus Reset is a hot reset of the card
         self._watch_bus_reset(self.links.links["fpga"].upper.parent)
         # and behind the FPGA's link, on what it sends (before the checker sees it)

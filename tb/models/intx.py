@@ -65,6 +65,10 @@ def message_name(tlp: Tlp) -> str:
         return f"MSG_0x{code:02x}"
 
 
+# the only type an INTx message has (Local: terminate at the receiver)
+INTX_MESSAGES = frozenset({TlpType.MSG_LOCAL})
+
+
 def intx_of(tlp: Tlp) -> tuple[int, bool] | None:
     """(pin, asserted) of an Assert_INTx or Deassert_INTx message; None for any other
     TLP."""

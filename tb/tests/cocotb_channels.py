@@ -552,7 +552,7 @@ async def test_descriptor_prefetch(dut):
     try:
         check_ok(await h.h2c.run(chain, timeout_ns=5e6), n, "chain")
     finally:
-        tb.links.observers.remove(observe)
+        tb.links.remove_observer(observe)
         await tb.program_device_control(p.mps, p.mrrs)
     card = h.card_image()
     for seg in segs[-4:]:
