@@ -223,6 +223,22 @@ def test_every_package_of_tb_is_installed():
         assert f'"{name}"' in text, f"{name} is not in pyproject.toml's packages"
 
 
+def test_the_compiled_data_paths_sources_are_installed():
+    """The library is built where it is used, from the sources tb/dp lists: each must
+    match the installed package's data, or an installed compiled path cannot build."""
+    import fnmatch
+    import tomllib
+
+    from tb.dp import SOURCES
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    globs = data["tool"]["setuptools"]["package-data"]["gpudirect_cosim.dp"]
+    for source in SOURCES:
+        assert any(fnmatch.fnmatch(source.name, g) for g in globs), (
+            f"tb/dp/{source.name} is not in the installed package's data ({globs})"
+        )
+
+
 def test_each_hdl_file_holds_one_module_named_after_it():
     """One module per file, named as the file (the docs' module tree, waves and the
     hierarchy paths in tb/ rely on it); a channel's body is its own module, instantiated
