@@ -3,17 +3,19 @@ library of the project's own in C++, built here on first use into ``sim_build/dp
 and loaded into the process with ctypes, and the switch that picks the path.
 
 ``$PEVB_DATAPATH`` (:data:`DATAPATH_ENV`): ``python`` (the default) or ``compiled``. What
-the compiled path covers today is stages 1 and 2: the fabric's calendar
+the compiled path covers today: the fabric's calendar
 (:class:`Calendar`, ``calendar.cpp``), on which the timed work runs in the same order as
 on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
 wires, credits and DLLP timing (``link.cpp``, driven by
 :class:`tb.models.compiled_link.CompiledTlpPort`) and the switches' queues and
 arbitration order (``switch.cpp``, driven by :mod:`tb.models.switch`), and the protocol
 checker's request and completion rules (``checker.cpp``, driven by
-:mod:`tb.env.compiled_checker`). Every TLP is still Python's at each hop: the links
-carry memory requests and completions with data as the library's own bytes between
-their ends. Stage 3's rules (``tlp.cpp``, ``completer.cpp``, ``route.cpp``,
-``memory.cpp``) are checked on their own and not wired in yet.
+:mod:`tb.env.compiled_checker`). The links carry memory requests and completions with
+data as the library's own bytes, and those cross the switches' bridges and routing in
+the library too (``fabric.cpp``, driven by :mod:`tb.models.native`) where no Python
+observer wants them; everywhere else (the card, the root complex, the GPU) they are
+Python TLPs. The root complex's rules (``completer.cpp``, ``memory.cpp``) are checked on
+their own and not wired in yet.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ DATAPATHS = (PYTHON, COMPILED)
 _NAMES = (
     "dp.h",
     "tlp.h",
+    "route.h",
     "calendar.cpp",
     "link.cpp",
     "switch.cpp",
@@ -44,6 +47,7 @@ _NAMES = (
     "route.cpp",
     "memory.cpp",
     "checker.cpp",
+    "fabric.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -228,6 +232,23 @@ def library() -> ctypes.CDLL:
         ("dp_tlp_new", u64, [p, ctypes.c_char_p, u64]),
         ("dp_tlp_size", u64, [p, u64]),
         ("dp_tlp_take", None, [p, u64, ctypes.c_char_p]),
+        ("dp_tlp_copy", None, [p, u64, ctypes.c_char_p]),
+        ("dp_tlp_free", None, [p, u64]),
+        ("dp_tlp_meta", u32, [p, u64, pu64, ctypes.POINTER(ctypes.c_int32)]),
+        ("dp_cal_log", i, [p, ctypes.c_char_p]),
+        ("dp_fab_new", p, []),
+        ("dp_fab_free", None, [p]),
+        ("dp_fab_bridge", p, [p]),
+        ("dp_fab_port", u32, [p, p, p, u32, i]),
+        ("dp_fab_route", None, [p, u32, u32, u32]),
+        ("dp_fab_ro_passing", None, [p, u32, i]),
+        ("dp_fab_end", p, [p, u32, u32]),
+        ("dp_fab_end_set", None, [p, u32, p, u32, u32]),
+        ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, ctypes.POINTER(u32)]),
+        ("dp_fab_egress", i, [p, p, u32, u64]),
+        ("dp_tlp_release", i, [p, u64, u64]),
+        ("dp_tlp_fc", u32, [p, u64, pu64, pu64]),
+        ("dp_fab_finish", None, [p, p, p, u64, u32, u64, ctypes.POINTER(u32)]),
         ("dp_port_new", p, [p]),
         ("dp_port_id", u32, [p]),
         ("dp_port_channels", p, [p]),
@@ -272,6 +293,7 @@ def library() -> ctypes.CDLL:
         ("dp_ck_set_tag_bits", None, [p, ctypes.c_int32, u32]),
         ("dp_ck_observe", u32, [p, u32, u32, ctypes.POINTER(TlpHeader), u64, i]),
         ("dp_ck_count", None, [p]),
+        ("dp_ck_records", u32, [p]),
         ("dp_ck_record_at", p, [p, u32]),
         ("dp_ck_tlps", u64, [p]),
         ("dp_ck_late", u64, [p]),

@@ -24,6 +24,8 @@ dp_calendar::~dp_calendar()
 {
 	for (dp_port *port : ports)
 		dp_link_free(port);
+	if (log)
+		std::fclose(log);
 }
 
 extern "C" {
@@ -128,6 +130,43 @@ uint64_t dp_tlp_new(dp_calendar *cal, const uint8_t *bytes, uint64_t size)
 uint64_t dp_tlp_size(dp_calendar *cal, uint64_t handle)
 {
 	return cal->tlp(handle).bytes.size();
+}
+
+/*
+ * What a hop the library took left for whoever takes the TLP next: the port whose
+ * receiver holds its credits (DP_NO_PORT: none) and their number, the switch port it
+ * entered by (-1: none)
+ */
+uint32_t dp_tlp_meta(dp_calendar *cal, uint64_t handle, uint64_t *receipt, int32_t *ingress)
+{
+	const dp_tlp &t = cal->tlp(handle);
+
+	*receipt = t.receipt;
+	*ingress = t.ingress;
+	return t.release_port;
+}
+
+/* log every TLP's arrival at a port into path (a line each: step, port, its bytes or
+ * "py" for Python's own), for comparing two runs; an empty path stops it */
+int dp_cal_log(dp_calendar *cal, const char *path)
+{
+	if (cal->log)
+		std::fclose(cal->log);
+	cal->log = *path ? std::fopen(path, "a") : nullptr;
+	return !*path || cal->log != nullptr;
+}
+
+/* its bytes into out (dp_tlp_size of them); the TLP stays */
+void dp_tlp_copy(dp_calendar *cal, uint64_t handle, uint8_t *out)
+{
+	const std::vector<uint8_t> &b = cal->tlp(handle).bytes;
+
+	std::copy(b.begin(), b.end(), out);
+}
+
+void dp_tlp_free(dp_calendar *cal, uint64_t handle)
+{
+	cal->tlp_free(handle);
 }
 
 /* its bytes into out (dp_tlp_size of them), and the TLP is gone */

@@ -350,6 +350,12 @@ uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const TlpHea
 	return uint32_t(ck->records.size());
 }
 
+/* the records the last check left */
+uint32_t dp_ck_records(const dp_checker *ck)
+{
+	return uint32_t(ck->records.size());
+}
+
 /* count the TLPs of a kind checked elsewhere (messages) */
 void dp_ck_count(dp_checker *ck)
 {

@@ -8,6 +8,7 @@
 #define PEVB_DP_H
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <queue>
 #include <unordered_map>
@@ -82,9 +83,16 @@ struct dp_port;
 /* TLPs of the library's own carry this bit in their handle; Python's do not */
 constexpr uint64_t DP_NATIVE = uint64_t(1) << 62;
 
-/* a TLP of the library's own: its header and data as on the wire */
+/* no port: a TLP whose receiver's credits are not held for it */
+constexpr uint32_t DP_NO_PORT = UINT32_MAX;
+
+/* a TLP of the library's own: its header and data as on the wire, and what a hop the
+ * library took for Python leaves for the next (fabric.cpp) */
 struct dp_tlp {
 	std::vector<uint8_t> bytes;
+	uint32_t release_port = DP_NO_PORT;	/* whose receiver holds its credits ... */
+	uint64_t receipt = 0;			/* ... under which number */
+	int32_t ingress = -1;			/* the switch port it entered by (fabric.cpp) */
 };
 
 struct dp_calendar {
@@ -96,6 +104,7 @@ struct dp_calendar {
 	std::vector<dp_port *> ports;
 	std::vector<dp_tlp> tlps;	/* the library's TLPs, by handle (less DP_NATIVE) */
 	std::vector<uint64_t> free_tlps;
+	std::FILE *log = nullptr;	/* every TLP's arrival at a port, when set */
 
 	uint64_t tlp_new(const uint8_t *bytes, uint64_t size)
 	{
@@ -109,6 +118,8 @@ struct dp_calendar {
 			free_tlps.pop_back();
 		}
 		tlps[k].bytes.assign(bytes, bytes + size);
+		tlps[k].release_port = DP_NO_PORT;
+		tlps[k].ingress = -1;
 		return k | DP_NATIVE;
 	}
 	dp_tlp &tlp(uint64_t handle) { return tlps[handle & ~DP_NATIVE]; }

@@ -66,6 +66,19 @@ void rx_release(dp_credits &c, int64_t n, int64_t mask)
 		c.rx_credits_allocated = (c.rx_credits_allocated + n) & mask;
 }
 
+/* a line of the arrival log: step, port, the TLP's bytes (Python's own: "py") */
+void log_arrival(dp_calendar *cal, uint64_t now, uint32_t port, uint64_t tlp)
+{
+	std::fprintf(cal->log, "%llu %u ", static_cast<unsigned long long>(now), port);
+	if (tlp & DP_NATIVE) {
+		for (uint8_t b : cal->tlp(tlp).bytes)
+			std::fprintf(cal->log, "%02x", b);
+	} else {
+		std::fputs("py", cal->log);
+	}
+	std::fputc('\n', cal->log);
+}
+
 }  // namespace
 
 struct dp_port {
@@ -194,6 +207,8 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		rx_consume(ch.fc[2 * t], 1, HDR_MASK);
 		rx_consume(ch.fc[2 * t + 1], static_cast<int64_t>(e.b >> 8), DATA_MASK);
 		p->held[p->received] = e.b;
+		if (p->cal->log)
+			log_arrival(p->cal, now, p->id, e.a);
 		out->kind = dp::K_RX;
 		out->port = p->id;
 		out->a = e.a;

@@ -10,23 +10,7 @@
  * A TLP these rules do not cover (a message, an atomic operation) answers -1: Python
  * decides, as it does today.
  */
-#include "tlp.h"
-
-struct dp_function_view {
-	uint64_t bar[6];	/* the BAR registers as written (32 bits each) */
-	uint64_t bar_mask[6];	/* and their masks (0: not implemented) */
-	uint32_t bars;		/* how many the function has */
-	uint16_t pcie_id;	/* bus << 8 | device << 3 | function */
-	uint8_t device_num;
-	uint8_t function_num;
-};
-
-struct dp_bridge_view {
-	uint64_t mem_base, mem_limit;
-	uint64_t prefetchable_mem_base, prefetchable_mem_limit;
-	uint64_t io_base, io_limit;
-	uint32_t sec_bus_num, sub_bus_num;
-};
+#include "route.h"
 
 namespace {
 

@@ -205,7 +205,8 @@ class CompiledChecker(ProtocolChecker):
         if value != self.late_completions:
             raise AttributeError("the library counts the late completions")
 
-    def _link(self, name: str) -> int:
+    def link_number(self, name: str) -> int:
+        """The library's number of link ``name``."""
         number = self._links.get(name)
         if number is None:
             number = self._links[name] = len(self._links)
@@ -253,12 +254,21 @@ class CompiledChecker(ProtocolChecker):
         lib, ck = self.lib, self.ck
         n = lib.dp_ck_observe(
             ck,
-            self._link(link),
+            self.link_number(link),
             _DIRECTIONS[direction],
             ctypes.byref(header_of(tlp, self._hdr)),
             len(tlp.data),
             stop,
         )
+        self._report(link, direction, tlp, n)
+
+    def report_records(self, link: str, direction: str, tlp: Tlp) -> None:
+        """Report what the library's last check (of ``tlp``, on ``link`` travelling
+        ``direction``) found, as :meth:`observe` does."""
+        self._report(link, direction, tlp, self.lib.dp_ck_records(self.ck))
+
+    def _report(self, link: str, direction: str, tlp: Tlp, n: int) -> None:
+        lib, ck = self.lib, self.ck
         for i in range(n):
             record = _Record.from_address(lib.dp_ck_record_at(ck, i))
             if record.code == _LATE:

@@ -106,6 +106,10 @@ class Stall:
         self.until_ns = max(self.until_ns, get_sim_time("ns") + duration_ns)
         self.stalls += 1
 
+    def idle(self) -> bool:
+        """Whether a TLP pushed now is delivered at once."""
+        return not self._queue and get_sim_time("ns") >= self.until_ns
+
     async def push(self, tlp: Tlp) -> None:
         if self._queue or get_sim_time("ns") < self.until_ns:
             self._queue.append(tlp)
@@ -379,6 +383,12 @@ class UpstreamFaultInjector:
         # credit starvation of what the FPGA sends: stall.start(ns)
         self.stall = Stall(self._receive)
         port.rx_handler = self.stall.push
+        # what it puts in front of the port's handler, and that handler
+        self.port, self.handler, self.inner = port, port.rx_handler, self._deliver
+
+    def idle(self) -> bool:
+        """Whether a TLP now passes through untouched: no rule armed, no stall."""
+        return not self.rules and self.stall.idle()
 
     def add(self, rule: UpRule) -> UpRule:
         """Arm a rule; returns it."""

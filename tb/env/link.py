@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpAttr, TlpType
 
@@ -523,6 +524,10 @@ class LinkTaps:
         self._wants: list[tuple[Observer, frozenset | None, frozenset | None, frozenset]] = []
         # (link, direction) -> TLP type -> the observers that want it there
         self._calls: dict[tuple[str, str], dict[TlpType, list[Observer]]] = {}
+        # the receive handlers the taps put in front of a port's own: handler -> inner
+        self.wrappers: dict[Any, Any] = {}
+        # called after the observers change
+        self.listeners: list[Callable[[], None]] = []
 
     def add_observer(
         self,
@@ -543,15 +548,23 @@ class LinkTaps:
                 frozenset(TlpType) if types is None else frozenset(types),
             )
         )
-        for key in self._calls:
-            self._plan(*key)
+        self._replan()
 
     def remove_observer(self, observer: Observer) -> None:
         """Stop calling ``observer``."""
         self.observers.remove(observer)
         self._wants = [w for w in self._wants if w[0] is not observer]
+        self._replan()
+
+    def observers_of(self, link: str, direction: str, kind: TlpType) -> list[Observer]:
+        """The observers that want TLPs of ``kind`` crossing ``link`` going ``direction``."""
+        return list(self._calls[(link, direction)][kind])
+
+    def _replan(self) -> None:
         for key in self._calls:
             self._plan(*key)
+        for listener in self.listeners:
+            listener()
 
     def wanted(self, link: str, direction: str, kind: TlpType) -> bool:
         """Whether an observer wants TLPs of ``kind`` crossing ``link`` going ``direction``."""
@@ -592,3 +605,4 @@ class LinkTaps:
             await inner(tlp)
 
         port.rx_handler = receive
+        self.wrappers[receive] = inner

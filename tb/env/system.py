@@ -42,6 +42,7 @@ from ..models.intx import INTX_MESSAGES, IntxFabric, intx_of
 from ..models.pcie_id import SIGNALS as PCIE_ID_SIGNALS
 from ..models.pcie_id import ids_from_ports
 from ..models.rc import fix_zero_length_reads
+from ..models.switch import set_ro_passing
 from ..models.transactors import TRANSACTORS, TransactorError
 from .backdoor import card
 from .compiled_checker import make_checker
@@ -49,6 +50,7 @@ from .faults import FaultInjector, UpstreamFaultInjector
 from .gpu_endpoint import make_gpu_device
 from .gpu_requester import CocotbTime, GpuRequester
 from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, describe
+from .native import arm as arm_native
 from .profiles import (
     PICOEVB_IDS,
     PLUGINS_ENV,
@@ -414,7 +416,7 @@ class TB:
         if not ports or not all(hasattr(p, "ro_passing") for p in ports):
             raise ValueError("relaxed-ordering passing needs the TLP-level fabric models")
         for p in ports:
-            p.ro_passing = on
+            set_ro_passing(p, on)
 
     def _register_width(self, link: str, direction: str, tlp) -> None:
         """The rule "xdma-register-width": PG195 allows only 32-bit accesses of the DMA
@@ -498,6 +500,9 @@ class TB:
         )
         self.dev.timeout_listeners.append(self.faults.forget)
         self.gpu_requester.timeout_listeners.append(self.checker.requester_gave_up)
+        # on the compiled data path, the library's TLPs cross the switches without Python
+        # where nothing above wants them there
+        arm_native(self)
         self.log.info(
             "topology: %s (FPGA and GPU %s)",
             self.topology,

@@ -21,6 +21,8 @@ from cocotbext.pcie.core.port import FcChannelState, SimPort
 from .link import TlpPort
 from .timeline import CompiledTimeline, steps
 
+_NATIVE = 1 << 62  # tb.dp.NATIVE
+
 
 class Credits(ctypes.Structure):
     """One credit type's counters in the library's memory (``dp_credits``), with the
@@ -152,6 +154,10 @@ class CompiledTlpPort(TlpPort):
         self._line = line
         self._lib = line.lib
         self._p = self._lib.dp_port_new(line.calendar)
+        self.dp_id = self._lib.dp_port_id(self._p)
+        # a bridge's end, where the library may move its own TLPs on (tb/models/native.py)
+        self.native_end: Any = None
+        self._dc, self._wire = ctypes.c_uint64(), ctypes.c_uint64()
         line.ports.append(self)  # by the library's port number
         channels = ctypes.cast(self._lib.dp_port_channels(self._p), ctypes.POINTER(_Channel))
         self.fc_state = [ChannelState(channels[vc], old) for vc, old in enumerate(self.fc_state)]
@@ -207,10 +213,46 @@ class CompiledTlpPort(TlpPort):
         lib.dp_port_send(p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
         line.poke()
 
+    async def send_native(self, handle: int) -> None:
+        """:meth:`send` of the library's own TLP ``handle``, which a hop in the library
+        hands on: its last receiver's credits released, the same credit gate and wait
+        for the wire, then onto the wire; no Python TLP made."""
+        line, lib, p = self._line, self._lib, self._p
+        if lib.dp_tlp_release(line.calendar, handle, steps()):
+            line.poke()
+        dc, wire = self._dc, self._wire
+        kind = lib.dp_tlp_fc(line.calendar, handle, ctypes.byref(dc), ctypes.byref(wire))
+        fc = self.fc_state[0]
+        if not (fc.initialized.is_set() and lib.dp_port_take_credit(p, 0, kind, dc.value)):
+            await fc.initialized.wait()
+            while not lib.dp_port_take_credit(p, 0, kind, dc.value):
+                update = fc.updates[kind]
+                update.clear()
+                lib.dp_port_wait_credit(p, 0, kind)
+                await update.wait()
+        while lib.dp_port_must_wait(p, steps()):
+            ready = Event()
+            self._senders.append(ready)
+            lib.dp_port_add_sender(p)
+            await ready.wait()
+            if not lib.dp_port_has_next(p):
+                break
+        lib.dp_port_send(p, steps(), handle, wire.value, 0, kind, dc.value)
+        line.poke()
+
     # --- what the library reports -----------------------------------------------------------
     def received(self, handle: int, receipt: int) -> None:
-        """A TLP has reached this port (the ``receipt``-th): into the receive lane, its
-        credits released when it is passed on."""
+        """A TLP has reached this port (the ``receipt``-th): across the bridge and switch
+        in the library where it can (:class:`tb.models.native.End`), else into the
+        receive lane, its credits released when it is passed on."""
+        end = self.native_end
+        if (
+            end is not None
+            and handle & _NATIVE
+            and not self._rx_lane.busy
+            and end.cross(handle, receipt)
+        ):
+            return
         tlp = self._line.take(handle)
         tlp.release_fc_cb = functools.partial(self._release, receipt)
         self._rx_lane.push(tlp)

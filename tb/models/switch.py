@@ -11,7 +11,8 @@ from collections import deque
 import cocotb
 from cocotbext.pcie.core.tlp import TlpAttr, TlpType
 
-from ..dp import NOT_SCHEDULED
+from ..dp import NATIVE, NOT_SCHEDULED
+from .native import fabric_of
 from .timeline import CompiledTimeline, Lane, timeline
 
 _POSTED_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
@@ -57,6 +58,11 @@ class _CompiledQueue:
         self._sw, self._line = sw, line
         self._id = line.lib.dp_sw_add_queue(sw, to)
 
+    @property
+    def id(self) -> int:
+        """Its number in the library's switch."""
+        return self._id
+
     def put(self, tlp, ro_passing: bool) -> None:
         """:meth:`_Queue.put`, the passing done by the library."""
         posted = tlp.fmt_type in _POSTED_WRITES
@@ -90,6 +96,7 @@ def add_switch_port(self, port) -> None:
     self.add_switch_port = add_switch_port.__get__(self)
     self.switch_ports.append(port)
     port.ro_passing = False
+    port.native_egress = None  # where the library sends its own TLPs on (native.py)
     cocotb.start_soon(self._run_routing(port))  # what no port takes (see above)
     line = timeline()
     compiled = isinstance(line, CompiledTimeline)
@@ -98,6 +105,7 @@ def add_switch_port(self, port) -> None:
             self._dp = _CompiledSwitch(line)
         sw = self._dp.sw
         port.dp_number = line.lib.dp_sw_add_port(sw)
+        port.dp_index = fabric_of(line).add_port(port, self._dp, port.dp_number)
         port.arbiter = Lane(lambda _: _arbitrate_compiled(port, self._dp))
     else:
         port.arbiter = Lane(lambda _: _arbitrate(port))
@@ -111,11 +119,22 @@ def add_switch_port(self, port) -> None:
         port.rx_queues.append(from_other)
         other.rx_queues.append(to_other)
         other.tx_queues.append((port, from_other))
+        if compiled:  # the library routes its own TLPs the same way
+            fabric_of(line).route(port, other, to_other.id)
+            fabric_of(line).route(other, port, from_other.id)
     ingress = functools.partial(_route, port)
     if port.upstream:
         port.bridge.downstream_tx_handler = ingress
     else:
         port.bridge.upstream_tx_handler = ingress
+
+
+def set_ro_passing(port, on: bool) -> None:
+    """Relaxed-ordering passing at egress ``port`` on or off (see above), for the
+    library's routing too."""
+    port.ro_passing = on
+    if getattr(port, "dp_index", None) is not None:
+        fabric_of(timeline()).ro_passing(port)
 
 
 async def _route(port, tlp) -> None:
@@ -149,7 +168,13 @@ async def _arbitrate(port) -> None:
 
 
 async def _arbitrate_compiled(port, switch: _CompiledSwitch) -> None:
-    """:func:`_arbitrate`, the order of the passes kept by the library."""
+    """:func:`_arbitrate`, the order of the passes kept by the library; a TLP of the
+    library's own crosses the port's bridge onto its link there too, where it can
+    (:class:`tb.models.native.Egress`)."""
     lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
     while (handle := lib.dp_sw_next(sw, number)) != NOT_SCHEDULED:
-        await port.tx_handler(line.take(handle))
+        egress = port.native_egress
+        if egress is not None and handle & NATIVE and egress.crosses(handle):
+            await egress.link.send_native(handle)
+        else:
+            await port.tx_handler(line.take(handle))

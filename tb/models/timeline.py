@@ -30,6 +30,7 @@ import functools
 import heapq
 import itertools
 import logging
+import os
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -42,6 +43,8 @@ from cocotb._gpi_triggers import GPITrigger
 from cocotb.triggers import Event
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
+
+from ..dp import CREDIT, NONE, PY, RX, WAKE
 
 
 def steps() -> int:
@@ -251,7 +254,13 @@ class CompiledTimeline(Timeline):
         self.ports: list[Any] = []  # the compiled links, by the library's number
         self._held: dict[int, Any] = {}  # TLPs on the links, by handle
         self._handles = itertools.count()
+        self._receipt = ctypes.c_uint64()
+        self._ingress = ctypes.c_int32()
+        self._fabric: Any = None
         super().__init__()
+        log = os.environ.get(LOG_ENV)
+        if log and not self.lib.dp_cal_log(self.calendar, log.encode()):
+            raise OSError(f"{LOG_ENV}={log}: cannot write it")
         if not _announced:
             _announced.append(True)
             logging.getLogger("cocotb.tb.dp").info(
@@ -277,12 +286,26 @@ class CompiledTimeline(Timeline):
     def take(self, handle: int) -> Any:
         """The TLP of ``handle``, which the library has delivered: one of the library's
         own made a Python TLP equal to the link's copy (its TLP Processing Hint bit is
-        not copied, as ``Tlp(tlp)`` does not)."""
+        not copied, as ``Tlp(tlp)`` does not), with what the hops the library took left
+        (its credits to release when it is passed on, the switch port it came in by)."""
         if not handle & _NATIVE:
             return self._held.pop(handle)
         lib, cal = self.lib, self.calendar
+        receipt, ingress = self._receipt, self._ingress
+        port = lib.dp_tlp_meta(cal, handle, ctypes.byref(receipt), ctypes.byref(ingress))
+        tlp = self.peek(handle)
+        lib.dp_tlp_free(cal, handle)
+        if port != _NO_PORT:
+            tlp.release_fc_cb = functools.partial(self.ports[port]._release, receipt.value)
+        if ingress.value >= 0:
+            tlp.ingress_port = self._fabric.ports[ingress.value].bridge
+        return tlp
+
+    def peek(self, handle: int) -> Any:
+        """A Python TLP equal to the library's TLP ``handle``, which stays the library's."""
+        lib, cal = self.lib, self.calendar
         raw = ctypes.create_string_buffer(lib.dp_tlp_size(cal, handle))
-        lib.dp_tlp_take(cal, handle, raw)
+        lib.dp_tlp_copy(cal, handle, raw)
         tlp = _Tlp.unpack_header(raw.raw)
         tlp.data = bytearray(raw.raw[tlp.get_header_size() :])
         tlp.th = False
@@ -300,10 +323,14 @@ class CompiledTimeline(Timeline):
     def _clear(self) -> None:
         self._cal.clear()
         self._held.clear()
+        fabric = self._fabric
+        if fabric is not None and fabric.crossings:
+            logging.getLogger("cocotb.tb.dp").info(
+                "compiled data path: %d hops of the library's own TLPs", fabric.crossings
+            )
+            fabric.crossings = 0
 
     def _run_due(self, now: int) -> None:
-        from ..dp import CREDIT, NONE, PY, RX, WAKE
-
         cal, out, ports = self._cal, self._cal.out, self.ports
         try:
             while (kind := cal.take(now)) != NONE:
@@ -340,6 +367,9 @@ class CompiledTimeline(Timeline):
 
 
 _NATIVE = 1 << 62  # tb.dp.NATIVE
+_NO_PORT = (1 << 32) - 1  # dp.h's DP_NO_PORT
+# a file every TLP's arrival at a compiled link's port is logged into (tests compare two)
+LOG_ENV = "PEVB_DP_LOG"
 # what the library carries as its own: memory requests and completions with data (a
 # completion without data keeps the byte count of 0 Python gives it, which the wire
 # cannot tell from 4096)

@@ -125,6 +125,12 @@ SPECS = (
     # compiled_link.py: the credit counters and channel state it keeps in the library
     f"{_CBX}.core.port:FcStateData",
     f"{_CBX}.core.port:FcChannelState",
+    # native.py and tb/dp/fabric.cpp: the bridges' hops, switch ports and sends it mirrors
+    f"{_CBX}.core.bridge:Bridge",
+    f"{_CBX}.core.function:Function.match_bar",
+    f"{_CBX}.core.switch:SwitchPort",
+    f"{_CBX}.core.tlp:Tlp.get_data_credits",
+    f"{_CBX}.core.tlp:Tlp.get_wire_size",
     # streams.py, transactors.py: the UltraScale+ stream interfaces
     f"{_CBX}.xilinx.us.interface:RqSink",
     f"{_CBX}.xilinx.us.interface:CcSink",
@@ -177,6 +183,11 @@ FINGERPRINTS = {
     "cocotbext.pcie.core.switch:Switch.add_switch_port": "a1415b53241bb6c0",
     "cocotbext.pcie.core.port:FcStateData": "4bcc23bcca89a004",
     "cocotbext.pcie.core.port:FcChannelState": "49a586a8b8d347e4",
+    "cocotbext.pcie.core.bridge:Bridge": "9b031fd0cb23a909",
+    "cocotbext.pcie.core.function:Function.match_bar": "e79ca6a687e291f0",
+    "cocotbext.pcie.core.switch:SwitchPort": "3336e2dfaaa86a87",
+    "cocotbext.pcie.core.tlp:Tlp.get_data_credits": "6f383d97af0eae1e",
+    "cocotbext.pcie.core.tlp:Tlp.get_wire_size": "ef347d6aa7ad5a5a",
     "cocotbext.pcie.xilinx.us.interface:RqSink": "52607d2e75bbe384",
     "cocotbext.pcie.xilinx.us.interface:CcSink": "f12f3928a860490b",
     "cocotbext.pcie.xilinx.us.interface:RcSource": "1bb9d0876456e001",

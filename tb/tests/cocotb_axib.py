@@ -69,7 +69,7 @@ class Rig:
         # requests to the bypass BAR, and the FPGA's completions, as on the link
         self.requests: list[Tlp] = []
         self.completions: list[Tlp] = []
-        tb.links.add_observer(self._observe)
+        tb.links.add_observer(self._observe, links=("fpga",))
 
     def _observe(self, link: str, direction: str, tlp: Tlp) -> None:
         if link != "fpga":

@@ -13,6 +13,7 @@ from cocotbext.pcie.core.port import SimPort
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource, RcSource, RqSink
 
+from tb.dp import COMPILED, datapath
 from tb.env.system import TB
 from tb.models import timeline as _timeline_module
 from tb.models.clocks import EdgeClock
@@ -145,17 +146,19 @@ async def test_models_build_what_they_say(dut):
     without transactors, the transactor interfaces on one with them, and nothing else; a
     model the build cannot run, and an unknown one or a former name, are refused by name."""
     xact_build = hasattr(TB.hip_of(dut), TRANSACTORS["s_axis_cq"])
+    # the TLP-level link, or on the compiled data path its compiled form
+    tlp_port = CompiledTlpPort if datapath() == COMPILED else TlpPort
     built = (
         [
             (
                 "transactors",
-                TlpPort,
+                tlp_port,
                 (TransactorRqSink, TransactorRcSource, TransactorCqSource, TransactorCcSink),
             )
         ]
         if xact_build
         else [
-            ("beats", TlpPort, (BeatRqSink, BeatRcSource, BeatCqSource, BeatCcSink)),
+            ("beats", tlp_port, (BeatRqSink, BeatRcSource, BeatCqSource, BeatCcSink)),
             ("exact", SimPort, (RqSink, RcSource, CqSource, CcSink)),
         ]
     )

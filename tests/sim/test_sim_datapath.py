@@ -1,15 +1,25 @@
 """The compiled data path against the Python one (``$PEVB_DATAPATH``, tb/dp): the same
 cocotb tests run both ways, and the two TLP traces are the same, TLP by TLP, times
-included, and so are the results. What the compiled path covers is in tb/dp."""
+included, and so are the results. What the compiled path covers is in tb/dp.
+
+The TLP trace is a Python observer of every TLP, so with it on the library takes no hop
+of its own (tb/models/native.py). The hops are compared by the library's own log of
+every TLP's arrival at every compiled port (``$PEVB_DP_LOG``): with the hops the library
+takes (``$PEVB_DP_NATIVE=1``) and with every hop in Python (``0``, the path the traces
+above prove equal to the Python one), the same TLPs reach the same ports at the same
+steps in the same order."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from tb import runner
 from tb.dp import COMPILED, DATAPATH_ENV, PYTHON
+from tb.models.native import NATIVE_ENV
+from tb.models.timeline import LOG_ENV
 from tests.sim import plan
 
 # tests that move data both ways through the fabric, with the GPU's BAR1 among the
@@ -64,3 +74,50 @@ def test_both_paths_give_the_same_traffic_on_verilator(profile: str):
     python = _trace(module, test, "verilator", profile, PYTHON)
     compiled = _trace(module, test, "verilator", profile, COMPILED)
     assert len(python) > 100 and python == compiled
+
+
+def _arrivals(module: str, test: str, sim: str, profile: str, native: str, log) -> list[str]:
+    name = module.rsplit(".", 1)[1]
+    overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
+    results = runner.run(
+        test,
+        sim=sim,
+        profile=profile,
+        module=module,
+        extra_env={DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)},
+        toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
+        overrides=overrides,
+    )
+    failed = runner.failures(results)
+    assert not failed, f"{failed} with {NATIVE_ENV}={native}: {runner.failure_messages(results)}"
+    said = re.findall(
+        r"compiled data path: (\d+) hops of the library's own TLPs",
+        (results.parent / "sim.log").read_text(),
+    )
+    hops = sum(map(int, said))
+    assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
+    return log.read_text().splitlines()
+
+
+# the cases whose tests leave the library hops to take (the axib case traces every TLP)
+HOP_CASES = [c for c in CASES if c[0] != "tb.tests.cocotb_axib"]
+
+
+@pytest.mark.parametrize("module, test", HOP_CASES, ids=[t for _, t in HOP_CASES])
+def test_the_librarys_hops_give_the_same_arrivals(
+    module: str, test: str, sim: str, profile: str, tmp_path
+):
+    python = _arrivals(module, test, sim, profile, "0", tmp_path / "python.log")
+    native = _arrivals(module, test, sim, profile, "1", tmp_path / "native.log")
+    assert len(python) > 100, f"a log of {len(python)} arrivals proves nothing"
+    for i, (a, b) in enumerate(zip(python, native, strict=False)):
+        assert a == b, f"arrival {i + 1} differs:\n  python hops {a[:160]}\n  library   {b[:160]}"
+    assert len(python) == len(native), f"{len(python)} and {len(native)} arrivals"
+
+
+@pytest.mark.verilator
+def test_the_librarys_hops_give_the_same_arrivals_on_verilator(profile: str, tmp_path):
+    module, test = CASES[0]
+    python = _arrivals(module, test, "verilator", profile, "0", tmp_path / "python.log")
+    native = _arrivals(module, test, "verilator", profile, "1", tmp_path / "native.log")
+    assert len(python) > 100 and python == native

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fabric's hops in the compiled data path (docs/performance.md, "Design: the
+ * compiled data path", stage 3): a TLP of the library's own that reaches a bridge's
+ * link end crosses the bridge and the switch's routing here, into the queue of the
+ * switch port it leaves by, as tb/models/switch.py and cocotbext-pcie's Bridge would
+ * move it, with no Python TLP made:
+ *
+ * - the bridge's receive: Bridge.downstream_recv for a TLP from its secondary side (a
+ *   switch's downstream port, a root port), Bridge.upstream_recv from its primary side
+ *   (a switch's upstream port); the TLP goes on when it is not the bridge's own and its
+ *   windows and bus range send it on (route.cpp's rules on views of the bridge's
+ *   configuration, which Python keeps up to date);
+ * - Tlp.check(), which every hop asserts;
+ * - the switch's routing: the first other port whose bridge takes it, in the ports'
+ *   order, into the queue to that port (relaxed-ordering passing as that port says);
+ * - the protocol checker, where the link end is tapped and the checker is the only
+ *   observer that wants the TLP (checker.cpp); what it finds goes to Python before the
+ *   TLP moves on.
+ *
+ * Anything else (a TLP for the bridge itself, one no window routes, a poisoned TLP, a
+ * TLP Python's observers or fault injectors want, one that fails the check) is left to
+ * Python before anything is done, and takes today's path there. The TLP keeps what the
+ * hop leaves for whoever takes it next: the port whose receiver holds its credits and
+ * their number, and the switch port it came in by.
+ */
+#include "dp.h"
+#include "route.h"
+
+#include <memory>
+
+struct dp_switch;
+struct dp_checker;
+
+extern "C" {
+void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, int ro,
+		   int ro_passing);
+uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
+		       uint64_t data_len, int stop);
+void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
+}
+
+/* a bridge as the hops read it: laid out as tb/models/native.py's ctypes structure */
+struct dp_bridge {
+	dp_function_view fn;	/* its own function: BARs, ID */
+	dp_bridge_view win;	/* its windows and bus range */
+	uint32_t root;		/* a host bridge: everything from below goes up */
+	uint32_t pad;
+};
+
+namespace {
+
+/* the kinds of TLP the hops move: bit per kind */
+enum : uint32_t { KIND_MRD = 1, KIND_MWR = 2, KIND_CPLD = 4 };
+
+enum Side : uint32_t { FROM_SECONDARY = 0, FROM_PRIMARY = 1 };
+
+struct SwitchPort {
+	dp_bridge *bridge;
+	dp_switch *sw;
+	uint32_t number;	/* its number in its switch (switch.cpp) */
+	uint32_t index;		/* its number in the fabric */
+	bool upstream;
+	bool ro_passing = false;
+	std::vector<std::pair<SwitchPort *, uint32_t>> tx;	/* (port, queue), in order */
+};
+
+uint32_t kind_of(const dp::TlpHeader &h)
+{
+	if (h.type == dp::TYPE_MEM)
+		return h.has_data() ? KIND_MWR : KIND_MRD;
+	if (h.type == dp::TYPE_CPL && h.has_data())
+		return KIND_CPLD;
+	return 0;
+}
+
+/* cocotbext-pcie's Tlp.check() on what the hops move */
+bool check(const dp::TlpHeader &h, uint64_t data_len)
+{
+	if (h.has_data() && uint64_t(h.length) * 4 != data_len)
+		return false;
+	if (h.type == dp::TYPE_MEM && uint64_t(h.length) * 4 > 0x1000 - (h.address & 0xfff))
+		return false;
+	if (h.type == dp::TYPE_CPL && h.has_data() &&
+	    uint64_t(h.byte_count) + (h.lower_address & 3) + 3 < uint64_t(h.length) * 4)
+		return false;
+	return true;
+}
+
+}  // namespace
+
+/* a link end at a bridge whose TLPs of the library's own may cross it here */
+struct dp_rxend {
+	SwitchPort *port;
+	uint32_t side;
+	uint32_t kinds = 0;	/* what may cross here (Python says, as its observers want) */
+	dp_checker *ck = nullptr;
+	uint32_t ck_link = 0, ck_dir = 0;
+	/* a crossing the checker had something to say about, finished after Python has
+	 * said it */
+	SwitchPort *pending = nullptr;
+	uint32_t pending_queue = 0;
+};
+
+struct dp_fabric {
+	std::vector<std::unique_ptr<dp_bridge>> bridges;
+	std::vector<std::unique_ptr<SwitchPort>> ports;
+	std::vector<std::unique_ptr<dp_rxend>> ends;
+
+	/* where the bridge and switch send h: the egress port and its queue, or false */
+	bool route(const dp_rxend &end, const dp::TlpHeader &h, SwitchPort **to,
+		   uint32_t *queue) const
+	{
+		const dp_bridge &b = *end.port->bridge;
+
+		if (end.side == FROM_SECONDARY) {
+			if (!b.root && dp_match_function(&b.fn, &h) != 0)
+				return false;	/* the bridge's own (or Python decides) */
+			int s = dp_match_secondary(&b.win, &h);
+			if (s < 0 || (s && !b.root))
+				return false;	/* back down: Python's error path */
+		} else {
+			if (dp_match_function(&b.fn, &h) != 0)
+				return false;
+			if (dp_match_secondary(&b.win, &h) != 1)
+				return false;
+		}
+		for (const auto &[other, q] : end.port->tx) {
+			int m = dp_match_function(&other->bridge->fn, &h);
+			if (m < 0)
+				return false;
+			int s = m ? 0 : dp_match_secondary(&other->bridge->win, &h);
+			if (s < 0)
+				return false;
+			if (m || (other->upstream ? !s : s)) {
+				*to = other;
+				*queue = q;
+				return true;
+			}
+		}
+		return false;	/* no port takes it: the switch's own routing warns */
+	}
+
+	void enqueue(dp_calendar *cal, const dp_rxend &end, SwitchPort *to, uint32_t queue,
+		     uint64_t handle, const dp::TlpHeader &h, uint32_t port, uint64_t receipt)
+	{
+		dp_tlp &t = cal->tlp(handle);
+
+		t.release_port = port;
+		t.receipt = receipt;
+		t.ingress = int32_t(end.port->index);
+		dp_sw_enqueue(to->sw, queue, handle, kind_of(h) == KIND_MWR, (h.attr & 2) != 0,
+			      to->ro_passing);
+	}
+};
+
+extern "C" {
+
+dp_fabric *dp_fab_new(void)
+{
+	return new dp_fabric();
+}
+
+void dp_fab_free(dp_fabric *fab)
+{
+	delete fab;
+}
+
+/* a bridge's views, which Python writes in place */
+dp_bridge *dp_fab_bridge(dp_fabric *fab)
+{
+	fab->bridges.push_back(std::make_unique<dp_bridge>());
+	return fab->bridges.back().get();
+}
+
+/* a switch port (its bridge, its switch, its number there): its number in the fabric */
+uint32_t dp_fab_port(dp_fabric *fab, dp_bridge *bridge, dp_switch *sw, uint32_t number,
+		     int upstream)
+{
+	auto port = std::make_unique<SwitchPort>();
+
+	port->bridge = bridge;
+	port->sw = sw;
+	port->number = number;
+	port->index = uint32_t(fab->ports.size());
+	port->upstream = upstream != 0;
+	fab->ports.push_back(std::move(port));
+	return fab->ports.back()->index;
+}
+
+/* the next place port from routes to: port to, through queue (switch.cpp's number) */
+void dp_fab_route(dp_fabric *fab, uint32_t from, uint32_t to, uint32_t queue)
+{
+	fab->ports[from]->tx.emplace_back(fab->ports[to].get(), queue);
+}
+
+void dp_fab_ro_passing(dp_fabric *fab, uint32_t port, int on)
+{
+	fab->ports[port]->ro_passing = on != 0;
+}
+
+/* the link end of switch port port's bridge, on its secondary (side 0) or primary side */
+dp_rxend *dp_fab_end(dp_fabric *fab, uint32_t port, uint32_t side)
+{
+	auto end = std::make_unique<dp_rxend>();
+
+	end->port = fab->ports[port].get();
+	end->side = side;
+	fab->ends.push_back(std::move(end));
+	return fab->ends.back().get();
+}
+
+/* what may cross the end here (bits: MRd, MWr, CplD), and the checker that sees it
+ * there (none: null) as link, direction */
+void dp_fab_end_set(dp_rxend *end, uint32_t kinds, dp_checker *ck, uint32_t link, uint32_t dir)
+{
+	end->kinds = kinds;
+	end->ck = ck;
+	end->ck_link = link;
+	end->ck_dir = dir;
+}
+
+/*
+ * A TLP of the library's own (handle), received at end as the receipt-th TLP of link
+ * port port, crosses the bridge and the switch: 0 when it waits in its egress port's
+ * queue (*to: that port's number in the fabric), 1 when the checker has records for
+ * Python first (dp_fab_finish moves it on then), -1 when it is Python's to move
+ * (nothing done). stop: the checker ends at its first broken rule.
+ */
+int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
+		 uint32_t port, uint64_t receipt, int stop, uint32_t *to)
+{
+	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
+	dp::TlpHeader h;
+
+	if (bytes.size() < 12 || !dp::unpack_header(bytes.data(), h))
+		return -1;
+	uint64_t data_len = bytes.size() - h.header_bytes();
+	if (!(kind_of(h) & end->kinds) || h.ep || !check(h, data_len))
+		return -1;
+	SwitchPort *out;
+	uint32_t queue;
+	if (!fab->route(*end, h, &out, &queue))
+		return -1;
+	if (end->ck && dp_ck_observe(end->ck, end->ck_link, end->ck_dir, &h, data_len, stop)) {
+		end->pending = out;
+		end->pending_queue = queue;
+		return 1;
+	}
+	fab->enqueue(cal, *end, out, queue, handle, h, port, receipt);
+	*to = out->index;
+	return 0;
+}
+
+/*
+ * A TLP of the library's own (handle) that switch port port's arbitration hands on:
+ * whether it crosses the port's bridge onto the bridge's link (1: Python sends it
+ * there) or is Python's to move (0). The bridge's receive from the switch's side:
+ * Bridge.downstream_recv at the upstream port, Bridge.upstream_recv at a downstream one.
+ */
+int dp_fab_egress(dp_calendar *cal, dp_fabric *fab, uint32_t port, uint64_t handle)
+{
+	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
+	const SwitchPort &sp = *fab->ports[port];
+	const dp_bridge &b = *sp.bridge;
+	dp::TlpHeader h;
+
+	if (bytes.size() < 12 || !dp::unpack_header(bytes.data(), h))
+		return 0;
+	if (!kind_of(h) || h.ep || !check(h, bytes.size() - h.header_bytes()))
+		return 0;
+	if (sp.upstream) {
+		if (b.root || dp_match_function(&b.fn, &h) != 0)
+			return 0;
+		return dp_match_secondary(&b.win, &h) == 0;
+	}
+	if (dp_match_function(&b.fn, &h) != 0)
+		return 0;
+	return dp_match_secondary(&b.win, &h) == 1;
+}
+
+/*
+ * The TLP handle is passed on (sent on a link): the credits its last receiver holds go
+ * back (Tlp.release_fc), and what its hops left is forgotten. Whether credits went back
+ * (the calendar may have new work).
+ */
+int dp_tlp_release(dp_calendar *cal, uint64_t handle, uint64_t now)
+{
+	dp_tlp &t = cal->tlp(handle);
+	uint32_t port = t.release_port;
+
+	t.release_port = DP_NO_PORT;
+	t.ingress = -1;
+	if (port == DP_NO_PORT)
+		return 0;
+	dp_port_release(cal->ports[port], now, t.receipt);
+	return 1;
+}
+
+/* what sending TLP handle takes: its credit type (P, NP, CPL), its data credits, its
+ * bytes on the wire */
+uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire)
+{
+	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
+	dp::TlpHeader h;
+
+	dp::unpack_header(bytes.data(), h);
+	uint64_t data = bytes.size() - h.header_bytes();
+	*dc = (data / 4 + 3) / 4;
+	*wire = bytes.size() + 8;
+	if (h.type == dp::TYPE_CPL)
+		return 2;
+	return h.has_data() ? 0 : 1;
+}
+
+/* the crossing dp_fab_cross left for Python's checker report, moved on: *to as there */
+void dp_fab_finish(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
+		   uint32_t port, uint64_t receipt, uint32_t *to)
+{
+	dp::TlpHeader h;
+
+	dp::unpack_header(cal->tlp(handle).bytes.data(), h);
+	fab->enqueue(cal, *end, end->pending, end->pending_queue, handle, h, port, receipt);
+	*to = end->pending->index;
+	end->pending = nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,105 @@
+"""What the TB lets the compiled data path's library move without Python
+(docs/performance.md, "Design: the compiled data path"): each bridge link end of the
+system's switches and root complex whose handlers the library knows (the bridge's own,
+behind the taps and the fault injector the TB puts there), planned again whenever the
+taps' observers change. The hops themselves are :mod:`tb.models.native`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cocotbext.pcie.core.port import Port
+
+from ..models.compiled_link import CompiledTlpPort
+from ..models.native import FROM_PRIMARY, FROM_SECONDARY, KINDS, Egress, End, enabled, fabric_of
+from ..models.timeline import CompiledTimeline, timeline
+from .compiled_checker import CompiledChecker
+
+
+def _unwrap(handler: Any, wrappers: dict[Any, Any]) -> Any:
+    """The handler under the known wrappers in front of it."""
+    while handler in wrappers:
+        handler = wrappers[handler]
+    return handler
+
+
+def arm(tb: Any) -> None:
+    """Let the library move its TLPs across each bridge of ``tb``'s switches whose link
+    end it can take (docs/performance.md): the taps, the protocol checker and the fault
+    injectors of ``tb`` are what it knows of in front of a bridge."""
+    line = timeline()
+    if not isinstance(line, CompiledTimeline) or not enabled():
+        return
+    fabric = fabric_of(line)
+    taps = tb.links
+    wrappers = dict(taps.wrappers)
+    gates: dict[int, list[Callable[[], bool]]] = {}
+    for injector in (tb.up_faults,):
+        wrappers[injector.handler] = injector.inner
+        gates.setdefault(id(injector.port), []).append(injector.idle)
+    checker = tb.checker if isinstance(tb.checker, CompiledChecker) else None
+    where = {}  # link port -> (link, direction) of its tap
+    for name, link in taps.links.items():
+        where[id(link.lower)] = (name, "down")
+        where[id(link.upper)] = (name, "up")
+    ends = []
+    for switch in (s for s in (tb.switch, tb.rc) if s is not None):
+        for sp in switch.switch_ports:
+            if getattr(sp, "dp_index", None) is None:
+                continue
+            bridge = sp.bridge
+            if sp.upstream:
+                link_port, side, own = (
+                    getattr(bridge, "upstream_port", None),
+                    FROM_PRIMARY,
+                    getattr(bridge, "upstream_recv", None),
+                )
+            else:
+                link_port, side, own = (
+                    getattr(bridge, "downstream_port", None),
+                    FROM_SECONDARY,
+                    getattr(bridge, "downstream_recv", None),
+                )
+            if not isinstance(link_port, CompiledTlpPort) or own is None:
+                continue
+            if type(link_port).classify_tlp_vc is not Port.classify_tlp_vc:
+                continue  # virtual channels by the TLP: Python's to choose
+            # the switch's side: the bridge hands what it gets from the switch to its link
+            tx, holder_name = (
+                (bridge.downstream_recv, "upstream_tx_handler")
+                if sp.upstream
+                else (bridge.upstream_recv, "downstream_tx_handler")
+            )
+            if sp.tx_handler == tx and getattr(bridge, holder_name) == link_port.send:
+                Egress(fabric, sp, link_port, bridge, holder_name)
+            if _unwrap(link_port.rx_handler, wrappers) != own:
+                continue  # a handler the library does not know sits in front
+            end = End(fabric, link_port, sp, side)
+            end.gates = gates.get(id(link_port), [])
+            end.tap = where.get(id(link_port))
+            ends.append(end)
+
+    def plan() -> None:
+        for end in ends:
+            if end.tap is None:
+                end.set(7, None, None, None)
+                continue
+            name, direction = end.tap
+            kinds = 0
+            for bit, types in KINDS:
+                wanted = [o for t in types for o in taps.observers_of(name, direction, t)]
+                if checker is not None and all(o == checker.observe for o in wanted):
+                    kinds |= bit
+                elif not wanted:
+                    kinds |= bit
+            uses_checker = checker is not None and any(
+                o == checker.observe
+                for _, types in KINDS
+                for t in types
+                for o in taps.observers_of(name, direction, t)
+            )
+            end.set(kinds, checker if uses_checker else None, name, direction)
+
+    plan()
+    taps.listeners.append(plan)

@@ -1,0 +1,243 @@
+"""The fabric's hops on the compiled data path (``$PEVB_DATAPATH=compiled``, stage 3 of
+docs/performance.md's design): a TLP of the library's own that reaches a bridge's link
+end crosses the bridge and the switch's routing in the library (``tb/dp/fabric.cpp``)
+and waits in its egress port's queue, with no Python TLP made for it.
+
+Python keeps what makes that exact:
+- each bridge's configuration as the library reads it (:class:`BridgeState`), written
+  whenever Python changes the bridge (a watch on its attributes and BAR lists);
+- each switch port and the queues it routes into, in the switch's order
+  (:func:`add_port`, called by :mod:`tb.models.switch`), and its relaxed-ordering
+  passing;
+- each link end's conditions (:class:`End`): its receive handler must still be the one
+  armed (a bridge's own, behind the taps and fault injectors it knows), the receive lane
+  idle, every fault injector in front of it idle, and for each kind of TLP every
+  observer that wants it there the compiled protocol checker, which the library runs;
+- the egress port's arbitration, which Python starts as :func:`tb.models.switch._route`
+  does.
+
+Which link ends the library may take is the TB's to say (:func:`tb.env.native.arm`).
+
+``$PEVB_DP_NATIVE=0`` leaves every hop to Python (the compiled path of stages 1 and 2),
+which the equivalence tests compare against.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Callable
+from typing import Any
+
+from cocotbext.pcie.core.tlp import TlpType
+
+from ..dp import BridgeView, FunctionView
+
+NATIVE_ENV = "PEVB_DP_NATIVE"
+# the kinds of TLP the library moves across a hop (fabric.cpp's bits)
+KINDS = (
+    (1, (TlpType.MEM_READ, TlpType.MEM_READ_64)),
+    (2, (TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)),
+    (4, (TlpType.CPL_DATA,)),
+)
+FROM_SECONDARY, FROM_PRIMARY = 0, 1
+
+
+def enabled() -> bool:
+    """Whether the library takes the hops it can (``$PEVB_DP_NATIVE``, default 1)."""
+    value = os.environ.get(NATIVE_ENV, "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"{NATIVE_ENV}={value!r}: 0 (every hop in Python) or 1")
+    return value == "1"
+
+
+class BridgeState(ctypes.Structure):
+    """A bridge as the library's hops read it (``dp_bridge``): its own function's view,
+    its windows and bus range, whether it is a host bridge."""
+
+    _fields_ = [
+        ("fn", FunctionView),
+        ("win", BridgeView),
+        ("root", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
+class _Watched(list):
+    """A BAR list that tells its bridge when an entry is written."""
+
+    def __init__(self, items, changed: Callable[[], None]) -> None:
+        super().__init__(items)
+        self._changed = changed
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+
+_WATCHED_CLASSES: dict[type, type] = {}
+
+
+def _watch(bridge: Any, changed: Callable[[], None]) -> None:
+    """Call ``changed()`` after every attribute of ``bridge`` is set and every write into
+    its BAR lists: the bridge's class is swapped for a subclass that says so."""
+    cls = type(bridge)
+    sub = _WATCHED_CLASSES.get(cls)
+    if sub is None:
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in ("bar", "bar_mask") and not isinstance(value, _Watched):
+                value = _Watched(value, self._dp_changed)
+            object.__setattr__(self, name, value)
+            hook = self.__dict__.get("_dp_changed")
+            if hook is not None and name != "_dp_changed":
+                hook()
+
+        sub = type(cls.__name__, (cls,), {"__setattr__": __setattr__, "__module__": cls.__module__})
+        _WATCHED_CLASSES[cls] = sub
+    bridge.__class__ = sub
+    object.__setattr__(bridge, "_dp_changed", changed)
+    bridge.bar = bridge.bar
+    bridge.bar_mask = bridge.bar_mask
+
+
+def fabric_of(line: Any) -> Fabric:
+    """The :class:`Fabric` of compiled timeline ``line``, made on first use."""
+    if line._fabric is None:
+        line._fabric = Fabric(line)
+    return line._fabric
+
+
+class Fabric:
+    """The library's side of the switches' ports, bridges and link ends of one
+    compiled timeline."""
+
+    def __init__(self, line: Any) -> None:
+        self.line = line
+        self.lib = line.lib
+        self.fab = self.lib.dp_fab_new()
+        self.ports: list[Any] = []  # the switch ports, by the fabric's number
+        self.crossings = 0  # hops the library took: into a switch, out onto a link
+        self._states: dict[int, tuple[Any, BridgeState]] = {}
+
+    def __del__(self) -> None:
+        fab, self.fab = getattr(self, "fab", None), None
+        if fab is not None:
+            self.lib.dp_fab_free(fab)
+
+    def bridge(self, bridge: Any) -> int:
+        """The library's view of ``bridge`` (its address), kept up to date from now."""
+        known = self._states.get(id(bridge))
+        if known is not None:
+            return ctypes.addressof(known[1])
+        address = self.lib.dp_fab_bridge(self.fab)
+        state = BridgeState.from_address(address)
+        self._states[id(bridge)] = (bridge, state)
+
+        def changed() -> None:
+            state.fn = FunctionView.of(bridge)
+            state.win = BridgeView.of(bridge)
+            state.root = int(bool(getattr(bridge, "root", False)))
+
+        _watch(bridge, changed)
+        changed()
+        return address
+
+    def add_port(self, port: Any, switch: Any, number: int) -> int:
+        """Switch port ``port`` (number ``number`` of ``switch``'s library state): its
+        number in the fabric."""
+        index = self.lib.dp_fab_port(
+            self.fab, self.bridge(port.bridge), switch.sw, number, int(bool(port.upstream))
+        )
+        self.ports.append(port)
+        return index
+
+    def route(self, source: Any, to: Any, queue: int) -> None:
+        """``source`` routes into ``queue`` towards ``to`` next (after what it has)."""
+        self.lib.dp_fab_route(self.fab, source.dp_index, to.dp_index, queue)
+
+    def ro_passing(self, port: Any) -> None:
+        """``port``'s relaxed-ordering passing, as Python has set it."""
+        self.lib.dp_fab_ro_passing(self.fab, port.dp_index, int(bool(port.ro_passing)))
+
+
+class End:
+    """A bridge's link end whose TLPs of the library's own may cross in the library:
+    armed with the receive handler it has now (``wrappers``: the taps and fault
+    injectors in front of the bridge's own handler, outermost first, each a (handler,
+    inner handler) pair)."""
+
+    def __init__(self, fabric: Fabric, link_port: Any, switch_port: Any, side: int) -> None:
+        self.fabric = fabric
+        self.lib, self.cal = fabric.lib, fabric.line.calendar
+        self.port = link_port
+        self.port_id = link_port.dp_id
+        self.end = self.lib.dp_fab_end(fabric.fab, switch_port.dp_index, side)
+        self.expected = link_port.rx_handler
+        self.gates: list[Callable[[], bool]] = []
+        self.checker: Any = None
+        self.link: str | None = None
+        self.direction: str | None = None
+        self._to = ctypes.c_uint32()
+        link_port.native_end = self
+
+    def set(self, kinds: int, checker: Any, link: str | None, direction: str | None) -> None:
+        """What may cross (fabric.cpp's bits) and the compiled checker that sees it
+        (None: no checker here) on ``link`` travelling ``direction``."""
+        self.checker, self.link, self.direction = checker, link, direction
+        ck = checker.ck if checker is not None else None
+        number = checker.link_number(link) if checker is not None else 0
+        self.lib.dp_fab_end_set(self.end, kinds, ck, number, 0 if direction == "up" else 1)
+
+    def cross(self, handle: int, receipt: int) -> bool:
+        """Move the library's TLP ``handle`` (the ``receipt``-th received here) across
+        the bridge and the switch into its egress queue, and start that port's
+        arbitration as the switch would: whether it did (else Python moves it)."""
+        if self.port.rx_handler is not self.expected:
+            return False
+        for gate in self.gates:
+            if not gate():
+                return False
+        checker = self.checker
+        stop = 0
+        if checker is not None and checker.mode == "raise":
+            stop = int(not any(e.matches(self.link, self.direction) for e in checker._expecting))
+        lib, to = self.lib, self._to
+        cal, fab, end, port = self.cal, self.fabric.fab, self.end, self.port_id
+        got = lib.dp_fab_cross(cal, fab, end, handle, port, receipt, stop, ctypes.byref(to))
+        if got < 0:
+            return False
+        if got == 1:  # the checker has something to say first
+            checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
+            lib.dp_fab_finish(cal, fab, end, handle, port, receipt, ctypes.byref(to))
+        self.fabric.crossings += 1
+        arbiter = self.fabric.ports[to.value].arbiter
+        if not arbiter.busy:
+            arbiter.push(None)
+        return True
+
+
+class Egress:
+    """A switch port whose bridge sends the library's TLPs from the switch onto its link
+    (``link``) in the library, while its handlers are the ones armed."""
+
+    def __init__(self, fabric: Fabric, switch_port: Any, link: Any, holder: Any, name: str):
+        self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
+        self.switch_port, self.link = switch_port, link
+        self.index = switch_port.dp_index
+        self.tx = switch_port.tx_handler  # the bridge's receive from the switch's side
+        self._holder, self._name = holder, name  # where the bridge keeps its link's send
+        self.send = getattr(holder, name)
+        switch_port.native_egress = self
+
+    def crosses(self, handle: int) -> bool:
+        """Whether the library's TLP ``handle`` crosses the bridge onto the link (else
+        Python takes it through the bridge)."""
+        if not (
+            self.switch_port.tx_handler is self.tx
+            and getattr(self._holder, self._name) is self.send
+            and self.lib.dp_fab_egress(self.cal, self.fabric.fab, self.index, handle)
+        ):
+            return False
+        self.fabric.crossings += 1
+        return True
