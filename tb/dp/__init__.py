@@ -246,6 +246,8 @@ def library() -> ctypes.CDLL:
         ("dp_fab_end_set", None, [p, u32, p, u32, u32]),
         ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, ctypes.POINTER(u32)]),
         ("dp_fab_egress", i, [p, p, u32, u64]),
+        ("dp_rc_serve", i, [p, p, p, u32, u64, u32, u32, u32, u64]),
+        ("dp_rc_next", i, [p, p, ctypes.POINTER(u32)]),
         ("dp_tlp_release", i, [p, u64, u64]),
         ("dp_tlp_fc", u32, [p, u64, pu64, pu64]),
         ("dp_fab_finish", None, [p, p, p, u64, u32, u64, ctypes.POINTER(u32)]),
@@ -309,6 +311,17 @@ def library() -> ctypes.CDLL:
     return lib
 
 
+def _plain_ram() -> tuple[type, ...]:
+    from cocotbext.axi.address_space import MemoryRegion
+
+    return (MemoryRegion,)
+
+
+# the regions the library reads and writes in place: cocotbext-axi's RAM exactly (a
+# subclass may do more on an access than its mmap shows)
+_PLAIN_RAM = _plain_ram()
+
+
 class Memory:
     """The RAM regions of a cocotbext-axi address space as the library sees them (each
     MemoryRegion's mmap by bus address, in place), and the root complex's answers to
@@ -336,7 +349,11 @@ class Memory:
         for base, size, offset, region in space.regions:
             if hasattr(region, "regions"):  # a nested space or pool
                 count += self._walk(region, at + base)
-            elif offset is not None and isinstance(getattr(region, "mem", None), mmap.mmap):
+            elif (
+                offset is not None
+                and type(region) in _PLAIN_RAM
+                and isinstance(getattr(region, "mem", None), mmap.mmap)
+            ):
                 ptr = ctypes.addressof(ctypes.c_char.from_buffer(region.mem)) + offset
                 self.lib.dp_mem_add(self.mem, at + base, size, ptr)
                 count += 1

@@ -27,10 +27,13 @@
 #include "dp.h"
 #include "route.h"
 
+#include <cstring>
+#include <deque>
 #include <memory>
 
 struct dp_switch;
 struct dp_checker;
+struct dp_memory;
 
 extern "C" {
 void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, int ro,
@@ -38,7 +41,14 @@ void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, i
 uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
 		       uint64_t data_len, int stop);
 void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
+uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_size,
+				uint32_t rcb_128, uint32_t split_on_all_rcb, dp::TlpHeader *cpls,
+				uint32_t *offsets, uint32_t cap);
+uint32_t dp_mem_write_runs(const dp::TlpHeader *req, uint32_t *runs);
 }
+
+/* memory.cpp: the RAM regions by bus address */
+uint8_t *dp_mem_find(dp_memory *mem, uint64_t addr, uint64_t len);
 
 /* a bridge as the hops read it: laid out as tb/models/native.py's ctypes structure */
 struct dp_bridge {
@@ -102,10 +112,39 @@ struct dp_rxend {
 	uint32_t pending_queue = 0;
 };
 
+/* a completion the root complex has made, waiting to be routed (dp_rc_next) */
+struct Pending {
+	uint64_t handle;
+	SwitchPort *to;
+	uint32_t queue;
+};
+
 struct dp_fabric {
 	std::vector<std::unique_ptr<dp_bridge>> bridges;
 	std::vector<std::unique_ptr<SwitchPort>> ports;
 	std::vector<std::unique_ptr<dp_rxend>> ends;
+	std::deque<Pending> pending;	/* the root complex's completions, in order */
+	int32_t pending_ingress = -1;
+
+	/* where switch port from's switch sends h (the switch's routing alone) */
+	bool route_from(const SwitchPort &from, const dp::TlpHeader &h, SwitchPort **to,
+			uint32_t *queue) const
+	{
+		for (const auto &[other, q] : from.tx) {
+			int m = dp_match_function(&other->bridge->fn, &h);
+			if (m < 0)
+				return false;
+			int s = m ? 0 : dp_match_secondary(&other->bridge->win, &h);
+			if (s < 0)
+				return false;
+			if (m || (other->upstream ? !s : s)) {
+				*to = other;
+				*queue = q;
+				return true;
+			}
+		}
+		return false;
+	}
 
 	/* where the bridge and switch send h: the egress port and its queue, or false */
 	bool route(const dp_rxend &end, const dp::TlpHeader &h, SwitchPort **to,
@@ -125,20 +164,7 @@ struct dp_fabric {
 			if (dp_match_secondary(&b.win, &h) != 1)
 				return false;
 		}
-		for (const auto &[other, q] : end.port->tx) {
-			int m = dp_match_function(&other->bridge->fn, &h);
-			if (m < 0)
-				return false;
-			int s = m ? 0 : dp_match_secondary(&other->bridge->win, &h);
-			if (s < 0)
-				return false;
-			if (m || (other->upstream ? !s : s)) {
-				*to = other;
-				*queue = q;
-				return true;
-			}
-		}
-		return false;	/* no port takes it: the switch's own routing warns */
+		return route_from(*end.port, h, to, queue);	/* else the switch's own warns */
 	}
 
 	void enqueue(dp_calendar *cal, const dp_rxend &end, SwitchPort *to, uint32_t queue,
@@ -311,6 +337,100 @@ uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wi
 	if (h.type == dp::TYPE_CPL)
 		return 2;
 	return h.has_data() ? 0 : 1;
+}
+
+/*
+ * The root complex answers memory request handle, which switch port host (its host
+ * bridge's port) hands its host bridge, from the RAM the library holds
+ * (RootComplex.handle_tlp and its memory handlers with tb/models/rc.py's correction;
+ * mps: its Max Payload Size code): -1 when it is Python's (nothing done), else the
+ * request is done, its credits released, and the number of completions waiting for
+ * dp_rc_next (0 for a write).
+ */
+int dp_rc_serve(dp_calendar *cal, dp_fabric *fab, dp_memory *mem, uint32_t host,
+		uint64_t handle, uint32_t mps, uint32_t rcb_128, uint32_t split_on_all_rcb,
+		uint64_t now)
+{
+	dp_tlp &t = cal->tlp(handle);
+	const SwitchPort &hp = *fab->ports[host];
+	dp::TlpHeader h;
+
+	if (t.bytes.size() < 12 || !dp::unpack_header(t.bytes.data(), h))
+		return -1;
+	uint64_t data_len = t.bytes.size() - h.header_bytes();
+	uint32_t kind = kind_of(h);
+	if (!(kind == KIND_MRD || kind == KIND_MWR) || h.ep || !check(h, data_len))
+		return -1;
+	if (!hp.upstream || !hp.bridge->root)
+		return -1;
+	uint64_t bytes = uint64_t(h.length) * 4;
+	bool flush = kind == KIND_MRD && h.length == 1 && h.first_be == 0;
+	uint8_t *at;
+	if (flush) {
+		at = dp_mem_find(mem, h.address & ~uint64_t(3), 4);
+	} else {
+		if (bytes > 0x1000 - (h.address & 0xfff))
+			return -1;	/* discarded with a warning: Python's */
+		at = dp_mem_find(mem, h.address, bytes);
+	}
+	if (!at)
+		return -1;	/* not RAM the library holds whole */
+	if (kind == KIND_MWR) {
+		uint32_t runs[16];
+		uint32_t n = dp_mem_write_runs(&h, runs);
+		const uint8_t *data = t.bytes.data() + h.header_bytes();
+		if (t.release_port != DP_NO_PORT)
+			dp_port_release(cal->ports[t.release_port], now, t.receipt);
+		for (uint32_t k = 0; k < n; k++)
+			std::memcpy(at + runs[2 * k], data + runs[2 * k], runs[2 * k + 1]);
+		cal->tlp_free(handle);
+		return 0;
+	}
+	static dp::TlpHeader cpls[1024];
+	static uint32_t offsets[1024];
+	uint32_t n = dp_rc_read_completions(&h, mps, rcb_128, split_on_all_rcb, cpls, offsets,
+					    1024);
+	if (n == UINT32_MAX)
+		return -1;
+	/* each completion crosses the host bridge (upstream_recv) and the switch */
+	std::vector<Pending> out;
+	for (uint32_t k = 0; k < n; k++) {
+		const dp::TlpHeader &c = cpls[k];
+		Pending p{0, nullptr, 0};
+		if (!check(c, uint64_t(c.length) * 4) ||
+		    dp_match_function(&hp.bridge->fn, &c) != 0 ||
+		    dp_match_secondary(&hp.bridge->win, &c) != 1 ||
+		    !fab->route_from(hp, c, &p.to, &p.queue))
+			return -1;
+		out.push_back(p);
+	}
+	if (t.release_port != DP_NO_PORT)
+		dp_port_release(cal->ports[t.release_port], now, t.receipt);
+	for (uint32_t k = 0; k < n; k++) {
+		uint8_t buf[16 + 4096];
+		uint64_t payload = uint64_t(cpls[k].length) * 4;
+		size_t hb = dp::pack_header(cpls[k], buf);
+		std::memcpy(buf + hb, at + uint64_t(offsets[k]) * 4, payload);
+		out[k].handle = cal->tlp_new(buf, hb + payload);
+		fab->pending.push_back(out[k]);
+	}
+	fab->pending_ingress = int32_t(hp.index);
+	cal->tlp_free(handle);
+	return int(n);
+}
+
+/* the root complex's next completion into its egress queue: 1 and *to (that port's
+ * number), or 0 when none waits */
+int dp_rc_next(dp_fabric *fab, dp_calendar *cal, uint32_t *to)
+{
+	if (fab->pending.empty())
+		return 0;
+	Pending p = fab->pending.front();
+	fab->pending.pop_front();
+	cal->tlp(p.handle).ingress = fab->pending_ingress;
+	dp_sw_enqueue(p.to->sw, p.queue, p.handle, 0, 0, p.to->ro_passing);
+	*to = p.to->index;
+	return 1;
 }
 
 /* the crossing dp_fab_cross left for Python's checker report, moved on: *to as there */

@@ -33,6 +33,11 @@ struct dp_memory {
 	}
 };
 
+uint8_t *dp_mem_find(dp_memory *mem, uint64_t addr, uint64_t len)
+{
+	return mem->find(addr, len);
+}
+
 extern "C" {
 
 uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_size,

@@ -12,7 +12,16 @@ from typing import Any
 from cocotbext.pcie.core.port import Port
 
 from ..models.compiled_link import CompiledTlpPort
-from ..models.native import FROM_PRIMARY, FROM_SECONDARY, KINDS, Egress, End, enabled, fabric_of
+from ..models.native import (
+    FROM_PRIMARY,
+    FROM_SECONDARY,
+    KINDS,
+    Egress,
+    End,
+    RootServe,
+    enabled,
+    fabric_of,
+)
 from ..models.timeline import CompiledTimeline, timeline
 from .compiled_checker import CompiledChecker
 
@@ -34,6 +43,7 @@ def arm(tb: Any) -> None:
     fabric = fabric_of(line)
     taps = tb.links
     wrappers = dict(taps.wrappers)
+    wrappers.update(tb.intx.wrappers)
     gates: dict[int, list[Callable[[], bool]]] = {}
     for injector in (tb.up_faults,):
         wrappers[injector.handler] = injector.inner
@@ -71,7 +81,10 @@ def arm(tb: Any) -> None:
                 if sp.upstream
                 else (bridge.upstream_recv, "downstream_tx_handler")
             )
-            if sp.tx_handler == tx and getattr(bridge, holder_name) == link_port.send:
+            if (
+                _unwrap(sp.tx_handler, wrappers) == tx
+                and getattr(bridge, holder_name) == link_port.send
+            ):
                 Egress(fabric, sp, link_port, bridge, holder_name)
             if _unwrap(link_port.rx_handler, wrappers) != own:
                 continue  # a handler the library does not know sits in front
@@ -103,3 +116,8 @@ def arm(tb: Any) -> None:
 
     plan()
     taps.listeners.append(plan)
+    # the root complex's memory, behind its host bridge's port
+    rc = tb.rc
+    host = next((sp for sp in rc.switch_ports if sp.upstream), None)
+    if host is not None and getattr(host, "dp_index", None) is not None:
+        RootServe(fabric, rc, host)

@@ -120,6 +120,9 @@ class IntxFabric:
         self._lines: dict[Line, bool] = {}
         self._watchers: dict[Line, list[Callable[[bool], None]]] = {}
         self._switch_of: dict[object, object] = {}  # a downstream bridge: its switch
+        # the handlers it puts in front of the ports' own (each passes on what is not an
+        # INTx message untouched): handler -> the handler it wraps
+        self.wrappers: dict[object, object] = {}
         for sw in switches:
             self._install(sw, root=False)
         self._install(rc, root=True)
@@ -133,7 +136,9 @@ class IntxFabric:
                 continue
             self._switch_of[p.bridge] = sw
             dport = p.bridge.downstream_port
-            dport.rx_handler = self._receiver(sw, p, up, dport.rx_handler, root)
+            inner_rx = dport.rx_handler
+            dport.rx_handler = self._receiver(sw, p, up, inner_rx, root)
+            self.wrappers[dport.rx_handler] = inner_rx
         if not root:
             inner = up.tx_handler
             bridge = up.bridge
@@ -145,6 +150,7 @@ class IntxFabric:
                     await bridge.upstream_send(tlp)
 
             up.tx_handler = up_send
+            self.wrappers[up_send] = inner
 
     def _receiver(self, sw, port, up, inner, root: bool):
         async def receive(tlp: Tlp) -> None:

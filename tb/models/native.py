@@ -25,6 +25,7 @@ which the equivalence tests compare against.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from cocotbext.pcie.core.tlp import TlpType
 
 from ..dp import BridgeView, FunctionView
+from .timeline import steps
 
 NATIVE_ENV = "PEVB_DP_NATIVE"
 # the kinds of TLP the library moves across a hop (fabric.cpp's bits)
@@ -241,3 +243,84 @@ class Egress:
             return False
         self.fabric.crossings += 1
         return True
+
+
+def _layout(space: Any) -> tuple:
+    """What says whether ``space``'s regions (nested ones included) have changed."""
+    out: list = [id(space.regions), len(space.regions)]
+    for _, _, _, region in space.regions:
+        if hasattr(region, "regions"):
+            out.append(_layout(region))
+    return tuple(out)
+
+
+class RootServe:
+    """The root complex's host bridge port, where the library answers the memory
+    requests of its own that its RAM holds whole (``dp_rc_serve``): the completions go
+    into their egress queues one at a time, each egress's arbitration started after its
+    completion as the root complex's sends would; anything else Python answers."""
+
+    link = None  # (not a link: the root complex)
+
+    def __init__(self, fabric: Fabric, rc: Any, host_port: Any) -> None:
+        from ..dp import Memory
+
+        self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
+        self.rc, self.port = rc, host_port
+        self.index = host_port.dp_index
+        self.tx = host_port.tx_handler
+        self.up = rc.upstream_bridge.upstream_tx_handler
+        self.handlers = {t: rc.rx_tlp_handler.get(t) for t in _MEMORY_TYPES}
+        self.memory = Memory()
+        self._layout: tuple | None = None
+        self._to = ctypes.c_uint32()
+        host_port.native_egress = self
+
+    def ready(self) -> bool:
+        """Whether the root complex's handlers are the ones armed and it logs no
+        request (cocotbext-pcie logs each at INFO)."""
+        rc = self.rc
+        if (
+            self.port.tx_handler is not self.tx
+            or rc.upstream_bridge.upstream_tx_handler is not self.up
+        ):
+            return False
+        handlers = rc.rx_tlp_handler
+        if any(handlers.get(t) is not h for t, h in self.handlers.items()):
+            return False
+        return not rc.log.isEnabledFor(logging.INFO)
+
+    def serve(self, handle: int) -> bool:
+        """Answer the library's request ``handle`` here: whether the library did."""
+        if not self.ready():
+            return False
+        space = self.rc.mem_address_space
+        layout = _layout(space)
+        if layout != self._layout:
+            self.memory.mirror(space)
+            self._layout = layout
+        rc, lib, line = self.rc, self.lib, self.fabric.line
+        got = lib.dp_rc_serve(
+            self.cal,
+            self.fabric.fab,
+            self.memory.mem,
+            self.index,
+            handle,
+            rc.max_payload_size,
+            int(bool(rc.read_completion_boundary)),
+            int(bool(rc.split_on_all_rcb)),
+            steps(),
+        )
+        if got < 0:
+            return False
+        line.poke()
+        self.fabric.crossings += 1
+        ports, to = self.fabric.ports, self._to
+        while lib.dp_rc_next(self.fabric.fab, self.cal, ctypes.byref(to)):
+            arbiter = ports[to.value].arbiter
+            if not arbiter.busy:
+                arbiter.push(None)
+        return True
+
+
+_MEMORY_TYPES = (TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)

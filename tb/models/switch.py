@@ -174,7 +174,11 @@ async def _arbitrate_compiled(port, switch: _CompiledSwitch) -> None:
     lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
     while (handle := lib.dp_sw_next(sw, number)) != NOT_SCHEDULED:
         egress = port.native_egress
-        if egress is not None and handle & NATIVE and egress.crosses(handle):
-            await egress.link.send_native(handle)
-        else:
-            await port.tx_handler(line.take(handle))
+        if egress is not None and handle & NATIVE:
+            if egress.link is None:
+                if egress.serve(handle):  # the root complex's answer, in the library
+                    continue
+            elif egress.crosses(handle):
+                await egress.link.send_native(handle)
+                continue
+        await port.tx_handler(line.take(handle))

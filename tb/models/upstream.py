@@ -125,12 +125,20 @@ SPECS = (
     # compiled_link.py: the credit counters and channel state it keeps in the library
     f"{_CBX}.core.port:FcStateData",
     f"{_CBX}.core.port:FcChannelState",
-    # native.py and tb/dp/fabric.cpp: the bridges' hops, switch ports and sends it mirrors
+    # native.py and tb/dp/fabric.cpp: the bridges' hops, switch ports and sends, and the
+    # root complex's memory requests and the RAM it reads and writes, that it mirrors
     f"{_CBX}.core.bridge:Bridge",
     f"{_CBX}.core.function:Function.match_bar",
     f"{_CBX}.core.switch:SwitchPort",
     f"{_CBX}.core.tlp:Tlp.get_data_credits",
     f"{_CBX}.core.tlp:Tlp.get_wire_size",
+    f"{_CBX}.core.rc:RootComplex.downstream_recv",
+    f"{_CBX}.core.rc:RootComplex.downstream_send",
+    f"{_CBX}.core.rc:RootComplex.handle_tlp",
+    f"{_CBX}.core.rc:RootComplex.handle_mem_read_tlp",
+    f"{_CBX}.core.rc:RootComplex.handle_mem_write_tlp",
+    "cocotbext.axi.address_space:AddressSpace",
+    "cocotbext.axi.address_space:MemoryRegion",
     # streams.py, transactors.py: the UltraScale+ stream interfaces
     f"{_CBX}.xilinx.us.interface:RqSink",
     f"{_CBX}.xilinx.us.interface:CcSink",
@@ -188,6 +196,13 @@ FINGERPRINTS = {
     "cocotbext.pcie.core.switch:SwitchPort": "3336e2dfaaa86a87",
     "cocotbext.pcie.core.tlp:Tlp.get_data_credits": "6f383d97af0eae1e",
     "cocotbext.pcie.core.tlp:Tlp.get_wire_size": "ef347d6aa7ad5a5a",
+    "cocotbext.pcie.core.rc:RootComplex.downstream_recv": "7a4b843da3deb55f",
+    "cocotbext.pcie.core.rc:RootComplex.downstream_send": "a5e9977dfb66f4fc",
+    "cocotbext.pcie.core.rc:RootComplex.handle_tlp": "f2bbe8820424e4ed",
+    "cocotbext.pcie.core.rc:RootComplex.handle_mem_read_tlp": "55f2029446e13551",
+    "cocotbext.pcie.core.rc:RootComplex.handle_mem_write_tlp": "81ee5a6fed9caa4f",
+    "cocotbext.axi.address_space:AddressSpace": "afc33b43b63ea48d",
+    "cocotbext.axi.address_space:MemoryRegion": "a15dbb11918fb821",
     "cocotbext.pcie.xilinx.us.interface:RqSink": "52607d2e75bbe384",
     "cocotbext.pcie.xilinx.us.interface:CcSink": "f12f3928a860490b",
     "cocotbext.pcie.xilinx.us.interface:RcSource": "1bb9d0876456e001",

@@ -63,3 +63,37 @@ def test_the_library_is_built_once_per_source() -> None:
     lib = dp.library()
     assert "libpevb_dp-" in lib._name and lib._name.endswith(".so")
     assert dp.library() is lib
+
+
+def test_what_sending_a_tlp_of_the_librarys_takes() -> None:
+    """dp_tlp_fc, what a hop in the library sends with: the credit type, data credits and
+    bytes on the wire cocotbext-pcie's Tlp gives (get_fc_type, get_data_credits,
+    get_wire_size), on random memory requests and completions."""
+    import ctypes
+
+    from cocotbext.pcie.core.tlp import Tlp, TlpType
+
+    lib, cal = dp.library(), dp.Calendar()
+    dc, wire = ctypes.c_uint64(), ctypes.c_uint64()
+    rng = random.Random(5)
+    for _ in range(500):
+        t = Tlp()
+        kind = rng.choice((TlpType.MEM_READ, TlpType.MEM_WRITE_64, TlpType.CPL_DATA))
+        t.fmt_type = kind
+        if kind == TlpType.CPL_DATA:
+            t.set_data(bytes(rng.randrange(1, 257) * 4))
+            t.byte_count = len(t.data)
+        elif kind == TlpType.MEM_WRITE_64:
+            t.address = 1 << 32 | rng.randrange(0, 1 << 20) * 4
+            t.set_data(bytes(rng.randrange(1, 129) * 4))
+        else:
+            t.address, t.length = rng.randrange(0, 1 << 20) * 4, rng.randrange(1, 129)
+        raw = bytes(t.pack())
+        handle = lib.dp_tlp_new(cal.cal, raw, len(raw))
+        fc = lib.dp_tlp_fc(cal.cal, handle, ctypes.byref(dc), ctypes.byref(wire))
+        assert (fc, dc.value, wire.value) == (
+            t.get_fc_type().value,
+            t.get_data_credits(),
+            t.get_wire_size(),
+        ), t
+        lib.dp_tlp_free(cal.cal, handle)
