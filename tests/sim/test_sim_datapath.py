@@ -20,6 +20,7 @@ from tb import runner
 from tb.dp import COMPILED, DATAPATH_ENV, PYTHON
 from tb.models.native import NATIVE_ENV
 from tb.models.timeline import LOG_ENV
+from tb.regress.farm.jobs import MODULE, TESTCASES, regress_env
 from tests.sim import plan
 
 # tests that move data both ways through the fabric, with the GPU's BAR1 among the
@@ -76,7 +77,9 @@ def test_both_paths_give_the_same_traffic_on_verilator(profile: str):
     assert len(python) > 100 and python == compiled
 
 
-def _arrivals(module: str, test: str, sim: str, profile: str, native: str, log) -> list[str]:
+def _arrivals(
+    module: str, test: str, sim: str, profile: str, native: str, log, env: dict | None = None
+) -> list[str]:
     name = module.rsplit(".", 1)[1]
     overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
     results = runner.run(
@@ -84,7 +87,12 @@ def _arrivals(module: str, test: str, sim: str, profile: str, native: str, log) 
         sim=sim,
         profile=profile,
         module=module,
-        extra_env={DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)},
+        extra_env={
+            **(env or {}),
+            DATAPATH_ENV: COMPILED,
+            NATIVE_ENV: native,
+            LOG_ENV: str(log),
+        },
         toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
         overrides=overrides,
     )
@@ -121,4 +129,15 @@ def test_the_librarys_hops_give_the_same_arrivals_on_verilator(profile: str, tmp
     module, test = CASES[0]
     python = _arrivals(module, test, "verilator", profile, "0", tmp_path / "python.log")
     native = _arrivals(module, test, "verilator", profile, "1", tmp_path / "native.log")
+    assert len(python) > 100 and python == native
+
+
+def test_a_regress_seed_gives_the_same_arrivals(sim: str, profile: str, tmp_path):
+    """A seed of the chains regression (random chains, faults armed on some of them:
+    their TLPs take Python's path at the hops the injectors sit in front of), with the
+    library's hops and with every hop in Python."""
+    env = regress_env("chains", 3, 6, "datapath-seed3", big=False)
+    module, test = MODULE, TESTCASES["chains"]
+    python = _arrivals(module, test, sim, profile, "0", tmp_path / "python.log", env)
+    native = _arrivals(module, test, sim, profile, "1", tmp_path / "native.log", env)
     assert len(python) > 100 and python == native
