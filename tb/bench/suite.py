@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .. import runner
+from ..dp import COMPILED, DATAPATH_ENV, PYTHON
 from ..env.profiles import get_profile
 from ..models.choice import BEAT_MODEL, EXACT_MODEL, TRANSACTOR_MODEL
 from . import rtl_alone
@@ -58,6 +59,19 @@ SPEED_TARGET_US = {
 # without the transactors runs by itself)
 DEMO_MODELS = (BEAT_MODEL, TRANSACTOR_MODEL)
 SPEED_MODELS = (TRANSACTOR_MODEL, BEAT_MODEL, EXACT_MODEL)
+# the speed rows: each model on the Python data path, and the default model on the
+# compiled one ($PEVB_DATAPATH, docs/performance.md's design), beside it
+SPEED_VARIANTS = (
+    (TRANSACTOR_MODEL, PYTHON),
+    (TRANSACTOR_MODEL, COMPILED),
+    (BEAT_MODEL, PYTHON),
+    (EXACT_MODEL, PYTHON),
+)
+
+
+def speed_label(model: str, datapath: str) -> str:
+    """A speed row's model, with the compiled data path named where it runs."""
+    return model if datapath == PYTHON else f"{model}, compiled"
 
 
 def ceiling_mb_s(profile: str, mps: int, direction: str, write_header: int = 16) -> float:
@@ -268,10 +282,10 @@ def bench_speed(quick: bool) -> list[dict]:
     a picoevb 256 KiB pair, on each simulator, in every model (the best of
     ``SPEED_RUNS`` runs); on Verilator also the RTL alone (tb/bench/rtl_alone.py)."""
     rows = []
-    for sim, (profile, total), model in itertools.product(
+    for sim, (profile, total), (model, path) in itertools.product(
         runner.SIMULATORS,
         (("gen3x8", 256 * KIB if quick else MIB), ("picoevb", 64 * KIB if quick else 256 * KIB)),
-        SPEED_MODELS,
+        SPEED_VARIANTS,
     ):
         mps = get_profile(profile).mps
         runner.build(sim, profile, overrides=ENGINE_RAM, model=model)
@@ -281,8 +295,9 @@ def bench_speed(quick: bool) -> list[dict]:
                 profile,
                 mps,
                 pair(total, total),
-                f"speed-{sim}-{profile}-{model}-{k}",
+                f"speed-{sim}-{profile}-{model}-{path}-{k}",
                 model=model,
+                extra_env={DATAPATH_ENV: path},
             )
             for k in range(SPEED_RUNS)
         ]
@@ -294,7 +309,7 @@ def bench_speed(quick: bool) -> list[dict]:
             {
                 "sim": sim,
                 "profile": profile,
-                "model": model,
+                "model": speed_label(model, path),
                 "bytes": 2 * total,
                 "sim_us_per_s": sim_ns / 1e3 / wall,
                 "cycles_per_s": sim_ns * 1e-9 * clk / wall,
@@ -302,7 +317,7 @@ def bench_speed(quick: bool) -> list[dict]:
                 "wall_s": wall,
             }
         )
-        if sim == "verilator" and model == SPEED_MODELS[-1]:
+        if sim == "verilator" and (model, path) == SPEED_VARIANTS[-1]:
             rows.append(rtl_alone.measure(profile, total))
     return rows
 
