@@ -38,7 +38,9 @@ CASES = [
 ]
 
 
-def _trace(module: str, test: str, sim: str, profile: str, path: str) -> list[dict]:
+def _trace(
+    module: str, test: str, sim: str, profile: str, path: str, env: dict | None = None
+) -> list[dict]:
     name = module.rsplit(".", 1)[1]
     overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
     results = runner.run(
@@ -47,7 +49,7 @@ def _trace(module: str, test: str, sim: str, profile: str, path: str) -> list[di
         profile=profile,
         module=module,
         trace=True,
-        extra_env={DATAPATH_ENV: path},
+        extra_env={**(env or {}), DATAPATH_ENV: path},
         toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
         overrides=overrides,
     )
@@ -132,12 +134,15 @@ def test_the_librarys_hops_give_the_same_arrivals_on_verilator(profile: str, tmp
     assert len(python) > 100 and python == native
 
 
-def test_a_regress_seed_gives_the_same_arrivals(sim: str, profile: str, tmp_path):
+def test_a_regress_seed_gives_the_same_traffic_and_arrivals(sim: str, profile: str, tmp_path):
     """A seed of the chains regression (random chains, faults armed on some of them:
-    their TLPs take Python's path at the hops the injectors sit in front of), with the
-    library's hops and with every hop in Python."""
+    their TLPs take Python's path at the hops the injectors sit in front of): the same
+    trace on the Python and the compiled path, and the same arrivals with the library's
+    hops and with every hop in Python."""
     env = regress_env("chains", 3, 6, "datapath-seed3", big=False)
     module, test = MODULE, TESTCASES["chains"]
+    traced = [_trace(module, test, sim, profile, path, env) for path in (PYTHON, COMPILED)]
+    assert len(traced[0]) > 100 and traced[0] == traced[1]
     python = _arrivals(module, test, sim, profile, "0", tmp_path / "python.log", env)
     native = _arrivals(module, test, sim, profile, "1", tmp_path / "native.log", env)
     assert len(python) > 100 and python == native
