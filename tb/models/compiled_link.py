@@ -189,11 +189,34 @@ class CompiledTlpPort(TlpPort):
         """``TlpPort.send``: the credit gate, the wait for the wire's next place, then
         the TLP into the library."""
         pkt.release_fc()
-        lib, p = self._lib, self._p
         vc = self.classify_tlp_vc(pkt)
-        fc = self.fc_state[vc]
         kind = pkt.get_fc_type().value
         dc = pkt.get_data_credits()
+        await self._gate(vc, kind, dc)
+        line = self._line
+        handle = line.carry(pkt)
+        self._lib.dp_port_send(self._p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
+        line.poke()
+
+    async def send_native(self, handle: int) -> None:
+        """:meth:`send` of the library's own TLP ``handle``, which a hop in the library
+        hands on: its last receiver's credits released, the same credit gate and wait
+        for the wire, then onto the wire; no Python TLP made."""
+        line, lib = self._line, self._lib
+        if lib.dp_tlp_release(line.calendar, handle, steps()):
+            line.poke()
+        dc, wire = self._dc, self._wire
+        kind = lib.dp_tlp_fc(line.calendar, handle, ctypes.byref(dc), ctypes.byref(wire))
+        await self._gate(0, kind, dc.value)
+        lib.dp_port_send(self._p, steps(), handle, wire.value, 0, kind, dc.value)
+        line.poke()
+
+    async def _gate(self, vc: int, kind: int, dc: int) -> None:
+        """Take a TLP's credits (``kind``: P, NP, CPL; ``dc`` data credits on ``vc``),
+        waiting for an update while there are none, then wait for the wire's next place
+        while it is taken (``TlpPort.send``'s loops)."""
+        lib, p = self._lib, self._p
+        fc = self.fc_state[vc]
         if not (fc.initialized.is_set() and lib.dp_port_take_credit(p, vc, kind, dc)):
             await fc.initialized.wait()
             while not lib.dp_port_take_credit(p, vc, kind, dc):
@@ -208,37 +231,6 @@ class CompiledTlpPort(TlpPort):
             await ready.wait()
             if not lib.dp_port_has_next(p):
                 break
-        line = self._line
-        handle = line.carry(pkt)
-        lib.dp_port_send(p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
-        line.poke()
-
-    async def send_native(self, handle: int) -> None:
-        """:meth:`send` of the library's own TLP ``handle``, which a hop in the library
-        hands on: its last receiver's credits released, the same credit gate and wait
-        for the wire, then onto the wire; no Python TLP made."""
-        line, lib, p = self._line, self._lib, self._p
-        if lib.dp_tlp_release(line.calendar, handle, steps()):
-            line.poke()
-        dc, wire = self._dc, self._wire
-        kind = lib.dp_tlp_fc(line.calendar, handle, ctypes.byref(dc), ctypes.byref(wire))
-        fc = self.fc_state[0]
-        if not (fc.initialized.is_set() and lib.dp_port_take_credit(p, 0, kind, dc.value)):
-            await fc.initialized.wait()
-            while not lib.dp_port_take_credit(p, 0, kind, dc.value):
-                update = fc.updates[kind]
-                update.clear()
-                lib.dp_port_wait_credit(p, 0, kind)
-                await update.wait()
-        while lib.dp_port_must_wait(p, steps()):
-            ready = Event()
-            self._senders.append(ready)
-            lib.dp_port_add_sender(p)
-            await ready.wait()
-            if not lib.dp_port_has_next(p):
-                break
-        lib.dp_port_send(p, steps(), handle, wire.value, 0, kind, dc.value)
-        line.poke()
 
     # --- what the library reports -----------------------------------------------------------
     def received(self, handle: int, receipt: int) -> None:

@@ -38,9 +38,9 @@ CASES = [
 ]
 
 
-def _trace(
-    module: str, test: str, sim: str, profile: str, path: str, env: dict | None = None
-) -> list[dict]:
+def _run(module: str, test: str, sim: str, profile: str, env: dict, trace: bool = False):
+    """Run ``test`` of ``module`` (on its own design, as the plan builds it) with
+    ``env``: its sim.log's text and its run directory; it must pass."""
     name = module.rsplit(".", 1)[1]
     overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
     results = runner.run(
@@ -48,16 +48,23 @@ def _trace(
         sim=sim,
         profile=profile,
         module=module,
-        trace=True,
-        extra_env={**(env or {}), DATAPATH_ENV: path},
+        trace=trace,
+        extra_env=env,
         toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
         overrides=overrides,
     )
     failed = runner.failures(results)
-    assert not failed, f"{failed} on the {path} path: {runner.failure_messages(results)}"
+    assert not failed, f"{failed} with {env}: {runner.failure_messages(results)}"
+    return (results.parent / "sim.log").read_text(), results.parent
+
+
+def _trace(
+    module: str, test: str, sim: str, profile: str, path: str, env: dict | None = None
+) -> list[dict]:
+    log, where = _run(module, test, sim, profile, {**(env or {}), DATAPATH_ENV: path}, True)
     said = "compiled data path: the fabric's calendar and links in libpevb_dp-"
-    assert (said in (results.parent / "sim.log").read_text()) == (path == COMPILED)
-    with open(results.parent / "tlp_trace.jsonl") as f:
+    assert (said in log) == (path == COMPILED)
+    with open(where / "tlp_trace.jsonl") as f:
         return [json.loads(line) for line in f]
 
 
@@ -82,28 +89,9 @@ def test_both_paths_give_the_same_traffic_on_verilator(profile: str):
 def _arrivals(
     module: str, test: str, sim: str, profile: str, native: str, log, env: dict | None = None
 ) -> list[str]:
-    name = module.rsplit(".", 1)[1]
-    overrides = next(iter(plan.BUILDS.get(name, {None: None}).values()))
-    results = runner.run(
-        test,
-        sim=sim,
-        profile=profile,
-        module=module,
-        extra_env={
-            **(env or {}),
-            DATAPATH_ENV: COMPILED,
-            NATIVE_ENV: native,
-            LOG_ENV: str(log),
-        },
-        toplevel=plan.TOPLEVELS.get(name, runner.TOPLEVEL),
-        overrides=overrides,
-    )
-    failed = runner.failures(results)
-    assert not failed, f"{failed} with {NATIVE_ENV}={native}: {runner.failure_messages(results)}"
-    said = re.findall(
-        r"compiled data path: (\d+) hops of the library's own TLPs",
-        (results.parent / "sim.log").read_text(),
-    )
+    env = {**(env or {}), DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)}
+    text, _ = _run(module, test, sim, profile, env)
+    said = re.findall(r"compiled data path: (\d+) hops of the library's own TLPs", text)
     hops = sum(map(int, said))
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
     return log.read_text().splitlines()
