@@ -137,6 +137,9 @@ class Fabric:
         self._states[id(bridge)] = (bridge, state)
 
         def changed() -> None:
+            # (the bridge keeps this fabric, and the library's memory, alive with it)
+            if self.fab is None:
+                return
             state.fn = FunctionView.of(bridge)
             state.win = BridgeView.of(bridge)
             state.root = int(bool(getattr(bridge, "root", False)))
