@@ -205,6 +205,11 @@ class CompiledChecker(ProtocolChecker):
         if value != self.late_completions:
             raise AttributeError("the library counts the late completions")
 
+    def stops_at_first(self, link: str, direction: str) -> bool:
+        """Whether a check on ``link`` travelling ``direction`` ends at its first broken
+        rule: a checker that raises, where no violation is expected."""
+        return self.mode == "raise" and not any(e.matches(link, direction) for e in self._expecting)
+
     def link_number(self, name: str) -> int:
         """The library's number of link ``name``."""
         number = self._links.get(name)
@@ -250,7 +255,7 @@ class CompiledChecker(ProtocolChecker):
             self.lib.dp_ck_count(self.ck)
             self._message(link, direction, tlp)
             return
-        stop = self.mode == "raise" and not any(e.matches(link, direction) for e in self._expecting)
+        stop = self.stops_at_first(link, direction)
         lib, ck = self.lib, self.ck
         n = lib.dp_ck_observe(
             ck,

@@ -99,19 +99,13 @@ def arm(tb: Any) -> None:
                 end.set(7, None, None, None)
                 continue
             name, direction = end.tap
-            kinds = 0
+            kinds, uses_checker = 0, False
             for bit, types in KINDS:
                 wanted = [o for t in types for o in taps.observers_of(name, direction, t)]
-                if checker is not None and all(o == checker.observe for o in wanted):
+                ours = [o for o in wanted if checker is not None and o == checker.observe]
+                uses_checker = uses_checker or bool(ours)
+                if len(ours) == len(wanted):  # none, or only the checker the library runs
                     kinds |= bit
-                elif not wanted:
-                    kinds |= bit
-            uses_checker = checker is not None and any(
-                o == checker.observe
-                for _, types in KINDS
-                for t in types
-                for o in taps.observers_of(name, direction, t)
-            )
             end.set(kinds, checker if uses_checker else None, name, direction)
 
     plan()

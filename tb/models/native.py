@@ -204,9 +204,7 @@ class End:
             if not gate():
                 return False
         checker = self.checker
-        stop = 0
-        if checker is not None and checker.mode == "raise":
-            stop = int(not any(e.matches(self.link, self.direction) for e in checker._expecting))
+        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
         lib, to = self.lib, self._to
         cal, fab, end, port = self.cal, self.fabric.fab, self.end, self.port_id
         got = lib.dp_fab_cross(cal, fab, end, handle, port, receipt, stop, ctypes.byref(to))
