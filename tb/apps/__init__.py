@@ -1,2 +1,3 @@
-"""The picoevb demo programs (:mod:`tb.apps.programs`), their cocotb entry
-(:mod:`tb.apps.demo`) and ``python -m tb.apps`` (``make sim``)."""
+"""The picoevb demo programs (:mod:`.programs`), their cocotb entry (:mod:`.demo`) and
+the live progress a run reports (:mod:`.progress`); ``make sim`` starts them from the
+flow (:mod:`tb.flow.demo`)."""

@@ -12,16 +12,32 @@ import json
 import os
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cocotb
+from cocotb.triggers import Timer
 from cocotb.utils import get_sim_time
 
 from driver_model import regs
 
 from ..env.harness import bring_up
 from .programs import AppEnv, expected_bytes, run_demo
-from .progress import PROGRESS_ENV, Status, report
+from .progress import CHECK_EVERY_NS, PROGRESS_ENV, WRITE_EVERY_S, Status
+
+
+async def report(path: Path, sample: Callable[[], Status]) -> None:
+    """Write ``sample()`` to ``path`` every :data:`.progress.WRITE_EVERY_S` of wall
+    time, looking every :data:`.progress.CHECK_EVERY_NS` of simulated time; runs until
+    cancelled."""
+    last = time.monotonic()
+    sample().write(path)
+    while True:
+        await Timer(CHECK_EVERY_NS, "ns")
+        now = time.monotonic()
+        if now - last >= WRITE_EVERY_S:
+            last = now
+            sample().write(path)
 
 
 @cocotb.test(timeout_time=5000, timeout_unit="ms")

@@ -1,6 +1,6 @@
 """Live progress of a long simulation: the simulation writes a small JSON status file now
-and then (:func:`report`, a cocotb coroutine), and ``make sim`` reads it while the
-simulator runs (:class:`Watcher`), with the run's log streamed as it grows.
+and then (:func:`tb.apps.demo.report`, a cocotb coroutine), and ``make sim`` reads it
+while the simulator runs (:class:`Watcher`), with the run's log streamed as it grows.
 
 The status file is replaced whole each time (written beside it, then renamed), so a
 reader never sees half of one.
@@ -46,21 +46,6 @@ class Status:
             return cls(**json.loads(path.read_text()))
         except (OSError, ValueError, TypeError):
             return None
-
-
-async def report(path: Path, sample: Callable[[], Status]) -> None:
-    """Write ``sample()`` to ``path`` every :data:`WRITE_EVERY_S` of wall time, looking
-    every :data:`CHECK_EVERY_NS` of simulated time; runs until cancelled."""
-    from cocotb.triggers import Timer
-
-    last = time.monotonic()
-    sample().write(path)
-    while True:
-        await Timer(CHECK_EVERY_NS, "ns")
-        now = time.monotonic()
-        if now - last >= WRITE_EVERY_S:
-            last = now
-            sample().write(path)
 
 
 def _size(n: float) -> str:

@@ -17,9 +17,9 @@ from cocotbext.pcie.core.tlp import TlpType
 
 from driver_model.desc import Segment
 
+from ..config.build import current_profile
 from ..env.harness import Harness, check_ok, pattern
 from ..env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
-from ..env.profiles import current_profile
 from ..env.system import TB
 
 _REQUESTS = MEM_READS | MEM_WRITES

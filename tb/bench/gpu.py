@@ -30,8 +30,6 @@ from ..env.streams import clock_and_reset
 BAR_VA = 0x7F00_0400_0000  # where the process mapped the bypass BAR
 DMA_VA = 0x7F00_0800_0000  # ... and the DMA BAR
 DEFAULT = cudaMemcpyKind.cudaMemcpyDefault
-# the bypass BAR of the GPU rows: 1 MiB at AXI address 0
-GPU_BENCH_BUILD = {"AXIB": 1, "AXIB_BAR_ADDR_WIDTH": 20, "AXIB_AXI_BASE": 0}
 
 
 class CardLink:

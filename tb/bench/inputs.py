@@ -1,5 +1,5 @@
 """A record of everything the testbench drives into the card's RTL, cycle by cycle, for
-replaying the same run with no Python (``tb/bench/rtl_alone.py``).
+replaying the same run with no Python (``tb/flow/bench/rtl_alone.py``).
 
 As a TB plugin (``$PEVB_PLUGINS`` holding ``tb.bench.inputs``), :func:`attach` records
 when ``$PEVB_RECORD_INPUTS`` names a file: at every falling edge of the user clock, each
@@ -15,26 +15,17 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
 from pathlib import Path
 
 import cocotb
 from cocotb.triggers import FallingEdge
 from cocotb.utils import get_sim_time
 
-from .. import runner
+from ..config.choices import RECORD_ENV
+from ..config.sources import USER_CLOCK as CLOCK
+from ..config.sources import input_ports
 
 PLUGIN = __name__
-RECORD_ENV = "PEVB_RECORD_INPUTS"
-CLOCK = "user_clk"
-
-
-def input_ports(module: str = runner.TOPLEVEL) -> list[str]:
-    """The input ports of ``module`` (its header, with the port groups it includes), in
-    declaration order."""
-    header = runner.module_header(module)
-    ports = header[header.index(")\n(") :]
-    return re.findall(r"^\s*input\s+wire\s*(?:\[[^\]]*\])?\s*(\w+)", ports, re.M)
 
 
 def attach(tb) -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from vcd.gtkw import GTKWSave
 
-from .annotate import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TRACKS, desc_label, place
 from .fst import Dump, read_dump
+from .records import ANNOT_INSTANCE, ANNOT_ROOT, DESC_TRACKS, TRACKS, desc_label, place
 
 TOP = "pevb_dma_top"
 # the card's scope in a dump: its toplevel, or the core of the transactor model's wrapper

@@ -27,8 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from .annotate import desc_label, tlp_label
-from .trace import read_trace
+from .records import desc_label, read_trace, tlp_label
 
 LINKS_PID, TAGS_PID, ENGINES_PID, GPU_PID = 1, 2, 3, 4
 # a TLP's slice lasts until the next TLP on its track, at most this long (ns); the trace

@@ -11,8 +11,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from .annotate import desc_label
-from .trace import read_trace
+from .records import desc_label, read_trace
 
 COLOURS = {
     "host": "#4e79a7",

@@ -383,9 +383,3 @@ class JsonLinesSink:
 
     def close(self) -> None:
         self._f.close()
-
-
-def read_trace(path: Path) -> list[dict]:
-    """Every record of a trace file."""
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]

@@ -31,9 +31,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-DATAPATH_ENV = "PEVB_DATAPATH"
-PYTHON, COMPILED = "python", "compiled"
-DATAPATHS = (PYTHON, COMPILED)
+from ..config.choices import BUILD_ROOT_ENV, COMPILED, DATAPATH_ENV, DATAPATHS, PYTHON
+from ..config.choices import check_datapath as check
 
 _NAMES = (
     "dp.h",
@@ -65,26 +64,16 @@ __all__ = [
 ]
 
 
-def check(value: str | None) -> str:
-    """``value`` of ``$PEVB_DATAPATH`` as the path it names (unset or empty: ``python``);
-    ``ValueError``, one line naming the choices, for anything else."""
-    value = value or PYTHON
-    if value not in DATAPATHS:
-        raise ValueError(f"{DATAPATH_ENV}={value!r}: choose {' or '.join(DATAPATHS)}")
-    return value
-
-
 def datapath() -> str:
-    """The data path this run takes (``$PEVB_DATAPATH``, checked by :func:`check`)."""
-    return check(os.environ.get(DATAPATH_ENV))
+    """The data path this run takes: the build configuration's (:func:`tb.config.current`)."""
+    from ..config.build import current
 
-
-# where the runner's builds go (tb.runner.BUILD_ROOT_ENV, which the runner gives every
-# simulation), else ./sim_build as the runner's own default
-BUILD_ROOT_ENV = "PEVB_BUILD_ROOT"
+    return str(current().datapath)
 
 
 def _build_root() -> Path:
+    """Where the runner's builds go (``$PEVB_BUILD_ROOT``, which the runner gives every
+    simulation), else ./sim_build as the runner's own default; the library in ``dp``."""
     return Path(os.environ.get(BUILD_ROOT_ENV) or Path.cwd() / "sim_build").resolve() / "dp"
 
 

@@ -34,6 +34,9 @@ from driver_model.regs import (
 )
 
 from .. import models as sim_models
+from ..config.build import current, current_profile
+from ..config.choices import PLUGINS_ENV
+from ..config.profiles import PICOEVB_IDS, Profile, get_profile, xdma_ids
 from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..models.cfg_ext import CfgExt
 from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build, models
@@ -51,14 +54,6 @@ from .gpu_endpoint import make_gpu_device
 from .gpu_requester import CocotbTime, GpuRequester
 from .link import DOWN, MEM_READS, MEM_WRITES, UP, LinkTaps, describe
 from .native import arm as arm_native
-from .profiles import (
-    PICOEVB_IDS,
-    PLUGINS_ENV,
-    Profile,
-    current_profile,
-    get_profile,
-    xdma_ids,
-)
 from .user_cfg import UserConfigSpace
 
 # PCIe Device Control register (PCIe capability + 0x08)
@@ -154,11 +149,11 @@ class TB:
         # extensions first (the fast paths; on an unverified cocotbext-pcie, exact, which
         # a transactor build cannot run)
         built_xact = hasattr(hip, TRANSACTORS["s_axis_cq"])
-        # a model named here may be any a system runs; in $PEVB_MODEL, one users choose
+        # a model named here may be any a system runs; else the build configuration's
+        if model is None:
+            model = current().named_model
         if model is not None:
             self.model = check(model, runnable=True)
-        elif os.environ.get(MODEL_ENV):
-            self.model = check(os.environ[MODEL_ENV])
         else:
             self.model = model_for_build(built_xact)
             if not built_xact:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..runner.sources import ROOT
+from ..config.sources import ROOT
 from .bridge import GuestBridge
 from .card import FabricFunction
 from .uml import GUEST_DIR, GuestOptions

@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..runner import ROOT
+from ..config.sources import ROOT
 
 # make guest builds here ($PEVB_GUEST_DIR names another place)
 GUEST_DIR = Path(os.environ.get("PEVB_GUEST_DIR") or ROOT / "sim_build" / "guest")

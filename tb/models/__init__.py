@@ -44,35 +44,20 @@ loops. :func:`sync_gpi_log_level` passes cocotb's GPI log level on to its C side
 from __future__ import annotations
 
 import logging
-from importlib import metadata
 
-# the versions every extension here was checked against (the differential tests of
-# docs/extensions.md); pyproject.toml pins the same
-VERIFIED = {"cocotb": "2.1.0", "cocotbext-pcie": "0.2.16"}
+from ..config.choices import VERIFIED, installed_versions, mismatches
+
+__all__ = [
+    "VERIFIED",
+    "active",
+    "install",
+    "installed_versions",
+    "mismatches",
+    "sync_gpi_log_level",
+]
 
 _log = logging.getLogger("cocotb.tb.models")
 _state: dict[str, bool | None] = {"active": None}
-
-
-def installed_versions() -> dict[str, str | None]:
-    """The installed version of each package of :data:`VERIFIED` (None: not installed)."""
-    out: dict[str, str | None] = {}
-    for name in VERIFIED:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def mismatches(versions: dict[str, str | None] | None = None) -> list[str]:
-    """``name version`` for each package whose version is not the verified one."""
-    found = installed_versions() if versions is None else versions
-    return [
-        f"{name} {found.get(name) or '(none)'}"
-        for name, want in VERIFIED.items()
-        if found.get(name) != want
-    ]
 
 
 def install(versions: dict[str, str | None] | None = None) -> bool:

@@ -21,21 +21,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from . import mismatches
-
-# the environment variable that names the model, and the models users name, the default
-# first; the beat-level model is a build's own choice, and runs where none is named
-MODEL_ENV = "PEVB_MODEL"
-TRANSACTOR_MODEL = "transactors"
-EXACT_MODEL = "exact"
-BEAT_MODEL = "beats"
-MODELS = (TRANSACTOR_MODEL, EXACT_MODEL)
-RUNNABLE = (TRANSACTOR_MODEL, BEAT_MODEL, EXACT_MODEL)
-# names this project's models had, and what to say to a user who gives one
-_FORMER = {
-    "xact": f"xact is now {TRANSACTOR_MODEL}",
-    "lean": "lean is no longer a choice: a build without the transactors runs it by itself",
-}
+from ..config.choices import (
+    BEAT_MODEL,
+    EXACT_MODEL,
+    MODEL_ENV,
+    MODELS,
+    RUNNABLE,
+    TRANSACTOR_MODEL,
+    default_model,
+    model_for_build,
+)
+from ..config.choices import check_model as check
 
 __all__ = [
     "BEAT_MODEL",
@@ -49,31 +45,6 @@ __all__ = [
     "model_for_build",
     "models",
 ]
-
-
-def check(model: str, runnable: bool = False) -> str:
-    """``model``, or ``ValueError`` (one line) where it is not the name of a model users
-    choose (:data:`MODELS`; with ``runnable``, of one a system can run: :data:`RUNNABLE`)."""
-    if model not in (RUNNABLE if runnable else MODELS):
-        former = f" ({_FORMER[model]})" if model in _FORMER else ""
-        raise ValueError(f"{MODEL_ENV}={model!r}: choose {' or '.join(MODELS)}{former}")
-    return model
-
-
-def default_model(versions: dict[str, str | None] | None = None) -> str:
-    """The model a run gets when none is named (``$PEVB_MODEL`` unset): the transactor
-    model on the verified versions; on any other the exact model, the only one that runs
-    with the extensions off. ``versions`` stands in for the installed ones (tests)."""
-    return EXACT_MODEL if mismatches(versions) else TRANSACTOR_MODEL
-
-
-def model_for_build(built_xact: bool, versions: dict[str, str | None] | None = None) -> str:
-    """The model a testbench runs when none is named (as in a plain cocotb build): the
-    fastest the build can run. A build with the transactors runs the transactor model;
-    one without, the beat-level model, or where the extensions are off the exact one."""
-    if built_xact:
-        return TRANSACTOR_MODEL
-    return EXACT_MODEL if mismatches(versions) else BEAT_MODEL
 
 
 @contextlib.contextmanager

@@ -63,7 +63,7 @@ COVERPOINTS: dict[str, tuple[str, ...]] = {
     # logic, against the engine's events and the other side's accesses
     "reg_race": REG_BINS,
 }
-# the coverpoints each kind of the built-in regression (tb/regress/farm/jobs.py KINDS)
+# the coverpoints each kind of the built-in regression (tb/flow/farm/jobs.py KINDS)
 # hits: a farm run of some kinds has the goal of those kinds' coverpoints
 KIND_POINTS: dict[str, tuple[str, ...]] = {
     "chains": tuple(COVERPOINTS)[: tuple(COVERPOINTS).index("driver_op")],

@@ -33,10 +33,10 @@ from driver_model.desc import Segment
 from driver_model.platform import IORESOURCE_MEM_64, IORESOURCE_PREFETCH
 from driver_model.regs import BarLayout, Target, block_base
 from driver_model.xdma import identify_bars, probe_engines
+from tb.config.build import current_profile
 from tb.env.axi_mem import AxiError, Burst, ErrorAxiRam, ErrorWindow
 from tb.env.harness import Harness, check_ok, setup
 from tb.env.link import DOWN, UP
-from tb.env.profiles import current_profile
 from tb.env.streams import clock_and_reset
 
 MEM_SIZE = 1 << 20

@@ -26,7 +26,7 @@ from driver_model.host import UserProcess
 from driver_model.picoevb import ioctl
 from driver_model.regs import Target
 from tb.apps.programs import MARK_DONE, MARK_FIRST, MARK_LAST, AppEnv, run_demo
-from tb.debug.annotate import tlp_label
+from tb.debug.records import tlp_label
 from tb.debug.report import summarize
 from tb.debug.trace import enable_trace
 from tb.env.faults import UpRule

@@ -11,13 +11,13 @@ from pathlib import Path
 import cocotb
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteRam, AxiRam
 
+from tb.config.sources import ROOT
 from tb.env.streams import clock_and_reset
 from tb.env.system import TB
 from tb.guest.boot import PEVB_KO
 from tb.guest.bridge import GuestBridge
 from tb.guest.card import FabricFunction
 from tb.guest.uml import TOOLS, GuestOptions
-from tb.runner import ROOT
 
 SCRIPT = ROOT / "guest" / "tests" / "pevb-dma.sh"
 MEM_SIZE = 1 << 20  # the user design's AXI memory, behind m_axi

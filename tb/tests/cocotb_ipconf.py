@@ -1,7 +1,7 @@
 """cocotb tests of a user design around the drop-in configured as the suite's profiles
 are not (``tb/verilog/ipconf_top.v``, one design built three ways): an IP instance named
 ``xdma_ip``, a Gen2 x2 link, a 7 series part. Each is built through
-:func:`tb.runner.run` with the drop-in's options (``MODULE``, ``LANES``, ``7SERIES``);
+:func:`tb.flow.runner.run` with the drop-in's options (``MODULE``, ``LANES``, ``7SERIES``);
 data moves through the design's block RAM."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import cocotb
 
 from driver_model.desc import Segment
+from tb.config.build import current_profile
 from tb.env.harness import GUARD, check_ok, pattern, setup
-from tb.env.profiles import current_profile
 
 MEM_BYTES = 16 << 10
 # the PIPE simulation ports' widths: common_commands, pipe_*_sigs (PG195)

@@ -1,4 +1,4 @@
-"""What the runner (tb/runner/) sets up for the Python inside the simulator."""
+"""What the runner (tb/flow/runner/) sets up for the Python inside the simulator."""
 
 from __future__ import annotations
 

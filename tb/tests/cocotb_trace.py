@@ -5,7 +5,8 @@ from __future__ import annotations
 import cocotb
 
 from driver_model.desc import Segment
-from tb.debug.annotate import desc_label, find_annotations
+from tb.debug.annotate import find_annotations
+from tb.debug.records import desc_label
 from tb.debug.report import summarize
 from tb.debug.trace import enable_trace
 from tb.env.harness import Harness, Surface, check_ok, pattern

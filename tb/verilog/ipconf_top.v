@@ -5,7 +5,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-// the drop-in's options this design is built with (tb/runner: the drop-in's defines)
+// the drop-in's options this design is built with (tb/flow/runner: the drop-in's defines)
 `ifndef PEVB_XDMA_MODULE
 `define PEVB_XDMA_MODULE xdma_0
 `endif

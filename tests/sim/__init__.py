@@ -1,1 +1,2 @@
-"""Simulation tests: cocotb runs through :mod:`tb.runner` (the plan is in :mod:`tests.sim.plan`)."""
+"""Simulation tests: cocotb runs through :mod:`tb.flow.runner` (the plan is in
+:mod:`tests.sim.plan`)."""

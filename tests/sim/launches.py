@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
 from tests.sim import plan
 
 # the test function whose items share launches, and the most tests in one launch (more

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from tb import runner
+from tb.flow import runner
 from tb.models.choice import BEAT_MODEL, MODEL_ENV, TRANSACTOR_MODEL
 from tb.regress.resets import RESET_BUILD
 
@@ -376,7 +376,7 @@ class Case:
         return f"{PACKAGE}.{self.module}"
 
     def run_settings(self) -> dict:
-        """The keywords of :func:`tb.runner.run` for this configuration (all but the
+        """The keywords of :func:`tb.flow.runner.run` for this configuration (all but the
         test's name): simulator, profile, module, environment, build and sources."""
         return {
             "sim": self.sim,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tb import runner
-from tb.bench import suite as bench
+from tb.flow import runner
+from tb.flow.bench import suite as bench
 
 KIB = 1024
 
@@ -44,7 +44,7 @@ def test_gpu_copy_engine_and_doorbells(sim: str, tmp_path) -> None:
     """The GPU rows of make bench on 16 KiB: the copy engine's bytes reach the bypass BAR
     and come back (the bench checks them), its writes stream near the gen3x8 ceiling and
     never above it, and both doorbells arrive, the kernel's no later than the host's."""
-    from tb.bench.gpu import GPU_BENCH_BUILD
+    from tb.flow.bench.cases import GPU_BENCH_BUILD
 
     out = tmp_path / "gpu.json"
     results = runner.run(
@@ -73,7 +73,7 @@ def test_rtl_alone_replays_the_recorded_run() -> None:
     engine pair and replayed by the C++ main give, cycle for cycle, the recorded run's
     RQ and CC handshakes (the replay raises otherwise), and it runs faster than the
     simulation it was recorded from, Python and all."""
-    from tb.bench import rtl_alone
+    from tb.flow.bench import rtl_alone
 
     row = rtl_alone.measure("picoevb", 8 * KIB)
     assert row["model"] == bench.RTL_ALONE and row["bytes"] == 16 * KIB

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
 from tests.conftest import xdma_options
 from tests.sim import launches, plan
 

@@ -16,11 +16,11 @@ import re
 
 import pytest
 
-from tb import runner
 from tb.dp import COMPILED, DATAPATH_ENV, PYTHON
+from tb.flow import runner
+from tb.flow.farm.jobs import MODULE, TESTCASES, regress_env
 from tb.models.native import NATIVE_ENV
 from tb.models.timeline import LOG_ENV
-from tb.regress.farm.jobs import MODULE, TESTCASES, regress_env
 from tests.sim import plan
 
 # tests that move data both ways through the fabric, with the GPU's BAR1 among the

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.apps import __main__ as sim_cli
 from tb.apps.progress import Status
+from tb.flow import demo as sim_cli
+from tb.flow import runner
 
 # demo, command line, lines its log must contain (regular expressions)
 DEMOS = [

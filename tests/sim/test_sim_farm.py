@@ -1,4 +1,4 @@
-"""The regression on Dask (tb/regress/farm/), on real clusters on this machine.
+"""The regression on Dask (tb/flow/farm/), on real clusters on this machine.
 
 A local cluster of two workers runs short random seeds and merges their coverage. A
 scheduler and two workers started with the ``dask`` command line (separate processes, TCP)
@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 from distributed import Client
 
-from tb import runner
-from tb.regress import farm
+from tb.flow import farm, runner
 from tb.regress.coverage import Coverage
 from tests.procs import alive, cmdline, wait_until
 
@@ -182,7 +181,7 @@ def test_command_line_runs_seeds_over_tcp(tcp_cluster: str, tmp_path: Path):
         [
             sys.executable,
             "-m",
-            "tb.regress.farm",
+            "tb.flow.farm",
             "--test",
             f"{MODULE}:farm_passes",
             "--test",
@@ -206,7 +205,7 @@ def test_command_line_runs_seeds_over_tcp(tcp_cluster: str, tmp_path: Path):
         assert f"FAILED farm_raises-icarus-picoevb-seed{seed} [failed]" in text
         assert f"seed {seed} raised on purpose" in text
         assert (
-            f"reproduce: python -m tb.regress.farm --test {MODULE}:farm_raises --sim icarus "
+            f"reproduce: python -m tb.flow.farm --test {MODULE}:farm_raises --sim icarus "
             f"--profile picoevb --seeds {seed}"
         ) in text
     assert "seeds run: 4, passed: 2, 2 failed" in text
@@ -223,7 +222,7 @@ def test_command_line_runs_seeds_over_tcp(tcp_cluster: str, tmp_path: Path):
         "farm_raises-icarus-picoevb-seed2",
     ]
     assert all(
-        "reproduce: python -m tb.regress.farm" in (c.find("failure").text or "") for c in failures
+        "reproduce: python -m tb.flow.farm" in (c.find("failure").text or "") for c in failures
     )
     log = (out / "seeds" / "farm_raises-icarus-picoevb-seed2" / "sim.log").read_text()
     assert "raised on purpose" in log
@@ -350,8 +349,8 @@ def test_ctrl_c_leaves_no_process(tmp_path: Path, tag: str):
         "import runpy, signal, sys; "
         "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
         "signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "sys.argv[0] = 'tb.regress.farm'; "
-        "runpy.run_module('tb.regress.farm', run_name='__main__', alter_sys=True)"
+        "sys.argv[0] = 'tb.flow.farm'; "
+        "runpy.run_module('tb.flow.farm', run_name='__main__', alter_sys=True)"
     )
     proc = subprocess.Popen(
         [

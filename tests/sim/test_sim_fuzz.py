@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
 
 pytestmark = [pytest.mark.slow, pytest.mark.fuzz]
 

@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
+from tb.flow.farm.jobs import parse_seeds
 from tb.guest.uml import TOOLS, missing
-from tb.regress.farm.jobs import parse_seeds
 
 MODULE = "tb.tests.cocotb_guest"
 DROPIN_MODULE = "tb.tests.cocotb_guest_dropin"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
+from tb.config.choices import PLUGINS_ENV
 from tb.debug.beats import BEATS_ENV, read_beats
-from tb.debug.trace import read_trace
-from tb.env.profiles import PLUGINS_ENV
+from tb.debug.records import read_trace
+from tb.flow import runner
 from tb.models.choice import BEAT_MODEL, EXACT_MODEL, TRANSACTOR_MODEL
 
 # every model a system runs: the two users choose, and the beat-level one

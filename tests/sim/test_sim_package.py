@@ -2,7 +2,7 @@
 checkout, as ``pip install`` makes it) into a directory of its own, and a user's project
 elsewhere, with its own ``tb`` package, its own RTL written against the Vivado XDMA IP
 (``tb/verilog/byod_top.v``) and its own cocotb test, builds and runs its design against
-the GPU model through ``gpudirect_cosim.runner``. The engine's Verilog comes from the
+the GPU model through ``gpudirect_cosim.flow.runner``. The engine's Verilog comes from the
 installed package, the build lands under the user's working directory, and nothing is
 written into the installed package."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
 
 REPO = runner.ROOT
 # what a wheel is built from (the rest of the checkout stays out of the copy)
@@ -57,7 +57,7 @@ from pathlib import Path
 
 import tb
 import gpudirect_cosim
-from gpudirect_cosim import runner
+from gpudirect_cosim.flow import runner
 
 design = [Path("rtl/byod_top.v")]
 results = runner.run(
@@ -117,7 +117,7 @@ def test_installed_package_in_a_user_project(tmp_path: Path) -> None:
 
     # the Makefile flow's file list, from the installed package
     proc = subprocess.run(
-        [sys.executable, "-m", "gpudirect_cosim.runner", "--sources"],
+        [sys.executable, "-m", "gpudirect_cosim.flow.runner", "--sources"],
         cwd=user,
         env=env,
         capture_output=True,

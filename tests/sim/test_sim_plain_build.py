@@ -1,5 +1,5 @@
-"""The card built as a user of cocotb's own runner builds it, not through ``tb.runner``:
-``pevb_dma_top`` from the files ``python -m tb.runner --sources pevb_dma_top`` lists,
+"""The card built as a user of cocotb's own runner builds it, not through ``tb.flow.runner``:
+``pevb_dma_top`` from the files ``python -m tb.flow.runner --sources pevb_dma_top`` lists,
 no defines, no ``$PEVB_MODEL``. The testbench runs the fastest model that build supports
 (it has no hard-IP transactors) and says so in one line; the suite's engine tests pass."""
 
@@ -12,9 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from cocotb_tools.runner import get_runner
 
-from tb import runner
-from tb.env.profiles import OVERRIDES_ENV, PROFILE_ENV
-from tb.models.choice import MODEL_ENV
+from tb.config.choices import CONFIG_ENV, DATAPATH_ENV, MODEL_ENV
+from tb.flow import runner
 from tests.sim.plan import _ENGINE_SMOKE
 
 TESTS = [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"]
@@ -23,18 +22,18 @@ TESTS = [*_ENGINE_SMOKE, "test_concurrent_h2c_c2h"]
 def test_a_plain_build_of_the_card_runs_the_engine_tests(
     monkeypatch: pytest.MonkeyPatch, sim: str
 ) -> None:
-    for name in (MODEL_ENV, PROFILE_ENV, OVERRIDES_ENV):
+    for name in (MODEL_ENV, CONFIG_ENV, DATAPATH_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.syspath_prepend(str(runner.ROOT))
     listed = subprocess.run(
-        [sys.executable, "-m", "tb.runner", "--sources", runner.TOPLEVEL],
+        [sys.executable, "-m", "tb.flow.runner", "--sources", runner.TOPLEVEL],
         capture_output=True,
         text=True,
         check=True,
         cwd=runner.ROOT,
     ).stdout.split()
     includes = subprocess.run(
-        [sys.executable, "-m", "tb.runner", "--includes"],
+        [sys.executable, "-m", "tb.flow.runner", "--includes"],
         capture_output=True,
         text=True,
         check=True,

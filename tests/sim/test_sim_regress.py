@@ -4,7 +4,7 @@ tb/tests/cocotb_resets.py: every reset and stop on every interface) as pytest it
 Default (:data:`tests.sim.plan.REGRESS_DEFAULT`): a few seeds on Icarus and on Verilator
 (picoevb and gen3x8), 64 KiB card RAM, descriptors up to 64 KiB. Their coverage is merged
 at the end of the session (see conftest.py). The long regression (``make regress``: many
-seeds, 2 MiB card RAM, descriptors up to 1 MiB) runs on Dask (tb/regress/farm/).
+seeds, 2 MiB card RAM, descriptors up to 1 MiB) runs on Dask (tb/flow/farm/).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.regress.farm.jobs import (
+from tb.flow import runner
+from tb.flow.farm.jobs import (
     COVERAGE_ENV,
     KIND_MODULES,
     KIND_TOPLEVELS,

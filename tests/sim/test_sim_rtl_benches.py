@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tb.runner.rtl_benches import BENCHES, run
+from tb.flow.runner.rtl_benches import BENCHES, run
 
 CASES = [
     pytest.param(module, sim, p, id=f"{module}-{sim}-" + "-".join(f"{k}{v}" for k, v in p.items()))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
+from tb.flow import runner
 from tests.unit.test_unit_perfetto import check_trace_event_format
 
 
@@ -22,8 +22,8 @@ def test_waves_save_file_and_report(sim_name: str, profile: str) -> None:
     way."""
     from tb.debug.fst import read_dump
     from tb.debug.gtkwave import GROUPS, save_file_signals
+    from tb.debug.records import read_trace
     from tb.debug.report import summarize
-    from tb.debug.trace import read_trace
 
     if sim_name == "verilator" and not Path("/usr/include/lz4.h").is_file():
         pytest.skip("Verilator FST waves need liblz4-dev (make installs it when run as root)")
@@ -129,9 +129,9 @@ def _check_text_tracks(dump, in_dump: set[str], save_file: str, records: list[di
     """The decoded text tracks: listed in the save file as ASCII, and in the dump each
     peer write's label on the FPGA's transmit track at the trace's time, each descriptor's
     label on its engine's track, and nothing that is not a label of the trace."""
-    from tb.debug.annotate import TRACKS, place
     from tb.debug.fst import text_values
     from tb.debug.gtkwave import TEXT_SCOPES, TEXT_TITLE
+    from tb.debug.records import TRACKS, place
 
     scope = next((s for s in TEXT_SCOPES if f"{s}.fpga_tx[511:0]" in in_dump), None)
     assert scope is not None, "no text tracks in the dump"

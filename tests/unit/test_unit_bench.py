@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tb.bench import suite as bench
+from tb.flow.bench import suite as bench
 
 
 def test_payload_ceiling_of_each_profile() -> None:
@@ -178,7 +178,7 @@ def test_profile_breakdown_by_part() -> None:
     """make profile's grouping: each function's own time goes to the first part whose
     path fragment its file has; built-ins and the standard library are parts of their
     own; the top list is by own time."""
-    from tb.bench.profile import OTHER, breakdown, part_of, report, top_functions
+    from tb.flow.bench.profile import OTHER, breakdown, part_of, report, top_functions
 
     site = "/v/lib/python3.11/site-packages"
     stats = {
@@ -217,7 +217,7 @@ def test_profile_counts_coroutine_resumes() -> None:
     """make profile's resumes: per coroutine function, the calls it gets from a
     coroutine's send, not its other callers; in all, the sends cocotb's scheduler makes
     (not the models' own stepping); per cycle when the cycles are given."""
-    from tb.bench.profile import report, resumes, scheduler_resumes
+    from tb.flow.bench.profile import report, resumes, scheduler_resumes
 
     send = ("~", 0, "<method 'send' of 'coroutine' objects>")
     other = ("/repo/tb/models/transactors.py", 90, "_push")
@@ -267,8 +267,8 @@ def test_recorded_inputs_are_every_input_of_the_card():
     """The RTL-alone record drives every input port of the card, those of the port
     groups its header includes (the hard IP's streams) among them: one left out would
     make the replay differ from the run it was recorded from."""
-    from tb import runner
-    from tb.bench.inputs import input_ports
+    from tb.config.sources import input_ports
+    from tb.flow import runner
 
     ports = input_ports()
     header = runner.module_header(runner.TOPLEVEL)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.apps import __main__ as sim_cli
-from tb.env.profiles import PROFILES
+from tb.config.profiles import PROFILES
+from tb.flow import demo as sim_cli
+from tb.flow import runner
 from tb.regress import coverage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,7 +90,7 @@ def test_help_is_plain_text(capsys):
     ("var", "says"),
     [
         ("WAVES=yes", "WAVES must be 0 or 1, not 'yes'"),
-        ("SIM=xcelium", "SIM must be icarus or verilator, not 'xcelium'"),
+        ("SIM=xcelium", "SIM must be one of icarus verilator, not 'xcelium'"),
         ("PROFILE=bogus", "PROFILE must be one of picoevb gen3x8 gen3x4 gen3x16, not 'bogus'"),
     ],
 )
@@ -112,10 +112,16 @@ def test_make_refuses_bad_variables(var, says):
 
 
 def test_makefile_knows_every_profile():
-    """The Makefile's PROFILES (for its one-line check) are tb.env.profiles'."""
+    """The Makefile's PROFILES and SIMULATORS (for its one-line checks) are read from
+    tb/config/choices.py, which lists tb.config.profiles' profiles."""
     text = (ROOT / "Makefile").read_text()
     (listed,) = re.findall(r"^PROFILES := (.*)$", text, flags=re.M)
-    assert listed.split() == list(PROFILES)
+    assert listed == "$(call CHOICE,PROFILE_NAMES)"
+    out = subprocess.run(
+        ["make", "-s", "-n", "-p", "sim"], capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    assert f"PROFILES := {' '.join(PROFILES)}" in out
+    assert "SIMULATORS := icarus verilator" in out
 
 
 def test_coverage_with_nothing_to_merge(tmp_path, capsys):
@@ -126,10 +132,10 @@ def test_coverage_with_nothing_to_merge(tmp_path, capsys):
 
 
 def test_a_python_without_the_packages_gets_one_line():
-    """``python -m tb.apps`` from a Python without the project's packages (-S: no
+    """``python -m tb.flow.demo`` from a Python without the project's packages (-S: no
     site-packages) says what to run instead, in one line."""
     r = subprocess.run(
-        [sys.executable, "-S", "-m", "tb.apps", "--help"],
+        [sys.executable, "-S", "-m", "tb.flow.demo", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -48,13 +48,26 @@ def test_the_calendar_keeps_the_timeline_s_order() -> None:
 
 
 def test_the_switch(monkeypatch) -> None:
-    monkeypatch.delenv(dp.DATAPATH_ENV, raising=False)
-    assert dp.datapath() == dp.PYTHON
-    monkeypatch.setenv(dp.DATAPATH_ENV, "compiled")
-    assert dp.datapath() == dp.COMPILED
+    """The data path a simulation takes is its build configuration's, read once; one
+    the runner did not write is the one make's variables give."""
+    from tb.config import BuildConfig, build
+
+    monkeypatch.delenv(build.CONFIG_ENV, raising=False)
+    for value, want in (("", dp.PYTHON), ("compiled", dp.COMPILED)):
+        monkeypatch.setenv(dp.DATAPATH_ENV, value)
+        build.current.cache_clear()
+        assert dp.datapath() == want
     monkeypatch.setenv(dp.DATAPATH_ENV, "fast")
+    build.current.cache_clear()
     with pytest.raises(ValueError, match="choose python or compiled"):
         dp.datapath()
+    monkeypatch.setenv(dp.DATAPATH_ENV, dp.PYTHON)  # the runner's configuration wins
+    monkeypatch.setenv(
+        build.CONFIG_ENV, BuildConfig(datapath=dp.COMPILED).to_env()[build.CONFIG_ENV]
+    )
+    build.current.cache_clear()
+    assert dp.datapath() == dp.COMPILED
+    build.current.cache_clear()
 
 
 def test_the_library_is_built_once_per_source() -> None:

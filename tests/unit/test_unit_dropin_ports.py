@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from driver_model.regs import BarLayout
-from tb import runner
+from tb.flow import runner
 from tests.unit.test_unit_hdl_lint import lint
 
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.regress import farm
+from tb.flow import farm, runner
+from tb.flow.farm import worker
 from tb.regress.coverage import COVERPOINTS, Coverage
-from tb.regress.farm import worker
 from tests.procs import alive, wait_until
 
 

@@ -36,7 +36,8 @@ from driver_model.desc import (
     build_chain,
     split_segments,
 )
-from tb.env.profiles import PROFILES, get_profile
+from tb.config import options
+from tb.config.profiles import PROFILES, get_profile
 from tb.guest import bridge as bridge_module
 from tb.guest.bridge import CMD_QUEUE, GuestBridge
 from tb.guest.errors import GuestProtocolError
@@ -55,7 +56,6 @@ from tb.guest.vhost_user import (
     VhostUserBackend,
 )
 from tb.guest.virtpci import MAX_ACCESS, MSG, Op, PciRequest, VirtPciError, parse
-from tb.runner import cli, options
 
 from .guestfakes import Device, GuestRam, RootComplex
 
@@ -463,7 +463,7 @@ def test_fuzz_runner_options(words, toplevel: str, profile: str) -> None:
     ValueError line naming the bad word."""
     TRIED["runner options"] += 1
     try:
-        given_ = cli.parse_options(words)
+        given_ = options.parse_options(words)
         opts = options.check(toplevel, get_profile(profile), given_)
     except ValueError as e:
         FOUND["runner options"] += 1

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from vcd import VCDWriter
 
-from tb.debug.annotate import TRACKS, encode
 from tb.debug.fst import FstError, read_dump, text_values
 from tb.debug.gtkwave import (
     CHAR_PX,
@@ -23,6 +22,7 @@ from tb.debug.gtkwave import (
     write_save_file,
     zoom_for,
 )
+from tb.debug.records import TRACKS, encode
 from tests.unit.test_unit_perfetto import _rec
 
 LABELS = [(1000, "MWr 128B -> GPU BAR1 pin#1 va+0x0"), (1300, "MWr 128B -> GPU BAR1 pin#1 va+0x80")]

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from tb import runner
-from tb.env.profiles import get_profile
+from tb.config.profiles import get_profile
+from tb.flow import runner
 from tests.sim import plan
 
 INCLUDES = [f"-I{d}" for d in runner.hdl_include_dirs()]

@@ -392,6 +392,73 @@ def test_no_import_circle_between_the_testbench_packages():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+def _file_of(name: str) -> Path | None:
+    """The source file of module ``name`` of this tree (None: not one of its modules)."""
+    path = ROOT.joinpath(*name.split("."))
+    for f in (path.with_suffix(".py"), path / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def simulator_imports(package: str) -> list[str]:
+    """Each way a module of ``package`` reaches the simulator's side: cocotb (its runner,
+    ``cocotb_tools``, is not), cocotbext or pyuvm imported by it or by any module of the
+    tree it imports, at any depth (imports inside functions count), as a chain of names."""
+    sim = ("cocotb", "cocotbext", "pyuvm")
+    found = []
+    for start in modules(package):
+        first = module_name(start)
+        seen = {first}
+        stack = [(start, [first])]
+        while stack:
+            path, chain = stack.pop()
+            names = imports(path)
+            for name in sorted(names):
+                if name.split(".")[0] in sim:
+                    if name.rpartition(".")[0] not in names:  # (``from m import x``: m)
+                        found.append(" -> ".join([*chain, name]))
+                    continue
+                f = _file_of(name)
+                if f is not None and module_name(f) not in seen:
+                    seen.add(module_name(f))
+                    stack.append((f, [*chain, module_name(f)]))
+    return found
+
+
+def test_the_flow_runs_outside_the_simulator():
+    """The flow (tb/flow: the runner, the farm, the bench's driver, the demo's command
+    line) never imports the simulator's side, through any module; the configuration
+    both sides read (tb/config) neither; the testbench never imports the flow."""
+    for package in ("tb/flow", "tb/config"):
+        bad = simulator_imports(package)
+        assert not bad, "\n".join(bad[:5])
+    for path in modules("tb"):
+        name = module_name(path)
+        if name.startswith(("tb.flow", "tb.tests")):
+            continue
+        bad = sorted(n for n in imports(path) if n == "tb.flow" or n.startswith("tb.flow."))
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+    for path in modules("tb/config"):
+        bad = sorted(
+            n for n in imports(path) if n.startswith("tb.") and not n.startswith("tb.config")
+        )
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+def test_the_flow_rule_sees_a_simulator_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for pkg in ("flow", "env"):
+        (tmp_path / "tb" / pkg).mkdir(parents=True)
+        (tmp_path / "tb" / pkg / "__init__.py").write_text("")
+    (tmp_path / "tb" / "__init__.py").write_text("")
+    (tmp_path / "tb" / "flow" / "a.py").write_text("def f():\n    from ..env import b\n")
+    (tmp_path / "tb" / "env" / "b.py").write_text("import cocotb_tools.runner\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert simulator_imports("tb/flow") == []
+    (tmp_path / "tb" / "env" / "b.py").write_text("from cocotb.triggers import Timer\n")
+    assert simulator_imports("tb/flow") == ["tb.flow.a -> tb.env.b -> cocotb.triggers"]
+
+
 def test_package_circle_rule_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for pkg in ("env", "models"):
         (tmp_path / "tb" / pkg).mkdir(parents=True)
@@ -410,7 +477,7 @@ def test_the_engine_wrappers_share_one_parameter_list():
     """pevb_xdma and pevb_xdma_ip declare the engine's parameters in one header, and the
     layers above pass them on with one map: a new parameter is written in two places
     (the list and the map), not five. The map names each parameter of the list once."""
-    from tb import runner
+    from tb.flow import runner
 
     hdl = ROOT / "hdl"
     declared = runner.module_parameters("pevb_xdma")

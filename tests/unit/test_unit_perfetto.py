@@ -12,7 +12,8 @@ from cocotbext.pcie.core.tlp import Tlp
 
 from driver_model.desc import Segment, build_chain
 from tb.debug import perfetto
-from tb.debug.trace import JsonLinesSink, read_trace
+from tb.debug.records import read_trace
+from tb.debug.trace import JsonLinesSink
 from tests.unit.test_unit_trace import GPU_BAR1, _peek, _start_chain, make_trace
 from tests.unit.tlps import HOST, mem_read, mem_write
 

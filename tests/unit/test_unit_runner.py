@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tb import runner
-from tb.env.profiles import PICOEVB_IDS, get_profile, xdma_ids
+from tb.config.options import check as check_options
+from tb.config.profiles import PICOEVB_IDS, get_profile, xdma_ids
+from tb.flow import runner
 from tb.models import VERIFIED, choice
 from tb.models.choice import MODEL_ENV
-from tb.runner.options import check as check_options
 from tests.sim import plan
 
 BYOD = plan.USER_SOURCES["byod_top"]
@@ -154,7 +154,7 @@ def test_parameters_and_defines_per_toplevel():
     }
     # each toplevel and each user design builds in a directory of its own
     dirs = {
-        runner.build_dir("icarus", prof, overrides=over),
+        runner.build_dir("icarus", prof, overrides={"H2C_CHANNELS": 2}),
         runner.build_dir("icarus", prof, overrides=over, toplevel=runner.DROPIN_TOPLEVEL),
         runner.build_dir("icarus", prof, overrides=over, toplevel="byod_top", user_sources=BYOD),
     }
@@ -162,7 +162,7 @@ def test_parameters_and_defines_per_toplevel():
 
 
 def test_sources_command(capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m <package>.runner``: a toplevel's files and the include path, one per
+    """``python -m <package>.flow.runner``: a toplevel's files and the include path, one per
     line; an unknown toplevel is one usage line and exit status 2, no traceback."""
     assert runner.main(["--sources"]) == 0
     listed = [Path(line) for line in capsys.readouterr().out.split()]
@@ -391,7 +391,7 @@ def test_make_test_xdma_options_reach_the_drop_in_builds():
 
     class Config:
         def __init__(self, words: str) -> None:
-            self.opts = {"--xdma": words, "--profile": "picoevb"}
+            self.opts = {"--xdma": words, "--profile": "picoevb", "--sim": "icarus"}
 
         def getoption(self, name: str) -> str:
             return self.opts[name]
@@ -405,7 +405,7 @@ def test_make_test_xdma_options_reach_the_drop_in_builds():
 def test_the_defaults_a_design_gets_are_the_drop_ins():
     """The defines a design gets for options not given carry the drop-in's own defaults
     (its ``ifndef`` blocks): a default changed in one place only fails here."""
-    from tb.runner import sources
+    from tb.config import sources
 
     text = (runner.DROPIN_DIR / "xdma_0.v").read_text()
     rtl = dict(re.findall(r"`ifndef (PEVB_XDMA_\w+)\n`define \1 ([^\n]+)", text))
@@ -432,3 +432,14 @@ def test_the_drop_in_has_the_vivado_ids_and_its_options_replace_them():
     with pytest.raises(runner.OptionError, match="not one the card"):
         check_options(runner.TOPLEVEL, gen3x8, {"PF0_DEVICE_ID": 0x1})
     assert PICOEVB_IDS[:2] == (0x10DE, 0x0001)
+
+
+def test_the_hard_ip_links_are_the_models():
+    """The links a build may have (tb/config/options.py, so that the flow checks them
+    without importing the simulator's side) are those cocotbext-pcie's UltraScale+ model
+    has a configuration for."""
+    from cocotbext.pcie.xilinx.us.usp_model import valid_configs
+
+    from tb.config.options import hard_ip_links
+
+    assert hard_ip_links() == set(valid_configs)

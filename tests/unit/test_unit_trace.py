@@ -10,9 +10,10 @@ from cuda_model.gpu import BAR0, BAR1, BAR3, Gpu
 from driver_model import regs
 from driver_model.desc import Segment, build_chain
 from driver_model.regs import BarLayout
-from tb.debug.annotate import WaveAnnotations, desc_label, encode, place, tlp_label
+from tb.debug.annotate import WaveAnnotations
+from tb.debug.records import desc_label, encode, place, read_trace, tlp_label
 from tb.debug.report import _ticks, human_bytes, summarize, write_report
-from tb.debug.trace import JsonLinesSink, TlpTrace, read_trace
+from tb.debug.trace import JsonLinesSink, TlpTrace
 from tests.unit.tlps import HOST, mem_read, mem_write
 
 FPGA_BAR0, FPGA_BAR1 = 0xC000_0000, 0xC001_0000
@@ -302,7 +303,7 @@ class FakeSignal:
 
 
 def test_wave_annotations_write_ascii_and_mark_repeats() -> None:
-    from tb.debug.annotate import TRACKS
+    from tb.debug.records import TRACKS
 
     handle = SimpleNamespace(**{t: FakeSignal(8 * 16) for t in TRACKS})
     sink = WaveAnnotations(handle)

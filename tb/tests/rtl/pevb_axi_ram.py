@@ -13,8 +13,8 @@ import cocotb
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiBus, AxiMaster, AxiResp
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 OPS = 300
 

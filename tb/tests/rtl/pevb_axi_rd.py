@@ -22,8 +22,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr
+from tb.config import bench_params
 from tb.env.rtl_bench import PayloadReader, start
-from tb.runner.rtl_benches import bench_params
 
 MEM_SIZE = 1 << 18
 OKAY, SLVERR, DECERR = 0, 2, 3

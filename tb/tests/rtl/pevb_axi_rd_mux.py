@@ -15,8 +15,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 TIMEOUT_CYCLES = 100_000
 BURSTS_PER_MASTER = 40

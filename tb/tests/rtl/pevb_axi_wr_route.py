@@ -16,8 +16,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 BURSTS = 200
 TIMEOUT_CYCLES = 100_000

@@ -24,8 +24,8 @@ from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.interface import CcSink, CqSource
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
+from tb.config import bench_params
 from tb.env.rtl_bench import pauses, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("cfg_max_payload",)
 

@@ -24,8 +24,8 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from driver_model import regs as R
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("irq_ack", "legacy")
 

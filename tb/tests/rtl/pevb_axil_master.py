@@ -12,8 +12,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteRam
 
+from tb.config import bench_params
 from tb.env.rtl_bench import pauses, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("req_valid", "req_we", "req_addr", "req_wdata", "req_be")
 ACCESSES = 600

@@ -13,8 +13,8 @@ import cocotb
 from cocotb.triggers import ReadWrite, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("req_ack", "rd_data")
 TASKS = 4

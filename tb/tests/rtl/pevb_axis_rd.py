@@ -22,8 +22,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
+from tb.config import bench_params
 from tb.env.rtl_bench import PayloadReader, pauses, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("s_cmd_valid", "s_cmd_pcie_addr", "s_cmd_len", "s_cmd_slot", "s_cmd_first")
 INPUTS += ("m_tlp_ready", "pay_rd_en")

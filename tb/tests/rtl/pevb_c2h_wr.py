@@ -23,8 +23,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr
+from tb.config import bench_params
 from tb.env.rtl_bench import offer_descriptor, pieces, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mps_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
 INPUTS += ("s_desc_flags", "m_wr_ready", "sent_valid", "sent_slot", "drop_valid", "drop_slot")

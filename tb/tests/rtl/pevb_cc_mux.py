@@ -12,8 +12,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 TLPS_PER_SOURCE = 150
 TIMEOUT_CYCLES = 50_000

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 MAGIC = 0xAD4B
 RUN = 1 << 0

@@ -14,8 +14,8 @@ import random
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 STREAMS = ("rq", "cc", "rc", "cq")  # the engine's outputs first, then its inputs
 OUTPUTS = ("rq", "cc")

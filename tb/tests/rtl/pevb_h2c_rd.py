@@ -24,8 +24,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model.regs import AxiErr, PcieErr
+from tb.config import bench_params
 from tb.env.rtl_bench import offer_descriptor, pieces, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("restart", "mrrs_enc", "s_desc_valid", "s_desc_src", "s_desc_dst", "s_desc_len")
 INPUTS += ("s_desc_flags", "m_rd_ready", "retire_valid", "retire_slot", "retire_err")

@@ -16,8 +16,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamSink
 
+from tb.config import bench_params
 from tb.env.rtl_bench import pauses, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("wr_en", "wr_word", "wr_data", "wr_strb", "seg_valid", "seg_end", "seg_eop")
 INPUTS += ("truncate",)

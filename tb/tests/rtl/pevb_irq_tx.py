@@ -25,8 +25,8 @@ import random
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge, ValueChange
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 VECTOR_STRIDE = 8  # a vector field per byte of the vector registers
 INPUTS = ("irq_src", "irq_event", "chan_int_en", "user_int_en", "chan_vec", "user_vec")

@@ -33,8 +33,8 @@ from cocotbext.pcie.xilinx.us.interface import RcSource
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
 from driver_model.regs import PcieErr
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 H2C_DESC, C2H_DESC, H2C_DATA = 0, 1, 2
 SLOTS = 4  # SLOT_WIDTH 2

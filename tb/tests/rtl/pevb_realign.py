@@ -12,8 +12,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 TIMEOUT_CYCLES = 200_000
 INPUTS = ("job_valid", "job_shift", "job_shift_neg", "job_in_beats", "job_out_beats")

@@ -18,8 +18,8 @@ import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from driver_model import regs as R
+from tb.config import bench_params
 from tb.env.rtl_bench import start
-from tb.runner.rtl_benches import bench_params
 
 CYCLES = 6000
 MASK32 = 0xFFFF_FFFF

@@ -24,8 +24,8 @@ from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us.interface import RqSink
 from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
+from tb.config import bench_params
 from tb.env.rtl_bench import pauses, start
-from tb.runner.rtl_benches import bench_params
 
 INPUTS = ("s_rd_valid", "s_rd_addr", "s_rd_len", "s_rd_tag", "s_wr_valid", "s_wr_addr")
 INPUTS += ("s_wr_len", "s_wr_imm", "s_wr_imm_data", "s_wr_id", "pay_rd_data")

@@ -1,7 +1,0 @@
-"""``python -m gpudirect_cosim.runner``: see :mod:`.cli`."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
