@@ -32,9 +32,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def xdma_options(config: pytest.Config) -> dict[str, object]:
-    """The ``--xdma`` options (``make test XDMA=...``), checked once, as a configuration
-    of the drop-in on the suite's simulator and profile: a bad one is one usage line
-    before anything is collected or built."""
+    """The ``--xdma`` options (``make test XDMA=...``), checked as a configuration of
+    the drop-in on the suite's simulator and profile: a bad one is one usage line before
+    anything is collected or built."""
     from tb.config import BuildConfig
     from tb.config.options import parse_options
     from tb.config.sources import DROPIN_TOPLEVEL
@@ -77,7 +77,11 @@ class _SharedLaunches:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    xdma_options(config)
+    # the runner's build configuration takes the drop-in options from make's variable
+    # (tb.config.BuildConfig.from_make): the flag given to pytest itself becomes it
+    words = " ".join(f"{k}={v}" for k, v in xdma_options(config).items())
+    if words or os.environ.get("XDMA"):
+        os.environ["XDMA"] = words
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_SharedLaunches(), "shared_launches")
 

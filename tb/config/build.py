@@ -34,7 +34,7 @@ from .choices import (
     check_sim,
     default_model,
 )
-from .profiles import Profile, get_profile, xdma_ids
+from .profiles import Profile, get_profile
 
 # the make variables a configuration is made from (Makefile exports them)
 MAKE_VARIABLES = ("SIM", "PROFILE", "XDMA", "WAVES", "TRACE", MODEL_ENV, DATAPATH_ENV)
@@ -75,10 +75,15 @@ class BuildConfig:
 
     @classmethod
     def from_make(cls, environ: Mapping[str, str] | None = None, **given: object) -> BuildConfig:
-        """The configuration make's variables give (``SIM``, ``PROFILE``, ``XDMA``: the
-        drop-in's options as ``NAME=VALUE`` words, ``WAVES``, ``TRACE``, ``PEVB_MODEL``,
-        ``PEVB_DATAPATH``; ``environ``, default this process's environment), with
-        ``given`` fields on top."""
+        """The configuration make's variables give (``SIM``, ``PROFILE``, ``WAVES``,
+        ``TRACE``, ``PEVB_MODEL``, ``PEVB_DATAPATH``, ``XDMA``; ``environ``, default this
+        process's environment), with ``given`` fields on top.
+
+        ``XDMA`` holds drop-in options as ``NAME=VALUE`` words (``make test XDMA=...``):
+        they go on top of the options of every build around the drop-in (the drop-in
+        itself or a design that instantiates it), its ``MODULE`` only where the drop-in
+        is the toplevel (a design instantiates ``xdma_0`` by that name); a build of the
+        card takes none of them."""
         env = os.environ if environ is None else environ
         fields: dict[str, object] = {
             "sim": env.get("SIM") or DEFAULT_SIM,
@@ -87,11 +92,16 @@ class BuildConfig:
             "trace": env.get("TRACE", "0") == "1",
             "model": check_model(env[MODEL_ENV]) if env.get(MODEL_ENV) else None,
             "datapath": env.get(DATAPATH_ENV) or None,
+            **given,
         }
+        toplevel = fields.get("toplevel", sources.TOPLEVEL)
         words = env.get("XDMA", "").split()
-        if words:
-            fields["options"] = opt.parse_options(words)
-        fields.update(given)
+        if words and toplevel != sources.TOPLEVEL:
+            xdma = opt.normalize(opt.parse_options(words))
+            if toplevel != sources.DROPIN_TOPLEVEL:
+                xdma.pop("MODULE", None)
+            own = opt.normalize(fields.get("options"))  # type: ignore[arg-type]
+            fields["options"] = {**own, **xdma}
         return cls(**fields)  # type: ignore[arg-type]
 
     def replace(self, **changes: object) -> BuildConfig:
@@ -146,7 +156,7 @@ class BuildConfig:
         """The function's IDs the hard-IP model presents on a drop-in build (vendor,
         device, revision, subsystem vendor, subsystem, class code): the IP's defaults,
         each replaced by the ID option that gives one."""
-        return xdma_ids(self.hw)
+        return opt.xdma_ids(self.hw)
 
     # --- into the simulation and out again ------------------------------------------------
     def to_env(self) -> dict[str, str]:

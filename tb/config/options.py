@@ -180,6 +180,28 @@ ID_OPTIONS = (
 )
 
 
+# vendor, device, revision, subsystem vendor, subsystem, class code
+PICOEVB_IDS = (0x10DE, 0x0001, 0x00, 0x10DE, 0x0001, 0x058000)
+
+
+def xdma_ids(p: Profile) -> tuple[int, int, int, int, int, int]:
+    """The drop-in's IDs: Vivado's defaults for the IP (Xilinx's vendor ID, a device ID
+    of family, generation and lanes: 0x9038 for an UltraScale+ Gen3 x8, 0x7021 for a
+    7 series Gen2 x1; subsystem 10EE:0007; class 0x070001), each replaced by the build's
+    ID option where it gives one."""
+    family = 0x7 if p.extra.get("7SERIES") else 0x9
+    lanes = 0xF if p.lanes == 16 else p.lanes
+    x = p.extra
+    return (
+        int(x.get("VENDOR_ID", 0x10EE)),
+        int(x.get("PF0_DEVICE_ID", family << 12 | p.gen << 4 | lanes)),
+        int(x.get("PF0_REVISION_ID", 0x00)),
+        int(x.get("PF0_SUBSYSTEM_VENDOR_ID", 0x10EE)),
+        int(x.get("PF0_SUBSYSTEM_ID", 0x0007)),
+        int(x.get("PF0_CLASS_CODE", 0x070001)),
+    )
+
+
 def toplevel_kind(toplevel: str) -> str:
     """``card``, ``dropin`` or ``design`` (a user's design around the drop-in)."""
     return {CARD: "card", DROPIN: "dropin"}.get(toplevel, "design")

@@ -36,7 +36,8 @@ from driver_model.regs import (
 from .. import models as sim_models
 from ..config.build import current, current_profile
 from ..config.choices import PLUGINS_ENV
-from ..config.profiles import PICOEVB_IDS, Profile, get_profile, xdma_ids
+from ..config.options import PICOEVB_IDS, xdma_ids
+from ..config.profiles import Profile, get_profile
 from ..models.cfg_ext import SIGNALS as CFG_EXT_SIGNALS
 from ..models.cfg_ext import CfgExt
 from ..models.choice import MODEL_ENV, TRANSACTOR_MODEL, check, model_for_build, models

@@ -390,13 +390,12 @@ class Case:
         }
 
 
-def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list[Case]:
+def cases(sim: str, profile: str) -> list[Case]:
     """The pytest items of the cocotb modules for the selected simulator and profile: all
-    tests there, and each subset on its own configuration unless that is the selected one.
-    ``xdma`` (``make test XDMA=...``) goes on top of every drop-in build's options, its
-    ``MODULE`` only where the drop-in is the toplevel (the suite's own designs instantiate
-    ``xdma_0`` by name). Raises ``ValueError`` when the plan names a module or test that
-    does not exist."""
+    tests there, and each subset on its own configuration unless that is the selected one
+    (``make test XDMA=...`` reaches the builds around the drop-in in the runner's build
+    configuration, :meth:`tb.config.BuildConfig.from_make`). Raises ``ValueError`` when
+    the plan names a module or test that does not exist."""
     modules = cocotb_modules()
     for m in [*VARIANTS, *OWN_LAUNCHER, *BUILDS, *TOPLEVELS]:
         if m not in modules:
@@ -429,12 +428,6 @@ def cases(sim: str, profile: str, xdma: dict[str, object] | None = None) -> list
                         label = "plain" if model == BEAT_MODEL else model
                         name = "-".join(v for v in (variant, build, label) if v)
                         top = TOPLEVELS.get(module, runner.TOPLEVEL)
-                        if xdma and top != runner.TOPLEVEL:
-                            extra = dict(xdma)
-                            if top != runner.DROPIN_TOPLEVEL:
-                                extra.pop("MODULE", None)
-                                extra.pop("PEVB_XDMA_MODULE", None)
-                            params = {**params, **extra}
                         out.append(
                             Case(
                                 module,

@@ -11,7 +11,6 @@ import os
 import pytest
 
 from tb.flow import runner
-from tests.conftest import xdma_options
 from tests.sim import launches, plan
 
 
@@ -22,7 +21,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profile = metafunc.config.getoption("--profile")
     params = [
         pytest.param(c, id=c.id, marks=[getattr(pytest.mark, m) for m in c.marks])
-        for c in plan.cases(sim, profile, xdma_options(metafunc.config))
+        for c in plan.cases(sim, profile)
     ]
     metafunc.parametrize("case", params)
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tb.config.options import PICOEVB_IDS, xdma_ids
 from tb.config.options import check as check_options
-from tb.config.profiles import PICOEVB_IDS, get_profile, xdma_ids
+from tb.config.profiles import get_profile
 from tb.flow import runner
 from tb.models import VERIFIED, choice
 from tb.models.choice import MODEL_ENV
@@ -362,31 +363,41 @@ def test_the_defines_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_make_test_xdma_options_reach_the_drop_in_builds():
-    """``make test XDMA=...``: the options go on top of every drop-in build's own, its
-    ``MODULE`` only where the drop-in is the toplevel (the suite's designs instantiate
-    ``xdma_0`` by name); the card's builds are untouched; a bad option is one usage line."""
+    """``make test XDMA=...``: the build configuration the runner makes for each case puts
+    the options on top of every drop-in build's own, its ``MODULE`` only where the
+    drop-in is the toplevel (the suite's designs instantiate ``xdma_0`` by name); the
+    card's builds are untouched; a bad option is one usage line."""
+    from tb.config import BuildConfig
     from tests.conftest import xdma_options
 
-    xdma = {"PEVB_XDMA_MODULE": "xdma_ip", "DESC_FETCHES": 3}
-    cases = plan.cases("icarus", "picoevb", xdma)
-    plain = {c.id: c for c in plan.cases("icarus", "picoevb")}
-    assert [c.id for c in cases] == list(plain)
+    env = {"XDMA": "PEVB_XDMA_MODULE=xdma_ip DESC_FETCHES=3 PF0_DEVICE_ID=0x9011"}
     seen = set()
-    for c in cases:
-        over = dict(c.overrides)
+    for c in plan.cases("icarus", "picoevb"):
+        settings = c.run_settings()
+        fields = {
+            "sim": settings["sim"],
+            "profile": settings["profile"],
+            "options": settings["overrides"] or {},
+            "toplevel": settings["toplevel"],
+            "user_sources": settings["user_sources"],
+        }
+        plain = BuildConfig.from_make({}, **fields)
+        given = BuildConfig.from_make(env, **fields)
         if c.toplevel == runner.TOPLEVEL:
-            assert c == plain[c.id]
-        else:
-            assert over["DESC_FETCHES"] == 3, c.id
-            own = dict(plain[c.id].overrides)
-            if "PEVB_XDMA_MODULE" not in own:  # (the renamed design names its own)
-                renamed = over.get("PEVB_XDMA_MODULE") == "xdma_ip"
-                assert renamed == (c.toplevel == runner.DROPIN_TOPLEVEL), c.id
-            # the design's own options stay under the given ones
-            assert {k: v for k, v in over.items() if k in own and k not in xdma} == {
-                k: v for k, v in own.items() if k not in xdma
-            }
-            seen.add(c.toplevel)
+            assert given == plain, c.id
+            continue
+        over, own = dict(given.options), dict(plain.options)
+        assert over["DESC_FETCHES"] == 3 and given.ids[1] == 0x9011, c.id
+        if "MODULE" not in own:  # (the renamed design names its own)
+            renamed = over.get("MODULE") == "xdma_ip"
+            assert renamed == (c.toplevel == runner.DROPIN_TOPLEVEL), c.id
+            assert (given.hdl_toplevel == "xdma_ip") == renamed, c.id
+        # the design's own options stay under the given ones
+        given_keys = {"MODULE", "DESC_FETCHES", "PF0_DEVICE_ID"}
+        assert {k: v for k, v in over.items() if k in own and k not in given_keys} == {
+            k: v for k, v in own.items() if k not in given_keys
+        }
+        seen.add(c.toplevel)
     assert {runner.DROPIN_TOPLEVEL, "byod_top", "ipconf_top"} <= seen
 
     class Config:

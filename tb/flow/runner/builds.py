@@ -78,11 +78,11 @@ def config_of(
     """``sim`` where it is a configuration already, else the one these arguments make
     (:class:`tb.config.BuildConfig`: checked, a bad one is one ``ValueError`` line),
     the model from ``$PEVB_MODEL`` and the data path from ``$PEVB_DATAPATH`` where
-    not named."""
+    not named, and ``$XDMA``'s options on a build around the drop-in."""
     if isinstance(sim, BuildConfig):
         return sim
     return BuildConfig.from_make(
-        {k: v for k, v in os.environ.items() if k in (MODEL_ENV, DATAPATH_ENV)},
+        {k: v for k, v in os.environ.items() if k in (MODEL_ENV, DATAPATH_ENV, "XDMA")},
         sim=sim,
         profile=profile,
         waves=waves,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...config.choices import BENCH_PARAMS_ENV
-from ...config.sources import BUILD_ROOT, HDL_DIR
+from ...config.sources import BUILD_ROOT, HDL_DIR, PACKAGE
 from . import access
 from .builds import headers_digest
 from .runs import failure_messages, failures, sim_path
@@ -232,7 +232,7 @@ BENCHES: dict[str, Bench] = {
     ),
 }
 
-MODULE_PACKAGE = __package__.rpartition(".")[0] + ".tests.rtl"  # the benches
+MODULE_PACKAGE = f"{PACKAGE}.tests.rtl"  # the benches
 
 
 def _build_dir(sim: str, module: str, params: dict[str, int]) -> Path:
