@@ -11,6 +11,7 @@ PG195's status bits and a good transfer follows on the same channel.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from driver_model import regs
 from driver_model.desc import C2H_RESULT_SIZE, C2hResult, Segment
 from driver_model.regs import AxiErr, Stat, Target
 from driver_model.xdma import Engine, MsixEntry, XdmaChannel, XdmaMsix, probe_engines
+from tb.config.build import current_profile
+from tb.config.options import xdma_ids
 from tb.env.axi_mem import AxiError, ErrorAxiRam, ErrorWindow
 from tb.env.backdoor import engine
 from tb.env.cfg_mgmt import CfgMgmt
@@ -144,6 +147,28 @@ async def test_dropin_ports(dut):
     for n in range(4):
         assert int(getattr(dut, f"h2c_sts_{n}").value) == 0
         assert int(getattr(dut, f"c2h_sts_{n}").value) == 0
+
+
+@cocotb.test(timeout_time=2, timeout_unit="ms")
+async def test_ids_as_built(dut):
+    """The host reads the IDs the build configuration gives the drop-in (Vivado's
+    defaults, each replaced by the build's ID option: ``make test XDMA="PF0_DEVICE_ID=..."``)
+    from the function's configuration space; ``$PEVB_EXPECT_IDS`` (JSON: vendor, device,
+    revision, subsystem vendor, subsystem, class code), where a test sets it, names them."""
+    d = await boot(dut)
+    tb = d.tb
+    ids = xdma_ids(current_profile())
+    if os.environ.get("PEVB_EXPECT_IDS"):
+        assert list(ids) == json.loads(os.environ["PEVB_EXPECT_IDS"]), ids
+    fpga = tb.pci.pcie_id
+
+    async def host_cfg(reg: int) -> int:
+        return await with_timeout(tb.rc.config_read_dword(fpga, reg), 100, "us")
+
+    vendor, device, revision, sub_vendor, sub_id, class_code = ids
+    assert await host_cfg(0x00) == device << 16 | vendor
+    assert await host_cfg(0x08) == class_code << 8 | revision
+    assert await host_cfg(0x2C) == sub_id << 16 | sub_vendor
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")

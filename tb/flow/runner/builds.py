@@ -18,10 +18,8 @@ from cocotb_tools.runner import Runner, get_runner
 
 from ...config.build import BuildConfig
 from ...config.choices import (
-    DATAPATH_ENV,
     DEFAULT_PROFILE,
     DEFAULT_SIM,
-    MODEL_ENV,
     TRANSACTOR_MODEL,
 )
 from ...config.profiles import Profile
@@ -76,13 +74,12 @@ def config_of(
     model: str | None = None,
 ) -> BuildConfig:
     """``sim`` where it is a configuration already, else the one these arguments make
-    (:class:`tb.config.BuildConfig`: checked, a bad one is one ``ValueError`` line),
-    the model from ``$PEVB_MODEL`` and the data path from ``$PEVB_DATAPATH`` where
-    not named, and ``$XDMA``'s options on a build around the drop-in."""
+    (:class:`tb.config.BuildConfig.from_make`, make's variables under them: checked,
+    a bad one is one ``ValueError`` line)."""
     if isinstance(sim, BuildConfig):
         return sim
     return BuildConfig.from_make(
-        {k: v for k, v in os.environ.items() if k in (MODEL_ENV, DATAPATH_ENV, "XDMA")},
+        None,
         sim=sim,
         profile=profile,
         waves=waves,

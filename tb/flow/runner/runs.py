@@ -112,9 +112,11 @@ def run(
     ``waves``) every TLP goes to ``tlp_trace.jsonl`` there, and the transfer report
     (``transfer_report.json``/``.html``) is made from it after the run."""
     given = dict(extra_env or {})
-    if config is None:  # (make's XDMA= reaches the builds around the drop-in here)
-        chosen = {k: v for k, v in os.environ.items() if k in (MODEL_ENV, DATAPATH_ENV, "XDMA")}
-        chosen.update({k: v for k, v in given.items() if k in (MODEL_ENV, DATAPATH_ENV)})
+    if config is None:  # make's variables, what this call names on top
+        chosen = {
+            **os.environ,
+            **{k: v for k, v in given.items() if k in (MODEL_ENV, DATAPATH_ENV)},
+        }
         if trace is None:
             trace = waves or os.environ.get("TRACE", "0") == "1"
         config = BuildConfig.from_make(
