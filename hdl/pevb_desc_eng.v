@@ -53,37 +53,7 @@ module pevb_desc_eng #
     input  wire                  clk,
     input  wire                  rst,
 
-    /* Control */
-    input  wire [31:0]           control,
-    input  wire [63:0]           desc_addr,
-    input  wire [5:0]            desc_adj,
-    input  wire [63:0]           wb_addr,
-    input  wire                  halt,
-    input  wire [2:0]            mrrs_enc,
-
-    /* Descriptor fetch read requests */
-    output wire                  m_rd_valid,
-    input  wire                  m_rd_ready,
-    output wire [63:0]           m_rd_addr,
-    output wire [12:0]           m_rd_len,
-    output wire [IDX_WIDTH-1:0]  m_rd_info,
-
-    /* Descriptor buffer writes */
-    input  wire [KEEP-1:0]       buf_wr_en,
-    input  wire [IDX_WIDTH-1:0]  buf_wr_idx,
-    input  wire [KEEP*32-1:0]    buf_wr_data,
-
-    /* Descriptor fetch retirement */
-    input  wire                  fetch_retire_valid,
-    input  wire [4:0]            fetch_retire_err,
-
-    /* Descriptor bypass: loads from user logic (BYPASS only) */
-    input  wire                  byp_load,
-    output wire                  byp_ready,
-    input  wire [63:0]           byp_src,
-    input  wire [63:0]           byp_dst,
-    input  wire [27:0]           byp_len,
-    input  wire [15:0]           byp_ctl,
+`include "pevb_desc_ports.vh"
 
     /* Descriptors to the data mover */
     output wire                  m_desc_valid,
@@ -226,11 +196,11 @@ assign m_desc_flags = {h_ctrl[`PEVB_DESC_EOP], h_ctrl[`PEVB_DESC_COMPLETED], h_c
 wire consume = m_desc_valid && m_desc_ready;
 
 // fetch is not issued in a cycle that consumes (both move the pointers)
-assign m_rd_valid = fetch_want && !fetch_misaligned && !consume;
-assign m_rd_addr = fetch_addr_reg;
-assign m_rd_len = {fetch_n[7:0], 5'd0};
-assign m_rd_info = {wr_ptr_reg[LOG_DEPTH-1:0], 3'd0};
-wire fetch_fire = m_rd_valid && m_rd_ready;
+assign m_fetch_valid = fetch_want && !fetch_misaligned && !consume;
+assign m_fetch_addr = fetch_addr_reg;
+assign m_fetch_len = {fetch_n[7:0], 5'd0};
+assign m_fetch_info = {wr_ptr_reg[LOG_DEPTH-1:0], 3'd0};
+wire fetch_fire = m_fetch_valid && m_fetch_ready;
 
 // after consuming the head: entries still reserved behind it
 wire [LOG_DEPTH:0] after = used - 1'b1;

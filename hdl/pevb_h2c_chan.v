@@ -44,33 +44,7 @@ module pevb_h2c_chan #
     input  wire                      clk,
     input  wire                      rst,
 
-    /* the channel's registers */
-    input  wire [31:0]               control,
-    input  wire [63:0]               desc_addr,
-    input  wire [5:0]                desc_adj,
-    input  wire [63:0]               wb_addr,
-    input  wire                      halt,
-    input  wire [2:0]                mrrs_enc,
-
-    /* descriptor fetch requests, and their completions into the buffer */
-    output wire                      m_fetch_valid,
-    input  wire                      m_fetch_ready,
-    output wire [63:0]               m_fetch_addr,
-    output wire [12:0]               m_fetch_len,
-    output wire [IDX_WIDTH-1:0]      m_fetch_info,
-    input  wire [KEEP-1:0]           buf_wr_en,
-    input  wire [IDX_WIDTH-1:0]      buf_wr_idx,
-    input  wire [KEEP*32-1:0]        buf_wr_data,
-    input  wire                      fetch_retire_valid,
-    input  wire [4:0]                fetch_retire_err,
-
-    /* descriptor bypass loads (BYPASS channels) */
-    input  wire                      byp_load,
-    output wire                      byp_ready,
-    input  wire [63:0]               byp_src,
-    input  wire [63:0]               byp_dst,
-    input  wire [27:0]               byp_len,
-    input  wire [15:0]               byp_ctl,
+`include "pevb_desc_ports.vh"
 
     /* poll-mode write-back */
     output wire                      m_wb_valid,
@@ -134,28 +108,7 @@ pevb_desc_eng #(
 ) desc_inst (
     .clk(clk),
     .rst(rst),
-    .control(control),
-    .desc_addr(desc_addr),
-    .desc_adj(desc_adj),
-    .wb_addr(wb_addr),
-    .halt(halt),
-    .mrrs_enc(mrrs_enc),
-    .m_rd_valid(m_fetch_valid),
-    .m_rd_ready(m_fetch_ready),
-    .m_rd_addr(m_fetch_addr),
-    .m_rd_len(m_fetch_len),
-    .m_rd_info(m_fetch_info),
-    .buf_wr_en(buf_wr_en),
-    .buf_wr_idx(buf_wr_idx),
-    .buf_wr_data(buf_wr_data),
-    .fetch_retire_valid(fetch_retire_valid),
-    .fetch_retire_err(fetch_retire_err),
-    .byp_load(byp_load),
-    .byp_ready(byp_ready),
-    .byp_src(byp_src),
-    .byp_dst(byp_dst),
-    .byp_len(byp_len),
-    .byp_ctl(byp_ctl),
+`include "pevb_desc_map.vh"
     .m_desc_valid(desc_valid),
     .m_desc_ready(desc_ready),
     .m_desc_src(desc_src),

@@ -52,7 +52,7 @@ INPUTS = (
     "wb_addr",
     "halt",
     "mrrs_enc",
-    "m_rd_ready",
+    "m_fetch_ready",
     "buf_wr_en",
     "buf_wr_idx",
     "buf_wr_data",
@@ -213,7 +213,7 @@ class Bench:
         for cycle in range(CYCLE_LIMIT):
             # inputs for this cycle
             dut.halt.value = int(rng.random() < 0.05)
-            dut.m_rd_ready.value = rd_ready = int(rng.random() < 0.7)
+            dut.m_fetch_ready.value = rd_ready = int(rng.random() < 0.7)
             dut.m_desc_ready.value = desc_ready = int(rng.random() < mover)
             dut.m_wb_ready.value = wb_ready = int(rng.random() < 0.5)
             en = idx = data = 0
@@ -259,15 +259,15 @@ class Bench:
             run.events |= int(dut.event_out.value)
             busy = int(dut.busy.value)
             byp_ready = int(dut.byp_ready.value)
-            if int(dut.m_rd_valid.value) and rd_ready:
-                addr, length = int(dut.m_rd_addr.value), int(dut.m_rd_len.value)
+            if int(dut.m_fetch_valid.value) and rd_ready:
+                addr, length = int(dut.m_fetch_addr.value), int(dut.m_fetch_len.value)
                 assert addr % 32 == 0, f"fetch from {addr:#x}: not a descriptor's address"
                 assert length and length % 32 == 0, f"fetch of {length} bytes"
                 assert length <= max_bytes, f"fetch of {length} bytes over MRRS {max_bytes}"
                 assert length <= 32 * self.depth, f"fetch of {length} bytes, buffer {self.depth}"
                 assert addr % 4096 + length <= 4096, f"fetch {addr:#x}+{length} crosses 4 KiB"
                 assert len(fetches) < self.fetches_max, f"{len(fetches) + 1} fetches in flight"
-                f = Fetch(addr, length, int(dut.m_rd_info.value))
+                f = Fetch(addr, length, int(dut.m_fetch_info.value))
                 run.fetched += range(addr, addr + length, 32)
                 if fail_fetch is not None and fetch_count == fail_fetch:
                     f.err = 0b00100  # the read's completion came back with an error
