@@ -55,6 +55,8 @@ module pevb_axib #
     input  wire                               clk,
     input  wire                               rst,
 
+`include "pevb_axib_ports.vh"
+
     /* Completer request (CQ): requests to the bypass BAR only */
     input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    s_axis_cq_tdata,
     input  wire [AXIS_PCIE_KEEP_WIDTH-1:0]    s_axis_cq_tkeep,
@@ -72,44 +74,7 @@ module pevb_axib #
     output wire [AXIS_PCIE_CC_USER_WIDTH-1:0] m_axis_cc_tuser,
 
     /* the max payload size the host programmed (PG213 encoding: 128 << n bytes) */
-    input  wire [2:0]                         cfg_max_payload,
-
-    /* AXI4 master */
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_awid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_awaddr,
-    output wire [7:0]                         m_axib_awlen,
-    output wire [2:0]                         m_axib_awsize,
-    output wire [1:0]                         m_axib_awburst,
-    output wire                               m_axib_awlock,
-    output wire [3:0]                         m_axib_awcache,
-    output wire [2:0]                         m_axib_awprot,
-    output wire                               m_axib_awvalid,
-    input  wire                               m_axib_awready,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_wdata,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axib_wstrb,
-    output wire                               m_axib_wlast,
-    output wire                               m_axib_wvalid,
-    input  wire                               m_axib_wready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_bid,
-    input  wire [1:0]                         m_axib_bresp,
-    input  wire                               m_axib_bvalid,
-    output wire                               m_axib_bready,
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_arid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_araddr,
-    output wire [7:0]                         m_axib_arlen,
-    output wire [2:0]                         m_axib_arsize,
-    output wire [1:0]                         m_axib_arburst,
-    output wire                               m_axib_arlock,
-    output wire [3:0]                         m_axib_arcache,
-    output wire [2:0]                         m_axib_arprot,
-    output wire                               m_axib_arvalid,
-    input  wire                               m_axib_arready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_rid,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_rdata,
-    input  wire [1:0]                         m_axib_rresp,
-    input  wire                               m_axib_rlast,
-    input  wire                               m_axib_rvalid,
-    output wire                               m_axib_rready
+    input  wire [2:0]                         cfg_max_payload
 );
 
 localparam DW = AXIS_PCIE_DATA_WIDTH;

@@ -24,6 +24,8 @@ module pevb_axil_master #
     input  wire                      clk,
     input  wire                      rst,
 
+`include "pevb_axil_master_ports.vh"
+
     /* Register access (valid is a one-cycle pulse; hold address and data until ack) */
     input  wire                      req_valid,
     input  wire                      req_we,
@@ -31,28 +33,7 @@ module pevb_axil_master #
     input  wire [31:0]               req_wdata,
     input  wire [3:0]                req_be,
     output wire                      ack,
-    output wire [31:0]               rd_data,
-
-    /* AXI4-Lite master */
-    output wire [31:0]               m_axil_awaddr,
-    output wire [2:0]                m_axil_awprot,
-    output wire                      m_axil_awvalid,
-    input  wire                      m_axil_awready,
-    output wire [31:0]               m_axil_wdata,
-    output wire [3:0]                m_axil_wstrb,
-    output wire                      m_axil_wvalid,
-    input  wire                      m_axil_wready,
-    input  wire [1:0]                m_axil_bresp,
-    input  wire                      m_axil_bvalid,
-    output wire                      m_axil_bready,
-    output wire [31:0]               m_axil_araddr,
-    output wire [2:0]                m_axil_arprot,
-    output wire                      m_axil_arvalid,
-    input  wire                      m_axil_arready,
-    input  wire [31:0]               m_axil_rdata,
-    input  wire [1:0]                m_axil_rresp,
-    input  wire                      m_axil_rvalid,
-    output wire                      m_axil_rready
+    output wire [31:0]               rd_data
 );
 
 reg aw_pending_reg;

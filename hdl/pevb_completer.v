@@ -71,6 +71,10 @@ module pevb_completer #
     output wire [3:0]                         regs_be,
     input  wire [31:0]                        dma_rd_data,
 
+`include "pevb_axib_ports.vh"
+
+`include "pevb_axil_master_ports.vh"
+
     /* AXI4-Lite slave: the DMA registers from the user side (AXIL_SLAVE) */
     input  wire [31:0]                        s_axil_awaddr,
     input  wire [2:0]                         s_axil_awprot,
@@ -90,65 +94,7 @@ module pevb_completer #
     output wire [31:0]                        s_axil_rdata,
     output wire [1:0]                         s_axil_rresp,
     output wire                               s_axil_rvalid,
-    input  wire                               s_axil_rready,
-
-    /* PCIe-to-DMA bypass master: host requests to its BAR as AXI4 bursts (AXIB) */
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_awid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_awaddr,
-    output wire [7:0]                         m_axib_awlen,
-    output wire [2:0]                         m_axib_awsize,
-    output wire [1:0]                         m_axib_awburst,
-    output wire                               m_axib_awlock,
-    output wire [3:0]                         m_axib_awcache,
-    output wire [2:0]                         m_axib_awprot,
-    output wire                               m_axib_awvalid,
-    input  wire                               m_axib_awready,
-    output wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_wdata,
-    output wire [AXIS_PCIE_DATA_WIDTH/8-1:0]  m_axib_wstrb,
-    output wire                               m_axib_wlast,
-    output wire                               m_axib_wvalid,
-    input  wire                               m_axib_wready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_bid,
-    input  wire [1:0]                         m_axib_bresp,
-    input  wire                               m_axib_bvalid,
-    output wire                               m_axib_bready,
-    output wire [AXI_ID_WIDTH-1:0]            m_axib_arid,
-    output wire [AXI_ADDR_WIDTH-1:0]          m_axib_araddr,
-    output wire [7:0]                         m_axib_arlen,
-    output wire [2:0]                         m_axib_arsize,
-    output wire [1:0]                         m_axib_arburst,
-    output wire                               m_axib_arlock,
-    output wire [3:0]                         m_axib_arcache,
-    output wire [2:0]                         m_axib_arprot,
-    output wire                               m_axib_arvalid,
-    input  wire                               m_axib_arready,
-    input  wire [AXI_ID_WIDTH-1:0]            m_axib_rid,
-    input  wire [AXIS_PCIE_DATA_WIDTH-1:0]    m_axib_rdata,
-    input  wire [1:0]                         m_axib_rresp,
-    input  wire                               m_axib_rlast,
-    input  wire                               m_axib_rvalid,
-    output wire                               m_axib_rready,
-
-    /* AXI4-Lite master (user BAR) */
-    output wire [31:0]                        m_axil_awaddr,
-    output wire [2:0]                         m_axil_awprot,
-    output wire                               m_axil_awvalid,
-    input  wire                               m_axil_awready,
-    output wire [31:0]                        m_axil_wdata,
-    output wire [3:0]                         m_axil_wstrb,
-    output wire                               m_axil_wvalid,
-    input  wire                               m_axil_wready,
-    input  wire [1:0]                         m_axil_bresp,
-    input  wire                               m_axil_bvalid,
-    output wire                               m_axil_bready,
-    output wire [31:0]                        m_axil_araddr,
-    output wire [2:0]                         m_axil_arprot,
-    output wire                               m_axil_arvalid,
-    input  wire                               m_axil_arready,
-    input  wire [31:0]                        m_axil_rdata,
-    input  wire [1:0]                         m_axil_rresp,
-    input  wire                               m_axil_rvalid,
-    output wire                               m_axil_rready
+    input  wire                               s_axil_rready
 );
 
 localparam DW = AXIS_PCIE_DATA_WIDTH;
@@ -315,42 +261,8 @@ generate
             .m_axis_cc_tready(cc_tready),
             .m_axis_cc_tlast(cc_tlast),
             .m_axis_cc_tuser(cc_tuser),
-            .cfg_max_payload(cfg_max_payload),
-            .m_axib_awid(m_axib_awid),
-            .m_axib_awaddr(m_axib_awaddr),
-            .m_axib_awlen(m_axib_awlen),
-            .m_axib_awsize(m_axib_awsize),
-            .m_axib_awburst(m_axib_awburst),
-            .m_axib_awlock(m_axib_awlock),
-            .m_axib_awcache(m_axib_awcache),
-            .m_axib_awprot(m_axib_awprot),
-            .m_axib_awvalid(m_axib_awvalid),
-            .m_axib_awready(m_axib_awready),
-            .m_axib_wdata(m_axib_wdata),
-            .m_axib_wstrb(m_axib_wstrb),
-            .m_axib_wlast(m_axib_wlast),
-            .m_axib_wvalid(m_axib_wvalid),
-            .m_axib_wready(m_axib_wready),
-            .m_axib_bid(m_axib_bid),
-            .m_axib_bresp(m_axib_bresp),
-            .m_axib_bvalid(m_axib_bvalid),
-            .m_axib_bready(m_axib_bready),
-            .m_axib_arid(m_axib_arid),
-            .m_axib_araddr(m_axib_araddr),
-            .m_axib_arlen(m_axib_arlen),
-            .m_axib_arsize(m_axib_arsize),
-            .m_axib_arburst(m_axib_arburst),
-            .m_axib_arlock(m_axib_arlock),
-            .m_axib_arcache(m_axib_arcache),
-            .m_axib_arprot(m_axib_arprot),
-            .m_axib_arvalid(m_axib_arvalid),
-            .m_axib_arready(m_axib_arready),
-            .m_axib_rid(m_axib_rid),
-            .m_axib_rdata(m_axib_rdata),
-            .m_axib_rresp(m_axib_rresp),
-            .m_axib_rlast(m_axib_rlast),
-            .m_axib_rvalid(m_axib_rvalid),
-            .m_axib_rready(m_axib_rready)
+`include "pevb_axib_map.vh"
+            .cfg_max_payload(cfg_max_payload)
         );
 
         pevb_cc_mux #(
@@ -460,26 +372,8 @@ pevb_axil_master #(
     .req_wdata(reg_req_wdata),
     .req_be(reg_req_be),
     .ack(user_ack),
-    .rd_data(user_rd_data),
-    .m_axil_awaddr(m_axil_awaddr),
-    .m_axil_awprot(m_axil_awprot),
-    .m_axil_awvalid(m_axil_awvalid),
-    .m_axil_awready(m_axil_awready),
-    .m_axil_wdata(m_axil_wdata),
-    .m_axil_wstrb(m_axil_wstrb),
-    .m_axil_wvalid(m_axil_wvalid),
-    .m_axil_wready(m_axil_wready),
-    .m_axil_bresp(m_axil_bresp),
-    .m_axil_bvalid(m_axil_bvalid),
-    .m_axil_bready(m_axil_bready),
-    .m_axil_araddr(m_axil_araddr),
-    .m_axil_arprot(m_axil_arprot),
-    .m_axil_arvalid(m_axil_arvalid),
-    .m_axil_arready(m_axil_arready),
-    .m_axil_rdata(m_axil_rdata),
-    .m_axil_rresp(m_axil_rresp),
-    .m_axil_rvalid(m_axil_rvalid),
-    .m_axil_rready(m_axil_rready)
+`include "pevb_axil_master_map.vh"
+    .rd_data(user_rd_data)
 );
 
 endmodule

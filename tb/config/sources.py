@@ -186,10 +186,12 @@ _INCLUDE = re.compile(r'^\s*`include\s+"([\w.]+)"\s*$', re.M)
 
 
 def _included(name: str, folder: Path) -> str:
-    """The text of a header an HDL file includes (its folder first, then hdl/)."""
+    """The text of a header an HDL file includes (its folder first, then hdl/), with the
+    headers it includes in their places."""
     for d in (folder, HDL_DIR):
         if (d / name).is_file():
-            return (d / name).read_text()
+            text = (d / name).read_text()
+            return _INCLUDE.sub(lambda inc, d=d: _included(inc.group(1), d), text)
     raise LookupError(f"include {name} is not in the project's HDL")
 
 

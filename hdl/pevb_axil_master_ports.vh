@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// The AXI4-Lite master of the user BAR (PG195's Config AXI4-Lite Memory Mapped Master
+// ports).  Included in a port list, each port followed by a comma.
+    output wire [31:0]                        m_axil_awaddr,
+    output wire [2:0]                         m_axil_awprot,
+    output wire                               m_axil_awvalid,
+    input  wire                               m_axil_awready,
+    output wire [31:0]                        m_axil_wdata,
+    output wire [3:0]                         m_axil_wstrb,
+    output wire                               m_axil_wvalid,
+    input  wire                               m_axil_wready,
+    input  wire [1:0]                         m_axil_bresp,
+    input  wire                               m_axil_bvalid,
+    output wire                               m_axil_bready,
+    output wire [31:0]                        m_axil_araddr,
+    output wire [2:0]                         m_axil_arprot,
+    output wire                               m_axil_arvalid,
+    input  wire                               m_axil_arready,
+    input  wire [31:0]                        m_axil_rdata,
+    input  wire [1:0]                         m_axil_rresp,
+    input  wire                               m_axil_rvalid,
+    output wire                               m_axil_rready,
