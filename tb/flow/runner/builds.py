@@ -72,18 +72,21 @@ def config_of(
     toplevel: str = TOPLEVEL,
     user_sources: Sequence[Path] = (),
     model: str | None = None,
+    *,
+    trace: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> BuildConfig:
     """``sim`` where it is a configuration already, else the one these arguments make
-    (:class:`tb.config.BuildConfig.from_make`, make's variables under them: checked,
-    a bad one is one ``ValueError`` line)."""
+    (:class:`tb.config.BuildConfig.from_make`, make's variables in ``environ``, default
+    this process's, under them: checked, a bad one is one ``ValueError`` line)."""
     if isinstance(sim, BuildConfig):
         return sim
     return BuildConfig.from_make(
-        None,
+        environ,
         sim=sim,
         profile=profile,
         waves=waves,
-        trace=False,
+        trace=trace,
         options=dict(overrides or {}),
         toplevel=toplevel,
         user_sources=tuple(user_sources),

@@ -119,16 +119,16 @@ def run(
         }
         if trace is None:
             trace = waves or os.environ.get("TRACE", "0") == "1"
-        config = BuildConfig.from_make(
-            chosen,
-            sim=sim,
-            profile=profile,
-            waves=waves,
+        config = builds.config_of(
+            sim,
+            profile,
+            waves,
+            overrides,
+            toplevel,
+            user_sources,
+            model,
             trace=trace,
-            options=dict(overrides or {}),
-            toplevel=toplevel,
-            user_sources=tuple(user_sources),
-            **({"model": model} if model else {}),
+            environ=chosen,
         )
     runner, bdir = builds.build_with_runner(config)
     if isinstance(testcase, str):
