@@ -36,9 +36,6 @@ from .choices import (
 )
 from .profiles import Profile, get_profile
 
-# the make variables a configuration is made from (Makefile exports them)
-MAKE_VARIABLES = ("SIM", "PROFILE", "XDMA", "WAVES", "TRACE", MODEL_ENV, DATAPATH_ENV)
-
 
 @dataclasses.dataclass(frozen=True)
 class BuildConfig:
@@ -103,6 +100,9 @@ class BuildConfig:
             own = opt.normalize(fields.get("options"))  # type: ignore[arg-type]
             fields["options"] = {**own, **xdma}
         return cls(**fields)  # type: ignore[arg-type]
+
+    def __hash__(self) -> int:  # (the options' mapping has none of its own)
+        return hash(self.to_env()[CONFIG_ENV])
 
     def replace(self, **changes: object) -> BuildConfig:
         """This configuration with ``changes``, checked again as a new one."""

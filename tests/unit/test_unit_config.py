@@ -95,6 +95,8 @@ def test_written_into_the_simulation_once_and_read_there_once(monkeypatch, tmp_p
     env = c.to_env()
     assert list(env) == [choices.CONFIG_ENV]  # one variable
     assert BuildConfig.from_env(env[choices.CONFIG_ENV]) == c
+    assert hash(BuildConfig.from_env(env[choices.CONFIG_ENV])) == hash(c)
+    assert len({c, c.replace(sim="icarus"), c.replace(sim="icarus")}) == 2
     monkeypatch.setenv(choices.CONFIG_ENV, env[choices.CONFIG_ENV])
     build.current.cache_clear()
     try:
