@@ -13,6 +13,7 @@ import os
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cocotb_tools.runner import Runner, get_runner
 
@@ -94,18 +95,10 @@ def config_of(
     )
 
 
-def build_dir(
-    sim: str | BuildConfig = DEFAULT_SIM,
-    profile: Profile | str = DEFAULT_PROFILE,
-    waves: bool = False,
-    overrides: Mapping[str, object] | None = None,
-    toplevel: str = TOPLEVEL,
-    user_sources: Sequence[Path] = (),
-    model: str | None = None,
-) -> Path:
-    """The build directory of one configuration (a :class:`tb.config.BuildConfig`, or
-    the arguments that make one)."""
-    config = config_of(sim, profile, waves, overrides, toplevel, user_sources, model)
+def build_dir(*config: Any, **fields: Any) -> Path:
+    """The build directory of one configuration: a :class:`tb.config.BuildConfig`, or
+    the arguments of :func:`config_of` that make one."""
+    config = config_of(*config, **fields)
     key: dict[str, object] = {**config.parameters}
     if config.user_sources:  # a user's design: the drop-in's defines and which files it is
         key = {"sources": sorted(map(str, config.user_sources))}
@@ -133,21 +126,13 @@ def headers_digest() -> bytes:
     return digest.digest()
 
 
-def build(
-    sim: str | BuildConfig = DEFAULT_SIM,
-    profile: Profile | str = DEFAULT_PROFILE,
-    waves: bool = False,
-    overrides: Mapping[str, object] | None = None,
-    toplevel: str = TOPLEVEL,
-    user_sources: Sequence[Path] = (),
-    model: str | None = None,
-) -> Path:
+def build(*config: Any, **fields: Any) -> Path:
     """Build (once; later calls reuse it) and return the build directory of a
-    :class:`tb.config.BuildConfig`, or of the configuration the arguments make:
-    ``model`` (default ``$PEVB_MODEL``) picks the transactor build or the other one,
-    ``overrides`` are the build's options (:mod:`tb.config.options`: the card's
-    parameters, or the drop-in's options by key or define)."""
-    config = config_of(sim, profile, waves, overrides, toplevel, user_sources, model)
+    :class:`tb.config.BuildConfig`, or of the configuration :func:`config_of`'s
+    arguments make: ``model`` (default ``$PEVB_MODEL``) picks the transactor build or
+    the other one, ``overrides`` are the build's options (:mod:`tb.config.options`:
+    the card's parameters, or the drop-in's options by key or define)."""
+    config = config_of(*config, **fields)
     return build_with_runner(config)[1]
 
 
