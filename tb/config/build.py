@@ -177,10 +177,16 @@ class BuildConfig:
 
     @classmethod
     def from_env(cls, value: str) -> BuildConfig:
-        """The configuration :meth:`to_env` wrote."""
+        """The configuration :meth:`to_env` wrote, as it was when it was made and checked
+        (it is not checked again)."""
         data = json.loads(value)
         data["profile"] = Profile(**data["profile"])
-        return cls(**data)
+        data["options"] = MappingProxyType(data["options"])
+        data["user_sources"] = tuple(Path(f) for f in data["user_sources"])
+        config = object.__new__(cls)
+        for field in dataclasses.fields(cls):
+            object.__setattr__(config, field.name, data[field.name])
+        return config
 
 
 @functools.cache
