@@ -47,6 +47,7 @@ _NAMES = (
     "memory.cpp",
     "checker.cpp",
     "fabric.cpp",
+    "reads.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -240,6 +241,14 @@ def library() -> ctypes.CDLL:
         ("dp_tlp_release", i, [p, u64, u64]),
         ("dp_tlp_fc", u32, [p, u64, pu64, pu64]),
         ("dp_fab_finish", None, [p, p, p, u64, u32, u64, ctypes.POINTER(u32)]),
+        ("dp_fab_end_reads", None, [p, p]),
+        ("dp_reads_new", p, []),
+        ("dp_reads_free", None, [p]),
+        ("dp_reads_put", u64, [p, u32, u64, u32]),
+        ("dp_reads_put_tlp", u64, [p, ctypes.POINTER(TlpHeader)]),
+        ("dp_reads_get", u64, [p, u32, pu64, ctypes.POINTER(u32)]),
+        ("dp_reads_drop", None, [p, u32]),
+        ("dp_reads_next", u32, [p, u32]),
         ("dp_port_new", p, [p]),
         ("dp_port_id", u32, [p]),
         ("dp_port_channels", p, [p]),

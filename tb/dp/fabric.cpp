@@ -16,10 +16,12 @@
  *   order, into the queue to that port (relaxed-ordering passing as that port says);
  * - the protocol checker, where the link end is tapped and the checker is the only
  *   observer that wants the TLP (checker.cpp); what it finds goes to Python before the
- *   TLP moves on.
+ *   TLP moves on;
+ * - the fault injector's read tracking, where its tap is: a read that crosses there is
+ *   recorded in its read log (reads.cpp).
  *
  * Anything else (a TLP for the bridge itself, one no window routes, a poisoned TLP, a
- * TLP Python's observers or fault injectors want, one that fails the check) is left to
+ * TLP other Python observers or fault injectors want, one that fails the check) is left to
  * Python before anything is done, and takes today's path there. The TLP keeps what the
  * hop leaves for whoever takes it next: the port whose receiver holds its credits and
  * their number, and the switch port it came in by.
@@ -34,6 +36,7 @@
 struct dp_switch;
 struct dp_checker;
 struct dp_memory;
+struct dp_reads;
 
 extern "C" {
 void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, int ro,
@@ -45,6 +48,7 @@ uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_s
 				uint32_t rcb_128, uint32_t split_on_all_rcb, dp::TlpHeader *cpls,
 				uint32_t *offsets, uint32_t cap);
 uint32_t dp_mem_write_runs(const dp::TlpHeader *req, uint32_t *runs);
+uint64_t dp_reads_put_tlp(dp_reads *r, const dp::TlpHeader *h);
 }
 
 /* memory.cpp: the RAM regions by bus address */
@@ -110,6 +114,8 @@ struct dp_rxend {
 	 * said it */
 	SwitchPort *pending = nullptr;
 	uint32_t pending_queue = 0;
+	/* where the reads that cross here are recorded for a fault injector (reads.cpp) */
+	dp_reads *reads = nullptr;
 };
 
 /* a completion the root complex has made, waiting to be routed (dp_rc_next) */
@@ -246,6 +252,12 @@ void dp_fab_end_set(dp_rxend *end, uint32_t kinds, dp_checker *ck, uint32_t link
 	end->ck_dir = dir;
 }
 
+/* where the reads crossing end are recorded from now on (none: null) */
+void dp_fab_end_reads(dp_rxend *end, dp_reads *reads)
+{
+	end->reads = reads;
+}
+
 /*
  * A TLP of the library's own (handle), received at end as the receipt-th TLP of link
  * port port, crosses the bridge and the switch: 0 when it waits in its egress port's
@@ -268,6 +280,8 @@ int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handl
 	uint32_t queue;
 	if (!fab->route(*end, h, &out, &queue))
 		return -1;
+	if (end->reads && kind_of(h) == KIND_MRD)
+		dp_reads_put_tlp(end->reads, &h);
 	if (end->ck && dp_ck_observe(end->ck, end->ck_link, end->ck_dir, &h, data_len, stop)) {
 		end->pending = out;
 		end->pending_queue = queue;

@@ -14,6 +14,7 @@ import collections
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import cocotb
 from cocotb.triggers import Event, Timer
@@ -149,6 +150,7 @@ class _Req:
     rule: FaultRule | None = None
     started: bool = False
     last_release_ns: float = 0.0
+    number: int = 0  # its number in the library's read log (keep_reads_in)
 
 
 class FaultInjector:
@@ -161,6 +163,7 @@ class FaultInjector:
         self.ranges: list[tuple[int, int, str]] = []
         self.rng = random.Random(seed)
         self._reqs: dict[int, _Req] = {}
+        self._log: Any = None  # the library's read log, when the reads are kept there
         self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
         self._reorder: list[tuple[int, Tlp]] = []
         self._reorder_kick = Event()
@@ -182,6 +185,10 @@ class FaultInjector:
 
     def name_range(self, base: int, size: int, name: str) -> None:
         """Requests into ``[base, base+size)`` target ``name`` (newest naming wins)."""
+        if self._log is not None:
+            # a read already made keeps the target it had when it was made
+            for tag in self._log.tags():
+                self._req(tag)
         self.ranges.insert(0, (base, size, name))
 
     def target_of(self, address: int) -> str:
@@ -201,15 +208,46 @@ class FaultInjector:
         if link != self.link or direction != UP or tlp.fmt_type not in MEM_READS:
             return
         addr = tlp.address + tlp.get_first_be_offset()
-        self._reqs[tlp.tag] = _Req(addr, tlp.get_be_byte_count(), self.target_of(addr))
+        nbytes = tlp.get_be_byte_count()
+        number = self._log.put(tlp.tag, addr, nbytes) if self._log is not None else 0
+        self._reqs[tlp.tag] = _Req(addr, nbytes, self.target_of(addr), number=number)
+
+    def keep_reads_in(self, log: Any) -> None:
+        """Keep the read requests in ``log`` from now on (a
+        :class:`tb.models.native.ReadLog`: the compiled data path's library records
+        there the reads it moves past this injector's tap itself, so that Python need
+        not see them); those already known move there."""
+        for tag, req in self._reqs.items():
+            req.number = log.put(tag, req.address, req.nbytes)
+        self._log = log
+
+    def _req(self, tag: int) -> _Req | None:
+        """The read request under ``tag``: the one observed last, or None."""
+        if self._log is None:
+            return self._reqs.get(tag)
+        got = self._log.get(tag)
+        if got is None:
+            self._reqs.pop(tag, None)
+            return None
+        number, address, nbytes = got
+        req = self._reqs.get(tag)
+        if req is None or req.number != number:  # recorded by the library
+            req = self._reqs[tag] = _Req(address, nbytes, self.target_of(address), number=number)
+        return req
+
+    def _done(self, tag: int) -> None:
+        """The request under ``tag`` has ended."""
+        self._reqs.pop(tag, None)
+        if self._log is not None:
+            self._log.drop(tag)
 
     def forget(self, requester_id: int, tag: int) -> None:
         """The hard IP timed the request out: drop what is known of it."""
-        self._reqs.pop(tag, None)
+        self._done(tag)
 
     # --- the receive side: completions to the FPGA -----------------------------------------
     async def _receive(self, tlp: Tlp) -> None:
-        req = self._reqs.get(tlp.tag) if tlp.fmt_type in COMPLETIONS else None
+        req = self._req(tlp.tag) if tlp.fmt_type in COMPLETIONS else None
         if req is None:
             await self._deliver(tlp)
             return
@@ -231,7 +269,7 @@ class FaultInjector:
                     break
         last = ends_request(tlp)
         if last:
-            del self._reqs[tlp.tag]
+            self._done(tlp.tag)
         kind = req.rule.kind if req.rule else None
         if kind is None:
             await self._deliver(tlp)

@@ -18,12 +18,14 @@ from ..models.native import (
     KINDS,
     Egress,
     End,
+    ReadLog,
     RootServe,
     enabled,
     fabric_of,
 )
 from ..models.timeline import CompiledTimeline, timeline
 from .compiled_checker import CompiledChecker
+from .link import UP
 
 
 def _unwrap(handler: Any, wrappers: dict[Any, Any]) -> Any:
@@ -49,6 +51,12 @@ def arm(tb: Any) -> None:
         wrappers[injector.handler] = injector.inner
         gates.setdefault(id(injector.port), []).append(injector.idle)
     checker = tb.checker if isinstance(tb.checker, CompiledChecker) else None
+    # the fault injector's read tracking, which the library does where the injector's
+    # tap is (the reads it moves there it records in the injector's log)
+    faults = tb.faults
+    reads = ReadLog(fabric.lib)
+    faults.keep_reads_in(reads)
+    reads_at = (faults.link, UP)
     where = {}  # link port -> (link, direction) of its tap
     for name, link in taps.links.items():
         where[id(link.lower)] = (name, "down")
@@ -99,14 +107,19 @@ def arm(tb: Any) -> None:
                 end.set(7, None, None, None)
                 continue
             name, direction = end.tap
+            here = end.tap == reads_at
             kinds, uses_checker = 0, False
             for bit, types in KINDS:
                 wanted = [o for t in types for o in taps.observers_of(name, direction, t)]
                 ours = [o for o in wanted if checker is not None and o == checker.observe]
                 uses_checker = uses_checker or bool(ours)
-                if len(ours) == len(wanted):  # none, or only the checker the library runs
+                if here:
+                    ours += [o for o in wanted if o == faults.observe]
+                if len(ours) == len(wanted):  # none, or only what the library runs
                     kinds |= bit
-            end.set(kinds, checker if uses_checker else None, name, direction)
+            end.set(
+                kinds, checker if uses_checker else None, name, direction, reads if here else None
+            )
 
     plan()
     taps.listeners.append(plan)

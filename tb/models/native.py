@@ -186,13 +186,22 @@ class End:
         self._to = ctypes.c_uint32()
         link_port.native_end = self
 
-    def set(self, kinds: int, checker: Any, link: str | None, direction: str | None) -> None:
+    def set(
+        self,
+        kinds: int,
+        checker: Any,
+        link: str | None,
+        direction: str | None,
+        reads: ReadLog | None = None,
+    ) -> None:
         """What may cross (fabric.cpp's bits) and the compiled checker that sees it
-        (None: no checker here) on ``link`` travelling ``direction``."""
+        (None: no checker here) on ``link`` travelling ``direction``; the reads that
+        cross are recorded in ``reads`` (None: nowhere)."""
         self.checker, self.link, self.direction = checker, link, direction
         ck = checker.ck if checker is not None else None
         number = checker.link_number(link) if checker is not None else 0
         self.lib.dp_fab_end_set(self.end, kinds, ck, number, 0 if direction == "up" else 1)
+        self.lib.dp_fab_end_reads(self.end, reads.reads if reads is not None else None)
 
     def cross(self, handle: int, receipt: int) -> bool:
         """Move the library's TLP ``handle`` (the ``receipt``-th received here) across
@@ -218,6 +227,52 @@ class End:
         if not arbiter.busy:
             arbiter.push(None)
         return True
+
+
+class ReadLog:
+    """The read requests a fault injector keeps track of, by tag, in the library
+    (``tb/dp/reads.cpp``): where the library moves a read across the link end the
+    injector watches, it records it here itself (:meth:`End.set`), and Python records
+    the reads it moves (:meth:`put`). A read is (number, address of its first enabled
+    byte, bytes it asks for); its number grows with each read recorded, so a read of a
+    reused tag is told from the one before."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib = lib
+        self.reads = lib.dp_reads_new()
+        self._address = ctypes.c_uint64()
+        self._nbytes = ctypes.c_uint32()
+
+    def __del__(self) -> None:
+        reads, self.reads = getattr(self, "reads", None), None
+        if reads is not None:
+            self.lib.dp_reads_free(reads)
+
+    def put(self, tag: int, address: int, nbytes: int) -> int:
+        """Record a read under ``tag`` (replacing any): its number."""
+        return self.lib.dp_reads_put(self.reads, tag, address, nbytes)
+
+    def get(self, tag: int) -> tuple[int, int, int] | None:
+        """The read under ``tag``: (number, address, bytes), or None."""
+        number = self.lib.dp_reads_get(
+            self.reads, tag, ctypes.byref(self._address), ctypes.byref(self._nbytes)
+        )
+        return (number, self._address.value, self._nbytes.value) if number else None
+
+    def drop(self, tag: int) -> None:
+        """Forget the read under ``tag``."""
+        self.lib.dp_reads_drop(self.reads, tag)
+
+    def tags(self) -> list[int]:
+        """The tags with a read, in order."""
+        out, tag = [], self.lib.dp_reads_next(self.reads, 0)
+        while tag < TAGS:
+            out.append(tag)
+            tag = self.lib.dp_reads_next(self.reads, tag + 1)
+        return out
+
+
+TAGS = 1024  # reads.cpp's table: 10-bit tags
 
 
 class Egress:
