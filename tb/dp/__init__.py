@@ -236,6 +236,7 @@ def library() -> ctypes.CDLL:
         ("dp_fab_end_set", None, [p, u32, p, u32, u32]),
         ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, ctypes.POINTER(u32)]),
         ("dp_fab_egress", i, [p, p, u32, u64]),
+        ("dp_fab_arbitrate", i, [p, p, p, u32, u32, p, i, u64, pu64, pu64]),
         ("dp_rc_serve", i, [p, p, p, u32, u64, u32, u32, u32, u64]),
         ("dp_rc_next", i, [p, p, ctypes.POINTER(u32)]),
         ("dp_tlp_release", i, [p, u64, u64]),

@@ -49,6 +49,13 @@ uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_s
 				uint32_t *offsets, uint32_t cap);
 uint32_t dp_mem_write_runs(const dp::TlpHeader *req, uint32_t *runs);
 uint64_t dp_reads_put_tlp(dp_reads *r, const dp::TlpHeader *h);
+uint64_t dp_sw_next(dp_switch *sw, uint32_t port);
+int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
+int dp_port_must_wait(dp_port *port, uint64_t now);
+void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
+		  uint32_t type, uint64_t dc);
+int dp_tlp_release(dp_calendar *cal, uint64_t handle, uint64_t now);
+uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire);
 }
 
 /* memory.cpp: the RAM regions by bus address */
@@ -317,6 +324,44 @@ int dp_fab_egress(dp_calendar *cal, dp_fabric *fab, uint32_t port, uint64_t hand
 	if (dp_match_function(&b.fn, &h) != 0)
 		return 0;
 	return dp_match_secondary(&b.win, &h) == 1;
+}
+
+/*
+ * Switch port port's arbitration (tb/models/switch.py's _arbitrate_compiled: the
+ * passes of dp_sw_next over the queues of switch sw's port number) from the TLP
+ * *handle it has just handed on, run here while it need not wait: a TLP of the
+ * library's own that crosses the port's bridge onto its link (dp_fab_egress) goes
+ * onto that link as CompiledTlpPort.send_released puts it there, its last receiver's
+ * credits released first (its credits taken, the wire free; fc_ready: the link's flow
+ * control is initialized). *sent counts those. Returns 0 when a pass finds the queues
+ * empty; else it stops at the TLP *handle, which is Python's: 1, nothing done to it (a
+ * TLP of Python's, one the bridge keeps); 2, its credits released, for Python's credit
+ * gate and send (it must wait for credit or for the wire).
+ */
+int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t number,
+		     uint32_t port, dp_port *link, int fc_ready, uint64_t now, uint64_t *handle,
+		     uint64_t *sent)
+{
+	uint64_t t = *handle;
+
+	for (;;) {
+		uint64_t dc, wire;
+
+		*handle = t;
+		if (!(t & DP_NATIVE) || !dp_fab_egress(cal, fab, port, t))
+			return 1;
+		dp_tlp_release(cal, t, now);
+		uint32_t kind = dp_tlp_fc(cal, t, &dc, &wire);
+		/* the gate's two checks, neither of which does anything when it fails */
+		if (!fc_ready || dp_port_must_wait(link, now) ||
+		    !dp_port_take_credit(link, 0, kind, dc))
+			return 2;
+		dp_port_send(link, now, t, wire, 0, kind, dc);
+		++*sent;
+		t = dp_sw_next(sw, number);
+		if (t == UINT64_MAX)
+			return 0;
+	}
 }
 
 /*

@@ -198,18 +198,21 @@ class CompiledTlpPort(TlpPort):
         self._lib.dp_port_send(self._p, steps(), handle, pkt.get_wire_size(), vc, kind, dc)
         line.poke()
 
-    async def send_native(self, handle: int) -> None:
+    async def send_released(self, handle: int) -> None:
         """:meth:`send` of the library's own TLP ``handle``, which a hop in the library
-        hands on: its last receiver's credits released, the same credit gate and wait
-        for the wire, then onto the wire; no Python TLP made."""
+        hands on with its last receiver's credits released: the same credit gate and
+        wait for the wire, then onto the wire; no Python TLP made."""
         line, lib = self._line, self._lib
-        if lib.dp_tlp_release(line.calendar, handle, steps()):
-            line.poke()
         dc, wire = self._dc, self._wire
         kind = lib.dp_tlp_fc(line.calendar, handle, ctypes.byref(dc), ctypes.byref(wire))
         await self._gate(0, kind, dc.value)
         lib.dp_port_send(self._p, steps(), handle, wire.value, 0, kind, dc.value)
         line.poke()
+
+    @property
+    def fc_ready(self) -> bool:
+        """Whether the link's flow control (virtual channel 0) is initialized."""
+        return self.fc_state[0].initialized.is_set()
 
     async def _gate(self, vc: int, kind: int, dc: int) -> None:
         """Take a TLP's credits (``kind``: P, NP, CPL; ``dc`` data credits on ``vc``),

@@ -287,18 +287,43 @@ class Egress:
         self._holder, self._name = holder, name  # where the bridge keeps its link's send
         self.send = getattr(holder, name)
         switch_port.native_egress = self
+        self._handle, self._sent = ctypes.c_uint64(), ctypes.c_uint64()
+        self._handle_ref, self._sent_ref = ctypes.byref(self._handle), ctypes.byref(self._sent)
 
-    def crosses(self, handle: int) -> bool:
-        """Whether the library's TLP ``handle`` crosses the bridge onto the link (else
-        Python takes it through the bridge)."""
-        if not (
+    def armed(self) -> bool:
+        """Whether the bridge's handlers are the ones armed."""
+        return (
             self.switch_port.tx_handler is self.tx
             and getattr(self._holder, self._name) is self.send
-            and self.lib.dp_fab_egress(self.cal, self.fabric.fab, self.index, handle)
-        ):
-            return False
-        self.fabric.crossings += 1
-        return True
+        )
+
+    def arbitrate(self, handle: int, sw: int, number: int) -> tuple[int, int]:
+        """The switch port's arbitration (switch ``sw``'s port ``number``) from the
+        library's TLP ``handle`` it has just handed on, in the library: each TLP of its
+        own that crosses onto the link sent there, pass after pass, while none must wait
+        (``dp_fab_arbitrate``). (0, 0) when the queues are empty; else where it stopped
+        and the TLP's handle: 1, a TLP for Python to move; 2, one of the library's, its
+        credits released, for :meth:`CompiledTlpPort.send_released`."""
+        self._handle.value = handle
+        self._sent.value = 0
+        link = self.link
+        got = self.lib.dp_fab_arbitrate(
+            self.cal,
+            self.fabric.fab,
+            sw,
+            number,
+            self.index,
+            link._p,
+            link.fc_ready,
+            steps(),
+            self._handle_ref,
+            self._sent_ref,
+        )
+        sent = self._sent.value
+        if sent or got == 2:
+            self.fabric.line.poke()
+            self.fabric.crossings += sent + (got == 2)
+        return got, self._handle.value
 
 
 def _layout(space: Any) -> tuple:

@@ -172,13 +172,23 @@ async def _arbitrate_compiled(port, switch: _CompiledSwitch) -> None:
     library's own crosses the port's bridge onto its link there too, where it can
     (:class:`tb.models.native.Egress`)."""
     lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
-    while (handle := lib.dp_sw_next(sw, number)) != NOT_SCHEDULED:
+    handle = lib.dp_sw_next(sw, number)
+    while handle != NOT_SCHEDULED:
         egress = port.native_egress
         if egress is not None and handle & NATIVE:
             if egress.link is None:
                 if egress.serve(handle):  # the root complex's answer, in the library
+                    handle = lib.dp_sw_next(sw, number)
                     continue
-            elif egress.crosses(handle):
-                await egress.link.send_native(handle)
-                continue
+            elif egress.armed():
+                # onto the link in the library, it and the passes after it while what
+                # they hand on is the library's own and need not wait
+                got, handle = egress.arbitrate(handle, sw, number)
+                if got == 0:
+                    return
+                if got == 2:  # to wait for credit or the wire, here
+                    await egress.link.send_released(handle)
+                    handle = lib.dp_sw_next(sw, number)
+                    continue
         await port.tx_handler(line.take(handle))
+        handle = lib.dp_sw_next(sw, number)
