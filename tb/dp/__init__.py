@@ -48,6 +48,7 @@ _NAMES = (
     "checker.cpp",
     "fabric.cpp",
     "reads.cpp",
+    "card.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -243,6 +244,8 @@ def library() -> ctypes.CDLL:
         ("dp_tlp_fc", u32, [p, u64, pu64, pu64]),
         ("dp_fab_finish", None, [p, p, p, u64, u32, u64, ctypes.POINTER(u32)]),
         ("dp_fab_end_reads", None, [p, p]),
+        ("dp_rq_write_tlp", i, [p, u32, u32, u32, u32, ctypes.POINTER(TlpHeader), pu64]),
+        ("dp_rq_write", i, [p, p, p, u32, u32, u32, u32, i, i, u64, pu64]),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
         ("dp_reads_put", u64, [p, u32, u64, u32]),
@@ -271,6 +274,7 @@ def library() -> ctypes.CDLL:
         ("dp_sw_next", u64, [p, u32]),
         ("dp_tlp_unpack", i, [p, ctypes.POINTER(TlpHeader)]),
         ("dp_tlp_pack", u64, [ctypes.POINTER(TlpHeader), p]),
+        ("dp_tlp_check", i, [ctypes.POINTER(TlpHeader), u64]),
         (
             "dp_rc_read_completions",
             u32,

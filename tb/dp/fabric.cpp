@@ -95,19 +95,6 @@ uint32_t kind_of(const dp::TlpHeader &h)
 	return 0;
 }
 
-/* cocotbext-pcie's Tlp.check() on what the hops move */
-bool check(const dp::TlpHeader &h, uint64_t data_len)
-{
-	if (h.has_data() && uint64_t(h.length) * 4 != data_len)
-		return false;
-	if (h.type == dp::TYPE_MEM && uint64_t(h.length) * 4 > 0x1000 - (h.address & 0xfff))
-		return false;
-	if (h.type == dp::TYPE_CPL && h.has_data() &&
-	    uint64_t(h.byte_count) + (h.lower_address & 3) + 3 < uint64_t(h.length) * 4)
-		return false;
-	return true;
-}
-
 }  // namespace
 
 /* a link end at a bridge whose TLPs of the library's own may cross it here */
@@ -281,7 +268,7 @@ int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handl
 	if (bytes.size() < 12 || !dp::unpack_header(bytes.data(), h))
 		return -1;
 	uint64_t data_len = bytes.size() - h.header_bytes();
-	if (!(kind_of(h) & end->kinds) || h.ep || !check(h, data_len))
+	if (!(kind_of(h) & end->kinds) || h.ep || !dp::check(h, data_len))
 		return -1;
 	SwitchPort *out;
 	uint32_t queue;
@@ -314,7 +301,7 @@ int dp_fab_egress(dp_calendar *cal, dp_fabric *fab, uint32_t port, uint64_t hand
 
 	if (bytes.size() < 12 || !dp::unpack_header(bytes.data(), h))
 		return 0;
-	if (!kind_of(h) || h.ep || !check(h, bytes.size() - h.header_bytes()))
+	if (!kind_of(h) || h.ep || !dp::check(h, bytes.size() - h.header_bytes()))
 		return 0;
 	if (sp.upstream) {
 		if (b.root || dp_match_function(&b.fn, &h) != 0)
@@ -418,7 +405,7 @@ int dp_rc_serve(dp_calendar *cal, dp_fabric *fab, dp_memory *mem, uint32_t host,
 		return -1;
 	uint64_t data_len = t.bytes.size() - h.header_bytes();
 	uint32_t kind = kind_of(h);
-	if (!(kind == KIND_MRD || kind == KIND_MWR) || h.ep || !check(h, data_len))
+	if (!(kind == KIND_MRD || kind == KIND_MWR) || h.ep || !dp::check(h, data_len))
 		return -1;
 	if (!hp.upstream || !hp.bridge->root)
 		return -1;

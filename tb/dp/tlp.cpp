@@ -154,6 +154,20 @@ size_t pack_header(const TlpHeader &h, uint8_t *out)
 	return 0;
 }
 
+/* cocotbext-pcie's Tlp.check() on what the compiled path moves (memory requests and
+ * completions): true where it holds for the TLP without a doubt */
+bool check(const TlpHeader &h, uint64_t data_len)
+{
+	if (h.has_data() && uint64_t(h.length) * 4 != data_len)
+		return false;
+	if (h.type == TYPE_MEM && uint64_t(h.length) * 4 > 0x1000 - (h.address & 0xfff))
+		return false;
+	if (h.type == TYPE_CPL && h.has_data() &&
+	    uint64_t(h.byte_count) + (h.lower_address & 3) + 3 < uint64_t(h.length) * 4)
+		return false;
+	return true;
+}
+
 }  // namespace dp
 
 extern "C" {
@@ -168,6 +182,12 @@ int dp_tlp_unpack(const uint8_t *p, dp::TlpHeader *h)
 uint64_t dp_tlp_pack(const dp::TlpHeader *h, uint8_t *out)
 {
 	return dp::pack_header(*h, out);
+}
+
+/* dp::check of *h with data_len bytes of data */
+int dp_tlp_check(const dp::TlpHeader *h, uint64_t data_len)
+{
+	return dp::check(*h, data_len);
 }
 
 }  // extern "C"

@@ -75,6 +75,8 @@ struct TlpHeader {
 int unpack_header(const uint8_t *p, TlpHeader &h);
 /* h's header into out (16 bytes room): its size in bytes, 0 on a type it cannot carry */
 size_t pack_header(const TlpHeader &h, uint8_t *out);
+/* cocotbext-pcie's Tlp.check() on a memory request or completion with data_len bytes */
+bool check(const TlpHeader &h, uint64_t data_len);
 
 }  // namespace dp
 

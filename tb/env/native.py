@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cocotbext.pcie.core.device import Device
 from cocotbext.pcie.core.port import Port
 
 from ..models.compiled_link import CompiledTlpPort
@@ -16,6 +17,7 @@ from ..models.native import (
     FROM_PRIMARY,
     FROM_SECONDARY,
     KINDS,
+    CardEnd,
     Egress,
     End,
     ReadLog,
@@ -24,6 +26,7 @@ from ..models.native import (
     fabric_of,
 )
 from ..models.timeline import CompiledTimeline, timeline
+from ..models.transactors import TransactorRqSink
 from .compiled_checker import CompiledChecker
 from .link import UP
 
@@ -123,6 +126,16 @@ def arm(tb: Any) -> None:
 
     plan()
     taps.listeners.append(plan)
+    # the card's end of its link: the hard-IP model's posted writes from RQ
+    dev, port = tb.dev, tb.dev.upstream_port
+    if (
+        isinstance(dev.rq_sink, TransactorRqSink)
+        and type(port).send is CompiledTlpPort.send
+        and type(port).classify_tlp_vc is Port.classify_tlp_vc
+        and type(dev).send is Device.send
+        and type(dev).upstream_send is Device.upstream_send
+    ):
+        dev.card_end = CardEnd(fabric, port)
     # the root complex's memory, behind its host bridge's port
     rc = tb.rc
     host = next((sp for sp in rc.switch_ports if sp.upstream), None)

@@ -181,12 +181,17 @@ class EventDrivenLoops(UltraScalePlusPcieDevice):
             waits += [sig.value_change for sig in (msi, msix) if sig is not None]
             await First(*waits)
 
+    def seq_nums_dropped(self) -> bool:
+        """Whether the requester sequence numbers are dropped as they come (nothing
+        reports them to the RTL)."""
+        return (
+            active()
+            and self.pcie_rq_seq_num0 is None
+            and not getattr(self, "pcie_rq_seq_num1", None)
+        )
+
     async def _run_rq_seq_num_logic(self) -> None:
-        if (
-            not active()
-            or self.pcie_rq_seq_num0 is not None
-            or getattr(self, "pcie_rq_seq_num1", None)
-        ):
+        if not self.seq_nums_dropped():
             await super()._run_rq_seq_num_logic()
             return
         while True:  # nothing to report them on: drop the sequence numbers as they come

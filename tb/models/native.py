@@ -229,6 +229,62 @@ class End:
         return True
 
 
+class CardEnd:
+    """The card's hard-IP model's end of its link (``port``) in the library
+    (``tb/dp/card.cpp``): the posted writes the RTL hands RQ that the model would send
+    at once, sent by the library (:meth:`write`) with no Python TLP made; the model
+    decides when (:meth:`tb.models.hardip.PevbUspDevice._rq_write_now`)."""
+
+    MAX_DWORDS = 4 + 1024  # the descriptor, then the largest payload
+
+    def __init__(self, fabric: Fabric, port: Any) -> None:
+        self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
+        self.port = port
+        self.writes = 0  # posted writes the library sent
+        self._words = (ctypes.c_uint32 * self.MAX_DWORDS)()
+        self._dc = ctypes.c_uint64()
+        self._dc_ref = ctypes.byref(self._dc)
+
+    def write(self, frame: Any, bus: int, gated: bool = False) -> int:
+        """Send the posted write of RQ frame ``frame`` (its requester's bus ``bus``
+        where the descriptor leaves it to the core) on the link now: 1 when the library
+        has; 0 when it is not one the library moves; 2 when it must wait for credit or
+        the wire (nothing done): after :meth:`gate`, send it again with ``gated``."""
+        data = frame.data
+        n = len(data)
+        port = self.port
+        if n > self.MAX_DWORDS or "send" in port.__dict__:
+            return 0
+        words = self._words
+        words[:n] = data
+        got = self.lib.dp_rq_write(
+            self.cal,
+            port._p,
+            words,
+            n,
+            frame.first_be,
+            frame.last_be,
+            bus,
+            port.fc_ready,
+            gated,
+            steps(),
+            self._dc_ref,
+        )
+        if got == 1:
+            self.fabric.line.poke()
+            self.writes += 1
+            self.fabric.crossings += 1
+        return got
+
+    async def gate(self) -> None:
+        """The link's credit gate for the posted write :meth:`write` last found waiting
+        (``CompiledTlpPort._gate``): its credits taken and the wire's place free."""
+        await self.port._gate(0, POSTED, self._dc.value)
+
+
+POSTED = 0  # the credit type of a posted request (cocotbext-pcie's FcType.P)
+
+
 class ReadLog:
     """The read requests a fault injector keeps track of, by tag, in the library
     (``tb/dp/reads.cpp``): where the library moves a read across the link end the

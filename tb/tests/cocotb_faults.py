@@ -93,8 +93,8 @@ async def test_checker_names_bad_requests_from_the_rtl(dut):
     """A request the RTL hands the hard IP that it cannot send is a violation the checker
     names with the link (fpga, rq: the hard IP's user interface) and the time, and the
     hard IP drops it and keeps working: a write whose payload is a DWORD short of its
-    length field (a TLP joined or cut across a reset), and a read whose tag is still
-    outstanding. The engine moves data afterwards."""
+    length field (a TLP joined or cut across a reset), one with a reserved address type,
+    and a read whose tag is still outstanding. The engine moves data afterwards."""
     h = await setup(dut, checker_mode="record")
     tb = h.tb
     tb.checker.violations.clear()
@@ -116,6 +116,12 @@ async def test_checker_names_bad_requests_from_the_rtl(dut):
     tb.dev.rq_sink._sink_frame(short)
     await Timer(1, "us")
     assert bytes(buf[0:32]) == bytes(32), "the malformed write landed"
+    # a write with the reserved Address Type 3
+    reserved = request(TlpType.MEM_WRITE, 0, bytes(range(32))).pack_us_rq()
+    reserved.data[0] |= 3
+    tb.dev.rq_sink._sink_frame(reserved)
+    await Timer(1, "us")
+    assert bytes(buf[0:32]) == bytes(32), "the write with a reserved address type landed"
     # tag 9 stays outstanding (its completions held), then a read asks for tag 9 again
     tb.faults.add(FaultRule("hold", target="host", count=0))
     tb.dev.rq_sink._sink_frame(request(TlpType.MEM_READ, 9).pack_us_rq())
@@ -126,10 +132,11 @@ async def test_checker_names_bad_requests_from_the_rtl(dut):
     found = tb.checker.violations
     assert [(v.link, v.direction, v.rule) for v in found] == [
         ("fpga", "rq", "rq-malformed"),
+        ("fpga", "rq", "rq-malformed"),
         ("fpga", "rq", "tag-in-use"),
     ], found
     assert all(v.time_ns > 0 and f"at {v.time_ns:.1f} ns" in str(v) for v in found)
-    assert "tag 9 reused" in found[1].message
+    assert "tag 9 reused" in found[2].message
     tb.faults.clear()
     await tb.faults.release_held()
     await Timer(2, "us")

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The card's end of its link in the compiled data path (docs/performance.md, "Design:
+ * the compiled data path", stage 3): what the UltraScale+ hard-IP model
+ * (cocotbext-pcie's UltraScalePlusPcieDevice with tb/models/hardip.py) does with a TLP
+ * the RTL hands it, done here where nothing in Python needs to see it.
+ *
+ * A posted memory write from the requester request stream (RQ): its descriptor
+ * (PG213, "Requester Request Descriptor Format") and data become the TLP
+ * Tlp_us.unpack_us_rq makes (the request type, the address and its format, the dword
+ * count, the requester ID with the bus number the core captured where the descriptor
+ * does not set it, tag, traffic class, attributes, address type, byte enables), checked
+ * as Tlp.check() checks it, and sent on the card's link as CompiledTlpPort.send sends
+ * it: at once where it need not wait (its credits there, the wire's place free), else
+ * after Python's credit gate has waited. Anything else (another request type, a
+ * poisoned write, a TLP that fails the check) is left to Python with nothing done.
+ */
+#include "dp.h"
+#include "tlp.h"
+
+#include <cstring>
+#include <vector>
+
+extern "C" {
+int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
+int dp_port_must_wait(dp_port *port, uint64_t now);
+void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
+		  uint32_t type, uint64_t dc);
+}
+
+namespace {
+
+/* the Req Type of a memory write (PG213, Table "Transaction Types") */
+constexpr uint32_t REQ_MEM_WRITE = 0x1;
+/* the credit type of a posted request */
+constexpr uint32_t FC_POSTED = 0;
+
+}  // namespace
+
+extern "C" {
+
+/*
+ * The TLP Tlp_us.unpack_us_rq makes of an RQ frame's dwords (dw, n of them: the
+ * descriptor's four, then the data) and its byte enables, the requester ID's bus set to
+ * bus where the descriptor leaves it to the core: its header into *h and its data
+ * length in bytes; 0 where it is not a memory write this path moves (no poisoned
+ * write, no reserved address type, no length outside 1 to 1024 dwords).
+ */
+int dp_rq_write_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
+		    uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
+{
+	if (n < 4 || ((dw[2] >> 11) & 0xf) != REQ_MEM_WRITE || (dw[2] & (1u << 15)))
+		return 0;
+	if ((dw[0] & 3) == 3)	/* a reserved address type: the hard IP refuses it */
+		return 0;
+	uint32_t length = dw[2] & 0x7ff;
+	if (length == 0 || length > 1024)
+		return 0;
+	std::memset(h, 0, sizeof(*h));
+	h->type = dp::TYPE_MEM;
+	h->address = (uint64_t(dw[1]) << 32) | (dw[0] & ~3u);
+	h->fmt = h->address > 0xffffffffull ? dp::FMT_4DW_DATA : dp::FMT_3DW_DATA;
+	h->at = dw[0] & 3;
+	h->length = length;
+	uint32_t rid = dw[2] >> 16;
+	if (!(dw[3] & (1u << 24)))
+		rid = (bus & 0xff) << 8 | (rid & 0xff);
+	h->requester_id = uint16_t(rid);
+	h->tag = dw[3] & 0xff;
+	h->tc = (dw[3] >> 25) & 7;
+	h->attr = (dw[3] >> 28) & 7;
+	h->first_be = first_be & 0xf;
+	h->last_be = last_be & 0xf;
+	*data_len = uint64_t(n - 4) * 4;
+	return 1;
+}
+
+/*
+ * The hard IP sends the posted write of an RQ frame (as dp_rq_write_tlp reads it) on
+ * the card's link port, at step now: 1 when it has; 0 when it is not a write the
+ * library moves (nothing done, Python sends it); 2 when it must wait for credit or for
+ * the wire (fc_ready: the link's flow control is initialized), nothing done and *dc
+ * its data credits, for Python's gate (CompiledTlpPort._gate), after which it is sent
+ * with gated set (the gate passed: its credits taken, the wire's place free).
+ */
+int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
+		uint32_t first_be, uint32_t last_be, uint32_t bus, int fc_ready, int gated,
+		uint64_t now, uint64_t *dc)
+{
+	dp::TlpHeader h;
+	uint64_t data_len;
+
+	if (!dp_rq_write_tlp(dw, n, first_be, last_be, bus, &h, &data_len) ||
+	    !dp::check(h, data_len))
+		return 0;
+	*dc = (data_len / 4 + 3) / 4;
+	/* TlpPort.send's gate: credit taken, then the wire's place free, both at once */
+	if (!gated && (!fc_ready || dp_port_must_wait(port, now) ||
+		       !dp_port_take_credit(port, 0, FC_POSTED, *dc)))
+		return 2;
+	uint8_t raw[16];
+	size_t hb = dp::pack_header(h, raw);
+	std::vector<uint8_t> bytes(raw, raw + hb);
+	bytes.reserve(hb + data_len);
+	for (uint32_t k = 4; k < n; k++) {	/* each data dword little-endian */
+		bytes.push_back(uint8_t(dw[k]));
+		bytes.push_back(uint8_t(dw[k] >> 8));
+		bytes.push_back(uint8_t(dw[k] >> 16));
+		bytes.push_back(uint8_t(dw[k] >> 24));
+	}
+	uint64_t handle = cal->tlp_new(bytes.data(), bytes.size());
+	dp_port_send(port, now, handle, bytes.size() + 8, 0, FC_POSTED, *dc);
+	return 1;
+}
+
+}  // extern "C"
