@@ -49,6 +49,7 @@ _NAMES = (
     "fabric.cpp",
     "reads.cpp",
     "card.cpp",
+    "vpi.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -246,6 +247,14 @@ def library() -> ctypes.CDLL:
         ("dp_fab_end_reads", None, [p, p]),
         ("dp_rq_write_tlp", i, [p, u32, u32, u32, u32, ctypes.POINTER(TlpHeader), pu64]),
         ("dp_rq_write", i, [p, p, p, u32, u32, u32, u32, i, i, u64, pu64]),
+        ("dp_vpi_present", i, []),
+        ("dp_vpi_words", p, [ctypes.c_char_p, u32]),
+        ("dp_vpi_words_free", None, [p]),
+        ("dp_vpi_width", u32, [p]),
+        ("dp_vpi_read", None, [p, u32, ctypes.POINTER(u32)]),
+        ("dp_vpi_write", None, [p, u32, ctypes.POINTER(u32)]),
+        ("dp_vpi_write_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
+        ("dp_vpi_read_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
         ("dp_reads_put", u64, [p, u32, u64, u32]),
@@ -381,6 +390,44 @@ class Memory:
             len(self._out),
         )
         return None if got == NOT_SCHEDULED else self._out.raw[:got]
+
+
+class Words:
+    """A simulator array's words (a transactor's beat buffer) read and written by the
+    library through the simulator's VPI (``vpi.cpp``), a run of words in one call:
+    each word a Python int, as cocotb reads it (x and z bits read 0). Made by
+    :meth:`of`, which says None where the library cannot reach the array."""
+
+    def __init__(self, lib: ctypes.CDLL, words: int, depth: int) -> None:
+        self.lib, self.words, self.depth = lib, words, depth
+        self.width = lib.dp_vpi_width(words)
+        self.stride = 4 * ((self.width + 31) // 32)  # a word's bytes, in whole limbs
+        self._buf = ctypes.create_string_buffer(self.stride * depth)
+
+    @classmethod
+    def of(cls, handle: Any) -> Words | None:
+        """The words of cocotb array ``handle``, or None."""
+        lib = library()
+        words = lib.dp_vpi_words(handle._path.encode(), len(handle))
+        return cls(lib, words, len(handle)) if words else None
+
+    def __del__(self) -> None:
+        words, self.words = getattr(self, "words", None), None
+        if words:
+            self.lib.dp_vpi_words_free(words)
+
+    def write(self, start: int, values: list[int]) -> None:
+        """Words ``start`` on (wrapping at the depth) set to ``values``, at once."""
+        n = self.stride
+        raw = b"".join(v.to_bytes(n, "little") for v in values)
+        self.lib.dp_vpi_write_run(self.words, start, len(values), raw, n)
+
+    def read(self, start: int, count: int) -> list[int]:
+        """``count`` words from ``start`` on (wrapping at the depth)."""
+        n, buf = self.stride, self._buf
+        self.lib.dp_vpi_read_run(self.words, start, count, buf, n)
+        raw = ctypes.string_at(buf, count * n)
+        return [int.from_bytes(raw[k : k + n], "little") for k in range(0, count * n, n)]
 
 
 class Calendar:

@@ -63,6 +63,7 @@ from cocotb.queue import QueueFull
 from cocotb.triggers import ReadWrite, ValueChange
 from cocotbext.pcie.xilinx.us import interface as _us
 
+from ..dp import COMPILED, Words, datapath
 from .signals import WAIT, Beat, Sync, reader, writer
 from .timeline import Timeline, Watch, steps, timeline
 
@@ -238,6 +239,8 @@ class _TransactorStream:
         """Find this stream's transactor and take its buffer and stall maker; it."""
         x = transactor(self.bus)
         self._mem = _Memory(x.mem)
+        # on the compiled data path the library moves a TLP's words in one call
+        self._words = Words.of(x.mem) if datapath() == COMPILED else None
         self._ptr_mod = 2 * self._mem.depth  # the pointers count to twice the depth
         self._pauser = _Pauser(x.pause_inst)
         self._dw = len(self.bus.tdata)
@@ -409,9 +412,13 @@ class _TransactorSource(_TransactorStream):
         if self._pushed > self._taken() + 1:
             self._starts.append(self._pushed)
         mem, depth, pushed = self._mem, self._mem.depth, self._pushed
-        for word in words:
-            mem.write(pushed % depth, word)
-            pushed += 1
+        if self._words is not None:
+            self._words.write(pushed % depth, words)
+            pushed += len(words)
+        else:
+            for word in words:
+                mem.write(pushed % depth, word)
+                pushed += 1
         self._pushed = pushed
         self._write_wr(pushed % self._ptr_mod)
         self.idle_event.clear()
@@ -601,7 +608,10 @@ class _TransactorSink(_TransactorStream):
         if end == self._read:
             return
         mem, depth = self._mem, self._mem.depth
-        words = [mem.read(i % depth) for i in range(self._read, end)]
+        if self._words is not None:
+            words = self._words.read(self._read % depth, end - self._read)
+        else:
+            words = [mem.read(i % depth) for i in range(self._read, end)]
         if self._per_tlp:
             self._unpack(words)
         else:

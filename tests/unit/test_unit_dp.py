@@ -110,3 +110,23 @@ def test_what_sending_a_tlp_of_the_librarys_takes() -> None:
             t.get_wire_size(),
         ), t
         lib.dp_tlp_free(cal.cal, handle)
+
+
+def test_the_library_loads_without_a_simulator() -> None:
+    """The library reaches the simulator's signals through the VPI functions of the
+    process it is loaded into (vpi.cpp, declared weak): outside a simulator it loads
+    all the same, and finds no array (the transactors then move their words in Python)."""
+    lib = dp.library()
+    assert lib.dp_vpi_present() == 0
+    assert lib.dp_vpi_words(b"top.rc_xact.mem", 4) is None
+    assert dp.Words.of(_Array("top.rc_xact.mem", 4)) is None
+
+
+class _Array:
+    """What Words.of reads of a cocotb array handle: its path and its length."""
+
+    def __init__(self, path: str, depth: int) -> None:
+        self._path, self._depth = path, depth
+
+    def __len__(self) -> int:
+        return self._depth
