@@ -139,6 +139,10 @@ SPECS = (
     f"{_CBX}.core.rc:RootComplex.handle_mem_write_tlp",
     "cocotbext.axi.address_space:AddressSpace",
     "cocotbext.axi.address_space:MemoryRegion",
+    # native.py's CardEnd and tb/dp/card.cpp: the hard IP's send of a posted write from
+    # RQ (Tlp_us.unpack_us_rq above, the device's sends)
+    f"{_CBX}.core.device:Device.send",
+    f"{_CBX}.core.device:Device.upstream_send",
     # streams.py, transactors.py: the UltraScale+ stream interfaces
     f"{_CBX}.xilinx.us.interface:RqSink",
     f"{_CBX}.xilinx.us.interface:CcSink",
@@ -203,6 +207,8 @@ FINGERPRINTS = {
     "cocotbext.pcie.core.rc:RootComplex.handle_mem_write_tlp": "81ee5a6fed9caa4f",
     "cocotbext.axi.address_space:AddressSpace": "afc33b43b63ea48d",
     "cocotbext.axi.address_space:MemoryRegion": "a15dbb11918fb821",
+    "cocotbext.pcie.core.device:Device.send": "c7e97fd4da89a6d0",
+    "cocotbext.pcie.core.device:Device.upstream_send": "33b1f3d2453d23e2",
     "cocotbext.pcie.xilinx.us.interface:RqSink": "52607d2e75bbe384",
     "cocotbext.pcie.xilinx.us.interface:CcSink": "f12f3928a860490b",
     "cocotbext.pcie.xilinx.us.interface:RcSource": "1bb9d0876456e001",
