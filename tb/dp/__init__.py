@@ -126,6 +126,41 @@ class TlpHeader(ctypes.Structure):
     ]
 
 
+class RcStream(ctypes.Structure):
+    """An RC stream's layout below 512 bits with one segment (``card.cpp``'s
+    ``dp_rc_stream``): dwords a beat, the tdata, tuser and tkeep widths, the parity's
+    and the discontinue bit's offsets in tuser."""
+
+    _fields_ = [
+        (name, ctypes.c_uint32)
+        for name in ("lanes", "dw", "uw", "kw", "parity_offset", "discontinue_offset")
+    ]
+
+
+class RcFields(ctypes.Structure):
+    """A completion's fields as ``Tlp_us.pack_us_rc`` reads them (``dp_rc_fields``)."""
+
+    _fields_ = [
+        (name, ctypes.c_uint32)
+        for name in (
+            "lower_address",
+            "error_code",
+            "byte_count",
+            "locked",
+            "request_completed",
+            "length",
+            "status",
+            "ep",
+            "requester_id",
+            "tag",
+            "completer_id",
+            "tc",
+            "attr",
+            "discontinue",
+        )
+    ]
+
+
 class FunctionView(ctypes.Structure):
     """What the library's routing reads of a function's configuration (``route.cpp``):
     its BAR registers and masks, its ID, its device and function numbers."""
@@ -255,6 +290,16 @@ def library() -> ctypes.CDLL:
         ("dp_vpi_write", None, [p, u32, ctypes.POINTER(u32)]),
         ("dp_vpi_write_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
         ("dp_vpi_read_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
+        (
+            "dp_rc_pack",
+            u32,
+            [ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(RcStream), p, u32],
+        ),
+        (
+            "dp_rc_push",
+            u32,
+            [p, u32, ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(RcStream), u32],
+        ),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
         ("dp_reads_put", u64, [p, u32, u64, u32]),

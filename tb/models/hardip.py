@@ -483,6 +483,23 @@ class PevbUspDevice(EventDrivenLoops):
         self.rq_np_queue.put_nowait(tlp)
         return True
 
+    # --- the requester completion path (RC) -----------------------------------------------
+    async def _run_rc_logic(self) -> None:
+        """cocotbext-pcie's RC loop; a completion the RC source can take whole (the
+        transactor model on the compiled data path) goes in without a frame made."""
+        while True:
+            tlp = await self.rc_queue.get()
+            source = self.rc_source
+            packs = getattr(source, "packs", None)
+            if packs is not None and packs(tlp):
+                await source.send_completion(tlp)
+            else:
+                await source.send(tlp.pack_us_rc())
+            self.rx_buf_cplh_fc_count = max(self.rx_buf_cplh_fc_count - 1, 0)
+            self.rx_buf_cpld_fc_count = max(
+                self.rx_buf_cpld_fc_count - (tlp.get_data_credits() + 1), 0
+            )
+
     # --- the completer completion path (CC) -----------------------------------------------
     def _track_order(self) -> None:
         """Stamp each TLP the RTL hands the core with its place in arrival order: a

@@ -55,17 +55,21 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 from collections import deque
 from collections.abc import Callable, Iterator
 
 import cocotb
 from cocotb.queue import QueueFull
 from cocotb.triggers import ReadWrite, ValueChange
+from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from ..dp import COMPILED, Words, datapath
+from ..dp import COMPILED, RcFields, RcStream, Words, datapath
 from .signals import WAIT, Beat, Sync, reader, writer
 from .timeline import Timeline, Watch, steps, timeline
+
+_LOCKED = frozenset((TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA))
 
 # the hard IP's stream prefixes and the transactor instances inside pevb_hip_port
 TRANSACTORS = {
@@ -356,6 +360,12 @@ class _TransactorSource(_TransactorStream):
             for m in range(lanes + 1)
         ]
         self._tx_msg = f"TX {'CQ' if self._cq else 'RC'} frame: %r"
+        # RC on the compiled data path: the library packs a completion's words too
+        self._rc_stream = None
+        if self._per_tlp and not self._cq and getattr(self, "_words", None) is not None:
+            self._rc_stream = RcStream(
+                lanes, self._dw, self._uw, self._kw, self.parity_offset, self.discontinue_offset
+            )
 
     def _pack_tlp(self) -> list[int]:
         """cocotbext-pcie's RcSource/CqSource ``_run`` below 512 bits with one segment,
@@ -409,19 +419,74 @@ class _TransactorSource(_TransactorStream):
         ]
 
     def _push(self, words: list[int]) -> None:
-        if self._pushed > self._taken() + 1:
-            self._starts.append(self._pushed)
+        self._starting()
         mem, depth, pushed = self._mem, self._mem.depth, self._pushed
         if self._words is not None:
             self._words.write(pushed % depth, words)
-            pushed += len(words)
         else:
             for word in words:
                 mem.write(pushed % depth, word)
                 pushed += 1
-        self._pushed = pushed
-        self._write_wr(pushed % self._ptr_mod)
+        self._pushed_more(len(words))
+
+    def _starting(self) -> None:
+        """A frame's words go in next: where it starts, if the packer would hold it."""
+        if self._pushed > self._taken() + 1:
+            self._starts.append(self._pushed)
+
+    def _pushed_more(self, count: int) -> None:
+        """``count`` words went into the buffer: the write pointer past them."""
+        self._pushed += count
+        self._write_wr(self._pushed % self._ptr_mod)
         self.idle_event.clear()
+
+    def packs(self, tlp) -> bool:
+        """Whether :meth:`send_completion` may send completion ``tlp`` (an RC source on
+        the compiled data path, the frames not logged)."""
+        return (
+            self._rc_stream is not None
+            and not len(tlp.data) & 3
+            and not self.log.isEnabledFor(logging.INFO)
+        )
+
+    async def send_completion(self, tlp) -> None:
+        """``send(tlp.pack_us_rc())`` with the words packed and written by the library
+        (``tb/dp/card.cpp``, ``dp_rc_push``): the same waits for the queue and the
+        buffer, the same words."""
+        ndw = len(tlp.data) >> 2
+        beats = -(-(3 + ndw) // self.seg_byte_lanes)
+        while self.full():
+            await self._taken_reaches(self._starts[0] - 1)
+        if not self._fits(beats):
+            await self._taken_reaches(self._pushed + beats - self._mem.depth)
+        fields = RcFields(
+            tlp.lower_address,
+            tlp.error_code,
+            tlp.byte_count,
+            tlp.fmt_type in _LOCKED,
+            bool(tlp.request_completed),
+            tlp.length,
+            tlp.status,
+            bool(tlp.ep),
+            int(tlp.requester_id),
+            tlp.tag,
+            int(tlp.completer_id),
+            tlp.tc,
+            tlp.attr,
+            bool(tlp.discontinue),
+        )
+        words = self._words
+        self._starting()
+        count = words.lib.dp_rc_push(
+            words.words,
+            self._pushed % words.depth,
+            fields,
+            bytes(tlp.data),
+            ndw,
+            self._rc_stream,
+            words.stride,
+        )
+        self._pushed_more(count)
 
     async def send(self, frame) -> None:
         while self.full():  # until the first waiting frame is taken

@@ -12,14 +12,19 @@ per-beat code, stepped by hand as the model steps it below 512 bits:
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import random
 
 import pytest
 from cocotb.queue import Queue
 from cocotb.triggers import Event
+from cocotbext.pcie.core.tlp import CplStatus, TlpAttr, TlpTc, TlpType
+from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us import interface as us
+from cocotbext.pcie.xilinx.us.tlp import Tlp_us
 
+from tb import dp
 from tb.models.signals import Beat, Sync
 from tb.models.transactors import (
     TransactorCcSink,
@@ -210,3 +215,71 @@ def test_512_bits_keep_cocotbext_pcies_packer(cls, orig, user: int):
     orig._init(src)
     src._init_pack()
     assert not src._per_tlp
+
+
+# --- packing in the library (the compiled data path) ------------------------------------
+
+
+def _completion(rng: random.Random, lanes: int) -> Tlp_us:
+    """A random completion as the hard-IP model hands RC: any status, error code, lower
+    address, byte count and length (its payload's dwords), locked or not."""
+    t = Tlp_us()
+    ndw = rng.choice([0, 1, 2, 3, lanes, lanes + 1, rng.randint(0, 8 * lanes), 128])
+    t.fmt_type = rng.choice(
+        [TlpType.CPL_DATA, TlpType.CPL_LOCKED_DATA] if ndw else [TlpType.CPL, TlpType.CPL_LOCKED]
+    )
+    t.data = bytearray(rng.getrandbits(8) for _ in range(4 * ndw))
+    t.length = ndw if rng.random() < 0.8 else rng.randrange(1024)
+    t.lower_address = rng.randrange(0x1000)
+    t.byte_count = rng.choice([rng.randrange(4096), 4 * ndw, 4 * ndw - (t.lower_address & 3)])
+    t.byte_count = max(t.byte_count, 0)
+    t.error_code = rng.randrange(16)
+    t.request_completed = rng.random() < 0.5
+    t.status = CplStatus(rng.choice([0, 1, 2, 4]))
+    t.ep = rng.random() < 0.2
+    t.requester_id = PcieId.from_int(rng.randrange(1 << 16))
+    t.completer_id = PcieId.from_int(rng.randrange(1 << 16))
+    t.tag = rng.randrange(256)
+    t.tc = TlpTc(rng.randrange(8))
+    t.attr = TlpAttr(rng.randrange(8))
+    t.discontinue = rng.random() < 0.2
+    return t
+
+
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_rc_words_packed_in_the_library_are_the_models(width: int):
+    """The library's RC words (tb/dp/card.cpp, dp_rc_pack) for a completion are the
+    ones the transactor model packs from ``Tlp_us.pack_us_rc``'s frame, bit for bit."""
+    lib = dp.library()
+    src = _source(TransactorRcSource, us.RcSource, width, 75, per_tlp=True)
+    stream = dp.RcStream(
+        width // 32, width, 75, width // 32, src.parity_offset, src.discontinue_offset
+    )
+    stride = 4 * ((width + 75 + width // 32 + 1 + 31) // 32)
+    out = ctypes.create_string_buffer(stride * 600)
+    rng = random.Random(width)
+    for _ in range(500):
+        t = _completion(rng, width // 32)
+        want = src._pack(t.pack_us_rc())
+        f = dp.RcFields(
+            t.lower_address,
+            t.error_code,
+            t.byte_count,
+            t.fmt_type in (TlpType.CPL_LOCKED, TlpType.CPL_LOCKED_DATA),
+            bool(t.request_completed),
+            t.length,
+            t.status,
+            bool(t.ep),
+            int(t.requester_id),
+            t.tag,
+            int(t.completer_id),
+            t.tc,
+            t.attr,
+            bool(t.discontinue),
+        )
+        n = lib.dp_rc_pack(
+            ctypes.byref(f), bytes(t.data), len(t.data) // 4, ctypes.byref(stream), out, stride
+        )
+        raw = out.raw
+        got = [int.from_bytes(raw[k * stride : (k + 1) * stride], "little") for k in range(n)]
+        assert got == want, f"{t!r}"
