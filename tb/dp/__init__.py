@@ -50,6 +50,7 @@ _NAMES = (
     "reads.cpp",
     "card.cpp",
     "vpi.cpp",
+    "xact.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -126,10 +127,10 @@ class TlpHeader(ctypes.Structure):
     ]
 
 
-class RcStream(ctypes.Structure):
-    """An RC stream's layout below 512 bits with one segment (``card.cpp``'s
-    ``dp_rc_stream``): dwords a beat, the tdata, tuser and tkeep widths, the parity's
-    and the discontinue bit's offsets in tuser."""
+class Stream(ctypes.Structure):
+    """A transactor stream's layout below 512 bits with one segment (``xact.cpp``'s
+    ``dp_stream``): dwords a beat, the tdata, tuser and tkeep widths, the parity's and
+    the discontinue bit's offsets in tuser."""
 
     _fields_ = [
         (name, ctypes.c_uint32)
@@ -138,7 +139,8 @@ class RcStream(ctypes.Structure):
 
 
 class RcFields(ctypes.Structure):
-    """A completion's fields as ``Tlp_us.pack_us_rc`` reads them (``dp_rc_fields``)."""
+    """A completion's fields as ``Tlp_us.pack_us_rc`` reads them (``xact.cpp``'s
+    ``dp_rc_fields``)."""
 
     _fields_ = [
         (name, ctypes.c_uint32)
@@ -244,6 +246,7 @@ def library() -> ctypes.CDLL:
     u32, u64, p, i = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int
     u16, i64 = ctypes.c_uint16, ctypes.c_int64
     pu64 = ctypes.POINTER(u64)
+    pu32 = ctypes.POINTER(u32)
     for name, res, args in (
         ("dp_cal_new", p, []),
         ("dp_cal_free", None, [p]),
@@ -293,12 +296,33 @@ def library() -> ctypes.CDLL:
         (
             "dp_rc_pack",
             u32,
-            [ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(RcStream), p, u32],
+            [ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(Stream), p, u32],
         ),
         (
             "dp_rc_push",
             u32,
-            [p, u32, ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(RcStream), u32],
+            [p, u32, ctypes.POINTER(RcFields), ctypes.c_char_p, u32, ctypes.POINTER(Stream), u32],
+        ),
+        ("dp_unpacker_new", p, [ctypes.POINTER(Stream), i, i]),
+        ("dp_unpacker_free", None, [p]),
+        ("dp_unpacker_reset", None, [p]),
+        ("dp_unpacker_active", i, [p]),
+        (
+            "dp_unpack",
+            u32,
+            [
+                p,
+                ctypes.c_char_p,
+                u32,
+                u32,
+                ctypes.POINTER(ctypes.POINTER(u32)),
+                ctypes.POINTER(u32),
+            ],
+        ),
+        (
+            "dp_unpack_run",
+            u32,
+            [p, p, u32, u32, u32, ctypes.POINTER(pu32), pu32],
         ),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
@@ -473,6 +497,63 @@ class Words:
         self.lib.dp_vpi_read_run(self.words, start, count, buf, n)
         raw = ctypes.string_at(buf, count * n)
         return [int.from_bytes(raw[k : k + n], "little") for k in range(0, count * n, n)]
+
+
+class Unpacker:
+    """An RQ or CC sink's unpacker in the library (``xact.cpp``): frames from runs of
+    beat words, as ``_TransactorSink._unpack`` makes them (``rq``: RQ's first-beat
+    fields; ``seq_hi``: a 62-bit RQ tuser's two high sequence number bits), the frame a
+    run leaves open kept for the next."""
+
+    def __init__(self, stream: Stream, rq: bool, seq_hi: bool) -> None:
+        from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
+
+        self._frame = UsPcieFrame
+        self.lib = library()
+        self.stream = stream
+        self.u = self.lib.dp_unpacker_new(ctypes.byref(stream), int(rq), int(seq_hi))
+        self._out = ctypes.POINTER(ctypes.c_uint32)()
+        self._len = ctypes.c_uint32()
+        self._refs = (ctypes.byref(self._out), ctypes.byref(self._len))
+
+    def __del__(self) -> None:
+        u, self.u = getattr(self, "u", None), None
+        if u:
+            self.lib.dp_unpacker_free(u)
+
+    def reset(self) -> None:
+        """Forget the frame left open."""
+        self.lib.dp_unpacker_reset(self.u)
+
+    @property
+    def active(self) -> bool:
+        """Whether the last beat unpacked left its frame open."""
+        return bool(self.lib.dp_unpacker_active(self.u))
+
+    def run(self, words: Words, start: int, count: int) -> list:
+        """The frames ``count`` words of ``words`` from ``start`` on end (read through
+        the simulator)."""
+        n = self.lib.dp_unpack_run(self.u, words.words, start, count, words.stride, *self._refs)
+        return self._frames(n)
+
+    def unpack(self, raw: bytes, count: int, stride: int) -> list:
+        """The frames ``count`` words in ``raw`` (``stride`` bytes each) end."""
+        return self._frames(self.lib.dp_unpack(self.u, raw, count, stride, *self._refs))
+
+    def _frames(self, n: int) -> list:
+        flat = self._out[: self._len.value]
+        frames, i = [], 0
+        for _ in range(n):
+            ndw = flat[i]
+            f = self._frame()
+            f.first_be, f.last_be, f.seq_num = flat[i + 1], flat[i + 2], flat[i + 3]
+            f.discontinue = bool(flat[i + 4])
+            i += 5
+            f.data = flat[i : i + ndw]
+            f.parity = flat[i + ndw : i + 2 * ndw]
+            i += 2 * ndw
+            frames.append(f)
+        return frames
 
 
 class Calendar:

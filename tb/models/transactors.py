@@ -65,7 +65,7 @@ from cocotb.triggers import ReadWrite, ValueChange
 from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from ..dp import COMPILED, RcFields, RcStream, Words, datapath
+from ..dp import COMPILED, RcFields, Stream, Unpacker, Words, datapath
 from .signals import WAIT, Beat, Sync, reader, writer
 from .timeline import Timeline, Watch, steps, timeline
 
@@ -363,7 +363,7 @@ class _TransactorSource(_TransactorStream):
         # RC on the compiled data path: the library packs a completion's words too
         self._rc_stream = None
         if self._per_tlp and not self._cq and getattr(self, "_words", None) is not None:
-            self._rc_stream = RcStream(
+            self._rc_stream = Stream(
                 lanes, self._dw, self._uw, self._kw, self.parity_offset, self.discontinue_offset
             )
 
@@ -627,6 +627,18 @@ class _TransactorSink(_TransactorStream):
             for keep in range(1 << len(self.bus.tkeep))
         ]
         self._rx_msg = f"RX {'RQ' if self._rq else 'CC'} frame: %r"
+        # on the compiled data path the library reads and unpacks the words
+        self._unpacker_lib = None
+        if self._per_tlp and getattr(self, "_words", None) is not None:
+            stream = Stream(
+                self.seg_byte_lanes,
+                self._dw,
+                self._uw,
+                self._kw,
+                self.parity_offset,
+                self.discontinue_offset,
+            )
+            self._unpacker_lib = Unpacker(stream, self._rq, self._seq_hi)
 
     def _unpack(self, words: list[int]) -> None:
         """cocotbext-pcie's RqSink/CcSink ``_run`` below 512 bits, over a run of
@@ -673,6 +685,15 @@ class _TransactorSink(_TransactorStream):
         if end == self._read:
             return
         mem, depth = self._mem, self._mem.depth
+        lib = self._unpacker_lib
+        if lib is not None:
+            for frame in lib.run(self._words, self._read % depth, end - self._read):
+                self.active = True
+                self.log.info(self._rx_msg, frame)
+                self._sink_frame(frame)
+            self.active = lib.active
+            self._advance(end)
+            return
         if self._words is not None:
             words = self._words.read(self._read % depth, end - self._read)
         else:
@@ -693,6 +714,10 @@ class _TransactorSink(_TransactorStream):
                 beat.tlast = word >> kw
                 self.sample_obj = beat
                 unpacker.send(None)
+        self._advance(end)
+
+    def _advance(self, end: int) -> None:
+        """The words up to ``end`` are read: the read pointer past them."""
         self._read = end
         self._write_rd(end % self._ptr_mod)
         self._update_hold()
@@ -704,6 +729,8 @@ class _TransactorSink(_TransactorStream):
         self._read = self._read_wr()
         self._write_rd(self._read % self._ptr_mod)
         self._frame = None
+        if self._unpacker_lib is not None:
+            self._unpacker_lib.reset()
         self._unpacker = super()._run()
         self._unpacker.send(None)
         self.active = False

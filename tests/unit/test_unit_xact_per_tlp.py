@@ -252,7 +252,7 @@ def test_rc_words_packed_in_the_library_are_the_models(width: int):
     ones the transactor model packs from ``Tlp_us.pack_us_rc``'s frame, bit for bit."""
     lib = dp.library()
     src = _source(TransactorRcSource, us.RcSource, width, 75, per_tlp=True)
-    stream = dp.RcStream(
+    stream = dp.Stream(
         width // 32, width, 75, width // 32, src.parity_offset, src.discontinue_offset
     )
     stride = 4 * ((width + 75 + width // 32 + 1 + 31) // 32)
@@ -283,3 +283,38 @@ def test_rc_words_packed_in_the_library_are_the_models(width: int):
         raw = out.raw
         got = [int.from_bytes(raw[k * stride : (k + 1) * stride], "little") for k in range(n)]
         assert got == want, f"{t!r}"
+
+
+@pytest.mark.parametrize(
+    ("cls", "user"),
+    [(TransactorRqSink, 62), (TransactorRqSink, 60), (TransactorCcSink, 33)],
+)
+@pytest.mark.parametrize("width", [64, 128, 256])
+def test_beats_unpacked_in_the_library_are_the_models(cls, user: int, width: int):
+    """The library's unpacker (tb/dp/xact.cpp, dp_unpack) gives the frames the
+    transactor model's ``_unpack`` gives, field for field, runs cut anywhere, with the
+    same ``active`` after each run."""
+    rng = random.Random(width * 7 + user)
+    want: list = []
+    model = _sink(cls, width, user, want)
+    model._init_unpack()
+    stream = dp.Stream(
+        width // 32, width, user, width // 32, model.parity_offset, model.discontinue_offset
+    )
+    lib = dp.Unpacker(stream, cls is TransactorRqSink, model._seq_hi)
+    stride = 4 * ((width + user + width // 32 + 1 + 31) // 32)
+    got: list = []
+    for _ in range(300):
+        words = _beats(rng, width, user, rng.randint(1, 12))
+        cut = rng.randint(0, len(words))
+        for run in (words[:cut], words[cut:]):
+            model._unpack(run)
+            raw = b"".join(w.to_bytes(stride, "little") for w in run)
+            got += lib.unpack(raw, len(run), stride)
+            if run:
+                assert lib.active == model.active
+    assert len(want) > 200
+    fields = ("data", "parity", "first_be", "last_be", "seq_num", "discontinue", "byte_en")
+    assert [[getattr(f, k) for k in fields] for f in got] == [
+        [getattr(f, k) for k in fields] for f in want
+    ]
