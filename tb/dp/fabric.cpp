@@ -37,6 +37,7 @@ struct dp_switch;
 struct dp_checker;
 struct dp_memory;
 struct dp_reads;
+struct dp_meter;
 
 extern "C" {
 void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, int ro,
@@ -49,6 +50,7 @@ uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_s
 				uint32_t *offsets, uint32_t cap);
 uint32_t dp_mem_write_runs(const dp::TlpHeader *req, uint32_t *runs);
 uint64_t dp_reads_put_tlp(dp_reads *r, const dp::TlpHeader *h);
+void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now);
 uint64_t dp_sw_next(dp_switch *sw, uint32_t port);
 int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
 int dp_port_must_wait(dp_port *port, uint64_t now);
@@ -110,6 +112,8 @@ struct dp_rxend {
 	uint32_t pending_queue = 0;
 	/* where the reads that cross here are recorded for a fault injector (reads.cpp) */
 	dp_reads *reads = nullptr;
+	/* a bench's meter of what crosses here (reads.cpp) */
+	dp_meter *meter = nullptr;
 };
 
 /* a completion the root complex has made, waiting to be routed (dp_rc_next) */
@@ -252,15 +256,21 @@ void dp_fab_end_reads(dp_rxend *end, dp_reads *reads)
 	end->reads = reads;
 }
 
+/* the meter of what crosses end from now on (none: null) */
+void dp_fab_end_meter(dp_rxend *end, dp_meter *meter)
+{
+	end->meter = meter;
+}
+
 /*
  * A TLP of the library's own (handle), received at end as the receipt-th TLP of link
  * port port, crosses the bridge and the switch: 0 when it waits in its egress port's
  * queue (*to: that port's number in the fabric), 1 when the checker has records for
  * Python first (dp_fab_finish moves it on then), -1 when it is Python's to move
- * (nothing done). stop: the checker ends at its first broken rule.
+ * (nothing done). stop: the checker ends at its first broken rule; now: the step.
  */
 int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
-		 uint32_t port, uint64_t receipt, int stop, uint32_t *to)
+		 uint32_t port, uint64_t receipt, int stop, uint64_t now, uint32_t *to)
 {
 	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
 	dp::TlpHeader h;
@@ -276,6 +286,8 @@ int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handl
 		return -1;
 	if (end->reads && kind_of(h) == KIND_MRD)
 		dp_reads_put_tlp(end->reads, &h);
+	if (end->meter)
+		dp_meter_tlp(end->meter, &h, data_len, now);
 	if (end->ck && dp_ck_observe(end->ck, end->ck_link, end->ck_dir, &h, data_len, stop)) {
 		end->pending = out;
 		end->pending_queue = queue;

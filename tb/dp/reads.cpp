@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
+ * What Python's observers of a link end keep of the TLPs the library moves across it
+ * (fabric.cpp), recorded here instead.
+ *
  * The read requests a fault injector keeps track of (tb/env/faults.py,
  * FaultInjector.observe), held where the library can add to them: the library records
  * the card's reads it moves across the link end the injector watches (fabric.cpp), and
@@ -13,6 +16,7 @@
  */
 #include "tlp.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -81,6 +85,79 @@ uint32_t dp_reads_next(const dp_reads *r, uint32_t tag)
 	while (tag < TAGS && !r->by_tag[tag].number)
 		tag++;
 	return tag;
+}
+
+/*
+ * A bench's meter of one buffer's data crossing a link end (tb/bench/engine.py's
+ * DataClock): the memory writes into [lo, hi) (the first and last one's step, the first
+ * one's bytes and all bytes, the last one's header size, the largest payload) and the
+ * tags of the memory reads from there, whose completions Python times.
+ */
+struct dp_meter {
+	uint64_t lo = 0, hi = 0;
+	uint64_t seen = 0, first = 0, last = 0, first_bytes = 0, bytes = 0, header = 0;
+	uint64_t largest = 0;
+	std::vector<uint8_t> tags = std::vector<uint8_t>(TAGS, 0);
+};
+
+/* what a meter has counted, laid out as tb.models.native.Meter reads it */
+struct dp_meter_figures {
+	uint64_t seen, first, last, first_bytes, bytes, header, largest;
+};
+
+dp_meter *dp_meter_new(void)
+{
+	return new dp_meter();
+}
+
+void dp_meter_free(dp_meter *m)
+{
+	delete m;
+}
+
+/* count anew, the buffer at [lo, hi) */
+void dp_meter_reset(dp_meter *m, uint64_t lo, uint64_t hi)
+{
+	*m = dp_meter();
+	m->lo = lo;
+	m->hi = hi;
+}
+
+void dp_meter_figures_of(const dp_meter *m, dp_meter_figures *f)
+{
+	*f = dp_meter_figures{m->seen, m->first, m->last, m->first_bytes, m->bytes, m->header,
+			      m->largest};
+}
+
+/* whether a read of the buffer went out under tag; untag: its last completion came */
+int dp_meter_tagged(const dp_meter *m, uint32_t tag)
+{
+	return m->tags[tag % TAGS];
+}
+
+void dp_meter_untag(dp_meter *m, uint32_t tag)
+{
+	m->tags[tag % TAGS] = 0;
+}
+
+/* TLP h with data_len bytes of data crossed the link end at step now */
+void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
+{
+	if (h->type != dp::TYPE_MEM || h->address < m->lo || h->address >= m->hi)
+		return;
+	if (!h->has_data()) {
+		m->tags[h->tag % TAGS] = 1;
+		return;
+	}
+	m->header = h->header_bytes();
+	m->largest = std::max(m->largest, data_len);
+	if (!m->seen) {
+		m->seen = 1;
+		m->first = now;
+		m->first_bytes = data_len;
+	}
+	m->last = now;
+	m->bytes += data_len;
 }
 
 }  // extern "C"

@@ -20,6 +20,7 @@ from ..models.native import (
     CardEnd,
     Egress,
     End,
+    Meter,
     ReadLog,
     RootServe,
     enabled,
@@ -126,6 +127,7 @@ def arm(tb: Any) -> None:
 
     plan()
     taps.listeners.append(plan)
+    tb.native_ends = {end.tap: end for end in ends if end.tap is not None}
     # the card's end of its link: the hard-IP model's posted writes from RQ
     dev, port = tb.dev, tb.dev.upstream_port
     if (
@@ -141,3 +143,11 @@ def arm(tb: Any) -> None:
     host = next((sp for sp in rc.switch_ports if sp.upstream), None)
     if host is not None and getattr(host, "dp_index", None) is not None:
         RootServe(fabric, rc, host)
+
+
+def meter(tb: Any, link: str, direction: str) -> Meter | None:
+    """A meter of the data crossing ``link`` going ``direction`` in the library
+    (:class:`tb.models.native.Meter`), where the library takes that link end: None where
+    it does not (an observer then sees the TLPs in Python)."""
+    end = getattr(tb, "native_ends", {}).get((link, direction))
+    return Meter(end) if end is not None else None

@@ -216,7 +216,9 @@ class End:
         stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
         lib, to = self.lib, self._to
         cal, fab, end, port = self.cal, self.fabric.fab, self.end, self.port_id
-        got = lib.dp_fab_cross(cal, fab, end, handle, port, receipt, stop, ctypes.byref(to))
+        got = lib.dp_fab_cross(
+            cal, fab, end, handle, port, receipt, stop, steps(), ctypes.byref(to)
+        )
         if got < 0:
             return False
         if got == 1:  # the checker has something to say first
@@ -283,6 +285,54 @@ class CardEnd:
 
 
 POSTED = 0  # the credit type of a posted request (cocotbext-pcie's FcType.P)
+
+
+class MeterFigures(ctypes.Structure):
+    """What a :class:`Meter` has counted (``reads.cpp``'s ``dp_meter_figures``): whether
+    a write was seen, the first and last one's step, the first one's bytes and all
+    bytes, the last one's header size, the largest payload."""
+
+    _fields_ = [
+        (name, ctypes.c_uint64)
+        for name in ("seen", "first", "last", "first_bytes", "bytes", "header", "largest")
+    ]
+
+
+class Meter:
+    """A bench's meter of one buffer's data crossing a link end the library takes
+    (``reads.cpp``): the memory writes into the buffer, counted there, and the tags of
+    the memory reads from it, for Python to time their completions by
+    (:class:`tb.bench.engine.DataClock`)."""
+
+    def __init__(self, end: End) -> None:
+        self.lib = end.lib
+        self.meter = self.lib.dp_meter_new()
+        self._figures = MeterFigures()
+        self.lib.dp_fab_end_meter(end.end, self.meter)
+        self._end = end  # (the end's library state outlives the meter)
+
+    def __del__(self) -> None:
+        meter, self.meter = getattr(self, "meter", None), None
+        if meter is not None:
+            self.lib.dp_fab_end_meter(self._end.end, None)
+            self.lib.dp_meter_free(meter)
+
+    def reset(self, lo: int, hi: int) -> None:
+        """Count anew, the buffer at ``[lo, hi)``."""
+        self.lib.dp_meter_reset(self.meter, lo, hi)
+
+    def figures(self) -> MeterFigures:
+        """What it has counted so far (steps for times)."""
+        self.lib.dp_meter_figures_of(self.meter, ctypes.byref(self._figures))
+        return self._figures
+
+    def tagged(self, tag: int) -> bool:
+        """Whether a read of the buffer went out under ``tag``."""
+        return bool(self.lib.dp_meter_tagged(self.meter, tag))
+
+    def untag(self, tag: int) -> None:
+        """The read under ``tag`` has had its last completion."""
+        self.lib.dp_meter_untag(self.meter, tag)
 
 
 class ReadLog:

@@ -135,3 +135,27 @@ def test_a_regress_seed_gives_the_same_traffic_and_arrivals(sim: str, profile: s
     python = _arrivals(module, test, sim, profile, "0", tmp_path / "python.log", env)
     native = _arrivals(module, test, sim, profile, "1", tmp_path / "native.log", env)
     assert len(python) > 100 and python == native
+
+
+def test_the_bench_times_the_same_on_both_paths(sim: str, profile: str, tmp_path):
+    """The engine bench's figures on the compiled path, its requests counted by the
+    library's meter where it takes the card's link (tb.env.native.meter), are the Python
+    path's, observed in Python: the same streaming and run times, bytes and TLP sizes."""
+    cases = [{"dir": d, "desc": 4 * 1024, "total": 16 * 1024} for d in ("H2C", "C2H")]
+    rows = {}
+    for path in (PYTHON, COMPILED):
+        out = tmp_path / f"{path}.json"
+        env = {"BENCH_CASES": json.dumps(cases), "BENCH_OUT": str(out), DATAPATH_ENV: path}
+        results = runner.run(
+            "bench_engine", sim=sim, profile=profile, module="tb.bench.engine", extra_env=env
+        )
+        assert not runner.failures(results), runner.failure_messages(results)
+        rows[path] = json.loads(out.read_text())
+    assert [r["metered"] for r in rows[PYTHON]] == [False, False]
+    assert [r["metered"] for r in rows[COMPILED]] == [True, True]
+    keys = ("descriptors", "run_ns", "stream_ns", "stream_bytes", "sim_ns", "tlp_header")
+    for a, b in zip(rows[PYTHON], rows[COMPILED], strict=True):
+        assert {k: a[k] for k in (*keys, "tlp_payload_max")} == {
+            k: b[k] for k in (*keys, "tlp_payload_max")
+        }, (a, b)
+        assert a["stream_bytes"] > 0
