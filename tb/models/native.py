@@ -184,6 +184,7 @@ class End:
         self.link: str | None = None
         self.direction: str | None = None
         self._to = ctypes.c_uint32()
+        self.meter: int | None = None  # the library's meter here (Meter), if any
         link_port.native_end = self
 
     def set(
@@ -255,8 +256,8 @@ class CardEnd:
         data = frame.data
         n = len(data)
         port = self.port
-        if n > self.MAX_DWORDS or "send" in port.__dict__:
-            return 0
+        if n > self.MAX_DWORDS or (not gated and "send" in port.__dict__):
+            return 0  # (once gated, its credits are taken: it goes)
         words = self._words
         words[:n] = data
         got = self.lib.dp_rq_write(
@@ -310,11 +311,14 @@ class Meter:
         self._figures = MeterFigures()
         self.lib.dp_fab_end_meter(end.end, self.meter)
         self._end = end  # (the end's library state outlives the meter)
+        end.meter = self.meter  # the end's meter (a later one replaces it)
 
     def __del__(self) -> None:
         meter, self.meter = getattr(self, "meter", None), None
         if meter is not None:
-            self.lib.dp_fab_end_meter(self._end.end, None)
+            if self._end.meter == meter:  # not replaced meanwhile
+                self.lib.dp_fab_end_meter(self._end.end, None)
+                self._end.meter = None
             self.lib.dp_meter_free(meter)
 
     def reset(self, lo: int, hi: int) -> None:
