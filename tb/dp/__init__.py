@@ -51,6 +51,7 @@ _NAMES = (
     "card.cpp",
     "vpi.cpp",
     "xact.cpp",
+    "hip.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -160,6 +161,56 @@ class RcFields(ctypes.Structure):
             "attr",
             "discontinue",
         )
+    ]
+
+
+class HipRequest(ctypes.Structure):
+    """An active request of the hard IP as a completion's checks read it (``hip.cpp``'s
+    ``dp_hip_request``): active, its requester ID, attributes, traffic class, whether
+    it is a memory read, its first enabled byte's offset and byte count, its address."""
+
+    _fields_ = [
+        ("active", ctypes.c_uint32),
+        ("requester_id", ctypes.c_uint32),
+        ("attr", ctypes.c_uint32),
+        ("tc", ctypes.c_uint32),
+        ("mem_read", ctypes.c_uint32),
+        ("first_be_offset", ctypes.c_uint32),
+        ("be_byte_count", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("address", ctypes.c_uint64),
+    ]
+
+
+class Hip(ctypes.Structure):
+    """The hard IP's requester side (``hip.cpp``'s ``dp_hip``): its 256 request slots by
+    tag, the completion data credits each has received, the completion credit count,
+    the receive buffer's counts and limits, the tags available, function 0's Extended
+    Tag Field Enable, and its functions' IDs."""
+
+    _fields_ = [
+        ("request", HipRequest * 256),
+        ("credits_in", ctypes.c_int64 * 256),
+        ("cpld_credit_count", ctypes.c_int64),
+        ("rx_buf_cplh_fc_count", ctypes.c_int64),
+        ("rx_buf_cpld_fc_count", ctypes.c_int64),
+        ("rx_buf_cplh_fc_limit", ctypes.c_int64),
+        ("rx_buf_cpld_fc_limit", ctypes.c_int64),
+        ("tag_available_count", ctypes.c_int64),
+        ("extended_tags", ctypes.c_uint32),
+        ("functions", ctypes.c_uint32),
+        ("function_id", ctypes.c_uint32 * 8),
+    ]
+
+
+class HipCpl(ctypes.Structure):
+    """What becomes of a completion (``dp_hip_cpl``): outcome (0 not the card's, 1 for
+    RC, 2 dropped for want of buffer room), its error code, whether it ends its request,
+    its lower address."""
+
+    _fields_ = [
+        (name, ctypes.c_uint32)
+        for name in ("outcome", "error_code", "request_completed", "lower_address")
     ]
 
 
@@ -330,6 +381,11 @@ def library() -> ctypes.CDLL:
             "dp_unpack_run",
             u32,
             [p, p, u32, u32, u32, ctypes.POINTER(pu32), pu32],
+        ),
+        (
+            "dp_hip_completion",
+            i,
+            [ctypes.POINTER(Hip), ctypes.POINTER(TlpHeader), u64, ctypes.POINTER(HipCpl)],
         ),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
