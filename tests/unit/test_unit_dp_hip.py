@@ -113,14 +113,7 @@ def _sync(hip: dp.Hip, dev: PevbUspDevice) -> None:
             r.be_byte_count = req.get_be_byte_count()
             r.address = req.address
         hip.credits_in[tag] = dev._credits_in.get(tag, 0)
-    for name in (
-        "cpld_credit_count",
-        "rx_buf_cplh_fc_count",
-        "rx_buf_cpld_fc_count",
-        "rx_buf_cplh_fc_limit",
-        "rx_buf_cpld_fc_limit",
-        "tag_available_count",
-    ):
+    for name in (*_COUNTS, "rx_buf_cplh_fc_limit", "rx_buf_cpld_fc_limit"):
         setattr(hip, name, getattr(dev, name))
     hip.extended_tags = dev.functions[0].pcie_cap.extended_tag_field_enable
     hip.functions = len(dev.functions)
@@ -128,27 +121,23 @@ def _sync(hip: dp.Hip, dev: PevbUspDevice) -> None:
         hip.function_id[k] = int(f.pcie_id)
 
 
-def _state(dev_or_hip, hip: bool) -> tuple:
+_COUNTS = (
+    "cpld_credit_count",
+    "rx_buf_cplh_fc_count",
+    "rx_buf_cpld_fc_count",
+    "tag_available_count",
+)
+
+
+def _state(x, hip: bool) -> tuple:
+    """The requester side's state of the library's table (``hip``) or of the device."""
+    counts = [getattr(x, name) for name in _COUNTS]
     if hip:
-        h = dev_or_hip
-        active = [bool(h.request[t].active) for t in range(256)]
-        credits = {t: h.credits_in[t] for t in range(256) if h.credits_in[t]}
-        counts = [
-            h.cpld_credit_count,
-            h.rx_buf_cplh_fc_count,
-            h.rx_buf_cpld_fc_count,
-            h.tag_available_count,
-        ]
-        return active, credits, counts
-    d = dev_or_hip
-    active = [r is not None for r in d.active_request]
-    credits = {t: v for t, v in d._credits_in.items() if v}
-    counts = [
-        d.cpld_credit_count,
-        d.rx_buf_cplh_fc_count,
-        d.rx_buf_cpld_fc_count,
-        d.tag_available_count,
-    ]
+        active = [bool(x.request[t].active) for t in range(256)]
+        credits = {t: x.credits_in[t] for t in range(256) if x.credits_in[t]}
+    else:
+        active = [r is not None for r in x.active_request]
+        credits = {t: v for t, v in x._credits_in.items() if v}
     return active, credits, counts
 
 
