@@ -436,10 +436,7 @@ class PevbUspDevice(EventDrivenLoops):
         """Handle one TLP from RQ; True if it passed already (a non-posted request)."""
         end = self.card_end
         if (
-            end is not None
-            and len(frame.data) > 2
-            and (frame.data[2] >> 11) & 0xF == _RQ_MEM_WRITE
-            and self._rq_write_movable(frame)
+            end is not None and _posted_write(frame) and self._rq_write_movable(frame)
         ):  # a posted write the library sends, as below
             got = end.write(frame, self.bus_num)
             if got == 2:
@@ -518,7 +515,7 @@ class PevbUspDevice(EventDrivenLoops):
 
         def rq_arrived(frame) -> None:
             self._rq_seen += 1
-            if len(frame.data) > 2 and (frame.data[2] >> 11) & 0xF == _RQ_MEM_WRITE:
+            if _posted_write(frame):
                 self.rq_posted += 1
                 if self.card_end is not None and self._rq_write_now(frame):
                     return  # sent as it came: passed
@@ -748,6 +745,11 @@ class PevbUspDevice(EventDrivenLoops):
                 continue
             self._intx_wake.clear()
             await First(level_sig.value_change, self._intx_wake.wait())
+
+
+def _posted_write(frame) -> bool:
+    """Whether RQ frame ``frame``'s descriptor asks for a memory write."""
+    return len(frame.data) > 2 and (frame.data[2] >> 11) & 0xF == _RQ_MEM_WRITE
 
 
 def restart_unpacker(sink) -> None:

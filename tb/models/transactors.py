@@ -252,6 +252,18 @@ class _TransactorStream:
         self._kw = len(self.bus.tkeep)
         return x
 
+    def _layout(self) -> Stream:
+        """The stream's layout as the library packs and unpacks its words (below 512
+        bits, one segment)."""
+        return Stream(
+            self.seg_byte_lanes,
+            self._dw,
+            self._uw,
+            self._kw,
+            self.parity_offset,
+            self.discontinue_offset,
+        )
+
     def _pause_update(self, val) -> None:
         self._pauser.set(val)
 
@@ -363,9 +375,7 @@ class _TransactorSource(_TransactorStream):
         # RC on the compiled data path: the library packs a completion's words too
         self._rc_stream = None
         if self._per_tlp and not self._cq and getattr(self, "_words", None) is not None:
-            self._rc_stream = Stream(
-                lanes, self._dw, self._uw, self._kw, self.parity_offset, self.discontinue_offset
-            )
+            self._rc_stream = self._layout()
 
     def _pack_tlp(self) -> list[int]:
         """cocotbext-pcie's RcSource/CqSource ``_run`` below 512 bits with one segment,
@@ -451,7 +461,7 @@ class _TransactorSource(_TransactorStream):
 
     async def send_completion(self, tlp) -> None:
         """``send(tlp.pack_us_rc())`` with the words packed and written by the library
-        (``tb/dp/card.cpp``, ``dp_rc_push``): the same waits for the queue and the
+        (``tb/dp/xact.cpp``, ``dp_rc_push``): the same waits for the queue and the
         buffer, the same words."""
         ndw = len(tlp.data) >> 2
         beats = -(-(3 + ndw) // self.seg_byte_lanes)
@@ -630,15 +640,7 @@ class _TransactorSink(_TransactorStream):
         # on the compiled data path the library reads and unpacks the words
         self._unpacker_lib = None
         if self._per_tlp and getattr(self, "_words", None) is not None:
-            stream = Stream(
-                self.seg_byte_lanes,
-                self._dw,
-                self._uw,
-                self._kw,
-                self.parity_offset,
-                self.discontinue_offset,
-            )
-            self._unpacker_lib = Unpacker(stream, self._rq, self._seq_hi)
+            self._unpacker_lib = Unpacker(self._layout(), self._rq, self._seq_hi)
 
     def _unpack(self, words: list[int]) -> None:
         """cocotbext-pcie's RqSink/CcSink ``_run`` below 512 bits, over a run of
