@@ -17,8 +17,8 @@ import bisect
 import dataclasses
 import enum
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -115,14 +115,52 @@ class Backing:
         return self.base + self.span
 
 
-@dataclasses.dataclass
-class PinStats:
-    """Peer accesses that went through a pin's BAR1 pages."""
+def _nothing() -> None:
+    return None
 
-    reads: int = 0
-    read_bytes: int = 0
-    writes: int = 0
-    write_bytes: int = 0
+
+class PinStats:
+    """Peer accesses that went through a pin's BAR1 pages: reads, bytes read, writes,
+    bytes written. Each read of a figure first adds what a peer beside the model
+    (:class:`PeerAccess`) has answered since (``settle``)."""
+
+    __slots__ = ("_counts", "_settle")
+
+    def __init__(self, settle: Callable[[], None] = _nothing) -> None:
+        self._counts = [0, 0, 0, 0]
+        self._settle = settle
+
+    def add(self, reads: int, read_bytes: int, writes: int, write_bytes: int) -> None:
+        """Count accesses."""
+        c = self._counts
+        c[0] += reads
+        c[1] += read_bytes
+        c[2] += writes
+        c[3] += write_bytes
+
+    def _figures(self) -> list[int]:
+        self._settle()
+        return self._counts
+
+    @property
+    def reads(self) -> int:
+        return self._figures()[0]
+
+    @property
+    def read_bytes(self) -> int:
+        return self._figures()[1]
+
+    @property
+    def writes(self) -> int:
+        return self._figures()[2]
+
+    @property
+    def write_bytes(self) -> int:
+        return self._figures()[3]
+
+    def __repr__(self) -> str:
+        r, rb, w, wb = self._figures()
+        return f"PinStats(reads={r}, read_bytes={rb}, writes={w}, write_bytes={wb})"
 
 
 class PinState(enum.Enum):
@@ -167,6 +205,24 @@ class CallbackPending:
         for fn in self._then:
             fn()
         self._then.clear()
+
+
+class PeerAccess(Protocol):
+    """Something beside the model that answers peers' BAR1 accesses from the same VRAM
+    (the compiled data path's library, ``tb/models/native.py``'s ``GpuServe``): told
+    each BAR1 page's VRAM page and each VRAM page's backing as they change, it counts
+    the accesses it answers per BAR1 page and hands the counts over on request."""
+
+    def mapped(self, page: int, phys: int | None) -> None:
+        """BAR1 page ``page`` maps VRAM page ``phys`` from now on (None: unmapped)."""
+
+    def backing(self, page: int, data: np.ndarray | None) -> None:
+        """VRAM page ``page`` is held in ``data`` from now on (None: never written)."""
+
+    def take_counts(self) -> Iterable[tuple[int, int, int, int, int]]:
+        """The accesses answered since the last call: (BAR1 page, reads, bytes read,
+        writes, bytes written) per page that had any."""
+        ...
 
 
 @dataclasses.dataclass(eq=False)
@@ -269,6 +325,7 @@ class Gpu:
         self.pins: dict[int, Pin] = {}
         self._next_pin = 1
         self.fault_log: list[Bar1Fault] = []
+        self.peer: PeerAccess | None = None  # answers peers' BAR1 accesses beside the model
         # simulated time and the bus, given by the GPU's PCIe endpoint in a simulation
         # (cuda_model.devtime, cuda_model.device); None: work runs at synchronisation
         # points and nothing leaves the GPU
@@ -712,10 +769,13 @@ class Gpu:
         # BAR1 pages come lowest-first: a fragmented aperture scatters a pin's pages
         pages = self._bar1.alloc_lowest(len(new)) if new else []
         assert pages is not None
+        self._settle_peer()  # (a page shared with the new pin counts for it from now on)
         for p, b in zip(new, pages, strict=True):
             self._bar1_map[b] = _Bar1Entry(p, set())
             self._phys_to_bar1[p] = b
             self._bar1_tomb.pop(b, None)
+            if self.peer is not None:
+                self.peer.mapped(b, p)
         pin = Pin(
             self._next_pin,
             va,
@@ -725,6 +785,7 @@ class Gpu:
             persistent,
             free_callback,
             data,
+            stats=PinStats(self._settle_peer),
         )
         self._next_pin += 1
         for b in pin.bar1_pages:
@@ -736,6 +797,7 @@ class Gpu:
 
     def unpin(self, pin: Pin, state: PinState = PinState.RELEASED) -> None:
         """Drop the pin's BAR1 mappings (pages shared with other pins stay mapped)."""
+        self._settle_peer()
         for b in dict.fromkeys(pin.bar1_pages):
             entry = self._bar1_map.get(b)
             if entry is None:
@@ -743,6 +805,8 @@ class Gpu:
             entry.pins.discard(pin.pin_id)
             if not entry.pins:
                 del self._bar1_map[b]
+                if self.peer is not None:
+                    self.peer.mapped(b, None)
                 del self._phys_to_bar1[entry.phys_page]
                 self._bar1.free(b)
                 self._bar1_tomb[b] = pin.pin_id
@@ -835,9 +899,7 @@ class Gpu:
             pa, page = self.bar1_lookup(off)
             out[pos : pos + n] = self.vram.read(pa, n).tobytes()
             for pid in self._bar1_map[page].pins:
-                st = self.pins[pid].stats
-                st.reads += 1
-                st.read_bytes += n
+                self.pins[pid].stats.add(1, n, 0, 0)
         return bytes(out)
 
     def bar1_write(self, offset: int, data: bytes) -> bool:
@@ -855,10 +917,29 @@ class Gpu:
             pa, page = hit
             self.vram.write(pa, data[pos : pos + n])
             for pid in self._bar1_map[page].pins:
-                st = self.pins[pid].stats
-                st.writes += 1
-                st.write_bytes += n
+                self.pins[pid].stats.add(0, 0, 1, n)
         return ok
+
+    def attach_peer(self, peer: PeerAccess) -> None:
+        """Let ``peer`` answer peers' BAR1 accesses beside the model: it is told the BAR1
+        page table and VRAM's backing as they are now and each change from now on, and
+        the accesses it counts go to the pins of their pages before the table changes
+        and whenever a pin's ``stats`` are read."""
+        self._settle_peer()
+        self.peer = peer
+        for page, entry in self._bar1_map.items():
+            peer.mapped(page, entry.phys_page)
+        self.vram.on_backing = peer.backing
+        for page, data in self.vram.backings():
+            peer.backing(page, data)
+
+    def _settle_peer(self) -> None:
+        """Add the accesses the peer answered to the pins mapping their pages now."""
+        if self.peer is None:
+            return
+        for page, reads, read_bytes, writes, write_bytes in self.peer.take_counts():
+            for pid in self._bar1_map[page].pins:
+                self.pins[pid].stats.add(reads, read_bytes, writes, write_bytes)
 
     def bar0_read(self, offset: int, length: int) -> bytes:
         """Register BAR: NV_PMC_BOOT_0 identifies the chip; everything else reads zero."""

@@ -6,6 +6,8 @@ a test writes to it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
 PAGE_SHIFT = 16
@@ -38,6 +40,9 @@ class Vram:
         self.size = size
         self.uninit_byte = uninit_byte
         self._pages: dict[int, np.ndarray] = {}
+        # told each page's backing as it is made and dropped (a peer that reads and
+        # writes it in place: cuda_model.gpu.PeerAccess)
+        self.on_backing: Callable[[int, np.ndarray | None], None] | None = None
 
     @property
     def resident_pages(self) -> int:
@@ -79,13 +84,20 @@ class Vram:
                 continue
             self._page(page)[po : po + n] = value
 
+    def backings(self) -> Iterator[tuple[int, np.ndarray]]:
+        """Each page that has backing storage, and its bytes."""
+        return iter(list(self._pages.items()))
+
     def release(self, page: int) -> None:
         """Drop a page's backing (it was freed); it reads as uninitialised again."""
-        self._pages.pop(page, None)
+        if self._pages.pop(page, None) is not None and self.on_backing is not None:
+            self.on_backing(page, None)
 
     def _page(self, page: int) -> np.ndarray:
         backing = self._pages.get(page)
         if backing is None:
             backing = np.full(PAGE_SIZE, self.uninit_byte, dtype=np.uint8)
             self._pages[page] = backing
+            if self.on_backing is not None:
+                self.on_backing(page, backing)
         return backing

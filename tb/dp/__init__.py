@@ -13,9 +13,11 @@ checker's request and completion rules (``checker.cpp``, driven by
 :mod:`tb.env.compiled_checker`). The links carry memory requests and completions with
 data as the library's own bytes, and those cross the switches' bridges and routing in
 the library too (``fabric.cpp``, driven by :mod:`tb.models.native`) where no Python
-observer wants them; everywhere else (the card, the root complex, the GPU) they are
-Python TLPs. The root complex's rules (``completer.cpp``, ``memory.cpp``) are checked on
-their own and not wired in yet.
+observer wants them. At the ends the library answers the root complex's RAM
+(``completer.cpp``, ``memory.cpp``) and the GPU's BAR1 through its page table
+(``gpu.cpp``), sends the card's posted writes from RQ (``card.cpp``) and packs and
+unpacks the transactors' words (``xact.cpp``, ``vpi.cpp``); everything else is Python
+TLPs.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ _NAMES = (
     "vpi.cpp",
     "xact.cpp",
     "hip.cpp",
+    "gpu.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
 CPP_SOURCES = tuple(p for p in SOURCES if p.suffix == ".cpp")
@@ -387,6 +390,18 @@ def library() -> ctypes.CDLL:
             i,
             [ctypes.POINTER(Hip), ctypes.POINTER(TlpHeader), u64, ctypes.POINTER(HipCpl)],
         ),
+        ("dp_gpu_new", p, [u64, u32]),
+        ("dp_gpu_free", None, [p]),
+        ("dp_gpu_fn", p, [p]),
+        ("dp_gpu_map", None, [p, u64, i64]),
+        ("dp_gpu_backing", None, [p, u64, p]),
+        ("dp_gpu_counts_take", u32, [p, p, u32]),
+        ("dp_gpu_answered", u64, [p]),
+        ("dp_gpu_request", i, [p, ctypes.c_char_p, u64, u32, p, u64, pu32]),
+        ("dp_gpu_set", None, [p, u32, p, u32, u32]),
+        ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),
+        ("dp_gpu_finish", i, [p, p, p, u64, u64, u32, i, u64]),
+        ("dp_gpu_next", u64, [p]),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
         ("dp_reads_put", u64, [p, u32, u64, u32]),

@@ -18,29 +18,10 @@ namespace {
  * the BARs are malformed (a 64-bit BAR last: Python raises) */
 int match_bar(const dp_function_view &f, uint64_t addr, bool io)
 {
-	uint32_t bar = 0;
+	uint64_t offset;
+	int slot = dp::bar_at(f, addr, io, &offset);
 
-	while (bar < f.bars) {
-		uint64_t val = f.bar[bar], mask = f.bar_mask[bar];
-		bar++;
-		if (mask == 0)
-			continue;
-		if (val & 1) {
-			if (io && ((addr ^ val) & mask) == 0)
-				return 1;
-			continue;
-		}
-		if (val & 4) {
-			if (bar >= f.bars)
-				return -1;
-			val |= f.bar[bar] << 32;
-			mask |= f.bar_mask[bar] << 32;
-			bar++;
-		}
-		if (!io && ((addr ^ val) & mask) == 0)
-			return 1;
-	}
-	return 0;
+	return slot >= 0 ? 1 : slot == -1 ? 0 : -1;
 }
 
 bool in_bus_range(const dp_bridge_view &b, uint16_t id)
@@ -51,6 +32,40 @@ bool in_bus_range(const dp_bridge_view &b, uint16_t id)
 }
 
 }  // namespace
+
+/* Function.match_bar's answer: the slot of the BAR addr falls in (a 64-bit BAR: its
+ * lower slot) and *offset, addr's offset in it; -1 in none, -2 when the BARs are
+ * malformed */
+int dp::bar_at(const dp_function_view &f, uint64_t addr, bool io, uint64_t *offset)
+{
+	uint32_t bar = 0;
+
+	while (bar < f.bars) {
+		uint64_t val = f.bar[bar], mask = f.bar_mask[bar];
+		uint32_t slot = bar++;
+		if (mask == 0)
+			continue;
+		if (val & 1) {
+			if (io && ((addr ^ val) & mask) == 0) {
+				*offset = addr & ~mask;
+				return int(slot);
+			}
+			continue;
+		}
+		if (val & 4) {
+			if (bar >= f.bars)
+				return -2;
+			val |= f.bar[bar] << 32;
+			mask |= f.bar_mask[bar] << 32;
+			bar++;
+		}
+		if (!io && ((addr ^ val) & mask) == 0) {
+			*offset = addr & ~mask;
+			return int(slot);
+		}
+	}
+	return -1;
+}
 
 extern "C" {
 

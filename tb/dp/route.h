@@ -25,6 +25,12 @@ struct dp_bridge_view {
 	uint32_t sec_bus_num, sub_bus_num;
 };
 
+namespace dp {
+/* Function.match_bar's answer: the slot of the BAR addr falls in, *offset its offset
+ * there; -1 in none, -2 when the BARs are malformed */
+int bar_at(const dp_function_view &f, uint64_t addr, bool io, uint64_t *offset);
+}
+
 extern "C" {
 /* Function.match_tlp: 1, 0, or -1 (Python decides) */
 int dp_match_function(const dp_function_view *f, const dp::TlpHeader *h);

@@ -10,7 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from cocotbext.pcie.core.device import Device
+from cocotbext.pcie.core.function import Function
 from cocotbext.pcie.core.port import Port
+
+from cuda_model.gpu import BAR1, Gpu
 
 from ..models.compiled_link import CompiledTlpPort
 from ..models.native import (
@@ -20,6 +23,7 @@ from ..models.native import (
     CardEnd,
     Egress,
     End,
+    GpuServe,
     Meter,
     ReadLog,
     RootServe,
@@ -29,6 +33,7 @@ from ..models.native import (
 from ..models.timeline import CompiledTimeline, timeline
 from ..models.transactors import TransactorRqSink
 from .compiled_checker import CompiledChecker
+from .gpu_endpoint import GpuEndpoint
 from .link import UP
 
 
@@ -125,9 +130,15 @@ def arm(tb: Any) -> None:
                 kinds, checker if uses_checker else None, name, direction, reads if here else None
             )
 
+    # the GPU's end of its link: its endpoint's answers to BAR1 requests
+    gpu = _gpu_serve(fabric, tb, wrappers)
+    if gpu is not None:
+        gpu.tap = where.get(id(gpu.port))
+        ends.append(gpu)
+
     plan()
     taps.listeners.append(plan)
-    tb.native_ends = {end.tap: end for end in ends if end.tap is not None}
+    tb.native_ends = {end.tap: end for end in ends if end.tap is not None and isinstance(end, End)}
     # the card's end of its link: the hard-IP model's posted writes from RQ
     dev, port = tb.dev, tb.dev.upstream_port
     if (
@@ -143,6 +154,41 @@ def arm(tb: Any) -> None:
     host = next((sp for sp in rc.switch_ports if sp.upstream), None)
     if host is not None and getattr(host, "dp_index", None) is not None:
         RootServe(fabric, rc, host)
+
+
+def _gpu_serve(fabric: Any, tb: Any, wrappers: dict[Any, Any]) -> GpuServe | None:
+    """The library's answers to BAR1 requests at the GPU's port, where what stands
+    between the port and VRAM is this project's endpoint as it is (the device's and
+    function's own receive and send, the endpoint's memory handlers and BAR1 region,
+    the GPU model's own BAR1 accesses): None where anything else is."""
+    dev, ep = tb.gpu_dev, tb.gpu_ep
+    port = dev.upstream_port
+    own = (
+        type(port).send is CompiledTlpPort.send
+        and "send" not in port.__dict__
+        and type(port).classify_tlp_vc is Port.classify_tlp_vc
+        and _unwrap(port.rx_handler, wrappers) == dev.upstream_recv
+        and dev.functions == [ep]
+        and ep.upstream_tx_handler == dev.upstream_send
+        and all(
+            getattr(type(dev), name) is getattr(Device, name)
+            for name in ("upstream_recv", "upstream_send", "send")
+        )
+        and all(
+            getattr(type(ep), name) is getattr(Function, name)
+            for name in ("upstream_recv", "handle_tlp", "send", "upstream_send", "match_bar")
+        )
+        and all(
+            getattr(type(ep), name) is getattr(GpuEndpoint, name)
+            for name in ("handle_mem_read_tlp", "handle_mem_write_tlp", "_bar1_read", "_bar1_write")
+        )
+        and ep.regions[BAR1] == (ep._bar1_read, ep._bar1_write)
+        and all(
+            getattr(type(ep.gpu), name) is getattr(Gpu, name) and name not in vars(ep.gpu)
+            for name in ("bar1_read", "bar1_write", "bar1_readable")
+        )
+    )
+    return GpuServe(fabric, dev, ep) if own else None
 
 
 def meter(tb: Any, link: str, direction: str) -> Meter | None:

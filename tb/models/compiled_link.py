@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cocotb.triggers import Event
@@ -22,6 +23,17 @@ from .link import TlpPort
 from .timeline import CompiledTimeline, steps
 
 _NATIVE = 1 << 62  # tb.dp.NATIVE
+
+
+class LaneWork:
+    """Work of the library's own that takes its turn in a port's receive lane: the
+    TLPs received after it wait until ``run`` is done, as they would behind the
+    handler of the TLP it stands for (:class:`tb.models.native.GpuServe`)."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: Callable[[], Awaitable[None]]) -> None:
+        self.run = run
 
 
 class Credits(ctypes.Structure):
@@ -251,6 +263,12 @@ class CompiledTlpPort(TlpPort):
         tlp = self._line.take(handle)
         tlp.release_fc_cb = functools.partial(self._release, receipt)
         self._rx_lane.push(tlp)
+
+    async def _handle_rx(self, tlp: Any) -> None:
+        if type(tlp) is LaneWork:
+            await tlp.run()
+            return
+        await super()._handle_rx(tlp)
 
     def _release(self, receipt: int) -> None:
         self._lib.dp_port_release(self._p, steps(), receipt)

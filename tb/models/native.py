@@ -33,6 +33,7 @@ from typing import Any
 from cocotbext.pcie.core.tlp import TlpType
 
 from ..dp import BridgeView, FunctionView
+from .compiled_link import LaneWork
 from .timeline import steps
 
 NATIVE_ENV = "PEVB_DP_NATIVE"
@@ -120,6 +121,7 @@ class Fabric:
         self.fab = self.lib.dp_fab_new()
         self.ports: list[Any] = []  # the switch ports, by the fabric's number
         self.crossings = 0  # hops the library took: into a switch, out onto a link
+        self.bar1_answers = 0  # of those, requests to the GPU's BAR1 it answered
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -515,3 +517,146 @@ class RootServe:
 
 
 _MEMORY_TYPES = (TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)
+
+
+class GpuCounts(ctypes.Structure):
+    """A BAR1 page's accesses the library answered (``gpu.cpp``'s ``dp_gpu_counts``)."""
+
+    _fields_ = [
+        (name, ctypes.c_uint64) for name in ("page", "reads", "read_bytes", "writes", "write_bytes")
+    ]
+
+
+class GpuTable:
+    """The library's view of a GPU model (``gpu.cpp``'s ``dp_gpu``) for the requests to
+    BAR1 it answers: the GPU's function as configured (:meth:`view`), and as the
+    model's peer (:class:`cuda_model.gpu.PeerAccess`) the BAR1 page table and VRAM's
+    backing as they change, with the accesses it answered per BAR1 page."""
+
+    def __init__(self, lib: Any, gpu: Any) -> None:
+        self.lib, self.gpu = lib, gpu
+        self.g = lib.dp_gpu_new(gpu.bar1_size, gpu.vram.uninit_byte)
+        self._fn = lib.dp_gpu_fn(self.g)
+        self._counts = (GpuCounts * 64)()
+
+    def __del__(self) -> None:
+        g, self.g = getattr(self, "g", None), None
+        if g is not None:
+            self.lib.dp_gpu_free(g)
+
+    def view(self, fn: Any) -> None:
+        """The GPU's function is cocotbext-pcie function ``fn`` as it is now."""
+        view = FunctionView.of(fn)
+        ctypes.memmove(self._fn, ctypes.byref(view), ctypes.sizeof(view))
+
+    @property
+    def answered(self) -> int:
+        """Requests the library answered."""
+        return int(self.lib.dp_gpu_answered(self.g))
+
+    def mapped(self, page: int, phys: int | None) -> None:
+        """BAR1 page ``page`` maps VRAM page ``phys`` (None: unmapped)."""
+        self.lib.dp_gpu_map(self.g, page, -1 if phys is None else phys)
+
+    def backing(self, page: int, data: Any) -> None:
+        """VRAM page ``page`` is held in numpy array ``data`` (None: never written)."""
+        self.lib.dp_gpu_backing(self.g, page, None if data is None else data.ctypes.data)
+
+    def take_counts(self) -> list[tuple[int, int, int, int, int]]:
+        """The accesses the library answered since the last call, per BAR1 page."""
+        out = []
+        counts = self._counts
+        while True:
+            n = self.lib.dp_gpu_counts_take(self.g, counts, len(counts))
+            out += [(c.page, c.reads, c.read_bytes, c.writes, c.write_bytes) for c in counts[:n]]
+            if n < len(counts):
+                return out
+
+
+class GpuServe:
+    """The GPU's end of its link (its device's port), where the library answers the
+    memory requests of its own for BAR1 from VRAM through the live BAR1 page table
+    (``tb/dp/gpu.cpp``, :class:`GpuTable`) as :class:`tb.env.gpu_endpoint.GpuEndpoint`
+    would. A read's completions that must wait for the link hold the port's receive
+    lane until Python's gate has sent them, as the endpoint's handler would. Anything
+    the library does not answer Python does."""
+
+    def __init__(self, fabric: Fabric, dev: Any, ep: Any) -> None:
+        self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
+        self.line = fabric.line
+        self.dev, self.ep = dev, ep
+        self.port = dev.upstream_port
+        self.table = GpuTable(self.lib, ep.gpu)
+        self.g = self.table.g
+        self.expected = self.port.rx_handler
+        self.handlers = {t: ep.rx_tlp_handler.get(t) for t in _MEMORY_TYPES}
+        self.checker: Any = None
+        self.link: str | None = None
+        self.direction: str | None = None
+        self.tap: tuple[str, str] | None = None
+        table = self.table
+        _watch(ep, lambda: table.view(ep))
+        table.view(ep)
+        ep.gpu.attach_peer(table)
+        self.port.native_end = self
+
+    def set(
+        self,
+        kinds: int,
+        checker: Any,
+        link: str | None,
+        direction: str | None,
+        reads: ReadLog | None = None,
+    ) -> None:
+        """What may be answered (:data:`KINDS`' bits: reads and writes) and the compiled
+        checker that sees the requests (None: none) on ``link`` travelling
+        ``direction``, as :meth:`End.set` (``reads``: none are tracked here)."""
+        self.checker, self.link, self.direction = checker, link, direction
+        ck = checker.ck if checker is not None else None
+        number = checker.link_number(link) if checker is not None else 0
+        self.lib.dp_gpu_set(self.g, kinds & 3, ck, number, 0 if direction == "up" else 1)
+
+    def ready(self) -> bool:
+        """Whether the endpoint's memory handlers are the ones armed and neither it nor
+        its device logs each request (cocotbext-pcie logs them at INFO and DEBUG)."""
+        handlers = self.ep.rx_tlp_handler
+        if any(handlers.get(t) is not h for t, h in self.handlers.items()):
+            return False
+        return not (
+            self.ep.log.isEnabledFor(logging.INFO) or self.dev.log.isEnabledFor(logging.DEBUG)
+        )
+
+    def cross(self, handle: int, receipt: int) -> bool:
+        """Answer the library's request ``handle`` (the ``receipt``-th received at the
+        port): whether the library did (else Python's endpoint does)."""
+        port = self.port
+        if port.rx_handler is not self.expected or not self.ready():
+            return False
+        checker = self.checker
+        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        mps = self.ep.pcie_cap.max_payload_size
+        lib, cal, g, p = self.lib, self.cal, self.g, port._p
+        got = lib.dp_gpu_serve(cal, g, p, handle, receipt, mps, stop, port.fc_ready, steps())
+        if got < 0:
+            return False
+        if got == 1:  # the checker has something to say first
+            checker.report_records(self.link, self.direction, self.line.peek(handle))
+            got = lib.dp_gpu_finish(cal, g, p, handle, receipt, mps, port.fc_ready, steps())
+            if got < 0:
+                raise RuntimeError("the GPU's request changed while the checker reported")
+        self.line.poke()
+        self.fabric.crossings += 1
+        self.fabric.bar1_answers += 1
+        if got == 2:  # completions wait for the link: they hold the receive lane
+            port._rx_lane.push(LaneWork(self._rest))
+        return True
+
+    async def _rest(self) -> None:
+        """The completions the library could not send at once, through the port's credit
+        gate one after another (``CompiledTlpPort.send_released``)."""
+        lib, g, port = self.lib, self.g, self.port
+        while True:
+            handle = lib.dp_gpu_next(g)
+            if not handle:
+                return
+            await port.send_released(handle)

@@ -326,9 +326,12 @@ class CompiledTimeline(Timeline):
         fabric = self._fabric
         if fabric is not None and fabric.crossings:
             logging.getLogger("cocotb.tb.dp").info(
-                "compiled data path: %d hops of the library's own TLPs", fabric.crossings
+                "compiled data path: %d hops of the library's own TLPs, %d of them requests"
+                " to the GPU's BAR1 answered",
+                fabric.crossings,
+                fabric.bar1_answers,
             )
-            fabric.crossings = 0
+            fabric.crossings = fabric.bar1_answers = 0
 
     def _run_due(self, now: int) -> None:
         cal, out, ports = self._cal, self._cal.out, self.ports

@@ -91,16 +91,33 @@ def _arrivals(
 ) -> list[str]:
     env = {**(env or {}), DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)}
     text, _ = _run(module, test, sim, profile, env)
-    said = re.findall(r"compiled data path: (\d+) hops of the library's own TLPs", text)
-    hops = sum(map(int, said))
+    said = re.findall(r"compiled data path: (\d+) hops of the library's own TLPs, (\d+)", text)
+    hops, bar1 = (sum(int(s[k]) for s in said) for k in (0, 1))
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
+    if test in BAR1_CASES:  # the GPU answers requests to its BAR1 in the library too
+        answers = native == "1" and BAR1_CASES[test]
+        assert bar1 > 20 if answers else bar1 == 0, f"{bar1} BAR1 requests the library answered"
     return log.read_text().splitlines()
 
 
 # the GPU's relaxed-ordering writes pass others in the switch's queue where the library
 # routes them too; the card's reads cross the switch in the library with the fault
-# injector's read tracking there (its rules must still fire on their completions)
-HOP_CASES = [*CASES, ("tb.tests.cocotb_faults", "test_completion_faults")]
+# injector's read tracking there (its rules must still fire on their completions); the
+# card's reads and writes of GPU memory, a revoked page among them
+HOP_CASES = [
+    *CASES,
+    ("tb.tests.cocotb_faults", "test_completion_faults"),
+    ("tb.tests.cocotb_gpu_peer", "test_peer_read_write_bar1"),
+    ("tb.tests.cocotb_gpu_peer", "test_revoked_page_ur_and_dropped_write"),
+]
+# the cases with peer traffic to the GPU's BAR1, and whether the library answers it
+# (tb/dp/gpu.cpp; the pins' statistics the test reads are among what it counts for the
+# model): every access to a revoked page is a fault the model records, Python's
+BAR1_CASES = {
+    "test_h2c2h_four_combinations": True,
+    "test_peer_read_write_bar1": True,
+    "test_revoked_page_ur_and_dropped_write": False,
+}
 
 
 @pytest.mark.parametrize("module, test", HOP_CASES, ids=[t for _, t in HOP_CASES])
