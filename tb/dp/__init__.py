@@ -40,6 +40,7 @@ _NAMES = (
     "dp.h",
     "tlp.h",
     "route.h",
+    "xact.h",
     "calendar.cpp",
     "link.cpp",
     "switch.cpp",
@@ -209,11 +210,11 @@ class Hip(ctypes.Structure):
 class HipCpl(ctypes.Structure):
     """What becomes of a completion (``dp_hip_cpl``): outcome (0 not the card's, 1 for
     RC, 2 dropped for want of buffer room), its error code, whether it ends its request,
-    its lower address."""
+    its lower address, its tag."""
 
     _fields_ = [
         (name, ctypes.c_uint32)
-        for name in ("outcome", "error_code", "request_completed", "lower_address")
+        for name in ("outcome", "error_code", "request_completed", "lower_address", "tag")
     ]
 
 
@@ -402,11 +403,33 @@ def library() -> ctypes.CDLL:
         ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),
         ("dp_gpu_finish", i, [p, p, p, u64, u64, u32, i, u64]),
         ("dp_gpu_next", u64, [p]),
+        (
+            "dp_hip_receive",
+            i,
+            [p, ctypes.POINTER(Hip), p, p, u64, u64, p, u32, u32, i, p, u64, p],
+        ),
+        (
+            "dp_hip_receive_finish",
+            i,
+            [p, ctypes.POINTER(Hip), p, p, u64, u64, p, u64, ctypes.POINTER(HipCpl)],
+        ),
+        (
+            "dp_hip_rc_fields",
+            None,
+            [ctypes.POINTER(TlpHeader), ctypes.POINTER(HipCpl), ctypes.POINTER(RcFields)],
+        ),
+        ("dp_rcq_new", p, []),
+        ("dp_rcq_free", None, [p]),
+        ("dp_rcq_size", u32, [p]),
+        ("dp_rcq_clear", None, [p]),
+        ("dp_rcq_take", u32, [p]),
+        ("dp_rcq_push", u32, [p, p, u32, ctypes.POINTER(Stream), u32, pu64]),
         ("dp_reads_new", p, []),
         ("dp_reads_free", None, [p]),
         ("dp_reads_put", u64, [p, u32, u64, u32]),
         ("dp_reads_put_tlp", u64, [p, ctypes.POINTER(TlpHeader)]),
-        ("dp_reads_get", u64, [p, u32, pu64, ctypes.POINTER(u32)]),
+        ("dp_reads_get", u64, [p, u32, pu64, pu32, pu32]),
+        ("dp_reads_cpl", None, [p, u32, i]),
         ("dp_reads_drop", None, [p, u32]),
         ("dp_reads_next", u32, [p, u32]),
         ("dp_port_new", p, [p]),

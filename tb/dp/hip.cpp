@@ -17,11 +17,26 @@
  * not fit is dropped with a local error). Tags past the table (10-bit tags) are
  * Python's.
  */
+#include "dp.h"
 #include "tlp.h"
+#include "xact.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+struct dp_checker;
+struct dp_reads;
+
+extern "C" {
+void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
+uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
+		       uint64_t data_len, int stop);
+void dp_reads_cpl(dp_reads *r, uint32_t tag, int ends);
+int dp_hip_receive_finish(dp_calendar *cal, struct dp_hip *hip, dp_rcq *q, dp_port *port,
+			  uint64_t handle, uint64_t receipt, dp_reads *reads, uint64_t now,
+			  struct dp_hip_cpl *out);
+}
 
 namespace {
 
@@ -72,7 +87,101 @@ struct dp_hip_cpl {
 	uint32_t error_code;
 	uint32_t request_completed;
 	uint32_t lower_address;
+	uint32_t tag;
 };
+
+}  // extern "C"
+
+namespace {
+
+bool ours(const dp_hip &hip, uint16_t requester_id)
+{
+	for (uint32_t k = 0; k < hip.functions; k++)
+		if (hip.function_id[k] == requester_id)
+			return true;
+	return false;
+}
+
+/* what becomes of completion cpl (data_len bytes of data) for the card, with nothing
+ * changed: *out, and whether the request ends (the tag is inside the table) */
+void decide(const dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, dp_hip_cpl &out)
+{
+	int64_t dc = int64_t((data_len / 4 + 3) / 4);
+	const dp_hip_request &req = hip.request[cpl.tag];
+
+	std::memset(&out, 0, sizeof(out));
+	out.lower_address = cpl.lower_address;
+	out.tag = cpl.tag;
+	if (!ours(hip, cpl.requester_id))
+		return;
+	out.error_code = NORMAL_TERMINATION;
+	if (cpl.ep)
+		out.error_code = POISONED;
+	if (!req.active) {
+		out.error_code = INVALID_TAG;
+	} else if (cpl.requester_id != req.requester_id || cpl.attr != req.attr ||
+		   cpl.tc != req.tc) {
+		out.error_code = MISMATCH;
+	} else if (cpl.status != dp::CPL_SC) {
+		out.error_code = BAD_STATUS;
+		out.request_completed = 1;
+	} else if (req.mem_read) {
+		int64_t la = int64_t(req.address) + req.first_be_offset + req.be_byte_count -
+			     cpl.byte_count;
+		if (cpl.lower_address != (la & 0x7f))
+			out.error_code = INVALID_ADDRESS;
+		else
+			out.lower_address = uint32_t(la & 0xfff);
+		if (int64_t(cpl.byte_count) <=
+		    int64_t(cpl.length) * 4 - int64_t(out.lower_address & 0x3))
+			out.request_completed = 1;
+		if (!cpl.has_data()) {
+			out.error_code = INVALID_LENGTH;
+			out.request_completed = 1;
+		}
+	} else {
+		out.request_completed = 1;
+	}
+	out.outcome = hip.rx_buf_cplh_fc_count + 1 <= hip.rx_buf_cplh_fc_limit &&
+			      hip.rx_buf_cpld_fc_count + dc + 1 <= hip.rx_buf_cpld_fc_limit
+		      ? 1
+		      : 2;
+}
+
+/* the state moved on by completion cpl, as decide found it (out) */
+void commit(dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, const dp_hip_cpl &out)
+{
+	int64_t dc = int64_t((data_len / 4 + 3) / 4);
+	dp_hip_request &req = hip.request[cpl.tag];
+	bool mine = ours(hip, cpl.requester_id);
+
+	/* tb/models/hardip.py: a late completion's credits were given back when its request
+	 * ended, and are given back again below (keep the count); an active request counts
+	 * the data credits it has received */
+	if (!req.active) {
+		if (mine)
+			hip.cpld_credit_count += dc;
+	} else if (cpl.requester_id == req.requester_id) {
+		hip.credits_in[cpl.tag] += dc;
+	}
+	if (!mine)
+		return;
+	if (out.request_completed)
+		req.active = 0;
+	hip.cpld_credit_count = std::max<int64_t>(hip.cpld_credit_count - dc, 0);
+	if (out.outcome == 1) {
+		hip.rx_buf_cplh_fc_count += 1;
+		hip.rx_buf_cpld_fc_count += dc + 1;
+	}
+	uint32_t tags = hip.extended_tags ? TAGS : 32, free_tags = 0;
+	for (uint32_t t = 0; t < tags; t++)
+		free_tags += !hip.request[t].active;
+	hip.tag_available_count = free_tags;
+}
+
+}  // namespace
+
+extern "C" {
 
 /*
  * Completion cpl (its data data_len bytes) for the card: what becomes of it, in *out, and
@@ -84,73 +193,85 @@ int dp_hip_completion(dp_hip *hip, const dp::TlpHeader *cpl, uint64_t data_len,
 {
 	if (cpl->tag >= TAGS)
 		return 0;
-	bool ours = false;
-	for (uint32_t k = 0; k < hip->functions; k++)
-		ours = ours || hip->function_id[k] == cpl->requester_id;
-	int64_t dc = int64_t((data_len / 4 + 3) / 4);
-	dp_hip_request &req = hip->request[cpl->tag];
-
-	/* tb/models/hardip.py: a late completion's credits were given back when its request
-	 * ended, and are given back again below (keep the count); an active request counts
-	 * the data credits it has received */
-	if (!req.active) {
-		if (ours)
-			hip->cpld_credit_count += dc;
-	} else if (cpl->requester_id == req.requester_id) {
-		hip->credits_in[cpl->tag] += dc;
-	}
-	std::memset(out, 0, sizeof(*out));
-	out->lower_address = cpl->lower_address;
-	if (!ours)
-		return 1;
-	out->error_code = NORMAL_TERMINATION;
-	if (cpl->ep)
-		out->error_code = POISONED;
-	if (!req.active) {
-		out->error_code = INVALID_TAG;
-	} else if (cpl->requester_id != req.requester_id || cpl->attr != req.attr ||
-		   cpl->tc != req.tc) {
-		out->error_code = MISMATCH;
-	} else if (cpl->status != dp::CPL_SC) {
-		out->error_code = BAD_STATUS;
-		out->request_completed = 1;
-		req.active = 0;
-	} else if (req.mem_read) {
-		int64_t la = int64_t(req.address) + req.first_be_offset + req.be_byte_count -
-			     cpl->byte_count;
-		if (cpl->lower_address != (la & 0x7f)) {
-			out->error_code = INVALID_ADDRESS;
-		} else {
-			out->lower_address = uint32_t(la & 0xfff);
-		}
-		if (int64_t(cpl->byte_count) <=
-		    int64_t(cpl->length) * 4 - int64_t(out->lower_address & 0x3)) {
-			out->request_completed = 1;
-			req.active = 0;
-		}
-		if (!cpl->has_data()) {
-			out->error_code = INVALID_LENGTH;
-			out->request_completed = 1;
-			req.active = 0;
-		}
-	} else {
-		out->request_completed = 1;
-		req.active = 0;
-	}
-	hip->cpld_credit_count = std::max<int64_t>(hip->cpld_credit_count - dc, 0);
-	if (hip->rx_buf_cplh_fc_count + 1 <= hip->rx_buf_cplh_fc_limit &&
-	    hip->rx_buf_cpld_fc_count + dc + 1 <= hip->rx_buf_cpld_fc_limit) {
-		hip->rx_buf_cplh_fc_count += 1;
-		hip->rx_buf_cpld_fc_count += dc + 1;
-		out->outcome = 1;
-	} else {
-		out->outcome = 2;
-	}
-	uint32_t tags = hip->extended_tags ? TAGS : 32, free_tags = 0;
-	for (uint32_t t = 0; t < tags; t++)
-		free_tags += !hip->request[t].active;
-	hip->tag_available_count = free_tags;
+	decide(*hip, *cpl, data_len, *out);
+	commit(*hip, *cpl, data_len, *out);
 	return 1;
+}
+
+/* the fields RC gives completion cpl, as the model took it (*out) */
+void dp_hip_rc_fields(const dp::TlpHeader *cpl, const dp_hip_cpl *out, dp_rc_fields *f)
+{
+	std::memset(f, 0, sizeof(*f));
+	f->lower_address = out->lower_address;
+	f->error_code = out->error_code;
+	f->byte_count = cpl->byte_count;
+	f->locked = cpl->type == dp::TYPE_CPL_LOCKED;
+	f->request_completed = out->request_completed;
+	f->length = cpl->length;
+	f->status = cpl->status;
+	f->ep = cpl->ep;
+	f->requester_id = cpl->requester_id;
+	f->tag = cpl->tag;
+	f->completer_id = cpl->completer_id;
+	f->tc = cpl->tc;
+	f->attr = cpl->attr;
+}
+
+/*
+ * The card's link port has received the library's TLP handle as its receipt-th, at step
+ * now: the hard-IP model takes a completion for an active memory read of one of its
+ * functions whose checks all pass and that its receive buffer has room for
+ * (UltraScalePlusPcieDevice.upstream_recv with tb/models/hardip.py's additions), past the
+ * fault injector with no rule armed (reads: its read log, null: none; the read has
+ * started, and ends with its last completion) and the protocol checker (ck, as link and
+ * dir; stop: it ends at its first broken rule): its credits go back, the state moves
+ * on, and the completion joins q for RC with the fields the model gives it. Returns -1
+ * when it is Python's (nothing done), 1 when the checker has records for Python first
+ * (dp_hip_receive_finish takes it then), 0 when it is taken: *out says whether it
+ * ended its request.
+ */
+int dp_hip_receive(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint64_t handle,
+		   uint64_t receipt, dp_checker *ck, uint32_t link, uint32_t dir, int stop,
+		   dp_reads *reads, uint64_t now, dp_hip_cpl *out)
+{
+	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
+	dp::TlpHeader h;
+
+	if (bytes.size() < 12 || !dp::unpack_header(bytes.data(), h))
+		return -1;
+	uint64_t data_len = bytes.size() - h.header_bytes();
+	if (h.type != dp::TYPE_CPL || !h.has_data() || h.ep || h.tag >= TAGS ||
+	    !dp::check(h, data_len))
+		return -1;
+	decide(*hip, h, data_len, *out);
+	if (out->outcome != 1 || out->error_code != NORMAL_TERMINATION)
+		return -1;	/* not the card's, an error the model names, no room: Python's */
+	if (ck && dp_ck_observe(ck, link, dir, &h, data_len, stop))
+		return 1;
+	return dp_hip_receive_finish(cal, hip, q, port, handle, receipt, reads, now, out);
+}
+
+/* the completion dp_hip_receive left for the checker's records, taken: 0 as there */
+int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port,
+			  uint64_t handle, uint64_t receipt, dp_reads *reads, uint64_t now,
+			  dp_hip_cpl *out)
+{
+	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
+	dp::TlpHeader h;
+
+	dp::unpack_header(bytes.data(), h);
+	uint64_t data_len = bytes.size() - h.header_bytes();
+	if (reads)	/* (tb/env/link.py's ends_request, on the completion as it came) */
+		dp_reads_cpl(reads, h.tag,
+			     int64_t(h.byte_count) <= int64_t(h.length) * 4 - (h.lower_address & 3));
+	dp_port_release(port, now, receipt);
+	decide(*hip, h, data_len, *out);
+	commit(*hip, h, data_len, *out);
+	dp_rc_fields f;
+	dp_hip_rc_fields(&h, out, &f);
+	dp_rcq_add(q, &f, bytes.data() + h.header_bytes(), uint32_t(data_len / 4));
+	cal->tlp_free(handle);
+	return 0;
 }
 
 }  // extern "C"

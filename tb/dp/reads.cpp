@@ -28,8 +28,9 @@ struct dp_reads {
 		uint64_t address;
 		uint64_t number;	/* 0: no read under this tag */
 		uint32_t nbytes;
+		uint32_t started;	/* a completion of it has come */
 	};
-	std::vector<Read> by_tag = std::vector<Read>(TAGS, Read{0, 0, 0});
+	std::vector<Read> by_tag = std::vector<Read>(TAGS, Read{0, 0, 0, 0});
 	uint64_t count = 0;
 };
 
@@ -52,6 +53,7 @@ uint64_t dp_reads_put(dp_reads *r, uint32_t tag, uint64_t address, uint32_t nbyt
 
 	e.address = address;
 	e.nbytes = nbytes;
+	e.started = 0;
 	e.number = ++r->count;
 	return e.number;
 }
@@ -62,16 +64,32 @@ uint64_t dp_reads_put_tlp(dp_reads *r, const dp::TlpHeader *h)
 	return dp_reads_put(r, h->tag, h->address + h->first_be_offset(), h->be_byte_count());
 }
 
-/* the read under tag: its number (0: none), with its address and bytes */
-uint64_t dp_reads_get(const dp_reads *r, uint32_t tag, uint64_t *address, uint32_t *nbytes)
+/* the read under tag: its number (0: none), with its address, bytes and whether a
+ * completion of it has come */
+uint64_t dp_reads_get(const dp_reads *r, uint32_t tag, uint64_t *address, uint32_t *nbytes,
+		      uint32_t *started)
 {
 	const dp_reads::Read &e = r->by_tag[tag % TAGS];
 
 	if (e.number) {
 		*address = e.address;
 		*nbytes = e.nbytes;
+		*started = e.started;
 	}
 	return e.number;
+}
+
+/* a completion for the read under tag has come, as the injector takes one with no rule
+ * armed (FaultInjector._receive): the read has started, and is over if it ends it */
+void dp_reads_cpl(dp_reads *r, uint32_t tag, int ends)
+{
+	dp_reads::Read &e = r->by_tag[tag % TAGS];
+
+	if (!e.number)
+		return;
+	e.started = 1;
+	if (ends)
+		e.number = 0;
 }
 
 void dp_reads_drop(dp_reads *r, uint32_t tag)

@@ -17,9 +17,12 @@
  *
  * A word is ((tlast << kw | tkeep) << uw | tuser) << dw | tdata, as limbs of 32 bits.
  */
+#include "xact.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 struct dp_words;
@@ -29,20 +32,6 @@ void dp_vpi_write_run(dp_words *w, uint32_t start, uint32_t count, const uint8_t
 		      uint32_t stride);
 void dp_vpi_read_run(dp_words *w, uint32_t start, uint32_t count, uint8_t *bytes,
 		     uint32_t stride);
-
-/* a stream's layout below 512 bits with one segment: dwords a beat, the bus's tdata,
- * tuser and tkeep widths, where tuser keeps the parity and the discontinue bit */
-struct dp_stream {
-	uint32_t lanes, dw, uw, kw;
-	uint32_t parity_offset, discontinue_offset;
-};
-
-/* a completion's fields, as Tlp_us.pack_us_rc reads them */
-struct dp_rc_fields {
-	uint32_t lower_address, error_code, byte_count, locked, request_completed;
-	uint32_t length, status, ep, requester_id, tag, completer_id, tc, attr;
-	uint32_t discontinue;
-};
 
 }  // extern "C"
 
@@ -284,6 +273,69 @@ uint32_t dp_unpack_run(dp_unpacker *u, dp_words *w, uint32_t start, uint32_t cou
 	u->words.resize(size_t(count) * stride);
 	dp_vpi_read_run(w, start, count, u->words.data(), stride);
 	return dp_unpack(u, u->words.data(), count, stride, out, len);
+}
+
+/*
+ * The completions for RC that the library took for the card itself (hip.cpp,
+ * dp_hip_receive), queued in order behind Python's (the hard-IP model's RC loop takes
+ * each in its turn and pushes it with dp_rcq_push).
+ */
+struct dp_rcq {
+	struct Cpl {
+		dp_rc_fields f;
+		std::vector<uint8_t> data;
+		uint32_t ndw;
+	};
+	std::deque<Cpl> cpls;
+	Cpl current;	/* the one taken, until it is pushed */
+};
+
+dp_rcq *dp_rcq_new(void)
+{
+	return new dp_rcq();
+}
+
+void dp_rcq_free(dp_rcq *q)
+{
+	delete q;
+}
+
+void dp_rcq_add(dp_rcq *q, const dp_rc_fields *f, const uint8_t *data, uint32_t ndw)
+{
+	q->cpls.push_back(dp_rcq::Cpl{*f, std::vector<uint8_t>(data, data + 4 * ndw), ndw});
+}
+
+/* the completions queued (none once the link went down: Python clears it) */
+uint32_t dp_rcq_size(const dp_rcq *q)
+{
+	return uint32_t(q->cpls.size());
+}
+
+void dp_rcq_clear(dp_rcq *q)
+{
+	q->cpls.clear();
+}
+
+/* the first completion queued taken off the queue for dp_rcq_push (a reset that clears
+ * the queue leaves it alone): its payload dwords */
+uint32_t dp_rcq_take(dp_rcq *q)
+{
+	q->current = std::move(q->cpls.front());
+	q->cpls.pop_front();
+	return q->current.ndw;
+}
+
+/*
+ * The completion taken, packed and written into the RC transactor's words from word
+ * start on as dp_rc_push writes it: how many words, its data credits in *dc.
+ */
+uint32_t dp_rcq_push(dp_rcq *q, dp_words *w, uint32_t start, const dp_stream *s,
+		     uint32_t stride, uint64_t *dc)
+{
+	dp_rcq::Cpl &c = q->current;
+
+	*dc = (c.ndw + 3) / 4;
+	return dp_rc_push(w, start, &c.f, c.data.data(), c.ndw, s, stride);
 }
 
 }  // extern "C"

@@ -229,10 +229,11 @@ class FaultInjector:
         if got is None:
             self._reqs.pop(tag, None)
             return None
-        number, address, nbytes = got
+        number, address, nbytes, started = got
         req = self._reqs.get(tag)
         if req is None or req.number != number:  # recorded by the library
             req = self._reqs[tag] = _Req(address, nbytes, self.target_of(address), number=number)
+        req.started = req.started or started  # (its completions the library took)
         return req
 
     def _done(self, tag: int) -> None:

@@ -16,10 +16,12 @@ from cocotbext.pcie.core.port import Port
 from cuda_model.gpu import BAR1, Gpu
 
 from ..models.compiled_link import CompiledTlpPort
+from ..models.hardip import PevbUspDevice
 from ..models.native import (
     FROM_PRIMARY,
     FROM_SECONDARY,
     KINDS,
+    CardCpl,
     CardEnd,
     Egress,
     End,
@@ -31,7 +33,7 @@ from ..models.native import (
     fabric_of,
 )
 from ..models.timeline import CompiledTimeline, timeline
-from ..models.transactors import TransactorRqSink
+from ..models.transactors import TransactorRcSource, TransactorRqSink
 from .compiled_checker import CompiledChecker
 from .gpu_endpoint import GpuEndpoint
 from .link import UP
@@ -135,6 +137,11 @@ def arm(tb: Any) -> None:
     if gpu is not None:
         gpu.tap = where.get(id(gpu.port))
         ends.append(gpu)
+    # the card's end of its link, receiving: the completions for its reads
+    card = _card_cpl(fabric, tb, wrappers, reads)
+    if card is not None:
+        card.tap = where.get(id(card.port))
+        ends.append(card)
 
     plan()
     taps.listeners.append(plan)
@@ -189,6 +196,27 @@ def _gpu_serve(fabric: Any, tb: Any, wrappers: dict[Any, Any]) -> GpuServe | Non
         )
     )
     return GpuServe(fabric, dev, ep) if own else None
+
+
+def _card_cpl(fabric: Any, tb: Any, wrappers: dict[Any, Any], reads: ReadLog) -> CardCpl | None:
+    """The library's taking of the card's completions at its link port, where what
+    stands between the port and the hard-IP model is the TB's fault injector and the
+    taps, and the model and its RC source are this project's own (the transactors' RC
+    source packs completions in the library): None where anything else is."""
+    dev, faults = tb.dev, tb.faults
+    port = dev.upstream_port
+    own = (
+        isinstance(port, CompiledTlpPort)
+        and type(port).classify_tlp_vc is Port.classify_tlp_vc
+        and port.rx_handler == faults.stall.push
+        and _unwrap(faults._deliver, wrappers) == dev.upstream_recv
+        and all(
+            getattr(type(dev), name) is getattr(PevbUspDevice, name)
+            for name in ("upstream_recv", "_run_rc_logic", "set_hot_reset")
+        )
+        and isinstance(dev.rc_source, TransactorRcSource)
+    )
+    return CardCpl(fabric, dev, faults, reads) if own else None
 
 
 def meter(tb: Any, link: str, direction: str) -> Meter | None:

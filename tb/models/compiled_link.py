@@ -25,6 +25,9 @@ from .timeline import CompiledTimeline, steps
 _NATIVE = 1 << 62  # tb.dp.NATIVE
 
 
+WAITING = 2  # what a port end's cross says when its work must wait (the lane holds)
+
+
 class LaneWork:
     """Work of the library's own that takes its turn in a port's receive lane: the
     TLPs received after it wait until ``run`` is done, as they would behind the
@@ -249,20 +252,38 @@ class CompiledTlpPort(TlpPort):
 
     # --- what the library reports -----------------------------------------------------------
     def received(self, handle: int, receipt: int) -> None:
-        """A TLP has reached this port (the ``receipt``-th): across the bridge and switch
-        in the library where it can (:class:`tb.models.native.End`), else into the
-        receive lane, its credits released when it is passed on."""
+        """A TLP has reached this port (the ``receipt``-th): past the port's end in the
+        library where it can (:mod:`tb.models.native`: across the bridge and switch, to
+        the GPU's BAR1, to the card), else into the receive lane, its credits released
+        when it is passed on. An end that ``defers`` takes its turn in the lane for the
+        library's TLPs that arrive while the lane is busy."""
         end = self.native_end
-        if (
-            end is not None
-            and handle & _NATIVE
-            and not self._rx_lane.busy
-            and end.cross(handle, receipt)
-        ):
-            return
+        if end is not None and handle & _NATIVE:
+            if not self._rx_lane.busy:
+                got = end.cross(handle, receipt)
+                if got:
+                    if got == WAITING:  # the end's work waits: the lane holds behind it
+                        self._rx_lane.push(LaneWork(end.rest))
+                    return
+            elif end.defers:
+                self._rx_lane.push(LaneWork(functools.partial(self._later, handle, receipt)))
+                return
         tlp = self._line.take(handle)
         tlp.release_fc_cb = functools.partial(self._release, receipt)
         self._rx_lane.push(tlp)
+
+    async def _later(self, handle: int, receipt: int) -> None:
+        """The library's TLP ``handle``, which arrived while the receive lane was busy,
+        in its turn: past the port's end in the library where it can, else to the
+        port's receive handler."""
+        end = self.native_end
+        got = end.cross(handle, receipt)
+        if got == WAITING:
+            await end.rest()
+        elif not got:
+            tlp = self._line.take(handle)
+            tlp.release_fc_cb = functools.partial(self._release, receipt)
+            await super()._handle_rx(tlp)
 
     async def _handle_rx(self, tlp: Any) -> None:
         if type(tlp) is LaneWork:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import cocotb
 from cocotb.triggers import Event, First, RisingEdge, Timer
@@ -19,6 +20,7 @@ from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
+from ..dp import Hip
 from .hardip_speed import EventDrivenLoops
 from .intx import PINS, intx_message
 
@@ -54,6 +56,79 @@ COMPLETION_TLPS = {TlpType.CPL, TlpType.CPL_DATA, TlpType.CPL_LOCKED, TlpType.CP
 CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpType.CFG_WRITE_1}
 
 
+MEMORY_READS = (TlpType.MEM_READ, TlpType.MEM_READ_64)
+# what the RC queue holds for a completion the compiled data path's library took for the
+# card (tb.models.native.CardCpl): the next of the library's own queue
+LIBRARY_CPL = object()
+
+
+class _Requests(list):
+    """The requests the hard IP has outstanding, by tag (cocotbext-pcie's
+    ``active_request``): each one set or cleared here is set or cleared in the library's
+    table too (``tb/dp/hip.cpp``), which the compiled data path's checks of a completion
+    read."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: Any, items: list) -> None:
+        super().__init__(items)
+        self._table = table
+        for tag, req in enumerate(items):
+            self[tag] = req
+
+    def __setitem__(self, tag: Any, req: Any) -> None:
+        super().__setitem__(tag, req)
+        slot = self._table[tag]
+        if req is None:
+            slot.active = 0
+            return
+        slot.requester_id = int(req.requester_id)
+        slot.attr = int(req.attr)
+        slot.tc = int(req.tc)
+        slot.mem_read = req.fmt_type in MEMORY_READS
+        slot.first_be_offset = req.get_first_be_offset()
+        slot.be_byte_count = req.get_be_byte_count()
+        slot.address = req.address
+        slot.active = 1
+
+
+class _CreditsIn:
+    """The completion data credits each active request has received, by tag (a mapping
+    to the model's code, with 0 for a tag it has none for), in the library's table."""
+
+    __slots__ = ("_credits",)
+
+    def __init__(self, credits: Any) -> None:
+        self._credits = credits
+
+    def get(self, tag: int, default: int = 0) -> int:
+        return self._credits[tag] or default
+
+    def __setitem__(self, tag: int, value: int) -> None:
+        self._credits[tag] = value
+
+    def pop(self, tag: int, default: int = 0) -> int:
+        value = self._credits[tag]
+        self._credits[tag] = 0
+        return value or default
+
+    def clear(self) -> None:
+        for tag in range(len(self._credits)):
+            self._credits[tag] = 0
+
+
+def _in_table(name: str) -> property:
+    """A counter of the requester side kept in the library's table (``Hip``)."""
+
+    def get(self: Any) -> int:
+        return getattr(self._hip, name)
+
+    def put(self: Any, value: int) -> None:
+        setattr(self._hip, name, value)
+
+    return property(get, put, doc=f"``{name}``, in the library's table")
+
+
 class PevbUspDevice(EventDrivenLoops):
     """``UltraScalePlusPcieDevice`` plus the requester completion timeout, the completion
     credits a timed-out request held, requests made with bus mastering disabled, FLR, hot
@@ -81,7 +156,13 @@ class PevbUspDevice(EventDrivenLoops):
         flr_done_timeout_ns: float = DEFAULT_FLR_DONE_TIMEOUT_NS,
         **kwargs,
     ) -> None:
+        # the requester side's state where the compiled data path's library can read and
+        # move it on (tb/dp/hip.cpp): the counters below, the active requests, the data
+        # credits each has received; the card's completions the library took for RC
+        self._hip = Hip()
+        self.card_cpl: Any = None  # (tb.models.native.CardCpl, on the compiled path)
         super().__init__(*args, **kwargs)
+        self.active_request = _Requests(self._hip.request, self.active_request)
         self.cpl_timeout_ns = cpl_timeout_ns
         self.cpl_timeouts = 0
         # requests the RTL made while its function's bus mastering was off (not sent)
@@ -103,7 +184,7 @@ class PevbUspDevice(EventDrivenLoops):
         self.rq_posted = 0
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
-        self._credits_in: dict[int, int] = {}
+        self._credits_in = _CreditsIn(self._hip.credits_in)
         # hot resets and link-down events; the link is down now
         self.hot_resets = 0
         self.link_down = False
@@ -131,6 +212,7 @@ class PevbUspDevice(EventDrivenLoops):
         # called when the link goes down (the port above drops the wires it held)
         self.link_down_listeners: list[Callable[[], None]] = []
         self._track_order()
+        self._functions_changed()
         cocotb.start_soon(self._run_cpl_timeout())
         if self.cfg_interrupt_int is not None:
             for f in self.functions:
@@ -139,11 +221,28 @@ class PevbUspDevice(EventDrivenLoops):
                 self.cfg_interrupt_sent.value = 0
             cocotb.start_soon(self._run_intx_logic())
 
+    cpld_credit_count = _in_table("cpld_credit_count")
+    rx_buf_cplh_fc_count = _in_table("rx_buf_cplh_fc_count")
+    rx_buf_cpld_fc_count = _in_table("rx_buf_cpld_fc_count")
+    rx_buf_cplh_fc_limit = _in_table("rx_buf_cplh_fc_limit")
+    rx_buf_cpld_fc_limit = _in_table("rx_buf_cpld_fc_limit")
+    tag_available_count = _in_table("tag_available_count")
+
     def _config_changed(self) -> None:
         """The configuration space may differ (a write, a reset): the loops that drive
         the configuration outputs look again."""
         self._cfg_changed.set()
         self._intx_wake.set()
+        self._functions_changed()
+
+    def _functions_changed(self) -> None:
+        """The functions' IDs and function 0's Extended Tag Field Enable, as the
+        library's table reads them."""
+        hip = self._hip
+        hip.extended_tags = int(bool(self.functions[0].pcie_cap.extended_tag_field_enable))
+        hip.functions = len(self.functions)
+        for k, f in enumerate(self.functions):
+            hip.function_id[k] = int(f.pcie_id)
 
     def _fence_interrupts(self, f) -> None:
         """Send ``f``'s interrupt messages behind every posted request RQ took before
@@ -284,6 +383,8 @@ class PevbUspDevice(EventDrivenLoops):
             for q in (self.rc_queue, self.cq_queue, self.cq_np_queue, self.rq_np_queue):
                 while not q.empty():
                     q.get_nowait()
+            if self.card_cpl is not None:
+                self.card_cpl.clear()
             self._drop_partial_tlps()
             for f in self.functions:
                 self._reset_config(f, conventional=True)
@@ -487,6 +588,11 @@ class PevbUspDevice(EventDrivenLoops):
         while True:
             tlp = await self.rc_queue.get()
             source = self.rc_source
+            if tlp is LIBRARY_CPL:  # the next the library took (tb.models.native.CardCpl)
+                dc = await source.send_queued(self.card_cpl.queue)
+                self.rx_buf_cplh_fc_count = max(self.rx_buf_cplh_fc_count - 1, 0)
+                self.rx_buf_cpld_fc_count = max(self.rx_buf_cpld_fc_count - (dc + 1), 0)
+                continue
             packs = getattr(source, "packs", None)
             if packs is not None and packs(tlp):
                 await source.send_completion(tlp)

@@ -33,7 +33,8 @@ from typing import Any
 from cocotbext.pcie.core.tlp import TlpType
 
 from ..dp import BridgeView, FunctionView
-from .compiled_link import LaneWork
+from ..dp import HipCpl as HipCplOut
+from .compiled_link import WAITING
 from .timeline import steps
 
 NATIVE_ENV = "PEVB_DP_NATIVE"
@@ -122,6 +123,7 @@ class Fabric:
         self.ports: list[Any] = []  # the switch ports, by the fabric's number
         self.crossings = 0  # hops the library took: into a switch, out onto a link
         self.bar1_answers = 0  # of those, requests to the GPU's BAR1 it answered
+        self.card_cpls = 0  # and completions it took for the card
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -187,6 +189,7 @@ class End:
         self.direction: str | None = None
         self._to = ctypes.c_uint32()
         self.meter: int | None = None  # the library's meter here (Meter), if any
+        self.defers = False  # (what arrives while the receive lane is busy is Python's)
         link_port.native_end = self
 
     def set(
@@ -354,6 +357,7 @@ class ReadLog:
         self.reads = lib.dp_reads_new()
         self._address = ctypes.c_uint64()
         self._nbytes = ctypes.c_uint32()
+        self._started = ctypes.c_uint32()
 
     def __del__(self) -> None:
         reads, self.reads = getattr(self, "reads", None), None
@@ -364,12 +368,19 @@ class ReadLog:
         """Record a read under ``tag`` (replacing any): its number."""
         return self.lib.dp_reads_put(self.reads, tag, address, nbytes)
 
-    def get(self, tag: int) -> tuple[int, int, int] | None:
-        """The read under ``tag``: (number, address, bytes), or None."""
+    def get(self, tag: int) -> tuple[int, int, int, bool] | None:
+        """The read under ``tag``: (number, address, bytes, whether a completion of it
+        has come past the injector in the library), or None."""
         number = self.lib.dp_reads_get(
-            self.reads, tag, ctypes.byref(self._address), ctypes.byref(self._nbytes)
+            self.reads,
+            tag,
+            ctypes.byref(self._address),
+            ctypes.byref(self._nbytes),
+            ctypes.byref(self._started),
         )
-        return (number, self._address.value, self._nbytes.value) if number else None
+        if not number:
+            return None
+        return number, self._address.value, self._nbytes.value, bool(self._started.value)
 
     def drop(self, tag: int) -> None:
         """Forget the read under ``tag``."""
@@ -594,6 +605,7 @@ class GpuServe:
         self.link: str | None = None
         self.direction: str | None = None
         self.tap: tuple[str, str] | None = None
+        self.defers = True  # (what arrives while the lane is busy waits its turn there)
         table = self.table
         _watch(ep, lambda: table.view(ep))
         table.view(ep)
@@ -626,19 +638,20 @@ class GpuServe:
             self.ep.log.isEnabledFor(logging.INFO) or self.dev.log.isEnabledFor(logging.DEBUG)
         )
 
-    def cross(self, handle: int, receipt: int) -> bool:
+    def cross(self, handle: int, receipt: int) -> int:
         """Answer the library's request ``handle`` (the ``receipt``-th received at the
-        port): whether the library did (else Python's endpoint does)."""
+        port): 0 when Python's endpoint must (nothing done), 1 when answered, ``WAITING``
+        when answered with completions left for :meth:`rest` (in the lane's order)."""
         port = self.port
         if port.rx_handler is not self.expected or not self.ready():
-            return False
+            return 0
         checker = self.checker
         stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
         mps = self.ep.pcie_cap.max_payload_size
         lib, cal, g, p = self.lib, self.cal, self.g, port._p
         got = lib.dp_gpu_serve(cal, g, p, handle, receipt, mps, stop, port.fc_ready, steps())
         if got < 0:
-            return False
+            return 0
         if got == 1:  # the checker has something to say first
             checker.report_records(self.link, self.direction, self.line.peek(handle))
             got = lib.dp_gpu_finish(cal, g, p, handle, receipt, mps, port.fc_ready, steps())
@@ -647,11 +660,9 @@ class GpuServe:
         self.line.poke()
         self.fabric.crossings += 1
         self.fabric.bar1_answers += 1
-        if got == 2:  # completions wait for the link: they hold the receive lane
-            port._rx_lane.push(LaneWork(self._rest))
-        return True
+        return WAITING if got == 2 else 1  # (completions waiting hold the receive lane)
 
-    async def _rest(self) -> None:
+    async def rest(self) -> None:
         """The completions the library could not send at once, through the port's credit
         gate one after another (``CompiledTlpPort.send_released``)."""
         lib, g, port = self.lib, self.g, self.port
@@ -660,3 +671,109 @@ class GpuServe:
             if not handle:
                 return
             await port.send_released(handle)
+
+
+class CardCpl:
+    """The card's end of its link, receiving (``port``, the hard-IP model ``dev``'s): the
+    completions for the card's memory reads that the model takes with every check passed
+    (an active read of one of its functions, fields that match, successful, the lower
+    address owed, room in its receive buffer) are taken in the library
+    (``tb/dp/hip.cpp``, ``dp_hip_receive``) past the fault injector in front of it while
+    that has no rule armed and is not stalled, and past the protocol checker: their
+    credits go back, the model's requester state (kept in the library's table: see
+    :class:`tb.models.hardip.PevbUspDevice`) moves on, and each joins the library's queue
+    for RC, its place in the model's RC queue held by a marker that the model's RC loop
+    pushes in its turn. Anything else Python's model takes."""
+
+    def __init__(self, fabric: Fabric, dev: Any, faults: Any, reads: ReadLog | None) -> None:
+        from .hardip import LIBRARY_CPL
+
+        self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
+        self.line = fabric.line
+        self.dev, self.faults, self.reads = dev, faults, reads
+        self.port = dev.upstream_port
+        self.queue = self.lib.dp_rcq_new()
+        self.expected = self.port.rx_handler
+        self.checker: Any = None
+        self.link: str | None = None
+        self.direction: str | None = None
+        self.tap: tuple[str, str] | None = None
+        self.defers = True  # (what arrives while the lane is busy waits its turn there)
+        self.kinds = 0
+        self._ck: Any = None
+        self._ck_link = self._ck_dir = 0
+        self._marker = LIBRARY_CPL
+        self._hip = ctypes.byref(dev._hip)
+        self._out = HipCplOut()
+        self._out_ref = ctypes.byref(self._out)
+        self.port.native_end = self
+        dev.card_cpl = self
+
+    def __del__(self) -> None:
+        queue, self.queue = getattr(self, "queue", None), None
+        if queue is not None:
+            self.lib.dp_rcq_free(queue)
+
+    def clear(self) -> None:
+        """The link went down: what the library queued for RC is lost."""
+        self.lib.dp_rcq_clear(self.queue)
+
+    def set(
+        self,
+        kinds: int,
+        checker: Any,
+        link: str | None,
+        direction: str | None,
+        reads: ReadLog | None = None,
+    ) -> None:
+        """Whether completions may be taken (:data:`KINDS`' CplD bit) and the compiled
+        checker that sees them (None: none) on ``link`` travelling ``direction``, as
+        :meth:`End.set` (the injector's read log is given at construction)."""
+        self.kinds = kinds
+        self.checker, self.link, self.direction = checker, link, direction
+        self._ck = checker.ck if checker is not None else None
+        self._ck_link = checker.link_number(link) if checker is not None else 0
+        self._ck_dir = 0 if direction == "up" else 1
+
+    def ready(self) -> bool:
+        """Whether a completion arriving now may be taken in the library: the injector
+        in front idle with no rule armed, the link up, the model and its RC source not
+        logging each TLP, and the RC source one the library packs for."""
+        faults, dev = self.faults, self.dev
+        if faults.rules or not faults.stall.idle() or dev.link_down:
+            return False
+        source = dev.rc_source
+        return (
+            getattr(source, "_rc_stream", None) is not None
+            and not source.log.isEnabledFor(logging.INFO)
+            and not dev.log.isEnabledFor(logging.DEBUG)
+        )
+
+    def cross(self, handle: int, receipt: int) -> bool:
+        """Take the library's completion ``handle`` (the ``receipt``-th received at the
+        port) for the card: whether the library did (else Python's model takes it)."""
+        if not self.kinds & 4 or self.port.rx_handler is not self.expected or not self.ready():
+            return False
+        checker, lib = self.checker, self.lib
+        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        reads = self.reads.reads if self.reads is not None else None
+        p, q, now = self.port._p, self.queue, steps()
+        got = lib.dp_hip_receive(
+            self.cal, self._hip, q, p, handle, receipt, self._ck, self._ck_link, self._ck_dir,
+            stop, reads, now, self._out_ref,
+        )  # fmt: skip
+        if got < 0:
+            return False
+        if got == 1:  # the checker has something to say first
+            checker.report_records(self.link, self.direction, self.line.peek(handle))
+            lib.dp_hip_receive_finish(self.cal, self._hip, q, p, handle, receipt, reads, now,
+                                      self._out_ref)  # fmt: skip
+        self.line.poke()
+        self.fabric.crossings += 1
+        self.fabric.card_cpls += 1
+        dev, out = self.dev, self._out
+        if out.request_completed:  # (the library's table has it ended already)
+            list.__setitem__(dev.active_request, out.tag, None)
+        dev.cpld_credit_released.set()
+        dev.rc_queue.put_nowait(self._marker)
+        return True

@@ -327,11 +327,12 @@ class CompiledTimeline(Timeline):
         if fabric is not None and fabric.crossings:
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
-                " to the GPU's BAR1 answered",
+                " to the GPU's BAR1 answered, %d completions the card took",
                 fabric.crossings,
                 fabric.bar1_answers,
+                fabric.card_cpls,
             )
-            fabric.crossings = fabric.bar1_answers = 0
+            fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
 
     def _run_due(self, now: int) -> None:
         cal, out, ports = self._cal, self._cal.out, self.ports

@@ -53,11 +53,13 @@ inside :func:`tb.models.choice.models` ``("transactors")`` on a build made with 
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import itertools
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import cocotb
 from cocotb.queue import QueueFull
@@ -78,6 +80,26 @@ TRANSACTORS = {
     "m_axis_rq": "rq_xact",
     "m_axis_cc": "cc_xact",
 }
+
+
+def rc_fields(tlp: Any) -> RcFields:
+    """What ``Tlp_us.pack_us_rc`` reads of completion ``tlp``, as the library packs it."""
+    return RcFields(
+        tlp.lower_address,
+        tlp.error_code,
+        tlp.byte_count,
+        tlp.fmt_type in _LOCKED,
+        bool(tlp.request_completed),
+        tlp.length,
+        tlp.status,
+        bool(tlp.ep),
+        int(tlp.requester_id),
+        tlp.tag,
+        int(tlp.completer_id),
+        tlp.tc,
+        tlp.attr,
+        bool(tlp.discontinue),
+    )
 
 
 class TransactorError(RuntimeError):
@@ -469,22 +491,7 @@ class _TransactorSource(_TransactorStream):
             await self._taken_reaches(self._starts[0] - 1)
         if not self._fits(beats):
             await self._taken_reaches(self._pushed + beats - self._mem.depth)
-        fields = RcFields(
-            tlp.lower_address,
-            tlp.error_code,
-            tlp.byte_count,
-            tlp.fmt_type in _LOCKED,
-            bool(tlp.request_completed),
-            tlp.length,
-            tlp.status,
-            bool(tlp.ep),
-            int(tlp.requester_id),
-            tlp.tag,
-            int(tlp.completer_id),
-            tlp.tc,
-            tlp.attr,
-            bool(tlp.discontinue),
-        )
+        fields = rc_fields(tlp)
         words = self._words
         self._starting()
         count = words.lib.dp_rc_push(
@@ -497,6 +504,31 @@ class _TransactorSource(_TransactorStream):
             words.stride,
         )
         self._pushed_more(count)
+
+    async def send_queued(self, queue: Any) -> int:
+        """:meth:`send_completion` of the next completion the library took for the card
+        (``queue``: its ``dp_rcq``, ``tb/dp/xact.cpp``), packed and written by the
+        library: the same waits for the queue and the buffer, the same words. Its data
+        credits."""
+        lib = self._words.lib
+        ndw = lib.dp_rcq_take(queue)
+        beats = -(-(3 + ndw) // self.seg_byte_lanes)
+        while self.full():
+            await self._taken_reaches(self._starts[0] - 1)
+        if not self._fits(beats):
+            await self._taken_reaches(self._pushed + beats - self._mem.depth)
+        words, dc = self._words, ctypes.c_uint64()
+        self._starting()
+        count = lib.dp_rcq_push(
+            queue,
+            words.words,
+            self._pushed % words.depth,
+            self._rc_stream,
+            words.stride,
+            ctypes.byref(dc),
+        )
+        self._pushed_more(count)
+        return dc.value
 
     async def send(self, frame) -> None:
         while self.full():  # until the first waiting frame is taken

@@ -5,7 +5,9 @@ completion, on random tables of active requests and random completions: the same
 outcome (not the card's, queued for RC, dropped for want of buffer room), error code,
 request-completed flag and lower address, and the same state after (active requests,
 completion credits, the receive buffer's counts, the tags available, the data credits
-each request has received)."""
+each request has received), and the device's own table, which its views of the active
+requests, the credits and the counters keep for the library on the live path, the same
+as the library's after the same completions."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from cocotbext.pcie.core.utils import PcieId
 
 from tb import dp
 from tb.models import install
-from tb.models.hardip import PevbUspDevice
+from tb.models.hardip import PevbUspDevice, _CreditsIn, _Requests
+from tb.models.transactors import rc_fields
 
 REQUESTS = [TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.IO_READ, TlpType.CFG_READ_0]
 COMPLETIONS = [TlpType.CPL_DATA, TlpType.CPL, TlpType.CPL_LOCKED_DATA, TlpType.CPL_LOCKED]
@@ -35,6 +38,7 @@ def _device(rng: random.Random, functions: list[PcieId]) -> PevbUspDevice:
     """The hard-IP model's state a completion meets, without a simulator: a bare
     instance with its requester side's attributes."""
     dev = object.__new__(PevbUspDevice)
+    dev._hip = dp.Hip()  # (the device's own table, which its views keep)
     dev.log = logging.getLogger("test.dp_hip")
     dev.link_down = False
     dev.functions = [
@@ -44,8 +48,8 @@ def _device(rng: random.Random, functions: list[PcieId]) -> PevbUspDevice:
         )
         for fid in functions
     ]
-    dev.active_request = [None] * 256
-    dev._credits_in = {}
+    dev.active_request = _Requests(dev._hip.request, [None] * 256)
+    dev._credits_in = _CreditsIn(dev._hip.credits_in)
     dev.cpld_credit_count = rng.randrange(0, 600)
     dev.cpld_credit_released = SimpleNamespace(set=lambda: None)
     dev.rx_buf_cplh_fc_limit = rng.choice([256, 8])
@@ -137,7 +141,7 @@ def _state(x, hip: bool) -> tuple:
         credits = {t: x.credits_in[t] for t in range(256) if x.credits_in[t]}
     else:
         active = [r is not None for r in x.active_request]
-        credits = {t: v for t, v in x._credits_in.items() if v}
+        credits = {t: x._credits_in.get(t) for t in range(256) if x._credits_in.get(t)}
     return active, credits, counts
 
 
@@ -184,7 +188,15 @@ def test_completions_as_the_hard_ip_takes_them() -> None:
             if want[0] != 1:
                 got = (got[0], None, None, None)
             assert got == want, f"{c!r}"
+            if want[0] == 1:  # the fields RC gives it: the library's, and the model's own
+                fields = dp.RcFields()
+                lib.dp_hip_rc_fields(ctypes.byref(h), out, fields)
+                mine = [getattr(fields, n) for n, _ in dp.RcFields._fields_]
+                theirs = rc_fields(dev.rc_queue[-1])
+                assert mine == [getattr(theirs, n) for n, _ in dp.RcFields._fields_], repr(c)
             assert _state(hip, True) == _state(dev, False)
+            # the device's views kept its own table as the library moved the library's
+            assert _state(dev._hip, True) == _state(hip, True)
             outcomes[(want[0], want[1])] += 1
     # every outcome and error code was met
     assert {o for o, _ in outcomes} == {0, 1, 2}

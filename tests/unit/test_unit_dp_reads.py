@@ -46,6 +46,7 @@ def test_a_read_is_recorded_as_the_fault_injector_records_it() -> None:
             number,
             t.address + t.get_first_be_offset(),
             t.get_be_byte_count(),
+            False,
         ), repr(t)
 
 
@@ -53,13 +54,24 @@ def test_reads_by_tag_replaced_dropped_and_listed() -> None:
     log = ReadLog(dp.library())
     assert log.get(5) is None and log.tags() == []
     first = log.put(5, 0x1000, 64)
-    assert log.get(5) == (first, 0x1000, 64)
+    assert log.get(5) == (first, 0x1000, 64, False)
     second = log.put(5, 0x2000, 128)  # the tag used again: a new read
-    assert second > first and log.get(5) == (second, 0x2000, 128)
+    assert second > first and log.get(5) == (second, 0x2000, 128, False)
     log.put(0, 0x10, 4)
     log.put(TAGS - 1, 0x20, 8)
     assert log.tags() == [0, 5, TAGS - 1]
     log.drop(5)
     assert log.get(5) is None and log.tags() == [0, TAGS - 1]
     log.drop(5)  # dropping an empty tag is harmless
-    assert log.get(0) == (second + 1, 0x10, 4)
+    assert log.get(0) == (second + 1, 0x10, 4, False)
+    # a completion the library takes past the injector: the read has started; the
+    # last one ends it; one for a tag with no read changes nothing
+    lib = log.lib
+    lib.dp_reads_cpl(log.reads, 0, 0)
+    assert log.get(0) == (second + 1, 0x10, 4, True)
+    lib.dp_reads_cpl(log.reads, 0, 1)
+    assert log.get(0) is None and log.tags() == [TAGS - 1]
+    lib.dp_reads_cpl(log.reads, 7, 1)
+    assert log.tags() == [TAGS - 1]
+    third = log.put(0, 0x30, 4)  # a new read under the tag has not started
+    assert log.get(0) == (third, 0x30, 4, False)
