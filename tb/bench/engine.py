@@ -22,6 +22,7 @@ from ..config.build import current_profile
 from ..env.harness import Harness, check_ok, pattern
 from ..env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
 from ..env.native import meter as native_meter
+from ..env.native import meter_completions
 from ..env.system import TB
 
 _REQUESTS = MEM_READS | MEM_WRITES
@@ -33,7 +34,8 @@ class DataClock:
     (H2C) or its writes (C2H). Where the compiled data path's library takes the link's
     upper end, the requests are counted there by a meter (``meter``:
     :func:`tb.env.native.meter`), so that timing them does not take them off the
-    library's path; the completions reach the FPGA through Python either way."""
+    library's path, and so are the completions the library takes for the card
+    (:func:`tb.env.native.meter_completions`); Python counts those it takes."""
 
     def __init__(self, meter: Any = None) -> None:
         self.meter = meter
@@ -108,9 +110,11 @@ async def bench_engine(dut):
     await tb.init()
     h = Harness(tb)
     clock = DataClock(native_meter(tb, "fpga", UP))
-    # (only what it times: the rest of the traffic may take the compiled data path's hops)
+    # (only what it times: the rest of the traffic may take the compiled data path's hops;
+    # where the library takes the card's completions, the meter counts those too)
     if clock.meter is None:
         tb.links.add_observer(clock.observe, links=("fpga",), directions=(UP,), types=_REQUESTS)
+    meter_completions(tb, clock.meter, clock.observe)
     tb.links.add_observer(clock.observe, links=("fpga",), directions=(DOWN,), types=_DATA)
     biggest = max(c["total"] for c in cases)
     assert biggest <= h.ram_size, f"cases need {biggest} bytes of card RAM, have {h.ram_size}"

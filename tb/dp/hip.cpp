@@ -33,9 +33,11 @@ void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
 uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
 		       uint64_t data_len, int stop);
 void dp_reads_cpl(dp_reads *r, uint32_t tag, int ends);
+struct dp_meter;
+void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now);
 int dp_hip_receive_finish(dp_calendar *cal, struct dp_hip *hip, dp_rcq *q, dp_port *port,
-			  uint64_t handle, uint64_t receipt, dp_reads *reads, uint64_t now,
-			  struct dp_hip_cpl *out);
+			  uint64_t handle, uint64_t receipt, dp_reads *reads, dp_meter *meter,
+			  uint64_t now, struct dp_hip_cpl *out);
 }
 
 namespace {
@@ -223,16 +225,17 @@ void dp_hip_rc_fields(const dp::TlpHeader *cpl, const dp_hip_cpl *out, dp_rc_fie
  * functions whose checks all pass and that its receive buffer has room for
  * (UltraScalePlusPcieDevice.upstream_recv with tb/models/hardip.py's additions), past the
  * fault injector with no rule armed (reads: its read log, null: none; the read has
- * started, and ends with its last completion) and the protocol checker (ck, as link and
- * dir; stop: it ends at its first broken rule): its credits go back, the state moves
- * on, and the completion joins q for RC with the fields the model gives it. Returns -1
+ * started, and ends with its last completion), the protocol checker (ck, as link and
+ * dir; stop: it ends at its first broken rule) and a bench's meter (null: none): its
+ * credits go back, the state moves on, and the completion joins q for RC with the
+ * fields the model gives it. Returns -1
  * when it is Python's (nothing done), 1 when the checker has records for Python first
  * (dp_hip_receive_finish takes it then), 0 when it is taken: *out says whether it
  * ended its request.
  */
 int dp_hip_receive(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint64_t handle,
 		   uint64_t receipt, dp_checker *ck, uint32_t link, uint32_t dir, int stop,
-		   dp_reads *reads, uint64_t now, dp_hip_cpl *out)
+		   dp_reads *reads, dp_meter *meter, uint64_t now, dp_hip_cpl *out)
 {
 	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
 	dp::TlpHeader h;
@@ -248,13 +251,13 @@ int dp_hip_receive(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint
 		return -1;	/* not the card's, an error the model names, no room: Python's */
 	if (ck && dp_ck_observe(ck, link, dir, &h, data_len, stop))
 		return 1;
-	return dp_hip_receive_finish(cal, hip, q, port, handle, receipt, reads, now, out);
+	return dp_hip_receive_finish(cal, hip, q, port, handle, receipt, reads, meter, now, out);
 }
 
 /* the completion dp_hip_receive left for the checker's records, taken: 0 as there */
 int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port,
-			  uint64_t handle, uint64_t receipt, dp_reads *reads, uint64_t now,
-			  dp_hip_cpl *out)
+			  uint64_t handle, uint64_t receipt, dp_reads *reads, dp_meter *meter,
+			  uint64_t now, dp_hip_cpl *out)
 {
 	const std::vector<uint8_t> &bytes = cal->tlp(handle).bytes;
 	dp::TlpHeader h;
@@ -264,6 +267,8 @@ int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *por
 	if (reads)	/* (tb/env/link.py's ends_request, on the completion as it came) */
 		dp_reads_cpl(reads, h.tag,
 			     int64_t(h.byte_count) <= int64_t(h.length) * 4 - (h.lower_address & 3));
+	if (meter)
+		dp_meter_cpl(meter, &h, data_len, now);
 	dp_port_release(port, now, receipt);
 	decide(*hip, h, data_len, *out);
 	commit(*hip, h, data_len, *out);

@@ -109,7 +109,8 @@ uint32_t dp_reads_next(const dp_reads *r, uint32_t tag)
  * A bench's meter of one buffer's data crossing a link end (tb/bench/engine.py's
  * DataClock): the memory writes into [lo, hi) (the first and last one's step, the first
  * one's bytes and all bytes, the last one's header size, the largest payload) and the
- * tags of the memory reads from there, whose completions Python times.
+ * tags of the memory reads from there, whose completions it counts the same way where
+ * the library takes them at the card (hip.cpp), and Python where it does.
  */
 struct dp_meter {
 	uint64_t lo = 0, hi = 0;
@@ -176,6 +177,26 @@ void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64
 	}
 	m->last = now;
 	m->bytes += data_len;
+}
+
+/* completion h with data_len bytes of data reached the card at step now: data of the
+ * buffer when a read of it went out under its tag (its last completion untags it) */
+void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
+{
+	if (!m->tags[h->tag % TAGS])
+		return;
+	uint64_t n = data_len - (h->lower_address & 3);
+	m->header = h->header_bytes();
+	m->largest = std::max(m->largest, data_len);
+	if (!m->seen) {
+		m->seen = 1;
+		m->first = now;
+		m->first_bytes = n;
+	}
+	m->last = now;
+	m->bytes += n;
+	if (h->status != dp::CPL_SC || h->byte_count <= uint64_t(h->length) * 4 - (h->lower_address & 3))
+		m->tags[h->tag % TAGS] = 0;
 }
 
 }  // extern "C"

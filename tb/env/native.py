@@ -126,6 +126,8 @@ def arm(tb: Any) -> None:
                 uses_checker = uses_checker or bool(ours)
                 if here:
                     ours += [o for o in wanted if o == faults.observe]
+                counted = getattr(end, "meter_observer", None)  # (a meter stands in)
+                ours += [o for o in wanted if counted is not None and o == counted]
                 if len(ours) == len(wanted):  # none, or only what the library runs
                     kinds |= bit
             end.set(
@@ -225,3 +227,14 @@ def meter(tb: Any, link: str, direction: str) -> Meter | None:
     it does not (an observer then sees the TLPs in Python)."""
     end = getattr(tb, "native_ends", {}).get((link, direction))
     return Meter(end) if end is not None else None
+
+
+def meter_completions(tb: Any, meter: Meter | None, observer: Any) -> bool:
+    """Let ``meter`` count the completions the library takes for the card in place of
+    ``observer``, a Python observer of them at the card's tap (add it after this: it
+    then sees only those Python's model takes): whether it does."""
+    card = getattr(tb.dev, "card_cpl", None)
+    if card is None or meter is None:
+        return False
+    card.count_in(meter, observer)
+    return True

@@ -700,6 +700,11 @@ class CardCpl:
         self.tap: tuple[str, str] | None = None
         self.defers = True  # (what arrives while the lane is busy waits its turn there)
         self.kinds = 0
+        # a bench's meter of the completions taken here (Meter), and the Python observer
+        # of them at the port's tap it stands in for (it sees those Python takes)
+        self.meter: Any = None
+        self.meter_observer: Any = None
+        self._meter: Meter | None = None
         self._ck: Any = None
         self._ck_link = self._ck_dir = 0
         self._marker = LIBRARY_CPL
@@ -713,6 +718,13 @@ class CardCpl:
         queue, self.queue = getattr(self, "queue", None), None
         if queue is not None:
             self.lib.dp_rcq_free(queue)
+
+    def count_in(self, meter: Meter | None, observer: Any = None) -> None:
+        """Count the completions taken here in ``meter`` (None: none) in place of
+        ``observer``, a Python observer of them at the port's tap."""
+        self._meter = meter
+        self.meter = meter.meter if meter is not None else None
+        self.meter_observer = observer
 
     def clear(self) -> None:
         """The link went down: what the library queued for RC is lost."""
@@ -758,16 +770,17 @@ class CardCpl:
         stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
         reads = self.reads.reads if self.reads is not None else None
         p, q, now = self.port._p, self.queue, steps()
+        meter = self.meter
         got = lib.dp_hip_receive(
             self.cal, self._hip, q, p, handle, receipt, self._ck, self._ck_link, self._ck_dir,
-            stop, reads, now, self._out_ref,
+            stop, reads, meter, now, self._out_ref,
         )  # fmt: skip
         if got < 0:
             return False
         if got == 1:  # the checker has something to say first
             checker.report_records(self.link, self.direction, self.line.peek(handle))
-            lib.dp_hip_receive_finish(self.cal, self._hip, q, p, handle, receipt, reads, now,
-                                      self._out_ref)  # fmt: skip
+            lib.dp_hip_receive_finish(self.cal, self._hip, q, p, handle, receipt, reads, meter,
+                                      now, self._out_ref)  # fmt: skip
         self.line.poke()
         self.fabric.crossings += 1
         self.fabric.card_cpls += 1

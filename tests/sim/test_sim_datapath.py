@@ -155,9 +155,10 @@ def test_a_regress_seed_gives_the_same_traffic_and_arrivals(sim: str, profile: s
 
 
 def test_the_bench_times_the_same_on_both_paths(sim: str, profile: str, tmp_path):
-    """The engine bench's figures on the compiled path, its requests counted by the
-    library's meter where it takes the card's link (tb.env.native.meter), are the Python
-    path's, observed in Python: the same streaming and run times, bytes and TLP sizes."""
+    """The engine bench's figures on the compiled path, its requests and the card's
+    completions counted by the library's meter where it takes them
+    (tb.env.native.meter, meter_completions), are the Python path's, observed in Python:
+    the same streaming and run times, bytes and TLP sizes."""
     cases = [{"dir": d, "desc": 4 * 1024, "total": 16 * 1024} for d in ("H2C", "C2H")]
     rows = {}
     for path in (PYTHON, COMPILED):
@@ -168,6 +169,10 @@ def test_the_bench_times_the_same_on_both_paths(sim: str, profile: str, tmp_path
         )
         assert not runner.failures(results), runner.failure_messages(results)
         rows[path] = json.loads(out.read_text())
+        log = (results.parent / "sim.log").read_text()
+        took = re.findall(r"(\d+) completions the card took", log)
+        # the card's completions (H2C's data) are the library's, and its meter counts them
+        assert (sum(map(int, took)) > 100) == (path == COMPILED), took
     assert [r["metered"] for r in rows[PYTHON]] == [False, False]
     assert [r["metered"] for r in rows[COMPILED]] == [True, True]
     keys = ("descriptors", "run_ns", "stream_ns", "stream_bytes", "sim_ns", "tlp_header")

