@@ -22,7 +22,6 @@ from ..config.build import current_profile
 from ..env.harness import Harness, check_ok, pattern
 from ..env.link import DOWN, MEM_READS, MEM_WRITES, UP, ends_request
 from ..env.native import meter as native_meter
-from ..env.native import meter_completions
 from ..env.system import TB
 
 _REQUESTS = MEM_READS | MEM_WRITES
@@ -32,10 +31,9 @@ _DATA = frozenset({TlpType.CPL_DATA})
 class DataClock:
     """Times the data TLPs of one host buffer on the FPGA's link: its reads' completions
     (H2C) or its writes (C2H). Where the compiled data path's library takes the link's
-    upper end, the requests are counted there by a meter (``meter``:
-    :func:`tb.env.native.meter`), so that timing them does not take them off the
-    library's path, and so are the completions the library takes for the card
-    (:func:`tb.env.native.meter_completions`); Python counts those it takes."""
+    upper end, a meter there (``meter``: :func:`tb.env.native.meter`) counts the
+    requests and the card's completions the library moves, so that timing them does not
+    take them off the library's path; :meth:`observe` counts those Python moves."""
 
     def __init__(self, meter: Any = None) -> None:
         self.meter = meter
@@ -72,6 +70,8 @@ class DataClock:
             if self.lo <= tlp.address < self.hi:
                 if ft in MEM_WRITES:
                     self._data(tlp, len(tlp.data))
+                elif self.meter is not None:  # (its completions may be the library's)
+                    self.meter.tag(tlp.tag)
                 else:
                     self.tags.add(tlp.tag)
         elif direction == DOWN and ft == TlpType.CPL_DATA and self._tagged(tlp.tag):
@@ -109,12 +109,11 @@ async def bench_engine(dut):
     tb = TB(dut, profile=profile)
     await tb.init()
     h = Harness(tb)
-    clock = DataClock(native_meter(tb, "fpga", UP))
-    # (only what it times: the rest of the traffic may take the compiled data path's hops;
-    # where the library takes the card's completions, the meter counts those too)
-    if clock.meter is None:
-        tb.links.add_observer(clock.observe, links=("fpga",), directions=(UP,), types=_REQUESTS)
-    meter_completions(tb, clock.meter, clock.observe)
+    clock = DataClock()
+    clock.meter = native_meter(tb, "fpga", UP, clock.observe)
+    # (only what it times: the rest of the traffic may take the compiled data path's
+    # hops; where the library takes these TLPs, the meter counts them in its place)
+    tb.links.add_observer(clock.observe, links=("fpga",), directions=(UP,), types=_REQUESTS)
     tb.links.add_observer(clock.observe, links=("fpga",), directions=(DOWN,), types=_DATA)
     biggest = max(c["total"] for c in cases)
     assert biggest <= h.ram_size, f"cases need {biggest} bytes of card RAM, have {h.ram_size}"

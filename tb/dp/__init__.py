@@ -345,6 +345,7 @@ def library() -> ctypes.CDLL:
         ("dp_meter_figures_of", None, [p, p]),
         ("dp_meter_tagged", i, [p, u32]),
         ("dp_meter_untag", None, [p, u32]),
+        ("dp_meter_tag", None, [p, u32]),
         ("dp_meter_cpl", None, [p, ctypes.POINTER(TlpHeader), u64, u64]),
         ("dp_rq_write_tlp", i, [p, u32, u32, u32, u32, ctypes.POINTER(TlpHeader), pu64]),
         ("dp_rq_write", i, [p, p, p, u32, u32, u32, u32, i, i, u64, pu64]),

@@ -159,6 +159,12 @@ void dp_meter_untag(dp_meter *m, uint32_t tag)
 	m->tags[tag % TAGS] = 0;
 }
 
+/* a read of the buffer went out under tag, seen by Python */
+void dp_meter_tag(dp_meter *m, uint32_t tag)
+{
+	m->tags[tag % TAGS] = 1;
+}
+
 /* TLP h with data_len bytes of data crossed the link end at step now */
 void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
 {

@@ -221,20 +221,17 @@ def _card_cpl(fabric: Any, tb: Any, wrappers: dict[Any, Any], reads: ReadLog) ->
     return CardCpl(fabric, dev, faults, reads) if own else None
 
 
-def meter(tb: Any, link: str, direction: str) -> Meter | None:
+def meter(tb: Any, link: str, direction: str, observer: Any = None) -> Meter | None:
     """A meter of the data crossing ``link`` going ``direction`` in the library
-    (:class:`tb.models.native.Meter`), where the library takes that link end: None where
-    it does not (an observer then sees the TLPs in Python)."""
+    (:class:`tb.models.native.Meter`), where the library takes that link end, standing in
+    for ``observer`` (a Python observer of those TLPs there: add it after this; it sees
+    those Python moves), and of the completions the library takes for the card: None
+    where the library does not take that end (the observer sees every TLP)."""
     end = getattr(tb, "native_ends", {}).get((link, direction))
-    return Meter(end) if end is not None else None
-
-
-def meter_completions(tb: Any, meter: Meter | None, observer: Any) -> bool:
-    """Let ``meter`` count the completions the library takes for the card in place of
-    ``observer``, a Python observer of them at the card's tap (add it after this: it
-    then sees only those Python's model takes): whether it does."""
+    if end is None:
+        return None
+    made = Meter(end, observer)
     card = getattr(tb.dev, "card_cpl", None)
-    if card is None or meter is None:
-        return False
-    card.count_in(meter, observer)
-    return True
+    if card is not None:
+        card.count_in(made, observer)
+    return made

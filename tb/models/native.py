@@ -189,6 +189,7 @@ class End:
         self.direction: str | None = None
         self._to = ctypes.c_uint32()
         self.meter: int | None = None  # the library's meter here (Meter), if any
+        self.meter_observer: Any = None  # the Python observer it stands in for
         self.defers = False  # (what arrives while the receive lane is busy is Python's)
         link_port.native_end = self
 
@@ -306,17 +307,20 @@ class MeterFigures(ctypes.Structure):
 
 class Meter:
     """A bench's meter of one buffer's data crossing a link end the library takes
-    (``reads.cpp``): the memory writes into the buffer, counted there, and the tags of
-    the memory reads from it, for Python to time their completions by
-    (:class:`tb.bench.engine.DataClock`)."""
+    (``reads.cpp``), standing in there for ``observer``, a Python observer of the same
+    TLPs (:class:`tb.bench.engine.DataClock`), which sees those Python moves: the memory
+    writes into the buffer and the tags of the memory reads from it (Python's tagged by
+    :meth:`tag`), and the completions of those reads where the library takes them at
+    the card (:meth:`CardCpl.count_in`)."""
 
-    def __init__(self, end: End) -> None:
+    def __init__(self, end: End, observer: Any = None) -> None:
         self.lib = end.lib
         self.meter = self.lib.dp_meter_new()
         self._figures = MeterFigures()
         self.lib.dp_fab_end_meter(end.end, self.meter)
         self._end = end  # (the end's library state outlives the meter)
         end.meter = self.meter  # the end's meter (a later one replaces it)
+        end.meter_observer = observer
 
     def __del__(self) -> None:
         meter, self.meter = getattr(self, "meter", None), None
@@ -324,6 +328,7 @@ class Meter:
             if self._end.meter == meter:  # not replaced meanwhile
                 self.lib.dp_fab_end_meter(self._end.end, None)
                 self._end.meter = None
+                self._end.meter_observer = None
             self.lib.dp_meter_free(meter)
 
     def reset(self, lo: int, hi: int) -> None:
@@ -342,6 +347,10 @@ class Meter:
     def untag(self, tag: int) -> None:
         """The read under ``tag`` has had its last completion."""
         self.lib.dp_meter_untag(self.meter, tag)
+
+    def tag(self, tag: int) -> None:
+        """A read of the buffer went out under ``tag`` (seen in Python)."""
+        self.lib.dp_meter_tag(self.meter, tag)
 
 
 class ReadLog:
