@@ -40,7 +40,8 @@ _FORMER = {
 # the data path of the fabric's TLPs (tb/dp), the default first
 DATAPATH_ENV = "PEVB_DATAPATH"
 PYTHON, COMPILED = "python", "compiled"
-DATAPATHS = (PYTHON, COMPILED)
+DATAPATHS = (COMPILED, PYTHON)
+DEFAULT_DATAPATH = DATAPATHS[0]
 
 # the versions every extension of tb/models was checked against (the differential tests
 # of docs/extensions.md); pyproject.toml pins the same
@@ -75,9 +76,9 @@ def check_model(model: str, runnable: bool = False) -> str:
 
 
 def check_datapath(value: str | None) -> str:
-    """``value`` as the data path it names (None or empty: ``python``); ``ValueError``,
-    one line naming the choices, for anything else."""
-    value = value or PYTHON
+    """``value`` as the data path it names (None or empty: :data:`DEFAULT_DATAPATH`);
+    ``ValueError``, one line naming the choices, for anything else."""
+    value = value or DEFAULT_DATAPATH
     if value not in DATAPATHS:
         raise ValueError(f"{DATAPATH_ENV}={value!r}: choose {' or '.join(DATAPATHS)}")
     return value

@@ -2,8 +2,9 @@
 library of the project's own in C++, built here on first use into ``sim_build/dp/``
 and loaded into the process with ctypes, and the switch that picks the path.
 
-``$PEVB_DATAPATH`` (:data:`DATAPATH_ENV`): ``python`` (the default) or ``compiled``. What
-the compiled path covers today: the fabric's calendar
+``$PEVB_DATAPATH`` (:data:`DATAPATH_ENV`): ``compiled`` (the default) or ``python`` (every
+TLP in Python, the path the equivalence tests compare against). What the compiled path
+covers today: the fabric's calendar
 (:class:`Calendar`, ``calendar.cpp``), on which the timed work runs in the same order as
 on the Python heap (:class:`tb.models.timeline.Timeline`), and the TLP-level links'
 wires, credits and DLLP timing (``link.cpp``, driven by

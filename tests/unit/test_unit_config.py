@@ -42,7 +42,7 @@ def test_made_from_make_variables_and_flags_on_top():
     d = BuildConfig.from_make({})
     assert (d.sim, d.base_profile.name) == (choices.DEFAULT_SIM, choices.DEFAULT_PROFILE)
     assert d.model is None and d.build_model == choices.default_model()
-    assert d.datapath == choices.PYTHON and d.toplevel == TOPLEVEL and not d.options
+    assert d.datapath == choices.DEFAULT_DATAPATH and d.toplevel == TOPLEVEL and not d.options
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_made_from_make_variables_and_flags_on_top():
         ({"toplevel": DROPIN_TOPLEVEL, "options": {"LANES": 3}}, "LANES=3: it accepts"),
         ({"toplevel": DROPIN_TOPLEVEL, "options": {"NOPE": 1}}, "unknown build option"),
         ({"model": "lean"}, "lean is no longer a choice"),
-        ({"datapath": "fast"}, "choose python or compiled"),
+        ({"datapath": "fast"}, "choose compiled or python"),
     ],
 )
 def test_a_bad_configuration_is_one_line_when_made(fields: dict, says: str):

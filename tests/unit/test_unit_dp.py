@@ -53,13 +53,13 @@ def test_the_switch(monkeypatch) -> None:
     from tb.config import BuildConfig, build
 
     monkeypatch.delenv(build.CONFIG_ENV, raising=False)
-    for value, want in (("", dp.PYTHON), ("compiled", dp.COMPILED)):
+    for value, want in (("", dp.COMPILED), ("python", dp.PYTHON)):
         monkeypatch.setenv(dp.DATAPATH_ENV, value)
         build.current.cache_clear()
         assert dp.datapath() == want
     monkeypatch.setenv(dp.DATAPATH_ENV, "fast")
     build.current.cache_clear()
-    with pytest.raises(ValueError, match="choose python or compiled"):
+    with pytest.raises(ValueError, match="choose compiled or python"):
         dp.datapath()
     monkeypatch.setenv(dp.DATAPATH_ENV, dp.PYTHON)  # the runner's configuration wins
     monkeypatch.setenv(
