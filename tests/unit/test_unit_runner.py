@@ -90,7 +90,7 @@ def test_bad_toplevels_and_sources_are_refused():
 @pytest.mark.parametrize(
     "env, choices, known",
     [
-        ("PEVB_DATAPATH", "python or compiled", "compiled"),
+        ("PEVB_DATAPATH", "compiled or python", "python"),
         ("PEVB_MODEL", "transactors or exact", "exact"),
     ],
 )
