@@ -21,13 +21,6 @@
 #include <cstring>
 #include <vector>
 
-extern "C" {
-int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
-int dp_port_must_wait(dp_port *port, uint64_t now);
-void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
-		  uint32_t type, uint64_t dc);
-}
-
 namespace {
 
 /* the Req Type of a memory write (PG213, Table "Transaction Types") */

@@ -141,6 +141,19 @@ struct dp_calendar {
 	~dp_calendar();
 };
 
+extern "C" {
+/* link.cpp: a port's credit gate (credit of type on vc for dc data credits taken, or
+ * none), whether a sender must wait for its wire, a TLP onto its wire, and a received
+ * TLP's credits given back by its receipt */
+int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
+int dp_port_must_wait(dp_port *port, uint64_t now);
+void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
+		  uint32_t type, uint64_t dc);
+void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
+/* fabric.cpp: a TLP of the library's own's credit type, data credits and wire size */
+uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire);
+}
+
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */
 bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);
 void dp_link_free(dp_port *port);

@@ -44,7 +44,6 @@ void dp_sw_enqueue(dp_switch *sw, uint32_t id, uint64_t tlp, int posted_write, i
 		   int ro_passing);
 uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
 		       uint64_t data_len, int stop);
-void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
 uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_size,
 				uint32_t rcb_128, uint32_t split_on_all_rcb, dp::TlpHeader *cpls,
 				uint32_t *offsets, uint32_t cap);
@@ -52,12 +51,7 @@ uint32_t dp_mem_write_runs(const dp::TlpHeader *req, uint32_t *runs);
 uint64_t dp_reads_put_tlp(dp_reads *r, const dp::TlpHeader *h);
 void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now);
 uint64_t dp_sw_next(dp_switch *sw, uint32_t port);
-int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
-int dp_port_must_wait(dp_port *port, uint64_t now);
-void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
-		  uint32_t type, uint64_t dc);
 int dp_tlp_release(dp_calendar *cal, uint64_t handle, uint64_t now);
-uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire);
 }
 
 /* memory.cpp: the RAM regions by bus address */

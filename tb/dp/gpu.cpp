@@ -35,12 +35,6 @@
 #include <vector>
 
 extern "C" {
-int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
-int dp_port_must_wait(dp_port *port, uint64_t now);
-void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
-		  uint32_t type, uint64_t dc);
-void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
-uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire);
 uint32_t dp_rc_read_completions(const dp::TlpHeader *req, uint32_t max_payload_size,
 				uint32_t rcb_128, uint32_t split_on_all_rcb, dp::TlpHeader *cpls,
 				uint32_t *offsets, uint32_t cap);

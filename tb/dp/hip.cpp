@@ -29,7 +29,6 @@ struct dp_checker;
 struct dp_reads;
 
 extern "C" {
-void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
 uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::TlpHeader *h,
 		       uint64_t data_len, int stop);
 void dp_reads_cpl(dp_reads *r, uint32_t tag, int ends);

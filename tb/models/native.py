@@ -105,6 +105,16 @@ def _watch(bridge: Any, changed: Callable[[], None]) -> None:
     bridge.bar_mask = bridge.bar_mask
 
 
+def checker_at(checker: Any, link: str | None, direction: str | None) -> tuple[Any, int, int]:
+    """What the library's hops pass for the compiled checker ``checker`` (None: none)
+    seeing ``link`` travelling ``direction``: its library state, the link's number, and
+    the direction (0 up, 1 down)."""
+    way = 0 if direction == "up" else 1
+    if checker is None:
+        return None, 0, way
+    return checker.ck, checker.link_number(link), way
+
+
 def fabric_of(line: Any) -> Fabric:
     """The :class:`Fabric` of compiled timeline ``line``, made on first use."""
     if line._fabric is None:
@@ -205,9 +215,7 @@ class End:
         (None: no checker here) on ``link`` travelling ``direction``; the reads that
         cross are recorded in ``reads`` (None: nowhere)."""
         self.checker, self.link, self.direction = checker, link, direction
-        ck = checker.ck if checker is not None else None
-        number = checker.link_number(link) if checker is not None else 0
-        self.lib.dp_fab_end_set(self.end, kinds, ck, number, 0 if direction == "up" else 1)
+        self.lib.dp_fab_end_set(self.end, kinds, *checker_at(checker, link, direction))
         self.lib.dp_fab_end_reads(self.end, reads.reads if reads is not None else None)
 
     def cross(self, handle: int, receipt: int) -> bool:
@@ -633,9 +641,7 @@ class GpuServe:
         checker that sees the requests (None: none) on ``link`` travelling
         ``direction``, as :meth:`End.set` (``reads``: none are tracked here)."""
         self.checker, self.link, self.direction = checker, link, direction
-        ck = checker.ck if checker is not None else None
-        number = checker.link_number(link) if checker is not None else 0
-        self.lib.dp_gpu_set(self.g, kinds & 3, ck, number, 0 if direction == "up" else 1)
+        self.lib.dp_gpu_set(self.g, kinds & 3, *checker_at(checker, link, direction))
 
     def ready(self) -> bool:
         """Whether the endpoint's memory handlers are the ones armed and neither it nor
@@ -752,9 +758,7 @@ class CardCpl:
         :meth:`End.set` (the injector's read log is given at construction)."""
         self.kinds = kinds
         self.checker, self.link, self.direction = checker, link, direction
-        self._ck = checker.ck if checker is not None else None
-        self._ck_link = checker.link_number(link) if checker is not None else 0
-        self._ck_dir = 0 if direction == "up" else 1
+        self._ck, self._ck_link, self._ck_dir = checker_at(checker, link, direction)
 
     def ready(self) -> bool:
         """Whether a completion arriving now may be taken in the library: the injector
