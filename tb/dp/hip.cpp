@@ -103,8 +103,8 @@ bool ours(const dp_hip &hip, uint16_t requester_id)
 	return false;
 }
 
-/* what becomes of completion cpl (data_len bytes of data) for the card, with nothing
- * changed: *out, and whether the request ends (the tag is inside the table) */
+/* what becomes of completion cpl (data_len bytes of data; its tag inside the table) for
+ * the card, into out, with nothing changed */
 void decide(const dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, dp_hip_cpl &out)
 {
 	int64_t dc = int64_t((data_len / 4 + 3) / 4);
