@@ -180,28 +180,22 @@ class Fabric:
         self.lib.dp_fab_ro_passing(self.fab, port.dp_index, int(bool(port.ro_passing)))
 
 
-class End:
-    """A bridge's link end whose TLPs of the library's own may cross in the library:
-    armed with the receive handler it has now (``wrappers``: the taps and fault
-    injectors in front of the bridge's own handler, outermost first, each a (handler,
-    inner handler) pair)."""
+class PortEnd:
+    """A link port's end the library may take its own TLPs past (the port's
+    ``native_end``; :meth:`tb.models.compiled_link.CompiledTlpPort.received` calls
+    :meth:`cross`): which kinds and the checker that sees them there are
+    :func:`tb.env.native.arm`'s plan (:meth:`set`), and a bench's meter may stand in
+    for its Python observer there (``meter_observer``). An end that ``defers`` takes
+    its turn in the port's receive lane for what arrives while the lane is busy."""
 
-    def __init__(self, fabric: Fabric, link_port: Any, switch_port: Any, side: int) -> None:
-        self.fabric = fabric
-        self.lib, self.cal = fabric.lib, fabric.line.calendar
-        self.port = link_port
-        self.port_id = link_port.dp_id
-        self.end = self.lib.dp_fab_end(fabric.fab, switch_port.dp_index, side)
-        self.expected = link_port.rx_handler
-        self.gates: list[Callable[[], bool]] = []
+    defers = False
+
+    def __init__(self) -> None:
         self.checker: Any = None
         self.link: str | None = None
         self.direction: str | None = None
-        self._to = ctypes.c_uint32()
-        self.meter: int | None = None  # the library's meter here (Meter), if any
-        self.meter_observer: Any = None  # the Python observer it stands in for
-        self.defers = False  # (what arrives while the receive lane is busy is Python's)
-        link_port.native_end = self
+        self.tap: tuple[str, str] | None = None  # (link, direction) of the port's tap
+        self.meter_observer: Any = None
 
     def set(
         self,
@@ -211,11 +205,46 @@ class End:
         direction: str | None,
         reads: ReadLog | None = None,
     ) -> None:
-        """What may cross (fabric.cpp's bits) and the compiled checker that sees it
-        (None: no checker here) on ``link`` travelling ``direction``; the reads that
-        cross are recorded in ``reads`` (None: nowhere)."""
+        """What may be taken here (:data:`KINDS`' bits) and the compiled checker that
+        sees it (None: none) on ``link`` travelling ``direction``; the reads that cross
+        are recorded in ``reads`` (None: nowhere; only a bridge's end records them)."""
         self.checker, self.link, self.direction = checker, link, direction
-        self.lib.dp_fab_end_set(self.end, kinds, *checker_at(checker, link, direction))
+        self._set(kinds, *checker_at(checker, link, direction), reads)
+
+    def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
+        raise NotImplementedError
+
+    def cross(self, handle: int, receipt: int) -> int:
+        """Take the library's TLP ``handle`` (the ``receipt``-th received at the port)
+        past this end: 0 when Python must (nothing done), else taken (``WAITING``: with
+        work left for :meth:`rest`, in the lane's order)."""
+        raise NotImplementedError
+
+    async def rest(self) -> None:
+        """What :meth:`cross` left waiting."""
+
+
+class End(PortEnd):
+    """A bridge's link end whose TLPs of the library's own may cross in the library:
+    armed with the receive handler it has now (``wrappers``: the taps and fault
+    injectors in front of the bridge's own handler, outermost first, each a (handler,
+    inner handler) pair)."""
+
+    def __init__(self, fabric: Fabric, link_port: Any, switch_port: Any, side: int) -> None:
+        super().__init__()
+        self.fabric = fabric
+        self.lib, self.cal = fabric.lib, fabric.line.calendar
+        self.port = link_port
+        self.port_id = link_port.dp_id
+        self.end = self.lib.dp_fab_end(fabric.fab, switch_port.dp_index, side)
+        self.expected = link_port.rx_handler
+        self.gates: list[Callable[[], bool]] = []
+        self._to = ctypes.c_uint32()
+        self.meter: int | None = None  # the library's meter here (Meter), if any
+        link_port.native_end = self
+
+    def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
+        self.lib.dp_fab_end_set(self.end, kinds, ck, link, way)
         self.lib.dp_fab_end_reads(self.end, reads.reads if reads is not None else None)
 
     def cross(self, handle: int, receipt: int) -> bool:
@@ -601,7 +630,7 @@ class GpuTable:
                 return out
 
 
-class GpuServe:
+class GpuServe(PortEnd):
     """The GPU's end of its link (its device's port), where the library answers the
     memory requests of its own for BAR1 from VRAM through the live BAR1 page table
     (``tb/dp/gpu.cpp``, :class:`GpuTable`) as :class:`tb.env.gpu_endpoint.GpuEndpoint`
@@ -609,7 +638,10 @@ class GpuServe:
     lane until Python's gate has sent them, as the endpoint's handler would. Anything
     the library does not answer Python does."""
 
+    defers = True
+
     def __init__(self, fabric: Fabric, dev: Any, ep: Any) -> None:
+        super().__init__()
         self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
         self.line = fabric.line
         self.dev, self.ep = dev, ep
@@ -618,30 +650,14 @@ class GpuServe:
         self.g = self.table.g
         self.expected = self.port.rx_handler
         self.handlers = {t: ep.rx_tlp_handler.get(t) for t in _MEMORY_TYPES}
-        self.checker: Any = None
-        self.link: str | None = None
-        self.direction: str | None = None
-        self.tap: tuple[str, str] | None = None
-        self.defers = True  # (what arrives while the lane is busy waits its turn there)
         table = self.table
         _watch(ep, lambda: table.view(ep))
         table.view(ep)
         ep.gpu.attach_peer(table)
         self.port.native_end = self
 
-    def set(
-        self,
-        kinds: int,
-        checker: Any,
-        link: str | None,
-        direction: str | None,
-        reads: ReadLog | None = None,
-    ) -> None:
-        """What may be answered (:data:`KINDS`' bits: reads and writes) and the compiled
-        checker that sees the requests (None: none) on ``link`` travelling
-        ``direction``, as :meth:`End.set` (``reads``: none are tracked here)."""
-        self.checker, self.link, self.direction = checker, link, direction
-        self.lib.dp_gpu_set(self.g, kinds & 3, *checker_at(checker, link, direction))
+    def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
+        self.lib.dp_gpu_set(self.g, kinds & 3, ck, link, way)  # (reads and writes)
 
     def ready(self) -> bool:
         """Whether the endpoint's memory handlers are the ones armed and neither it nor
@@ -688,7 +704,7 @@ class GpuServe:
             await port.send_released(handle)
 
 
-class CardCpl:
+class CardCpl(PortEnd):
     """The card's end of its link, receiving (``port``, the hard-IP model ``dev``'s): the
     completions for the card's memory reads that the model takes with every check passed
     (an active read of one of its functions, fields that match, successful, the lower
@@ -700,25 +716,22 @@ class CardCpl:
     for RC, its place in the model's RC queue held by a marker that the model's RC loop
     pushes in its turn. Anything else Python's model takes."""
 
+    defers = True
+
     def __init__(self, fabric: Fabric, dev: Any, faults: Any, reads: ReadLog | None) -> None:
         from .hardip import LIBRARY_CPL
 
+        super().__init__()
         self.fabric, self.lib, self.cal = fabric, fabric.lib, fabric.line.calendar
         self.line = fabric.line
         self.dev, self.faults, self.reads = dev, faults, reads
         self.port = dev.upstream_port
         self.queue = self.lib.dp_rcq_new()
         self.expected = self.port.rx_handler
-        self.checker: Any = None
-        self.link: str | None = None
-        self.direction: str | None = None
-        self.tap: tuple[str, str] | None = None
-        self.defers = True  # (what arrives while the lane is busy waits its turn there)
         self.kinds = 0
-        # a bench's meter of the completions taken here (Meter), and the Python observer
-        # of them at the port's tap it stands in for (it sees those Python takes)
+        # a bench's meter of the completions taken here (Meter), standing in for its
+        # Python observer at the port's tap (which sees those Python takes)
         self.meter: Any = None
-        self.meter_observer: Any = None
         self._meter: Meter | None = None
         self._ck: Any = None
         self._ck_link = self._ck_dir = 0
@@ -745,20 +758,9 @@ class CardCpl:
         """The link went down: what the library queued for RC is lost."""
         self.lib.dp_rcq_clear(self.queue)
 
-    def set(
-        self,
-        kinds: int,
-        checker: Any,
-        link: str | None,
-        direction: str | None,
-        reads: ReadLog | None = None,
-    ) -> None:
-        """Whether completions may be taken (:data:`KINDS`' CplD bit) and the compiled
-        checker that sees them (None: none) on ``link`` travelling ``direction``, as
-        :meth:`End.set` (the injector's read log is given at construction)."""
-        self.kinds = kinds
-        self.checker, self.link, self.direction = checker, link, direction
-        self._ck, self._ck_link, self._ck_dir = checker_at(checker, link, direction)
+    def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
+        self.kinds = kinds  # (the CplD bit; the injector's read log came at construction)
+        self._ck, self._ck_link, self._ck_dir = ck, link, way
 
     def ready(self) -> bool:
         """Whether a completion arriving now may be taken in the library: the injector
