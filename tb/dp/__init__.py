@@ -400,7 +400,6 @@ def library() -> ctypes.CDLL:
         ("dp_gpu_map", None, [p, u64, i64]),
         ("dp_gpu_backing", None, [p, u64, p]),
         ("dp_gpu_counts_take", u32, [p, p, u32]),
-        ("dp_gpu_answered", u64, [p]),
         ("dp_gpu_request", i, [p, ctypes.c_char_p, u64, u32, p, u64, pu32]),
         ("dp_gpu_set", None, [p, u32, p, u32, u32]),
         ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),

@@ -150,8 +150,13 @@ int dp_port_must_wait(dp_port *port, uint64_t now);
 void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
 		  uint32_t type, uint64_t dc);
 void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
-/* fabric.cpp: a TLP of the library's own's credit type, data credits and wire size */
+/* fabric.cpp: a TLP of the library's own's credit type, data credits and wire size;
+ * and that TLP onto a port's wire at once, as CompiledTlpPort.send's gate lets it go
+ * (fc_ready: the link's flow control is initialized): whether it went (else nothing is
+ * done, and it waits for Python's gate) */
 uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wire);
+bool dp_port_send_now(dp_calendar *cal, dp_port *port, uint64_t handle, int fc_ready,
+		      uint64_t now);
 }
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */

@@ -338,18 +338,12 @@ int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t n
 	uint64_t t = *handle;
 
 	for (;;) {
-		uint64_t dc, wire;
-
 		*handle = t;
 		if (!(t & DP_NATIVE) || !dp_fab_egress(cal, fab, port, t))
 			return 1;
 		dp_tlp_release(cal, t, now);
-		uint32_t kind = dp_tlp_fc(cal, t, &dc, &wire);
-		/* the gate's two checks, neither of which does anything when it fails */
-		if (!fc_ready || dp_port_must_wait(link, now) ||
-		    !dp_port_take_credit(link, 0, kind, dc))
+		if (!dp_port_send_now(cal, link, t, fc_ready, now))
 			return 2;
-		dp_port_send(link, now, t, wire, 0, kind, dc);
 		++*sent;
 		t = dp_sw_next(sw, number);
 		if (t == UINT64_MAX)
@@ -389,6 +383,19 @@ uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wi
 	if (h.type == dp::TYPE_CPL)
 		return 2;
 	return h.has_data() ? 0 : 1;
+}
+
+bool dp_port_send_now(dp_calendar *cal, dp_port *port, uint64_t handle, int fc_ready,
+		      uint64_t now)
+{
+	uint64_t dc, wire;
+	uint32_t kind = dp_tlp_fc(cal, handle, &dc, &wire);
+
+	/* the gate's two checks, neither of which does anything when it fails */
+	if (!fc_ready || dp_port_must_wait(port, now) || !dp_port_take_credit(port, 0, kind, dc))
+		return false;
+	dp_port_send(port, now, handle, wire, 0, kind, dc);
+	return true;
 }
 
 /*

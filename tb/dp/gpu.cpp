@@ -48,7 +48,6 @@ namespace {
 
 constexpr unsigned PAGE_SHIFT = 16;	/* BAR1 and VRAM pages: 64 KiB */
 constexpr uint64_t PAGE_SIZE = uint64_t(1) << PAGE_SHIFT;
-constexpr uint32_t FC_CPL = 2;
 constexpr uint32_t MAX_CPLS = 1024;
 
 }  // namespace
@@ -75,7 +74,6 @@ struct dp_gpu {
 	dp_checker *ck = nullptr;
 	uint32_t ck_link = 0, ck_dir = 0;
 	std::deque<uint64_t> waiting;	/* completions for Python's gate, in order */
-	uint64_t answered = 0;
 };
 
 namespace {
@@ -146,31 +144,31 @@ void write(dp_gpu &g, const Plan &p, const uint8_t *data)
 	}
 }
 
-/* a read's completions (their wire bytes into out, in order): their number */
-uint32_t read(dp_gpu &g, const Plan &p, uint32_t mps, std::vector<std::vector<uint8_t>> &out)
+/* a read's completions: their headers into cpls and each one's data offset in DWs into
+ * offsets (room for MAX_CPLS), the read counted; their number */
+uint32_t read(dp_gpu &g, const Plan &p, uint32_t mps, dp::TlpHeader *cpls, uint32_t *offsets)
 {
-	static dp::TlpHeader cpls[MAX_CPLS];
-	static uint32_t offsets[MAX_CPLS];
 	uint32_t n = dp_rc_read_completions(&p.h, mps, 1, 0, cpls, offsets, MAX_CPLS);
-	uint64_t bytes = uint64_t(p.h.length) * 4;
 
-	count(g, p.page, true, bytes);
-	out.resize(n);
-	for (uint32_t k = 0; k < n; k++) {
-		dp::TlpHeader &c = cpls[k];
-		c.completer_id = g.fn.pcie_id;
-		uint8_t raw[16];
-		size_t hb = dp::pack_header(c, raw);
-		uint64_t at = uint64_t(offsets[k]) * 4, len = uint64_t(c.length) * 4;
-		std::vector<uint8_t> &b = out[k];
-		b.assign(raw, raw + hb);
-		b.resize(hb + len);
-		if (p.vram)
-			std::memcpy(b.data() + hb, p.vram + p.in_page + at, len);
-		else
-			std::memset(b.data() + hb, g.uninit, len);
-	}
+	count(g, p.page, true, uint64_t(p.h.length) * 4);
+	for (uint32_t k = 0; k < n; k++)
+		cpls[k].completer_id = g.fn.pcie_id;
 	return n;
+}
+
+/* completion c of the read (its data from DW offset at) as wire bytes into out (room
+ * for 16 + 4096): how many */
+size_t completion_bytes(const dp_gpu &g, const Plan &p, const dp::TlpHeader &c, uint32_t at,
+			uint8_t *out)
+{
+	size_t hb = dp::pack_header(c, out);
+	uint64_t len = uint64_t(c.length) * 4;
+
+	if (p.vram)
+		std::memcpy(out + hb, p.vram + p.in_page + uint64_t(at) * 4, len);
+	else
+		std::memset(out + hb, g.uninit, len);
+	return hb + len;
 }
 
 /* the completions waiting onto the link while it need not wait: 0 when all went, 2
@@ -178,14 +176,9 @@ uint32_t read(dp_gpu &g, const Plan &p, uint32_t mps, std::vector<std::vector<ui
 int send_waiting(dp_calendar *cal, dp_gpu &g, dp_port *port, int fc_ready, uint64_t now)
 {
 	while (!g.waiting.empty()) {
-		uint64_t t = g.waiting.front(), dc, wire;
-
-		dp_tlp_fc(cal, t, &dc, &wire);
-		if (!fc_ready || dp_port_must_wait(port, now) ||
-		    !dp_port_take_credit(port, 0, FC_CPL, dc))
+		if (!dp_port_send_now(cal, port, g.waiting.front(), fc_ready, now))
 			return 2;
 		g.waiting.pop_front();
-		dp_port_send(port, now, t, wire, 0, FC_CPL, dc);
 	}
 	return 0;
 }
@@ -195,19 +188,22 @@ int send_waiting(dp_calendar *cal, dp_gpu &g, dp_port *port, int fc_ready, uint6
 int answer(dp_calendar *cal, dp_gpu &g, dp_port *port, const Plan &p, uint64_t handle,
 	   uint64_t receipt, uint32_t mps, int fc_ready, uint64_t now)
 {
+	static dp::TlpHeader cpls[MAX_CPLS];
+	static uint32_t offsets[MAX_CPLS];
+	uint8_t buf[16 + 4096];
+
 	dp_port_release(port, now, receipt);
-	g.answered++;
-	const dp_tlp &t = cal->tlp(handle);
 	if (p.h.has_data()) {
-		write(g, p, t.bytes.data() + p.h.header_bytes());
+		write(g, p, cal->tlp(handle).bytes.data() + p.h.header_bytes());
 		cal->tlp_free(handle);
 		return 0;
 	}
-	std::vector<std::vector<uint8_t>> cpls;
-	read(g, p, mps, cpls);
 	cal->tlp_free(handle);
-	for (const std::vector<uint8_t> &c : cpls)
-		g.waiting.push_back(cal->tlp_new(c.data(), c.size()));
+	uint32_t n = read(g, p, mps, cpls, offsets);
+	for (uint32_t k = 0; k < n; k++) {
+		size_t size = completion_bytes(g, p, cpls[k], offsets[k], buf);
+		g.waiting.push_back(cal->tlp_new(buf, size));
+	}
 	return send_waiting(cal, g, port, fc_ready, now);
 }
 
@@ -278,12 +274,6 @@ uint32_t dp_gpu_counts_take(dp_gpu *g, dp_gpu_counts *out, uint32_t cap)
 	return n;
 }
 
-/* requests answered here, in all */
-uint64_t dp_gpu_answered(const dp_gpu *g)
-{
-	return g->answered;
-}
-
 /*
  * The GPU answers request req (its wire bytes, n of them) on its own, as the unit tests
  * call it: -1 when it is Python's (nothing done); else the write is done (0), or the
@@ -304,12 +294,12 @@ int dp_gpu_request(dp_gpu *g, const uint8_t *req, uint64_t n, uint32_t mps, uint
 	}
 	if (uint64_t(h.length) * 4 + MAX_CPLS * 16 > cap)
 		return -1;
-	std::vector<std::vector<uint8_t>> cpls;
-	uint32_t count = read(*g, p, mps, cpls);
+	static dp::TlpHeader cpls[MAX_CPLS];
+	static uint32_t offsets[MAX_CPLS];
+	uint32_t count = read(*g, p, mps, cpls, offsets);
 	for (uint32_t k = 0; k < count; k++) {
-		std::memcpy(out, cpls[k].data(), cpls[k].size());
-		out += cpls[k].size();
-		sizes[k] = uint32_t(cpls[k].size());
+		sizes[k] = uint32_t(completion_bytes(*g, p, cpls[k], offsets[k], out));
+		out += sizes[k];
 	}
 	return int(count);
 }

@@ -34,9 +34,6 @@ uint32_t dp_ck_observe(dp_checker *ck, uint32_t link, uint32_t dir, const dp::Tl
 void dp_reads_cpl(dp_reads *r, uint32_t tag, int ends);
 struct dp_meter;
 void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now);
-int dp_hip_receive_finish(dp_calendar *cal, struct dp_hip *hip, dp_rcq *q, dp_port *port,
-			  uint64_t handle, uint64_t receipt, dp_reads *reads, dp_meter *meter,
-			  uint64_t now, struct dp_hip_cpl *out);
 }
 
 namespace {
@@ -154,7 +151,7 @@ void commit(dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, const dp_h
 {
 	int64_t dc = int64_t((data_len / 4 + 3) / 4);
 	dp_hip_request &req = hip.request[cpl.tag];
-	bool mine = ours(hip, cpl.requester_id);
+	bool mine = out.outcome != 0;	/* (decide found it one of the card's functions') */
 
 	/* tb/models/hardip.py: a late completion's credits were given back when its request
 	 * ended, and are given back again below (keep the count); an active request counts
@@ -218,6 +215,28 @@ void dp_hip_rc_fields(const dp::TlpHeader *cpl, const dp_hip_cpl *out, dp_rc_fie
 	f->attr = cpl->attr;
 }
 
+/* the completion handle (its header h, data_len bytes of data), as decide found it
+ * (*out), taken: past the injector's read log and the meter, its credits back, the
+ * state moved on, into q for RC */
+static int take(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint64_t handle,
+		uint64_t receipt, dp_reads *reads, dp_meter *meter, uint64_t now,
+		const dp::TlpHeader &h, uint64_t data_len, dp_hip_cpl *out)
+{
+	if (reads)	/* (tb/env/link.py's ends_request, on the completion as it came) */
+		dp_reads_cpl(reads, h.tag,
+			     int64_t(h.byte_count) <= int64_t(h.length) * 4 - (h.lower_address & 3));
+	if (meter)
+		dp_meter_cpl(meter, &h, data_len, now);
+	dp_port_release(port, now, receipt);
+	commit(*hip, h, data_len, *out);
+	dp_rc_fields f;
+	dp_hip_rc_fields(&h, out, &f);
+	dp_rcq_add(q, &f, cal->tlp(handle).bytes.data() + h.header_bytes(),
+		   uint32_t(data_len / 4));
+	cal->tlp_free(handle);
+	return 0;
+}
+
 /*
  * The card's link port has received the library's TLP handle as its receipt-th, at step
  * now: the hard-IP model takes a completion for an active memory read of one of its
@@ -227,10 +246,9 @@ void dp_hip_rc_fields(const dp::TlpHeader *cpl, const dp_hip_cpl *out, dp_rc_fie
  * started, and ends with its last completion), the protocol checker (ck, as link and
  * dir; stop: it ends at its first broken rule) and a bench's meter (null: none): its
  * credits go back, the state moves on, and the completion joins q for RC with the
- * fields the model gives it. Returns -1
- * when it is Python's (nothing done), 1 when the checker has records for Python first
- * (dp_hip_receive_finish takes it then), 0 when it is taken: *out says whether it
- * ended its request.
+ * fields the model gives it. Returns -1 when it is Python's (nothing done), 1 when the
+ * checker has records for Python first (dp_hip_receive_finish takes it then), 0 when it
+ * is taken: *out says whether it ended its request.
  */
 int dp_hip_receive(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint64_t handle,
 		   uint64_t receipt, dp_checker *ck, uint32_t link, uint32_t dir, int stop,
@@ -250,7 +268,7 @@ int dp_hip_receive(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint
 		return -1;	/* not the card's, an error the model names, no room: Python's */
 	if (ck && dp_ck_observe(ck, link, dir, &h, data_len, stop))
 		return 1;
-	return dp_hip_receive_finish(cal, hip, q, port, handle, receipt, reads, meter, now, out);
+	return take(cal, hip, q, port, handle, receipt, reads, meter, now, h, data_len, out);
 }
 
 /* the completion dp_hip_receive left for the checker's records, taken: 0 as there */
@@ -263,19 +281,8 @@ int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *por
 
 	dp::unpack_header(bytes.data(), h);
 	uint64_t data_len = bytes.size() - h.header_bytes();
-	if (reads)	/* (tb/env/link.py's ends_request, on the completion as it came) */
-		dp_reads_cpl(reads, h.tag,
-			     int64_t(h.byte_count) <= int64_t(h.length) * 4 - (h.lower_address & 3));
-	if (meter)
-		dp_meter_cpl(meter, &h, data_len, now);
-	dp_port_release(port, now, receipt);
-	decide(*hip, h, data_len, *out);
-	commit(*hip, h, data_len, *out);
-	dp_rc_fields f;
-	dp_hip_rc_fields(&h, out, &f);
-	dp_rcq_add(q, &f, bytes.data() + h.header_bytes(), uint32_t(data_len / 4));
-	cal->tlp_free(handle);
-	return 0;
+	decide(*hip, h, data_len, *out);	/* (nothing changed it since dp_hip_receive) */
+	return take(cal, hip, q, port, handle, receipt, reads, meter, now, h, data_len, out);
 }
 
 }  // extern "C"

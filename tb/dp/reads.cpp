@@ -165,33 +165,11 @@ void dp_meter_tag(dp_meter *m, uint32_t tag)
 	m->tags[tag % TAGS] = 1;
 }
 
-/* TLP h with data_len bytes of data crossed the link end at step now */
-void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
+/* n bytes of the buffer's data in TLP h (data_len bytes of data) at step now, as
+ * DataClock._data counts them */
+static void meter_data(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t n,
+		       uint64_t now)
 {
-	if (h->type != dp::TYPE_MEM || h->address < m->lo || h->address >= m->hi)
-		return;
-	if (!h->has_data()) {
-		m->tags[h->tag % TAGS] = 1;
-		return;
-	}
-	m->header = h->header_bytes();
-	m->largest = std::max(m->largest, data_len);
-	if (!m->seen) {
-		m->seen = 1;
-		m->first = now;
-		m->first_bytes = data_len;
-	}
-	m->last = now;
-	m->bytes += data_len;
-}
-
-/* completion h with data_len bytes of data reached the card at step now: data of the
- * buffer when a read of it went out under its tag (its last completion untags it) */
-void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
-{
-	if (!m->tags[h->tag % TAGS])
-		return;
-	uint64_t n = data_len - (h->lower_address & 3);
 	m->header = h->header_bytes();
 	m->largest = std::max(m->largest, data_len);
 	if (!m->seen) {
@@ -201,7 +179,29 @@ void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64
 	}
 	m->last = now;
 	m->bytes += n;
-	if (h->status != dp::CPL_SC || h->byte_count <= uint64_t(h->length) * 4 - (h->lower_address & 3))
+}
+
+/* TLP h with data_len bytes of data crossed the link end at step now */
+void dp_meter_tlp(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
+{
+	if (h->type != dp::TYPE_MEM || h->address < m->lo || h->address >= m->hi)
+		return;
+	if (!h->has_data()) {
+		m->tags[h->tag % TAGS] = 1;
+		return;
+	}
+	meter_data(m, h, data_len, data_len, now);
+}
+
+/* completion h with data_len bytes of data reached the card at step now: data of the
+ * buffer when a read of it went out under its tag (its last completion untags it) */
+void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64_t now)
+{
+	if (!m->tags[h->tag % TAGS])
+		return;
+	uint64_t skipped = h->lower_address & 3;
+	meter_data(m, h, data_len, data_len - skipped, now);
+	if (h->status != dp::CPL_SC || h->byte_count <= uint64_t(h->length) * 4 - skipped)
 		m->tags[h->tag % TAGS] = 0;
 }
 

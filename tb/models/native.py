@@ -24,6 +24,7 @@ which the equivalence tests compare against.
 
 from __future__ import annotations
 
+import abc
 import ctypes
 import logging
 import os
@@ -180,7 +181,7 @@ class Fabric:
         self.lib.dp_fab_ro_passing(self.fab, port.dp_index, int(bool(port.ro_passing)))
 
 
-class PortEnd:
+class PortEnd(abc.ABC):
     """A link port's end the library may take its own TLPs past (the port's
     ``native_end``; :meth:`tb.models.compiled_link.CompiledTlpPort.received` calls
     :meth:`cross`): which kinds and the checker that sees them there are
@@ -211,17 +212,18 @@ class PortEnd:
         self.checker, self.link, self.direction = checker, link, direction
         self._set(kinds, *checker_at(checker, link, direction), reads)
 
+    @abc.abstractmethod
     def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
-        raise NotImplementedError
+        """:meth:`set` in the library (``ck``, ``link``, ``way``: :func:`checker_at`'s)."""
 
+    @abc.abstractmethod
     def cross(self, handle: int, receipt: int) -> int:
         """Take the library's TLP ``handle`` (the ``receipt``-th received at the port)
         past this end: 0 when Python must (nothing done), else taken (``WAITING``: with
         work left for :meth:`rest`, in the lane's order)."""
-        raise NotImplementedError
 
-    async def rest(self) -> None:
-        """What :meth:`cross` left waiting."""
+    async def rest(self) -> None:  # noqa: B027  (an end that never leaves work waiting)
+        """What :meth:`cross` left waiting: nothing, unless the end says otherwise."""
 
 
 class End(PortEnd):
@@ -605,11 +607,6 @@ class GpuTable:
         """The GPU's function is cocotbext-pcie function ``fn`` as it is now."""
         view = FunctionView.of(fn)
         ctypes.memmove(self._fn, ctypes.byref(view), ctypes.sizeof(view))
-
-    @property
-    def answered(self) -> int:
-        """Requests the library answered."""
-        return int(self.lib.dp_gpu_answered(self.g))
 
     def mapped(self, page: int, phys: int | None) -> None:
         """BAR1 page ``page`` maps VRAM page ``phys`` (None: unmapped)."""

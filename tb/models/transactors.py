@@ -481,16 +481,22 @@ class _TransactorSource(_TransactorStream):
             and not self.log.isEnabledFor(logging.INFO)
         )
 
-    async def send_completion(self, tlp) -> None:
-        """``send(tlp.pack_us_rc())`` with the words packed and written by the library
-        (``tb/dp/xact.cpp``, ``dp_rc_push``): the same waits for the queue and the
-        buffer, the same words."""
-        ndw = len(tlp.data) >> 2
+    async def _room_for_completion(self, ndw: int) -> None:
+        """:meth:`send`'s waits for a completion of ``ndw`` payload dwords: the queue
+        takes another frame, and the buffer has room for its beats (the descriptor's
+        three dwords, then the payload)."""
         beats = -(-(3 + ndw) // self.seg_byte_lanes)
         while self.full():
             await self._taken_reaches(self._starts[0] - 1)
         if not self._fits(beats):
             await self._taken_reaches(self._pushed + beats - self._mem.depth)
+
+    async def send_completion(self, tlp) -> None:
+        """``send(tlp.pack_us_rc())`` with the words packed and written by the library
+        (``tb/dp/xact.cpp``, ``dp_rc_push``): the same waits for the queue and the
+        buffer, the same words."""
+        ndw = len(tlp.data) >> 2
+        await self._room_for_completion(ndw)
         fields = rc_fields(tlp)
         words = self._words
         self._starting()
@@ -511,12 +517,7 @@ class _TransactorSource(_TransactorStream):
         library: the same waits for the queue and the buffer, the same words. Its data
         credits."""
         lib = self._words.lib
-        ndw = lib.dp_rcq_take(queue)
-        beats = -(-(3 + ndw) // self.seg_byte_lanes)
-        while self.full():
-            await self._taken_reaches(self._starts[0] - 1)
-        if not self._fits(beats):
-            await self._taken_reaches(self._pushed + beats - self._mem.depth)
+        await self._room_for_completion(lib.dp_rcq_take(queue))
         words, dc = self._words, ctypes.c_uint64()
         self._starting()
         count = lib.dp_rcq_push(
