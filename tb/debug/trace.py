@@ -366,7 +366,7 @@ def enable_trace(tb, sink: Callable[[dict], None]) -> TlpTrace:
     from cocotb.utils import get_sim_time
 
     tb.trace = TlpTrace(tb, sink, lambda: get_sim_time("ns"), tb.peek_host, tb.buffer_names)
-    tb.links.add_observer(tb.trace.observe)
+    tb.links.add_observer(tb.trace.observe, passive=True)
     return tb.trace
 
 

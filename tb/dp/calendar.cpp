@@ -119,6 +119,7 @@ void dp_cal_clear(dp_calendar *cal)
 	cal->pushed = UINT64_MAX;
 	cal->tlps.clear();
 	cal->free_tlps.clear();
+	cal->ring.clear();
 }
 
 /* a TLP of the library's own from its bytes on the wire (header, data): its handle */
@@ -154,6 +155,28 @@ int dp_cal_log(dp_calendar *cal, const char *path)
 		std::fclose(cal->log);
 	cal->log = *path ? std::fopen(path, "a") : nullptr;
 	return !*path || cal->log != nullptr;
+}
+
+/* port's tap in the trace ring (dp.h): the kinds it records, under number tag */
+void dp_trace_tap(dp_calendar *cal, uint32_t port, uint32_t kinds, uint32_t tag)
+{
+	if (cal->taps.size() <= port)
+		cal->taps.resize(port + 1);
+	cal->taps[port].kinds = kinds;
+	cal->taps[port].tag = tag;
+}
+
+/* the trace ring's size in bytes (0: empty) */
+uint64_t dp_trace_size(dp_calendar *cal)
+{
+	return cal->ring.size();
+}
+
+/* the trace ring's records into out (dp_trace_size bytes of it), emptying it */
+void dp_trace_take(dp_calendar *cal, uint8_t *out)
+{
+	std::copy(cal->ring.begin(), cal->ring.end(), out);
+	cal->ring.clear();
 }
 
 /* its bytes into out (dp_tlp_size of them); the TLP stays */

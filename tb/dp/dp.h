@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <queue>
 #include <unordered_map>
@@ -95,6 +96,18 @@ struct dp_tlp {
 	int32_t ingress = -1;			/* the switch port it entered by (fabric.cpp) */
 };
 
+/*
+ * The trace ring: each TLP of the library's own that a hop takes past a link port whose
+ * tap has passive observers for its kind (tb/env/link.py's LinkTaps; kind bits as
+ * fabric.cpp's: 1 MRd, 2 MWr, 4 CplD) is recorded as a 16-byte head (step, the tap's
+ * number, the TLP's size) and the TLP's bytes as on the wire, padded to 8 bytes; Python
+ * drains the ring (dp_trace_take) and shows each record to those observers.
+ */
+struct dp_tap {
+	uint32_t kinds = 0;	/* the kinds recorded here */
+	uint32_t tag = 0;	/* the tap's number, which Python names */
+};
+
 struct dp_calendar {
 	std::priority_queue<dp::Entry, std::vector<dp::Entry>, dp::Later> heap;
 	uint64_t next_slot = 0;
@@ -105,6 +118,24 @@ struct dp_calendar {
 	std::vector<dp_tlp> tlps;	/* the library's TLPs, by handle (less DP_NATIVE) */
 	std::vector<uint64_t> free_tlps;
 	std::FILE *log = nullptr;	/* every TLP's arrival at a port, when set */
+	std::vector<dp_tap> taps;	/* by port number */
+	std::vector<uint8_t> ring;	/* the trace ring's records, oldest first */
+
+	/* TLP handle, of kind bit kind, taken past port at step now: recorded when that
+	 * port's tap wants it */
+	void note(uint32_t port, uint32_t kind, uint64_t now, uint64_t handle)
+	{
+		if (port >= taps.size() || !(taps[port].kinds & kind))
+			return;
+		const std::vector<uint8_t> &bytes = tlp(handle).bytes;
+		uint64_t at = ring.size(), size = bytes.size();
+		uint32_t head[2] = {taps[port].tag, uint32_t(size)};
+
+		ring.resize(at + 16 + ((size + 7) & ~uint64_t(7)), 0);
+		std::memcpy(&ring[at], &now, 8);
+		std::memcpy(&ring[at + 8], head, 8);
+		std::memcpy(&ring[at + 16], bytes.data(), size);
+	}
 
 	uint64_t tlp_new(const uint8_t *bytes, uint64_t size)
 	{
@@ -150,6 +181,7 @@ int dp_port_must_wait(dp_port *port, uint64_t now);
 void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
 		  uint32_t type, uint64_t dc);
 void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
+uint32_t dp_port_id(const dp_port *port);
 /* fabric.cpp: a TLP of the library's own's credit type, data credits and wire size;
  * and that TLP onto a port's wire at once, as CompiledTlpPort.send's gate lets it go
  * (fc_ready: the link's flow control is initialized): whether it went (else nothing is

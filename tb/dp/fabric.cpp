@@ -166,8 +166,10 @@ struct dp_fabric {
 	}
 
 	void enqueue(dp_calendar *cal, const dp_rxend &end, SwitchPort *to, uint32_t queue,
-		     uint64_t handle, const dp::TlpHeader &h, uint32_t port, uint64_t receipt)
+		     uint64_t handle, const dp::TlpHeader &h, uint32_t port, uint64_t receipt,
+		     uint64_t now)
 	{
+		cal->note(port, kind_of(h), now, handle);
 		dp_tlp &t = cal->tlp(handle);
 
 		t.release_port = port;
@@ -287,7 +289,7 @@ int dp_fab_cross(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handl
 		end->pending_queue = queue;
 		return 1;
 	}
-	fab->enqueue(cal, *end, out, queue, handle, h, port, receipt);
+	fab->enqueue(cal, *end, out, queue, handle, h, port, receipt, now);
 	*to = out->index;
 	return 0;
 }
@@ -494,12 +496,13 @@ int dp_rc_next(dp_fabric *fab, dp_calendar *cal, uint32_t *to)
 
 /* the crossing dp_fab_cross left for Python's checker report, moved on: *to as there */
 void dp_fab_finish(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
-		   uint32_t port, uint64_t receipt, uint32_t *to)
+		   uint32_t port, uint64_t receipt, uint64_t now, uint32_t *to)
 {
 	dp::TlpHeader h;
 
 	dp::unpack_header(cal->tlp(handle).bytes.data(), h);
-	fab->enqueue(cal, *end, end->pending, end->pending_queue, handle, h, port, receipt);
+	fab->enqueue(cal, *end, end->pending, end->pending_queue, handle, h, port, receipt,
+		     now);
 	*to = end->pending->index;
 	end->pending = nullptr;
 }

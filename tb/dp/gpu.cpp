@@ -192,6 +192,7 @@ int answer(dp_calendar *cal, dp_gpu &g, dp_port *port, const Plan &p, uint64_t h
 	static uint32_t offsets[MAX_CPLS];
 	uint8_t buf[16 + 4096];
 
+	cal->note(dp_port_id(port), p.h.has_data() ? 2 : 1, now, handle);
 	dp_port_release(port, now, receipt);
 	if (p.h.has_data()) {
 		write(g, p, cal->tlp(handle).bytes.data() + p.h.header_bytes());

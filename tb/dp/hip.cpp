@@ -222,6 +222,7 @@ static int take(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *port, uint64_
 		uint64_t receipt, dp_reads *reads, dp_meter *meter, uint64_t now,
 		const dp::TlpHeader &h, uint64_t data_len, dp_hip_cpl *out)
 {
+	cal->note(dp_port_id(port), 4, now, handle);	/* (a CplD) */
 	if (reads)	/* (tb/env/link.py's ends_request, on the completion as it came) */
 		dp_reads_cpl(reads, h.tag,
 			     int64_t(h.byte_count) <= int64_t(h.length) * 4 - (h.lower_address & 3));

@@ -521,6 +521,7 @@ class LinkTaps:
     def __init__(self) -> None:
         self.links: dict[str, Link] = {}
         self.observers: list[Observer] = []
+        self.passive: list[Observer] = []  # those that only look (add_observer)
         self._wants: list[tuple[Observer, frozenset | None, frozenset | None, frozenset]] = []
         # (link, direction) -> TLP type -> the observers that want it there
         self._calls: dict[tuple[str, str], dict[TlpType, list[Observer]]] = {}
@@ -536,10 +537,19 @@ class LinkTaps:
         links: tuple[str, ...] | None = None,
         directions: tuple[str, ...] | None = None,
         types: frozenset[TlpType] | None = None,
+        passive: bool = False,
     ) -> None:
         """Call ``observer(link, direction, tlp)`` for every TLP on every tapped link, or
-        only on ``links``, travelling ``directions``, of ``types`` (None: any)."""
+        only on ``links``, travelling ``directions``, of ``types`` (None: any).
+
+        A ``passive`` observer only looks: it neither changes the TLP nor raises for it.
+        The compiled data path then keeps the TLPs it moves on its own path there and
+        shows the observer each from its trace ring as the hop takes it (at the same
+        time, in the same order among the observers), where another observer would
+        take the hop to Python."""
         self.observers.append(observer)
+        if passive:
+            self.passive.append(observer)
         self._wants.append(
             (
                 observer,
@@ -553,6 +563,8 @@ class LinkTaps:
     def remove_observer(self, observer: Observer) -> None:
         """Stop calling ``observer``."""
         self.observers.remove(observer)
+        if observer in self.passive:
+            self.passive.remove(observer)
         self._wants = [w for w in self._wants if w[0] is not observer]
         self._replan()
 

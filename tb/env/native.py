@@ -32,7 +32,7 @@ from ..models.native import (
     enabled,
     fabric_of,
 )
-from ..models.timeline import CompiledTimeline, timeline
+from ..models.timeline import CompiledTimeline, steps, timeline
 from ..models.transactors import TransactorRcSource, TransactorRqSink
 from .compiled_checker import CompiledChecker
 from .gpu_endpoint import GpuEndpoint
@@ -112,6 +112,8 @@ def arm(tb: Any) -> None:
             end.tap = where.get(id(link_port))
             ends.append(end)
 
+    tags: list[tuple[str, str]] = []  # the trace ring's taps, by number
+
     def plan() -> None:
         for end in ends:
             if end.tap is None:
@@ -119,20 +121,34 @@ def arm(tb: Any) -> None:
                 continue
             name, direction = end.tap
             here = end.tap == reads_at
-            kinds, uses_checker = 0, False
+            kinds, shown, uses_checker = 0, 0, False
+            counted = getattr(end, "meter_observer", None)  # (a meter stands in)
             for bit, types in KINDS:
-                wanted = [o for t in types for o in taps.observers_of(name, direction, t)]
-                ours = [o for o in wanted if checker is not None and o == checker.observe]
-                uses_checker = uses_checker or bool(ours)
-                if here:
-                    ours += [o for o in wanted if o == faults.observe]
-                counted = getattr(end, "meter_observer", None)  # (a meter stands in)
-                ours += [o for o in wanted if counted is not None and o == counted]
-                if len(ours) == len(wanted):  # none, or only what the library runs
+                takes, looked = True, False
+                for t in types:
+                    wanted = taps.observers_of(name, direction, t)
+                    ours = [o for o in wanted if checker is not None and o == checker.observe]
+                    uses_checker = uses_checker or bool(ours)
+                    if here:
+                        ours += [o for o in wanted if o == faults.observe]
+                    ours += [o for o in wanted if counted is not None and o == counted]
+                    # the passive observers the trace ring shows the TLP to, after what
+                    # the library runs (the checker may stop the test first) as on the
+                    # Python path they come after it
+                    last = max((k for k, o in enumerate(wanted) if o in ours), default=-1)
+                    looks = [o for o in wanted[last + 1 :] if o in taps.passive]
+                    takes = takes and len(ours) + len(looks) == len(wanted)
+                    looked = looked or bool(looks)
+                if takes:  # none, or only what the library runs and shows
                     kinds |= bit
+                    shown |= bit if looked else 0
             end.set(
                 kinds, checker if uses_checker else None, name, direction, reads if here else None
             )
+            if end.tap not in tags:
+                tags.append(end.tap)
+            line.trace_tap(end.port, shown, tags.index(end.tap))
+            end.show = _show(line, taps, tags) if shown else None
 
     # the GPU's end of its link: its endpoint's answers to BAR1 requests
     gpu = _gpu_serve(fabric, tb, wrappers)
@@ -163,6 +179,24 @@ def arm(tb: Any) -> None:
     host = next((sp for sp in rc.switch_ports if sp.upstream), None)
     if host is not None and getattr(host, "dp_index", None) is not None:
         RootServe(fabric, rc, host)
+
+
+def _show(line: CompiledTimeline, taps: Any, tags: list[tuple[str, str]]) -> Callable[[], None]:
+    """What shows the passive observers of ``taps`` the TLPs in the trace ring of
+    ``line`` (recorded under the numbers of ``tags``) and empties it: at the step the
+    hops took them."""
+
+    def show() -> None:
+        now = steps()
+        for step, tag, tlp in line.trace_take():
+            if step != now:
+                raise RuntimeError(f"a trace record of step {step} shown at step {now}")
+            name, direction = tags[tag]
+            for observe in taps.observers_of(name, direction, tlp.fmt_type):
+                if observe in taps.passive:
+                    observe(name, direction, tlp)
+
+    return show
 
 
 def _gpu_serve(fabric: Any, tb: Any, wrappers: dict[Any, Any]) -> GpuServe | None:

@@ -210,7 +210,7 @@ class GuestBridge:
             device_link="fpga",
             busy=tb.engine_busy,
         )
-        tb.links.add_observer(bridge.note_activity)
+        tb.links.add_observer(bridge.note_activity, passive=True)
         pin = tb.dev.functions[0].interrupt_pin
         if pin and device.pci is tb.pci:
             bridge.attach_intx(tb.intx, tb.intx_line, pin)

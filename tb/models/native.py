@@ -197,6 +197,9 @@ class PortEnd(abc.ABC):
         self.direction: str | None = None
         self.tap: tuple[str, str] | None = None  # (link, direction) of the port's tap
         self.meter_observer: Any = None
+        # what shows the tap's passive observers the TLPs taken here (from the trace
+        # ring), called as each is taken; None: none looks
+        self.show: Callable[[], None] | None = None
 
     def set(
         self,
@@ -269,8 +272,10 @@ class End(PortEnd):
             return False
         if got == 1:  # the checker has something to say first
             checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
-            lib.dp_fab_finish(cal, fab, end, handle, port, receipt, ctypes.byref(to))
+            lib.dp_fab_finish(cal, fab, end, handle, port, receipt, steps(), ctypes.byref(to))
         self.fabric.crossings += 1
+        if self.show is not None:
+            self.show()
         arbiter = self.fabric.ports[to.value].arbiter
         if not arbiter.busy:
             arbiter.push(None)
@@ -688,6 +693,8 @@ class GpuServe(PortEnd):
         self.line.poke()
         self.fabric.crossings += 1
         self.fabric.bar1_answers += 1
+        if self.show is not None:
+            self.show()
         return WAITING if got == 2 else 1  # (completions waiting hold the receive lane)
 
     async def rest(self) -> None:
@@ -796,6 +803,8 @@ class CardCpl(PortEnd):
         self.line.poke()
         self.fabric.crossings += 1
         self.fabric.card_cpls += 1
+        if self.show is not None:
+            self.show()
         dev, out = self.dev, self._out
         if out.request_completed:  # (the library's table has it ended already)
             list.__setitem__(dev.active_request, out.tag, None)

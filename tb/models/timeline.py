@@ -31,6 +31,7 @@ import heapq
 import itertools
 import logging
 import os
+import struct
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -306,10 +307,28 @@ class CompiledTimeline(Timeline):
         lib, cal = self.lib, self.calendar
         raw = ctypes.create_string_buffer(lib.dp_tlp_size(cal, handle))
         lib.dp_tlp_copy(cal, handle, raw)
-        tlp = _Tlp.unpack_header(raw.raw)
-        tlp.data = bytearray(raw.raw[tlp.get_header_size() :])
-        tlp.th = False
-        return tlp
+        return _tlp_of(raw.raw)
+
+    def trace_tap(self, port: Any, kinds: int, tag: int) -> None:
+        """Record in the trace ring the library's TLPs of ``kinds`` (``tb/dp/fabric.cpp``'s
+        bits) that a hop takes past compiled link port ``port``, under number ``tag``."""
+        self.lib.dp_trace_tap(self.calendar, port.dp_id, kinds, tag)
+
+    def trace_take(self) -> list[tuple[int, int, Any]]:
+        """The trace ring's records, oldest first, as (step, tag, Python TLP equal to the
+        one the hop took); the ring is empty after."""
+        lib, cal = self.lib, self.calendar
+        size = lib.dp_trace_size(cal)
+        if not size:
+            return []
+        buf = ctypes.create_string_buffer(size)
+        lib.dp_trace_take(cal, buf)
+        raw, at, out = buf.raw, 0, []
+        while at < size:
+            step, tag, n = _RING_HEAD.unpack_from(raw, at)
+            out.append((step, tag, _tlp_of(raw[at + 16 : at + 16 + n])))
+            at += 16 + ((n + 7) & ~7)
+        return out
 
     def poke(self) -> None:
         """After a call into the library that may have scheduled work: the alarm moves
@@ -370,6 +389,16 @@ class CompiledTimeline(Timeline):
         return self._cal.passed(step, slot, steps())
 
 
+def _tlp_of(raw: bytes) -> Any:
+    """A Python TLP of the bytes of one of the library's (as the link copies it: its TLP
+    Processing Hint bit is not copied)."""
+    tlp = _Tlp.unpack_header(raw)
+    tlp.data = bytearray(raw[tlp.get_header_size() :])
+    tlp.th = False
+    return tlp
+
+
+_RING_HEAD = struct.Struct("<QII")  # a trace ring record's head: step, tag, size (dp.h)
 _NATIVE = 1 << 62  # tb.dp.NATIVE
 _NO_PORT = (1 << 32) - 1  # dp.h's DP_NO_PORT
 # a file every TLP's arrival at a compiled link's port is logged into (tests compare two)

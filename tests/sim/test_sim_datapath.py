@@ -2,12 +2,13 @@
 cocotb tests run both ways, and the two TLP traces are the same, TLP by TLP, times
 included, and so are the results. What the compiled path covers is in tb/dp.
 
-The TLP trace is a Python observer of every TLP, so with it on the library takes no hop
-of its own (tb/models/native.py). The hops are compared by the library's own log of
-every TLP's arrival at every compiled port (``$PEVB_DP_LOG``): with the hops the library
-takes (``$PEVB_DP_NATIVE=1``) and with every hop in Python (``0``, the path the traces
-above prove equal to the Python one), the same TLPs reach the same ports at the same
-steps in the same order."""
+The TLP trace is a passive observer of every TLP: on the compiled path the library takes
+its hops with the trace on and records each TLP it takes past a tapped link end in its
+trace ring, which the trace is shown from (tb/env/native.py); the traces compared are
+that. The hops are also compared by the library's own log of every TLP's arrival at
+every compiled port (``$PEVB_DP_LOG``): with the hops the library takes
+(``$PEVB_DP_NATIVE=1``) and with every hop in Python (``0``), the same TLPs reach the
+same ports at the same steps in the same order."""
 
 from __future__ import annotations
 
@@ -64,6 +65,9 @@ def _trace(
     log, where = _run(module, test, sim, profile, {**(env or {}), DATAPATH_ENV: path}, True)
     said = "compiled data path: the fabric's calendar and links in libpevb_dp-"
     assert (said in log) == (path == COMPILED)
+    if path == COMPILED:  # the trace came from the library's ring, not Python's hops
+        hops = sum(int(n) for n in re.findall(r"compiled data path: (\d+) hops", log))
+        assert hops > 100, f"{hops} hops in the library with the trace on"
     with open(where / "tlp_trace.jsonl") as f:
         return [json.loads(line) for line in f]
 
