@@ -201,4 +201,121 @@ void dp_tlp_take(dp_calendar *cal, uint64_t handle, uint8_t *out)
 	cal->tlp_free(handle);
 }
 
+/*
+ * The calendar's alarm: one simulator timer at a time, at the step of its earliest
+ * work, registered through cocotb's GPI (the functions Python hands over) where and
+ * when tb/models/timeline.py's Alarm would register it, so the simulator orders it
+ * among the other callbacks as it orders that one. When it fires, the links' own work
+ * due runs here; Python is called (fire, with the first report in *out) only for a
+ * step that has work of Python's, and runs the rest of the step, then cocotb's event
+ * loop, as the Alarm's trigger would; a step with none is re-armed here, without
+ * Python.
+ */
+using gpi_cb_hdl = void *;
+
+struct dp_alarm {
+	int64_t step = -1;	/* the step armed for, -1: none (Python reads it) */
+	dp_calendar *cal;
+	dp_out *out;
+	gpi_cb_hdl (*reg)(int (*)(void *), void *, uint64_t);
+	int (*remove)(gpi_cb_hdl);
+	void (*time)(uint32_t *, uint32_t *);
+	int (*fire)(uint32_t);
+	gpi_cb_hdl hdl = nullptr;
+	uint64_t wakes = 0, python = 0;	/* steps fired, and of those Python's */
+};
+
+namespace {
+
+uint64_t now_of(const dp_alarm *a)
+{
+	uint32_t high, low;
+
+	a->time(&high, &low);
+	return uint64_t(high) << 32 | low;
+}
+
+int on_alarm(void *data);
+
+void arm(dp_alarm *a, uint64_t step, uint64_t now)
+{
+	if (a->hdl)
+		a->remove(a->hdl);
+	a->step = int64_t(step);
+	a->hdl = a->reg(on_alarm, a, step > now ? step - now : 1);
+}
+
+int on_alarm(void *data)
+{
+	dp_alarm *a = static_cast<dp_alarm *>(data);
+	uint64_t now = now_of(a), step, slot;
+
+	a->hdl = nullptr;
+	a->wakes++;
+	uint32_t kind = dp_cal_pop_due(a->cal, now, a->out);
+	if (kind != dp::K_NONE) {
+		a->python++;
+		return a->fire(kind);
+	}
+	dp_cal_settle(a->cal);
+	if (dp_cal_first(a->cal, &step, &slot))
+		arm(a, step, now);
+	else
+		a->step = -1;
+	return 0;
+}
+
+}  // namespace
+
+/* cal's alarm, through the GPI's timed callbacks (reg, remove) and time; fire:
+ * Python's, for a step with work of its own (the first report in out), which returns
+ * what the GPI callback returns */
+dp_alarm *dp_alarm_new(dp_calendar *cal, dp_out *out, void *reg, void *remove, void *time,
+		       void *fire)
+{
+	dp_alarm *a = new dp_alarm();
+
+	a->cal = cal;
+	a->out = out;
+	a->reg = reinterpret_cast<decltype(a->reg)>(reg);
+	a->remove = reinterpret_cast<decltype(a->remove)>(remove);
+	a->time = reinterpret_cast<decltype(a->time)>(time);
+	a->fire = reinterpret_cast<decltype(a->fire)>(fire);
+	return a;
+}
+
+/* arm for step (absolute), from step now: at once moved if armed already */
+void dp_alarm_at(dp_alarm *a, uint64_t step, uint64_t now)
+{
+	arm(a, step, now);
+}
+
+void dp_alarm_stop(dp_alarm *a)
+{
+	if (a->hdl)
+		a->remove(a->hdl);
+	a->hdl = nullptr;
+	a->step = -1;
+}
+
+/* whether a timer is registered */
+int dp_alarm_armed(const dp_alarm *a)
+{
+	return a->hdl != nullptr;
+}
+
+/* steps fired, and of those the ones that called Python, since the last call */
+void dp_alarm_counts(dp_alarm *a, uint64_t *wakes, uint64_t *python)
+{
+	*wakes = a->wakes;
+	*python = a->python;
+	a->wakes = a->python = 0;
+}
+
+void dp_alarm_free(dp_alarm *a)
+{
+	dp_alarm_stop(a);
+	delete a;
+}
+
 }  // extern "C"

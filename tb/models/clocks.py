@@ -16,7 +16,7 @@ from cocotb.clock import Clock
 from cocotb.task import Task
 from cocotb.triggers import Event
 
-from .timeline import Alarm, steps
+from .timeline import Alarm, LibraryAlarm, steps
 
 
 class EdgeClock(Clock):
@@ -104,7 +104,7 @@ async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
         inst.clk_run.value = 0
 
 
-_TIMED = (Timer, NextTimeStep, Alarm)
+_TIMED = (Timer, NextTimeStep, Alarm, LibraryAlarm)  # (the timeline's work: timed)
 _at_once = [False]
 
 

@@ -32,15 +32,19 @@ import itertools
 import logging
 import os
 import struct
+import traceback
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import cocotb
+import cocotb._event_loop
 import cocotb.task as _task_module
 from cocotb import simulator
 from cocotb._base_triggers import _Event
+from cocotb import _gpi_triggers
 from cocotb._gpi_triggers import GPITrigger
+from cocotb._profiling import profiling_context
 from cocotb.triggers import Event
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
@@ -96,6 +100,101 @@ class Alarm(GPITrigger):
         self.step = -1
 
 
+class LibraryAlarm(GPITrigger):
+    """:class:`Alarm` kept by the compiled data path's library (``calendar.cpp``'s
+    ``dp_alarm``): registered through cocotb's GPI where and when :class:`Alarm` would
+    be, so the simulator orders it alike; when it fires, the library runs the links' own
+    work due and calls ``wake(kind)`` only for a step with work of Python's (the first
+    report in ``out``), re-arming itself for a step without. ``wake`` runs as cocotb runs
+    a trigger's callbacks (:meth:`GPITrigger._react`): profiled, as the current trigger,
+    then cocotb's event loop."""
+
+    def __init__(self, lib: Any, cal: Any, out: Any, wake: Callable[[int], None]) -> None:
+        super().__init__()
+        self._lib = lib
+        self._wake = wake
+
+        def fired(kind: int) -> int:
+            try:
+                with profiling_context:
+                    _gpi_triggers._current_gpi_trigger = self
+                    wake(kind)
+                    cocotb._event_loop._inst.run()
+            except BaseException:  # as cocotb's callback: printed, and the simulation ends
+                traceback.print_exc()
+                return -1
+            return 0
+
+        self._fired = _FIRE(fired)  # (kept alive as long as the library may call it)
+        gpi = _gpi()
+        self._a = lib.dp_alarm_new(
+            cal,
+            ctypes.byref(out),
+            ctypes.cast(gpi.gpi_register_timed_callback, ctypes.c_void_p),
+            ctypes.cast(gpi.gpi_remove_cb, ctypes.c_void_p),
+            ctypes.cast(gpi.gpi_get_sim_time, ctypes.c_void_p),
+            ctypes.cast(self._fired, ctypes.c_void_p),
+        )
+        self._step = ctypes.c_int64.from_address(self._a)  # dp_alarm's first field
+
+    def __del__(self) -> None:
+        a, self._a = getattr(self, "_a", None), None
+        if a is not None:
+            self._lib.dp_alarm_free(a)
+
+    @property
+    def step(self) -> int:
+        """The step armed for (-1: none)."""
+        return self._step.value
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self._step.value = value
+
+    @property
+    def _cbhdl(self) -> Any:  # (Timeline._fire's test of a timer registered)
+        return True if self._lib.dp_alarm_armed(self._a) else None
+
+    @_cbhdl.setter
+    def _cbhdl(self, value: Any) -> None:  # (GPITrigger.__init__ sets None)
+        pass
+
+    def move(self, step: int) -> None:
+        """Fire at ``step`` (absolute) instead."""
+        self._lib.dp_alarm_at(self._a, step, steps())
+
+    def rearm(self, step: int, now: int) -> None:
+        """Fire at ``step`` (absolute), from a call of its own callback at ``now``."""
+        self._lib.dp_alarm_at(self._a, step, now)
+
+    def stop(self) -> None:
+        self._lib.dp_alarm_stop(self._a)
+
+    def counts(self) -> tuple[int, int]:
+        """The steps it fired at, and of those the ones it called Python for, since the
+        last call."""
+        wakes, python = ctypes.c_uint64(), ctypes.c_uint64()
+        self._lib.dp_alarm_counts(self._a, ctypes.byref(wakes), ctypes.byref(python))
+        return wakes.value, python.value
+
+
+_FIRE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+_GPI: list[Any] = []
+
+
+def _gpi() -> Any:
+    """cocotb's GPI library, as the simulator process has it loaded."""
+    if not _GPI:
+        try:
+            gpi = ctypes.CDLL(None)
+            gpi.gpi_register_timed_callback  # noqa: B018  (in the global scope?)
+        except AttributeError:
+            path = os.path.join(os.path.dirname(cocotb.__file__), "libs", "libgpi.so")
+            gpi = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        _GPI.append(gpi)
+    return _GPI[0]
+
+
 class Watch(GPITrigger):
     """Calls ``fire()`` on every value change of ``signal``, from the simulator's callback
     (no task resumed, no trigger made per change), as the running test's timeline's work
@@ -129,12 +228,16 @@ class Timeline:
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Callable[[Any], None], Any]] = []
         self._order = itertools.count()
-        self._alarm = Alarm(self._fire)
+        self._alarm = self._new_alarm()
         self._firing = False
         self._current = -1  # the slot of the work running (while firing)
         self._failed: list[BaseException] = []
         self._failure = Event()
         self.task = cocotb.start_soon(self._anchor())
+
+    def _new_alarm(self) -> Any:
+        """The simulator timer the work is run by."""
+        return Alarm(self._fire)
 
     def alive(self) -> bool:
         """Whether the test that made this timeline still runs."""
@@ -258,6 +361,7 @@ class CompiledTimeline(Timeline):
         self._receipt = ctypes.c_uint64()
         self._ingress = ctypes.c_int32()
         self._fabric: Any = None
+        self._first = NONE
         super().__init__()
         log = os.environ.get(LOG_ENV)
         if log and not self.lib.dp_cal_log(self.calendar, log.encode()):
@@ -339,7 +443,25 @@ class CompiledTimeline(Timeline):
             if alarm.step < 0 or step < alarm.step:
                 alarm.move(step)
 
+    def _new_alarm(self) -> Any:
+        """The library's alarm (:class:`LibraryAlarm`), where cocotb's GPI is loaded."""
+        if not simulator.is_running():  # (cocotb's GPI has no simulator to call)
+            return Alarm(self._fire)
+        try:
+            _gpi()
+        except (AttributeError, OSError):  # not found: Python's
+            return Alarm(self._fire)
+        return LibraryAlarm(self.lib, self.calendar, self._cal.out, self._wake)
+
+    def _wake(self, kind: int) -> None:
+        """The library's alarm has found work of Python's at this step (the first
+        report, of ``kind``, in the calendar's ``out``)."""
+        self._first = kind
+        self._fire()
+
     def _clear(self) -> None:
+        self._first = NONE
+        self._cal.settle()
         self._cal.clear()
         self._held.clear()
         fabric = self._fabric
@@ -352,11 +474,24 @@ class CompiledTimeline(Timeline):
                 fabric.card_cpls,
             )
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
+        alarm = self._alarm
+        if isinstance(alarm, LibraryAlarm):
+            wakes, python = alarm.counts()
+            if wakes:
+                logging.getLogger("cocotb.tb.dp").info(
+                    "compiled data path: the calendar ran at %d steps, %d of them with"
+                    " work of Python's",
+                    wakes,
+                    python,
+                )
 
     def _run_due(self, now: int) -> None:
         cal, out, ports = self._cal, self._cal.out, self.ports
+        kind, self._first = self._first, NONE  # (the library's alarm's first report)
         try:
-            while (kind := cal.take(now)) != NONE:
+            if kind == NONE:
+                kind = cal.take(now)
+            while kind != NONE:
                 if kind == PY:
                     work, arg = cal.work(out.a)
                     work(arg)
@@ -366,6 +501,7 @@ class CompiledTimeline(Timeline):
                     ports[out.port].wake()
                 elif kind == CREDIT:
                     ports[out.port].credit(out.a, out.b)
+                kind = cal.take(now)
         finally:
             cal.settle()
 
