@@ -40,9 +40,8 @@ from typing import Any
 import cocotb
 import cocotb._event_loop
 import cocotb.task as _task_module
-from cocotb import simulator
+from cocotb import _gpi_triggers, simulator
 from cocotb._base_triggers import _Event
-from cocotb import _gpi_triggers
 from cocotb._gpi_triggers import GPITrigger
 from cocotb._profiling import profiling_context
 from cocotb.triggers import Event

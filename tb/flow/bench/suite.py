@@ -1,8 +1,9 @@
 """``make bench`` (``python -m tb.flow.bench [--quick]
-[--only engine,desc,e2e,gpu,speed,demo,guest] [--docs]``): engine efficiency against the
-link's payload ceiling, descriptor overhead, end-to-end driver figures, simulator speed
-and the Linux guest's CUDA figures, written to ``sim_build/bench/``. The
-method is in docs/performance.md and docs/internals.md.
+[--only engine,desc,e2e,gpu,speed,demo,regress,guest] [--docs]``): engine efficiency
+against the link's payload ceiling, descriptor overhead, end-to-end driver figures,
+simulator speed, the regression's seeds per hour and the Linux guest's CUDA figures,
+written to ``sim_build/bench/``. The method is in docs/performance.md and
+docs/internals.md.
 """
 
 from __future__ import annotations
@@ -361,6 +362,50 @@ def bench_demo(quick: bool) -> list[dict]:
     return rows
 
 
+# issue 66: the chains regression's seeds per hour on two workers, both data paths
+REGRESS_WORKERS, REGRESS_GAIN = 2, 3.0
+
+
+def bench_regress(quick: bool) -> list[dict]:
+    """``make regress`` on two local workers, the chains kind at its default size
+    (descriptors to 1 MiB) on Verilator: seeds per hour on each data path, the build made
+    first so that it is not timed."""
+    from dataclasses import replace
+
+    from ..farm import PASSED, cluster, regression_jobs, run_regression
+    from ..farm.jobs import regress_overrides
+
+    sim, profile = DEFAULT_LONG_SIM, "picoevb"
+    seeds, steps = (range(1, 3), 4) if quick else (range(1, 5), 20)
+    runner.build(sim, profile, overrides=regress_overrides("chains", big=True))
+    rows = []
+    with cluster(workers=REGRESS_WORKERS) as client:
+        for path in (PYTHON, COMPILED):
+            jobs = [
+                replace(job, env={**job.env, DATAPATH_ENV: path})
+                for job in regression_jobs(
+                    seeds, sim=sim, profile=profile, steps=steps, kinds=("chains",)
+                )
+            ]
+            summary = run_regression(jobs, client, out_dir=OUT_DIR / f"regress-{path}", goal="none")
+            failed = [r.name for r in summary.results if r.status != PASSED]
+            if failed:
+                raise RuntimeError(f"the bench's regression failed on the {path} path: {failed}")
+            rows.append(
+                {
+                    "sim": sim,
+                    "profile": profile,
+                    "datapath": path,
+                    "seeds": len(summary.results),
+                    "steps": steps,
+                    "workers": summary.workers,
+                    "wall_s": summary.wall_s,
+                    "seeds_per_hour": summary.seeds_per_hour,
+                }
+            )
+    return rows
+
+
 def _ok(flag: bool) -> str:
     return "yes" if flag else "**no**"
 
@@ -462,6 +507,20 @@ def table(res: dict) -> str:
             f"{d['sim_ms']:.1f} ms simulated, DMA {d['mb_s']:.0f} MB/s).",
             "",
         ]
+    if res.get("regress"):
+        out += [
+            f"`make regress` on {REGRESS_WORKERS} local workers: the chains kind "
+            "(descriptors to 1 MiB), the build made first.",
+            "",
+            "| sim | profile | data path | seeds x steps | wall s | seeds per hour |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {r['sim']} | {r['profile']} | {r['datapath']} | {r['seeds']} x {r['steps']} | "
+            f"{r['wall_s']:.1f} | {r['seeds_per_hour']:.0f} |"
+            for r in res["regress"]
+        ]
+        out.append("")
     copies = [r for r in res.get("guest", []) if "copy" in r]
     if copies:
         out += [
@@ -595,6 +654,17 @@ def targets(res: dict) -> list[dict]:
                     "met": r["rdma_bytes"] == 4 * MIB and r["wall_s"] < GUEST_RDMA_WALL_S,
                 }
             )
+    rate = {r["datapath"]: r["seeds_per_hour"] for r in res.get("regress", [])}
+    if rate.get(PYTHON) and COMPILED in rate:
+        gain = rate[COMPILED] / rate[PYTHON]
+        out.append(
+            {
+                "target": f"make regress chains seeds per hour on {REGRESS_WORKERS} workers, "
+                f"compiled >= {REGRESS_GAIN:.0f}x the Python path",
+                "measured": f"{gain:.2f}x ({rate[COMPILED]:.0f} against {rate[PYTHON]:.0f})",
+                "met": gain >= REGRESS_GAIN,
+            }
+        )
     demos = [d for d in res.get("demo", []) if d["demo"].endswith("1024x1024")]
     if demos:
         best = min(demos, key=lambda d: d["wall_s"])
@@ -630,7 +700,7 @@ def main(argv: list[str] | None = None) -> int:
         help="simulator of the engine, descriptor and end-to-end figures",
     )
     ap.add_argument("--quick", action="store_true", help="smaller transfers (a smoke run)")
-    ap.add_argument("--only", default="engine,desc,e2e,gpu,speed,demo,guest")
+    ap.add_argument("--only", default="engine,desc,e2e,gpu,speed,demo,regress,guest")
     ap.add_argument(
         "--docs",
         action="store_true",
@@ -655,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         ("gpu", lambda: bench_gpu(a.sim, a.quick)),
         ("speed", lambda: bench_speed(a.quick)),
         ("demo", lambda: bench_demo(a.quick)),
+        ("regress", lambda: bench_regress(a.quick)),
         ("guest", lambda: bench_guest(a.quick)),
     ]
     chosen = [(name, step) for name, step in steps if name in parts]
