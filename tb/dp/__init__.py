@@ -268,7 +268,7 @@ class BridgeView(ctypes.Structure):
 
 # the kinds of report (dp.h's Kind): nothing due; Python's work; and a link's: a TLP
 # received, the wire's next place free for a waiting sender, credit a sender waits for
-NONE, PY, RX, WAKE, CREDIT = range(5)
+NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE = range(7)
 NOT_SCHEDULED = (1 << 64) - 1
 NATIVE = 1 << 62  # the bit of a handle that names a TLP of the library's own (dp.h)
 
@@ -339,6 +339,11 @@ def library() -> ctypes.CDLL:
         ("dp_fab_ro_passing", None, [p, u32, i]),
         ("dp_fab_end", p, [p, u32, u32]),
         ("dp_fab_end_set", None, [p, u32, p, u32, u32]),
+        ("dp_fab_end_flags", p, [p]),
+        ("dp_fab_egress_flags", p, [p, u32]),
+        ("dp_fab_egress_link", None, [p, u32, p]),
+        ("dp_fab_crossings", u64, [p]),
+        ("dp_port_end", None, [p, p, p]),
         ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, u64, ctypes.POINTER(u32)]),
         ("dp_fab_egress", i, [p, p, u32, u64]),
         ("dp_fab_arbitrate", i, [p, p, p, u32, u32, p, i, u64, pu64, pu64]),

@@ -25,6 +25,11 @@ enum Kind : uint32_t {
 	K_RX = 2,	/* a TLP (a) has reached a port's receiver (its receipt: b) */
 	K_WAKE = 3,	/* a port's wire takes the first sender waiting for it */
 	K_CREDIT = 4,	/* credit (vc a, type b) that a sender waits for has come */
+	K_CHECKED = 5,	/* a TLP (a, the b-th received at port) crossed a bridge's end in
+			 * the library, the checker with records for Python first */
+	K_ARBITRATE = 6,	/* switch port port's egress arbitration is Python's from
+				 * here: from its start (a = ~0), or at TLP a, which is
+				 * Python's (b = 1) or waits for credit or the wire (b = 2) */
 	/* the links' own, run in the library */
 	K_ARRIVE_TLP = 16,	/* a TLP (a; its credits in b) reaches a port */
 	K_ARRIVE_FC = 17,	/* an UpdateFC (vc, type, header, data in a) reaches a port */
@@ -190,6 +195,15 @@ uint32_t dp_tlp_fc(dp_calendar *cal, uint64_t handle, uint64_t *dc, uint64_t *wi
 bool dp_port_send_now(dp_calendar *cal, dp_port *port, uint64_t handle, int fc_ready,
 		      uint64_t now);
 }
+
+struct dp_fabric;
+struct dp_rxend;
+
+/* fabric.cpp: a TLP of the library's own (handle) that has reached link port port (its
+ * receipt-th) taken past the port's bridge end there and on, in the library: 0 when
+ * there is nothing for Python, 1 when *out says what, -1 when Python takes it (K_RX) */
+int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
+		  uint32_t port, uint64_t receipt, uint64_t now, dp_out *out);
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */
 bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);

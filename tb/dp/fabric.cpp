@@ -70,6 +70,14 @@ namespace {
 /* the kinds of TLP the hops move: bit per kind */
 enum : uint32_t { KIND_MRD = 1, KIND_MWR = 2, KIND_CPLD = 4 };
 
+/* what an egress port's arbitration needs of Python's state, which Python writes:
+ * whether its lane runs (or was handed to Python), and whether its bridge's handlers
+ * are the ones armed and its link's flow control is initialized */
+struct EgressFlags {
+	uint32_t busy = 0;
+	uint32_t live = 0;
+};
+
 enum Side : uint32_t { FROM_SECONDARY = 0, FROM_PRIMARY = 1 };
 
 struct SwitchPort {
@@ -80,6 +88,8 @@ struct SwitchPort {
 	bool upstream;
 	bool ro_passing = false;
 	std::vector<std::pair<SwitchPort *, uint32_t>> tx;	/* (port, queue), in order */
+	EgressFlags eg;
+	dp_port *link = nullptr;	/* the link its bridge sends on (an egress's) */
 };
 
 uint32_t kind_of(const dp::TlpHeader &h)
@@ -93,8 +103,23 @@ uint32_t kind_of(const dp::TlpHeader &h)
 
 }  // namespace
 
+/* why Python decides an arrival at a bridge's end (bits, which Python writes): the
+ * port's receive handler is not the one armed, its receive lane is busy, a gate stands in
+ * front (a fault injector with a rule armed or TLPs its stall holds), a passive observer
+ * is shown what crosses, not armed yet */
+enum : uint32_t {
+	HOLD_HANDLER = 1, HOLD_LANE = 2, HOLD_GATES = 4, HOLD_SHOWN = 8, HOLD_OFF = 16
+};
+
+struct EndFlags {
+	uint32_t holds = HOLD_OFF;
+	int32_t stop = 0;	/* the checker ends at its first broken rule */
+	uint64_t until = 0;	/* before this step a stall in front may hold what comes */
+};
+
 /* a link end at a bridge whose TLPs of the library's own may cross it here */
 struct dp_rxend {
+	EndFlags flags;
 	SwitchPort *port;
 	uint32_t side;
 	uint32_t kinds = 0;	/* what may cross here (Python says, as its observers want) */
@@ -123,6 +148,7 @@ struct dp_fabric {
 	std::vector<std::unique_ptr<dp_rxend>> ends;
 	std::deque<Pending> pending;	/* the root complex's completions, in order */
 	int32_t pending_ingress = -1;
+	uint64_t crossings = 0;	/* hops taken on arrival, with no Python (Python reads it) */
 
 	/* where switch port from's switch sends h (the switch's routing alone) */
 	bool route_from(const SwitchPort &from, const dp::TlpHeader &h, SwitchPort **to,
@@ -507,4 +533,96 @@ void dp_fab_finish(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t han
 	end->pending = nullptr;
 }
 
+/* end's flags, which Python writes (EndFlags: holds, stop) */
+void *dp_fab_end_flags(dp_rxend *end)
+{
+	return &end->flags;
+}
+
+/* switch port port's egress flags, which Python writes (EgressFlags: busy, live) */
+void *dp_fab_egress_flags(dp_fabric *fab, uint32_t port)
+{
+	return &fab->ports[port]->eg;
+}
+
+/* the link switch port port's bridge sends on, for the library's arbitration there */
+void dp_fab_egress_link(dp_fabric *fab, uint32_t port, dp_port *link)
+{
+	fab->ports[port]->link = link;
+}
+
+/* the hops taken on arrival with no Python since the last call */
+uint64_t dp_fab_crossings(dp_fabric *fab)
+{
+	uint64_t n = fab->crossings;
+
+	fab->crossings = 0;
+	return n;
+}
+
 }  // extern "C"
+
+namespace {
+
+/* a report for Python in *out (its slot, the entry's, kept) */
+void report(dp_out *out, uint32_t kind, uint32_t port, uint64_t a, uint64_t b)
+{
+	out->kind = kind;
+	out->port = port;
+	out->a = a;
+	out->b = b;
+}
+
+/*
+ * Switch port to's egress arbitration after a TLP joined its queues
+ * (tb/models/switch.py's _arbitrate_compiled, started as _route starts it): nothing while
+ * it runs; else its passes here while what they hand on is the library's own and goes
+ * onto the link at once; handed to Python (*out: K_ARBITRATE, the lane held busy) where
+ * a TLP is Python's or must wait, or where the egress is not the library's to run.
+ */
+bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now, dp_out *out)
+{
+	SwitchPort &sp = *fab->ports[to];
+	uint64_t t, sent = 0;
+
+	if (sp.eg.busy)
+		return false;	/* the running arbitration finds it */
+	sp.eg.busy = 1;
+	if (!sp.eg.live || !sp.link) {
+		report(out, dp::K_ARBITRATE, to, UINT64_MAX, 0);
+		return true;
+	}
+	t = dp_sw_next(sp.sw, sp.number);
+	if (t == UINT64_MAX) {
+		sp.eg.busy = 0;
+		return false;
+	}
+	int got = dp_fab_arbitrate(cal, fab, sp.sw, sp.number, to, sp.link, 1, now, &t, &sent);
+	fab->crossings += sent + (got == 2);
+	if (got == 0) {
+		sp.eg.busy = 0;
+		return false;
+	}
+	report(out, dp::K_ARBITRATE, to, t, uint64_t(got));
+	return true;
+}
+
+}  // namespace
+
+int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
+		  uint32_t port, uint64_t receipt, uint64_t now, dp_out *out)
+{
+	uint32_t to;
+
+	if (end->flags.holds || now < end->flags.until)
+		return -1;
+	int got = dp_fab_cross(cal, fab, end, handle, port, receipt, end->flags.stop, now, &to);
+	if (got < 0)
+		return -1;
+	fab->crossings++;
+	if (got == 1) {
+		report(out, dp::K_CHECKED, port, handle, receipt);
+		return 1;
+	}
+	return arbitrate(cal, fab, to, now, out) ? 1 : 0;
+}

@@ -85,6 +85,9 @@ struct dp_port {
 	dp_calendar *cal;
 	uint32_t id;
 	dp_port *other = nullptr;
+	/* the bridge end the library takes its own TLPs past on arrival (fabric.cpp) */
+	dp_fabric *fab = nullptr;
+	dp_rxend *rx_end = nullptr;
 	dp_channel vc[8] = {};
 
 	double symbol_period = 0;
@@ -209,10 +212,17 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		p->held[p->received] = e.b;
 		if (p->cal->log)
 			log_arrival(p->cal, now, p->id, e.a);
+		uint64_t receipt = p->received++;
+		if (p->rx_end && (e.a & DP_NATIVE)) {
+			int got = dp_fab_arrive(p->cal, p->fab, p->rx_end, e.a, p->id, receipt, now,
+						out);
+			if (got >= 0)
+				return got == 1;
+		}
 		out->kind = dp::K_RX;
 		out->port = p->id;
 		out->a = e.a;
-		out->b = p->received++;
+		out->b = receipt;
 		return true;
 	}
 	case dp::K_ARRIVE_FC: {
@@ -270,6 +280,14 @@ dp_port *dp_port_new(dp_calendar *cal)
 uint32_t dp_port_id(const dp_port *port)
 {
 	return port->id;
+}
+
+/* the bridge end of fabric fab the library takes its own TLPs past as they reach port
+ * (none: null) */
+void dp_port_end(dp_port *port, dp_fabric *fab, dp_rxend *end)
+{
+	port->fab = fab;
+	port->rx_end = end;
 }
 
 /* the eight channels' credit counters, where Python reads and writes them */

@@ -13,13 +13,14 @@ choice. :func:`make_checker` picks the checker the data path wants.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 from cocotbext.pcie.core.tlp import Tlp, TlpFmt, TlpType
 from cocotbext.pcie.core.utils import PcieId
 
 from ..dp import COMPILED, TlpHeader, datapath, library
-from .link import DOWN, MESSAGES, UP, ProtocolChecker, describe
+from .link import DOWN, MESSAGES, UP, ProtocolChecker, WatchedList, describe
 
 _DIRECTIONS = {UP: 0, DOWN: 1}
 
@@ -167,6 +168,13 @@ class CompiledChecker(ProtocolChecker):
         self._list = (TlpHeader * 64)()
         super().__init__(mps, mrrs, rcb, mode)
         self.tag_bits = _TagBits(self)
+        # told when what stops_at_first says changes (the violations expected)
+        self.listeners: list[Callable[[], None]] = []
+        self._expecting = WatchedList(self._expecting, self._changed)
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def __del__(self) -> None:
         ck, self.ck = getattr(self, "ck", None), None

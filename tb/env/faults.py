@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import cocotb
+from cocotb import simulator
 from cocotb.triggers import Event, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
 from driver_model.regs import PcieErr
 
-from .link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request
+from .link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, WatchedList, ends_request
 
 # hold: the completions are kept until the test calls release_held() (a completion that
 # arrives after its request timed out, or after the function was reset)
@@ -100,12 +101,20 @@ class Stall:
         self.stalls = 0
         self._queue: collections.deque[Tlp] = collections.deque()
         self._kick = Event()
+        # told when it starts a stall or its queue changes (the compiled data path's
+        # copy of whether it is idle)
+        self.listeners: list[Callable[[], None]] = []
         cocotb.start_soon(self._run())
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def start(self, duration_ns: float) -> None:
         """Deliver nothing for ``duration_ns`` from now."""
         self.until_ns = max(self.until_ns, get_sim_time("ns") + duration_ns)
         self.stalls += 1
+        self._changed()
 
     def idle(self) -> bool:
         """Whether a TLP pushed now is delivered at once."""
@@ -115,6 +124,7 @@ class Stall:
         if self._queue or get_sim_time("ns") < self.until_ns:
             self._queue.append(tlp)
             self._kick.set()
+            self._changed()
             return
         await self._deliver(tlp)
 
@@ -127,7 +137,9 @@ class Stall:
                 if wait > 0:
                     await Timer(max(1, round(wait)), "ns")
                     continue
-                await self._deliver(self._queue.popleft())
+                tlp = self._queue.popleft()
+                self._changed()
+                await self._deliver(tlp)
 
 
 @dataclass
@@ -412,22 +424,53 @@ class UpRule(_Firing):
 
 class UpstreamFaultInjector:
     """Faults on the TLPs the FPGA sends, at the far end of its link (``port``: the switch
-    or root port side), before the taps see them."""
+    or root port side), before the taps see them.
+
+    ``listeners`` are told whenever what :meth:`idle` depends on changes (its rules, a
+    stall started, the stall's queue): the compiled data path keeps a copy
+    (:meth:`held`, :meth:`until_steps`)."""
 
     def __init__(self, port, ranges: FaultInjector) -> None:
-        self.rules: list[UpRule] = []
+        self.listeners: list[Callable[[], None]] = []
+        self.rules = []
         self.injected: list[Injection] = []
         self._names = ranges  # address ranges are named once, on the downstream injector
         self._deliver: Callable[[Tlp], Awaitable[None]] = port.rx_handler
         # credit starvation of what the FPGA sends: stall.start(ns)
         self.stall = Stall(self._receive)
+        self.stall.listeners.append(self._changed)
         port.rx_handler = self.stall.push
         # what it puts in front of the port's handler, and that handler
         self.port, self.handler, self.inner = port, port.rx_handler, self._deliver
 
+    @property
+    def rules(self) -> list[UpRule]:
+        """The rules armed (a list that tells the listeners of each change)."""
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: Any) -> None:
+        self._rules = WatchedList(rules, self._changed)
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
+
     def idle(self) -> bool:
         """Whether a TLP now passes through untouched: no rule armed, no stall."""
         return not self.rules and self.stall.idle()
+
+    def held(self) -> bool:
+        """Whether a TLP is not let through untouched whatever the time: a rule armed,
+        or TLPs the stall holds."""
+        return bool(self.rules) or bool(self.stall._queue)
+
+    def until_steps(self) -> int:
+        """A step from which the stall started last is over for certain (its end in
+        simulator steps, rounded up past any doubt); before it :meth:`idle` decides."""
+        per_ns = 10 ** (-9 - simulator.get_precision())
+        return int(self.stall.until_ns * per_ns) + 1
 
     def add(self, rule: UpRule) -> UpRule:
         """Arm a rule; returns it."""

@@ -57,10 +57,10 @@ def arm(tb: Any) -> None:
     taps = tb.links
     wrappers = dict(taps.wrappers)
     wrappers.update(tb.intx.wrappers)
-    gates: dict[int, list[Callable[[], bool]]] = {}
+    gates: dict[int, list[Any]] = {}
     for injector in (tb.up_faults,):
         wrappers[injector.handler] = injector.inner
-        gates.setdefault(id(injector.port), []).append(injector.idle)
+        gates.setdefault(id(injector.port), []).append(injector)
     checker = tb.checker if isinstance(tb.checker, CompiledChecker) else None
     # the fault injector's read tracking, which the library does where the injector's
     # tap is (the reads it moves there it records in the injector's log)
@@ -109,6 +109,8 @@ def arm(tb: Any) -> None:
                 continue  # a handler the library does not know sits in front
             end = End(fabric, link_port, sp, side)
             end.gates = gates.get(id(link_port), [])
+            for gate in end.gates:
+                gate.listeners.append(end.refresh)
             end.tap = where.get(id(link_port))
             ends.append(end)
 
@@ -142,13 +144,13 @@ def arm(tb: Any) -> None:
                 if takes:  # none, or only what the library runs and shows
                     kinds |= bit
                     shown |= bit if looked else 0
-            end.set(
-                kinds, checker if uses_checker else None, name, direction, reads if here else None
-            )
             if end.tap not in tags:
                 tags.append(end.tap)
             line.trace_tap(end.port, shown, tags.index(end.tap))
             end.show = _show(line, taps, tags) if shown else None
+            end.set(  # (last: what the library reads of the end is all known)
+                kinds, checker if uses_checker else None, name, direction, reads if here else None
+            )
 
     # the GPU's end of its link: its endpoint's answers to BAR1 requests
     gpu = _gpu_serve(fabric, tb, wrappers)
@@ -163,6 +165,8 @@ def arm(tb: Any) -> None:
 
     plan()
     taps.listeners.append(plan)
+    if checker is not None:  # (whether it stops at its first broken rule, per end)
+        checker.listeners.append(lambda: [end.refresh() for end in ends])
     tb.native_ends = {end.tap: end for end in ends if end.tap is not None and isinstance(end, End)}
     # the card's end of its link: the hard-IP model's posted writes from RQ
     dev, port = tb.dev, tb.dev.upstream_port

@@ -20,7 +20,7 @@ from cocotb.triggers import Event
 from cocotbext.pcie.core.port import FcChannelState, SimPort
 
 from .link import TlpPort
-from .timeline import CompiledTimeline, steps
+from .timeline import CompiledTimeline, FlaggedLane, steps
 
 _NATIVE = 1 << 62  # tb.dp.NATIVE
 
@@ -155,6 +155,28 @@ class ChannelState(FcChannelState):
         self.updates = (self.fc_p_update, self.fc_np_update, self.fc_cpl_update)
 
 
+class _Initialized(Event):
+    """A link's "flow control initialized" event (cocotbext-pcie's
+    ``FcChannelState.initialized``) that tells the port's ``fc_listeners`` when it is
+    set or cleared."""
+
+    def __init__(self, old: Event, port: Any) -> None:
+        super().__init__()
+        self._port = port
+        if old.is_set():
+            super().set()
+
+    def set(self, data: object | None = None) -> None:
+        super().set(data)
+        for listener in self._port.fc_listeners:
+            listener()
+
+    def clear(self) -> None:
+        super().clear()
+        for listener in self._port.fc_listeners:
+            listener()
+
+
 class CompiledTlpPort(TlpPort):
     """:class:`tb.models.link.TlpPort` with its wire, credits and timed work in the
     library: a TLP sent is a handle there until it reaches the other port's receive
@@ -178,6 +200,29 @@ class CompiledTlpPort(TlpPort):
         self.fc_state = [ChannelState(channels[vc], old) for vc, old in enumerate(self.fc_state)]
         for ch in self.fc_state:
             ch.start_fc_update_timer = self.start_fc_update_timer
+        # told when the link's flow control (virtual channel 0) comes up or goes down
+        self.fc_listeners: list[Callable[[], None]] = []
+        self.fc_state[0].initialized = _Initialized(self.fc_state[0].initialized, self)
+        # the receive lane tells the end the library takes arrivals at when it is busy
+        self._rx_lane = FlaggedLane(self._handle_rx, self._lane_busy)
+
+    @property
+    def rx_handler(self) -> Any:
+        """The receive handler (cocotbext-pcie's); the end the library takes arrivals at
+        is told when it is replaced."""
+        return self._rx_handler
+
+    @rx_handler.setter
+    def rx_handler(self, handler: Any) -> None:
+        self._rx_handler = handler
+        end = self.__dict__.get("native_end")
+        if end is not None:
+            end.refresh()
+
+    def _lane_busy(self, busy: bool) -> None:
+        end = self.native_end
+        if end is not None:
+            end.lane_busy(busy)
 
     def _connect(self, port) -> None:
         if not isinstance(port, CompiledTlpPort):

@@ -12,9 +12,12 @@ Python keeps what makes that exact:
 - each link end's conditions (:class:`End`): its receive handler must still be the one
   armed (a bridge's own, behind the taps and fault injectors it knows), the receive lane
   idle, every fault injector in front of it idle, and for each kind of TLP every
-  observer that wants it there the compiled protocol checker, which the library runs;
-- the egress port's arbitration, which Python starts as :func:`tb.models.switch._route`
-  does.
+  observer that wants it there the compiled protocol checker, which the library runs,
+  or a passive one; copied into the end's flags in the library whenever they change
+  (:meth:`End.refresh`), so the library takes an arrival there itself;
+- the egress port's arbitration, which the library runs after such an arrival while
+  its lane is idle and its handlers are the ones armed (:class:`EgressFlags`), and
+  hands to Python (``_arbitrate_compiled``) where it stops.
 
 Which link ends the library may take is the TB's to say (:func:`tb.env.native.arm`).
 
@@ -83,27 +86,59 @@ class _Watched(list):
 _WATCHED_CLASSES: dict[type, type] = {}
 
 
-def _watch(bridge: Any, changed: Callable[[], None]) -> None:
-    """Call ``changed()`` after every attribute of ``bridge`` is set and every write into
-    its BAR lists: the bridge's class is swapped for a subclass that says so."""
-    cls = type(bridge)
+def _changed(obj: Any) -> None:
+    """Tell the watchers of ``obj`` that it has changed."""
+    for hook in obj.__dict__.get("_dp_hooks", ()):
+        hook()
+
+
+def _watch(obj: Any, changed: Callable[[], None]) -> None:
+    """Call ``changed()`` after every attribute of ``obj`` is set and, for a bridge or
+    function, every write into its BAR lists: the object's class is swapped for a
+    subclass that says so (once; a later watcher is added to the first)."""
+    hooks = obj.__dict__.get("_dp_hooks")
+    if hooks is not None:
+        hooks.append(changed)
+        return
+    cls = type(obj)
     sub = _WATCHED_CLASSES.get(cls)
     if sub is None:
 
         def __setattr__(self, name: str, value: Any) -> None:
             if name in ("bar", "bar_mask") and not isinstance(value, _Watched):
-                value = _Watched(value, self._dp_changed)
+                value = _Watched(value, lambda: _changed(self))
             object.__setattr__(self, name, value)
-            hook = self.__dict__.get("_dp_changed")
-            if hook is not None and name != "_dp_changed":
-                hook()
+            if name != "_dp_hooks":
+                _changed(self)
 
         sub = type(cls.__name__, (cls,), {"__setattr__": __setattr__, "__module__": cls.__module__})
         _WATCHED_CLASSES[cls] = sub
-    bridge.__class__ = sub
-    object.__setattr__(bridge, "_dp_changed", changed)
-    bridge.bar = bridge.bar
-    bridge.bar_mask = bridge.bar_mask
+    obj.__class__ = sub
+    object.__setattr__(obj, "_dp_hooks", [changed])
+    if hasattr(obj, "bar"):
+        obj.bar = obj.bar
+        obj.bar_mask = obj.bar_mask
+
+
+class EndFlags(ctypes.Structure):
+    """Why Python decides an arrival at a bridge's end (``fabric.cpp``'s ``EndFlags``:
+    the ``HOLD_`` bits), whether the checker there stops at its first broken rule, and
+    the step before which a fault injector's stall in front may still hold a TLP."""
+
+    _fields_ = [("holds", ctypes.c_uint32), ("stop", ctypes.c_int32), ("until", ctypes.c_uint64)]
+
+
+class EgressFlags(ctypes.Structure):
+    """What a switch port's egress arbitration needs of Python's state (``fabric.cpp``'s
+    ``EgressFlags``): its lane runs, and it is the library's to run."""
+
+    _fields_ = [("busy", ctypes.c_uint32), ("live", ctypes.c_uint32)]
+
+
+# fabric.cpp's reasons an arrival at a bridge's end is Python's: its receive handler is
+# not the one armed, its receive lane is busy, a gate stands in front, a passive observer
+# is shown what crosses, not armed
+HOLD_HANDLER, HOLD_LANE, HOLD_GATES, HOLD_SHOWN, HOLD_OFF = 1, 2, 4, 8, 16
 
 
 def checker_at(checker: Any, link: str | None, direction: str | None) -> tuple[Any, int, int]:
@@ -172,6 +207,17 @@ class Fabric:
         self.ports.append(port)
         return index
 
+    def egress_flags(self, port: Any) -> EgressFlags:
+        """Switch port ``port``'s egress flags in the library (:class:`EgressFlags`),
+        which Python keeps: not the library's to run until an :class:`Egress` says so."""
+        return EgressFlags.from_address(self.lib.dp_fab_egress_flags(self.fab, port.dp_index))
+
+    def take_crossings(self) -> int:
+        """The hops taken on arrival with no Python since the last call (added to
+        :attr:`crossings`)."""
+        self.crossings += self.lib.dp_fab_crossings(self.fab)
+        return self.crossings
+
     def route(self, source: Any, to: Any, queue: int) -> None:
         """``source`` routes into ``queue`` towards ``to`` next (after what it has)."""
         self.lib.dp_fab_route(self.fab, source.dp_index, to.dp_index, queue)
@@ -228,6 +274,12 @@ class PortEnd(abc.ABC):
     async def rest(self) -> None:  # noqa: B027  (an end that never leaves work waiting)
         """What :meth:`cross` left waiting: nothing, unless the end says otherwise."""
 
+    def refresh(self) -> None:  # noqa: B027  (an end the library takes nothing at alone)
+        """The port's receive handler has changed: tell the library, where it reads it."""
+
+    def lane_busy(self, busy: bool) -> None:  # noqa: B027  (as refresh)
+        """The port's receive lane has become busy (or idle)."""
+
 
 class End(PortEnd):
     """A bridge's link end whose TLPs of the library's own may cross in the library:
@@ -243,14 +295,61 @@ class End(PortEnd):
         self.port_id = link_port.dp_id
         self.end = self.lib.dp_fab_end(fabric.fab, switch_port.dp_index, side)
         self.expected = link_port.rx_handler
-        self.gates: list[Callable[[], bool]] = []
+        # the fault injectors in front (tb.env.faults.UpstreamFaultInjector: idle(),
+        # held(), until_steps()), which tell the end when those change
+        self.gates: list[Any] = []
         self._to = ctypes.c_uint32()
         self.meter: int | None = None  # the library's meter here (Meter), if any
+        # what the library reads to take an arrival here itself (fabric.cpp's
+        # dp_fab_arrive): Python's reasons to decide it, kept as they change
+        self.flags = EndFlags.from_address(self.lib.dp_fab_end_flags(self.end))
         link_port.native_end = self
+        self.lib.dp_port_end(link_port._p, fabric.fab, self.end)
 
     def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
         self.lib.dp_fab_end_set(self.end, kinds, ck, link, way)
         self.lib.dp_fab_end_reads(self.end, reads.reads if reads is not None else None)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the library the conditions it takes an arrival here by, as they are."""
+        holds = 0
+        if self.port.rx_handler is not self.expected:
+            holds |= HOLD_HANDLER
+        if self.port._rx_lane.busy:
+            holds |= HOLD_LANE
+        until = 0
+        for gate in self.gates:
+            if gate.held():
+                holds |= HOLD_GATES
+            until = max(until, gate.until_steps())
+        self.flags.until = until
+        if self.show is not None:
+            holds |= HOLD_SHOWN
+        checker = self.checker
+        self.flags.stop = int(
+            checker is not None and checker.stops_at_first(self.link, self.direction)
+        )
+        self.flags.holds = holds
+
+    def lane_busy(self, busy: bool) -> None:
+        """The port's receive lane has become busy or idle."""
+        flags = self.flags
+        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
+
+    def checked(self, handle: int, receipt: int) -> None:
+        """The library took its TLP ``handle`` (the ``receipt``-th received here) past
+        this end on its arrival, and the checker has something to say first: said, then
+        moved on as :meth:`cross` moves it."""
+        checker, lib, to = self.checker, self.lib, self._to
+        checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
+        lib.dp_fab_finish(
+            self.cal, self.fabric.fab, self.end, handle, self.port_id, receipt, steps(),
+            ctypes.byref(to),
+        )  # fmt: skip
+        arbiter = self.fabric.ports[to.value].arbiter
+        if not arbiter.busy:
+            arbiter.push(None)
 
     def cross(self, handle: int, receipt: int) -> bool:
         """Move the library's TLP ``handle`` (the ``receipt``-th received here) across
@@ -259,7 +358,7 @@ class End(PortEnd):
         if self.port.rx_handler is not self.expected:
             return False
         for gate in self.gates:
-            if not gate():
+            if not gate.idle():
                 return False
         checker = self.checker
         stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
@@ -465,6 +564,18 @@ class Egress:
         switch_port.native_egress = self
         self._handle, self._sent = ctypes.c_uint64(), ctypes.c_uint64()
         self._handle_ref, self._sent_ref = ctypes.byref(self._handle), ctypes.byref(self._sent)
+        # the library runs the arbitration itself on an arrival while it may (fabric.cpp's
+        # dp_fab_arrive): its handlers the ones armed, its link's flow control up
+        self.flags = fabric.egress_flags(switch_port)
+        self.lib.dp_fab_egress_link(fabric.fab, self.index, link._p)
+        _watch(holder, self.refresh)
+        _watch(switch_port, self.refresh)
+        link.fc_listeners.append(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the library whether the arbitration here is its own to run."""
+        self.flags.live = int(self.armed() and self.link.fc_ready)
 
     def armed(self) -> bool:
         """Whether the bridge's handlers are the ones armed."""

@@ -13,7 +13,7 @@ from cocotbext.pcie.core.tlp import TlpAttr, TlpType
 
 from ..dp import NATIVE, NOT_SCHEDULED
 from .native import fabric_of
-from .timeline import CompiledTimeline, Lane, timeline
+from .timeline import CompiledTimeline, FlaggedLane, Lane, timeline
 
 _POSTED_WRITES = frozenset({TlpType.MEM_WRITE, TlpType.MEM_WRITE_64})
 
@@ -106,7 +106,12 @@ def add_switch_port(self, port) -> None:
         sw = self._dp.sw
         port.dp_number = line.lib.dp_sw_add_port(sw)
         port.dp_index = fabric_of(line).add_port(port, self._dp, port.dp_number)
-        port.arbiter = Lane(lambda _: _arbitrate_compiled(port, self._dp))
+        flags = fabric_of(line).egress_flags(port)
+
+        def busy(now: bool, flags=flags) -> None:  # (the library's copy)
+            flags.busy = int(now)
+
+        port.arbiter = FlaggedLane(lambda item: _arbitrate_compiled(port, self._dp, item), busy)
     else:
         port.arbiter = Lane(lambda _: _arbitrate(port))
     for other in self.switch_ports[:-1]:
@@ -167,11 +172,21 @@ async def _arbitrate(port) -> None:
                 moved = True
 
 
-async def _arbitrate_compiled(port, switch: _CompiledSwitch) -> None:
+async def _arbitrate_compiled(
+    port, switch: _CompiledSwitch, item: tuple[int, int] | None = None
+) -> None:
     """:func:`_arbitrate`, the order of the passes kept by the library; a TLP of the
     library's own crosses the port's bridge onto its link there too, where it can
-    (:class:`tb.models.native.Egress`)."""
+    (:class:`tb.models.native.Egress`). ``item``: where the library's own arbitration
+    (on a TLP's arrival) handed it to Python: the TLP it stopped at and why (1, a TLP
+    for Python to move; 2, one of the library's to send through the credit gate)."""
     lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
+    if item is not None:
+        handle, got = item
+        if got == 2:
+            await port.native_egress.link.send_released(handle)
+        else:
+            await port.tx_handler(line.take(handle))
     handle = lib.dp_sw_next(sw, number)
     while handle != NOT_SCHEDULED:
         egress = port.native_egress

@@ -48,7 +48,7 @@ from cocotb.triggers import Event
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import CREDIT, NONE, PY, RX, WAKE
+from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, RX, WAKE
 
 
 def steps() -> int:
@@ -464,7 +464,7 @@ class CompiledTimeline(Timeline):
         self._cal.clear()
         self._held.clear()
         fabric = self._fabric
-        if fabric is not None and fabric.crossings:
+        if fabric is not None and fabric.take_crossings():
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
                 " to the GPU's BAR1 answered, %d completions the card took",
@@ -500,6 +500,11 @@ class CompiledTimeline(Timeline):
                     ports[out.port].wake()
                 elif kind == CREDIT:
                     ports[out.port].credit(out.a, out.b)
+                elif kind == ARBITRATE:  # (the library's arbitration hands it on)
+                    item = None if out.a == NOT_SCHEDULED else (out.a, out.b)
+                    self._fabric.ports[out.port].arbiter.push(item)
+                elif kind == CHECKED:
+                    ports[out.port].native_end.checked(out.a, out.b)
                 kind = cal.take(now)
         finally:
             cal.settle()
@@ -633,3 +638,28 @@ class Lane:
         while pending is not None:
             await pending[1]
             pending = self._step(pending[0])
+
+
+class FlaggedLane(Lane):
+    """A :class:`Lane` that says when it becomes busy and idle (``on_busy(True)`` and
+    ``on_busy(False)``), for the library's copy of that state."""
+
+    __slots__ = ("_on_busy",)
+
+    def __init__(
+        self, work: Callable[[Any], Coroutine[Any, Any, None]], on_busy: Callable[[bool], None]
+    ) -> None:
+        super().__init__(work)
+        self._on_busy = on_busy
+
+    def push(self, item: Any) -> None:
+        if not self._busy:
+            self._on_busy(True)
+        super().push(item)
+
+    def _step(self, coro: Coroutine[Any, Any, None] | None) -> tuple[Any, Any] | None:
+        try:
+            return super()._step(coro)
+        finally:
+            if not self._busy:
+                self._on_busy(False)
