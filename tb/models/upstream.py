@@ -169,8 +169,10 @@ SPECS = (
     f"{_CBX}.core.function:Function.write_config_register",
     f"{_CBX}.core.caps.common:PciCap",
     f"{_CBX}.core.caps.common:PciExtCap",
-    # timeline.py: cocotb's triggers and tasks
+    # timeline.py: cocotb's triggers and tasks (LibraryAlarm runs a step as GPITrigger's
+    # _react does: profiled, the current trigger set, then the event loop)
     "cocotb._gpi_triggers:GPITrigger",
+    "cocotb._event_loop:EventLoop",
     "cocotb._gpi_triggers:current_gpi_trigger",
     "cocotb._base_triggers:_Event",
     "cocotb.task:_current_task",
@@ -243,6 +245,7 @@ FINGERPRINTS = {
     "cocotbext.pcie.core.caps.common:PciCap": "7479f725d7e69ccc",
     "cocotbext.pcie.core.caps.common:PciExtCap": "e4c80c0e3afbb982",
     "cocotb._gpi_triggers:GPITrigger": "6d0e721913d1e299",
+    "cocotb._event_loop:EventLoop": "1d205c80d1c29f57",
     "cocotb._gpi_triggers:current_gpi_trigger": "c731947bf976fe50",
     "cocotb._base_triggers:_Event": "efd5e03ebeb29f9c",
     "cocotb.task:_current_task": "2380b5d2cc5a2dd6",
