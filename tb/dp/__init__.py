@@ -343,6 +343,7 @@ def library() -> ctypes.CDLL:
         ("dp_fab_egress_flags", p, [p, u32]),
         ("dp_fab_egress_link", None, [p, u32, p]),
         ("dp_fab_crossings", u64, [p]),
+        ("dp_fab_serve", p, [p, u32, p]),
         ("dp_port_end", None, [p, p, p]),
         ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, u64, ctypes.POINTER(u32)]),
         ("dp_fab_egress", i, [p, p, u32, u64]),

@@ -84,6 +84,11 @@ int dp_cal_first(const dp_calendar *cal, uint64_t *step, uint64_t *slot)
 uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 {
 	cal->firing = true;
+	if (!cal->reports.empty()) {
+		*out = cal->reports.front();
+		cal->reports.pop_front();
+		return out->kind;
+	}
 	while (!cal->heap.empty() && cal->heap.top().step <= now) {
 		dp::Entry e = cal->heap.top();
 
@@ -120,6 +125,7 @@ void dp_cal_clear(dp_calendar *cal)
 	cal->tlps.clear();
 	cal->free_tlps.clear();
 	cal->ring.clear();
+	cal->reports.clear();
 }
 
 /* a TLP of the library's own from its bytes on the wire (header, data): its handle */

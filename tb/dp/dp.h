@@ -124,6 +124,9 @@ struct dp_calendar {
 	std::vector<uint64_t> free_tlps;
 	std::FILE *log = nullptr;	/* every TLP's arrival at a port, when set */
 	std::vector<dp_tap> taps;	/* by port number */
+	/* what an entry has for Python beyond its first report, in order (dp_cal_pop_due
+	 * hands them out before it runs the next entry) */
+	std::deque<dp_out> reports;
 	std::vector<uint8_t> ring;	/* the trace ring's records, oldest first */
 
 	/* TLP handle, of kind bit kind, taken past port at step now: recorded when that

@@ -135,6 +135,17 @@ struct dp_rxend {
 	dp_meter *meter = nullptr;
 };
 
+/* what the root complex's answers in the library take, which Python writes: whether
+ * they are the library's (its handlers the ones armed, no logging, its RAM mirrored as
+ * it is), its Max Payload Size code, its read completion boundary of 128 bytes, its
+ * split of completions at every boundary */
+struct ServeFlags {
+	uint32_t live = 0;
+	uint32_t mps = 0;
+	uint32_t rcb_128 = 0;
+	uint32_t split = 0;
+};
+
 /* a completion the root complex has made, waiting to be routed (dp_rc_next) */
 struct Pending {
 	uint64_t handle;
@@ -149,6 +160,9 @@ struct dp_fabric {
 	std::deque<Pending> pending;	/* the root complex's completions, in order */
 	int32_t pending_ingress = -1;
 	uint64_t crossings = 0;	/* hops taken on arrival, with no Python (Python reads it) */
+	int64_t serve_port = -1;	/* the root complex's host bridge port, answered here */
+	dp_memory *serve_mem = nullptr;
+	ServeFlags serve;
 
 	/* where switch port from's switch sends h (the switch's routing alone) */
 	bool route_from(const SwitchPort &from, const dp::TlpHeader &h, SwitchPort **to,
@@ -551,6 +565,15 @@ void dp_fab_egress_link(dp_fabric *fab, uint32_t port, dp_port *link)
 	fab->ports[port]->link = link;
 }
 
+/* the root complex's host bridge port (host) answered in the library from mem: its
+ * flags, which Python writes (ServeFlags) */
+void *dp_fab_serve(dp_fabric *fab, uint32_t host, dp_memory *mem)
+{
+	fab->serve_port = host;
+	fab->serve_mem = mem;
+	return &fab->serve;
+}
+
 /* the hops taken on arrival with no Python since the last call */
 uint64_t dp_fab_crossings(dp_fabric *fab)
 {
@@ -564,13 +587,42 @@ uint64_t dp_fab_crossings(dp_fabric *fab)
 
 namespace {
 
-/* a report for Python in *out (its slot, the entry's, kept) */
-void report(dp_out *out, uint32_t kind, uint32_t port, uint64_t a, uint64_t b)
+/* a report for Python, after those before it (in the entry running's place) */
+void report(dp_calendar *cal, uint32_t kind, uint32_t port, uint64_t a, uint64_t b)
 {
-	out->kind = kind;
-	out->port = port;
-	out->a = a;
-	out->b = b;
+	cal->reports.push_back(dp_out{kind, port, cal->current, a, b});
+}
+
+bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now);
+
+/*
+ * The root complex's host bridge port's arbitration (switch port host), run here while
+ * its answers are the library's (ServeFlags): each memory request of the library's own
+ * its RAM holds whole answered (dp_rc_serve), each completion into its egress queue and
+ * that egress's arbitration started, as RootServe.serve does; handed to Python at a
+ * request the library does not answer (K_ARBITRATE, 1).
+ */
+void serve(dp_calendar *cal, dp_fabric *fab, uint32_t host, uint64_t now)
+{
+	SwitchPort &sp = *fab->ports[host];
+	const ServeFlags &f = fab->serve;
+
+	for (;;) {
+		uint64_t t = dp_sw_next(sp.sw, sp.number);
+		if (t == UINT64_MAX) {
+			sp.eg.busy = 0;
+			return;
+		}
+		if (!(t & DP_NATIVE) ||
+		    dp_rc_serve(cal, fab, fab->serve_mem, host, t, f.mps, f.rcb_128, f.split, now) < 0) {
+			report(cal, dp::K_ARBITRATE, host, t, 1);
+			return;
+		}
+		fab->crossings++;
+		uint32_t to;
+		while (dp_rc_next(fab, cal, &to))
+			arbitrate(cal, fab, to, now);
+	}
 }
 
 /*
@@ -580,7 +632,7 @@ void report(dp_out *out, uint32_t kind, uint32_t port, uint64_t a, uint64_t b)
  * onto the link at once; handed to Python (*out: K_ARBITRATE, the lane held busy) where
  * a TLP is Python's or must wait, or where the egress is not the library's to run.
  */
-bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now, dp_out *out)
+bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now)
 {
 	SwitchPort &sp = *fab->ports[to];
 	uint64_t t, sent = 0;
@@ -588,8 +640,12 @@ bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now, dp_o
 	if (sp.eg.busy)
 		return false;	/* the running arbitration finds it */
 	sp.eg.busy = 1;
+	if (int64_t(to) == fab->serve_port && fab->serve.live) {
+		serve(cal, fab, to, now);
+		return true;
+	}
 	if (!sp.eg.live || !sp.link) {
-		report(out, dp::K_ARBITRATE, to, UINT64_MAX, 0);
+		report(cal, dp::K_ARBITRATE, to, UINT64_MAX, 0);
 		return true;
 	}
 	t = dp_sw_next(sp.sw, sp.number);
@@ -603,7 +659,7 @@ bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now, dp_o
 		sp.eg.busy = 0;
 		return false;
 	}
-	report(out, dp::K_ARBITRATE, to, t, uint64_t(got));
+	report(cal, dp::K_ARBITRATE, to, t, uint64_t(got));
 	return true;
 }
 
@@ -620,9 +676,13 @@ int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t hand
 	if (got < 0)
 		return -1;
 	fab->crossings++;
-	if (got == 1) {
-		report(out, dp::K_CHECKED, port, handle, receipt);
-		return 1;
-	}
-	return arbitrate(cal, fab, to, now, out) ? 1 : 0;
+	if (got == 1)
+		report(cal, dp::K_CHECKED, port, handle, receipt);
+	else
+		arbitrate(cal, fab, to, now);
+	if (cal->reports.empty())
+		return 0;
+	*out = cal->reports.front();
+	cal->reports.pop_front();
+	return 1;
 }

@@ -20,7 +20,8 @@ from cocotbext.pcie.core.tlp import Tlp, TlpFmt, TlpType
 from cocotbext.pcie.core.utils import PcieId
 
 from ..dp import COMPILED, TlpHeader, datapath, library
-from .link import DOWN, MESSAGES, UP, ProtocolChecker, WatchedList, describe
+from ..models.native import WatchedList
+from .link import DOWN, MESSAGES, UP, ProtocolChecker, describe
 
 _DIRECTIONS = {UP: 0, DOWN: 1}
 

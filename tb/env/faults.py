@@ -24,7 +24,8 @@ from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 
 from driver_model.regs import PcieErr
 
-from .link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, WatchedList, ends_request
+from ..models.native import WatchedList
+from .link import COMPLETIONS, MEM_READS, MEM_WRITES, UP, ends_request
 
 # hold: the completions are kept until the test calls release_held() (a completion that
 # arrives after its request timed out, or after the function was reset)

@@ -79,53 +79,6 @@ def describe(tlp: Tlp) -> str:
     return text
 
 
-class WatchedList(list):
-    """A list that calls ``changed()`` after each change (for the compiled data path's
-    copies of what depends on it)."""
-
-    def __init__(self, items: Any, changed: Callable[[], None]) -> None:
-        super().__init__(items)
-        self._changed = changed
-
-    def append(self, rule: Any) -> None:
-        super().append(rule)
-        self._changed()
-
-    def extend(self, rules: Any) -> None:
-        super().extend(rules)
-        self._changed()
-
-    def insert(self, index: Any, rule: Any) -> None:
-        super().insert(index, rule)
-        self._changed()
-
-    def remove(self, rule: Any) -> None:
-        super().remove(rule)
-        self._changed()
-
-    def pop(self, index: Any = -1) -> Any:
-        out = super().pop(index)
-        self._changed()
-        return out
-
-    def clear(self) -> None:
-        super().clear()
-        self._changed()
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        super().__setitem__(index, value)
-        self._changed()
-
-    def __delitem__(self, index: Any) -> None:
-        super().__delitem__(index)
-        self._changed()
-
-    def __iadd__(self, rules: Any) -> WatchedList:
-        super().__iadd__(rules)
-        self._changed()
-        return self
-
-
 class ProtocolViolation(AssertionError):
     """A TLP broke a PCIe transaction-layer rule."""
 

@@ -31,6 +31,7 @@ import abc
 import ctypes
 import logging
 import os
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -118,6 +119,85 @@ def _watch(obj: Any, changed: Callable[[], None]) -> None:
     if hasattr(obj, "bar"):
         obj.bar = obj.bar
         obj.bar_mask = obj.bar_mask
+
+
+class WatchedList(list):
+    """A list that calls ``changed()`` after each change (for the compiled data path's
+    copies of what depends on it)."""
+
+    def __init__(self, items: Any, changed: Callable[[], None]) -> None:
+        super().__init__(items)
+        self._changed = changed
+
+    def append(self, rule: Any) -> None:
+        super().append(rule)
+        self._changed()
+
+    def extend(self, rules: Any) -> None:
+        super().extend(rules)
+        self._changed()
+
+    def insert(self, index: Any, rule: Any) -> None:
+        super().insert(index, rule)
+        self._changed()
+
+    def remove(self, rule: Any) -> None:
+        super().remove(rule)
+        self._changed()
+
+    def pop(self, index: Any = -1) -> Any:
+        out = super().pop(index)
+        self._changed()
+        return out
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __delitem__(self, index: Any) -> None:
+        super().__delitem__(index)
+        self._changed()
+
+    def __iadd__(self, rules: Any) -> WatchedList:
+        super().__iadd__(rules)
+        self._changed()
+        return self
+
+
+_LOG_LISTENERS: list[weakref.WeakMethod] = []
+
+
+def _on_log_levels(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` (a bound method, held weakly) whenever a logger's level may
+    have changed: :mod:`logging` clears its loggers' level caches then
+    (``Manager._clear_cache``, from ``Logger.setLevel`` and ``logging.disable``)."""
+    manager = logging.Logger.manager
+    if "_clear_cache" not in vars(manager):
+        original = manager._clear_cache
+
+        def clear_cache() -> None:
+            original()
+            for ref in list(_LOG_LISTENERS):
+                method = ref()
+                if method is None:
+                    _LOG_LISTENERS.remove(ref)
+                else:
+                    method()
+
+        manager._clear_cache = clear_cache
+    _LOG_LISTENERS.append(weakref.WeakMethod(listener))
+
+
+class ServeFlags(ctypes.Structure):
+    """What the root complex's answers in the library take (``fabric.cpp``'s
+    ``ServeFlags``): whether they are the library's, and the root complex's Max Payload
+    Size code, read completion boundary of 128 bytes and split at every boundary."""
+
+    _fields_ = [(name, ctypes.c_uint32) for name in ("live", "mps", "rcb_128", "split")]
 
 
 class EndFlags(ctypes.Structure):
@@ -643,6 +723,46 @@ class RootServe:
         self._layout: tuple | None = None
         self._to = ctypes.c_uint32()
         host_port.native_egress = self
+        # the library answers in the host port's arbitration itself (fabric.cpp's
+        # serve) while what ready() reads and the RAM's layout stay as they were:
+        # told of each change (the handlers, the root complex's attributes, a logger's
+        # level, a region list)
+        self.flags = ServeFlags.from_address(
+            self.lib.dp_fab_serve(fabric.fab, self.index, self.memory.mem)
+        )
+        rc.rx_tlp_handler = _WatchedDict(rc.rx_tlp_handler, self.refresh)
+        for obj in (host_port, rc.upstream_bridge, rc):
+            _watch(obj, self.refresh)
+        _on_log_levels(self.refresh)
+        self._watch_regions(rc.mem_address_space)
+        self._mirror()
+
+    def _watch_regions(self, space: Any) -> None:
+        """Be told of each change to ``space``'s regions and its nested spaces'."""
+        if not isinstance(space.regions, WatchedList):
+            space.regions = WatchedList(space.regions, self._regions_changed)
+        for _, _, _, region in space.regions:
+            if hasattr(region, "regions"):
+                self._watch_regions(region)
+
+    def _regions_changed(self) -> None:
+        self._watch_regions(self.rc.mem_address_space)
+        self.refresh()
+
+    def _mirror(self) -> None:
+        """The library's copy of the root complex's RAM made as it is now."""
+        space = self.rc.mem_address_space
+        self.memory.mirror(space)
+        self._layout = _layout(space)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the library whether it answers here itself, and with what."""
+        rc, flags = self.rc, self.flags
+        flags.mps = rc.max_payload_size
+        flags.rcb_128 = int(bool(rc.read_completion_boundary))
+        flags.split = int(bool(rc.split_on_all_rcb))
+        flags.live = int(self.ready() and self._layout == _layout(rc.mem_address_space))
 
     def ready(self) -> bool:
         """Whether the root complex's handlers are the ones armed and it logs no
@@ -662,11 +782,8 @@ class RootServe:
         """Answer the library's request ``handle`` here: whether the library did."""
         if not self.ready():
             return False
-        space = self.rc.mem_address_space
-        layout = _layout(space)
-        if layout != self._layout:
-            self.memory.mirror(space)
-            self._layout = layout
+        if _layout(self.rc.mem_address_space) != self._layout:
+            self._mirror()
         rc, lib, line = self.rc, self.lib, self.fabric.line
         got = lib.dp_rc_serve(
             self.cal,
@@ -692,6 +809,40 @@ class RootServe:
 
 
 _MEMORY_TYPES = (TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)
+
+
+class _WatchedDict(dict):
+    """A dict that calls ``changed()`` after each change."""
+
+    def __init__(self, items: Any, changed: Callable[[], None]) -> None:
+        super().__init__(items)
+        self._changed = changed
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        out = super().pop(*args)
+        self._changed()
+        return out
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        out = super().setdefault(key, default)
+        self._changed()
+        return out
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
 
 
 class GpuCounts(ctypes.Structure):
