@@ -130,3 +130,28 @@ class _Array:
 
     def __len__(self) -> int:
         return self._depth
+
+
+def test_a_log_level_change_is_told() -> None:
+    """The library's answers at the root complex stop while its logger logs each
+    request: every change of a level (setLevel, logging.disable) is told
+    (tb.models.native's hook on logging's level cache)."""
+    import logging
+
+    from tb.models.native import _on_log_levels
+
+    class Listener:
+        calls = 0
+
+        def hit(self) -> None:
+            self.calls += 1
+
+    listener = Listener()
+    _on_log_levels(listener.hit)
+    log = logging.getLogger("pevb.test.levels")
+    log.setLevel(logging.INFO)
+    assert listener.calls == 1
+    logging.disable(logging.CRITICAL)
+    logging.disable(logging.NOTSET)
+    assert listener.calls == 3
+    log.setLevel(logging.NOTSET)
