@@ -115,6 +115,7 @@ def arm(tb: Any) -> None:
             ends.append(end)
 
     tags: list[tuple[str, str]] = []  # the trace ring's taps, by number
+    show = _show(line, taps, tags)
 
     def plan() -> None:
         for end in ends:
@@ -147,7 +148,7 @@ def arm(tb: Any) -> None:
             if end.tap not in tags:
                 tags.append(end.tap)
             line.trace_tap(end.port, shown, tags.index(end.tap))
-            end.show = _show(line, taps, tags) if shown else None
+            end.show = show if shown else None
             end.set(  # (last: what the library reads of the end is all known)
                 kinds, checker if uses_checker else None, name, direction, reads if here else None
             )

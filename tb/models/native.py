@@ -87,19 +87,22 @@ class _Watched(list):
 _WATCHED_CLASSES: dict[type, type] = {}
 
 
-def _changed(obj: Any) -> None:
-    """Tell the watchers of ``obj`` that it has changed."""
-    for hook in obj.__dict__.get("_dp_hooks", ()):
-        hook()
+def _changed(obj: Any, name: str | None = None) -> None:
+    """Tell the watchers of ``obj`` that its attribute ``name`` (None: its BAR lists)
+    has changed."""
+    for names, hook in obj.__dict__.get("_dp_hooks", ()):
+        if names is None or name is None or name in names:
+            hook()
 
 
-def _watch(obj: Any, changed: Callable[[], None]) -> None:
-    """Call ``changed()`` after every attribute of ``obj`` is set and, for a bridge or
-    function, every write into its BAR lists: the object's class is swapped for a
-    subclass that says so (once; a later watcher is added to the first)."""
+def _watch(obj: Any, changed: Callable[[], None], names: frozenset[str] | None = None) -> None:
+    """Call ``changed()`` after every attribute of ``obj`` is set (only those of
+    ``names``, when given) and, for a bridge or function, every write into its BAR
+    lists: the object's class is swapped for a subclass that says so (once; a later
+    watcher is added to the first)."""
     hooks = obj.__dict__.get("_dp_hooks")
     if hooks is not None:
-        hooks.append(changed)
+        hooks.append((names, changed))
         return
     cls = type(obj)
     sub = _WATCHED_CLASSES.get(cls)
@@ -110,12 +113,12 @@ def _watch(obj: Any, changed: Callable[[], None]) -> None:
                 value = _Watched(value, lambda: _changed(self))
             object.__setattr__(self, name, value)
             if name != "_dp_hooks":
-                _changed(self)
+                _changed(self, name)
 
         sub = type(cls.__name__, (cls,), {"__setattr__": __setattr__, "__module__": cls.__module__})
         _WATCHED_CLASSES[cls] = sub
     obj.__class__ = sub
-    object.__setattr__(obj, "_dp_hooks", [changed])
+    object.__setattr__(obj, "_dp_hooks", [(names, changed)])
     if hasattr(obj, "bar"):
         obj.bar = obj.bar
         obj.bar_mask = obj.bar_mask
@@ -421,15 +424,8 @@ class End(PortEnd):
         """The library took its TLP ``handle`` (the ``receipt``-th received here) past
         this end on its arrival, and the checker has something to say first: said, then
         moved on as :meth:`cross` moves it."""
-        checker, lib, to = self.checker, self.lib, self._to
-        checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
-        lib.dp_fab_finish(
-            self.cal, self.fabric.fab, self.end, handle, self.port_id, receipt, steps(),
-            ctypes.byref(to),
-        )  # fmt: skip
-        arbiter = self.fabric.ports[to.value].arbiter
-        if not arbiter.busy:
-            arbiter.push(None)
+        self._report_and_finish(handle, receipt)
+        self._start_egress()
 
     def cross(self, handle: int, receipt: int) -> bool:
         """Move the library's TLP ``handle`` (the ``receipt``-th received here) across
@@ -450,15 +446,28 @@ class End(PortEnd):
         if got < 0:
             return False
         if got == 1:  # the checker has something to say first
-            checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
-            lib.dp_fab_finish(cal, fab, end, handle, port, receipt, steps(), ctypes.byref(to))
+            self._report_and_finish(handle, receipt)
         self.fabric.crossings += 1
         if self.show is not None:
             self.show()
-        arbiter = self.fabric.ports[to.value].arbiter
+        self._start_egress()
+        return True
+
+    def _report_and_finish(self, handle: int, receipt: int) -> None:
+        """The checker's records of the library's TLP ``handle`` (the ``receipt``-th
+        received here) said, then the crossing the library left for them finished."""
+        self.checker.report_records(self.link, self.direction, self.fabric.line.peek(handle))
+        self.lib.dp_fab_finish(
+            self.cal, self.fabric.fab, self.end, handle, self.port_id, receipt, steps(),
+            ctypes.byref(self._to),
+        )  # fmt: skip
+
+    def _start_egress(self) -> None:
+        """Start the arbitration of the egress port the last crossing queued at, as the
+        switch's routing does (a running one finds the TLP itself)."""
+        arbiter = self.fabric.ports[self._to.value].arbiter
         if not arbiter.busy:
             arbiter.push(None)
-        return True
 
 
 class CardEnd:
@@ -731,11 +740,21 @@ class RootServe:
             self.lib.dp_fab_serve(fabric.fab, self.index, self.memory.mem)
         )
         rc.rx_tlp_handler = _WatchedDict(rc.rx_tlp_handler, self.refresh)
-        for obj in (host_port, rc.upstream_bridge, rc):
+        for obj in (host_port, rc.upstream_bridge):
             _watch(obj, self.refresh)
+        # (not every attribute: the root complex sets its next tag per request it makes)
+        _watch(rc, self._rc_changed, _RC_READ)
         _on_log_levels(self.refresh)
         self._watch_regions(rc.mem_address_space)
         self._mirror()
+
+    def _rc_changed(self) -> None:
+        """An attribute of the root complex that its answers read was set."""
+        rc = self.rc
+        if not isinstance(rc.rx_tlp_handler, _WatchedDict):  # (a new dict: watched too)
+            rc.rx_tlp_handler = _WatchedDict(rc.rx_tlp_handler, self.refresh)
+        self._watch_regions(rc.mem_address_space)
+        self.refresh()
 
     def _watch_regions(self, space: Any) -> None:
         """Be told of each change to ``space``'s regions and its nested spaces'."""
@@ -809,6 +828,19 @@ class RootServe:
 
 
 _MEMORY_TYPES = (TlpType.MEM_READ, TlpType.MEM_READ_64, TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)
+
+
+# the root complex's attributes its answers read (RootServe.ready and refresh)
+_RC_READ = frozenset(
+    {
+        "rx_tlp_handler",
+        "log",
+        "mem_address_space",
+        "max_payload_size",
+        "read_completion_boundary",
+        "split_on_all_rcb",
+    }
+)
 
 
 class _WatchedDict(dict):
