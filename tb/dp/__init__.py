@@ -267,8 +267,11 @@ class BridgeView(ctypes.Structure):
 
 
 # the kinds of report (dp.h's Kind): nothing due; Python's work; and a link's: a TLP
-# received, the wire's next place free for a waiting sender, credit a sender waits for
-NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE = range(7)
+# received, the wire's next place free for a waiting sender, credit a sender waits for;
+# the fabric's: a crossing the checker has records for, an egress arbitration handed
+# to Python, a sender of the library's own to resume from cocotb's event loop; an
+# answer at a port's end whose completions wait in its receive lane
+NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE, RESUME, REST = range(9)
 NOT_SCHEDULED = (1 << 64) - 1
 NATIVE = 1 << 62  # the bit of a handle that names a TLP of the library's own (dp.h)
 
@@ -312,6 +315,7 @@ def library() -> ctypes.CDLL:
         ("dp_cal_size", u64, [p]),
         ("dp_cal_first", i, [p, pu64, pu64]),
         ("dp_cal_pop_due", u32, [p, u64, ctypes.POINTER(Out)]),
+        ("dp_cal_report", u32, [p, ctypes.POINTER(Out)]),
         ("dp_cal_settle", None, [p]),
         ("dp_cal_passed", i, [p, u64, u64, u64]),
         ("dp_cal_clear", None, [p]),
@@ -347,7 +351,9 @@ def library() -> ctypes.CDLL:
         ("dp_port_end", None, [p, p, p]),
         ("dp_fab_cross", i, [p, p, p, u64, u32, u64, i, u64, ctypes.POINTER(u32)]),
         ("dp_fab_egress", i, [p, p, u32, u64]),
-        ("dp_fab_arbitrate", i, [p, p, p, u32, u32, p, i, u64, pu64, pu64]),
+        ("dp_fab_arbitrate", i, [p, p, p, u32, u32, p, i, u64, pu64, pu64, i]),
+        ("dp_fab_resume_at", None, [p, p, u32, u64, u64]),
+        ("dp_fab_resumes", u64, [p]),
         ("dp_rc_serve", i, [p, p, p, u32, u64, u32, u32, u32, u64]),
         ("dp_rc_next", i, [p, p, ctypes.POINTER(u32)]),
         ("dp_tlp_release", i, [p, u64, u64]),
@@ -417,6 +423,9 @@ def library() -> ctypes.CDLL:
         ("dp_gpu_counts_take", u32, [p, p, u32]),
         ("dp_gpu_request", i, [p, ctypes.c_char_p, u64, u32, p, u64, pu32]),
         ("dp_gpu_set", None, [p, u32, p, u32, u32]),
+        ("dp_gpu_flags", p, [p]),
+        ("dp_gpu_answered", u64, [p]),
+        ("dp_port_gpu", None, [p, p]),
         ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),
         ("dp_gpu_finish", i, [p, p, p, u64, u64, u32, i, u64]),
         ("dp_gpu_next", u64, [p]),

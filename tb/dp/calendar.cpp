@@ -15,7 +15,7 @@ bool dp_calendar::passed(uint64_t step, uint64_t slot, uint64_t now) const
 {
 	if (now != step)
 		return now > step;
-	if (firing)
+	if (firing && !tail)
 		return current > slot;
 	return !(!heap.empty() && heap.top().step == step && heap.top().slot < slot);
 }
@@ -76,33 +76,90 @@ int dp_cal_first(const dp_calendar *cal, uint64_t *step, uint64_t *slot)
 	return 1;
 }
 
+namespace {
+
+/* a sender of the library's own handed to Python, to resume from cocotb's event loop */
+dp_out resume_report(const dp_waiter &w)
+{
+	return dp_out{dp::K_RESUME, w.to, 0, w.handle, 0};
+}
+
+/* *out for Python: after the senders the step has woken so far, which Python's
+ * scheduler would resume before anything the report wakes */
+uint32_t hand(dp_calendar *cal, dp_out *out)
+{
+	if (!cal->resumed.empty()) {
+		cal->reports.push_front(*out);
+		for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
+			cal->reports.push_front(resume_report(*it));
+		cal->resumed.clear();
+		*out = cal->reports.front();
+		cal->reports.pop_front();
+	}
+	cal->told = true;
+	return out->kind;
+}
+
+}  // namespace
+
 /*
  * Run the work due by step now in order, the links' own here, until one entry has
  * something for Python: its kind (and *out), or K_NONE when nothing due is left. The
- * calendar counts as firing from the first call until dp_cal_settle.
+ * calendar counts as firing from the first call until dp_cal_settle. When the step's
+ * entries are done, the senders of the library's own it woke before Python was handed
+ * anything are resumed here, in order (dp.h, resumed); where one has something for
+ * Python, those after it are handed to Python first.
  */
 uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 {
-	cal->firing = true;
-	if (!cal->reports.empty()) {
-		*out = cal->reports.front();
-		cal->reports.pop_front();
-		return out->kind;
+	if (!cal->firing) {
+		cal->firing = true;
+		cal->told = false;
+		cal->tail = false;
 	}
-	while (!cal->heap.empty() && cal->heap.top().step <= now) {
-		dp::Entry e = cal->heap.top();
-
-		cal->heap.pop();
-		cal->current = e.slot;
-		if (e.kind == dp::K_PY) {
-			*out = dp_out{dp::K_PY, 0, e.slot, e.a, 0};
-			return dp::K_PY;
-		}
-		out->slot = e.slot;
-		if (dp_link_run(cal, e, now, out))
+	for (;;) {
+		if (!cal->reports.empty()) {
+			*out = cal->reports.front();
+			cal->reports.pop_front();
+			cal->told = true;
 			return out->kind;
+		}
+		while (!cal->heap.empty() && cal->heap.top().step <= now) {
+			dp::Entry e = cal->heap.top();
+
+			cal->heap.pop();
+			cal->current = e.slot;
+			if (e.kind == dp::K_PY) {
+				*out = dp_out{dp::K_PY, 0, e.slot, e.a, 0};
+				return hand(cal, out);
+			}
+			out->slot = e.slot;
+			if (dp_link_run(cal, e, now, out))
+				return hand(cal, out);
+		}
+		if (cal->resumed.empty())
+			return dp::K_NONE;
+		cal->tail = true;
+		dp_waiter w = cal->resumed.front();
+		cal->resumed.pop_front();
+		dp_fab_resume(cal, w, now);
+		if (!cal->reports.empty()) {
+			for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
+				cal->reports.push_front(resume_report(*it));
+			cal->resumed.clear();
+		}
 	}
-	return dp::K_NONE;
+}
+
+/* the next report an entry or a resumption left for Python, outside the step's work
+ * (a sender resumed from cocotb's event loop): its kind and *out, or K_NONE */
+uint32_t dp_cal_report(dp_calendar *cal, dp_out *out)
+{
+	if (cal->reports.empty())
+		return dp::K_NONE;
+	*out = cal->reports.front();
+	cal->reports.pop_front();
+	return out->kind;
 }
 
 /* the work of a time step is done (or has failed) */
@@ -126,6 +183,8 @@ void dp_cal_clear(dp_calendar *cal)
 	cal->free_tlps.clear();
 	cal->ring.clear();
 	cal->reports.clear();
+	cal->resumed.clear();
+	cal->told = cal->tail = false;
 }
 
 /* a TLP of the library's own from its bytes on the wire (header, data): its handle */

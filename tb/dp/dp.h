@@ -25,11 +25,18 @@ enum Kind : uint32_t {
 	K_RX = 2,	/* a TLP (a) has reached a port's receiver (its receipt: b) */
 	K_WAKE = 3,	/* a port's wire takes the first sender waiting for it */
 	K_CREDIT = 4,	/* credit (vc a, type b) that a sender waits for has come */
-	K_CHECKED = 5,	/* a TLP (a, the b-th received at port) crossed a bridge's end in
-			 * the library, the checker with records for Python first */
+	K_CHECKED = 5,	/* a TLP (a, the b-th received at port) taken at the port's end in
+			 * the library (a bridge's crossing, the GPU's answer), the checker
+			 * with records for Python first */
 	K_ARBITRATE = 6,	/* switch port port's egress arbitration is Python's from
 				 * here: from its start (a = ~0), or at TLP a, which is
-				 * Python's (b = 1) or waits for credit or the wire (b = 2) */
+				 * Python's (b = 1), waits for credit or the wire (b = 2), or
+				 * is the next its loop takes on from (b = 0) */
+	K_RESUME = 7,	/* a sender of the library's own (switch port port's arbitration,
+			 * at TLP a) has the wire's next place: resumed from cocotb's
+			 * event loop, in its turn (dp_fab_resume) */
+	K_REST = 8,	/* a TLP (a, the b-th received at port) answered at the port's end
+			 * in the library, with work left for Python in its receive lane */
 	/* the links' own, run in the library */
 	K_ARRIVE_TLP = 16,	/* a TLP (a; its credits in b) reaches a port */
 	K_ARRIVE_FC = 17,	/* an UpdateFC (vc, type, header, data in a) reaches a port */
@@ -85,6 +92,19 @@ struct dp_channel {
 };
 
 struct dp_port;
+struct dp_fabric;
+
+/*
+ * A sender waiting for a port's wire, in the order they came (TlpPort.send's
+ * senders): Python's (fab null), which Python wakes with its own event, or an egress
+ * arbitration of the library's own (fabric.cpp) stopped at TLP handle, its credits
+ * taken, which the library resumes itself.
+ */
+struct dp_waiter {
+	dp_fabric *fab;
+	uint32_t to;		/* its switch port, in fab */
+	uint64_t handle;
+};
 
 /* TLPs of the library's own carry this bit in their handle; Python's do not */
 constexpr uint64_t DP_NATIVE = uint64_t(1) << 62;
@@ -128,6 +148,16 @@ struct dp_calendar {
 	 * hands them out before it runs the next entry) */
 	std::deque<dp_out> reports;
 	std::vector<uint8_t> ring;	/* the trace ring's records, oldest first */
+	/*
+	 * Senders of the library's own woken in this step before Python was handed
+	 * anything in it: Python's scheduler would resume them after the step's work, in
+	 * this order, with nothing of Python's between, so the library resumes them
+	 * itself then (the step's tail); handed to Python as K_RESUME, in order, ahead of
+	 * the first report that comes before that.
+	 */
+	std::deque<dp_waiter> resumed;
+	bool told = false;	/* Python has been handed a report in this step */
+	bool tail = false;	/* the step's entries are done: its resumptions run */
 
 	/* TLP handle, of kind bit kind, taken past port at step now: recorded when that
 	 * port's tap wants it */
@@ -182,10 +212,13 @@ struct dp_calendar {
 
 extern "C" {
 /* link.cpp: a port's credit gate (credit of type on vc for dc data credits taken, or
- * none), whether a sender must wait for its wire, a TLP onto its wire, and a received
- * TLP's credits given back by its receipt */
+ * none), whether a sender must wait for its wire, a TLP onto its wire, a received
+ * TLP's credits given back by its receipt, whether a TLP waits for the wire's next
+ * place, and a sender of the library's own waiting for that place */
 int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
 int dp_port_must_wait(dp_port *port, uint64_t now);
+int dp_port_has_next(const dp_port *port);
+void dp_port_add_waiter(dp_port *port, const dp_waiter *w);
 void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
 		  uint32_t type, uint64_t dc);
 void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);
@@ -199,14 +232,25 @@ bool dp_port_send_now(dp_calendar *cal, dp_port *port, uint64_t handle, int fc_r
 		      uint64_t now);
 }
 
-struct dp_fabric;
 struct dp_rxend;
+struct dp_gpu;
 
 /* fabric.cpp: a TLP of the library's own (handle) that has reached link port port (its
  * receipt-th) taken past the port's bridge end there and on, in the library: 0 when
  * there is nothing for Python, 1 when *out says what, -1 when Python takes it (K_RX) */
 int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t handle,
 		  uint32_t port, uint64_t receipt, uint64_t now, dp_out *out);
+
+/* gpu.cpp: a request of the library's own (handle) that has reached the GPU's link port
+ * (its receipt-th) answered there: as dp_fab_arrive */
+int dp_gpu_arrive(dp_calendar *cal, dp_gpu *g, dp_port *port, uint64_t handle,
+		  uint64_t receipt, uint64_t now, dp_out *out);
+
+/* fabric.cpp: a sender of the library's own (w) has the wire's next place: resumed
+ * from the step's tail or handed to Python (*out, true); and resumed (its TLP sent,
+ * its arbitration run on; what is Python's next in cal's reports) */
+bool dp_fab_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out);
+void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */
 bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);

@@ -72,10 +72,13 @@ enum : uint32_t { KIND_MRD = 1, KIND_MWR = 2, KIND_CPLD = 4 };
 
 /* what an egress port's arbitration needs of Python's state, which Python writes:
  * whether its lane runs (or was handed to Python), and whether its bridge's handlers
- * are the ones armed and its link's flow control is initialized */
+ * are the ones armed and its link's flow control is initialized; the library writes
+ * whether a sender of its own holds it */
 struct EgressFlags {
 	uint32_t busy = 0;
 	uint32_t live = 0;
+	uint32_t held = 0;	/* a sender of the library's own holds it (waiting, or
+				 * handed to Python until Python's lane takes it) */
 };
 
 enum Side : uint32_t { FROM_SECONDARY = 0, FROM_PRIMARY = 1 };
@@ -160,6 +163,7 @@ struct dp_fabric {
 	std::deque<Pending> pending;	/* the root complex's completions, in order */
 	int32_t pending_ingress = -1;
 	uint64_t crossings = 0;	/* hops taken on arrival, with no Python (Python reads it) */
+	uint64_t resumes = 0;	/* senders of the library's own resumed */
 	int64_t serve_port = -1;	/* the root complex's host bridge port, answered here */
 	dp_memory *serve_mem = nullptr;
 	ServeFlags serve;
@@ -219,6 +223,31 @@ struct dp_fabric {
 			      to->ro_passing);
 	}
 };
+
+namespace {
+
+/*
+ * TLP handle, which switch port port's arbitration hands its link and which cannot go
+ * at once, waits as CompiledTlpPort._gate would make it wait, where that is for the
+ * wire's next place alone: its credits taken, a sender of the library's own after those
+ * waiting (the arbitration held by it). Whether it does (else nothing is done: it waits
+ * for credit, in Python's gate).
+ */
+bool wait_for_wire(dp_calendar *cal, dp_fabric *fab, uint32_t port, dp_port *link,
+		   uint64_t handle, uint64_t now)
+{
+	uint64_t dc, wire;
+	uint32_t kind = dp_tlp_fc(cal, handle, &dc, &wire);
+
+	if (!dp_port_must_wait(link, now) || !dp_port_take_credit(link, 0, kind, dc))
+		return false;
+	dp_waiter w{fab, port, handle};
+	dp_port_add_waiter(link, &w);
+	fab->ports[port]->eg.held = 1;
+	return true;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -371,11 +400,13 @@ int dp_fab_egress(dp_calendar *cal, dp_fabric *fab, uint32_t port, uint64_t hand
  * control is initialized). *sent counts those. Returns 0 when a pass finds the queues
  * empty; else it stops at the TLP *handle, which is Python's: 1, nothing done to it (a
  * TLP of Python's, one the bridge keeps); 2, its credits released, for Python's credit
- * gate and send (it must wait for credit or for the wire).
+ * gate and send (it must wait for credit or for the wire); or, where hold allows, 3:
+ * it waits for the wire with its credits taken, a sender of the library's own that
+ * holds the arbitration (EgressFlags.held) until the library resumes it.
  */
 int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t number,
 		     uint32_t port, dp_port *link, int fc_ready, uint64_t now, uint64_t *handle,
-		     uint64_t *sent)
+		     uint64_t *sent, int hold)
 {
 	uint64_t t = *handle;
 
@@ -385,7 +416,7 @@ int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t n
 			return 1;
 		dp_tlp_release(cal, t, now);
 		if (!dp_port_send_now(cal, link, t, fc_ready, now))
-			return 2;
+			return hold && fc_ready && wait_for_wire(cal, fab, port, link, t, now) ? 3 : 2;
 		++*sent;
 		t = dp_sw_next(sw, number);
 		if (t == UINT64_MAX)
@@ -583,6 +614,15 @@ uint64_t dp_fab_crossings(dp_fabric *fab)
 	return n;
 }
 
+/* the senders of the library's own resumed since the last call */
+uint64_t dp_fab_resumes(dp_fabric *fab)
+{
+	uint64_t n = fab->resumes;
+
+	fab->resumes = 0;
+	return n;
+}
+
 }  // extern "C"
 
 namespace {
@@ -629,15 +669,16 @@ void serve(dp_calendar *cal, dp_fabric *fab, uint32_t host, uint64_t now)
  * Switch port to's egress arbitration after a TLP joined its queues
  * (tb/models/switch.py's _arbitrate_compiled, started as _route starts it): nothing while
  * it runs; else its passes here while what they hand on is the library's own and goes
- * onto the link at once; handed to Python (*out: K_ARBITRATE, the lane held busy) where
- * a TLP is Python's or must wait, or where the egress is not the library's to run.
+ * onto the link at once, or waits for the wire's next place as a sender of the
+ * library's own; handed to Python (K_ARBITRATE, the lane held busy) where a TLP is
+ * Python's or must wait for credit, or where the egress is not the library's to run.
  */
 bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now)
 {
 	SwitchPort &sp = *fab->ports[to];
 	uint64_t t, sent = 0;
 
-	if (sp.eg.busy)
+	if (sp.eg.busy || sp.eg.held)
 		return false;	/* the running arbitration finds it */
 	sp.eg.busy = 1;
 	if (int64_t(to) == fab->serve_port && fab->serve.live) {
@@ -653,9 +694,10 @@ bool arbitrate(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t now)
 		sp.eg.busy = 0;
 		return false;
 	}
-	int got = dp_fab_arbitrate(cal, fab, sp.sw, sp.number, to, sp.link, 1, now, &t, &sent);
-	fab->crossings += sent + (got == 2);
-	if (got == 0) {
+	int got = dp_fab_arbitrate(cal, fab, sp.sw, sp.number, to, sp.link, 1, now, &t, &sent,
+				   1);
+	fab->crossings += sent + (got >= 2);
+	if (got == 0 || got == 3) {	/* (3: its sender holds it) */
 		sp.eg.busy = 0;
 		return false;
 	}
@@ -686,3 +728,73 @@ int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t hand
 	cal->reports.pop_front();
 	return 1;
 }
+
+/*
+ * A sender of the library's own (w) has the wire's next place, which Python's
+ * scheduler would resume after the step's work: where Python has been handed nothing in
+ * this step yet, the library resumes it then (dp_cal_pop_due), else Python schedules it
+ * in its turn (*out: K_RESUME).
+ */
+bool dp_fab_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out)
+{
+	if (!cal->told) {
+		cal->resumed.push_back(w);
+		return false;
+	}
+	out->kind = dp::K_RESUME;
+	out->port = w.to;
+	out->a = w.handle;
+	out->b = 0;
+	return true;
+}
+
+/*
+ * Sender w resumed, as CompiledTlpPort._gate and switch.py's _arbitrate_compiled go on
+ * after its wake: it waits again where another TLP took the place meanwhile; else its
+ * TLP goes onto the wire and the arbitration runs on here, holding the egress while it
+ * waits again, until the queues are empty or it hands the arbitration to Python
+ * (K_ARBITRATE in cal's reports: a TLP of Python's, one that waits for credit, or the
+ * next TLP where the egress is not the library's to run now).
+ */
+void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now)
+{
+	dp_fabric *fab = w.fab;
+	SwitchPort &sp = *fab->ports[w.to];
+	dp_port *link = sp.link;
+	uint64_t dc, wire, sent = 0;
+
+	fab->resumes++;
+	if (dp_port_has_next(link)) {
+		dp_port_add_waiter(link, &w);
+		return;
+	}
+	uint32_t kind = dp_tlp_fc(cal, w.handle, &dc, &wire);
+	dp_port_send(link, now, w.handle, wire, 0, kind, dc);
+	uint64_t t = dp_sw_next(sp.sw, sp.number);
+	if (t == UINT64_MAX) {
+		sp.eg.held = 0;
+		return;
+	}
+	if (!(t & DP_NATIVE) || !sp.eg.live) {
+		report(cal, dp::K_ARBITRATE, w.to, t, 0);
+		return;
+	}
+	int got = dp_fab_arbitrate(cal, fab, sp.sw, sp.number, w.to, link, 1, now, &t, &sent, 1);
+	fab->crossings += sent + (got >= 2);
+	if (got == 0)
+		sp.eg.held = 0;
+	else if (got != 3)
+		report(cal, dp::K_ARBITRATE, w.to, t, uint64_t(got));
+}
+
+extern "C" {
+
+/* switch port to's sender, at TLP handle, resumed from cocotb's event loop (K_RESUME):
+ * dp_fab_resume, what it has for Python next in cal's reports (dp_cal_report) */
+void dp_fab_resume_at(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t handle,
+		      uint64_t now)
+{
+	dp_fab_resume(cal, dp_waiter{fab, to, handle}, now);
+}
+
+}  // extern "C"

@@ -60,8 +60,25 @@ struct dp_gpu_counts {
 	uint64_t writes, write_bytes;
 };
 
+/*
+ * Why Python decides a request arriving at the GPU's link port, and what the answer
+ * takes, which Python writes as they change (tb/models/native.py's GpuFlags): holds,
+ * bits as fabric.cpp's EndFlags (the port's receive handler not the one armed, its
+ * receive lane busy, the endpoint not ready, a passive observer shown it, not set yet);
+ * the checker ends at its first broken rule; the function's Max Payload Size code; the
+ * link's flow control initialized.
+ */
+struct GpuFlags {
+	uint32_t holds = 16;
+	int32_t stop = 0;
+	uint32_t mps = 0;
+	uint32_t fc_ready = 0;
+};
+
 struct dp_gpu {
 	dp_function_view fn;	/* the GPU's function, written by Python */
+	GpuFlags flags;
+	uint64_t answered = 0;	/* requests answered on arrival, with no Python */
 	uint32_t bar1 = 2;	/* BAR1's slot */
 	uint64_t bar1_size = 0;
 	uint8_t uninit = 0;	/* what VRAM never written reads as */
@@ -356,4 +373,52 @@ uint64_t dp_gpu_next(dp_gpu *g)
 	return t;
 }
 
+/* the flags Python writes (GpuFlags) */
+void *dp_gpu_flags(dp_gpu *g)
+{
+	return &g->flags;
+}
+
+/* the requests answered on arrival since the last call */
+uint64_t dp_gpu_answered(dp_gpu *g)
+{
+	uint64_t n = g->answered;
+
+	g->answered = 0;
+	return n;
+}
+
 }  // extern "C"
+
+/*
+ * The library's request handle has reached the GPU's link port (port) as its
+ * receipt-th TLP: answered here while the flags allow it, as Python's GpuServe.cross
+ * would answer it. -1 when Python decides it (nothing done); 0 when answered with
+ * nothing for Python; 1 when answered with *out for Python: K_CHECKED (the checker's
+ * records first, then dp_gpu_finish) or K_REST (completions wait for Python's gate,
+ * which holds the port's receive lane).
+ */
+int dp_gpu_arrive(dp_calendar *cal, dp_gpu *g, dp_port *port, uint64_t handle,
+		  uint64_t receipt, uint64_t now, dp_out *out)
+{
+	const GpuFlags &f = g->flags;
+
+	if (f.holds)
+		return -1;
+	int got = dp_gpu_serve(cal, g, port, handle, receipt, f.mps, f.stop, int(f.fc_ready), now);
+	if (got < 0)
+		return -1;
+	out->port = dp_port_id(port);
+	out->a = handle;
+	out->b = receipt;
+	if (got == 1) {
+		out->kind = dp::K_CHECKED;
+		return 1;
+	}
+	g->answered++;
+	if (got == 0)
+		return 0;
+	out->kind = dp::K_REST;
+	return 1;
+}
+

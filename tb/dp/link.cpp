@@ -88,6 +88,8 @@ struct dp_port {
 	/* the bridge end the library takes its own TLPs past on arrival (fabric.cpp) */
 	dp_fabric *fab = nullptr;
 	dp_rxend *rx_end = nullptr;
+	/* the GPU whose requests the library answers on arrival (gpu.cpp) */
+	dp_gpu *gpu_end = nullptr;
 	dp_channel vc[8] = {};
 
 	double symbol_period = 0;
@@ -108,7 +110,7 @@ struct dp_port {
 	bool end_set = false;		/* the hand-over is on the calendar */
 	bool has_next = false;		/* a TLP waits for the wire: */
 	uint64_t next = 0, next_bytes = 0, next_credits = 0;
-	uint32_t senders = 0;		/* Python's senders waiting for that place */
+	std::deque<dp_waiter> senders;	/* the senders waiting for that place */
 	bool fc_timer_due = false;
 	uint32_t credit_wait = 0;	/* (vc, type) a Python sender waits for credit of */
 	/* received TLPs whose credits are not released yet, by the number of their receipt */
@@ -213,9 +215,14 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		if (p->cal->log)
 			log_arrival(p->cal, now, p->id, e.a);
 		uint64_t receipt = p->received++;
-		if (p->rx_end && (e.a & DP_NATIVE)) {
-			int got = dp_fab_arrive(p->cal, p->fab, p->rx_end, e.a, p->id, receipt, now,
-						out);
+		if (e.a & DP_NATIVE) {
+			int got = -1;
+
+			if (p->rx_end)
+				got = dp_fab_arrive(p->cal, p->fab, p->rx_end, e.a, p->id, receipt,
+						    now, out);
+			else if (p->gpu_end)
+				got = dp_gpu_arrive(p->cal, p->gpu_end, p, e.a, receipt, now, out);
 			if (got >= 0)
 				return got == 1;
 		}
@@ -248,9 +255,15 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		}
 		p->has_next = false;
 		p->put_on_wire(now, p->next, p->next_bytes, p->next_credits);
-		if (!p->senders)
+		if (p->senders.empty())
 			return false;
-		p->senders--;
+		{
+			dp_waiter w = p->senders.front();
+
+			p->senders.pop_front();
+			if (w.fab)
+				return dp_fab_woken(cal, w, out);
+		}
 		out->kind = dp::K_WAKE;
 		out->port = p->id;
 		return true;
@@ -288,6 +301,13 @@ void dp_port_end(dp_port *port, dp_fabric *fab, dp_rxend *end)
 {
 	port->fab = fab;
 	port->rx_end = end;
+}
+
+/* the GPU whose requests of the library's own the library answers as they reach port
+ * (none: null) */
+void dp_port_gpu(dp_port *port, dp_gpu *gpu)
+{
+	port->gpu_end = gpu;
 }
 
 /* the eight channels' credit counters, where Python reads and writes them */
@@ -339,12 +359,19 @@ void dp_port_wait_credit(dp_port *port, uint32_t vc, uint32_t type)
 /* whether a sender must wait for the wire's next place (TlpPort.send's loop) */
 int dp_port_must_wait(dp_port *port, uint64_t now)
 {
-	return port->busy(now) && (port->has_next || port->senders);
+	return port->busy(now) && (port->has_next || !port->senders.empty());
 }
 
+/* a sender of Python's waits for the wire's next place, after those waiting */
 void dp_port_add_sender(dp_port *port)
 {
-	port->senders++;
+	port->senders.push_back(dp_waiter{nullptr, 0, 0});
+}
+
+/* a sender of the library's own (w) waits for it, after those waiting */
+void dp_port_add_waiter(dp_port *port, const dp_waiter *w)
+{
+	port->senders.push_back(*w);
 }
 
 int dp_port_has_next(const dp_port *port)

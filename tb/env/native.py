@@ -169,6 +169,7 @@ def arm(tb: Any) -> None:
     if checker is not None:  # (whether it stops at its first broken rule, per end)
         checker.listeners.append(lambda: [end.refresh() for end in ends])
     tb.native_ends = {end.tap: end for end in ends if end.tap is not None and isinstance(end, End)}
+    tb.native_gpu = gpu
     # the card's end of its link: the hard-IP model's posted writes from RQ
     dev, port = tb.dev, tb.dev.upstream_port
     if (

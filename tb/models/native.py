@@ -39,7 +39,7 @@ from cocotbext.pcie.core.tlp import TlpType
 
 from ..dp import BridgeView, FunctionView
 from ..dp import HipCpl as HipCplOut
-from .compiled_link import WAITING
+from .compiled_link import WAITING, LaneWork
 from .timeline import steps
 
 NATIVE_ENV = "PEVB_DP_NATIVE"
@@ -213,9 +213,11 @@ class EndFlags(ctypes.Structure):
 
 class EgressFlags(ctypes.Structure):
     """What a switch port's egress arbitration needs of Python's state (``fabric.cpp``'s
-    ``EgressFlags``): its lane runs, and it is the library's to run."""
+    ``EgressFlags``): its lane runs, and it is the library's to run; and what the library
+    writes: a sender of its own holds it (it waits for the wire's next place, or has
+    handed the arbitration to Python, whose lane has not taken it yet)."""
 
-    _fields_ = [("busy", ctypes.c_uint32), ("live", ctypes.c_uint32)]
+    _fields_ = [("busy", ctypes.c_uint32), ("live", ctypes.c_uint32), ("held", ctypes.c_uint32)]
 
 
 # fabric.cpp's reasons an arrival at a bridge's end is Python's: its receive handler is
@@ -253,6 +255,7 @@ class Fabric:
         self.crossings = 0  # hops the library took: into a switch, out onto a link
         self.bar1_answers = 0  # of those, requests to the GPU's BAR1 it answered
         self.card_cpls = 0  # and completions it took for the card
+        self.gpu: Any = None  # the GPU's end (GpuServe), which answers on arrival too
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -299,6 +302,10 @@ class Fabric:
         """The hops taken on arrival with no Python since the last call (added to
         :attr:`crossings`)."""
         self.crossings += self.lib.dp_fab_crossings(self.fab)
+        if self.gpu is not None:
+            answered = self.gpu.answered()
+            self.crossings += answered
+            self.bar1_answers += answered
         return self.crossings
 
     def route(self, source: Any, to: Any, queue: int) -> None:
@@ -679,7 +686,9 @@ class Egress:
         own that crosses onto the link sent there, pass after pass, while none must wait
         (``dp_fab_arbitrate``). (0, 0) when the queues are empty; else where it stopped
         and the TLP's handle: 1, a TLP for Python to move; 2, one of the library's, its
-        credits released, for :meth:`CompiledTlpPort.send_released`."""
+        credits released, for :meth:`CompiledTlpPort.send_released`; 3, one of the
+        library's that waits for the wire as a sender of the library's own, which holds
+        the arbitration from here (the lane has nothing else to run)."""
         self._handle.value = handle
         self._sent.value = 0
         link = self.link
@@ -694,11 +703,12 @@ class Egress:
             steps(),
             self._handle_ref,
             self._sent_ref,
+            int(not self.switch_port.arbiter.backlog),
         )
         sent = self._sent.value
-        if sent or got == 2:
+        if sent or got >= 2:
             self.fabric.line.poke()
-            self.fabric.crossings += sent + (got == 2)
+            self.fabric.crossings += sent + (got >= 2)
         return got, self._handle.value
 
 
@@ -926,13 +936,32 @@ class GpuTable:
                 return out
 
 
+class GpuFlags(ctypes.Structure):
+    """What the library reads to answer a request at the GPU's end as it arrives
+    (``gpu.cpp``'s ``GpuFlags``): Python's reasons to decide it (the ``HOLD_`` bits),
+    whether the checker there stops at its first broken rule, the function's Max Payload
+    Size code, and whether the link's flow control is initialized."""
+
+    _fields_ = [
+        ("holds", ctypes.c_uint32),
+        ("stop", ctypes.c_int32),
+        ("mps", ctypes.c_uint32),
+        ("fc_ready", ctypes.c_uint32),
+    ]
+
+
 class GpuServe(PortEnd):
     """The GPU's end of its link (its device's port), where the library answers the
     memory requests of its own for BAR1 from VRAM through the live BAR1 page table
     (``tb/dp/gpu.cpp``, :class:`GpuTable`) as :class:`tb.env.gpu_endpoint.GpuEndpoint`
-    would. A read's completions that must wait for the link hold the port's receive
-    lane until Python's gate has sent them, as the endpoint's handler would. Anything
-    the library does not answer Python does."""
+    would: as they arrive (``dp_gpu_arrive``), while what :meth:`ready` and the answer
+    read stays as it was, which Python copies into the library's flags whenever it
+    changes (the port's receive handler and lane, the endpoint's handler dict, a
+    logger's level, the function's Max Payload Size, the link's flow control, the
+    checker, a passive observer shown the request); else when the port hands Python the
+    request (:meth:`cross`). A read's completions that must wait for the link hold the
+    port's receive lane until Python's gate has sent them, as the endpoint's handler
+    would. Anything the library does not answer Python does."""
 
     defers = True
 
@@ -950,10 +979,55 @@ class GpuServe(PortEnd):
         _watch(ep, lambda: table.view(ep))
         table.view(ep)
         ep.gpu.attach_peer(table)
+        self.flags = GpuFlags.from_address(self.lib.dp_gpu_flags(self.g))
+        self._armed = False
+        ep.rx_tlp_handler = _WatchedDict(ep.rx_tlp_handler, self.refresh)
+        self._cap = ep.pcie_cap
+        _watch(ep, self._ep_changed, frozenset({"rx_tlp_handler", "pcie_cap"}))
+        _watch(ep.pcie_cap, self.refresh, frozenset({"max_payload_size"}))
+        _on_log_levels(self.refresh)
+        self.port.fc_listeners.append(self.refresh)
         self.port.native_end = self
+        self.lib.dp_port_gpu(self.port._p, self.g)
+        fabric.gpu = self
+
+    def _ep_changed(self) -> None:
+        """The endpoint's handler dict or capability was replaced: watched too."""
+        ep = self.ep
+        if not isinstance(ep.rx_tlp_handler, _WatchedDict):
+            ep.rx_tlp_handler = _WatchedDict(ep.rx_tlp_handler, self.refresh)
+        if ep.pcie_cap is not self._cap:
+            self._cap = ep.pcie_cap
+            _watch(ep.pcie_cap, self.refresh, frozenset({"max_payload_size"}))
+        self.refresh()
 
     def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
         self.lib.dp_gpu_set(self.g, kinds & 3, ck, link, way)  # (reads and writes)
+        self._armed = True
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the library the conditions it answers an arrival here by, as they are."""
+        port, flags = self.port, self.flags
+        holds = 0 if self._armed else HOLD_OFF
+        if port.rx_handler is not self.expected:
+            holds |= HOLD_HANDLER
+        if port._rx_lane.busy:
+            holds |= HOLD_LANE
+        if not self.ready():
+            holds |= HOLD_GATES
+        if self.show is not None:
+            holds |= HOLD_SHOWN
+        checker = self.checker
+        flags.stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        flags.mps = self.ep.pcie_cap.max_payload_size
+        flags.fc_ready = int(port.fc_ready)
+        flags.holds = holds
+
+    def lane_busy(self, busy: bool) -> None:
+        """The port's receive lane has become busy or idle."""
+        flags = self.flags
+        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
 
     def ready(self) -> bool:
         """Whether the endpoint's memory handlers are the ones armed and neither it nor
@@ -980,16 +1054,44 @@ class GpuServe(PortEnd):
         if got < 0:
             return 0
         if got == 1:  # the checker has something to say first
-            checker.report_records(self.link, self.direction, self.line.peek(handle))
-            got = lib.dp_gpu_finish(cal, g, p, handle, receipt, mps, port.fc_ready, steps())
-            if got < 0:
-                raise RuntimeError("the GPU's request changed while the checker reported")
+            got = self._report_and_finish(handle, receipt)
         self.line.poke()
         self.fabric.crossings += 1
         self.fabric.bar1_answers += 1
         if self.show is not None:
             self.show()
         return WAITING if got == 2 else 1  # (completions waiting hold the receive lane)
+
+    def checked(self, handle: int, receipt: int) -> None:
+        """The library took the request ``handle`` (the ``receipt``-th received here) on
+        its arrival, and the checker has something to say first: said, then answered as
+        :meth:`cross` answers it."""
+        if self._report_and_finish(handle, receipt) == 2:
+            self.rest_later()
+        self.fabric.crossings += 1
+        self.fabric.bar1_answers += 1
+
+    def _report_and_finish(self, handle: int, receipt: int) -> int:
+        """The checker's records of request ``handle`` said, then the request answered:
+        ``dp_gpu_finish``'s 0, or 2 with completions waiting."""
+        self.checker.report_records(self.link, self.direction, self.line.peek(handle))
+        port = self.port
+        got = self.lib.dp_gpu_finish(
+            self.cal, self.g, port._p, handle, receipt, self.ep.pcie_cap.max_payload_size,
+            port.fc_ready, steps(),
+        )  # fmt: skip
+        if got < 0:
+            raise RuntimeError("the GPU's request changed while the checker reported")
+        return got
+
+    def rest_later(self) -> None:
+        """The library answered a request here with completions waiting for Python's
+        gate: they hold the port's receive lane (:meth:`rest`)."""
+        self.port._rx_lane.push(LaneWork(self.rest))
+
+    def answered(self) -> int:
+        """The requests the library answered on arrival since the last call."""
+        return self.lib.dp_gpu_answered(self.g)
 
     async def rest(self) -> None:
         """The completions the library could not send at once, through the port's credit

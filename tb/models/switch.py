@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
+from typing import Any
 
 import cocotb
 from cocotbext.pcie.core.tlp import TlpAttr, TlpType
@@ -106,12 +107,10 @@ def add_switch_port(self, port) -> None:
         sw = self._dp.sw
         port.dp_number = line.lib.dp_sw_add_port(sw)
         port.dp_index = fabric_of(line).add_port(port, self._dp, port.dp_number)
-        flags = fabric_of(line).egress_flags(port)
-
-        def busy(now: bool, flags=flags) -> None:  # (the library's copy)
-            flags.busy = int(now)
-
-        port.arbiter = FlaggedLane(lambda item: _arbitrate_compiled(port, self._dp, item), busy)
+        port.arbiter = _EgressLane(
+            lambda item: _arbitrate_compiled(port, self._dp, item),
+            fabric_of(line).egress_flags(port),
+        )
     else:
         port.arbiter = Lane(lambda _: _arbitrate(port))
     for other in self.switch_ports[:-1]:
@@ -140,6 +139,29 @@ def set_ro_passing(port, on: bool) -> None:
     port.ro_passing = on
     if getattr(port, "dp_index", None) is not None:
         fabric_of(timeline()).ro_passing(port)
+
+
+class _EgressLane(FlaggedLane):
+    """A compiled switch port's arbitration lane: its state copied into the library's
+    egress flags (``flags``, :class:`tb.models.native.EgressFlags`), and busy too while a
+    sender of the library's own holds the arbitration (``flags.held``), which the lane
+    takes over when the library hands the arbitration to it."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, work: Any, flags: Any) -> None:
+        super().__init__(work, self._copy)
+        self._flags = flags
+
+    def _copy(self, busy: bool) -> None:
+        flags = self._flags
+        flags.busy = int(busy)
+        if busy:
+            flags.held = 0
+
+    @property
+    def busy(self) -> bool:
+        return self._busy or bool(self._flags.held)
 
 
 async def _route(port, tlp) -> None:
@@ -177,17 +199,22 @@ async def _arbitrate_compiled(
 ) -> None:
     """:func:`_arbitrate`, the order of the passes kept by the library; a TLP of the
     library's own crosses the port's bridge onto its link there too, where it can
-    (:class:`tb.models.native.Egress`). ``item``: where the library's own arbitration
-    (on a TLP's arrival) handed it to Python: the TLP it stopped at and why (1, a TLP
-    for Python to move; 2, one of the library's to send through the credit gate)."""
+    (:class:`tb.models.native.Egress`), and waits for the wire there as a sender of the
+    library's own, which holds the arbitration from then on. ``item``: where the
+    library's own arbitration handed it to Python: the TLP it stopped at and why (0,
+    the next the loop takes; 1, a TLP for Python to move; 2, one of the library's to
+    send through the credit gate)."""
     lib, sw, line, number = switch.line.lib, switch.sw, switch.line, port.dp_number
-    if item is not None:
+    if item is None:
+        handle = lib.dp_sw_next(sw, number)
+    else:
         handle, got = item
-        if got == 2:
-            await port.native_egress.link.send_released(handle)
-        else:
-            await port.tx_handler(line.take(handle))
-    handle = lib.dp_sw_next(sw, number)
+        if got:
+            if got == 2:
+                await port.native_egress.link.send_released(handle)
+            else:
+                await port.tx_handler(line.take(handle))
+            handle = lib.dp_sw_next(sw, number)
     while handle != NOT_SCHEDULED:
         egress = port.native_egress
         if egress is not None and handle & NATIVE:
@@ -199,7 +226,7 @@ async def _arbitrate_compiled(
                 # onto the link in the library, it and the passes after it while what
                 # they hand on is the library's own and need not wait
                 got, handle = egress.arbitrate(handle, sw, number)
-                if got == 0:
+                if got == 0 or got == 3:  # (3: a sender of the library's holds it)
                     return
                 if got == 2:  # to wait for credit or the wire, here
                     await egress.link.send_released(handle)

@@ -48,7 +48,7 @@ from cocotb.triggers import Event
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, RX, WAKE
+from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, REST, RESUME, RX, WAKE
 
 
 def steps() -> int:
@@ -467,10 +467,12 @@ class CompiledTimeline(Timeline):
         if fabric is not None and fabric.take_crossings():
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
-                " to the GPU's BAR1 answered, %d completions the card took",
+                " to the GPU's BAR1 answered, %d completions the card took; %d senders of"
+                " its own resumed for the wire",
                 fabric.crossings,
                 fabric.bar1_answers,
                 fabric.card_cpls,
+                self.lib.dp_fab_resumes(fabric.fab),
             )
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
         alarm = self._alarm
@@ -485,29 +487,57 @@ class CompiledTimeline(Timeline):
                 )
 
     def _run_due(self, now: int) -> None:
-        cal, out, ports = self._cal, self._cal.out, self.ports
+        cal = self._cal
         kind, self._first = self._first, NONE  # (the library's alarm's first report)
         try:
             if kind == NONE:
                 kind = cal.take(now)
             while kind != NONE:
-                if kind == PY:
-                    work, arg = cal.work(out.a)
-                    work(arg)
-                elif kind == RX:
-                    ports[out.port].received(out.a, out.b)
-                elif kind == WAKE:
-                    ports[out.port].wake()
-                elif kind == CREDIT:
-                    ports[out.port].credit(out.a, out.b)
-                elif kind == ARBITRATE:  # (the library's arbitration hands it on)
-                    item = None if out.a == NOT_SCHEDULED else (out.a, out.b)
-                    self._fabric.ports[out.port].arbiter.push(item)
-                elif kind == CHECKED:
-                    ports[out.port].native_end.checked(out.a, out.b)
+                self._report(kind)
                 kind = cal.take(now)
         finally:
             cal.settle()
+
+    def _report(self, kind: int) -> None:
+        """Do what the library's report of ``kind`` (in the calendar's ``out``) says."""
+        out = self._cal.out
+        if kind == PY:
+            work, arg = self._cal.work(out.a)
+            work(arg)
+        elif kind == RX:
+            self.ports[out.port].received(out.a, out.b)
+        elif kind == WAKE:
+            self.ports[out.port].wake()
+        elif kind == CREDIT:
+            self.ports[out.port].credit(out.a, out.b)
+        elif kind == ARBITRATE:  # (the library's arbitration hands it on)
+            item = None if out.a == NOT_SCHEDULED else (out.a, out.b)
+            self._fabric.ports[out.port].arbiter.push(item)
+        elif kind == CHECKED:
+            self.ports[out.port].native_end.checked(out.a, out.b)
+        elif kind == REST:
+            self.ports[out.port].native_end.rest_later()
+        elif kind == RESUME:  # in its turn among what the step has woken
+            cocotb._event_loop._inst.schedule(functools.partial(self._resume, out.port, out.a))
+
+    def _resume(self, port: int, handle: int) -> None:
+        """Resume the library's sender of switch port ``port`` at TLP ``handle``, as
+        cocotb's scheduler resumes a task whose event was set, then do what it has for
+        Python."""
+        if not self.alive():  # (left from an ended test)
+            return
+        lib, cal = self.lib, self._cal
+        saved = _task_module._current_task
+        _task_module._current_task = self.task
+        try:
+            lib.dp_fab_resume_at(self.calendar, self._fabric.fab, port, handle, steps())
+            while (kind := lib.dp_cal_report(self.calendar, ctypes.byref(cal.out))) != NONE:
+                self._report(kind)
+        except BaseException as e:
+            self._fail(e)
+        finally:
+            _task_module._current_task = saved
+        self.poke()
 
     def _next_step(self) -> int | None:
         first = self._cal.first()
@@ -594,6 +624,11 @@ class Lane:
     def busy(self) -> bool:
         """Whether work is running or waiting."""
         return self._busy
+
+    @property
+    def backlog(self) -> bool:
+        """Whether work pushed while it was busy waits its turn."""
+        return bool(self._backlog)
 
     def push(self, item: Any) -> None:
         """Run ``work(item)`` now, or after the work before it."""

@@ -6,6 +6,9 @@ Runs on the topology in ``$PEVB_TOPOLOGY`` (``switch`` or ``root_ports``).
 
 from __future__ import annotations
 
+import logging
+import re
+
 import cocotb
 import numpy as np
 from cocotb.triggers import with_timeout
@@ -97,6 +100,53 @@ async def test_peer_read_write_bar1(dut):
     )
     assert stats.write_bytes == n2
     assert not tb.gpu.fault_log
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_gpu_logs_requests_when_asked(dut):
+    """A level set on the GPU endpoint's logger mid-run takes effect at once: with INFO
+    on, every peer read and write of BAR1 reaches the endpoint's own handlers, which
+    log them (the compiled data path answers none in its library then, on arrival or
+    after), and with it off again the peer data still moves whole."""
+    h = await setup(dut)
+    tb = h.tb
+    # (the Max Payload Size the library answers with follows the capability too)
+    cap, served = tb.gpu_ep.pcie_cap, getattr(tb, "native_gpu", None)
+    mps = cap.max_payload_size
+    for code in (mps ^ 1, mps):
+        cap.max_payload_size = code
+        assert served is None or served.flags.mps == code, "the library's MPS is stale"
+    surf = Surface(tb, W * H * 4)
+    n = 8192
+    seen: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    chunks = surf.chunks(0x100, n)
+    check_ok(await h.run(h.h2c, segments(chunks, 0, True)), len(chunks), "H2C GPU->card")
+    log, catch = tb.gpu_ep.log, Catch()
+    level = log.level
+    log.addHandler(catch)
+    try:
+        log.setLevel(logging.INFO)
+        check_ok(await h.run(h.h2c, segments(chunks, 0, True)), len(chunks), "H2C, logged")
+        check_ok(await h.run(h.c2h, segments(chunks, 0, False)), len(chunks), "C2H, logged")
+    finally:
+        log.setLevel(level)
+        log.removeHandler(catch)
+    lo, hi = chunks[0][0], chunks[-1][0] + chunks[-1][1]
+    logged = {"read": 0, "write": 0}  # the peer bytes, as the endpoint logged them
+    for text in seen:
+        m = re.match(r"Memory (read|write), address 0x([0-9a-f]+), length (\d+)", text)
+        if m and lo <= int(m[2], 16) < hi:
+            logged[m[1]] += 4 * int(m[3])
+    assert min(logged.values()) >= n, f"{logged} of {n} bytes each way logged: {seen[:4]}"
+    # the level back as it was: the library answers again, and the data is whole
+    expect = surf.read(0x100, n)
+    check_ok(await h.run(h.h2c, segments(chunks, 0, True)), len(chunks), "H2C GPU->card")
+    assert await card_to_host(h, 0, n) == expect, "card RAM differs from the GPU surface"
 
 
 @cocotb.test(timeout_time=20, timeout_unit="ms")

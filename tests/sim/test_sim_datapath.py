@@ -95,9 +95,13 @@ def _arrivals(
 ) -> list[str]:
     env = {**(env or {}), DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)}
     text, _ = _run(module, test, sim, profile, env)
-    said = re.findall(r"compiled data path: (\d+) hops of the library's own TLPs, (\d+)", text)
-    hops, bar1 = (sum(int(s[k]) for s in said) for k in (0, 1))
+    said = re.findall(
+        r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?(\d+) senders", text
+    )
+    hops, bar1, resumed = (sum(int(s[k]) for s in said) for k in (0, 1, 2))
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
+    if test in WAIT_CASES:  # switch ports whose arbitration waits for the wire in the library
+        assert (resumed > 20) == (native == "1"), f"{resumed} senders of the library's resumed"
     if test in BAR1_CASES:  # the GPU answers requests to its BAR1 in the library too
         answers = native == "1" and BAR1_CASES[test]
         assert bar1 > 20 if answers else bar1 == 0, f"{bar1} BAR1 requests the library answered"
@@ -114,6 +118,15 @@ HOP_CASES = [
     ("tb.tests.cocotb_gpu_peer", "test_peer_read_write_bar1"),
     ("tb.tests.cocotb_gpu_peer", "test_revoked_page_ur_and_dropped_write"),
 ]
+# the cases whose traffic queues at a switch port's egress, where the arbitration waits
+# for the wire as a sender of the library's own (resumed by the library after the time
+# step's work, or from cocotb's event loop in its turn where Python has work then)
+WAIT_CASES = {
+    "test_concurrent_h2c_c2h",
+    "test_h2c2h_four_combinations",
+    "test_gpu_data_then_doorbell_in_order",
+    "test_random_chains",
+}
 # the cases with peer traffic to the GPU's BAR1, and whether the library answers it
 # (tb/dp/gpu.cpp; the pins' statistics the test reads are among what it counts for the
 # model): every access to a revoked page is a fault the model records, Python's
