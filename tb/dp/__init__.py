@@ -270,8 +270,9 @@ class BridgeView(ctypes.Structure):
 # received, the wire's next place free for a waiting sender, credit a sender waits for;
 # the fabric's: a crossing the checker has records for, an egress arbitration handed
 # to Python, a sender of the library's own to resume from cocotb's event loop; an
-# answer at a port's end whose completions wait in its receive lane
-NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE, RESUME, REST = range(9)
+# answer at a port's end whose completions wait in its receive lane; a completion the
+# card's end took
+NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE, RESUME, REST, TOOK = range(10)
 NOT_SCHEDULED = (1 << 64) - 1
 NATIVE = 1 << 62  # the bit of a handle that names a TLP of the library's own (dp.h)
 
@@ -426,6 +427,11 @@ def library() -> ctypes.CDLL:
         ("dp_gpu_flags", p, [p]),
         ("dp_gpu_answered", u64, [p]),
         ("dp_port_gpu", None, [p, p]),
+        ("dp_port_card", None, [p, p]),
+        ("dp_card_end_new", p, [p, p]),
+        ("dp_card_end_free", None, [p]),
+        ("dp_card_end_flags", p, [p]),
+        ("dp_card_end_set", None, [p, p, u32, u32, p, p]),
         ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),
         ("dp_gpu_finish", i, [p, p, p, u64, u64, u32, i, u64]),
         ("dp_gpu_next", u64, [p]),

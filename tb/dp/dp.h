@@ -37,6 +37,8 @@ enum Kind : uint32_t {
 			 * event loop, in its turn (dp_fab_resume) */
 	K_REST = 8,	/* a TLP (a, the b-th received at port) answered at the port's end
 			 * in the library, with work left for Python in its receive lane */
+	K_TOOK = 9,	/* a completion (tag a; b: it ended its request) taken at the
+			 * card's end in the library: the model's Python moves on */
 	/* the links' own, run in the library */
 	K_ARRIVE_TLP = 16,	/* a TLP (a; its credits in b) reaches a port */
 	K_ARRIVE_FC = 17,	/* an UpdateFC (vc, type, header, data in a) reaches a port */
@@ -234,6 +236,7 @@ bool dp_port_send_now(dp_calendar *cal, dp_port *port, uint64_t handle, int fc_r
 
 struct dp_rxend;
 struct dp_gpu;
+struct dp_card_end;
 
 /* fabric.cpp: a TLP of the library's own (handle) that has reached link port port (its
  * receipt-th) taken past the port's bridge end there and on, in the library: 0 when
@@ -245,6 +248,11 @@ int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t hand
  * (its receipt-th) answered there: as dp_fab_arrive */
 int dp_gpu_arrive(dp_calendar *cal, dp_gpu *g, dp_port *port, uint64_t handle,
 		  uint64_t receipt, uint64_t now, dp_out *out);
+
+/* hip.cpp: a completion of the library's own (handle) that has reached the card's link
+ * port (its receipt-th) taken there: as dp_fab_arrive */
+int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t handle,
+		   uint64_t receipt, uint64_t now, dp_out *out);
 
 /* fabric.cpp: a sender of the library's own (w) has the wire's next place: resumed
  * from the step's tail or handed to Python (*out, true); and resumed (its TLP sent,

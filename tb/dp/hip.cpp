@@ -287,3 +287,97 @@ int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *por
 }
 
 }  // extern "C"
+
+/*
+ * The card's end of its link, receiving (tb/models/native.py's CardCpl): a completion of
+ * the library's own taken there as it arrives (dp_card_arrive, dp_hip_receive's rules)
+ * while what CardCpl.ready reads allows it, which Python copies into the flags as it
+ * changes: holds, bits as fabric.cpp's EndFlags (the port's receive handler not the one
+ * armed, its receive lane busy, the fault injector in front holding what comes or the
+ * model not ready to take it, a passive observer shown it, not set yet); the checker
+ * ends at its first broken rule; before step until the injector's stall may hold it.
+ */
+struct CardFlags {
+	uint32_t holds = 16;
+	int32_t stop = 0;
+	uint64_t until = 0;
+};
+
+struct dp_card_end {
+	dp_hip *hip;
+	dp_rcq *q;
+	CardFlags flags;
+	dp_checker *ck = nullptr;	/* the checker that sees the completions (null: none) */
+	uint32_t ck_link = 0, ck_dir = 0;
+	dp_reads *reads = nullptr;	/* the fault injector's read log (null: none) */
+	dp_meter *meter = nullptr;	/* a bench's meter (null: none) */
+	dp_hip_cpl out{};
+};
+
+extern "C" {
+
+/* the card's end for the hard-IP model's table hip, its completions into q for RC */
+dp_card_end *dp_card_end_new(dp_hip *hip, dp_rcq *q)
+{
+	auto *e = new dp_card_end();
+
+	e->hip = hip;
+	e->q = q;
+	return e;
+}
+
+void dp_card_end_free(dp_card_end *e)
+{
+	delete e;
+}
+
+/* the flags Python writes (CardFlags) */
+void *dp_card_end_flags(dp_card_end *e)
+{
+	return &e->flags;
+}
+
+/* what sees the completions taken there: the checker (as link and dir), the injector's
+ * read log and a bench's meter (each null: none) */
+void dp_card_end_set(dp_card_end *e, dp_checker *ck, uint32_t link, uint32_t dir,
+		     dp_reads *reads, dp_meter *meter)
+{
+	e->ck = ck;
+	e->ck_link = link;
+	e->ck_dir = dir;
+	e->reads = reads;
+	e->meter = meter;
+}
+
+}  // extern "C"
+
+/*
+ * The library's completion handle has reached the card's link port (port) as its
+ * receipt-th TLP: taken here while the flags allow it, as CardCpl.cross would take it.
+ * -1 when Python decides it (nothing done); else 1 and *out for Python: K_CHECKED (the
+ * checker's records first, then dp_hip_receive_finish) or K_TOOK (the model's Python
+ * moves on: tag a, b whether it ended its request).
+ */
+int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t handle,
+		   uint64_t receipt, uint64_t now, dp_out *out)
+{
+	const CardFlags &f = e->flags;
+
+	if (f.holds || now < f.until)
+		return -1;
+	int got = dp_hip_receive(cal, e->hip, e->q, port, handle, receipt, e->ck, e->ck_link,
+				 e->ck_dir, f.stop, e->reads, e->meter, now, &e->out);
+	if (got < 0)
+		return -1;
+	out->port = dp_port_id(port);
+	if (got == 1) {
+		out->kind = dp::K_CHECKED;
+		out->a = handle;
+		out->b = receipt;
+		return 1;
+	}
+	out->kind = dp::K_TOOK;
+	out->a = e->out.tag;
+	out->b = e->out.request_completed;
+	return 1;
+}

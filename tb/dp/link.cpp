@@ -90,6 +90,8 @@ struct dp_port {
 	dp_rxend *rx_end = nullptr;
 	/* the GPU whose requests the library answers on arrival (gpu.cpp) */
 	dp_gpu *gpu_end = nullptr;
+	/* the card whose completions the library takes on arrival (hip.cpp) */
+	dp_card_end *card_end = nullptr;
 	dp_channel vc[8] = {};
 
 	double symbol_period = 0;
@@ -223,6 +225,8 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 						    now, out);
 			else if (p->gpu_end)
 				got = dp_gpu_arrive(p->cal, p->gpu_end, p, e.a, receipt, now, out);
+			else if (p->card_end)
+				got = dp_card_arrive(p->cal, p->card_end, p, e.a, receipt, now, out);
 			if (got >= 0)
 				return got == 1;
 		}
@@ -308,6 +312,13 @@ void dp_port_end(dp_port *port, dp_fabric *fab, dp_rxend *end)
 void dp_port_gpu(dp_port *port, dp_gpu *gpu)
 {
 	port->gpu_end = gpu;
+}
+
+/* the card's end whose completions of the library's own the library takes as they
+ * reach port (none: null) */
+void dp_port_card(dp_port *port, dp_card_end *end)
+{
+	port->card_end = end;
 }
 
 /* the eight channels' credit counters, where Python reads and writes them */

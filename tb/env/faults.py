@@ -166,12 +166,53 @@ class _Req:
     number: int = 0  # its number in the library's read log (keep_reads_in)
 
 
-class FaultInjector:
+class _Gate:
+    """What the compiled data path keeps a copy of for a fault injector in front of a
+    port: ``listeners`` are told whenever what :meth:`idle` depends on changes (its
+    rules, a stall started, the stall's queue); :meth:`holding` and :meth:`until_steps`
+    are the copy's terms."""
+
+    listeners: list[Callable[[], None]]
+    stall: Stall
+    _rules: WatchedList
+
+    @property
+    def rules(self) -> list:
+        """The rules armed (a list that tells the listeners of each change)."""
+        return self._rules
+
+    @rules.setter
+    def rules(self, rules: Any) -> None:
+        self._rules = WatchedList(rules, self._changed)
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.listeners:
+            listener()
+
+    def idle(self) -> bool:
+        """Whether a TLP now passes through untouched: no rule armed, no stall."""
+        return not self.rules and self.stall.idle()
+
+    def holding(self) -> bool:
+        """Whether a TLP is not let through untouched whatever the time: a rule armed,
+        or TLPs the stall holds."""
+        return bool(self.rules) or bool(self.stall._queue)
+
+    def until_steps(self) -> int:
+        """A step from which the stall started last is over for certain (its end in
+        simulator steps, rounded up past any doubt); before it :meth:`idle` decides."""
+        per_ns = 10 ** (-9 - simulator.get_precision())
+        return int(self.stall.until_ns * per_ns) + 1
+
+
+class FaultInjector(_Gate):
     """Faults on the completions delivered to one port (the FPGA's)."""
 
     def __init__(self, port, link: str, seed: int = 1) -> None:
+        self.listeners = []
         self.link = link
-        self.rules: list[FaultRule] = []
+        self.rules = []
         self.injected: list[Injection] = []
         self.ranges: list[tuple[int, int, str]] = []
         self.rng = random.Random(seed)
@@ -183,6 +224,7 @@ class FaultInjector:
         self.held: list[Tlp] = []
         # credit starvation of the FPGA's receive side: stall.start(ns)
         self.stall = Stall(self._receive)
+        self.stall.listeners.append(self._changed)
         port.rx_handler = self.stall.push
         cocotb.start_soon(self._run_reorder())
 
@@ -423,16 +465,12 @@ class UpRule(_Firing):
             raise ValueError(f"unknown upstream fault {self.kind!r} on {self.tlp!r}: {UP_KINDS}")
 
 
-class UpstreamFaultInjector:
+class UpstreamFaultInjector(_Gate):
     """Faults on the TLPs the FPGA sends, at the far end of its link (``port``: the switch
-    or root port side), before the taps see them.
-
-    ``listeners`` are told whenever what :meth:`idle` depends on changes (its rules, a
-    stall started, the stall's queue): the compiled data path keeps a copy
-    (:meth:`held`, :meth:`until_steps`)."""
+    or root port side), before the taps see them."""
 
     def __init__(self, port, ranges: FaultInjector) -> None:
-        self.listeners: list[Callable[[], None]] = []
+        self.listeners = []
         self.rules = []
         self.injected: list[Injection] = []
         self._names = ranges  # address ranges are named once, on the downstream injector
@@ -443,35 +481,6 @@ class UpstreamFaultInjector:
         port.rx_handler = self.stall.push
         # what it puts in front of the port's handler, and that handler
         self.port, self.handler, self.inner = port, port.rx_handler, self._deliver
-
-    @property
-    def rules(self) -> list[UpRule]:
-        """The rules armed (a list that tells the listeners of each change)."""
-        return self._rules
-
-    @rules.setter
-    def rules(self, rules: Any) -> None:
-        self._rules = WatchedList(rules, self._changed)
-        self._changed()
-
-    def _changed(self) -> None:
-        for listener in self.listeners:
-            listener()
-
-    def idle(self) -> bool:
-        """Whether a TLP now passes through untouched: no rule armed, no stall."""
-        return not self.rules and self.stall.idle()
-
-    def held(self) -> bool:
-        """Whether a TLP is not let through untouched whatever the time: a rule armed,
-        or TLPs the stall holds."""
-        return bool(self.rules) or bool(self.stall._queue)
-
-    def until_steps(self) -> int:
-        """A step from which the stall started last is over for certain (its end in
-        simulator steps, rounded up past any doubt); before it :meth:`idle` decides."""
-        per_ns = 10 ** (-9 - simulator.get_precision())
-        return int(self.stall.until_ns * per_ns) + 1
 
     def add(self, rule: UpRule) -> UpRule:
         """Arm a rule; returns it."""

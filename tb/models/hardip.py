@@ -57,6 +57,10 @@ CONFIG_TLPS = {TlpType.CFG_READ_0, TlpType.CFG_WRITE_0, TlpType.CFG_READ_1, TlpT
 
 
 MEMORY_READS = (TlpType.MEM_READ, TlpType.MEM_READ_64)
+# RQ descriptors' request types from 12 (PG213, "Requester Request Descriptor Format"):
+# messages, which this model does not send, and one reserved code
+_RQ_MESSAGE, _RQ_RESERVED = 12, 15
+_RQ_TYPES = ("a message", "a vendor-defined message", "an ATS message", "reserved")
 # what the RC queue holds for a completion the compiled data path's library took for the
 # card (tb.models.native.CardCpl): the next of the library's own queue
 LIBRARY_CPL = object()
@@ -185,8 +189,10 @@ class PevbUspDevice(EventDrivenLoops):
         self._first_seen: dict[int, tuple[object, float]] = {}
         # completion data credits received so far per active tag
         self._credits_in = _CreditsIn(self._hip.credits_in)
-        # hot resets and link-down events; the link is down now
+        # hot resets and link-down events; the link is down now (told to
+        # ``link_state_listeners`` on each change)
         self.hot_resets = 0
+        self.link_state_listeners: list[Callable[[], None]] = []
         self.link_down = False
         # function-level resets started (and those the RTL did not confirm in time)
         self.flr_count = 0
@@ -335,6 +341,17 @@ class PevbUspDevice(EventDrivenLoops):
         self.rc_queue.put_nowait(cpl)
         for listener in self.timeout_listeners:
             listener(int(req.requester_id), tag)
+
+    @property
+    def link_down(self) -> bool:
+        """Whether the link is down (a hot reset, a link-down event)."""
+        return self._link_down
+
+    @link_down.setter
+    def link_down(self, down: bool) -> None:
+        self._link_down = down
+        for listener in self.link_state_listeners:
+            listener()
 
     @staticmethod
     def _reset_config(f, conventional: bool = False) -> None:
@@ -545,6 +562,15 @@ class PevbUspDevice(EventDrivenLoops):
                 got = end.write(frame, self.bus_num, gated=True)
             if got == 1:
                 return False
+        kind = (frame.data[2] >> 11) & 0xF if len(frame.data) > 2 else 0
+        if kind >= _RQ_MESSAGE:  # (cocotbext-pcie's unpacker has no TLP type for these)
+            self._violation(
+                "rq-unsupported" if kind < _RQ_RESERVED else "rq-malformed",
+                f"request type {kind} ({_RQ_TYPES[kind - _RQ_MESSAGE]}) on RQ, which this "
+                "model of the hard IP does not carry",
+                f"RQ frame of {len(frame.data)} DW: {frame!r}"[:400],
+            )
+            return False
         try:
             tlp = Tlp_us.unpack_us_rq(frame, self.enable_parity)
             ok = tlp.check()

@@ -386,7 +386,7 @@ class End(PortEnd):
         self.end = self.lib.dp_fab_end(fabric.fab, switch_port.dp_index, side)
         self.expected = link_port.rx_handler
         # the fault injectors in front (tb.env.faults.UpstreamFaultInjector: idle(),
-        # held(), until_steps()), which tell the end when those change
+        # holding(), until_steps()), which tell the end when those change
         self.gates: list[Any] = []
         self._to = ctypes.c_uint32()
         self.meter: int | None = None  # the library's meter here (Meter), if any
@@ -410,7 +410,7 @@ class End(PortEnd):
             holds |= HOLD_LANE
         until = 0
         for gate in self.gates:
-            if gate.held():
+            if gate.holding():
                 holds |= HOLD_GATES
             until = max(until, gate.until_steps())
         self.flags.until = until
@@ -1104,6 +1104,15 @@ class GpuServe(PortEnd):
             await port.send_released(handle)
 
 
+class CardFlags(ctypes.Structure):
+    """What the library reads to take a completion at the card's end as it arrives
+    (``hip.cpp``'s ``CardFlags``): Python's reasons to decide it (the ``HOLD_`` bits),
+    whether the checker there stops at its first broken rule, and the step before which
+    the fault injector's stall in front may still hold it."""
+
+    _fields_ = [("holds", ctypes.c_uint32), ("stop", ctypes.c_int32), ("until", ctypes.c_uint64)]
+
+
 class CardCpl(PortEnd):
     """The card's end of its link, receiving (``port``, the hard-IP model ``dev``'s): the
     completions for the card's memory reads that the model takes with every check passed
@@ -1114,7 +1123,12 @@ class CardCpl(PortEnd):
     credits go back, the model's requester state (kept in the library's table: see
     :class:`tb.models.hardip.PevbUspDevice`) moves on, and each joins the library's queue
     for RC, its place in the model's RC queue held by a marker that the model's RC loop
-    pushes in its turn. Anything else Python's model takes."""
+    pushes in its turn. The library takes them as they arrive (``dp_card_arrive``) while
+    what :meth:`ready` reads stays as it was, which Python copies into the library's
+    flags whenever it changes (the injector's rules and stall, the link's state, a
+    logger's level, the port's handler and lane, the checker, a passive observer), and
+    tells Python what the model moves on by (:meth:`took`); else when the port hands
+    Python the completion (:meth:`cross`). Anything else Python's model takes."""
 
     defers = True
 
@@ -1139,10 +1153,19 @@ class CardCpl(PortEnd):
         self._hip = ctypes.byref(dev._hip)
         self._out = HipCplOut()
         self._out_ref = ctypes.byref(self._out)
+        self.end = self.lib.dp_card_end_new(ctypes.addressof(dev._hip), self.queue)
+        self.flags = CardFlags.from_address(self.lib.dp_card_end_flags(self.end))
+        faults.listeners.append(self.refresh)
+        dev.link_state_listeners.append(self.refresh)
+        _on_log_levels(self.refresh)
         self.port.native_end = self
+        self.lib.dp_port_card(self.port._p, self.end)
         dev.card_cpl = self
 
     def __del__(self) -> None:
+        end, self.end = getattr(self, "end", None), None
+        if end is not None:
+            self.lib.dp_card_end_free(end)
         queue, self.queue = getattr(self, "queue", None), None
         if queue is not None:
             self.lib.dp_rcq_free(queue)
@@ -1153,6 +1176,7 @@ class CardCpl(PortEnd):
         self._meter = meter
         self.meter = meter.meter if meter is not None else None
         self.meter_observer = observer
+        self._end_set()
 
     def clear(self) -> None:
         """The link went down: what the library queued for RC is lost."""
@@ -1161,13 +1185,47 @@ class CardCpl(PortEnd):
     def _set(self, kinds: int, ck: Any, link: int, way: int, reads: ReadLog | None) -> None:
         self.kinds = kinds  # (the CplD bit; the injector's read log came at construction)
         self._ck, self._ck_link, self._ck_dir = ck, link, way
+        self._end_set()
+
+    def _end_set(self) -> None:
+        """What sees the completions the library takes here, in the library."""
+        reads = self.reads.reads if self.reads is not None else None
+        self.lib.dp_card_end_set(self.end, self._ck, self._ck_link, self._ck_dir, reads, self.meter)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Tell the library the conditions it takes an arrival here by, as they are."""
+        port, faults, flags = self.port, self.faults, self.flags
+        holds = 0 if self.kinds & 4 else HOLD_OFF
+        if port.rx_handler is not self.expected:
+            holds |= HOLD_HANDLER
+        if port._rx_lane.busy:
+            holds |= HOLD_LANE
+        if faults.holding() or not self._model_ready():
+            holds |= HOLD_GATES
+        if self.show is not None:
+            holds |= HOLD_SHOWN
+        flags.until = faults.until_steps()
+        checker = self.checker
+        flags.stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        flags.holds = holds
+
+    def lane_busy(self, busy: bool) -> None:
+        """The port's receive lane has become busy or idle."""
+        flags = self.flags
+        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
 
     def ready(self) -> bool:
         """Whether a completion arriving now may be taken in the library: the injector
         in front idle with no rule armed, the link up, the model and its RC source not
         logging each TLP, and the RC source one the library packs for."""
-        faults, dev = self.faults, self.dev
-        if faults.rules or not faults.stall.idle() or dev.link_down:
+        return self.faults.idle() and self._model_ready()
+
+    def _model_ready(self) -> bool:
+        """:meth:`ready`'s terms of the model: the link up, no logging of each TLP, an
+        RC source the library packs for."""
+        dev = self.dev
+        if dev.link_down:
             return False
         source = dev.rc_source
         return (
@@ -1175,6 +1233,34 @@ class CardCpl(PortEnd):
             and not source.log.isEnabledFor(logging.INFO)
             and not dev.log.isEnabledFor(logging.DEBUG)
         )
+
+    def took(self, tag: int, completed: int) -> None:
+        """The library took a completion for the card's read of ``tag`` (which it ended
+        when ``completed``): the model's Python moves on as :meth:`cross` moves it."""
+        self.fabric.crossings += 1
+        self.fabric.card_cpls += 1
+        dev = self.dev
+        if completed:  # (the library's table has it ended already)
+            list.__setitem__(dev.active_request, tag, None)
+        dev.cpld_credit_released.set()
+        dev.rc_queue.put_nowait(self._marker)
+
+    def checked(self, handle: int, receipt: int) -> None:
+        """The library took the completion ``handle`` (the ``receipt``-th received here)
+        on its arrival, and the checker has something to say first: said, then taken as
+        :meth:`cross` takes it."""
+        self._report_and_finish(handle, receipt)
+        self.took(self._out.tag, self._out.request_completed)
+
+    def _report_and_finish(self, handle: int, receipt: int) -> None:
+        """The checker's records of completion ``handle`` said, then the completion
+        taken (``dp_hip_receive_finish``)."""
+        self.checker.report_records(self.link, self.direction, self.line.peek(handle))
+        reads = self.reads.reads if self.reads is not None else None
+        self.lib.dp_hip_receive_finish(
+            self.cal, self._hip, self.queue, self.port._p, handle, receipt, reads,
+            self.meter, steps(), self._out_ref,
+        )  # fmt: skip
 
     def cross(self, handle: int, receipt: int) -> bool:
         """Take the library's completion ``handle`` (the ``receipt``-th received at the
@@ -1185,25 +1271,16 @@ class CardCpl(PortEnd):
         stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
         reads = self.reads.reads if self.reads is not None else None
         p, q, now = self.port._p, self.queue, steps()
-        meter = self.meter
         got = lib.dp_hip_receive(
             self.cal, self._hip, q, p, handle, receipt, self._ck, self._ck_link, self._ck_dir,
-            stop, reads, meter, now, self._out_ref,
+            stop, reads, self.meter, now, self._out_ref,
         )  # fmt: skip
         if got < 0:
             return False
         if got == 1:  # the checker has something to say first
-            checker.report_records(self.link, self.direction, self.line.peek(handle))
-            lib.dp_hip_receive_finish(self.cal, self._hip, q, p, handle, receipt, reads, meter,
-                                      now, self._out_ref)  # fmt: skip
+            self._report_and_finish(handle, receipt)
         self.line.poke()
-        self.fabric.crossings += 1
-        self.fabric.card_cpls += 1
         if self.show is not None:
             self.show()
-        dev, out = self.dev, self._out
-        if out.request_completed:  # (the library's table has it ended already)
-            list.__setitem__(dev.active_request, out.tag, None)
-        dev.cpld_credit_released.set()
-        dev.rc_queue.put_nowait(self._marker)
+        self.took(self._out.tag, self._out.request_completed)
         return True

@@ -48,7 +48,7 @@ from cocotb.triggers import Event
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, REST, RESUME, RX, WAKE
+from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, REST, RESUME, RX, TOOK, WAKE
 
 
 def steps() -> int:
@@ -515,6 +515,8 @@ class CompiledTimeline(Timeline):
             self._fabric.ports[out.port].arbiter.push(item)
         elif kind == CHECKED:
             self.ports[out.port].native_end.checked(out.a, out.b)
+        elif kind == TOOK:
+            self.ports[out.port].native_end.took(out.a, out.b)
         elif kind == REST:
             self.ports[out.port].native_end.rest_later()
         elif kind == RESUME:  # in its turn among what the step has woken

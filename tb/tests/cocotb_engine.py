@@ -224,6 +224,32 @@ async def test_rcb_split_completions(dut):
     await roundtrip(h, [(3, cards[0], 4096), (4094, cards[1], 3000), (0, cards[2], 333)], 9)
 
 
+async def h2c_logged(h, log: logging.Logger, seed: int, n: int = 4096) -> tuple[int, list[str]]:
+    """An H2C of ``n`` bytes from a host buffer with the level of ``log`` as it is (the
+    buffer's memory known to the compiled data path by then), then the same with INFO on
+    ``log`` (set mid-run, then put back): the buffer's bus address and what ``log`` said
+    meanwhile."""
+    src = h.tb.alloc_host(n)
+    src[0:n] = pattern(n, seed)
+    sa = src.get_absolute_address(0)
+    seen: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    check_ok(await h.run(h.h2c, [Segment(sa, 0, n)]), 1, "H2C")
+    catch, level = Catch(), log.level
+    log.addHandler(catch)
+    try:
+        log.setLevel(logging.INFO)
+        check_ok(await h.run(h.h2c, [Segment(sa, 0, n)]), 1, "H2C, logged")
+    finally:
+        log.setLevel(level)
+        log.removeHandler(catch)
+    return sa, seen
+
+
 @cocotb.test(timeout_time=10, timeout_unit="ms")
 async def test_root_complex_logs_requests_when_asked(dut):
     """A level set on the root complex's logger mid-run takes effect at once: with INFO
@@ -232,27 +258,7 @@ async def test_root_complex_logs_requests_when_asked(dut):
     with it off again the transfers still move the right bytes."""
     h = await setup(dut)
     n = 4096
-    src = h.tb.alloc_host(n)
-    src[0:n] = pattern(n, 31)
-    sa = src.get_absolute_address(0)
-    seen: list[str] = []
-
-    class Catch(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.getMessage())
-
-    # first with the level as it is (the buffer's memory known to the library by then),
-    # then with INFO on
-    check_ok(await h.run(h.h2c, [Segment(sa, 0, n)]), 1, "H2C")
-    log, catch = h.tb.rc.log, Catch()
-    level = log.level
-    log.addHandler(catch)
-    try:
-        log.setLevel(logging.INFO)
-        check_ok(await h.run(h.h2c, [Segment(sa, 0, n)]), 1, "H2C, logged")
-    finally:
-        log.setLevel(level)
-        log.removeHandler(catch)
+    sa, seen = await h2c_logged(h, h.tb.rc.log, 31, n)
     logged = 0  # the data bytes read from the buffer, as logged
     for text in seen:
         m = re.match(r"Memory read, address 0x([0-9a-f]+), length (\d+)", text)
@@ -260,6 +266,21 @@ async def test_root_complex_logs_requests_when_asked(dut):
             logged += 4 * int(m[2])
     assert logged >= n, f"{logged} of {n} bytes' reads logged: {seen[:4]}"
     await roundtrip(h, [(0, 0, n)], seed=32)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_card_logs_completions_when_asked(dut):
+    """A level set on the RC source's logger mid-run takes effect at once: with INFO on,
+    every completion for the card's reads goes to RC through the hard-IP model's own
+    path, which logs each frame (the compiled data path takes none of them in its
+    library then), and with it off again the transfers still move the right bytes."""
+    h = await setup(dut)
+    n = 4096
+    _, seen = await h2c_logged(h, h.tb.dev.rc_source.log, 33, n)
+    frames = [text for text in seen if "RC frame" in text]
+    # (at most 256 bytes of data a completion: the profiles' largest Max Payload Size)
+    assert len(frames) >= n // 256, f"{len(frames)} RC frames logged for {n} bytes"
+    await roundtrip(h, [(0, 0, n)], seed=34)
 
 
 @cocotb.test(timeout_time=10, timeout_unit="ms")

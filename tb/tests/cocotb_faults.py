@@ -122,6 +122,13 @@ async def test_checker_names_bad_requests_from_the_rtl(dut):
     tb.dev.rq_sink._sink_frame(reserved)
     await Timer(1, "us")
     assert bytes(buf[0:32]) == bytes(32), "the write with a reserved address type landed"
+    # a message (request type 12) and the reserved request type 15, which the model
+    # names rather than stopping at
+    for kind in (12, 15):
+        frame = request(TlpType.MEM_READ, 1).pack_us_rq()
+        frame.data[2] = frame.data[2] & ~(0xF << 11) | kind << 11
+        tb.dev.rq_sink._sink_frame(frame)
+    await Timer(1, "us")
     # tag 9 stays outstanding (its completions held), then a read asks for tag 9 again
     tb.faults.add(FaultRule("hold", target="host", count=0))
     tb.dev.rq_sink._sink_frame(request(TlpType.MEM_READ, 9).pack_us_rq())
@@ -133,10 +140,14 @@ async def test_checker_names_bad_requests_from_the_rtl(dut):
     assert [(v.link, v.direction, v.rule) for v in found] == [
         ("fpga", "rq", "rq-malformed"),
         ("fpga", "rq", "rq-malformed"),
+        ("fpga", "rq", "rq-unsupported"),
+        ("fpga", "rq", "rq-malformed"),
         ("fpga", "rq", "tag-in-use"),
     ], found
+    assert "request type 12 (a message)" in found[2].message
+    assert "request type 15 (reserved)" in found[3].message
     assert all(v.time_ns > 0 and f"at {v.time_ns:.1f} ns" in str(v) for v in found)
-    assert "tag 9 reused" in found[2].message
+    assert "tag 9 reused" in found[4].message
     tb.faults.clear()
     await tb.faults.release_held()
     await Timer(2, "us")

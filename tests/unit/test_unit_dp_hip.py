@@ -40,6 +40,7 @@ def _device(rng: random.Random, functions: list[PcieId]) -> PevbUspDevice:
     dev = object.__new__(PevbUspDevice)
     dev._hip = dp.Hip()  # (the device's own table, which its views keep)
     dev.log = logging.getLogger("test.dp_hip")
+    dev.link_state_listeners = []
     dev.link_down = False
     dev.functions = [
         SimpleNamespace(
