@@ -84,15 +84,21 @@ dp_out resume_report(const dp_waiter &w)
 	return dp_out{dp::K_RESUME, w.to, 0, w.handle, 0};
 }
 
-/* *out for Python: after the senders the step has woken so far, which Python's
- * scheduler would resume before anything the report wakes */
+/* the senders the step has woken so far to Python, ahead of the reports waiting: its
+ * scheduler would resume them before anything those reports wake */
+void resumed_ahead(dp_calendar *cal)
+{
+	for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
+		cal->reports.push_front(resume_report(*it));
+	cal->resumed.clear();
+}
+
+/* *out for Python, after the senders the step has woken so far */
 uint32_t hand(dp_calendar *cal, dp_out *out)
 {
 	if (!cal->resumed.empty()) {
 		cal->reports.push_front(*out);
-		for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
-			cal->reports.push_front(resume_report(*it));
-		cal->resumed.clear();
+		resumed_ahead(cal);
 		*out = cal->reports.front();
 		cal->reports.pop_front();
 	}
@@ -101,6 +107,29 @@ uint32_t hand(dp_calendar *cal, dp_out *out)
 }
 
 }  // namespace
+
+}  // extern "C"
+
+/*
+ * A sender of the library's own (w) has the wire's next place, which Python's
+ * scheduler would resume after the step's work: where Python has been handed nothing in
+ * this step yet, the calendar resumes it then (dp_cal_pop_due), else Python schedules it
+ * in its turn (*out: K_RESUME, true).
+ */
+bool dp_cal_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out)
+{
+	if (!cal->told) {
+		cal->resumed.push_back(w);
+		return false;
+	}
+	uint64_t slot = out->slot;
+
+	*out = resume_report(w);
+	out->slot = slot;
+	return true;
+}
+
+extern "C" {
 
 /*
  * Run the work due by step now in order, the links' own here, until one entry has
@@ -143,11 +172,8 @@ uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 		dp_waiter w = cal->resumed.front();
 		cal->resumed.pop_front();
 		dp_fab_resume(cal, w, now);
-		if (!cal->reports.empty()) {
-			for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
-				cal->reports.push_front(resume_report(*it));
-			cal->resumed.clear();
-		}
+		if (!cal->reports.empty())
+			resumed_ahead(cal);
 	}
 }
 

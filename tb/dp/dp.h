@@ -108,6 +108,23 @@ struct dp_waiter {
 	uint64_t handle;
 };
 
+/* why Python decides an arrival at a link end the library may take it past (bits, which
+ * Python writes): the port's receive handler is not the one armed, its receive lane is
+ * busy, a gate stands in front (a fault injector with a rule armed or TLPs its stall
+ * holds; at a model's end, also the model not ready), a passive observer is shown what
+ * arrives, not armed yet */
+enum : uint32_t {
+	HOLD_HANDLER = 1, HOLD_LANE = 2, HOLD_GATES = 4, HOLD_SHOWN = 8, HOLD_OFF = 16
+};
+
+/* what a bridge's end (fabric.cpp) and the card's (hip.cpp) read of Python's state,
+ * laid out as tb/models/native.py's EndFlags */
+struct dp_end_flags {
+	uint32_t holds = HOLD_OFF;
+	int32_t stop = 0;	/* the checker ends at its first broken rule */
+	uint64_t until = 0;	/* before this step a stall in front may hold what comes */
+};
+
 /* TLPs of the library's own carry this bit in their handle; Python's do not */
 constexpr uint64_t DP_NATIVE = uint64_t(1) << 62;
 
@@ -254,10 +271,10 @@ int dp_gpu_arrive(dp_calendar *cal, dp_gpu *g, dp_port *port, uint64_t handle,
 int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t handle,
 		   uint64_t receipt, uint64_t now, dp_out *out);
 
-/* fabric.cpp: a sender of the library's own (w) has the wire's next place: resumed
- * from the step's tail or handed to Python (*out, true); and resumed (its TLP sent,
- * its arbitration run on; what is Python's next in cal's reports) */
-bool dp_fab_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out);
+/* calendar.cpp: a sender of the library's own (w) has the wire's next place: resumed
+ * in the step's tail or handed to Python (*out, true); fabric.cpp: resumed (its TLP
+ * sent, its arbitration run on; what is Python's next in cal's reports) */
+bool dp_cal_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out);
 void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */

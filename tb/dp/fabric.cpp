@@ -106,23 +106,9 @@ uint32_t kind_of(const dp::TlpHeader &h)
 
 }  // namespace
 
-/* why Python decides an arrival at a bridge's end (bits, which Python writes): the
- * port's receive handler is not the one armed, its receive lane is busy, a gate stands in
- * front (a fault injector with a rule armed or TLPs its stall holds), a passive observer
- * is shown what crosses, not armed yet */
-enum : uint32_t {
-	HOLD_HANDLER = 1, HOLD_LANE = 2, HOLD_GATES = 4, HOLD_SHOWN = 8, HOLD_OFF = 16
-};
-
-struct EndFlags {
-	uint32_t holds = HOLD_OFF;
-	int32_t stop = 0;	/* the checker ends at its first broken rule */
-	uint64_t until = 0;	/* before this step a stall in front may hold what comes */
-};
-
 /* a link end at a bridge whose TLPs of the library's own may cross it here */
 struct dp_rxend {
-	EndFlags flags;
+	dp_end_flags flags;
 	SwitchPort *port;
 	uint32_t side;
 	uint32_t kinds = 0;	/* what may cross here (Python says, as its observers want) */
@@ -578,7 +564,7 @@ void dp_fab_finish(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t han
 	end->pending = nullptr;
 }
 
-/* end's flags, which Python writes (EndFlags: holds, stop) */
+/* end's flags, which Python writes (dp_end_flags: holds, stop, until) */
 void *dp_fab_end_flags(dp_rxend *end)
 {
 	return &end->flags;
@@ -727,25 +713,6 @@ int dp_fab_arrive(dp_calendar *cal, dp_fabric *fab, dp_rxend *end, uint64_t hand
 	*out = cal->reports.front();
 	cal->reports.pop_front();
 	return 1;
-}
-
-/*
- * A sender of the library's own (w) has the wire's next place, which Python's
- * scheduler would resume after the step's work: where Python has been handed nothing in
- * this step yet, the library resumes it then (dp_cal_pop_due), else Python schedules it
- * in its turn (*out: K_RESUME).
- */
-bool dp_fab_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out)
-{
-	if (!cal->told) {
-		cal->resumed.push_back(w);
-		return false;
-	}
-	out->kind = dp::K_RESUME;
-	out->port = w.to;
-	out->a = w.handle;
-	out->b = 0;
-	return true;
 }
 
 /*

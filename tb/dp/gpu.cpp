@@ -63,13 +63,13 @@ struct dp_gpu_counts {
 /*
  * Why Python decides a request arriving at the GPU's link port, and what the answer
  * takes, which Python writes as they change (tb/models/native.py's GpuFlags): holds,
- * bits as fabric.cpp's EndFlags (the port's receive handler not the one armed, its
+ * dp.h's HOLD_ bits (the port's receive handler not the one armed, its
  * receive lane busy, the endpoint not ready, a passive observer shown it, not set yet);
  * the checker ends at its first broken rule; the function's Max Payload Size code; the
  * link's flow control initialized.
  */
 struct GpuFlags {
-	uint32_t holds = 16;
+	uint32_t holds = HOLD_OFF;
 	int32_t stop = 0;
 	uint32_t mps = 0;
 	uint32_t fc_ready = 0;

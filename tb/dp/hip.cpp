@@ -292,21 +292,14 @@ int dp_hip_receive_finish(dp_calendar *cal, dp_hip *hip, dp_rcq *q, dp_port *por
  * The card's end of its link, receiving (tb/models/native.py's CardCpl): a completion of
  * the library's own taken there as it arrives (dp_card_arrive, dp_hip_receive's rules)
  * while what CardCpl.ready reads allows it, which Python copies into the flags as it
- * changes: holds, bits as fabric.cpp's EndFlags (the port's receive handler not the one
- * armed, its receive lane busy, the fault injector in front holding what comes or the
- * model not ready to take it, a passive observer shown it, not set yet); the checker
- * ends at its first broken rule; before step until the injector's stall may hold it.
+ * changes (dp.h's dp_end_flags: its gate bit for the fault injector in front holding what
+ * comes or the model not ready to take it; until, the step from which the injector's
+ * stall is over for certain).
  */
-struct CardFlags {
-	uint32_t holds = 16;
-	int32_t stop = 0;
-	uint64_t until = 0;
-};
-
 struct dp_card_end {
 	dp_hip *hip;
 	dp_rcq *q;
-	CardFlags flags;
+	dp_end_flags flags;
 	dp_checker *ck = nullptr;	/* the checker that sees the completions (null: none) */
 	uint32_t ck_link = 0, ck_dir = 0;
 	dp_reads *reads = nullptr;	/* the fault injector's read log (null: none) */
@@ -331,7 +324,7 @@ void dp_card_end_free(dp_card_end *e)
 	delete e;
 }
 
-/* the flags Python writes (CardFlags) */
+/* the flags Python writes (dp_end_flags) */
 void *dp_card_end_flags(dp_card_end *e)
 {
 	return &e->flags;
@@ -361,7 +354,7 @@ void dp_card_end_set(dp_card_end *e, dp_checker *ck, uint32_t link, uint32_t dir
 int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t handle,
 		   uint64_t receipt, uint64_t now, dp_out *out)
 {
-	const CardFlags &f = e->flags;
+	const dp_end_flags &f = e->flags;
 
 	if (f.holds || now < f.until)
 		return -1;

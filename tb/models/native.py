@@ -204,9 +204,10 @@ class ServeFlags(ctypes.Structure):
 
 
 class EndFlags(ctypes.Structure):
-    """Why Python decides an arrival at a bridge's end (``fabric.cpp``'s ``EndFlags``:
-    the ``HOLD_`` bits), whether the checker there stops at its first broken rule, and
-    the step before which a fault injector's stall in front may still hold a TLP."""
+    """Why Python decides an arrival at a bridge's end or the card's (``dp.h``'s
+    ``dp_end_flags``: the ``HOLD_`` bits), whether the checker there stops at its first
+    broken rule, and the step before which a fault injector's stall in front may still
+    hold a TLP."""
 
     _fields_ = [("holds", ctypes.c_uint32), ("stop", ctypes.c_int32), ("until", ctypes.c_uint64)]
 
@@ -220,9 +221,9 @@ class EgressFlags(ctypes.Structure):
     _fields_ = [("busy", ctypes.c_uint32), ("live", ctypes.c_uint32), ("held", ctypes.c_uint32)]
 
 
-# fabric.cpp's reasons an arrival at a bridge's end is Python's: its receive handler is
-# not the one armed, its receive lane is busy, a gate stands in front, a passive observer
-# is shown what crosses, not armed
+# dp.h's reasons an arrival at a link end is Python's: its receive handler is not the one
+# armed, its receive lane is busy, a gate stands in front (or the model is not ready), a
+# passive observer is shown what arrives, not armed
 HOLD_HANDLER, HOLD_LANE, HOLD_GATES, HOLD_SHOWN, HOLD_OFF = 1, 2, 4, 8, 16
 
 
@@ -336,6 +337,9 @@ class PortEnd(abc.ABC):
         # what shows the tap's passive observers the TLPs taken here (from the trace
         # ring), called as each is taken; None: none looks
         self.show: Callable[[], None] | None = None
+        # the library's copy of what decides an arrival here, where it decides one
+        # (``holds`` and ``stop`` first; None: it decides none)
+        self.flags: Any = None
 
     def set(
         self,
@@ -367,8 +371,30 @@ class PortEnd(abc.ABC):
     def refresh(self) -> None:  # noqa: B027  (an end the library takes nothing at alone)
         """The port's receive handler has changed: tell the library, where it reads it."""
 
-    def lane_busy(self, busy: bool) -> None:  # noqa: B027  (as refresh)
-        """The port's receive lane has become busy (or idle)."""
+    def lane_busy(self, busy: bool) -> None:
+        """The port's receive lane has become busy (or idle): its bit in the end's flags
+        in the library, where it has them."""
+        flags = self.flags
+        if flags is not None:
+            flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
+
+    def _stop(self) -> int:
+        """Whether the checker here ends at its first broken rule (as the library's
+        ``stop`` flag)."""
+        checker = self.checker
+        return int(checker is not None and checker.stops_at_first(self.link, self.direction))
+
+    def _port_holds(self) -> int:
+        """The ``HOLD_`` bits every end with flags has: the port's receive handler not the
+        one armed (``expected``), its receive lane busy, a passive observer shown here."""
+        port, holds = self.port, 0
+        if port.rx_handler is not self.expected:
+            holds |= HOLD_HANDLER
+        if port._rx_lane.busy:
+            holds |= HOLD_LANE
+        if self.show is not None:
+            holds |= HOLD_SHOWN
+        return holds
 
 
 class End(PortEnd):
@@ -403,29 +429,15 @@ class End(PortEnd):
 
     def refresh(self) -> None:
         """Tell the library the conditions it takes an arrival here by, as they are."""
-        holds = 0
-        if self.port.rx_handler is not self.expected:
-            holds |= HOLD_HANDLER
-        if self.port._rx_lane.busy:
-            holds |= HOLD_LANE
+        holds = self._port_holds()
         until = 0
         for gate in self.gates:
             if gate.holding():
                 holds |= HOLD_GATES
             until = max(until, gate.until_steps())
         self.flags.until = until
-        if self.show is not None:
-            holds |= HOLD_SHOWN
-        checker = self.checker
-        self.flags.stop = int(
-            checker is not None and checker.stops_at_first(self.link, self.direction)
-        )
+        self.flags.stop = self._stop()
         self.flags.holds = holds
-
-    def lane_busy(self, busy: bool) -> None:
-        """The port's receive lane has become busy or idle."""
-        flags = self.flags
-        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
 
     def checked(self, handle: int, receipt: int) -> None:
         """The library took its TLP ``handle`` (the ``receipt``-th received here) past
@@ -443,8 +455,7 @@ class End(PortEnd):
         for gate in self.gates:
             if not gate.idle():
                 return False
-        checker = self.checker
-        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        stop = self._stop()
         lib, to = self.lib, self._to
         cal, fab, end, port = self.cal, self.fabric.fab, self.end, self.port_id
         got = lib.dp_fab_cross(
@@ -1008,26 +1019,14 @@ class GpuServe(PortEnd):
 
     def refresh(self) -> None:
         """Tell the library the conditions it answers an arrival here by, as they are."""
-        port, flags = self.port, self.flags
-        holds = 0 if self._armed else HOLD_OFF
-        if port.rx_handler is not self.expected:
-            holds |= HOLD_HANDLER
-        if port._rx_lane.busy:
-            holds |= HOLD_LANE
+        flags = self.flags
+        holds = self._port_holds() | (0 if self._armed else HOLD_OFF)
         if not self.ready():
             holds |= HOLD_GATES
-        if self.show is not None:
-            holds |= HOLD_SHOWN
-        checker = self.checker
-        flags.stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        flags.stop = self._stop()
         flags.mps = self.ep.pcie_cap.max_payload_size
-        flags.fc_ready = int(port.fc_ready)
+        flags.fc_ready = int(self.port.fc_ready)
         flags.holds = holds
-
-    def lane_busy(self, busy: bool) -> None:
-        """The port's receive lane has become busy or idle."""
-        flags = self.flags
-        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
 
     def ready(self) -> bool:
         """Whether the endpoint's memory handlers are the ones armed and neither it nor
@@ -1046,8 +1045,7 @@ class GpuServe(PortEnd):
         port = self.port
         if port.rx_handler is not self.expected or not self.ready():
             return 0
-        checker = self.checker
-        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        stop = self._stop()
         mps = self.ep.pcie_cap.max_payload_size
         lib, cal, g, p = self.lib, self.cal, self.g, port._p
         got = lib.dp_gpu_serve(cal, g, p, handle, receipt, mps, stop, port.fc_ready, steps())
@@ -1104,15 +1102,6 @@ class GpuServe(PortEnd):
             await port.send_released(handle)
 
 
-class CardFlags(ctypes.Structure):
-    """What the library reads to take a completion at the card's end as it arrives
-    (``hip.cpp``'s ``CardFlags``): Python's reasons to decide it (the ``HOLD_`` bits),
-    whether the checker there stops at its first broken rule, and the step before which
-    the fault injector's stall in front may still hold it."""
-
-    _fields_ = [("holds", ctypes.c_uint32), ("stop", ctypes.c_int32), ("until", ctypes.c_uint64)]
-
-
 class CardCpl(PortEnd):
     """The card's end of its link, receiving (``port``, the hard-IP model ``dev``'s): the
     completions for the card's memory reads that the model takes with every check passed
@@ -1154,7 +1143,7 @@ class CardCpl(PortEnd):
         self._out = HipCplOut()
         self._out_ref = ctypes.byref(self._out)
         self.end = self.lib.dp_card_end_new(ctypes.addressof(dev._hip), self.queue)
-        self.flags = CardFlags.from_address(self.lib.dp_card_end_flags(self.end))
+        self.flags = EndFlags.from_address(self.lib.dp_card_end_flags(self.end))
         faults.listeners.append(self.refresh)
         dev.link_state_listeners.append(self.refresh)
         _on_log_levels(self.refresh)
@@ -1195,25 +1184,13 @@ class CardCpl(PortEnd):
 
     def refresh(self) -> None:
         """Tell the library the conditions it takes an arrival here by, as they are."""
-        port, faults, flags = self.port, self.faults, self.flags
-        holds = 0 if self.kinds & 4 else HOLD_OFF
-        if port.rx_handler is not self.expected:
-            holds |= HOLD_HANDLER
-        if port._rx_lane.busy:
-            holds |= HOLD_LANE
+        faults, flags = self.faults, self.flags
+        holds = self._port_holds() | (0 if self.kinds & 4 else HOLD_OFF)
         if faults.holding() or not self._model_ready():
             holds |= HOLD_GATES
-        if self.show is not None:
-            holds |= HOLD_SHOWN
         flags.until = faults.until_steps()
-        checker = self.checker
-        flags.stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        flags.stop = self._stop()
         flags.holds = holds
-
-    def lane_busy(self, busy: bool) -> None:
-        """The port's receive lane has become busy or idle."""
-        flags = self.flags
-        flags.holds = flags.holds | HOLD_LANE if busy else flags.holds & ~HOLD_LANE
 
     def ready(self) -> bool:
         """Whether a completion arriving now may be taken in the library: the injector
@@ -1267,8 +1244,7 @@ class CardCpl(PortEnd):
         port) for the card: whether the library did (else Python's model takes it)."""
         if not self.kinds & 4 or self.port.rx_handler is not self.expected or not self.ready():
             return False
-        checker, lib = self.checker, self.lib
-        stop = int(checker is not None and checker.stops_at_first(self.link, self.direction))
+        lib, stop = self.lib, self._stop()
         reads = self.reads.reads if self.reads is not None else None
         p, q, now = self.port._p, self.queue, steps()
         got = lib.dp_hip_receive(
