@@ -56,6 +56,7 @@ _NAMES = (
     "vpi.cpp",
     "xact.cpp",
     "hip.cpp",
+    "rcloop.cpp",
     "gpu.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
@@ -205,6 +206,50 @@ class Hip(ctypes.Structure):
         ("extended_tags", ctypes.c_uint32),
         ("functions", ctypes.c_uint32),
         ("function_id", ctypes.c_uint32 * 8),
+        ("rc_blocks", ctypes.c_uint32),
+        ("ended", ctypes.c_uint32),
+        ("rc_owned", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+    ]
+
+
+# why the model's moving on by a completion the card's end took is Python's (``hip.cpp``):
+# its RC loop is not idle on an empty queue, its RQ logic waits for completion credit,
+# the RC source is not one the library writes into, a timer callback's write is deferred
+RC_BUSY, RC_WAITER, RC_SOURCE, RC_DEFERRED = 1, 2, 4, 8
+
+
+class RcSrc(ctypes.Structure):
+    """A transactor RC source's state, where the library's RC loop (``rcloop.cpp``'s
+    ``dp_rc_src``) writes completions into it too: beats written in all; the buffer's
+    depth, its pointers' modulus, dwords a beat, a word's bytes; cocotbext-pcie's idle
+    event set, cocotb trusting the simulator's writes; the queue occupancy limit in
+    frames, the wake requests made (mod 256); the ring of the frames' first beats the
+    per-beat packer would hold (its size, a power of two, first and count, and where it
+    is); the buffer's words, the stream's layout, the transactor's signals."""
+
+    _fields_ = [
+        ("pushed", ctypes.c_uint64),
+        ("depth", ctypes.c_uint32),
+        ("ptr_mod", ctypes.c_uint32),
+        ("lanes", ctypes.c_uint32),
+        ("stride", ctypes.c_uint32),
+        ("idle", ctypes.c_uint32),
+        ("trust", ctypes.c_uint32),
+        ("limit", ctypes.c_int32),
+        ("wake_req", ctypes.c_uint32),
+        ("starts_cap", ctypes.c_uint32),
+        ("starts_head", ctypes.c_uint32),
+        ("starts_len", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("starts", ctypes.c_void_p),
+        ("words", ctypes.c_void_p),
+        ("stream", ctypes.c_void_p),
+        ("rd_ptr", ctypes.c_void_p),
+        ("wr_ptr", ctypes.c_void_p),
+        ("wake_ptr", ctypes.c_void_p),
+        ("wake_req_sig", ctypes.c_void_p),
+        ("wake_ack", ctypes.c_void_p),
     ]
 
 
@@ -380,6 +425,9 @@ def library() -> ctypes.CDLL:
         ("dp_vpi_write", None, [p, u32, ctypes.POINTER(u32)]),
         ("dp_vpi_write_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
         ("dp_vpi_read_run", None, [p, u32, u32, ctypes.c_char_p, u32]),
+        ("dp_vpi_signal", p, [ctypes.c_char_p]),
+        ("dp_vpi_get", u32, [p]),
+        ("dp_vpi_put", None, [p, u32]),
         (
             "dp_rc_pack",
             u32,
@@ -432,6 +480,13 @@ def library() -> ctypes.CDLL:
         ("dp_card_end_free", None, [p]),
         ("dp_card_end_flags", p, [p]),
         ("dp_card_end_set", None, [p, p, u32, u32, p, p]),
+        ("dp_card_end_loop", p, [p]),
+        ("dp_card_end_turns", u64, [p]),
+        ("dp_rc_loop_source", None, [p, p]),
+        ("dp_rc_loop_owned", i, [p]),
+        ("dp_rc_loop_stop", None, [p]),
+        ("dp_rc_adopt", i64, [p, pu64, pu32, pu32]),
+        ("dp_rc_loop_turns", u64, [p, pu64, pu64]),
         ("dp_gpu_serve", i, [p, p, p, u64, u64, u32, i, i, u64]),
         ("dp_gpu_finish", i, [p, p, p, u64, u64, u32, i, u64]),
         ("dp_gpu_next", u64, [p]),

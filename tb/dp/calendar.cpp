@@ -78,14 +78,17 @@ int dp_cal_first(const dp_calendar *cal, uint64_t *step, uint64_t *slot)
 
 namespace {
 
-/* a sender of the library's own handed to Python, to resume from cocotb's event loop */
-dp_out resume_report(const dp_waiter &w)
+/* what the step woke handed to Python: a sender of the library's own to resume from
+ * cocotb's event loop, or the card's model to move on */
+dp_out resume_report(const dp_woken &w)
 {
-	return dp_out{dp::K_RESUME, w.to, 0, w.handle, 0};
+	if (w.card)
+		return dp_out{dp::K_TOOK, w.port, 0, w.tag, w.completed};
+	return dp_out{dp::K_RESUME, w.w.to, 0, w.w.handle, 0};
 }
 
-/* the senders the step has woken so far to Python, ahead of the reports waiting: its
- * scheduler would resume them before anything those reports wake */
+/* what the step has woken so far to Python, ahead of the reports waiting: its
+ * scheduler would run it before anything those reports wake */
 void resumed_ahead(dp_calendar *cal)
 {
 	for (auto it = cal->resumed.rbegin(); it != cal->resumed.rend(); ++it)
@@ -93,7 +96,7 @@ void resumed_ahead(dp_calendar *cal)
 	cal->resumed.clear();
 }
 
-/* *out for Python, after the senders the step has woken so far */
+/* *out for Python, after what the step has woken so far */
 uint32_t hand(dp_calendar *cal, dp_out *out)
 {
 	if (!cal->resumed.empty()) {
@@ -111,12 +114,12 @@ uint32_t hand(dp_calendar *cal, dp_out *out)
 }  // extern "C"
 
 /*
- * A sender of the library's own (w) has the wire's next place, which Python's
- * scheduler would resume after the step's work: where Python has been handed nothing in
- * this step yet, the calendar resumes it then (dp_cal_pop_due), else Python schedules it
- * in its turn (*out: K_RESUME, true).
+ * The step has woken w (a sender of the library's own has the wire's next place, or the
+ * card's model moves on), which Python's scheduler would run after the step's work:
+ * where Python has been handed nothing in this step yet, the calendar runs it then
+ * (dp_cal_pop_due), else Python does in its turn (*out: K_RESUME or K_TOOK, true).
  */
-bool dp_cal_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out)
+bool dp_cal_woken(dp_calendar *cal, const dp_woken &w, dp_out *out)
 {
 	if (!cal->told) {
 		cal->resumed.push_back(w);
@@ -135,9 +138,10 @@ extern "C" {
  * Run the work due by step now in order, the links' own here, until one entry has
  * something for Python: its kind (and *out), or K_NONE when nothing due is left. The
  * calendar counts as firing from the first call until dp_cal_settle. When the step's
- * entries are done, the senders of the library's own it woke before Python was handed
- * anything are resumed here, in order (dp.h, resumed); where one has something for
- * Python, those after it are handed to Python first.
+ * entries are done, what it woke before Python was handed anything runs here, in order
+ * (dp.h, resumed): a sender of the library's own is resumed, and where it has something
+ * for Python, those after it are handed to Python first; the card's model's turn is
+ * the library's where it can be, else it and those after it are handed to Python.
  */
 uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 {
@@ -169,9 +173,19 @@ uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 		if (cal->resumed.empty())
 			return dp::K_NONE;
 		cal->tail = true;
-		dp_waiter w = cal->resumed.front();
+		dp_woken w = cal->resumed.front();
+		if (w.card) {
+			/* the model's turn: the library's, else Python's from here on, in
+			 * order */
+			if (!dp_card_turn(cal, w)) {
+				resumed_ahead(cal);
+				continue;
+			}
+			cal->resumed.pop_front();
+			continue;
+		}
 		cal->resumed.pop_front();
-		dp_fab_resume(cal, w, now);
+		dp_fab_resume(cal, w.w, now);
 		if (!cal->reports.empty())
 			resumed_ahead(cal);
 	}

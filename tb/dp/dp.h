@@ -95,6 +95,7 @@ struct dp_channel {
 
 struct dp_port;
 struct dp_fabric;
+struct dp_card_end;
 
 /*
  * A sender waiting for a port's wire, in the order they came (TlpPort.send's
@@ -106,6 +107,19 @@ struct dp_waiter {
 	dp_fabric *fab;
 	uint32_t to;		/* its switch port, in fab */
 	uint64_t handle;
+};
+
+/*
+ * What the step has woken that Python's scheduler would run after the step's work, in
+ * order: a sender of the library's own (card null), or the card's model moving on by a
+ * completion its end took (card: its end, port its link port; tag, and whether it ended
+ * its request), which wakes the model's RC loop (hip.cpp, dp_card_turn).
+ */
+struct dp_woken {
+	dp_waiter w;
+	dp_card_end *card;
+	uint32_t port;
+	uint64_t tag, completed;
 };
 
 /* why Python decides an arrival at a link end the library may take it past (bits, which
@@ -168,13 +182,13 @@ struct dp_calendar {
 	std::deque<dp_out> reports;
 	std::vector<uint8_t> ring;	/* the trace ring's records, oldest first */
 	/*
-	 * Senders of the library's own woken in this step before Python was handed
-	 * anything in it: Python's scheduler would resume them after the step's work, in
-	 * this order, with nothing of Python's between, so the library resumes them
-	 * itself then (the step's tail); handed to Python as K_RESUME, in order, ahead of
-	 * the first report that comes before that.
+	 * What the step woke before Python was handed anything in it (senders of the
+	 * library's own, the card's model's turns): Python's scheduler would run them
+	 * after the step's work, in this order, with nothing of Python's between, so the
+	 * library runs them itself then where it can (the step's tail); handed to Python
+	 * (K_RESUME, K_TOOK), in order, ahead of the first report that comes before that.
 	 */
-	std::deque<dp_waiter> resumed;
+	std::deque<dp_woken> resumed;
 	bool told = false;	/* Python has been handed a report in this step */
 	bool tail = false;	/* the step's entries are done: its resumptions run */
 
@@ -271,11 +285,16 @@ int dp_gpu_arrive(dp_calendar *cal, dp_gpu *g, dp_port *port, uint64_t handle,
 int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t handle,
 		   uint64_t receipt, uint64_t now, dp_out *out);
 
-/* calendar.cpp: a sender of the library's own (w) has the wire's next place: resumed
- * in the step's tail or handed to Python (*out, true); fabric.cpp: resumed (its TLP
- * sent, its arbitration run on; what is Python's next in cal's reports) */
-bool dp_cal_woken(dp_calendar *cal, const dp_waiter &w, dp_out *out);
+/* calendar.cpp: what a step woke (w: a sender of the library's own has the wire's next
+ * place, or the card's model moves on) run in the step's tail or handed to Python
+ * (*out, true); fabric.cpp: a sender resumed (its TLP sent, its arbitration run on;
+ * what is Python's next in cal's reports) */
+bool dp_cal_woken(dp_calendar *cal, const dp_woken &w, dp_out *out);
 void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
+
+/* hip.cpp: the card's model moves on by the completion its end took (w), in the step's
+ * tail, its RC loop's turn included: whether the library did it all (else Python) */
+bool dp_card_turn(dp_calendar *cal, const dp_woken &w);
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */
 bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);

@@ -40,6 +40,16 @@ namespace {
 
 constexpr uint32_t TAGS = 256;
 
+/*
+ * Why the model's moving on by a completion the card's end took is Python's (dp_hip's
+ * rc_blocks, which Python keeps): its RC loop is not idle in its queue's get with the
+ * queue empty, its RQ logic waits for completion credit (the event a completion sets),
+ * the RC source is not one the library writes into, a write of Python's in a timer
+ * callback would not reach the simulator at once (cocotb defers it to the ReadWrite
+ * phase).
+ */
+enum : uint32_t { RC_BUSY = 1, RC_WAITER = 2, RC_SOURCE = 4, RC_DEFERRED = 8 };
+
 /* PG213's requester completion error codes (Tlp_us's ErrorCode) */
 enum ErrorCode : uint32_t {
 	NORMAL_TERMINATION = 0x0,
@@ -77,7 +87,12 @@ struct dp_hip {
 	uint32_t extended_tags;		/* function 0's Extended Tag Field Enable */
 	uint32_t functions;		/* how many of function_id */
 	uint32_t function_id[8];
+	uint32_t rc_blocks;	/* why the RC loop's turn is Python's (RC_ bits) */
+	uint32_t ended;		/* requests the library ended, in all (mod 2^32) */
+	uint32_t rc_owned;	/* the RC loop is the library's (rcloop.cpp) */
+	uint32_t pad;
 };
+
 
 /* what becomes of a completion (laid out as tb.dp's ctypes structure says) */
 struct dp_hip_cpl {
@@ -164,8 +179,10 @@ void commit(dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, const dp_h
 	}
 	if (!mine)
 		return;
-	if (out.request_completed)
+	if (out.request_completed) {
 		req.active = 0;
+		hip.ended++;
+	}
 	hip.cpld_credit_count = std::max<int64_t>(hip.cpld_credit_count - dc, 0);
 	if (out.outcome == 1) {
 		hip.rx_buf_cplh_fc_count += 1;
@@ -304,6 +321,8 @@ struct dp_card_end {
 	uint32_t ck_link = 0, ck_dir = 0;
 	dp_reads *reads = nullptr;	/* the fault injector's read log (null: none) */
 	dp_meter *meter = nullptr;	/* a bench's meter (null: none) */
+	dp_rc_loop *loop;		/* the model's RC loop, where the library runs it */
+	uint64_t turns = 0;		/* completions the model moved on by here, since read */
 	dp_hip_cpl out{};
 };
 
@@ -313,15 +332,35 @@ extern "C" {
 dp_card_end *dp_card_end_new(dp_hip *hip, dp_rcq *q)
 {
 	auto *e = new dp_card_end();
+	dp_rc_counts counts{&hip->rx_buf_cplh_fc_count, &hip->rx_buf_cpld_fc_count,
+			    &hip->rc_owned};
 
 	e->hip = hip;
 	e->q = q;
+	e->loop = dp_rc_loop_new(q, &counts);
 	return e;
 }
 
 void dp_card_end_free(dp_card_end *e)
 {
+	dp_rc_loop_free(e->loop);
 	delete e;
+}
+
+/* the model's RC loop, where the library runs it (rcloop.cpp) */
+dp_rc_loop *dp_card_end_loop(dp_card_end *e)
+{
+	return e->loop;
+}
+
+/* the completions the model moved on by in the library (dp_card_turn) since the last
+ * call: those CardCpl.took is not called for */
+uint64_t dp_card_end_turns(dp_card_end *e)
+{
+	uint64_t n = e->turns;
+
+	e->turns = 0;
+	return n;
 }
 
 /* the flags Python writes (dp_end_flags) */
@@ -345,9 +384,37 @@ void dp_card_end_set(dp_card_end *e, dp_checker *ck, uint32_t link, uint32_t dir
 }  // extern "C"
 
 /*
+ * The card's model moves on by the completion its end took (w), in the step's tail, as
+ * CardCpl.took moves it: the request the completion ended is gone from the library's
+ * table already (which the model's active requests read through), and the credit event
+ * it would set has no waiter; the RC loop, where it is idle in its queue's get with the
+ * queue empty, or already the library's, takes the completion from the library's queue
+ * in its turn (rcloop.cpp). Whether the library did it all (else nothing is done, and it
+ * is Python's).
+ */
+bool dp_card_turn(dp_calendar *, const dp_woken &w)
+{
+	dp_card_end *e = w.card;
+	uint32_t blocks = e->hip->rc_blocks;
+
+	if (dp_rc_loop_owned(e->loop)) {
+		if (blocks & RC_WAITER)
+			return false;
+		e->turns++;	/* (queued behind the one the loop holds) */
+		return true;
+	}
+	if (blocks || !dp_rc_loop_ready(e->loop) || !dp_rcq_size(e->q))
+		return false;
+	e->turns++;
+	dp_rc_loop_start(e->loop);
+	return true;
+}
+
+/*
  * The library's completion handle has reached the card's link port (port) as its
  * receipt-th TLP: taken here while the flags allow it, as CardCpl.cross would take it.
- * -1 when Python decides it (nothing done); else 1 and *out for Python: K_CHECKED (the
+ * -1 when Python decides it (nothing done); 0 when the model's moving on by it waits
+ * for the step's tail (dp_cal_woken); else 1 and *out for Python: K_CHECKED (the
  * checker's records first, then dp_hip_receive_finish) or K_TOOK (the model's Python
  * moves on: tag a, b whether it ended its request).
  */
@@ -369,8 +436,6 @@ int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t han
 		out->b = receipt;
 		return 1;
 	}
-	out->kind = dp::K_TOOK;
-	out->a = e->out.tag;
-	out->b = e->out.request_completed;
-	return 1;
+	return dp_cal_woken(cal, dp_woken{{}, e, out->port, e->out.tag, e->out.request_completed},
+			    out);
 }

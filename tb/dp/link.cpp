@@ -266,7 +266,7 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 
 			p->senders.pop_front();
 			if (w.fab)
-				return dp_cal_woken(cal, w, out);
+				return dp_cal_woken(cal, dp_woken{w, nullptr, 0, 0, 0}, out);
 		}
 		out->kind = dp::K_WAKE;
 		out->port = p->id;

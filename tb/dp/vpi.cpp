@@ -35,6 +35,7 @@ struct Value {			/* s_vpi_value */
 	} value;
 };
 
+constexpr int32_t VPI_INT_VAL = 6;	/* vpiIntVal */
 constexpr int32_t VPI_VECTOR_VAL = 9;	/* vpiVectorVal */
 constexpr int32_t VPI_SIZE = 4;		/* vpiSize */
 constexpr int32_t VPI_NO_DELAY = 1;	/* vpiNoDelay */
@@ -160,6 +161,36 @@ void dp_vpi_read_run(dp_words *w, uint32_t start, uint32_t count, uint8_t *bytes
 		dp_vpi_read(w, (start + k) % depth, limbs.data());
 		std::memcpy(bytes + size_t(k) * stride, limbs.data(), limbs.size() * 4);
 	}
+}
+
+/* the signal named path (a vector of up to 32 bits): its handle, null where there is
+ * none */
+void *dp_vpi_signal(const char *path)
+{
+	if (!dp_vpi_present())
+		return nullptr;
+	return vpi_handle_by_name(path, nullptr);
+}
+
+/* signal's value (a handle from dp_vpi_signal); x and z read 0 */
+uint32_t dp_vpi_get(void *signal)
+{
+	Value v;
+
+	v.format = VPI_VECTOR_VAL;
+	v.value.vector = nullptr;
+	vpi_get_value(static_cast<vpiHandle>(signal), &v);
+	return uint32_t(v.value.vector[0].aval & ~v.value.vector[0].bval);
+}
+
+/* signal set to value, at once (a deposit, as cocotb's writes of the signal are) */
+void dp_vpi_put(void *signal, uint32_t value)
+{
+	Value v;
+
+	v.format = VPI_INT_VAL;
+	v.value.integer = int32_t(value);
+	vpi_put_value(static_cast<vpiHandle>(signal), &v, nullptr, VPI_NO_DELAY);
 }
 
 }  // extern "C"

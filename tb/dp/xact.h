@@ -27,6 +27,21 @@ struct dp_rc_fields {
 /* completions for RC the library took for the card, in order (xact.cpp) */
 struct dp_rcq;
 void dp_rcq_add(dp_rcq *q, const dp_rc_fields *f, const uint8_t *data, uint32_t ndw);
+uint32_t dp_rcq_size(const dp_rcq *q);
+
+/* the hard-IP model's RC loop where the library runs it (rcloop.cpp), and the model's
+ * counters it moves (hip.cpp's dp_hip's fields): the receive buffer's counts it drops
+ * after each completion, and the flag that says the loop is the library's */
+struct dp_rc_loop;
+struct dp_rc_counts {
+	int64_t *cplh, *cpld;
+	uint32_t *owned;
+};
+dp_rc_loop *dp_rc_loop_new(dp_rcq *q, const dp_rc_counts *counts);
+void dp_rc_loop_free(dp_rc_loop *l);
+int dp_rc_loop_ready(const dp_rc_loop *l);
+int dp_rc_loop_owned(const dp_rc_loop *l);
+void dp_rc_loop_start(dp_rc_loop *l);
 
 }  // extern "C"
 

@@ -5,6 +5,7 @@ replaces cocotb's private ``_schedule_write``)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +107,28 @@ async def _run_hdl_clock(inst: Any, high: int, period: int) -> None:
 
 _TIMED = (Timer, NextTimeStep, Alarm, LibraryAlarm)  # (the timeline's work: timed)
 _at_once = [False]
+# told when timer callbacks' writes begin to be applied at once (held weakly)
+_timed_listeners: list[weakref.WeakMethod] = []
+
+
+def on_timed_writes(listener: Callable[[], None]) -> None:
+    """Call ``listener`` (a bound method, held weakly) when :func:`timed_writes_now`
+    turns true."""
+    _timed_listeners.append(weakref.WeakMethod(listener))
+
+
+def writes_trusted() -> bool:
+    """Whether cocotb applies every write at once (it trusts the simulator's: Verilator,
+    with its runner's ``COCOTB_TRUST_INERTIAL_WRITES``), rather than in the ReadWrite
+    phase where it was made outside one."""
+    return bool(getattr(_handle_module, "_trust_inertial", False))
+
+
+def timed_writes_now() -> bool:
+    """Whether a deposit made now from a timer callback (past time 0, to a signal no
+    Python clock drives) reaches the simulator at once: where cocotb trusts the
+    simulator's writes, and once :func:`timed_writes_at_once` has been called."""
+    return writes_trusted() or (bool(_installed) and _at_once[0])
 
 
 def timed_writes_at_once() -> None:
@@ -118,6 +141,12 @@ def timed_writes_at_once() -> None:
     blocks may not have run) and in value-change callbacks (at an edge, whose always
     blocks must not see them) stay deferred. Needs :func:`install_timed_writes`."""
     _at_once[0] = True
+    for ref in list(_timed_listeners):
+        listener = ref()
+        if listener is None:
+            _timed_listeners.remove(ref)
+        else:
+            listener()
 
 
 def install_timed_writes() -> None:

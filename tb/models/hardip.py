@@ -14,13 +14,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import cocotb
+from cocotb.queue import Queue
 from cocotb.triggers import Event, First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
-from ..dp import Hip
+from ..dp import RC_BUSY, RC_DEFERRED, RC_SOURCE, RC_WAITER, Hip
+from . import clocks
 from .hardip_speed import EventDrivenLoops
 from .intx import PINS, intx_message
 
@@ -64,23 +66,72 @@ _RQ_TYPES = ("a message", "a vendor-defined message", "an ATS message", "reserve
 # what the RC queue holds for a completion the compiled data path's library took for the
 # card (tb.models.native.CardCpl): the next of the library's own queue
 LIBRARY_CPL = object()
+# what the RC queue holds first where Python's RC loop takes over the library's
+# (tb/dp/rcloop.cpp): the completion the library's loop holds, in the wait it was in
+RC_ADOPTED = object()
 
 
 class _Requests(list):
     """The requests the hard IP has outstanding, by tag (cocotbext-pcie's
     ``active_request``): each one set or cleared here is set or cleared in the library's
     table too (``tb/dp/hip.cpp``), which the compiled data path's checks of a completion
-    read."""
+    read. A request the library ends (its last completion taken with no Python) is gone
+    from here as it is from the table: every read looks at the table's count of the
+    requests it ended first."""
 
-    __slots__ = ("_table",)
+    __slots__ = ("_ended", "_hip", "_table")
 
-    def __init__(self, table: Any, items: list) -> None:
+    def __init__(self, hip: Any, items: list) -> None:
         super().__init__(items)
-        self._table = table
+        self._hip, self._table = hip, hip.request
+        self._ended = hip.ended
         for tag, req in enumerate(items):
             self[tag] = req
 
+    def _sync(self) -> None:
+        """Drop the requests the library has ended since the last look."""
+        ended = self._hip.ended
+        if ended != self._ended:
+            self._ended = ended
+            table, put = self._table, super().__setitem__
+            for tag, req in enumerate(list.__iter__(self)):
+                if req is not None and not table[tag].active:
+                    put(tag, None)
+
+    def __getitem__(self, tag: Any) -> Any:
+        self._sync()
+        return super().__getitem__(tag)
+
+    def __iter__(self) -> Any:
+        self._sync()
+        return super().__iter__()
+
+    def __reversed__(self) -> Any:
+        self._sync()
+        return super().__reversed__()
+
+    def __contains__(self, req: Any) -> bool:
+        self._sync()
+        return super().__contains__(req)
+
+    def __repr__(self) -> str:
+        self._sync()
+        return super().__repr__()
+
+    def count(self, req: Any) -> int:
+        self._sync()
+        return super().count(req)
+
+    def index(self, req: Any, *args: Any) -> int:
+        self._sync()
+        return super().index(req, *args)
+
+    def copy(self) -> list:
+        self._sync()
+        return super().copy()
+
     def __setitem__(self, tag: Any, req: Any) -> None:
+        self._sync()
         super().__setitem__(tag, req)
         slot = self._table[tag]
         if req is None:
@@ -94,6 +145,25 @@ class _Requests(list):
         slot.be_byte_count = req.get_be_byte_count()
         slot.address = req.address
         slot.active = 1
+
+
+class _RcQueue(Queue):
+    """The model's RC queue (cocotbext-pcie's ``rc_queue``). Whatever is put in it makes
+    the RC loop's next turn Python's (``RC_BUSY``, until the loop is idle in its get with
+    the queue empty again), and where the library runs the loop, first hands it back
+    (``adopt``, told whether the item is the marker of the last completion the library
+    took)."""
+
+    def __init__(self, hip: Any, adopt: Callable[[bool], None]) -> None:
+        super().__init__()
+        self._hip, self._adopt = hip, adopt
+
+    def put_nowait(self, item: Any) -> None:
+        hip = self._hip
+        if hip.rc_owned:
+            self._adopt(item is LIBRARY_CPL)
+        hip.rc_blocks |= RC_BUSY
+        super().put_nowait(item)
 
 
 class _CreditsIn:
@@ -166,7 +236,16 @@ class PevbUspDevice(EventDrivenLoops):
         self._hip = Hip()
         self.card_cpl: Any = None  # (tb.models.native.CardCpl, on the compiled path)
         super().__init__(*args, **kwargs)
-        self.active_request = _Requests(self._hip.request, self.active_request)
+        self.active_request = _Requests(self._hip, self.active_request)
+        # the RC loop's turn for a completion the library took is the library's too while
+        # the loop is idle on an empty queue (tb/dp/hip.cpp, dp_card_turn)
+        self._hip.rc_blocks = RC_BUSY | RC_SOURCE | RC_DEFERRED
+        self.rc_queue = _RcQueue(self._hip, self._rc_adopt)
+        self._rc_parked = False
+        self._rc_adopted: tuple[int, int, int] = (0, 0, 0)
+        if hasattr(self.rc_source, "on_clear"):  # (a transactor's: tb.models.transactors)
+            self.rc_source.on_clear = self._rc_cleared
+        clocks.on_timed_writes(self._rc_idle)
         self.cpl_timeout_ns = cpl_timeout_ns
         self.cpl_timeouts = 0
         # requests the RTL made while its function's bus mastering was off (not sent)
@@ -612,10 +691,18 @@ class PevbUspDevice(EventDrivenLoops):
         """cocotbext-pcie's RC loop; a completion the RC source can take whole (the
         transactor model on the compiled data path) goes in without a frame made."""
         while True:
+            if self.rc_queue.empty():
+                self._rc_parked = True
+                self._rc_idle()
             tlp = await self.rc_queue.get()
+            self._rc_parked = False
+            self._hip.rc_blocks |= RC_BUSY
             source = self.rc_source
-            if tlp is LIBRARY_CPL:  # the next the library took (tb.models.native.CardCpl)
-                dc = await source.send_queued(self.card_cpl.queue)
+            if tlp is LIBRARY_CPL or tlp is RC_ADOPTED:  # the library's (CardCpl)
+                if tlp is LIBRARY_CPL:
+                    dc = await source.send_queued(self.card_cpl.queue)
+                else:  # from where the library's loop stood
+                    dc = await source.send_adopted(self.card_cpl.queue, *self._rc_adopted)
                 self.rx_buf_cplh_fc_count = max(self.rx_buf_cplh_fc_count - 1, 0)
                 self.rx_buf_cpld_fc_count = max(self.rx_buf_cpld_fc_count - (dc + 1), 0)
                 continue
@@ -628,6 +715,43 @@ class PevbUspDevice(EventDrivenLoops):
             self.rx_buf_cpld_fc_count = max(
                 self.rx_buf_cpld_fc_count - (tlp.get_data_credits() + 1), 0
             )
+
+    def _rc_adopt(self, marked: bool) -> None:
+        """The library's RC loop handed to Python's where it stands: the completion it
+        holds first in the queue, in its wait, then a marker for each it queued after
+        (but the last where ``marked``: its marker is being put)."""
+        got = self.card_cpl.adopt()
+        if got is None:
+            return
+        point, phase, ndw, queued = got
+        self._rc_adopted = (point, phase, ndw)
+        put = super(_RcQueue, self.rc_queue).put_nowait
+        put(RC_ADOPTED)
+        for _ in range(queued - marked):
+            put(LIBRARY_CPL)
+
+    def _rc_cleared(self) -> None:
+        """The RC source dropped what it holds (a reset): Python's RC loop goes on from
+        where the library's stands, as it would have."""
+        if self._hip.rc_owned:
+            self._hip.rc_blocks |= RC_BUSY
+            self._rc_adopt(False)
+
+    def _rc_idle(self) -> None:
+        """The RC loop is idle in its get, the queue empty (or, while it is, a timer
+        callback's writes began to reach the simulator at once): the library may take
+        its next turn while the RQ logic waits for no credit, the RC source is one it
+        writes into, and a write from a timer callback reaches the simulator at once, as
+        the loop's own would (hip.cpp's RC_ bits)."""
+        if not self._rc_parked:
+            return
+        hip = self._hip
+        blocks = hip.rc_blocks & RC_WAITER
+        if getattr(self.rc_source, "rc_state", None) is None:
+            blocks |= RC_SOURCE
+        if not clocks.timed_writes_now():
+            blocks |= RC_DEFERRED
+        hip.rc_blocks = blocks
 
     # --- the completer completion path (CC) -----------------------------------------------
     def _track_order(self) -> None:
@@ -712,7 +836,11 @@ class PevbUspDevice(EventDrivenLoops):
             while not self._np_fits(tlp):
                 self.cpld_credit_released.clear()
                 self.tag_release.clear()
-                await First(self.cpld_credit_released.wait(), self.tag_release.wait())
+                self._hip.rc_blocks |= RC_WAITER  # (a turn of the RC loop sets the event)
+                try:
+                    await First(self.cpld_credit_released.wait(), self.tag_release.wait())
+                finally:
+                    self._hip.rc_blocks &= ~RC_WAITER
             await self._issue_np(tlp)
 
     async def upstream_recv(self, tlp) -> None:

@@ -257,6 +257,10 @@ class Fabric:
         self.bar1_answers = 0  # of those, requests to the GPU's BAR1 it answered
         self.card_cpls = 0  # and completions it took for the card
         self.gpu: Any = None  # the GPU's end (GpuServe), which answers on arrival too
+        self.cards: list[Any] = []  # the cards' ends (CardCpl), which take them too
+        # and completions the library's RC loop wrote for the RTL, the waits for room it
+        # made, the times Python's loop took over from it
+        self.rc_turns = self.rc_waits = self.rc_adopted = 0
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -307,6 +311,16 @@ class Fabric:
             answered = self.gpu.answered()
             self.crossings += answered
             self.bar1_answers += answered
+        for card in self.cards:  # (the completions the model moved on by in the library)
+            moved = self.lib.dp_card_end_turns(card.end)
+            self.crossings += moved
+            self.card_cpls += moved
+            waits, adopted = ctypes.c_uint64(), ctypes.c_uint64()
+            self.rc_turns += self.lib.dp_rc_loop_turns(
+                card.loop, ctypes.byref(waits), ctypes.byref(adopted)
+            )
+            self.rc_waits += waits.value
+            self.rc_adopted += adopted.value
         return self.crossings
 
     def route(self, source: Any, to: Any, queue: int) -> None:
@@ -1143,6 +1157,8 @@ class CardCpl(PortEnd):
         self._out = HipCplOut()
         self._out_ref = ctypes.byref(self._out)
         self.end = self.lib.dp_card_end_new(ctypes.addressof(dev._hip), self.queue)
+        self.loop = self.lib.dp_card_end_loop(self.end)  # the model's RC loop's, there
+        self._adopted = (ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint32())
         self.flags = EndFlags.from_address(self.lib.dp_card_end_flags(self.end))
         faults.listeners.append(self.refresh)
         dev.link_state_listeners.append(self.refresh)
@@ -1150,6 +1166,7 @@ class CardCpl(PortEnd):
         self.port.native_end = self
         self.lib.dp_port_card(self.port._p, self.end)
         dev.card_cpl = self
+        fabric.cards.append(self)
 
     def __del__(self) -> None:
         end, self.end = getattr(self, "end", None), None
@@ -1191,6 +1208,8 @@ class CardCpl(PortEnd):
         flags.until = faults.until_steps()
         flags.stop = self._stop()
         flags.holds = holds
+        # the RC source the library's RC loop may write the model's completions into
+        self.lib.dp_rc_loop_source(self.loop, getattr(self.dev.rc_source, "rc_state", None))
 
     def ready(self) -> bool:
         """Whether a completion arriving now may be taken in the library: the injector
@@ -1210,6 +1229,16 @@ class CardCpl(PortEnd):
             and not source.log.isEnabledFor(logging.INFO)
             and not dev.log.isEnabledFor(logging.DEBUG)
         )
+
+    def adopt(self) -> tuple[int, int, int, int] | None:
+        """The model's RC loop handed back from the library where it stands
+        (``dp_rc_adopt``): the point its wait is for, the wait's phase (1: while the
+        queue is full, 2: for room), the payload dwords of the completion it holds, and
+        how many it queued after that one; None where the loop is not the library's."""
+        point, phase, ndw = self._adopted
+        refs = (ctypes.byref(point), ctypes.byref(phase), ctypes.byref(ndw))
+        queued = self.lib.dp_rc_adopt(self.loop, *refs)
+        return None if queued < 0 else (point.value, phase.value, ndw.value, queued)
 
     def took(self, tag: int, completed: int) -> None:
         """The library took a completion for the card's read of ``tag`` (which it ended

@@ -464,17 +464,25 @@ class CompiledTimeline(Timeline):
         self._cal.clear()
         self._held.clear()
         fabric = self._fabric
+        if fabric is not None:  # (the model's RC loops the library runs end with the test)
+            for card in fabric.cards:
+                self.lib.dp_rc_loop_stop(card.loop)
         if fabric is not None and fabric.take_crossings():
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
-                " to the GPU's BAR1 answered, %d completions the card took; %d senders of"
-                " its own resumed for the wire",
+                " to the GPU's BAR1 answered, %d completions the card took (%d written for"
+                " the RTL by the library's RC loop, which waited %d times and was taken over"
+                " %d times); %d senders of its own resumed for the wire",
                 fabric.crossings,
                 fabric.bar1_answers,
                 fabric.card_cpls,
+                fabric.rc_turns,
+                fabric.rc_waits,
+                fabric.rc_adopted,
                 self.lib.dp_fab_resumes(fabric.fab),
             )
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
+            fabric.rc_turns = fabric.rc_waits = fabric.rc_adopted = 0
         alarm = self._alarm
         if isinstance(alarm, LibraryAlarm):
             wakes, python = alarm.counts()

@@ -67,7 +67,8 @@ from cocotb.triggers import ReadWrite, ValueChange
 from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from ..dp import COMPILED, RcFields, Stream, Unpacker, Words, datapath
+from ..dp import COMPILED, RcFields, RcSrc, Stream, Unpacker, Words, datapath
+from .clocks import writes_trusted
 from .signals import WAIT, Beat, Sync, reader, writer
 from .timeline import Timeline, Watch, steps, timeline
 
@@ -312,7 +313,7 @@ class _TransactorSource(_TransactorStream):
 
     def _init(self) -> None:
         super()._init()
-        x = self._attach()
+        x = self._x = self._attach()
         self._write_wr = writer(x.wr_ptr)
         self._read_rd = reader(x.rd_ptr)
         self._write_wake = writer(x.wake_ptr)
@@ -516,9 +517,13 @@ class _TransactorSource(_TransactorStream):
         (``queue``: its ``dp_rcq``, ``tb/dp/xact.cpp``), packed and written by the
         library: the same waits for the queue and the buffer, the same words. Its data
         credits."""
-        lib = self._words.lib
-        await self._room_for_completion(lib.dp_rcq_take(queue))
+        await self._room_for_completion(self._words.lib.dp_rcq_take(queue))
+        return self._write_queued(queue)
+
+    def _write_queued(self, queue: Any) -> int:
+        """The completion taken from ``queue`` packed and written: its data credits."""
         words, dc = self._words, ctypes.c_uint64()
+        lib = words.lib
         self._starting()
         count = lib.dp_rcq_push(
             queue,
@@ -789,8 +794,137 @@ class TransactorCcSink(_TransactorSink, _us.CcSink):
     """CC (completions from the RTL), read once per TLP from the transactor."""
 
 
+class _Starts:
+    """The first beats of the frames an RC source wrote while the per-beat packer would
+    hold them (``_TransactorSource._starts``, a deque there) as a ring in the source's
+    :class:`RcSrc`, which the library's RC loop reads and moves too."""
+
+    __slots__ = ("_mask", "_ring", "_s")
+
+    def __init__(self, rcs: RcSrc, depth: int) -> None:
+        cap = 1 << (depth + 2).bit_length()  # (at most a frame per beat in the buffer)
+        self._s, self._ring, self._mask = rcs, (ctypes.c_uint64 * cap)(), cap - 1
+        rcs.starts = ctypes.addressof(self._ring)
+        rcs.starts_cap, rcs.starts_head, rcs.starts_len = cap, 0, 0
+
+    def __len__(self) -> int:
+        return self._s.starts_len
+
+    def __getitem__(self, index: int) -> int:
+        s = self._s
+        if not 0 <= index < s.starts_len:
+            raise IndexError(index)
+        return self._ring[(s.starts_head + index) & self._mask]
+
+    def popleft(self) -> int:
+        first = self[0]
+        s = self._s
+        s.starts_head = (s.starts_head + 1) & self._mask
+        s.starts_len -= 1
+        return first
+
+    def append(self, start: int) -> None:
+        s = self._s
+        if s.starts_len > self._mask:
+            raise OverflowError("more frames waiting than the buffer holds beats")
+        self._ring[(s.starts_head + s.starts_len) & self._mask] = start
+        s.starts_len += 1
+
+    def clear(self) -> None:
+        self._s.starts_head = self._s.starts_len = 0
+
+
 class TransactorRcSource(_TransactorSource, _us.RcSource):
-    """RC (completions to the RTL), written once per TLP into the transactor."""
+    """RC (completions to the RTL), written once per TLP into the transactor. Its state
+    is where the library's RC loop (``tb/dp/rcloop.cpp``) can write completions into it
+    too, as :meth:`send_queued` does (:class:`RcSrc`, :attr:`rc_state` its address on
+    the compiled data path): the beats written, the frames the packer would hold, the
+    wake requests made, the queue occupancy limit, whether it is idle by cocotbext-pcie's
+    event. ``on_clear`` (None: nothing) is called when it drops what it holds."""
+
+    on_clear: Callable[[], None] | None = None
+
+    def _state(self) -> RcSrc:
+        rcs = self.__dict__.get("_rcs")
+        if rcs is None:
+            rcs = self.__dict__["_rcs"] = RcSrc()
+        return rcs
+
+    def _init(self) -> None:
+        rcs = self._state()
+        super()._init()
+        self._starts = _Starts(rcs, self._mem.depth)  # type: ignore[assignment]
+        rcs.idle = self.idle_event.is_set()
+        rcs.trust = writes_trusted()
+        self.rc_state: int | None = None  # (where the library writes here too)
+        words, x = self._words, self._x
+        if self._rc_stream is None or words is None:
+            return
+        signals = (x.rd_ptr, x.wr_ptr, x.wake_ptr, x.wake_req, x.wake_ack)
+        found = [words.lib.dp_vpi_signal(h._path.encode()) for h in signals]
+        if not all(found):
+            return
+        rcs.rd_ptr, rcs.wr_ptr, rcs.wake_ptr, rcs.wake_req_sig, rcs.wake_ack = found
+        rcs.depth, rcs.ptr_mod = self._mem.depth, self._ptr_mod
+        rcs.lanes, rcs.stride = self.seg_byte_lanes, words.stride
+        rcs.words, rcs.stream = words.words, ctypes.addressof(self._rc_stream)
+        self.rc_state = ctypes.addressof(rcs)
+
+    @property
+    def _pushed(self) -> int:  # type: ignore[override]
+        """Beats written, in all."""
+        return self._rcs.pushed
+
+    @_pushed.setter
+    def _pushed(self, value: int) -> None:
+        self._state().pushed = value
+
+    @property
+    def _wake_req(self) -> int:  # type: ignore[override]
+        """The wake requests made (mod 256)."""
+        return self._rcs.wake_req
+
+    @_wake_req.setter
+    def _wake_req(self, value: int) -> None:
+        self._state().wake_req = value
+
+    @property
+    def queue_occupancy_limit_frames(self) -> int:
+        """cocotbext-pcie's queue occupancy limit in frames (none below 1)."""
+        return self._state().limit
+
+    @queue_occupancy_limit_frames.setter
+    def queue_occupancy_limit_frames(self, value: int) -> None:
+        self._state().limit = value
+
+    def _starting(self) -> None:
+        taken = self._taken()
+        pushed = self._rcs.pushed
+        if pushed > taken + 1:
+            starts = self._starts
+            while starts and starts[0] <= taken + 1:  # (taken: as _waiting drops them)
+                starts.popleft()
+            starts.append(pushed)
+
+    def _pushed_more(self, count: int) -> None:
+        super()._pushed_more(count)
+        self._rcs.idle = 0
+
+    def clear(self) -> None:
+        super().clear()
+        self._state().idle = 1
+        if self.on_clear is not None:
+            self.on_clear()
+
+    async def send_adopted(self, queue: Any, point: int, phase: int, ndw: int) -> int:
+        """:meth:`send_queued` of the completion the library's RC loop holds, from the
+        wait it was in (for ``point`` beats taken; ``phase`` 1: while the queue was full,
+        2: for room in the buffer), handed over with it: its data credits."""
+        await ValueChange(self._wake_ack)
+        await self._taken_reaches(point)
+        if phase == 1:
+            await self._room_for_completion(ndw)
+        return self._write_queued(queue)
 
 
 class TransactorCqSource(_TransactorSource, _us.CqSource):

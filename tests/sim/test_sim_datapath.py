@@ -96,12 +96,19 @@ def _arrivals(
     env = {**(env or {}), DATAPATH_ENV: COMPILED, NATIVE_ENV: native, LOG_ENV: str(log)}
     text, _ = _run(module, test, sim, profile, env)
     said = re.findall(
-        r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?(\d+) senders", text
+        r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?"
+        r"(\d+) written for the RTL by the library's RC loop, which waited (\d+) times and"
+        r" was taken over (\d+) times\); (\d+) senders",
+        text,
     )
-    hops, bar1, resumed = (sum(int(s[k]) for s in said) for k in (0, 1, 2))
+    hops, bar1, turns, waits, adopted, resumed = (sum(int(s[k]) for s in said) for k in range(6))
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
     if test in WAIT_CASES:  # switch ports whose arbitration waits for the wire in the library
         assert (resumed > 20) == (native == "1"), f"{resumed} senders of the library's resumed"
+    if test in RC_CASES:  # the card's completions go to the RTL through the library's RC loop
+        assert (turns > 20) == (native == "1"), f"{turns} completions the library wrote on RC"
+        if native == "1" and profile in RC_CASES[test]:
+            assert waits and adopted, f"{waits} waits, taken over {adopted} times"
     if test in BAR1_CASES:  # the GPU answers requests to its BAR1 in the library too
         answers = native == "1" and BAR1_CASES[test]
         assert bar1 > 20 if answers else bar1 == 0, f"{bar1} BAR1 requests the library answered"
@@ -109,11 +116,15 @@ def _arrivals(
 
 
 # the GPU's relaxed-ordering writes pass others in the switch's queue where the library
-# routes them too; the card's reads cross the switch in the library with the fault
-# injector's read tracking there (its rules must still fire on their completions); the
-# card's reads and writes of GPU memory, a revoked page among them
+# routes them too; the card's completions wait for the RC stream in the library's RC
+# loop, which Python's takes over (a logger's level, a link down); the card's reads
+# cross the switch in the library with the fault injector's read tracking there (its
+# rules must still fire on their completions); the card's reads and writes of GPU
+# memory, a revoked page among them
 HOP_CASES = [
     *CASES,
+    ("tb.tests.cocotb_engine", "test_rc_backlog_handed_over"),
+    ("tb.tests.cocotb_recovery", "test_link_down_with_completions_waiting"),
     ("tb.tests.cocotb_faults", "test_completion_faults"),
     ("tb.tests.cocotb_gpu_peer", "test_peer_read_write_bar1"),
     ("tb.tests.cocotb_gpu_peer", "test_revoked_page_ur_and_dropped_write"),
@@ -126,6 +137,16 @@ WAIT_CASES = {
     "test_h2c2h_four_combinations",
     "test_gpu_data_then_doorbell_in_order",
     "test_random_chains",
+}
+# the cases whose completions for the card the library's RC loop writes for the RTL
+# (tb/dp/rcloop.cpp), and the profiles on which it waits for the RC stream there and
+# Python's RC loop takes it over as it waits (the RC transactor's buffer holds fewer
+# completions than the hard IP's receive buffer on the picoevb)
+RC_CASES = {
+    "test_concurrent_h2c_c2h": (),
+    "test_h2c2h_four_combinations": (),
+    "test_rc_backlog_handed_over": ("picoevb",),
+    "test_link_down_with_completions_waiting": ("picoevb",),  # (taken over at the reset)
 }
 # the cases with peer traffic to the GPU's BAR1, and whether the library answers it
 # (tb/dp/gpu.cpp; the pins' statistics the test reads are among what it counts for the

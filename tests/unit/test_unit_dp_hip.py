@@ -49,7 +49,7 @@ def _device(rng: random.Random, functions: list[PcieId]) -> PevbUspDevice:
         )
         for fid in functions
     ]
-    dev.active_request = _Requests(dev._hip.request, [None] * 256)
+    dev.active_request = _Requests(dev._hip, [None] * 256)
     dev._credits_in = _CreditsIn(dev._hip.credits_in)
     dev.cpld_credit_count = rng.randrange(0, 600)
     dev.cpld_credit_released = SimpleNamespace(set=lambda: None)
@@ -202,3 +202,40 @@ def test_completions_as_the_hard_ip_takes_them() -> None:
     # every outcome and error code was met
     assert {o for o, _ in outcomes} == {0, 1, 2}
     assert {e for o, e in outcomes if o == 1} == {0, 1, 2, 3, 4, 5, 6}, outcomes
+
+
+def test_requests_the_library_ends_are_gone_from_the_model() -> None:
+    """A completion the library takes with no Python (the RC loop's turn in the library
+    too: tb/dp/hip.cpp's dp_card_turn) ends its request in the device's own table only;
+    every way the model and the tests read its active requests (by tag, iterating, any,
+    counting free tags as cocotbext-pcie does, a slice) finds it gone."""
+    install()
+    lib = dp.library()
+    rng = random.Random(5)
+    ended_in_library = 0
+    for _ in range(20):
+        functions = [PcieId(rng.randrange(256), 0, k) for k in range(rng.randint(1, 3))]
+        dev = _device(rng, functions)
+        for tag in rng.sample(range(256), rng.randrange(1, 100)):
+            dev.active_request[tag] = _request(rng, tag, rng.choice(functions))
+        _sync(dev._hip, dev)
+        for _ in range(60):
+            c = _completion(rng, dev, functions)
+            raw = ctypes.create_string_buffer(bytes(c.pack_header()), 16)
+            h = dp.TlpHeader()
+            assert lib.dp_tlp_unpack(raw, ctypes.byref(h)) == 1
+            out = dp.HipCpl()
+            was = dev.active_request[c.tag]
+            lib.dp_hip_completion(ctypes.byref(dev._hip), ctypes.byref(h), len(c.data), out)
+            table = [bool(dev._hip.request[t].active) for t in range(256)]
+            if was is not None and not table[c.tag]:
+                ended_in_library += 1
+                assert dev.active_request[c.tag] is None
+                assert was not in dev.active_request
+            assert [r is not None for r in dev.active_request] == table
+            assert dev.active_request.count(None) == table.count(False)
+            assert dev.active_request[0:32].count(None) == table[:32].count(False)
+            assert any(dev.active_request) == any(table)
+            for tag, req in enumerate(dev.active_request):  # (the timeout loop's walk)
+                assert (req is not None) == table[tag]
+    assert ended_in_library > 100, ended_in_library
