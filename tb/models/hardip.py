@@ -79,12 +79,13 @@ class _Requests(list):
     from here as it is from the table: every read looks at the table's count of the
     requests it ended first."""
 
-    __slots__ = ("_ended", "_hip", "_table")
+    __slots__ = ("_ended", "_hip", "_live", "_table")
 
     def __init__(self, hip: Any, items: list) -> None:
         super().__init__(items)
         self._hip, self._table = hip, hip.request
         self._ended = hip.ended
+        self._live: set[int] = set()  # the tags set here and not cleared since
         for tag, req in enumerate(items):
             self[tag] = req
 
@@ -94,9 +95,9 @@ class _Requests(list):
         if ended != self._ended:
             self._ended = ended
             table, put = self._table, super().__setitem__
-            for tag, req in enumerate(list.__iter__(self)):
-                if req is not None and not table[tag].active:
-                    put(tag, None)
+            for tag in [t for t in self._live if not table[t].active]:
+                put(tag, None)
+                self._live.discard(tag)
 
     def __getitem__(self, tag: Any) -> Any:
         self._sync()
@@ -136,7 +137,9 @@ class _Requests(list):
         slot = self._table[tag]
         if req is None:
             slot.active = 0
+            self._live.discard(tag)
             return
+        self._live.add(tag)
         slot.requester_id = int(req.requester_id)
         slot.attr = int(req.attr)
         slot.tc = int(req.tc)

@@ -1242,12 +1242,11 @@ class CardCpl(PortEnd):
 
     def took(self, tag: int, completed: int) -> None:
         """The library took a completion for the card's read of ``tag`` (which it ended
-        when ``completed``): the model's Python moves on as :meth:`cross` moves it."""
+        when ``completed``, in its table, which the model's active requests read
+        through): the model's Python moves on as :meth:`cross` moves it."""
         self.fabric.crossings += 1
         self.fabric.card_cpls += 1
         dev = self.dev
-        if completed:  # (the library's table has it ended already)
-            list.__setitem__(dev.active_request, tag, None)
         dev.cpld_credit_released.set()
         dev.rc_queue.put_nowait(self._marker)
 

@@ -284,11 +284,12 @@ async def test_card_logs_completions_when_asked(dut):
     await roundtrip(h, [(0, 0, n)], seed=34)
 
 
-async def _backlog(h: Harness, n: int, seed: int, log: logging.Logger | None = None) -> None:
+async def _backlog(h: Harness, n: int, seed: int, handover=None) -> None:
     """An H2C of ``n`` bytes during which, once the RTL has its descriptor, it takes
     nothing on RC until completions wait in the hard-IP model for the RC transactor to
-    take them (more than 8, or 200 us): with ``log``, INFO is set on it then, while the
-    model's RC loop waits; then RC flows again, and every byte must arrive."""
+    take them (more than 8, or 200 us): ``handover()`` is called then, while the model's
+    RC loop waits, and what it returns after the H2C; then RC flows again, and every
+    byte must arrive."""
     tb = h.tb
     rc, dev = tb.dev.rc_source, tb.dev
     src = tb.alloc_host(n)
@@ -305,17 +306,15 @@ async def _backlog(h: Harness, n: int, seed: int, log: logging.Logger | None = N
         await Timer(1, "us")
         if dev.rx_buf_cplh_fc_count > 8:
             break
-    level = log.level if log is not None else 0
-    if log is not None:
-        log.setLevel(logging.INFO)
+    undo = handover() if handover is not None else None
     try:
         await Timer(20, "us")  # (more completions arrive meanwhile)
         rc.clear_pause_generator()
         rc.pause = False
         check_ok(await run, 1, "H2C")
     finally:
-        if log is not None:
-            log.setLevel(level)
+        if undo is not None:
+            undo()
     assert bytes(h.card_image()[0:n]) == pattern(n, seed), "H2C through a backlog"
 
 
@@ -323,29 +322,46 @@ async def _backlog(h: Harness, n: int, seed: int, log: logging.Logger | None = N
 async def test_rc_backlog_handed_over(dut):
     """The RTL takes no completion for a while: the model's RC loop waits for the RC
     stream (in the library on the compiled data path), first for cocotbext-pcie's queue
-    occupancy limit (4 frames), then for room in the RC transactor's buffer. A level set
-    on the RC source's logger while it waits sends the completions after to the model's
-    own path, which takes the loop over where it stands and logs each frame it sends;
-    every byte arrives in order, none dropped, no request timed out."""
+    occupancy limit (4 frames), then for room in the RC transactor's buffer. Something
+    that needs the completions after in Python, set while it waits, takes the loop over
+    where it stands: a level set on the RC source's logger (the model's own path takes
+    them and logs each frame it sends), an observer added at the card's link (shown
+    each completion, which the model then takes as the library would). Every byte
+    arrives in order, none dropped, no request timed out."""
     h = await setup(dut)
-    rc = h.tb.dev.rc_source
+    tb = h.tb
+    rc = tb.dev.rc_source
     seen: list[str] = []
+    shown: list[int] = []
 
     class Catch(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             seen.append(record.getMessage())
 
+    def logged():
+        level = rc.log.level
+        rc.log.setLevel(logging.INFO)
+        return lambda: rc.log.setLevel(level)
+
+    def observed():
+        def observe(link, direction, tlp) -> None:
+            shown.append(len(tlp.data))
+
+        tb.links.add_observer(observe, links=("fpga",), passive=True)
+        return lambda: tb.links.remove_observer(observe)
+
     catch = Catch()
     rc.log.addHandler(catch)
     rc.queue_occupancy_limit_frames = 4
     try:
-        await _backlog(h, min(h.ram_size, 16 * 1024), 51, rc.log)
+        await _backlog(h, min(h.ram_size, 16 * 1024), 51, logged)
     finally:
         rc.queue_occupancy_limit_frames = -1
         rc.log.removeHandler(catch)
     assert any("RC frame" in text for text in seen), "no completion took the model's path"
-    await _backlog(h, min(h.ram_size, 20 * 1024), 52)
-    assert h.tb.dev.cpl_timeouts == 0
+    await _backlog(h, min(h.ram_size, 20 * 1024), 52, observed)
+    assert sum(shown) > 0, "the observer was shown no completion"
+    assert tb.dev.cpl_timeouts == 0
     await roundtrip(h, [(0, 0, 4096)], seed=53)
 
 
