@@ -42,6 +42,7 @@ _NAMES = (
     "tlp.h",
     "route.h",
     "xact.h",
+    "vpi.h",
     "calendar.cpp",
     "link.cpp",
     "switch.cpp",

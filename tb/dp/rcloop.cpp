@@ -20,8 +20,9 @@
  * there are at once too), and in the value-change callback as cocotb makes them there:
  * at once where it trusts the simulator's writes (Verilator), else in the ReadWrite
  * phase of that time step (Icarus). The callbacks are the simulator's own (IEEE 1364,
- * "Procedural interface": vpi_register_cb), found in the process as vpi.cpp's functions.
+ * "Procedural interface": vpi_register_cb), found in the process as vpi.h says.
  */
+#include "vpi.h"
 #include "xact.h"
 
 #include <algorithm>
@@ -29,45 +30,12 @@
 #include <utility>
 #include <vector>
 
-namespace {
-
-using vpiHandle = uint32_t *;
-
-struct Time {			/* s_vpi_time */
-	int32_t type;
-	uint32_t high, low;
-	double real;
-};
-
-struct Value {			/* s_vpi_value, with the integer member only */
-	int32_t format;
-	union {
-		int32_t integer;
-		void *misc;
-	} value;
-};
-
-struct CbData {			/* s_cb_data */
-	int32_t reason;
-	int32_t (*cb_rtn)(CbData *);
-	vpiHandle obj;
-	Time *time;
-	Value *value;
-	int32_t index;
-	char *user_data;
-};
-
-constexpr int32_t CB_VALUE_CHANGE = 1;		/* cbValueChange */
-constexpr int32_t CB_READ_WRITE_SYNCH = 6;	/* cbReadWriteSynch */
-constexpr int32_t VPI_SIM_TIME = 2;		/* vpiSimTime */
-constexpr int32_t VPI_SUPPRESS_TIME = 3;	/* vpiSuppressTime */
-constexpr int32_t VPI_INT_VAL = 6;		/* vpiIntVal */
-
-}  // namespace
+using dpvpi::CbData;
+using dpvpi::Time;
+using dpvpi::Value;
+using vpiHandle = dpvpi::Handle;
 
 extern "C" {
-vpiHandle vpi_register_cb(CbData *data) __attribute__((weak));
-int32_t vpi_remove_cb(vpiHandle cb) __attribute__((weak));
 uint32_t dp_vpi_get(void *signal);
 void dp_vpi_put(void *signal, uint32_t value);
 struct dp_words;
@@ -194,8 +162,8 @@ void put(dp_rc_loop *l, void *signal, uint32_t value)
 	l->writes.emplace_back(signal, value);
 	if (!l->rw_cb) {
 		CbData cb{};
-		l->rw_time = Time{VPI_SIM_TIME, 0, 0, 0.0};
-		cb.reason = CB_READ_WRITE_SYNCH;
+		l->rw_time = Time{dpvpi::SIM_TIME, 0, 0, 0.0};
+		cb.reason = dpvpi::CB_READ_WRITE_SYNCH;
 		cb.cb_rtn = on_read_write;
 		cb.time = &l->rw_time;
 		cb.user_data = reinterpret_cast<char *>(l);
@@ -220,9 +188,9 @@ bool reaches(dp_rc_loop *l, uint64_t point)
 	l->waits++;
 	if (!l->ack_cb) {
 		CbData cb{};
-		l->ack_time = Time{VPI_SUPPRESS_TIME, 0, 0, 0.0};
-		l->ack_value.format = VPI_INT_VAL;
-		cb.reason = CB_VALUE_CHANGE;
+		l->ack_time = Time{dpvpi::SUPPRESS_TIME, 0, 0, 0.0};
+		l->ack_value.format = dpvpi::INT_VAL;
+		cb.reason = dpvpi::CB_VALUE_CHANGE;
 		cb.cb_rtn = on_ack;
 		cb.obj = static_cast<vpiHandle>(s.wake_ack);
 		cb.time = &l->ack_time;

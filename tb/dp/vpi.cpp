@@ -5,51 +5,18 @@
  * pevb_xact_source.v, pevb_xact_sink.v), read and written through the simulator's VPI
  * (IEEE 1364, "Procedural interface"), as cocotb reaches them, without Python per word.
  *
- * The VPI functions are the simulator's own, found in the process the library is loaded
- * into (Icarus's vvp; a Verilator model built for cocotb, with --vpi): they are
- * declared weak, so the library also loads where there is no simulator (its unit
- * tests), and then finds no signal. Only the few types and constants used here are
- * declared, as the standard lays them out.
+ * The VPI's types and functions are vpi.h's.
  */
+#include "vpi.h"
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-namespace {
-
-using vpiHandle = uint32_t *;
-
-struct VecVal {			/* s_vpi_vecval */
-	int32_t aval, bval;
-};
-
-struct Value {			/* s_vpi_value */
-	int32_t format;
-	union {
-		char *str;
-		int32_t integer;
-		double real;
-		VecVal *vector;
-		void *misc;
-	} value;
-};
-
-constexpr int32_t VPI_INT_VAL = 6;	/* vpiIntVal */
-constexpr int32_t VPI_VECTOR_VAL = 9;	/* vpiVectorVal */
-constexpr int32_t VPI_SIZE = 4;		/* vpiSize */
-constexpr int32_t VPI_NO_DELAY = 1;	/* vpiNoDelay */
-
-}  // namespace
-
-extern "C" {
-vpiHandle vpi_handle_by_name(const char *name, vpiHandle scope) __attribute__((weak));
-vpiHandle vpi_handle_by_index(vpiHandle object, int32_t index) __attribute__((weak));
-int32_t vpi_get(int32_t property, vpiHandle object) __attribute__((weak));
-void vpi_get_value(vpiHandle expr, Value *value) __attribute__((weak));
-vpiHandle vpi_put_value(vpiHandle object, Value *value, void *time, int32_t flags)
-	__attribute__((weak));
-}
+using dpvpi::Value;
+using dpvpi::VecVal;
+using vpiHandle = dpvpi::Handle;
 
 /* a beat buffer's words: a handle per word (found the first time it is used), their
  * width in bits, and room for one word's value */
@@ -93,7 +60,7 @@ dp_words *dp_vpi_words(const char *path, uint32_t depth)
 	w->array = array;
 	w->words.assign(depth, nullptr);
 	w->words[0] = first;
-	w->width = uint32_t(vpi_get(VPI_SIZE, first));
+	w->width = uint32_t(vpi_get(dpvpi::SIZE, first));
 	w->value.resize((w->width + 31) / 32);
 	return w;
 }
@@ -113,7 +80,7 @@ void dp_vpi_read(dp_words *w, uint32_t i, uint32_t *limbs)
 {
 	Value v;
 
-	v.format = VPI_VECTOR_VAL;
+	v.format = dpvpi::VECTOR_VAL;
 	v.value.vector = nullptr;
 	vpi_get_value(w->word(i), &v);
 	for (size_t k = 0; k < w->value.size(); k++)
@@ -129,9 +96,9 @@ void dp_vpi_write(dp_words *w, uint32_t i, const uint32_t *limbs)
 		w->value[k].aval = int32_t(limbs[k]);
 		w->value[k].bval = 0;
 	}
-	v.format = VPI_VECTOR_VAL;
+	v.format = dpvpi::VECTOR_VAL;
 	v.value.vector = w->value.data();
-	vpi_put_value(w->word(i), &v, nullptr, VPI_NO_DELAY);
+	vpi_put_value(w->word(i), &v, nullptr, dpvpi::NO_DELAY);
 }
 
 /* count words from word start on (wrapping at the depth) set at once to the values in
@@ -177,7 +144,7 @@ uint32_t dp_vpi_get(void *signal)
 {
 	Value v;
 
-	v.format = VPI_VECTOR_VAL;
+	v.format = dpvpi::VECTOR_VAL;
 	v.value.vector = nullptr;
 	vpi_get_value(static_cast<vpiHandle>(signal), &v);
 	return uint32_t(v.value.vector[0].aval & ~v.value.vector[0].bval);
@@ -188,9 +155,9 @@ void dp_vpi_put(void *signal, uint32_t value)
 {
 	Value v;
 
-	v.format = VPI_INT_VAL;
+	v.format = dpvpi::INT_VAL;
 	v.value.integer = int32_t(value);
-	vpi_put_value(static_cast<vpiHandle>(signal), &v, nullptr, VPI_NO_DELAY);
+	vpi_put_value(static_cast<vpiHandle>(signal), &v, nullptr, dpvpi::NO_DELAY);
 }
 
 }  // extern "C"

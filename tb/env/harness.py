@@ -8,11 +8,13 @@ Every cocotb test module builds on these; none of them exports helpers of its ow
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 from dataclasses import dataclass
 
 import numpy as np
+from cocotb.triggers import RisingEdge, Timer
 
 from cuda_model import CUpointer_attribute, PeerDevice, cudaMemcpyKind, fill_surface
 from cuda_model.gpu import BIG_PAGE_SIZE
@@ -208,6 +210,24 @@ async def roundtrip(h: Harness, pieces: list[tuple[int, int, int]], seed: int = 
             f"destination differs at offset {first:#x}: "
             f"got {got[first]:#04x} expected {image[first]:#04x}"
         )
+
+
+async def hold_rc_until_waiting(dev, taken: int) -> None:
+    """Once the RC transactor has played what the model wrote past ``taken`` beats (a
+    descriptor's completion went to the RTL), pause RC (the caller lifts the pause: the
+    RTL then takes nothing on RC) until completions wait in the hard-IP model ``dev``
+    for the transactor to take them (more than 8 of them, or 200 us)."""
+    rc = dev.rc_source
+    edge = RisingEdge(dev.user_clk)
+    for _ in range(200_000):
+        await edge
+        if rc._pushed > taken and rc._taken() == rc._pushed:
+            break
+    rc.set_pause_generator(itertools.repeat(1))
+    for _ in range(200):
+        await Timer(1, "us")
+        if dev.rx_buf_cplh_fc_count > 8:
+            break
 
 
 async def recover(h: Harness) -> None:

@@ -5,7 +5,6 @@ Every destination is checked with guard bytes on both sides; every status by nam
 
 from __future__ import annotations
 
-import itertools
 import logging
 import random
 import re
@@ -24,6 +23,7 @@ from tb.env.harness import (
     UNMAPPED_HOST,
     Harness,
     check_ok,
+    hold_rc_until_waiting,
     pattern,
     recover,
     roundtrip,
@@ -296,16 +296,7 @@ async def _backlog(h: Harness, n: int, seed: int, handover=None) -> None:
     src[0:n] = pattern(n, seed)
     taken = rc._taken()
     run = cocotb.start_soon(h.run(h.h2c, [Segment(src.get_absolute_address(0), 0, n)]))
-    edge = RisingEdge(dev.user_clk)
-    for _ in range(100_000):  # (the descriptor's completion went to the RTL)
-        await edge
-        if rc._pushed > taken and rc._taken() == rc._pushed:
-            break
-    rc.set_pause_generator(itertools.repeat(1))
-    for _ in range(200):
-        await Timer(1, "us")
-        if dev.rx_buf_cplh_fc_count > 8:
-            break
+    await hold_rc_until_waiting(dev, taken)
     undo = handover() if handover is not None else None
     try:
         await Timer(20, "us")  # (more completions arrive meanwhile)

@@ -7,7 +7,6 @@ nowhere; the next ioctl works."""
 from __future__ import annotations
 
 import errno
-import itertools
 
 import cocotb
 from cocotb.triggers import RisingEdge, Timer
@@ -18,7 +17,7 @@ from driver_model.picoevb import DriverConfig
 from driver_model.regs import Target
 from tb.env.backdoor import read_card_ram
 from tb.env.faults import FaultRule, UpRule
-from tb.env.harness import GUARD, Rig, bring_up, pattern
+from tb.env.harness import GUARD, Rig, bring_up, hold_rc_until_waiting, pattern
 from tb.env.platform import (
     PCI_COMMAND,
     PCI_COMMAND_MEMORY,
@@ -253,12 +252,20 @@ async def test_link_down_mid_transfer(dut):
     task, data = await h2c_in_flight(rig, 32, 54)
     length = len(data)
     await tb.dev.link_down_for(20_000)
+    await recovers_from_link_loss(rig, task, length, 55)
+
+
+async def recovers_from_link_loss(rig: Rig, task, length: int, seed: int) -> None:
+    """After a link loss in the middle of the H2C ioctl ``task``: error recovery (as
+    AER/DPC does it) restores the function once the link is back, the ioctl returns EIO
+    only then, the engine is idle, and an ioctl of ``length`` bytes of pattern ``seed``
+    works."""
     assert not task.done(), "the ioctl returned while the link was down"
     assert await rig.platform.pcie_link_recovery() == 0
     await expect_errno(task, errno.EIO, "H2C across a link loss")
     assert rig.platform.link_recoveries == 1 and not rig.drv.dead
     await engine_idle(rig)
-    await round_trip(rig, length, 55, "after the link came back")
+    await round_trip(rig, length, seed, "after the link came back")
 
 
 @cocotb.test(timeout_time=30, timeout_unit="ms")
@@ -275,25 +282,11 @@ async def test_link_down_with_completions_waiting(dut):
     src = Side(rig, length, False, fill=pattern(length, 56))
     taken = rc._taken()
     task = cocotb.start_soon(rig.fd.h2c_dma(await src.pin(), 0, length))
-    edge = RisingEdge(dev.user_clk)
-    for _ in range(200_000):  # (the descriptor's completion went to the RTL)
-        await edge
-        if rc._pushed > taken and rc._taken() == rc._pushed:
-            break
-    rc.set_pause_generator(itertools.repeat(1))
-    for _ in range(200):
-        await Timer(1, "us")
-        if dev.rx_buf_cplh_fc_count > 8:
-            break
+    await hold_rc_until_waiting(dev, taken)
     await dev.link_down_for(20_000)
     rc.clear_pause_generator()
     rc.pause = False
-    assert not task.done(), "the ioctl returned while the link was down"
-    assert await rig.platform.pcie_link_recovery() == 0
-    await expect_errno(task, errno.EIO, "H2C across a link loss")
-    assert rig.platform.link_recoveries == 1 and not rig.drv.dead
-    await engine_idle(rig)
-    await round_trip(rig, length, 57, "after the link came back")
+    await recovers_from_link_loss(rig, task, length, 57)
 
 
 async def c2h_mid_packet(rig: Rig, kib: int, seed: int):

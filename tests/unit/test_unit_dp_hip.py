@@ -164,6 +164,17 @@ def _python(dev: PevbUspDevice, c: Tlp) -> tuple:
     return 0, None, None, None
 
 
+def _in_library(lib, hip: dp.Hip, c: Tlp) -> tuple[dp.TlpHeader, dp.HipCpl]:
+    """Completion ``c`` taken by the library's rules into table ``hip``: its header as
+    the library read it, and what became of it."""
+    raw = ctypes.create_string_buffer(bytes(c.pack_header()), 16)
+    h = dp.TlpHeader()
+    assert lib.dp_tlp_unpack(raw, ctypes.byref(h)) == 1
+    out = dp.HipCpl()
+    assert lib.dp_hip_completion(ctypes.byref(hip), ctypes.byref(h), len(c.data), out)
+    return h, out
+
+
 def test_completions_as_the_hard_ip_takes_them() -> None:
     install()
     lib = dp.library()
@@ -179,11 +190,7 @@ def test_completions_as_the_hard_ip_takes_them() -> None:
         _sync(hip, dev)
         for _ in range(80):
             c = _completion(rng, dev, functions)
-            raw = ctypes.create_string_buffer(bytes(c.pack_header()), 16)
-            h = dp.TlpHeader()
-            assert lib.dp_tlp_unpack(raw, ctypes.byref(h)) == 1
-            out = dp.HipCpl()
-            assert lib.dp_hip_completion(ctypes.byref(hip), ctypes.byref(h), len(c.data), out)
+            h, out = _in_library(lib, hip, c)
             want = _python(dev, c)
             got = (out.outcome, out.error_code, out.request_completed, out.lower_address)
             if want[0] != 1:
@@ -221,12 +228,8 @@ def test_requests_the_library_ends_are_gone_from_the_model() -> None:
         _sync(dev._hip, dev)
         for _ in range(60):
             c = _completion(rng, dev, functions)
-            raw = ctypes.create_string_buffer(bytes(c.pack_header()), 16)
-            h = dp.TlpHeader()
-            assert lib.dp_tlp_unpack(raw, ctypes.byref(h)) == 1
-            out = dp.HipCpl()
             was = dev.active_request[c.tag]
-            lib.dp_hip_completion(ctypes.byref(dev._hip), ctypes.byref(h), len(c.data), out)
+            _in_library(lib, dev._hip, c)
             table = [bool(dev._hip.request[t].active) for t in range(256)]
             if was is not None and not table[c.tag]:
                 ended_in_library += 1
