@@ -175,13 +175,12 @@ uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 		cal->tail = true;
 		dp_woken w = cal->resumed.front();
 		if (w.card) {
-			/* the model's turn: the library's, else Python's from here on, in
-			 * order */
-			if (!dp_card_turn(cal, w)) {
+			/* the model's turn: the library's, else it and what comes after it
+			 * Python's, in order */
+			if (dp_card_turn(w))
+				cal->resumed.pop_front();
+			else
 				resumed_ahead(cal);
-				continue;
-			}
-			cal->resumed.pop_front();
 			continue;
 		}
 		cal->resumed.pop_front();

@@ -294,7 +294,7 @@ void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
 
 /* hip.cpp: the card's model moves on by the completion its end took (w), in the step's
  * tail, its RC loop's turn included: whether the library did it all (else Python) */
-bool dp_card_turn(dp_calendar *cal, const dp_woken &w);
+bool dp_card_turn(const dp_woken &w);
 
 /* link.cpp: run a link's own entry; true when it has something for Python in *out */
 bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out);

@@ -392,7 +392,7 @@ void dp_card_end_set(dp_card_end *e, dp_checker *ck, uint32_t link, uint32_t dir
  * in its turn (rcloop.cpp). Whether the library did it all (else nothing is done, and it
  * is Python's).
  */
-bool dp_card_turn(dp_calendar *, const dp_woken &w)
+bool dp_card_turn(const dp_woken &w)
 {
 	dp_card_end *e = w.card;
 	uint32_t blocks = e->hip->rc_blocks;

@@ -732,12 +732,12 @@ class PevbUspDevice(EventDrivenLoops):
         put(RC_ADOPTED)
         for _ in range(queued - marked):
             put(LIBRARY_CPL)
+        self._hip.rc_blocks |= RC_BUSY
 
     def _rc_cleared(self) -> None:
         """The RC source dropped what it holds (a reset): Python's RC loop goes on from
         where the library's stands, as it would have."""
         if self._hip.rc_owned:
-            self._hip.rc_blocks |= RC_BUSY
             self._rc_adopt(False)
 
     def _rc_idle(self) -> None:

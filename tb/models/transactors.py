@@ -359,7 +359,11 @@ class _TransactorSource(_TransactorStream):
         of the bus: one staged for the next free edge and one built and waiting to be
         staged, so it takes a frame once every beat before the frame's last two has gone
         (the beat before its first is then staged)."""
-        taken = self._taken()
+        return self._drop_taken(self._taken())
+
+    def _drop_taken(self, taken: int) -> int:
+        """Drop the frames the packer has taken by ``taken`` beats on the bus: how many
+        are left."""
         starts = self._starts
         while starts and starts[0] <= taken + 1:
             starts.popleft()
@@ -463,8 +467,12 @@ class _TransactorSource(_TransactorStream):
         self._pushed_more(len(words))
 
     def _starting(self) -> None:
-        """A frame's words go in next: where it starts, if the packer would hold it."""
-        if self._pushed > self._taken() + 1:
+        """A frame's words go in next: where it starts, if the packer would hold it (the
+        frames it has taken dropped first, as :meth:`_waiting` would drop them, so that
+        the list stays as long as the frames in the buffer with no occupancy limit)."""
+        taken = self._taken()
+        if self._pushed > taken + 1:
+            self._drop_taken(taken)
             self._starts.append(self._pushed)
 
     def _pushed_more(self, count: int) -> None:
@@ -896,15 +904,6 @@ class TransactorRcSource(_TransactorSource, _us.RcSource):
     @queue_occupancy_limit_frames.setter
     def queue_occupancy_limit_frames(self, value: int) -> None:
         self._state().limit = value
-
-    def _starting(self) -> None:
-        taken = self._taken()
-        pushed = self._rcs.pushed
-        if pushed > taken + 1:
-            starts = self._starts
-            while starts and starts[0] <= taken + 1:  # (taken: as _waiting drops them)
-                starts.popleft()
-            starts.append(pushed)
 
     def _pushed_more(self, count: int) -> None:
         super()._pushed_more(count)
