@@ -43,6 +43,7 @@ _NAMES = (
     "route.h",
     "xact.h",
     "vpi.h",
+    "hip.h",
     "calendar.cpp",
     "link.cpp",
     "switch.cpp",
@@ -58,6 +59,7 @@ _NAMES = (
     "xact.cpp",
     "hip.cpp",
     "rcloop.cpp",
+    "rqdrain.cpp",
     "gpu.cpp",
 )
 SOURCES = tuple(Path(__file__).with_name(n) for n in _NAMES)
@@ -193,7 +195,10 @@ class Hip(ctypes.Structure):
     """The hard IP's requester side (``hip.cpp``'s ``dp_hip``): its 256 request slots by
     tag, the completion data credits each has received, the completion credit count,
     the receive buffer's counts and limits, the tags available, function 0's Extended
-    Tag Field Enable, and its functions' IDs."""
+    Tag Field Enable, and its functions' IDs; why the RC loop's turn is Python's, the
+    requests the library ended, whether the RC loop is the library's; why RQ's frames
+    are Python's, the functions whose bus mastering is on, the bus number the core
+    captured, the RQ TLPs received and of those the memory writes."""
 
     _fields_ = [
         ("request", HipRequest * 256),
@@ -210,7 +215,11 @@ class Hip(ctypes.Structure):
         ("rc_blocks", ctypes.c_uint32),
         ("ended", ctypes.c_uint32),
         ("rc_owned", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
+        ("rq_blocks", ctypes.c_uint32),
+        ("rq_bme", ctypes.c_uint32),
+        ("bus", ctypes.c_uint32),
+        ("rq_seen", ctypes.c_uint64),
+        ("rq_posted", ctypes.c_uint64),
     ]
 
 
@@ -252,6 +261,34 @@ class RcSrc(ctypes.Structure):
         ("wake_req_sig", ctypes.c_void_p),
         ("wake_ack", ctypes.c_void_p),
     ]
+
+
+class RqSnk(ctypes.Structure):
+    """A transactor RQ sink's state, where the library drains it too (``rqdrain.cpp``'s
+    ``dp_rq_sink``): the words read in all; the buffer's depth, its pointers' modulus, a
+    word's bytes; the buffer's words and the unpacker; the RQ transactor's read and
+    write pointers and TLP count, and the CC transactor's."""
+
+    _fields_ = [
+        ("read", ctypes.c_uint64),
+        ("depth", ctypes.c_uint32),
+        ("ptr_mod", ctypes.c_uint32),
+        ("stride", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("words", ctypes.c_void_p),
+        ("u", ctypes.c_void_p),
+        ("rd_ptr", ctypes.c_void_p),
+        ("wr_ptr", ctypes.c_void_p),
+        ("frames", ctypes.c_void_p),
+        ("cc_rd_ptr", ctypes.c_void_p),
+        ("cc_wr_ptr", ctypes.c_void_p),
+        ("cc_frames", ctypes.c_void_p),
+    ]
+
+
+# why RQ's frames are Python's (``rqdrain.cpp``): its RQ logic holds frames, the model
+# would not send a write at once for reasons of its own, the link's flow control is down
+RQ_BUSY, RQ_MODEL, RQ_FC = 1, 2, 4
 
 
 class HipCpl(ctypes.Structure):
@@ -380,6 +417,13 @@ def library() -> ctypes.CDLL:
         ("dp_alarm_armed", i, [p]),
         ("dp_alarm_counts", None, [p, pu64, pu64]),
         ("dp_alarm_free", None, [p]),
+        ("dp_alarm_now", u64, [p]),
+        ("dp_alarm_poke", None, [p, u64]),
+        ("dp_rq_drain_new", p, [p, p, p, p, p, p]),
+        ("dp_rq_drain_stop", None, [p]),
+        ("dp_rq_drain_free", None, [p]),
+        ("dp_rq_left", None, [p, ctypes.POINTER(pu32), pu32]),
+        ("dp_rq_drain_counts", u64, [p, pu64, pu64]),
         ("dp_trace_size", u64, [p]),
         ("dp_trace_take", None, [p, ctypes.c_char_p]),
         ("dp_fab_new", p, []),
@@ -723,6 +767,12 @@ class Unpacker:
         """The frames ``count`` words of ``words`` from ``start`` on end (read through
         the simulator)."""
         n = self.lib.dp_unpack_run(self.u, words.words, start, count, words.stride, *self._refs)
+        return self._frames(n)
+
+    def left(self, drain: int, n: int) -> list:
+        """The ``n`` frames the library's drain ``drain`` left for Python
+        (``rqdrain.cpp``'s ``dp_rq_left``)."""
+        self.lib.dp_rq_left(drain, *self._refs)
         return self._frames(n)
 
     def unpack(self, raw: bytes, count: int, stride: int) -> list:

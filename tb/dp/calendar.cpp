@@ -408,6 +408,22 @@ int dp_alarm_armed(const dp_alarm *a)
 	return a->hdl != nullptr;
 }
 
+/* the simulator's time now, in steps (as cocotb's get_sim_time_steps reads it) */
+uint64_t dp_alarm_now(const dp_alarm *a)
+{
+	return now_of(a);
+}
+
+/* after a call outside the calendar's own firing that may have scheduled work: the
+ * alarm moved to it if it is earlier (Timeline.poke) */
+void dp_alarm_poke(dp_alarm *a, uint64_t now)
+{
+	uint64_t step = dp_cal_pushed(a->cal);
+
+	if (step != UINT64_MAX && (a->step < 0 || step < uint64_t(a->step)))
+		arm(a, step, now);
+}
+
 /* steps fired, and of those the ones that called Python, since the last call */
 void dp_alarm_counts(dp_alarm *a, uint64_t *wakes, uint64_t *python)
 {

@@ -20,6 +20,7 @@
 #include "dp.h"
 #include "tlp.h"
 #include "xact.h"
+#include "hip.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,8 +38,6 @@ void dp_meter_cpl(dp_meter *m, const dp::TlpHeader *h, uint64_t data_len, uint64
 }
 
 namespace {
-
-constexpr uint32_t TAGS = 256;
 
 /*
  * Why the model's moving on by a completion the card's end took is Python's (dp_hip's
@@ -64,35 +63,6 @@ enum ErrorCode : uint32_t {
 }  // namespace
 
 extern "C" {
-
-/* an active request, as a completion's checks read it (laid out as tb.dp's ctypes
- * structure says) */
-struct dp_hip_request {
-	uint32_t active;
-	uint32_t requester_id, attr, tc;
-	uint32_t mem_read;	/* a memory read (else the request ends with any completion) */
-	uint32_t first_be_offset, be_byte_count;
-	uint32_t pad;
-	uint64_t address;
-};
-
-/* the requester side's state (laid out as tb.dp's ctypes structure says) */
-struct dp_hip {
-	dp_hip_request request[TAGS];
-	int64_t credits_in[TAGS];	/* completion data credits received per active tag */
-	int64_t cpld_credit_count;
-	int64_t rx_buf_cplh_fc_count, rx_buf_cpld_fc_count;
-	int64_t rx_buf_cplh_fc_limit, rx_buf_cpld_fc_limit;
-	int64_t tag_available_count;
-	uint32_t extended_tags;		/* function 0's Extended Tag Field Enable */
-	uint32_t functions;		/* how many of function_id */
-	uint32_t function_id[8];
-	uint32_t rc_blocks;	/* why the RC loop's turn is Python's (RC_ bits) */
-	uint32_t ended;		/* requests the library ended, in all (mod 2^32) */
-	uint32_t rc_owned;	/* the RC loop is the library's (rcloop.cpp) */
-	uint32_t pad;
-};
-
 
 /* what becomes of a completion (laid out as tb.dp's ctypes structure says) */
 struct dp_hip_cpl {

@@ -33,7 +33,7 @@ from ..models.native import (
     fabric_of,
 )
 from ..models.timeline import CompiledTimeline, steps, timeline
-from ..models.transactors import TransactorRcSource, TransactorRqSink
+from ..models.transactors import TransactorRcSource, TransactorRqSink, sink_group
 from .compiled_checker import CompiledChecker
 from .gpu_endpoint import GpuEndpoint
 from .link import UP
@@ -180,6 +180,7 @@ def arm(tb: Any) -> None:
         and type(dev).upstream_send is Device.upstream_send
     ):
         dev.card_end = CardEnd(fabric, port)
+        dev.card_end.drain(dev, sink_group(dev.rq_sink))
     # the root complex's memory, behind its host bridge's port
     rc = tb.rc
     host = next((sp for sp in rc.switch_ports if sp.upstream), None)

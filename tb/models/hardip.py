@@ -17,11 +17,12 @@ import cocotb
 from cocotb.queue import Queue
 from cocotb.triggers import Event, First, RisingEdge, Timer
 from cocotb.utils import get_sim_time
+from cocotbext.pcie.core.device import Device
 from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
-from ..dp import RC_BUSY, RC_DEFERRED, RC_SOURCE, RC_WAITER, Hip
+from ..dp import RC_BUSY, RC_DEFERRED, RC_SOURCE, RC_WAITER, RQ_BUSY, RQ_FC, RQ_MODEL, Hip
 from . import clocks
 from .hardip_speed import EventDrivenLoops
 from .intx import PINS, intx_message
@@ -243,6 +244,8 @@ class PevbUspDevice(EventDrivenLoops):
         # the RC loop's turn for a completion the library took is the library's too while
         # the loop is idle on an empty queue (tb/dp/hip.cpp, dp_card_turn)
         self._hip.rc_blocks = RC_BUSY | RC_SOURCE | RC_DEFERRED
+        # RQ's frames are Python's until the library drains the sinks (CardEnd.drain)
+        self._hip.rq_blocks = RQ_MODEL | RQ_FC
         self.rc_queue = _RcQueue(self._hip, self._rc_adopt)
         self._rc_parked = False
         self._rc_adopted: tuple[int, int, int] = (0, 0, 0)
@@ -315,6 +318,20 @@ class PevbUspDevice(EventDrivenLoops):
     rx_buf_cplh_fc_limit = _in_table("rx_buf_cplh_fc_limit")
     rx_buf_cpld_fc_limit = _in_table("rx_buf_cpld_fc_limit")
     tag_available_count = _in_table("tag_available_count")
+    rq_posted = _in_table("rq_posted")
+    _rq_seen = _in_table("rq_seen")
+
+    @property
+    def bus_num(self) -> int:
+        """The bus number the core captured (cocotbext-pcie's), as the library's table
+        reads it too."""
+        return self._bus_num
+
+    @bus_num.setter
+    def bus_num(self, value: int) -> None:
+        Device.bus_num.fset(self, value)
+        if getattr(self, "functions", None):
+            self._functions_changed()
 
     def _config_changed(self) -> None:
         """The configuration space may differ (a write, a reset): the loops that drive
@@ -329,8 +346,12 @@ class PevbUspDevice(EventDrivenLoops):
         hip = self._hip
         hip.extended_tags = int(bool(self.functions[0].pcie_cap.extended_tag_field_enable))
         hip.functions = len(self.functions)
+        bme = 0
         for k, f in enumerate(self.functions):
             hip.function_id[k] = int(f.pcie_id)
+            bme |= int(bool(f.bus_master_enable)) << k
+        hip.rq_bme = bme
+        hip.bus = self.bus_num
 
     def _fence_interrupts(self, f) -> None:
         """Send ``f``'s interrupt messages behind every posted request RQ took before
@@ -616,6 +637,8 @@ class PevbUspDevice(EventDrivenLoops):
     async def _run_rq_logic(self) -> None:
         while True:
             self._rq_busy = False
+            if not self._rq_pending and self.rq_sink.empty():  # (the library's from here)
+                self._hip.rq_blocks &= ~RQ_BUSY
             frame = await self.rq_sink.recv()
             self._rq_busy = True
             passed = False
@@ -779,6 +802,7 @@ class PevbUspDevice(EventDrivenLoops):
                 if self.card_end is not None and self._rq_write_now(frame):
                     return  # sent as it came: passed
             self._rq_pending.append(None)
+            self._hip.rq_blocks |= RQ_BUSY  # (the frames after it are Python's too)
             rq_sink(frame)
 
         def cc_arrived(frame) -> None:

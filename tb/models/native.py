@@ -37,10 +37,10 @@ from typing import Any
 
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import BridgeView, FunctionView
+from ..dp import RQ_BUSY, RQ_FC, RQ_MODEL, BridgeView, FunctionView
 from ..dp import HipCpl as HipCplOut
 from .compiled_link import WAITING, LaneWork
-from .timeline import steps
+from .timeline import LibraryAlarm, read_write_call, steps
 
 NATIVE_ENV = "PEVB_DP_NATIVE"
 # the kinds of TLP the library moves across a hop (fabric.cpp's bits)
@@ -261,6 +261,10 @@ class Fabric:
         # and completions the library's RC loop wrote for the RTL, the waits for room it
         # made, the times Python's loop took over from it
         self.rc_turns = self.rc_waits = self.rc_adopted = 0
+        # the cards' ends that drain their sinks (CardEnd.drain), the posted writes they
+        # sent, their drains and of those the ones that called Python
+        self.drains: list[Any] = []
+        self.rq_writes = self.rq_drains = self.rq_handed = 0
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -321,6 +325,12 @@ class Fabric:
             )
             self.rc_waits += waits.value
             self.rc_adopted += adopted.value
+        for end in self.drains:
+            sent, drains, handed = end.counts()
+            self.crossings += sent
+            self.rq_writes += sent
+            self.rq_drains += drains
+            self.rq_handed += handed
         return self.crossings
 
     def route(self, source: Any, to: Any, queue: int) -> None:
@@ -506,7 +516,8 @@ class CardEnd:
     """The card's hard-IP model's end of its link (``port``) in the library
     (``tb/dp/card.cpp``): the posted writes the RTL hands RQ that the model would send
     at once, sent by the library (:meth:`write`) with no Python TLP made; the model
-    decides when (:meth:`tb.models.hardip.PevbUspDevice._rq_write_now`)."""
+    decides when (:meth:`tb.models.hardip.PevbUspDevice._rq_write_now`). Where the
+    model's sinks allow it, the library drains them itself (:meth:`drain`)."""
 
     MAX_DWORDS = 4 + 1024  # the descriptor, then the largest payload
 
@@ -517,6 +528,84 @@ class CardEnd:
         self._words = (ctypes.c_uint32 * self.MAX_DWORDS)()
         self._dc = ctypes.c_uint64()
         self._dc_ref = ctypes.byref(self._dc)
+        self.dev: Any = None
+        self.rq: Any = None  # the library's drain of the model's sinks (rqdrain.cpp)
+
+    def __del__(self) -> None:
+        rq, self.rq = getattr(self, "rq", None), None
+        if rq is not None:
+            self.lib.dp_rq_drain_free(rq)
+
+    def drain(self, dev: Any, group: Any) -> bool:
+        """Take the drain of the hard-IP model ``dev``'s sinks (``group``, a
+        :class:`tb.models.transactors._SinkGroup`) into the library
+        (``tb/dp/rqdrain.cpp``), where the group allows it and the library keeps the
+        calendar's alarm: each posted write the model would send at once sent there, the
+        rest handed to the group's Python in order. Whether it did."""
+        line = self.fabric.line
+        alarm = line._alarm
+        if not isinstance(alarm, LibraryAlarm):
+            return False
+        snk = group.to_library()
+        if snk is None:
+            return False
+        self.dev, self._snk = dev, snk
+
+        def after(left: int) -> None:
+            group.after_library(self.rq, left)
+
+        self._call = read_write_call(line, after)  # (kept while the library may call it)
+        self.rq = self.lib.dp_rq_drain_new(
+            ctypes.addressof(snk),
+            ctypes.addressof(dev._hip),
+            self.cal,
+            self.port._p,
+            alarm._a,
+            ctypes.cast(self._call, ctypes.c_void_p),
+        )
+        dev.link_state_listeners.append(self.refresh)
+        self.port.fc_listeners.append(self.refresh)
+        _on_log_levels(self.refresh)
+        self.fabric.drains.append(self)
+        self.refresh()
+        return True
+
+    def refresh(self) -> None:
+        """Tell the library whether the model would send a posted write from RQ at once
+        for reasons of its own (:meth:`tb.models.hardip.PevbUspDevice._rq_write_movable`
+        less the frame's own: parity, the link down, its sending replaced, the sequence
+        numbers reported, a logger that logs each frame) and whether the link's flow
+        control is initialized; its RQ logic holding frames the model tells itself."""
+        dev, port = self.dev, self.port
+        own = dev.__dict__
+        model = (
+            dev.enable_parity
+            or dev.link_down
+            or "send" in own
+            or "upstream_send" in own
+            or "send" in port.__dict__
+            or not dev.seq_nums_dropped()
+            or dev.log.isEnabledFor(logging.DEBUG)
+            or dev.rq_sink.log.isEnabledFor(logging.INFO)
+        )
+        hip = dev._hip
+        hip.rq_blocks = (
+            (hip.rq_blocks & RQ_BUSY) | (RQ_MODEL if model else 0) | (0 if port.fc_ready else RQ_FC)
+        )
+
+    def stop(self) -> None:
+        """The test ended: the library's drain stops."""
+        if self.rq is not None:
+            self.lib.dp_rq_drain_stop(self.rq)
+
+    def counts(self) -> tuple[int, int, int]:
+        """The posted writes the library's drain sent, the drains it made and those that
+        called Python, since the last call."""
+        if self.rq is None:
+            return 0, 0, 0
+        drains, handed = ctypes.c_uint64(), ctypes.c_uint64()
+        sent = self.lib.dp_rq_drain_counts(self.rq, ctypes.byref(drains), ctypes.byref(handed))
+        return sent, drains.value, handed.value
 
     def write(self, frame: Any, bus: int, gated: bool = False) -> int:
         """Send the posted write of RQ frame ``frame`` (its requester's bus ``bus``

@@ -41,10 +41,11 @@ import cocotb
 import cocotb._event_loop
 import cocotb.task as _task_module
 from cocotb import _gpi_triggers, simulator
+from cocotb import handle as _handle_module
 from cocotb._base_triggers import _Event
 from cocotb._gpi_triggers import GPITrigger
 from cocotb._profiling import profiling_context
-from cocotb.triggers import Event
+from cocotb.triggers import Event, ReadWrite
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
 
@@ -178,6 +179,32 @@ class LibraryAlarm(GPITrigger):
 
 
 _FIRE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32)
+
+
+def read_write_call(line: Timeline, work: Callable[[int], None]) -> Any:
+    """A C function (``int (*)(uint32_t)``) for the library to call from a ReadWrite
+    callback of its own, which runs ``work(n)`` as cocotb runs its ReadWrite trigger's
+    callbacks: profiled, with that trigger current (a write applied at once), the writes
+    cocotb deferred to the phase applied first, ``work`` as ``line``'s own
+    (:meth:`Timeline.run`), then cocotb's event loop. Keep it as long as the library
+    may call it."""
+    phase = ReadWrite()
+
+    def fired(n: int) -> int:
+        try:
+            with profiling_context:
+                _gpi_triggers._current_gpi_trigger = phase
+                _handle_module._apply_scheduled_writes()
+                line.run(functools.partial(work, n))
+                cocotb._event_loop._inst.run()
+        except BaseException:  # as cocotb's callback: printed, and the simulation ends
+            traceback.print_exc()
+            return -1
+        return 0
+
+    return _FIRE(fired)
+
+
 _GPI: list[Any] = []
 
 
@@ -217,8 +244,19 @@ class Watch(GPITrigger):
             return
         fire = self._callbacks
         super()._react()  # runs the callback, then cocotb's event loop
+        if self._stopped:
+            return
         self._callbacks = fire
         self._prime()
+
+    _stopped = False
+
+    def stop(self) -> None:
+        """Call ``fire`` no more."""
+        self._stopped = True
+        self._callbacks.clear()
+        if self._cbhdl is not None:
+            self._unprime()
 
 
 class Timeline:
@@ -467,12 +505,16 @@ class CompiledTimeline(Timeline):
         if fabric is not None:  # (the model's RC loops the library runs end with the test)
             for card in fabric.cards:
                 self.lib.dp_rc_loop_stop(card.loop)
+            for end in fabric.drains:
+                end.stop()
         if fabric is not None and fabric.take_crossings():
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
                 " to the GPU's BAR1 answered, %d completions the card took (%d written for"
                 " the RTL by the library's RC loop, which waited %d times and was taken over"
-                " %d times); %d senders of its own resumed for the wire",
+                " %d times); %d senders of its own resumed for the wire; %d posted writes"
+                " sent from RQ by the library's drain of the card's sinks, %d of whose %d"
+                " drains called Python",
                 fabric.crossings,
                 fabric.bar1_answers,
                 fabric.card_cpls,
@@ -480,9 +522,13 @@ class CompiledTimeline(Timeline):
                 fabric.rc_waits,
                 fabric.rc_adopted,
                 self.lib.dp_fab_resumes(fabric.fab),
+                fabric.rq_writes,
+                fabric.rq_handed,
+                fabric.rq_drains,
             )
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
             fabric.rc_turns = fabric.rc_waits = fabric.rc_adopted = 0
+            fabric.rq_writes = fabric.rq_drains = fabric.rq_handed = 0
         alarm = self._alarm
         if isinstance(alarm, LibraryAlarm):
             wakes, python = alarm.counts()

@@ -67,7 +67,7 @@ from cocotb.triggers import ReadWrite, ValueChange
 from cocotbext.pcie.core.tlp import TlpType
 from cocotbext.pcie.xilinx.us import interface as _us
 
-from ..dp import COMPILED, RcFields, RcSrc, Stream, Unpacker, Words, datapath
+from ..dp import COMPILED, RcFields, RcSrc, RqSnk, Stream, Unpacker, Words, datapath
 from .clocks import writes_trusted
 from .signals import WAIT, Beat, Sync, reader, writer
 from .timeline import Timeline, Watch, steps, timeline
@@ -580,7 +580,10 @@ class _SinkGroup:
     """The sinks of one hard IP, drained together, in a fixed order (RQ, then CC), once
     per time step in which any of them ended a TLP: a change of a sink's TLP count
     (a simulator callback, no task) sets the drain for the ReadWrite phase of its time
-    step, when every counter of that edge has changed."""
+    step, when every counter of that edge has changed. On the compiled data path the
+    library may take the drain over (:meth:`to_library`, ``tb/dp/rqdrain.cpp``): it then
+    reads RQ, sends the posted writes the model would send at once, and calls
+    :meth:`after_library` for the rest."""
 
     ORDER = ("m_axis_rq", "m_axis_cc")
 
@@ -591,11 +594,12 @@ class _SinkGroup:
         # writes cocotb deferred to that phase, and applies the drain's at once
         self._phase = ReadWrite()
         self._work = functools.partial(timeline().run, self.drain)
+        self._watches: list[Watch] = []
 
     def add(self, sink: _TransactorSink, frames) -> None:
         self.sinks.append(sink)
         self.sinks.sort(key=lambda s: self.ORDER.index(s.bus._name))
-        Watch(frames, self._changed)
+        self._watches.append(Watch(frames, self._changed))
 
     def _changed(self) -> None:
         now = steps()
@@ -606,6 +610,45 @@ class _SinkGroup:
     def drain(self) -> None:
         for sink in self.sinks:
             sink._drain()
+
+    def to_library(self) -> RqSnk | None:
+        """Hand the drain to the library: the RQ sink's state, with the signals the
+        library watches and reads, where the group is an RQ sink the library unpacks for
+        and a CC sink, and the simulator's signals are found (else None: the drain stays
+        Python's). The caller starts the library's drain; Python's watches stop here."""
+        if len(self.sinks) != 2 or not isinstance(self.sinks[0], TransactorRqSink):
+            return None
+        rq, cc = self.sinks
+        if rq._unpacker_lib is None or not isinstance(cc, TransactorCcSink):
+            return None
+        lib = rq._words.lib
+        signals = (
+            rq._x.rd_ptr,
+            rq._x.wr_ptr,
+            rq._x.frames,
+            cc._x.rd_ptr,
+            cc._x.wr_ptr,
+            cc._x.frames,
+        )
+        found = [lib.dp_vpi_signal(h._path.encode()) for h in signals]
+        if not all(found):
+            return None
+        snk = rq._state()
+        snk.rd_ptr, snk.wr_ptr, snk.frames, snk.cc_rd_ptr, snk.cc_wr_ptr, snk.cc_frames = found
+        snk.depth, snk.ptr_mod, snk.stride = rq._mem.depth, rq._ptr_mod, rq._words.stride
+        snk.words, snk.u = rq._words.words, rq._unpacker_lib.u
+        for watch in self._watches:
+            watch.stop()
+        self._watches.clear()
+        return snk
+
+    def after_library(self, drain: int, left: int) -> None:
+        """Python's part of a drain the library made (``drain``): the ``left`` frames of
+        RQ it did not send, then CC, as :meth:`drain` takes them."""
+        rq, cc = self.sinks
+        if left:
+            rq._take(rq._unpacker_lib.left(drain, left))
+        cc._drain()
 
 
 def _group(entity) -> _SinkGroup:
@@ -622,6 +665,14 @@ def _group(entity) -> _SinkGroup:
     return _GROUPS[key]
 
 
+def sink_group(sink: Any) -> _SinkGroup | None:
+    """The sink group a transactor sink of the running test is drained in (None: not a
+    transactor sink)."""
+    if not isinstance(sink, _TransactorSink):
+        return None
+    return _group(sink.bus._entity)
+
+
 _GROUPS: dict[str, _SinkGroup] = {}
 _GROUPS_TEST: list[Timeline | None] = [None]  # the test (its timeline) they belong to
 
@@ -632,9 +683,33 @@ class _TransactorSink(_TransactorStream):
 
     _DRIVEN = ("tready",)
 
+    def _state(self) -> RqSnk:
+        snk = self.__dict__.get("_snk")
+        if snk is None:
+            snk = self.__dict__["_snk"] = RqSnk()
+        return snk
+
+    @property
+    def _read(self) -> int:
+        """Beats read, in all (where the library's drain reads them too)."""
+        return self._snk.read
+
+    @_read.setter
+    def _read(self, value: int) -> None:
+        self._state().read = value
+
+    @property
+    def active(self) -> bool:  # (cocotbext-pcie's: a frame is open)
+        lib = self.__dict__.get("_unpacker_lib")
+        return lib.active if lib is not None else self.__dict__.get("_active", False)
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        self.__dict__["_active"] = value
+
     def _init(self) -> None:
         super()._init()
-        x = self._attach()
+        x = self._x = self._attach()
         self._read_wr = reader(x.wr_ptr)
         self._write_rd = writer(x.rd_ptr)
         self._write_hold = writer(x.hold)
@@ -735,11 +810,7 @@ class _TransactorSink(_TransactorStream):
         mem, depth = self._mem, self._mem.depth
         lib = self._unpacker_lib
         if lib is not None:
-            for frame in lib.run(self._words, self._read % depth, end - self._read):
-                self.active = True
-                self.log.info(self._rx_msg, frame)
-                self._sink_frame(frame)
-            self.active = lib.active
+            self._take(lib.run(self._words, self._read % depth, end - self._read))
             self._advance(end)
             return
         if self._words is not None:
@@ -763,6 +834,13 @@ class _TransactorSink(_TransactorStream):
                 self.sample_obj = beat
                 unpacker.send(None)
         self._advance(end)
+
+    def _take(self, frames: list) -> None:
+        """The frames the library unpacked, into the sink in order."""
+        for frame in frames:
+            self.log.info(self._rx_msg, frame)
+            self._sink_frame(frame)
+        self._update_hold()
 
     def _advance(self, end: int) -> None:
         """The words up to ``end`` are read: the read pointer past them."""

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The hard-IP model's RQ and CC sinks drained in the library (docs/performance.md,
+ * "Design: the compiled data path", stage 3): what tb/models/transactors.py's
+ * _SinkGroup does, step for step, with the card's posted writes sent here.
+ *
+ * A change of either sink's TLP count (the transactor's frames counter,
+ * tb/verilog/pevb_xact_sink.v) sets a drain for the ReadWrite phase of its time step,
+ * once a step, when every counter of that clock edge has changed. The drain reads the
+ * RQ transactor's new words and unpacks them (xact.cpp, as _TransactorSink._unpack
+ * does); each frame in turn, while nothing holds RQ in Python (dp_hip's rq_blocks,
+ * which Python keeps: its RQ logic holds frames, the model's conditions for sending a
+ * write at once, the link's flow control), that is a well-formed posted write of a
+ * function whose bus mastering is on, and that the link takes now (its credits there,
+ * the wire's place free), is sent on the card's link as CardEnd.write sends it
+ * (card.cpp's dp_rq_write). The first frame that is not, and every frame after it, is
+ * handed to Python, as are the CC sink's new words: Python's part of the drain
+ * (_SinkGroup.after_library) takes them in order, RQ before CC, as its own drain would.
+ * The RQ sink's read pointer then moves past the words read.
+ *
+ * The callbacks are the simulator's own (IEEE 1364, "Procedural interface"), found in
+ * the process as vpi.h says; Python is called from the ReadWrite callback as cocotb
+ * calls a ReadWrite trigger's callbacks.
+ */
+#include "dp.h"
+#include "hip.h"
+#include "vpi.h"
+#include "xact.h"
+
+#include <cstdint>
+#include <vector>
+
+using dpvpi::CbData;
+using dpvpi::Time;
+using dpvpi::Value;
+using vpiHandle = dpvpi::Handle;
+
+struct dp_words;
+struct dp_unpacker;
+struct dp_alarm;
+
+extern "C" {
+uint32_t dp_vpi_get(void *signal);
+void dp_vpi_put(void *signal, uint32_t value);
+uint32_t dp_unpack_run(dp_unpacker *u, dp_words *w, uint32_t start, uint32_t count,
+		       uint32_t stride, const uint32_t **out, uint32_t *len);
+int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
+		uint32_t first_be, uint32_t last_be, uint32_t bus, int fc_ready, int gated,
+		uint64_t now, uint64_t *dc);
+uint64_t dp_alarm_now(const dp_alarm *a);
+void dp_alarm_poke(dp_alarm *a, uint64_t now);
+
+/*
+ * The RQ sink's state, a transactor's (TransactorRqSink, whose state it is, laid out as
+ * tb.dp's RqSnk): the words read in all; the buffer's depth, its pointers' modulus, a
+ * word's bytes; the buffer's words and the unpacker; the RQ transactor's pointers and
+ * TLP count, the CC transactor's.
+ */
+struct dp_rq_sink {
+	uint64_t read;
+	uint32_t depth, ptr_mod, stride, pad;
+	dp_words *words;
+	dp_unpacker *u;
+	void *rd_ptr, *wr_ptr, *frames;
+	void *cc_rd_ptr, *cc_wr_ptr, *cc_frames;
+};
+
+}  // extern "C"
+
+namespace {
+
+/*
+ * Why RQ's frames are Python's (dp_hip's rq_blocks, which Python keeps): its RQ logic
+ * holds frames (received, queued or being sent), the model would not send a write at
+ * once for reasons of its own (parity, the link down, its sending replaced, the
+ * sequence numbers reported, a logger that logs each frame), the link's flow control
+ * is not initialized.
+ */
+enum : uint32_t { RQ_BUSY = 1, RQ_MODEL = 2, RQ_FC = 4 };
+
+/* the Req Type of a memory write (PG213, Table "Transaction Types") */
+constexpr uint32_t REQ_MEM_WRITE = 0x1;
+
+/* a frame as the unpacker leaves it: dwords, byte enables, sequence number,
+ * discontinue, then the dwords and their parity */
+constexpr uint32_t FRAME_HEAD = 5;
+
+}  // namespace
+
+struct dp_rq_drain {
+	dp_rq_sink *s;
+	dp_hip *hip;
+	dp_calendar *cal;
+	dp_port *port;
+	dp_alarm *alarm;
+	int (*python)(uint32_t);	/* Python's part: the frames left, then CC */
+	vpiHandle rq_cb = nullptr, cc_cb = nullptr, rw_cb = nullptr;
+	Time vc_time{}, rw_time{};
+	Value rq_value{}, cc_value{};
+	uint64_t set_for = UINT64_MAX;	/* the step a drain is set for */
+	std::vector<uint32_t> left;	/* the frames handed to Python, as unpacked */
+	uint64_t writes = 0;		/* posted writes sent, since read */
+	uint64_t handed = 0;		/* drains that called Python, since read */
+	uint64_t drains = 0;		/* drains, since read */
+};
+
+namespace {
+
+int32_t on_count(CbData *d);
+int32_t on_read_write(CbData *d);
+
+vpiHandle watch(dp_rq_drain *r, void *signal, Value *value)
+{
+	CbData cb{};
+
+	r->vc_time = Time{dpvpi::SUPPRESS_TIME, 0, 0, 0.0};
+	value->format = dpvpi::INT_VAL;
+	cb.reason = dpvpi::CB_VALUE_CHANGE;
+	cb.cb_rtn = on_count;
+	cb.obj = static_cast<vpiHandle>(signal);
+	cb.time = &r->vc_time;
+	cb.value = value;
+	cb.user_data = reinterpret_cast<char *>(r);
+	return vpi_register_cb(&cb);
+}
+
+/* a sink's TLP count changed: the drain set for this step's ReadWrite phase, once */
+int32_t on_count(CbData *d)
+{
+	auto *r = reinterpret_cast<dp_rq_drain *>(d->user_data);
+	uint64_t now = dp_alarm_now(r->alarm);
+
+	if (r->set_for == now)
+		return 0;
+	r->set_for = now;
+	CbData cb{};
+	r->rw_time = Time{dpvpi::SIM_TIME, 0, 0, 0.0};
+	cb.reason = dpvpi::CB_READ_WRITE_SYNCH;
+	cb.cb_rtn = on_read_write;
+	cb.time = &r->rw_time;
+	cb.user_data = reinterpret_cast<char *>(r);
+	r->rw_cb = vpi_register_cb(&cb);
+	return 0;
+}
+
+/* the posted write of frame f (its dwords dw, n of them) sent on the card's link now,
+ * where the model would send it at once: whether it was */
+bool send_write(dp_rq_drain *r, const uint32_t *f, const uint32_t *dw, uint32_t n,
+		uint64_t now)
+{
+	const dp_hip &hip = *r->hip;
+	uint64_t dc;
+
+	if (hip.rq_blocks || f[4] || n < 3 || ((dw[2] >> 11) & 0xf) != REQ_MEM_WRITE)
+		return false;
+	uint32_t fn = (dw[2] >> 16) & 0x7;
+	if (fn >= hip.functions || !(hip.rq_bme >> fn & 1))
+		return false;
+	return dp_rq_write(r->cal, r->port, dw, n, f[1], f[2], hip.bus, 1, 0, now, &dc) == 1;
+}
+
+int32_t on_read_write(CbData *d)
+{
+	auto *r = reinterpret_cast<dp_rq_drain *>(d->user_data);
+	dp_rq_sink &s = *r->s;
+	uint64_t now = dp_alarm_now(r->alarm);
+
+	r->rw_cb = nullptr;
+	r->drains++;
+	r->left.clear();
+	uint32_t nleft = 0;
+	uint64_t mod = s.ptr_mod, wr = dp_vpi_get(s.wr_ptr) % mod;
+	uint64_t end = s.read + (wr + mod - s.read % mod) % mod;
+	bool moved = end != s.read;
+	if (moved) {
+		const uint32_t *out;
+		uint32_t len;
+		uint32_t frames = dp_unpack_run(s.u, s.words, uint32_t(s.read % s.depth),
+						uint32_t(end - s.read), s.stride, &out, &len);
+		const uint32_t *f = out;
+
+		for (uint32_t k = 0; k < frames; k++) {
+			uint32_t n = f[0], size = FRAME_HEAD + 2 * n;
+
+			if (!nleft && send_write(r, f, f + FRAME_HEAD, n, now)) {
+				r->hip->rq_seen++;
+				r->hip->rq_posted++;
+				r->writes++;
+			} else {
+				r->left.insert(r->left.end(), f, f + size);
+				nleft++;
+			}
+			f += size;
+		}
+		s.read = end;
+	}
+	bool cc = s.cc_wr_ptr && dp_vpi_get(s.cc_wr_ptr) != dp_vpi_get(s.cc_rd_ptr);
+	int got = 0;
+	if (nleft || cc) {
+		r->handed++;
+		got = r->python(nleft);
+	}
+	if (moved)
+		dp_vpi_put(s.rd_ptr, uint32_t(end % mod));
+	dp_alarm_poke(r->alarm, now);
+	return got;
+}
+
+}  // namespace
+
+extern "C" {
+
+/*
+ * The drain of RQ sink s and the CC sink beside it, for the hard IP whose requester
+ * state is hip, sending on the card's link port (calendar cal, alarm alarm); python:
+ * Python's part, called with the frames left for it (dp_rq_left) and returning what a
+ * simulator callback returns. It watches the sinks' TLP counts from here on.
+ */
+dp_rq_drain *dp_rq_drain_new(dp_rq_sink *s, dp_hip *hip, dp_calendar *cal, dp_port *port,
+			     dp_alarm *alarm, void *python)
+{
+	auto *r = new dp_rq_drain();
+
+	r->s = s;
+	r->hip = hip;
+	r->cal = cal;
+	r->port = port;
+	r->alarm = alarm;
+	r->python = reinterpret_cast<int (*)(uint32_t)>(python);
+	r->rq_cb = watch(r, s->frames, &r->rq_value);
+	if (s->cc_frames)
+		r->cc_cb = watch(r, s->cc_frames, &r->cc_value);
+	return r;
+}
+
+/* the drain stopped, its callbacks gone (the test ended) */
+void dp_rq_drain_stop(dp_rq_drain *r)
+{
+	for (vpiHandle *cb : {&r->rq_cb, &r->cc_cb, &r->rw_cb}) {
+		if (*cb && vpi_remove_cb)
+			vpi_remove_cb(*cb);
+		*cb = nullptr;
+	}
+}
+
+void dp_rq_drain_free(dp_rq_drain *r)
+{
+	dp_rq_drain_stop(r);
+	delete r;
+}
+
+/* the frames the last drain left for Python, as dp_unpack leaves them */
+void dp_rq_left(const dp_rq_drain *r, const uint32_t **out, uint32_t *len)
+{
+	*out = r->left.data();
+	*len = uint32_t(r->left.size());
+}
+
+/* the posted writes the drain sent, and in *drains and *handed the drains made and those
+ * that called Python, since the last call */
+uint64_t dp_rq_drain_counts(dp_rq_drain *r, uint64_t *drains, uint64_t *handed)
+{
+	uint64_t n = r->writes;
+
+	*drains = r->drains;
+	*handed = r->handed;
+	r->writes = r->drains = r->handed = 0;
+	return n;
+}
+
+}  // extern "C"
