@@ -198,7 +198,10 @@ class Hip(ctypes.Structure):
     Tag Field Enable, and its functions' IDs; why the RC loop's turn is Python's, the
     requests the library ended, whether the RC loop is the library's; why RQ's frames
     are Python's, the functions whose bus mastering is on, the bus number the core
-    captured, the RQ TLPs received and of those the memory writes."""
+    captured, the RQ TLPs received and of those the memory writes; the completion
+    credits reads may hold; the memory reads the library issued (each one's RQ
+    descriptor, byte enables and sequence number; the tags Python has not looked at, a
+    bit each, and how many were issued in all)."""
 
     _fields_ = [
         ("request", HipRequest * 256),
@@ -220,6 +223,12 @@ class Hip(ctypes.Structure):
         ("bus", ctypes.c_uint32),
         ("rq_seen", ctypes.c_uint64),
         ("rq_posted", ctypes.c_uint64),
+        ("cpld_credit_limit", ctypes.c_int64),
+        ("rq_desc", (ctypes.c_uint32 * 4) * 256),
+        ("rq_be", ctypes.c_uint32 * 256),
+        ("issued", ctypes.c_uint64 * 4),
+        ("issued_count", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
     ]
 
 
@@ -289,6 +298,8 @@ class RqSnk(ctypes.Structure):
 # why RQ's frames are Python's (``rqdrain.cpp``): its RQ logic holds frames, the model
 # would not send a write at once for reasons of its own, the link's flow control is down
 RQ_BUSY, RQ_MODEL, RQ_FC = 1, 2, 4
+# and its non-posted requests are Python's: queued or issued there, or core-managed tags
+RQ_NP = 8
 
 
 class HipCpl(ctypes.Structure):
@@ -423,7 +434,8 @@ def library() -> ctypes.CDLL:
         ("dp_rq_drain_stop", None, [p]),
         ("dp_rq_drain_free", None, [p]),
         ("dp_rq_left", None, [p, ctypes.POINTER(pu32), pu32]),
-        ("dp_rq_drain_counts", u64, [p, pu64, pu64]),
+        ("dp_rq_drain_counts", u64, [p, pu64, pu64, pu64]),
+        ("dp_rq_read_tlp", i, [p, u32, u32, u32, u32, ctypes.POINTER(TlpHeader), pu64]),
         ("dp_trace_size", u64, [p]),
         ("dp_trace_take", None, [p, ctypes.c_char_p]),
         ("dp_fab_new", p, []),

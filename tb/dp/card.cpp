@@ -13,7 +13,8 @@
  * as Tlp.check() checks it, and sent on the card's link as CompiledTlpPort.send sends
  * it: at once where it need not wait (its credits there, the wire's place free), else
  * after Python's credit gate has waited. Anything else (another request type, a
- * poisoned write, a TLP that fails the check) is left to Python with nothing done.
+ * poisoned write, a TLP that fails the check) is left to Python with nothing done. A
+ * memory read's TLP is made from its descriptor alike (rqdrain.cpp issues it).
  */
 #include "dp.h"
 #include "tlp.h"
@@ -23,36 +24,37 @@
 
 namespace {
 
-/* the Req Type of a memory write (PG213, Table "Transaction Types") */
+/* the Req Types of a memory read and write (PG213, Table "Transaction Types") */
+constexpr uint32_t REQ_MEM_READ = 0x0;
 constexpr uint32_t REQ_MEM_WRITE = 0x1;
 /* the credit type of a posted request */
 constexpr uint32_t FC_POSTED = 0;
 
-}  // namespace
-
-extern "C" {
-
 /*
- * The TLP Tlp_us.unpack_us_rq makes of an RQ frame's dwords (dw, n of them: the
- * descriptor's four, then the data) and its byte enables, the requester ID's bus set to
- * bus where the descriptor leaves it to the core: its header into *h and its data
- * length in bytes; 0 where it is not a memory write this path moves (no poisoned
- * write, no reserved address type, no length outside 1 to 1024 dwords).
+ * The memory request Tlp_us.unpack_us_rq makes of an RQ frame's dwords (dw, n of them:
+ * the descriptor's four, then the data) and its byte enables, of Req Type type, the
+ * requester ID's bus set to bus where the descriptor leaves it to the core: its header
+ * into *h and its data length in bytes; 0 where it is not one this path moves (not of
+ * that type, poisoned, a reserved address type, a length outside 1 to 1024 dwords).
  */
-int dp_rq_write_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
-		    uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
+int rq_memory_tlp(uint32_t type, const uint32_t *dw, uint32_t n, uint32_t first_be,
+		  uint32_t last_be, uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
 {
-	if (n < 4 || ((dw[2] >> 11) & 0xf) != REQ_MEM_WRITE || (dw[2] & (1u << 15)))
+	if (n < 4 || ((dw[2] >> 11) & 0xf) != type || (dw[2] & (1u << 15)))
 		return 0;
 	if ((dw[0] & 3) == 3)	/* a reserved address type: the hard IP refuses it */
 		return 0;
 	uint32_t length = dw[2] & 0x7ff;
 	if (length == 0 || length > 1024)
 		return 0;
+	bool data = type == REQ_MEM_WRITE;
 	std::memset(h, 0, sizeof(*h));
 	h->type = dp::TYPE_MEM;
 	h->address = (uint64_t(dw[1]) << 32) | (dw[0] & ~3u);
-	h->fmt = h->address > 0xffffffffull ? dp::FMT_4DW_DATA : dp::FMT_3DW_DATA;
+	if (h->address > 0xffffffffull)
+		h->fmt = data ? dp::FMT_4DW_DATA : dp::FMT_4DW;
+	else
+		h->fmt = data ? dp::FMT_3DW_DATA : dp::FMT_3DW;
 	h->at = dw[0] & 3;
 	h->length = length;
 	uint32_t rid = dw[2] >> 16;
@@ -66,6 +68,25 @@ int dp_rq_write_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t 
 	h->last_be = last_be & 0xf;
 	*data_len = uint64_t(n - 4) * 4;
 	return 1;
+}
+
+}  // namespace
+
+extern "C" {
+
+/* the memory write of an RQ frame, as rq_memory_tlp makes it */
+int dp_rq_write_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
+		    uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
+{
+	return rq_memory_tlp(REQ_MEM_WRITE, dw, n, first_be, last_be, bus, h, data_len);
+}
+
+/* the memory read of an RQ frame, as rq_memory_tlp makes it (its data length: what
+ * follows the descriptor, which Tlp.check() finds wrong where there is any) */
+int dp_rq_read_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
+		   uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
+{
+	return rq_memory_tlp(REQ_MEM_READ, dw, n, first_be, last_be, bus, h, data_len);
 }
 
 /*

@@ -42,6 +42,15 @@ struct dp_hip {
 	uint32_t bus;		/* the bus number the core captured */
 	uint64_t rq_seen;	/* RQ TLPs received, in all */
 	uint64_t rq_posted;	/* of those the memory writes */
+	int64_t cpld_credit_limit;	/* the completion credits reads may hold */
+	/* the memory reads the library issued (rqdrain.cpp): each one's RQ descriptor, its
+	 * byte enables and sequence number (first_be | last_be << 4 | seq_num << 8), the
+	 * tags issued that Python has not looked at (a bit per tag), and how many, in all */
+	uint32_t rq_desc[TAGS][4];
+	uint32_t rq_be[TAGS];
+	uint64_t issued[TAGS / 64];
+	uint32_t issued_count;
+	uint32_t pad;
 };
 
 }  // extern "C"

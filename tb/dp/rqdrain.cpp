@@ -2,7 +2,8 @@
 /*
  * The hard-IP model's RQ and CC sinks drained in the library (docs/performance.md,
  * "Design: the compiled data path", stage 3): what tb/models/transactors.py's
- * _SinkGroup does, step for step, with the card's posted writes sent here.
+ * _SinkGroup does, step for step, with the card's posted writes sent and its memory
+ * reads issued here.
  *
  * A change of either sink's TLP count (the transactor's frames counter,
  * tb/verilog/pevb_xact_sink.v) sets a drain for the ReadWrite phase of its time step,
@@ -13,8 +14,11 @@
  * write at once, the link's flow control), that is a well-formed posted write of a
  * function whose bus mastering is on, and that the link takes now (its credits there,
  * the wire's place free), is sent on the card's link as CardEnd.write sends it
- * (card.cpp's dp_rq_write). The first frame that is not, and every frame after it, is
- * handed to Python, as are the CC sink's new words: Python's part of the drain
+ * (card.cpp's dp_rq_write); a well-formed memory read the model would issue at once
+ * (its tag free, no non-posted request of Python's before it) is issued as the model's
+ * RQ logic issues it, its request active in the model's table, which the model reads
+ * through. The first frame that is neither, and every frame after it, is handed to
+ * Python, as are the CC sink's new words: Python's part of the drain
  * (_SinkGroup.after_library) takes them in order, RQ before CC, as its own drain would.
  * The RQ sink's read pointer then moves past the words read.
  *
@@ -24,6 +28,7 @@
  */
 #include "dp.h"
 #include "hip.h"
+#include "tlp.h"
 #include "vpi.h"
 #include "xact.h"
 
@@ -47,6 +52,8 @@ uint32_t dp_unpack_run(dp_unpacker *u, dp_words *w, uint32_t start, uint32_t cou
 int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
 		uint32_t first_be, uint32_t last_be, uint32_t bus, int fc_ready, int gated,
 		uint64_t now, uint64_t *dc);
+int dp_rq_read_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
+		   uint32_t bus, dp::TlpHeader *h, uint64_t *data_len);
 uint64_t dp_alarm_now(const dp_alarm *a);
 void dp_alarm_poke(dp_alarm *a, uint64_t now);
 
@@ -74,12 +81,17 @@ namespace {
  * holds frames (received, queued or being sent), the model would not send a write at
  * once for reasons of its own (parity, the link down, its sending replaced, the
  * sequence numbers reported, a logger that logs each frame), the link's flow control
- * is not initialized.
+ * is not initialized; and why its memory reads are: non-posted requests queued or
+ * being issued there, or tags the core manages (RQ_NP, which a write passes).
  */
-enum : uint32_t { RQ_BUSY = 1, RQ_MODEL = 2, RQ_FC = 4 };
+enum : uint32_t { RQ_BUSY = 1, RQ_MODEL = 2, RQ_FC = 4, RQ_NP = 8 };
+constexpr uint32_t RQ_WRITES = RQ_BUSY | RQ_MODEL | RQ_FC;
 
-/* the Req Type of a memory write (PG213, Table "Transaction Types") */
+/* the Req Types of a memory read and write (PG213, Table "Transaction Types") */
+constexpr uint32_t REQ_MEM_READ = 0x0;
 constexpr uint32_t REQ_MEM_WRITE = 0x1;
+/* the credit type of a non-posted request */
+constexpr uint32_t FC_NONPOSTED = 1;
 
 /* a frame as the unpacker leaves it: dwords, byte enables, sequence number,
  * discontinue, then the dwords and their parity */
@@ -100,6 +112,7 @@ struct dp_rq_drain {
 	uint64_t set_for = UINT64_MAX;	/* the step a drain is set for */
 	std::vector<uint32_t> left;	/* the frames handed to Python, as unpacked */
 	uint64_t writes = 0;		/* posted writes sent, since read */
+	uint64_t reads = 0;		/* memory reads issued, since read */
 	uint64_t handed = 0;		/* drains that called Python, since read */
 	uint64_t drains = 0;		/* drains, since read */
 };
@@ -151,12 +164,69 @@ bool send_write(dp_rq_drain *r, const uint32_t *f, const uint32_t *dw, uint32_t 
 	const dp_hip &hip = *r->hip;
 	uint64_t dc;
 
-	if (hip.rq_blocks || f[4] || n < 3 || ((dw[2] >> 11) & 0xf) != REQ_MEM_WRITE)
+	if ((hip.rq_blocks & RQ_WRITES) || f[4] || n < 3 ||
+	    ((dw[2] >> 11) & 0xf) != REQ_MEM_WRITE)
 		return false;
 	uint32_t fn = (dw[2] >> 16) & 0x7;
 	if (fn >= hip.functions || !(hip.rq_bme >> fn & 1))
 		return false;
 	return dp_rq_write(r->cal, r->port, dw, n, f[1], f[2], hip.bus, 1, 0, now, &dc) == 1;
+}
+
+/*
+ * The memory read of frame f (its dwords dw, n of them) issued on the card's link now,
+ * where the model would issue it at once (PevbUspDevice._rq_frame, _np_fits and
+ * _issue_np): the client's tag in range and free, the completion credits below their
+ * limit (a read adds none: cocotbext-pcie counts a request's own data credits), its
+ * function's bus mastering on, the link's credit there and its wire's place free. Its
+ * request is then active in the table as _issue_np makes it, with what Python makes
+ * the model's Tlp of (dp_hip's rq_desc and rq_be; the tag's bit in issued). Whether it
+ * was issued.
+ */
+bool send_read(dp_rq_drain *r, const uint32_t *f, const uint32_t *dw, uint32_t n, uint64_t now)
+{
+	dp_hip &hip = *r->hip;
+	dp::TlpHeader h;
+	uint64_t data_len;
+
+	if (hip.rq_blocks || f[4] || n < 3 || ((dw[2] >> 11) & 0xf) != REQ_MEM_READ)
+		return false;
+	uint32_t fn = (dw[2] >> 16) & 0x7, tag = dw[3] & 0xff;
+	if (fn >= hip.functions || !(hip.rq_bme >> fn & 1))
+		return false;
+	uint32_t tags = hip.extended_tags ? TAGS : 32;
+	if (tag >= tags || hip.request[tag].active)	/* (the model's violations) */
+		return false;
+	if (hip.cpld_credit_count > hip.cpld_credit_limit)
+		return false;
+	if (!dp_rq_read_tlp(dw, n, f[1], f[2], hip.bus, &h, &data_len) || !dp::check(h, data_len))
+		return false;
+	if (dp_port_must_wait(r->port, now) || !dp_port_take_credit(r->port, 0, FC_NONPOSTED, 0))
+		return false;
+	uint8_t raw[16];
+	size_t hb = dp::pack_header(h, raw);
+	dp_port_send(r->port, now, r->cal->tlp_new(raw, hb), hb + 8, 0, FC_NONPOSTED, 0);
+
+	dp_hip_request &req = hip.request[tag];
+	req.active = 1;
+	req.requester_id = h.requester_id;
+	req.attr = h.attr;
+	req.tc = h.tc;
+	req.mem_read = 1;
+	req.first_be_offset = h.first_be_offset();
+	req.be_byte_count = h.be_byte_count();
+	req.address = h.address;
+	hip.credits_in[tag] = 0;
+	uint32_t free_tags = 0;
+	for (uint32_t t = 0; t < tags; t++)
+		free_tags += !hip.request[t].active;
+	hip.tag_available_count = free_tags;
+	for (int k = 0; k < 4; k++)
+		hip.rq_desc[tag][k] = dw[k];
+	hip.rq_be[tag] = f[1] | f[2] << 4 | f[3] << 8;
+	hip.issued[tag / 64] |= uint64_t(1) << (tag % 64);
+	hip.issued_count++;
+	return true;
 }
 
 int32_t on_read_write(CbData *d)
@@ -186,6 +256,9 @@ int32_t on_read_write(CbData *d)
 				r->hip->rq_seen++;
 				r->hip->rq_posted++;
 				r->writes++;
+			} else if (!nleft && send_read(r, f, f + FRAME_HEAD, n, now)) {
+				r->hip->rq_seen++;
+				r->reads++;
 			} else {
 				r->left.insert(r->left.end(), f, f + size);
 				nleft++;
@@ -256,15 +329,17 @@ void dp_rq_left(const dp_rq_drain *r, const uint32_t **out, uint32_t *len)
 	*len = uint32_t(r->left.size());
 }
 
-/* the posted writes the drain sent, and in *drains and *handed the drains made and those
- * that called Python, since the last call */
-uint64_t dp_rq_drain_counts(dp_rq_drain *r, uint64_t *drains, uint64_t *handed)
+/* the posted writes the drain sent, and in *reads, *drains and *handed the memory reads
+ * it issued, the drains made and those that called Python, since the last call */
+uint64_t dp_rq_drain_counts(dp_rq_drain *r, uint64_t *reads, uint64_t *drains,
+			    uint64_t *handed)
 {
 	uint64_t n = r->writes;
 
+	*reads = r->reads;
 	*drains = r->drains;
 	*handed = r->handed;
-	r->writes = r->drains = r->handed = 0;
+	r->writes = r->reads = r->drains = r->handed = 0;
 	return n;
 }
 

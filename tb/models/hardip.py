@@ -20,9 +20,10 @@ from cocotb.utils import get_sim_time
 from cocotbext.pcie.core.device import Device
 from cocotbext.pcie.core.tlp import Tlp, TlpAttr, TlpType
 from cocotbext.pcie.core.utils import PcieId
+from cocotbext.pcie.xilinx.us.interface import UsPcieFrame
 from cocotbext.pcie.xilinx.us.tlp import ErrorCode, Tlp_us
 
-from ..dp import RC_BUSY, RC_DEFERRED, RC_SOURCE, RC_WAITER, RQ_BUSY, RQ_FC, RQ_MODEL, Hip
+from ..dp import RC_BUSY, RC_DEFERRED, RC_SOURCE, RC_WAITER, RQ_BUSY, RQ_FC, RQ_MODEL, RQ_NP, Hip
 from . import clocks
 from .hardip_speed import EventDrivenLoops
 from .intx import PINS, intx_message
@@ -77,28 +78,59 @@ class _Requests(list):
     ``active_request``): each one set or cleared here is set or cleared in the library's
     table too (``tb/dp/hip.cpp``), which the compiled data path's checks of a completion
     read. A request the library ends (its last completion taken with no Python) is gone
-    from here as it is from the table: every read looks at the table's count of the
-    requests it ended first."""
+    from here as it is from the table, and one it issues (a memory read from RQ,
+    ``tb/dp/rqdrain.cpp``) is here as the RQ logic would have set it: every read looks at
+    the table's counts of the requests it ended and issued first."""
 
-    __slots__ = ("_ended", "_hip", "_live", "_table")
+    __slots__ = ("_ended", "_hip", "_issued", "_live", "_table")
 
     def __init__(self, hip: Any, items: list) -> None:
         super().__init__(items)
         self._hip, self._table = hip, hip.request
         self._ended = hip.ended
+        self._issued = hip.issued_count
         self._live: set[int] = set()  # the tags set here and not cleared since
         for tag, req in enumerate(items):
             self[tag] = req
 
     def _sync(self) -> None:
-        """Drop the requests the library has ended since the last look."""
-        ended = self._hip.ended
+        """Drop the requests the library has ended since the last look, then take in
+        those it has issued."""
+        hip = self._hip
+        ended = hip.ended
         if ended != self._ended:
             self._ended = ended
             table, put = self._table, super().__setitem__
             for tag in [t for t in self._live if not table[t].active]:
                 put(tag, None)
                 self._live.discard(tag)
+        if hip.issued_count != self._issued:
+            self._issued = hip.issued_count
+            self._take_issued()
+
+    def _take_issued(self) -> None:
+        """The requests the library issued since the last look that are still active,
+        each as the model's Tlp the RQ logic would have made of its frame."""
+        hip, table, put = self._hip, self._table, super().__setitem__
+        for word in range(len(hip.issued)):
+            bits = hip.issued[word]
+            if not bits:
+                continue
+            hip.issued[word] = 0
+            while bits:
+                low = bits & -bits
+                bits ^= low
+                tag = word * 64 + low.bit_length() - 1
+                if not table[tag].active:
+                    continue  # (ended already)
+                be = hip.rq_be[tag]
+                frame = UsPcieFrame()
+                frame.data = list(hip.rq_desc[tag])
+                frame.first_be, frame.last_be, frame.seq_num = be & 0xF, (be >> 4) & 0xF, be >> 8
+                req = Tlp_us.unpack_us_rq(frame)
+                req.requester_id = PcieId.from_int(table[tag].requester_id)
+                put(tag, req)
+                self._live.add(tag)
 
     def __getitem__(self, tag: Any) -> Any:
         self._sync()
@@ -320,6 +352,7 @@ class PevbUspDevice(EventDrivenLoops):
     tag_available_count = _in_table("tag_available_count")
     rq_posted = _in_table("rq_posted")
     _rq_seen = _in_table("rq_seen")
+    cpld_credit_limit = _in_table("cpld_credit_limit")
 
     @property
     def bus_num(self) -> int:
@@ -503,6 +536,9 @@ class PevbUspDevice(EventDrivenLoops):
             for q in (self.rc_queue, self.cq_queue, self.cq_np_queue, self.rq_np_queue):
                 while not q.empty():
                     q.get_nowait()
+                    if q is self.rq_np_queue:
+                        self._np_held = max(self._np_held - 1, 0)
+            self._np_changed()
             if self.card_cpl is not None:
                 self.card_cpl.clear()
             self._drop_partial_tlps()
@@ -706,11 +742,23 @@ class PevbUspDevice(EventDrivenLoops):
         if self.rq_np_queue.empty() and self._np_fits(tlp):
             await self._issue_np(tlp)  # nothing queued before it: send now, in order
             return True
+        self._np_held += 1  # (the library issues no read before it: RQ_NP)
+        self._np_changed()
         while self.rq_np_queue.qsize() >= self.rq_np_limit:
             self.rq_np_queue_dequeue.clear()
             await self.rq_np_queue_dequeue.wait()
         self.rq_np_queue.put_nowait(tlp)
         return True
+
+    def _np_changed(self) -> None:
+        """Tell the library whether a memory read from RQ is Python's whatever else
+        holds: non-posted requests queued or being issued here, or tags the core
+        manages."""
+        hip = self._hip
+        if self._np_held or not self.enable_client_tag:
+            hip.rq_blocks |= RQ_NP
+        else:
+            hip.rq_blocks &= ~RQ_NP
 
     # --- the requester completion path (RC) -----------------------------------------------
     async def _run_rc_logic(self) -> None:
@@ -787,6 +835,9 @@ class PevbUspDevice(EventDrivenLoops):
         a channel is idle never overtakes that channel's last data write."""
         self._rq_pending: collections.deque[None] = collections.deque()
         self._rq_busy = False  # the RQ logic is handling a TLP
+        # non-posted requests of the RQ logic's queued or being issued from the queue
+        self._np_held = 0
+        self._np_changed()
         # the compiled data path's end of the link (tb.models.native.CardEnd), which
         # sends the RTL's posted writes that nothing holds back as they come
         self.card_end = None
@@ -868,7 +919,11 @@ class PevbUspDevice(EventDrivenLoops):
                     await First(self.cpld_credit_released.wait(), self.tag_release.wait())
                 finally:
                     self._hip.rc_blocks &= ~RC_WAITER
-            await self._issue_np(tlp)
+            try:
+                await self._issue_np(tlp)
+            finally:
+                self._np_held = max(self._np_held - 1, 0)
+                self._np_changed()
 
     async def upstream_recv(self, tlp) -> None:
         if self.link_down:

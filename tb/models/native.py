@@ -37,7 +37,7 @@ from typing import Any
 
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import RQ_BUSY, RQ_FC, RQ_MODEL, BridgeView, FunctionView
+from ..dp import RQ_BUSY, RQ_FC, RQ_MODEL, RQ_NP, BridgeView, FunctionView
 from ..dp import HipCpl as HipCplOut
 from .compiled_link import WAITING, LaneWork
 from .timeline import LibraryAlarm, read_write_call, steps
@@ -262,9 +262,10 @@ class Fabric:
         # made, the times Python's loop took over from it
         self.rc_turns = self.rc_waits = self.rc_adopted = 0
         # the cards' ends that drain their sinks (CardEnd.drain), the posted writes they
-        # sent, their drains and of those the ones that called Python
+        # sent, the memory reads they issued, their drains and of those the ones that
+        # called Python
         self.drains: list[Any] = []
-        self.rq_writes = self.rq_drains = self.rq_handed = 0
+        self.rq_writes = self.rq_reads = self.rq_drains = self.rq_handed = 0
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -326,9 +327,10 @@ class Fabric:
             self.rc_waits += waits.value
             self.rc_adopted += adopted.value
         for end in self.drains:
-            sent, drains, handed = end.counts()
-            self.crossings += sent
+            sent, reads, drains, handed = end.counts()
+            self.crossings += sent + reads
             self.rq_writes += sent
+            self.rq_reads += reads
             self.rq_drains += drains
             self.rq_handed += handed
         return self.crossings
@@ -541,7 +543,8 @@ class CardEnd:
         :class:`tb.models.transactors._SinkGroup`) into the library
         (``tb/dp/rqdrain.cpp``), where the group allows it and the library keeps the
         calendar's alarm: each posted write the model would send at once sent there, the
-        rest handed to the group's Python in order. Whether it did."""
+        rest handed to the group's Python in order; each memory read the model would
+        issue at once issued there too. Whether it did."""
         line = self.fabric.line
         alarm = line._alarm
         if not isinstance(alarm, LibraryAlarm):
@@ -590,7 +593,9 @@ class CardEnd:
         )
         hip = dev._hip
         hip.rq_blocks = (
-            (hip.rq_blocks & RQ_BUSY) | (RQ_MODEL if model else 0) | (0 if port.fc_ready else RQ_FC)
+            (hip.rq_blocks & (RQ_BUSY | RQ_NP))
+            | (RQ_MODEL if model else 0)
+            | (0 if port.fc_ready else RQ_FC)
         )
 
     def stop(self) -> None:
@@ -598,14 +603,15 @@ class CardEnd:
         if self.rq is not None:
             self.lib.dp_rq_drain_stop(self.rq)
 
-    def counts(self) -> tuple[int, int, int]:
-        """The posted writes the library's drain sent, the drains it made and those that
-        called Python, since the last call."""
+    def counts(self) -> tuple[int, int, int, int]:
+        """The posted writes the library's drain sent, the memory reads it issued, the
+        drains it made and those that called Python, since the last call."""
         if self.rq is None:
-            return 0, 0, 0
-        drains, handed = ctypes.c_uint64(), ctypes.c_uint64()
-        sent = self.lib.dp_rq_drain_counts(self.rq, ctypes.byref(drains), ctypes.byref(handed))
-        return sent, drains.value, handed.value
+            return 0, 0, 0, 0
+        reads, drains, handed = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
+        refs = (ctypes.byref(reads), ctypes.byref(drains), ctypes.byref(handed))
+        sent = self.lib.dp_rq_drain_counts(self.rq, *refs)
+        return sent, reads.value, drains.value, handed.value
 
     def write(self, frame: Any, bus: int, gated: bool = False) -> int:
         """Send the posted write of RQ frame ``frame`` (its requester's bus ``bus``

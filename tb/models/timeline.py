@@ -513,8 +513,8 @@ class CompiledTimeline(Timeline):
                 " to the GPU's BAR1 answered, %d completions the card took (%d written for"
                 " the RTL by the library's RC loop, which waited %d times and was taken over"
                 " %d times); %d senders of its own resumed for the wire; %d posted writes"
-                " sent from RQ by the library's drain of the card's sinks, %d of whose %d"
-                " drains called Python",
+                " sent and %d memory reads issued from RQ by the library's drain of the"
+                " card's sinks, %d of whose %d drains called Python",
                 fabric.crossings,
                 fabric.bar1_answers,
                 fabric.card_cpls,
@@ -523,12 +523,13 @@ class CompiledTimeline(Timeline):
                 fabric.rc_adopted,
                 self.lib.dp_fab_resumes(fabric.fab),
                 fabric.rq_writes,
+                fabric.rq_reads,
                 fabric.rq_handed,
                 fabric.rq_drains,
             )
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
             fabric.rc_turns = fabric.rc_waits = fabric.rc_adopted = 0
-            fabric.rq_writes = fabric.rq_drains = fabric.rq_handed = 0
+            fabric.rq_writes = fabric.rq_reads = fabric.rq_drains = fabric.rq_handed = 0
         alarm = self._alarm
         if isinstance(alarm, LibraryAlarm):
             wakes, python = alarm.counts()

@@ -357,6 +357,44 @@ async def test_rc_backlog_handed_over(dut):
 
 
 @cocotb.test(timeout_time=10, timeout_unit="ms")
+async def test_reads_queued_for_completion_credit(dut):
+    """The hard IP holds the card's reads in its non-posted queue while they do not fit
+    its completion credit (its limit lowered from the descriptor's fetch on); with the
+    limit back, the reads the RTL hands it after those still queue behind them until
+    the model's next credit event, and all leave in the order the RTL made them: every
+    byte arrives, no request times out."""
+    h = await setup(dut)
+    tb = h.tb
+    dev = tb.dev
+    n = min(h.ram_size, 32 * 1024)
+    src = tb.alloc_host(n)
+    src[0:n] = pattern(n, 61)
+    limit = dev.cpld_credit_limit
+    run = cocotb.start_soon(h.run(h.h2c, [Segment(src.get_absolute_address(0), 0, n)]))
+
+    async def until(done, what: str) -> None:
+        for _ in range(20000):
+            if done():
+                return
+            await RisingEdge(dev.user_clk)
+        raise AssertionError(what)
+
+    seen = dev._rq_seen
+    await until(lambda: dev._rq_seen > seen, "the descriptor was not fetched")
+    dev.cpld_credit_limit = -1  # (no data read fits: each queues, none in flight)
+    await until(lambda: dev._np_held >= 2, "no reads queued for completion credit")
+    dev.cpld_credit_limit = limit
+    queued = dev._np_held
+    await Timer(2, "us")  # (the RTL's next reads arrive meanwhile, behind the queued)
+    assert dev._np_held > queued, "no read queued behind those held"
+    dev.cpld_credit_released.set()
+    check_ok(await run, 1, "H2C")
+    assert bytes(h.card_image()[0:n]) == pattern(n, 61), "H2C after reads queued for credit"
+    assert dev.cpl_timeouts == 0
+    await roundtrip(h, [(0, 0, 4096)], seed=62)
+
+
+@cocotb.test(timeout_time=10, timeout_unit="ms")
 async def test_stop_mid_chain(dut):
     """Stop on descriptor 2 of 6: count 3, descriptor_stopped, later descriptors not run."""
     h = await setup(dut)

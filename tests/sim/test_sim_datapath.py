@@ -98,10 +98,13 @@ def _arrivals(
     said = re.findall(
         r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?"
         r"(\d+) written for the RTL by the library's RC loop, which waited (\d+) times and"
-        r" was taken over (\d+) times\); (\d+) senders",
+        r" was taken over (\d+) times\); (\d+) senders.*?(\d+) posted writes sent and (\d+)"
+        r" memory reads issued from RQ",
         text,
     )
-    hops, bar1, turns, waits, adopted, resumed = (sum(int(s[k]) for s in said) for k in range(6))
+    hops, bar1, turns, waits, adopted, resumed, writes, reads = (
+        sum(int(s[k]) for s in said) for k in range(8)
+    )
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
     if test in WAIT_CASES:  # switch ports whose arbitration waits for the wire in the library
         assert (resumed > 20) == (native == "1"), f"{resumed} senders of the library's resumed"
@@ -109,6 +112,11 @@ def _arrivals(
         assert (turns > 20) == (native == "1"), f"{turns} completions the library wrote on RC"
         if native == "1" and profile in RC_CASES[test]:
             assert waits and adopted, f"{waits} waits, taken over {adopted} times"
+    if test in DRAIN_CASES:  # the card's writes and reads leave RQ from the library's drain
+        least = DRAIN_CASES[test] if native == "1" else (0, 0)
+        assert (writes, reads) >= least and (native == "1" or writes + reads == 0), (
+            f"{writes} writes sent and {reads} reads issued by the library's drain"
+        )
     if test in BAR1_CASES:  # the GPU answers requests to its BAR1 in the library too
         answers = native == "1" and BAR1_CASES[test]
         assert bar1 > 20 if answers else bar1 == 0, f"{bar1} BAR1 requests the library answered"
@@ -116,13 +124,17 @@ def _arrivals(
 
 
 # the GPU's relaxed-ordering writes pass others in the switch's queue where the library
-# routes them too; the card's completions wait for the RC stream in the library's RC
-# loop, which Python's takes over (a logger's level, a link down); the card's reads
+# routes them too; the engine's chains of every length, whose reads and writes leave RQ
+# from the library's drain, and reads the hard IP queues for completion credit, which
+# the reads after them must not pass; the card's completions wait for the RC stream in
+# the library's RC loop, which Python's takes over (a logger's level, a link down); the card's reads
 # cross the switch in the library with the fault injector's read tracking there (its
 # rules must still fire on their completions); the card's reads and writes of GPU
 # memory, a revoked page among them
 HOP_CASES = [
     *CASES,
+    ("tb.tests.cocotb_engine", "test_chain_lengths"),
+    ("tb.tests.cocotb_engine", "test_reads_queued_for_completion_credit"),
     ("tb.tests.cocotb_engine", "test_rc_backlog_handed_over"),
     ("tb.tests.cocotb_recovery", "test_link_down_with_completions_waiting"),
     ("tb.tests.cocotb_faults", "test_completion_faults"),
@@ -147,6 +159,14 @@ RC_CASES = {
     "test_h2c2h_four_combinations": (),
     "test_rc_backlog_handed_over": ("picoevb",),
     "test_link_down_with_completions_waiting": ("picoevb",),  # (taken over at the reset)
+}
+# the cases whose card writes and reads leave RQ from the library's drain of the hard
+# IP's sinks (tb/dp/rqdrain.cpp), at least so many of each, and with Python's RQ logic
+# taking over from it where its frames are Python's (a write that must wait for the
+# wire, the reads queued behind it)
+DRAIN_CASES = {
+    "test_chain_lengths": (300, 1000),
+    "test_h2c2h_four_combinations": (20, 100),
 }
 # the cases with peer traffic to the GPU's BAR1, and whether the library answers it
 # (tb/dp/gpu.cpp; the pins' statistics the test reads are among what it counts for the
