@@ -84,7 +84,7 @@ dp_out resume_report(const dp_woken &w)
 {
 	if (w.card)
 		return dp_out{dp::K_TOOK, w.port, 0, w.tag, w.completed};
-	return dp_out{dp::K_RESUME, w.w.to, 0, w.w.handle, 0};
+	return dp_out{dp::K_RESUME, w.w.to, 0, w.w.handle, w.w.credit};
 }
 
 /* what the step has woken so far to Python, ahead of the reports waiting: its

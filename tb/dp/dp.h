@@ -33,8 +33,9 @@ enum Kind : uint32_t {
 				 * Python's (b = 1), waits for credit or the wire (b = 2), or
 				 * is the next its loop takes on from (b = 0) */
 	K_RESUME = 7,	/* a sender of the library's own (switch port port's arbitration,
-			 * at TLP a) has the wire's next place: resumed from cocotb's
-			 * event loop, in its turn (dp_fab_resume) */
+			 * at TLP a) has the wire's next place, or (b = 1) the credit
+			 * update it waits for has come: resumed from cocotb's event
+			 * loop, in its turn (dp_fab_resume) */
 	K_REST = 8,	/* a TLP (a, the b-th received at port) answered at the port's end
 			 * in the library, with work left for Python in its receive lane */
 	K_TOOK = 9,	/* a completion (tag a; b: it ended its request) taken at the
@@ -101,12 +102,15 @@ struct dp_card_end;
  * A sender waiting for a port's wire, in the order they came (TlpPort.send's
  * senders): Python's (fab null), which Python wakes with its own event, or an egress
  * arbitration of the library's own (fabric.cpp) stopped at TLP handle, its credits
- * taken, which the library resumes itself.
+ * taken, which the library resumes itself; or such an arbitration waiting for the
+ * link's credit for handle (credit set), which the library resumes when an update
+ * comes.
  */
 struct dp_waiter {
 	dp_fabric *fab;
 	uint32_t to;		/* its switch port, in fab */
 	uint64_t handle;
+	uint32_t credit;	/* waits for credit (its credits not taken) */
 };
 
 /*
@@ -252,6 +256,8 @@ int dp_port_take_credit(dp_port *port, uint32_t vc, uint32_t type, uint64_t dc);
 int dp_port_must_wait(dp_port *port, uint64_t now);
 int dp_port_has_next(const dp_port *port);
 void dp_port_add_waiter(dp_port *port, const dp_waiter *w);
+void dp_port_credit_waiter(dp_port *port, uint32_t vc, uint32_t type, const dp_waiter *w);
+int dp_port_credit_waited(const dp_port *port, uint32_t vc, uint32_t type);
 void dp_port_send(dp_port *port, uint64_t now, uint64_t tlp, uint64_t nbytes, uint32_t vc,
 		  uint32_t type, uint64_t dc);
 void dp_port_release(dp_port *port, uint64_t now, uint64_t receipt);

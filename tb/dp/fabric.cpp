@@ -150,6 +150,7 @@ struct dp_fabric {
 	int32_t pending_ingress = -1;
 	uint64_t crossings = 0;	/* hops taken on arrival, with no Python (Python reads it) */
 	uint64_t resumes = 0;	/* senders of the library's own resumed */
+	uint64_t credit_resumes = 0;	/* of those the ones that waited for credit */
 	int64_t serve_port = -1;	/* the root complex's host bridge port, answered here */
 	dp_memory *serve_mem = nullptr;
 	ServeFlags serve;
@@ -227,8 +228,29 @@ bool wait_for_wire(dp_calendar *cal, dp_fabric *fab, uint32_t port, dp_port *lin
 
 	if (!dp_port_must_wait(link, now) || !dp_port_take_credit(link, 0, kind, dc))
 		return false;
-	dp_waiter w{fab, port, handle};
+	dp_waiter w{fab, port, handle, 0};
 	dp_port_add_waiter(link, &w);
+	fab->ports[port]->eg.held = 1;
+	return true;
+}
+
+/*
+ * CompiledTlpPort._gate's wait for credit, for the library's own TLP handle that switch
+ * port port's arbitration stopped at (its credits not there; no sender of Python's
+ * waiting for the same): it waits as a sender of the library's own that holds the
+ * arbitration until an update for its credit type comes (dp_fab_resume). Whether it
+ * does.
+ */
+bool wait_for_credit(dp_calendar *cal, dp_fabric *fab, uint32_t port, dp_port *link,
+		     uint64_t handle)
+{
+	uint64_t dc, wire;
+	uint32_t kind = dp_tlp_fc(cal, handle, &dc, &wire);
+
+	if (dp_port_credit_waited(link, 0, kind))
+		return false;
+	dp_waiter w{fab, port, handle, 1};
+	dp_port_credit_waiter(link, 0, kind, &w);
 	fab->ports[port]->eg.held = 1;
 	return true;
 }
@@ -387,8 +409,9 @@ int dp_fab_egress(dp_calendar *cal, dp_fabric *fab, uint32_t port, uint64_t hand
  * empty; else it stops at the TLP *handle, which is Python's: 1, nothing done to it (a
  * TLP of Python's, one the bridge keeps); 2, its credits released, for Python's credit
  * gate and send (it must wait for credit or for the wire); or, where hold allows, 3:
- * it waits for the wire with its credits taken, a sender of the library's own that
- * holds the arbitration (EgressFlags.held) until the library resumes it.
+ * it waits for the wire with its credits taken, or for credit, a sender of the
+ * library's own that holds the arbitration (EgressFlags.held) until the library
+ * resumes it.
  */
 int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t number,
 		     uint32_t port, dp_port *link, int fc_ready, uint64_t now, uint64_t *handle,
@@ -401,8 +424,14 @@ int dp_fab_arbitrate(dp_calendar *cal, dp_fabric *fab, dp_switch *sw, uint32_t n
 		if (!(t & DP_NATIVE) || !dp_fab_egress(cal, fab, port, t))
 			return 1;
 		dp_tlp_release(cal, t, now);
-		if (!dp_port_send_now(cal, link, t, fc_ready, now))
-			return hold && fc_ready && wait_for_wire(cal, fab, port, link, t, now) ? 3 : 2;
+		if (!dp_port_send_now(cal, link, t, fc_ready, now)) {
+			if (!hold || !fc_ready)
+				return 2;
+			if (wait_for_wire(cal, fab, port, link, t, now) ||
+			    wait_for_credit(cal, fab, port, link, t))
+				return 3;
+			return 2;
+		}
 		++*sent;
 		t = dp_sw_next(sw, number);
 		if (t == UINT64_MAX)
@@ -600,12 +629,14 @@ uint64_t dp_fab_crossings(dp_fabric *fab)
 	return n;
 }
 
-/* the senders of the library's own resumed since the last call */
-uint64_t dp_fab_resumes(dp_fabric *fab)
+/* the senders of the library's own resumed, and in *credit those of them that waited
+ * for credit, since the last call */
+uint64_t dp_fab_resumes(dp_fabric *fab, uint64_t *credit)
 {
 	uint64_t n = fab->resumes;
 
-	fab->resumes = 0;
+	*credit = fab->credit_resumes;
+	fab->resumes = fab->credit_resumes = 0;
 	return n;
 }
 
@@ -729,13 +760,25 @@ void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now)
 	SwitchPort &sp = *fab->ports[w.to];
 	dp_port *link = sp.link;
 	uint64_t dc, wire, sent = 0;
+	uint32_t kind = dp_tlp_fc(cal, w.handle, &dc, &wire);
 
 	fab->resumes++;
-	if (dp_port_has_next(link)) {
+	if (w.credit) {
+		fab->credit_resumes++;
+		/* the gate's credit loop, then its wait for the wire */
+		if (!dp_port_take_credit(link, 0, kind, dc)) {
+			dp_port_credit_waiter(link, 0, kind, &w);
+			return;
+		}
+		if (dp_port_must_wait(link, now)) {
+			dp_waiter ww{w.fab, w.to, w.handle, 0};
+			dp_port_add_waiter(link, &ww);
+			return;
+		}
+	} else if (dp_port_has_next(link)) {
 		dp_port_add_waiter(link, &w);
 		return;
 	}
-	uint32_t kind = dp_tlp_fc(cal, w.handle, &dc, &wire);
 	dp_port_send(link, now, w.handle, wire, 0, kind, dc);
 	uint64_t t = dp_sw_next(sp.sw, sp.number);
 	if (t == UINT64_MAX) {
@@ -756,12 +799,13 @@ void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now)
 
 extern "C" {
 
-/* switch port to's sender, at TLP handle, resumed from cocotb's event loop (K_RESUME):
- * dp_fab_resume, what it has for Python next in cal's reports (dp_cal_report) */
+/* switch port to's sender, at TLP handle (credit: it waited for credit), resumed from
+ * cocotb's event loop (K_RESUME): dp_fab_resume, what it has for Python next in cal's
+ * reports (dp_cal_report) */
 void dp_fab_resume_at(dp_calendar *cal, dp_fabric *fab, uint32_t to, uint64_t handle,
-		      uint64_t now)
+		      uint32_t credit, uint64_t now)
 {
-	dp_fab_resume(cal, dp_waiter{fab, to, handle}, now);
+	dp_fab_resume(cal, dp_waiter{fab, to, handle, credit}, now);
 }
 
 }  // extern "C"

@@ -115,6 +115,9 @@ struct dp_port {
 	std::deque<dp_waiter> senders;	/* the senders waiting for that place */
 	bool fc_timer_due = false;
 	uint32_t credit_wait = 0;	/* (vc, type) a Python sender waits for credit of */
+	/* the senders of the library's own that wait for credit, with the (vc, type) bit of
+	 * each, in the order they came */
+	std::deque<std::pair<uint32_t, dp_waiter>> credit_waiters;
 	/* received TLPs whose credits are not released yet, by the number of their receipt */
 	std::unordered_map<uint64_t, uint64_t> held;
 	uint64_t received = 0;
@@ -242,13 +245,32 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 		ch.fc[2 * t].tx_credit_limit = static_cast<int64_t>(e.b >> 32);
 		ch.fc[2 * t + 1].tx_credit_limit = static_cast<int64_t>(e.b & 0xffffffff);
 		uint32_t bit = 1u << (v * 3 + t);
+		bool told = false;
+		/* the library's own first (each resumed where the step's woken list has it),
+		 * then Python's, told after them */
+		for (auto it = p->credit_waiters.begin(); it != p->credit_waiters.end();) {
+			if (it->first != bit) {
+				++it;
+				continue;
+			}
+			dp_waiter w = it->second;
+			it = p->credit_waiters.erase(it);
+			if (told) {
+				dp_out more{};
+				dp_cal_woken(cal, dp_woken{w, nullptr, 0, 0, 0}, &more);
+				cal->reports.push_back(more);
+			} else {
+				told = dp_cal_woken(cal, dp_woken{w, nullptr, 0, 0, 0}, out);
+			}
+		}
 		if (!(p->credit_wait & bit))
-			return false;
+			return told;
 		p->credit_wait &= ~bit;
-		out->kind = dp::K_CREDIT;
-		out->port = p->id;
-		out->a = v;
-		out->b = t;
+		dp_out credit{dp::K_CREDIT, p->id, out->slot, v, t};
+		if (told)
+			cal->reports.push_back(credit);
+		else
+			*out = credit;
 		return true;
 	}
 	case dp::K_SENT:
@@ -376,13 +398,25 @@ int dp_port_must_wait(dp_port *port, uint64_t now)
 /* a sender of Python's waits for the wire's next place, after those waiting */
 void dp_port_add_sender(dp_port *port)
 {
-	port->senders.push_back(dp_waiter{nullptr, 0, 0});
+	port->senders.push_back(dp_waiter{nullptr, 0, 0, 0});
 }
 
 /* a sender of the library's own (w) waits for it, after those waiting */
 void dp_port_add_waiter(dp_port *port, const dp_waiter *w)
 {
 	port->senders.push_back(*w);
+}
+
+/* a sender of the library's own (w) waits for credit of (vc, type), after those waiting */
+void dp_port_credit_waiter(dp_port *port, uint32_t vc, uint32_t type, const dp_waiter *w)
+{
+	port->credit_waiters.emplace_back(1u << (vc * 3 + type), *w);
+}
+
+/* whether a sender of Python's waits for credit of (vc, type) */
+int dp_port_credit_waited(const dp_port *port, uint32_t vc, uint32_t type)
+{
+	return (port->credit_wait >> (vc * 3 + type)) & 1;
 }
 
 int dp_port_has_next(const dp_port *port)

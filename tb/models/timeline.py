@@ -507,12 +507,15 @@ class CompiledTimeline(Timeline):
                 self.lib.dp_rc_loop_stop(card.loop)
             for end in fabric.drains:
                 end.stop()
+        credit = ctypes.c_uint64()
+        resumed = self.lib.dp_fab_resumes(fabric.fab, ctypes.byref(credit)) if fabric else 0
         if fabric is not None and fabric.take_crossings():
             logging.getLogger("cocotb.tb.dp").info(
                 "compiled data path: %d hops of the library's own TLPs, %d of them requests"
                 " to the GPU's BAR1 answered, %d completions the card took (%d written for"
                 " the RTL by the library's RC loop, which waited %d times and was taken over"
-                " %d times); %d senders of its own resumed for the wire; %d posted writes"
+                " %d times); %d senders of its own resumed (%d of them after a wait for"
+                " credit); %d posted writes"
                 " sent and %d memory reads issued from RQ by the library's drain of the"
                 " card's sinks, %d of whose %d drains called Python",
                 fabric.crossings,
@@ -521,7 +524,8 @@ class CompiledTimeline(Timeline):
                 fabric.rc_turns,
                 fabric.rc_waits,
                 fabric.rc_adopted,
-                self.lib.dp_fab_resumes(fabric.fab),
+                resumed,
+                credit.value,
                 fabric.rq_writes,
                 fabric.rq_reads,
                 fabric.rq_handed,
@@ -575,19 +579,20 @@ class CompiledTimeline(Timeline):
         elif kind == REST:
             self.ports[out.port].native_end.rest_later()
         elif kind == RESUME:  # in its turn among what the step has woken
-            cocotb._event_loop._inst.schedule(functools.partial(self._resume, out.port, out.a))
+            resume = functools.partial(self._resume, out.port, out.a, out.b)
+            cocotb._event_loop._inst.schedule(resume)
 
-    def _resume(self, port: int, handle: int) -> None:
-        """Resume the library's sender of switch port ``port`` at TLP ``handle``, as
-        cocotb's scheduler resumes a task whose event was set, then do what it has for
-        Python."""
+    def _resume(self, port: int, handle: int, credit: int) -> None:
+        """Resume the library's sender of switch port ``port`` at TLP ``handle`` (which
+        waited for credit, where ``credit``), as cocotb's scheduler resumes a task whose
+        event was set, then do what it has for Python."""
         if not self.alive():  # (left from an ended test)
             return
         lib, cal = self.lib, self._cal
         saved = _task_module._current_task
         _task_module._current_task = self.task
         try:
-            lib.dp_fab_resume_at(self.calendar, self._fabric.fab, port, handle, steps())
+            lib.dp_fab_resume_at(self.calendar, self._fabric.fab, port, handle, credit, steps())
             while (kind := lib.dp_cal_report(self.calendar, ctypes.byref(cal.out))) != NONE:
                 self._report(kind)
         except BaseException as e:

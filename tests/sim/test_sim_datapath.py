@@ -98,16 +98,18 @@ def _arrivals(
     said = re.findall(
         r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?"
         r"(\d+) written for the RTL by the library's RC loop, which waited (\d+) times and"
-        r" was taken over (\d+) times\); (\d+) senders.*?(\d+) posted writes sent and (\d+)"
-        r" memory reads issued from RQ",
+        r" was taken over (\d+) times\); (\d+) senders of its own resumed \((\d+) of them"
+        r".*?(\d+) posted writes sent and (\d+) memory reads issued from RQ",
         text,
     )
-    hops, bar1, turns, waits, adopted, resumed, writes, reads = (
-        sum(int(s[k]) for s in said) for k in range(8)
+    hops, bar1, turns, waits, adopted, resumed, credit, writes, reads = (
+        sum(int(s[k]) for s in said) for k in range(9)
     )
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
     if test in WAIT_CASES:  # switch ports whose arbitration waits for the wire in the library
         assert (resumed > 20) == (native == "1"), f"{resumed} senders of the library's resumed"
+    if test in CREDIT_CASES:  # and for credit
+        assert (credit > 20) == (native == "1"), f"{credit} resumed after a wait for credit"
     if test in RC_CASES:  # the card's completions go to the RTL through the library's RC loop
         assert (turns > 20) == (native == "1"), f"{turns} completions the library wrote on RC"
         if native == "1" and profile in RC_CASES[test]:
@@ -149,6 +151,13 @@ WAIT_CASES = {
     "test_h2c2h_four_combinations",
     "test_gpu_data_then_doorbell_in_order",
     "test_random_chains",
+}
+# of those the cases whose arbitration waits for credit there too (the link's flow-control
+# updates come back behind a busy wire), and resumes when an update comes
+CREDIT_CASES = {
+    "test_concurrent_h2c_c2h",
+    "test_h2c2h_four_combinations",
+    "test_driver_on_intx_moves_data",
 }
 # the cases whose completions for the card the library's RC loop writes for the RTL
 # (tb/dp/rcloop.cpp), and the profiles on which it waits for the RC stream there and
