@@ -37,21 +37,33 @@ void dp_vpi_read_run(dp_words *w, uint32_t start, uint32_t count, uint8_t *bytes
 
 namespace {
 
-/* nbits of value into the little-endian bit string out from bit at */
+/* nbits of value into the little-endian bit string out from bit at (ORed in), a byte's
+ * worth at a time */
 void put_bits(uint8_t *out, uint32_t at, uint64_t value, uint32_t nbits)
 {
-	for (uint32_t k = 0; k < nbits; k++, at++)
-		if (value >> k & 1)
-			out[at / 8] |= uint8_t(1u << (at % 8));
+	while (nbits) {
+		uint32_t off = at % 8, take = std::min(8 - off, nbits);
+
+		out[at / 8] |= uint8_t((value & ((1u << take) - 1)) << off);
+		value >>= take;
+		at += take;
+		nbits -= take;
+	}
 }
 
-/* nbits (at most 64) of the little-endian bit string in from bit at */
+/* nbits (at most 64) of the little-endian bit string in from bit at, a byte's worth at
+ * a time */
 uint64_t get_bits(const uint8_t *in, uint32_t at, uint32_t nbits)
 {
 	uint64_t value = 0;
 
-	for (uint32_t k = 0; k < nbits; k++, at++)
-		value |= uint64_t(in[at / 8] >> (at % 8) & 1) << k;
+	for (uint32_t got = 0; got < nbits;) {
+		uint32_t off = at % 8, take = std::min(8 - off, nbits - got);
+
+		value |= uint64_t((in[at / 8] >> off) & ((1u << take) - 1)) << got;
+		got += take;
+		at += take;
+	}
 	return value;
 }
 
