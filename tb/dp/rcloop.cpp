@@ -160,15 +160,8 @@ void put(dp_rc_loop *l, void *signal, uint32_t value)
 			return;
 		}
 	l->writes.emplace_back(signal, value);
-	if (!l->rw_cb) {
-		CbData cb{};
-		l->rw_time = Time{dpvpi::SIM_TIME, 0, 0, 0.0};
-		cb.reason = dpvpi::CB_READ_WRITE_SYNCH;
-		cb.cb_rtn = on_read_write;
-		cb.time = &l->rw_time;
-		cb.user_data = reinterpret_cast<char *>(l);
-		l->rw_cb = vpi_register_cb(&cb);
-	}
+	if (!l->rw_cb)
+		l->rw_cb = dpvpi::at_read_write(on_read_write, l, &l->rw_time);
 }
 
 int32_t on_ack(CbData *d);
@@ -186,18 +179,8 @@ bool reaches(dp_rc_loop *l, uint64_t point)
 	put(l, s.wake_req_sig, s.wake_req);
 	l->point = point;
 	l->waits++;
-	if (!l->ack_cb) {
-		CbData cb{};
-		l->ack_time = Time{dpvpi::SUPPRESS_TIME, 0, 0, 0.0};
-		l->ack_value.format = dpvpi::INT_VAL;
-		cb.reason = dpvpi::CB_VALUE_CHANGE;
-		cb.cb_rtn = on_ack;
-		cb.obj = static_cast<vpiHandle>(s.wake_ack);
-		cb.time = &l->ack_time;
-		cb.value = &l->ack_value;
-		cb.user_data = reinterpret_cast<char *>(l);
-		l->ack_cb = vpi_register_cb(&cb);
-	}
+	if (!l->ack_cb)
+		l->ack_cb = dpvpi::on_change(s.wake_ack, on_ack, l, &l->ack_time, &l->ack_value);
 	return false;
 }
 

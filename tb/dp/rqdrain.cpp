@@ -107,7 +107,7 @@ struct dp_rq_drain {
 	dp_alarm *alarm;
 	int (*python)(uint32_t);	/* Python's part: the frames left, then CC */
 	vpiHandle rq_cb = nullptr, cc_cb = nullptr, rw_cb = nullptr;
-	Time vc_time{}, rw_time{};
+	Time rq_time{}, cc_time{}, rw_time{};
 	Value rq_value{}, cc_value{};
 	uint64_t set_for = UINT64_MAX;	/* the step a drain is set for */
 	std::vector<uint32_t> left;	/* the frames handed to Python, as unpacked */
@@ -119,23 +119,7 @@ struct dp_rq_drain {
 
 namespace {
 
-int32_t on_count(CbData *d);
 int32_t on_read_write(CbData *d);
-
-vpiHandle watch(dp_rq_drain *r, void *signal, Value *value)
-{
-	CbData cb{};
-
-	r->vc_time = Time{dpvpi::SUPPRESS_TIME, 0, 0, 0.0};
-	value->format = dpvpi::INT_VAL;
-	cb.reason = dpvpi::CB_VALUE_CHANGE;
-	cb.cb_rtn = on_count;
-	cb.obj = static_cast<vpiHandle>(signal);
-	cb.time = &r->vc_time;
-	cb.value = value;
-	cb.user_data = reinterpret_cast<char *>(r);
-	return vpi_register_cb(&cb);
-}
 
 /* a sink's TLP count changed: the drain set for this step's ReadWrite phase, once */
 int32_t on_count(CbData *d)
@@ -146,13 +130,7 @@ int32_t on_count(CbData *d)
 	if (r->set_for == now)
 		return 0;
 	r->set_for = now;
-	CbData cb{};
-	r->rw_time = Time{dpvpi::SIM_TIME, 0, 0, 0.0};
-	cb.reason = dpvpi::CB_READ_WRITE_SYNCH;
-	cb.cb_rtn = on_read_write;
-	cb.time = &r->rw_time;
-	cb.user_data = reinterpret_cast<char *>(r);
-	r->rw_cb = vpi_register_cb(&cb);
+	r->rw_cb = dpvpi::at_read_write(on_read_write, r, &r->rw_time);
 	return 0;
 }
 
@@ -300,9 +278,9 @@ dp_rq_drain *dp_rq_drain_new(dp_rq_sink *s, dp_hip *hip, dp_calendar *cal, dp_po
 	r->port = port;
 	r->alarm = alarm;
 	r->python = reinterpret_cast<int (*)(uint32_t)>(python);
-	r->rq_cb = watch(r, s->frames, &r->rq_value);
+	r->rq_cb = dpvpi::on_change(s->frames, on_count, r, &r->rq_time, &r->rq_value);
 	if (s->cc_frames)
-		r->cc_cb = watch(r, s->cc_frames, &r->cc_value);
+		r->cc_cb = dpvpi::on_change(s->cc_frames, on_count, r, &r->cc_time, &r->cc_value);
 	return r;
 }
 

@@ -68,4 +68,40 @@ dpvpi::Handle vpi_register_cb(dpvpi::CbData *data) __attribute__((weak));
 int32_t vpi_remove_cb(dpvpi::Handle cb) __attribute__((weak));
 }
 
+namespace dpvpi {
+
+/* rtn(user's callback data) in the ReadWrite phase of this time step; time: where the
+ * callback's time is kept while it is registered */
+inline Handle at_read_write(int32_t (*rtn)(CbData *), void *user, Time *time)
+{
+	CbData cb{};
+
+	*time = Time{SIM_TIME, 0, 0, 0.0};
+	cb.reason = CB_READ_WRITE_SYNCH;
+	cb.cb_rtn = rtn;
+	cb.time = time;
+	cb.user_data = static_cast<char *>(user);
+	return vpi_register_cb(&cb);
+}
+
+/* rtn(user's callback data) on every change of signal, until removed; time and value:
+ * where the callback's are kept while it is registered */
+inline Handle on_change(void *signal, int32_t (*rtn)(CbData *), void *user, Time *time,
+			Value *value)
+{
+	CbData cb{};
+
+	*time = Time{SUPPRESS_TIME, 0, 0, 0.0};
+	value->format = INT_VAL;
+	cb.reason = CB_VALUE_CHANGE;
+	cb.cb_rtn = rtn;
+	cb.obj = static_cast<Handle>(signal);
+	cb.time = time;
+	cb.value = value;
+	cb.user_data = static_cast<char *>(user);
+	return vpi_register_cb(&cb);
+}
+
+}  // namespace dpvpi
+
 #endif /* PEVB_DP_VPI_H */
