@@ -21,7 +21,9 @@ buffer of beats per stream and moves them at one per clock:
   by beat), building the frame at the time of the edge the per-beat sink would have.
   The two sinks of a hard IP are read together in the ReadWrite phase of that time
   step, RQ first: when both end a TLP on one edge, the model sees them in one order
-  whatever order the simulator applied the two counters in.
+  whatever order the simulator applied the two counters in. On the compiled data path
+  the library drains them the same way (``tb/dp/rqdrain.cpp``, :meth:`_SinkGroup.to_library`)
+  and sends the card's writes and reads it can from there, Python taking the rest.
 - tready of RQ and CC: the transactor drives it on each edge from what Python writes
   only when it changes: ``hold`` while the sink's queue is full, and the pause.
 - Stalls: a stream's ``pause`` is a register of the transactor; a pause generator is
