@@ -866,18 +866,29 @@ class PevbUspDevice(EventDrivenLoops):
 
     def _rq_write_movable(self, frame) -> bool:
         """Whether the library may send RQ frame ``frame`` as the RQ logic would
-        (:meth:`_rq_frame`), should it be a well-formed posted write: with the link up,
-        parity off, its function's bus mastering on, the sequence numbers dropped, and
-        nothing above the core's own send in the way (the library checks the rest)."""
-        if frame.discontinue or self.enable_parity or self.link_down:
+        (:meth:`_rq_frame`), should it be a well-formed posted write: not discontinued,
+        its function's bus mastering on, and nothing of :meth:`_rq_writes_held` (the
+        library checks the rest)."""
+        if frame.discontinue:
             return False
         fn = (frame.data[2] >> 16) & 0x7
         if fn >= len(self.functions) or not self.functions[fn].bus_master_enable:
             return False
+        return not self._rq_writes_held()
+
+    def _rq_writes_held(self) -> bool:
+        """Whether the model would send no posted write from RQ in the library, whatever
+        the frame: parity on, the link down, the sequence numbers reported, something
+        above the core's own send in the way, or its logger at DEBUG."""
         own = self.__dict__
-        if "send" in own or "upstream_send" in own or not self.seq_nums_dropped():
-            return False
-        return not self.log.isEnabledFor(logging.DEBUG)
+        return bool(
+            self.enable_parity
+            or self.link_down
+            or "send" in own
+            or "upstream_send" in own
+            or not self.seq_nums_dropped()
+            or self.log.isEnabledFor(logging.DEBUG)
+        )
 
     def _rq_write_now(self, frame) -> bool:
         """Send the posted write of RQ frame ``frame`` in the library as it comes, where

@@ -575,20 +575,14 @@ class CardEnd:
 
     def refresh(self) -> None:
         """Tell the library whether the model would send a posted write from RQ at once
-        for reasons of its own (:meth:`tb.models.hardip.PevbUspDevice._rq_write_movable`
-        less the frame's own: parity, the link down, its sending replaced, the sequence
-        numbers reported, a logger that logs each frame) and whether the link's flow
-        control is initialized; its RQ logic holding frames the model tells itself."""
+        for reasons of its own (:meth:`tb.models.hardip.PevbUspDevice._rq_writes_held`,
+        the port's sending replaced, a logger that logs each frame) and whether the
+        link's flow control is initialized; its RQ logic holding frames the model tells
+        itself."""
         dev, port = self.dev, self.port
-        own = dev.__dict__
         model = (
-            dev.enable_parity
-            or dev.link_down
-            or "send" in own
-            or "upstream_send" in own
+            dev._rq_writes_held()
             or "send" in port.__dict__
-            or not dev.seq_nums_dropped()
-            or dev.log.isEnabledFor(logging.DEBUG)
             or dev.rq_sink.log.isEnabledFor(logging.INFO)
         )
         hip = dev._hip
