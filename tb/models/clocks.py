@@ -1,7 +1,7 @@
 """The clocks: the hard IP's user clock without a task per edge (:class:`EdgeClock`), the
 HDL clock of a transactor build on Icarus, and the switch that applies a timer
-callback's writes at once once that clock runs (:func:`install_timed_writes`, which
-replaces cocotb's private ``_schedule_write``)."""
+callback's writes at once once that clock runs, or on Verilator from the start
+(:func:`install_timed_writes`, which replaces cocotb's private ``_schedule_write``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from cocotb import handle as _handle_module
 from cocotb import simulator
 from cocotb._gpi_triggers import NextTimeStep, Timer, current_gpi_trigger
 from cocotb.clock import Clock
+from cocotb.handle import Deposit, Immediate
 from cocotb.task import Task
 from cocotb.triggers import Event
 
@@ -28,11 +29,19 @@ class EdgeClock(Clock):
     an edge still takes the writes Python makes earlier in its time step. Where the
     signal is a hard-IP port's ``user_clk`` with an HDL clock beside it (a transactor
     build on Icarus: ``pevb_hip_port``), that clock runs instead, with no Python on any
-    edge (:func:`timed_writes_at_once`). Elsewhere it is cocotb's GPI clock. Stopped with
-    :meth:`stop` or at the end of the test that started it, as cocotb's clock task is."""
+    edge (:func:`timed_writes_at_once`). Elsewhere it is cocotb's GPI clock; where cocotb
+    trusts the simulator's writes (Verilator) and a timer callback's writes are applied at
+    once (:func:`install_timed_writes`), its edges are written at once too
+    (``Immediate``): each edge then reaches the design together with the writes its time
+    step's timer callbacks made, in the simulator's first evaluation of that step, where
+    a deposit (inertial) waits for one evaluation with nothing new and takes a second.
+    Stopped with :meth:`stop` or at the end of the test that started it, as cocotb's
+    clock task is."""
 
     def start(self, start_high: bool = True) -> Task[None]:
         if self._impl != "py":
+            if writes_trusted() and _installed and self._set_action is Deposit:
+                self._set_action = Immediate
             return super().start(start_high)
         if self._task is not None:
             raise RuntimeError("Starting clock that has already been started.")
@@ -131,6 +140,18 @@ def timed_writes_now() -> bool:
     return writes_trusted() or (bool(_installed) and _at_once[0])
 
 
+def _timed_write(handle: Any, action: Any, deposit: Any) -> bool:
+    """Whether a write of ``handle`` made now is a timer callback's deposit that
+    :func:`install_timed_writes` applies at once: past time 0, to a signal no Python
+    clock drives."""
+    return (
+        action is deposit
+        and isinstance(current_gpi_trigger(), _TIMED)
+        and bool(steps())
+        and handle not in _PY_CLOCKS
+    )
+
+
 def timed_writes_at_once() -> None:
     """From now on, on a simulator whose inertial writes cocotb does not trust (Icarus),
     apply a write made in a timer callback at once rather than in the ReadWrite phase of
@@ -151,22 +172,22 @@ def timed_writes_at_once() -> None:
 
 def install_timed_writes() -> None:
     """Put the switch of :func:`timed_writes_at_once` into cocotb's write scheduling,
-    off until then (where cocotb trusts the simulator's writes, nothing to do)."""
-    if getattr(_handle_module, "_trust_inertial", True) or _installed:
+    off until then. Where cocotb trusts the simulator's writes (Verilator), which it
+    makes as inertial deposits, a timer callback's deposit is made at once instead
+    (``vpiNoDelay``) from the start, so that it reaches the design in the simulator's
+    first evaluation of its time step, with the user clock's edge of that step
+    (:class:`EdgeClock`), as the deposits and the edge reach it together now."""
+    if _installed or not hasattr(_handle_module, "_schedule_write"):
         return
     deferred = _handle_module._schedule_write
-    deposit = _handle_module._GPISetAction.DEPOSIT
-    clocks = _PY_CLOCKS
+    actions = _handle_module._GPISetAction
+    deposit = actions.DEPOSIT
+    trusted = writes_trusted()
+    now = actions.NO_DELAY.value
 
     def schedule_write(handle, write_func, action, value) -> None:
-        if (
-            _at_once[0]
-            and action is deposit
-            and isinstance(current_gpi_trigger(), _TIMED)
-            and steps()
-            and handle not in clocks
-        ):
-            write_func(action.value, value)
+        if (trusted or _at_once[0]) and _timed_write(handle, action, deposit):
+            write_func(action.value if not trusted else now, value)
         else:
             deferred(handle, write_func, action, value)
 
@@ -174,7 +195,7 @@ def install_timed_writes() -> None:
 
     def clock_start(self: Clock, start_high: bool = True) -> Task[None]:
         if self._impl == "py":
-            clocks.add(self._signal)
+            _PY_CLOCKS.add(self._signal)
         return start(self, start_high)
 
     _handle_module._schedule_write = schedule_write
