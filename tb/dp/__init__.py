@@ -201,7 +201,8 @@ class Hip(ctypes.Structure):
     captured, the RQ TLPs received and of those the memory writes; the completion
     credits reads may hold; the memory reads the library issued (each one's RQ
     descriptor, byte enables and sequence number; the tags Python has not looked at, a
-    bit each, and how many were issued in all)."""
+    bit each, and how many were issued in all); the RQ frames the library holds, waiting
+    for the link, and Python's tasks that wait for RQ's frames to pass."""
 
     _fields_ = [
         ("request", HipRequest * 256),
@@ -228,6 +229,8 @@ class Hip(ctypes.Structure):
         ("rq_be", ctypes.c_uint32 * 256),
         ("issued", ctypes.c_uint64 * 4),
         ("issued_count", ctypes.c_uint32),
+        ("rq_held", ctypes.c_uint32),
+        ("rq_waiters", ctypes.c_uint32),
         ("pad", ctypes.c_uint32),
     ]
 
@@ -275,15 +278,17 @@ class RcSrc(ctypes.Structure):
 class RqSnk(ctypes.Structure):
     """A transactor RQ sink's state, where the library drains it too (``rqdrain.cpp``'s
     ``dp_rq_sink``): the words read in all; the buffer's depth, its pointers' modulus, a
-    word's bytes; the buffer's words and the unpacker; the RQ transactor's read and
-    write pointers and TLP count, and the CC transactor's."""
+    word's bytes; cocotbext-pcie's queue occupancy limit in frames; the buffer's words
+    and the unpacker; the RQ transactor's read and write pointers and TLP count, and the
+    CC transactor's; the RQ transactor's hold and the value last written to it; the
+    queue occupancy limit in bytes."""
 
     _fields_ = [
         ("read", ctypes.c_uint64),
         ("depth", ctypes.c_uint32),
         ("ptr_mod", ctypes.c_uint32),
         ("stride", ctypes.c_uint32),
-        ("pad", ctypes.c_uint32),
+        ("limit", ctypes.c_int32),
         ("words", ctypes.c_void_p),
         ("u", ctypes.c_void_p),
         ("rd_ptr", ctypes.c_void_p),
@@ -292,6 +297,10 @@ class RqSnk(ctypes.Structure):
         ("cc_rd_ptr", ctypes.c_void_p),
         ("cc_wr_ptr", ctypes.c_void_p),
         ("cc_frames", ctypes.c_void_p),
+        ("hold", ctypes.c_void_p),
+        ("held", ctypes.c_uint32),
+        ("pad", ctypes.c_uint32),
+        ("limit_bytes", ctypes.c_int64),
     ]
 
 
@@ -365,8 +374,9 @@ class BridgeView(ctypes.Structure):
 # the fabric's: a crossing the checker has records for, an egress arbitration handed
 # to Python, a sender of the library's own to resume from cocotb's event loop; an
 # answer at a port's end whose completions wait in its receive lane; a completion the
-# card's end took
-NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE, RESUME, REST, TOOK = range(10)
+# card's end took; the card's RQ frames the library holds to resume from cocotb's event
+# loop, and what they tell Python (a frame passed, or those left handed to Python)
+NONE, PY, RX, WAKE, CREDIT, CHECKED, ARBITRATE, RESUME, REST, TOOK, RQ_RESUME, RQ = range(12)
 NOT_SCHEDULED = (1 << 64) - 1
 NATIVE = 1 << 62  # the bit of a handle that names a TLP of the library's own (dp.h)
 
@@ -434,7 +444,9 @@ def library() -> ctypes.CDLL:
         ("dp_rq_drain_stop", None, [p]),
         ("dp_rq_drain_free", None, [p]),
         ("dp_rq_left", None, [p, ctypes.POINTER(pu32), pu32]),
-        ("dp_rq_drain_counts", u64, [p, pu64, pu64, pu64]),
+        ("dp_rq_drain_counts", u64, [p, pu64, pu64, pu64, pu64]),
+        ("dp_rq_resume_at", None, [p, u32, u64]),
+        ("dp_rq_drop", None, [p]),
         ("dp_rq_read_tlp", i, [p, u32, u32, u32, u32, ctypes.POINTER(TlpHeader), pu64]),
         ("dp_trace_size", u64, [p]),
         ("dp_trace_take", None, [p, ctypes.c_char_p]),

@@ -84,6 +84,9 @@ dp_out resume_report(const dp_woken &w)
 {
 	if (w.card)
 		return dp_out{dp::K_TOOK, w.port, 0, w.tag, w.completed};
+	if (w.w.rq)
+		return dp_out{dp::K_RQ_RESUME, w.w.to, 0, reinterpret_cast<uint64_t>(w.w.rq),
+			      w.w.credit};
 	return dp_out{dp::K_RESUME, w.w.to, 0, w.w.handle, w.w.credit};
 }
 
@@ -184,7 +187,10 @@ uint32_t dp_cal_pop_due(dp_calendar *cal, uint64_t now, dp_out *out)
 			continue;
 		}
 		cal->resumed.pop_front();
-		dp_fab_resume(cal, w.w, now);
+		if (w.w.rq)
+			dp_rq_resume(cal, w.w, now);
+		else
+			dp_fab_resume(cal, w.w, now);
 		if (!cal->reports.empty())
 			resumed_ahead(cal);
 	}

@@ -40,6 +40,13 @@ enum Kind : uint32_t {
 			 * in the library, with work left for Python in its receive lane */
 	K_TOOK = 9,	/* a completion (tag a; b: it ended its request) taken at the
 			 * card's end in the library: the model's Python moves on */
+	K_RQ_RESUME = 10,	/* the RQ frames the card's drain holds (a, its
+				 * dp_rq_drain) wait no longer for the wire's next place,
+				 * or (b = 1) for the credit: resumed from cocotb's event
+				 * loop, in its turn (dp_rq_resume) */
+	K_RQ = 11,	/* the card's drain (a) has passed an RQ frame it held, which a
+			 * Python task waits for (b = 0), or hands Python the b frames it
+			 * holds from here (dp_rq_left) */
 	/* the links' own, run in the library */
 	K_ARRIVE_TLP = 16,	/* a TLP (a; its credits in b) reaches a port */
 	K_ARRIVE_FC = 17,	/* an UpdateFC (vc, type, header, data in a) reaches a port */
@@ -97,20 +104,25 @@ struct dp_channel {
 struct dp_port;
 struct dp_fabric;
 struct dp_card_end;
+struct dp_rq_drain;
 
 /*
  * A sender waiting for a port's wire, in the order they came (TlpPort.send's
- * senders): Python's (fab null), which Python wakes with its own event, or an egress
- * arbitration of the library's own (fabric.cpp) stopped at TLP handle, its credits
- * taken, which the library resumes itself; or such an arbitration waiting for the
- * link's credit for handle (credit set), which the library resumes when an update
- * comes.
+ * senders): Python's (fab and rq null), which Python wakes with its own event, or an
+ * egress arbitration of the library's own (fabric.cpp) stopped at TLP handle, its
+ * credits taken, which the library resumes itself; or such an arbitration waiting for
+ * the link's credit for handle (credit set), which the library resumes when an update
+ * comes; or, alike, the card's RQ frames the library holds (rq, rqdrain.cpp), the
+ * first of them waiting.
  */
 struct dp_waiter {
 	dp_fabric *fab;
-	uint32_t to;		/* its switch port, in fab */
+	uint32_t to;		/* its switch port, in fab (the card's: its link port) */
 	uint64_t handle;
 	uint32_t credit;	/* waits for credit (its credits not taken) */
+	dp_rq_drain *rq = nullptr;
+
+	bool library() const { return fab || rq; }
 };
 
 /*
@@ -297,6 +309,11 @@ int dp_card_arrive(dp_calendar *cal, dp_card_end *e, dp_port *port, uint64_t han
  * what is Python's next in cal's reports) */
 bool dp_cal_woken(dp_calendar *cal, const dp_woken &w, dp_out *out);
 void dp_fab_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
+
+/* rqdrain.cpp: the card's held RQ frames resumed (w: their first has the wire's next
+ * place, or the credit it waits for has come): sent on, what is Python's next in cal's
+ * reports */
+void dp_rq_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now);
 
 /* hip.cpp: the card's model moves on by the completion its end took (w), in the step's
  * tail, its RC loop's turn included: whether the library did it all (else Python) */

@@ -50,6 +50,8 @@ struct dp_hip {
 	uint32_t rq_be[TAGS];
 	uint64_t issued[TAGS / 64];
 	uint32_t issued_count;
+	uint32_t rq_held;	/* RQ frames the library holds (rqdrain.cpp), received, not passed */
+	uint32_t rq_waiters;	/* Python's tasks waiting for RQ frames to pass */
 	uint32_t pad;
 };
 

@@ -287,7 +287,7 @@ bool dp_link_run(dp_calendar *cal, const dp::Entry &e, uint64_t now, dp_out *out
 			dp_waiter w = p->senders.front();
 
 			p->senders.pop_front();
-			if (w.fab)
+			if (w.library())
 				return dp_cal_woken(cal, dp_woken{w, nullptr, 0, 0, 0}, out);
 		}
 		out->kind = dp::K_WAKE;
@@ -411,6 +411,15 @@ void dp_port_add_waiter(dp_port *port, const dp_waiter *w)
 void dp_port_credit_waiter(dp_port *port, uint32_t vc, uint32_t type, const dp_waiter *w)
 {
 	port->credit_waiters.emplace_back(1u << (vc * 3 + type), *w);
+}
+
+/* the senders of card drain rq's own gone from port's queues (its test ended) */
+void dp_port_drop_waiters(dp_port *port, const dp_rq_drain *rq)
+{
+	for (auto it = port->senders.begin(); it != port->senders.end();)
+		it = it->rq == rq ? port->senders.erase(it) : it + 1;
+	for (auto it = port->credit_waiters.begin(); it != port->credit_waiters.end();)
+		it = it->second.rq == rq ? port->credit_waiters.erase(it) : it + 1;
 }
 
 /* whether a sender of Python's waits for credit of (vc, type) */

@@ -568,6 +568,8 @@ class PevbUspDevice(EventDrivenLoops):
                 restart_unpacker(sink)
         # nothing left holds a completion back
         self._rq_pending.clear()
+        if self.card_end is not None:  # (what the library's drain holds, alike)
+            self.card_end.drop_held()
         self._cc_after.clear()
         self._rq_moved.set()
         for source in (self.rc_source, self.cq_source):
@@ -899,14 +901,21 @@ class PevbUspDevice(EventDrivenLoops):
         return self._rq_write_movable(frame) and self.card_end.write(frame, self.bus_num) == 1
 
     def _rq_left_through(self, seen: int) -> bool:
-        """Every RQ TLP of the first ``seen`` received has passed."""
-        return self._rq_seen - len(self._rq_pending) >= seen
+        """Every RQ TLP of the first ``seen`` received has passed (those the library's
+        drain holds, waiting for the link, have not)."""
+        return self._rq_seen - len(self._rq_pending) - self._hip.rq_held >= seen
 
     async def _rq_passed_through(self, seen: int) -> None:
-        """Until every RQ TLP of the first ``seen`` received has passed."""
+        """Until every RQ TLP of the first ``seen`` received has passed (the library's
+        drain tells of each it held that passes while this waits)."""
+        hip = self._hip
         while not self._rq_left_through(seen):
             self._rq_moved.clear()
-            await self._rq_moved.wait()
+            hip.rq_waiters += 1
+            try:
+                await self._rq_moved.wait()
+            finally:
+                hip.rq_waiters -= 1
 
     async def _run_cc_logic(self) -> None:
         while True:

@@ -266,6 +266,7 @@ class Fabric:
         # called Python
         self.drains: list[Any] = []
         self.rq_writes = self.rq_reads = self.rq_drains = self.rq_handed = 0
+        self.rq_waited = 0  # of the writes those sent after a wait for the link
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -327,9 +328,10 @@ class Fabric:
             self.rc_waits += waits.value
             self.rc_adopted += adopted.value
         for end in self.drains:
-            sent, reads, drains, handed = end.counts()
+            sent, waited, reads, drains, handed = end.counts()
             self.crossings += sent + reads
             self.rq_writes += sent
+            self.rq_waited += waited
             self.rq_reads += reads
             self.rq_drains += drains
             self.rq_handed += handed
@@ -519,7 +521,9 @@ class CardEnd:
     (``tb/dp/card.cpp``): the posted writes the RTL hands RQ that the model would send
     at once, sent by the library (:meth:`write`) with no Python TLP made; the model
     decides when (:meth:`tb.models.hardip.PevbUspDevice._rq_write_now`). Where the
-    model's sinks allow it, the library drains them itself (:meth:`drain`)."""
+    model's sinks allow it, the library drains them itself (:meth:`drain`), and holds
+    the writes that must wait for the link, with the frames after them, until they go
+    or are Python's (:meth:`told`)."""
 
     MAX_DWORDS = 4 + 1024  # the descriptor, then the largest payload
 
@@ -558,6 +562,7 @@ class CardEnd:
             group.after_library(self.rq, left)
 
         self._call = read_write_call(line, after)  # (kept while the library may call it)
+        self._rq_sink = group.sinks[0]
         self.rq = self.lib.dp_rq_drain_new(
             ctypes.addressof(snk),
             ctypes.addressof(dev._hip),
@@ -569,6 +574,7 @@ class CardEnd:
         dev.link_state_listeners.append(self.refresh)
         self.port.fc_listeners.append(self.refresh)
         _on_log_levels(self.refresh)
+        self.port.rq_end = self
         self.fabric.drains.append(self)
         self.refresh()
         return True
@@ -597,15 +603,38 @@ class CardEnd:
         if self.rq is not None:
             self.lib.dp_rq_drain_stop(self.rq)
 
-    def counts(self) -> tuple[int, int, int, int]:
-        """The posted writes the library's drain sent, the memory reads it issued, the
-        drains it made and those that called Python, since the last call."""
+    def counts(self) -> tuple[int, int, int, int, int]:
+        """The posted writes the library's drain sent and those of them sent after a
+        wait for the link, the memory reads it issued, the drains it made and those that
+        called Python, since the last call."""
         if self.rq is None:
-            return 0, 0, 0, 0
-        reads, drains, handed = ctypes.c_uint64(), ctypes.c_uint64(), ctypes.c_uint64()
-        refs = (ctypes.byref(reads), ctypes.byref(drains), ctypes.byref(handed))
-        sent = self.lib.dp_rq_drain_counts(self.rq, *refs)
-        return sent, reads.value, drains.value, handed.value
+            return 0, 0, 0, 0, 0
+        got = [ctypes.c_uint64() for _ in range(4)]
+        sent = self.lib.dp_rq_drain_counts(self.rq, *map(ctypes.byref, got))
+        waited, reads, drains, handed = (c.value for c in got)
+        return sent, waited, reads, drains, handed
+
+    def told(self, count: int) -> None:
+        """What the library's drain tells of the RQ frames it holds (``rqdrain.cpp``):
+        one has passed, which a task of the model's waits for (``count`` 0); or, from
+        the first it does not send on, the ``count`` frames it held, which the model
+        receives as they came (its RQ logic takes them in order)."""
+        if not count:
+            self.dev._rq_moved.set()
+            return
+        sink = self._rq_sink
+        sink._take(sink._unpacker_lib.left(self.rq, count))
+
+    def resume(self, credit: int) -> None:
+        """The held frames resumed from cocotb's event loop in their turn: the first had
+        the wire's next place, or (``credit``) the credit it waited for has come."""
+        self.lib.dp_rq_resume_at(self.rq, credit, steps())
+
+    def drop_held(self) -> None:
+        """The card's user side reset: the frames the library holds are lost, but the
+        first where it waits for the link (as the frame in the model's credit gate)."""
+        if self.rq is not None:
+            self.lib.dp_rq_drop(self.rq)
 
     def write(self, frame: Any, bus: int, gated: bool = False) -> int:
         """Send the posted write of RQ frame ``frame`` (its requester's bus ``bus``

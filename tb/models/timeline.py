@@ -49,7 +49,21 @@ from cocotb.triggers import Event, ReadWrite
 from cocotbext.pcie.core.tlp import Tlp as _Tlp
 from cocotbext.pcie.core.tlp import TlpType
 
-from ..dp import ARBITRATE, CHECKED, CREDIT, NONE, NOT_SCHEDULED, PY, REST, RESUME, RX, TOOK, WAKE
+from ..dp import (
+    ARBITRATE,
+    CHECKED,
+    CREDIT,
+    NONE,
+    NOT_SCHEDULED,
+    PY,
+    REST,
+    RESUME,
+    RQ,
+    RQ_RESUME,
+    RX,
+    TOOK,
+    WAKE,
+)
 
 
 def steps() -> int:
@@ -515,8 +529,8 @@ class CompiledTimeline(Timeline):
                 " to the GPU's BAR1 answered, %d completions the card took (%d written for"
                 " the RTL by the library's RC loop, which waited %d times and was taken over"
                 " %d times); %d senders of its own resumed (%d of them after a wait for"
-                " credit); %d posted writes"
-                " sent and %d memory reads issued from RQ by the library's drain of the"
+                " credit); %d posted writes sent (%d of them after a wait for the link)"
+                " and %d memory reads issued from RQ by the library's drain of the"
                 " card's sinks, %d of whose %d drains called Python",
                 fabric.crossings,
                 fabric.bar1_answers,
@@ -527,6 +541,7 @@ class CompiledTimeline(Timeline):
                 resumed,
                 credit.value,
                 fabric.rq_writes,
+                fabric.rq_waited,
                 fabric.rq_reads,
                 fabric.rq_handed,
                 fabric.rq_drains,
@@ -534,6 +549,7 @@ class CompiledTimeline(Timeline):
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
             fabric.rc_turns = fabric.rc_waits = fabric.rc_adopted = 0
             fabric.rq_writes = fabric.rq_reads = fabric.rq_drains = fabric.rq_handed = 0
+            fabric.rq_waited = 0
         alarm = self._alarm
         if isinstance(alarm, LibraryAlarm):
             wakes, python = alarm.counts()
@@ -581,18 +597,27 @@ class CompiledTimeline(Timeline):
         elif kind == RESUME:  # in its turn among what the step has woken
             resume = functools.partial(self._resume, out.port, out.a, out.b)
             cocotb._event_loop._inst.schedule(resume)
+        elif kind == RQ_RESUME:  # (the card's held RQ frames) alike
+            resume = functools.partial(self._resume, out.port, None, out.b)
+            cocotb._event_loop._inst.schedule(resume)
+        elif kind == RQ:
+            self.ports[out.port].rq_end.told(out.b)
 
-    def _resume(self, port: int, handle: int, credit: int) -> None:
-        """Resume the library's sender of switch port ``port`` at TLP ``handle`` (which
-        waited for credit, where ``credit``), as cocotb's scheduler resumes a task whose
-        event was set, then do what it has for Python."""
+    def _resume(self, port: int, handle: int | None, credit: int) -> None:
+        """Resume the library's sender of switch port ``port`` at TLP ``handle``, or
+        (``handle`` None) the card's RQ frames the library holds at link port ``port``
+        (which waited for credit, where ``credit``), as cocotb's scheduler resumes a
+        task whose event was set, then do what it has for Python."""
         if not self.alive():  # (left from an ended test)
             return
         lib, cal = self.lib, self._cal
         saved = _task_module._current_task
         _task_module._current_task = self.task
         try:
-            lib.dp_fab_resume_at(self.calendar, self._fabric.fab, port, handle, credit, steps())
+            if handle is None:
+                self.ports[port].rq_end.resume(credit)
+            else:
+                lib.dp_fab_resume_at(self.calendar, self._fabric.fab, port, handle, credit, steps())
             while (kind := lib.dp_cal_report(self.calendar, ctypes.byref(cal.out))) != NONE:
                 self._report(kind)
         except BaseException as e:

@@ -30,7 +30,9 @@ buffer of beats per stream and moves them at one per clock:
   played from a 512-bit pattern that Python rewrites one half at a time (one wake per
   256 cycles), not by a coroutine per clock.
 - The user clock runs with no Python on any edge: cocotb's GPI clock (in C) where cocotb
-  trusts the simulator's inertial writes (Verilator); on Icarus a clock in the HDL of
+  trusts the simulator's inertial writes (Verilator), each edge written at once, as a
+  timer callback's writes are there (:func:`tb.models.clocks.install_timed_writes`); on
+  Icarus a clock in the HDL of
   ``pevb_hip_port``, which Python only starts and stops
   (:class:`tb.models.clocks.EdgeClock`). Each of its edges waits (``#0``) behind the timer
   callbacks of its time step, and from then on a write made in a timer callback is
@@ -631,12 +633,14 @@ class _SinkGroup:
             cc._x.rd_ptr,
             cc._x.wr_ptr,
             cc._x.frames,
+            rq._x.hold,
         )
         found = [lib.dp_vpi_signal(h._path.encode()) for h in signals]
         if not all(found):
             return None
         snk = rq._state()
-        snk.rd_ptr, snk.wr_ptr, snk.frames, snk.cc_rd_ptr, snk.cc_wr_ptr, snk.cc_frames = found
+        snk.rd_ptr, snk.wr_ptr, snk.frames, snk.cc_rd_ptr, snk.cc_wr_ptr, snk.cc_frames = found[:6]
+        snk.hold = found[6]
         snk.depth, snk.ptr_mod, snk.stride = rq._mem.depth, rq._ptr_mod, rq._words.stride
         snk.words, snk.u = rq._words.words, rq._unpacker_lib.u
         for watch in self._watches:
@@ -699,6 +703,35 @@ class _TransactorSink(_TransactorStream):
     @_read.setter
     def _read(self, value: int) -> None:
         self._state().read = value
+
+    @property
+    def _hold(self) -> int:
+        """The value last written to the transactor's hold (where the library's drain
+        writes it too)."""
+        return self._state().held
+
+    @_hold.setter
+    def _hold(self, value: int) -> None:
+        self._state().held = value
+
+    @property
+    def queue_occupancy_limit_frames(self) -> int:
+        """cocotbext-pcie's queue occupancy limit in frames (none below 1), where the
+        library's drain reads it too."""
+        return self._state().limit
+
+    @queue_occupancy_limit_frames.setter
+    def queue_occupancy_limit_frames(self, value: int) -> None:
+        self._state().limit = value
+
+    @property
+    def queue_occupancy_limit_bytes(self) -> int:
+        """cocotbext-pcie's queue occupancy limit in bytes (none below 1)."""
+        return self._state().limit_bytes
+
+    @queue_occupancy_limit_bytes.setter
+    def queue_occupancy_limit_bytes(self, value: int) -> None:
+        self._state().limit_bytes = value
 
     @property
     def active(self) -> bool:  # (cocotbext-pcie's: a frame is open)
