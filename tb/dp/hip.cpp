@@ -158,10 +158,7 @@ void commit(dp_hip &hip, const dp::TlpHeader &cpl, uint64_t data_len, const dp_h
 		hip.rx_buf_cplh_fc_count += 1;
 		hip.rx_buf_cpld_fc_count += dc + 1;
 	}
-	uint32_t tags = hip.extended_tags ? TAGS : 32, free_tags = 0;
-	for (uint32_t t = 0; t < tags; t++)
-		free_tags += !hip.request[t].active;
-	hip.tag_available_count = free_tags;
+	count_free_tags(hip);
 }
 
 }  // namespace

@@ -57,4 +57,20 @@ struct dp_hip {
 
 }  // extern "C"
 
+/* the tags the card's requests may use (function 0's Extended Tag Field Enable) */
+inline uint32_t tags_enabled(const dp_hip &hip)
+{
+	return hip.extended_tags ? TAGS : 32;
+}
+
+/* the tags available counted anew, as the model's get_available_tag_count counts them */
+inline void count_free_tags(dp_hip &hip)
+{
+	uint32_t tags = tags_enabled(hip), free_tags = 0;
+
+	for (uint32_t t = 0; t < tags; t++)
+		free_tags += !hip.request[t].active;
+	hip.tag_available_count = free_tags;
+}
+
 #endif /* PEVB_DP_HIP_H */

@@ -143,6 +143,7 @@ struct dp_rq_drain {
 	uint64_t handed = 0;		/* drains that called Python, since read */
 	uint64_t drains = 0;		/* drains, since read */
 	uint64_t waited = 0;		/* writes sent after a wait for the link, since read */
+	uint64_t adopted = 0;		/* writes the model's RQ logic handed over, since read */
 	/* the frames held, in order, as unpacked; the first waits for the link (its data
 	 * credits: dc), a sender of the library's own, while waiting is set */
 	std::deque<std::vector<uint32_t>> held;
@@ -254,7 +255,7 @@ bool send_read(dp_rq_drain *r, const uint32_t *f, const uint32_t *dw, uint32_t n
 	uint32_t fn = (dw[2] >> 16) & 0x7, tag = dw[3] & 0xff;
 	if (fn >= hip.functions || !(hip.rq_bme >> fn & 1))
 		return false;
-	uint32_t tags = hip.extended_tags ? TAGS : 32;
+	uint32_t tags = tags_enabled(hip);
 	if (tag >= tags || hip.request[tag].active)	/* (the model's violations) */
 		return false;
 	if (hip.cpld_credit_count > hip.cpld_credit_limit)
@@ -277,10 +278,7 @@ bool send_read(dp_rq_drain *r, const uint32_t *f, const uint32_t *dw, uint32_t n
 	req.be_byte_count = h.be_byte_count();
 	req.address = h.address;
 	hip.credits_in[tag] = 0;
-	uint32_t free_tags = 0;
-	for (uint32_t t = 0; t < tags; t++)
-		free_tags += !hip.request[t].active;
-	hip.tag_available_count = free_tags;
+	count_free_tags(hip);
 	for (int k = 0; k < 4; k++)
 		hip.rq_desc[tag][k] = dw[k];
 	hip.rq_be[tag] = f[1] | f[2] << 4 | f[3] << 8;
@@ -488,6 +486,45 @@ void dp_rq_resume_at(dp_rq_drain *r, uint32_t credit, uint64_t now)
 }
 
 /*
+ * The model's RQ logic hands the library the posted write it is about to wait for the
+ * link with (frame f, size words as unpacked; PevbUspDevice._rq_frame), where nothing is
+ * held: the library takes it as its drain would, sent at once (2) or waiting (1), then
+ * holds every frame queued in the model's sink behind it (dp_rq_adopt_more); 0 where
+ * it does not (the RQ logic waits in its gate), nothing done. The frames were counted
+ * as received when the model received them; they are counted as held from here.
+ */
+int dp_rq_adopt(dp_rq_drain *r, const uint32_t *f, uint32_t size, uint64_t now)
+{
+	dp_hip &hip = *r->hip;
+
+	if (r->stopped || !r->held.empty())
+		return 0;
+	uint32_t blocks = hip.rq_blocks;
+	hip.rq_blocks &= ~RQ_BUSY;	/* (the frame the RQ logic holds is this one) */
+	Offer got = send_write(r, f, now, true);
+	hip.rq_blocks = blocks;
+	if (got == NOT_OURS)
+		return 0;
+	r->adopted++;
+	if (got == SENT) {
+		r->writes++;
+		return 2;
+	}
+	r->held.emplace_back(f, f + size);
+	hip.rq_held++;
+	update_hold(r);
+	return 1;
+}
+
+/* a frame the model's sink had queued after the one dp_rq_adopt took, held behind it */
+void dp_rq_adopt_more(dp_rq_drain *r, const uint32_t *f, uint32_t size)
+{
+	r->held.emplace_back(f, f + size);
+	r->hip->rq_held++;
+	update_hold(r);
+}
+
+/*
  * The card's user side reset (PevbUspDevice._drop_partial_tlps): the frames held are
  * lost but the first where it waits for the link, which goes when it may, as the
  * frame the model's RQ logic holds in its credit gate; none of them is counted as
@@ -553,18 +590,20 @@ void dp_rq_left(const dp_rq_drain *r, const uint32_t **out, uint32_t *len)
 }
 
 /* the posted writes the drain sent, and in *waited those of them sent after a wait for
- * the link, in *reads, *drains and *handed the memory reads it issued, the drains made
- * and those that called Python, since the last call */
-uint64_t dp_rq_drain_counts(dp_rq_drain *r, uint64_t *waited, uint64_t *reads,
-			    uint64_t *drains, uint64_t *handed)
+ * the link, in *adopted those the model's RQ logic handed over, in *reads, *drains and
+ * *handed the memory reads it issued, the drains made and those that called Python,
+ * since the last call */
+uint64_t dp_rq_drain_counts(dp_rq_drain *r, uint64_t *waited, uint64_t *adopted,
+			    uint64_t *reads, uint64_t *drains, uint64_t *handed)
 {
 	uint64_t n = r->writes;
 
 	*waited = r->waited;
+	*adopted = r->adopted;
 	*reads = r->reads;
 	*drains = r->drains;
 	*handed = r->handed;
-	r->writes = r->waited = r->reads = r->drains = r->handed = 0;
+	r->writes = r->waited = r->adopted = r->reads = r->drains = r->handed = 0;
 	return n;
 }
 

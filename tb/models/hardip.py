@@ -701,9 +701,14 @@ class PevbUspDevice(EventDrivenLoops):
         ):  # a posted write the library sends, as below
             got = end.write(frame, self.bus_num)
             if got == 2:
-                await end.gate()
-                got = end.write(frame, self.bus_num, gated=True)
-            if got == 1:
+                got = end.adopt(frame)  # (the library waits for the link with it)
+                if got == 1:
+                    self._rq_adopted()
+                    return True
+                if got != 2:
+                    await end.gate()
+                    got = end.write(frame, self.bus_num, gated=True)
+            if got in (1, 2):
                 return False
         kind = (frame.data[2] >> 11) & 0xF if len(frame.data) > 2 else 0
         if kind >= _RQ_MESSAGE:  # (cocotbext-pcie's unpacker has no TLP type for these)
@@ -751,6 +756,18 @@ class PevbUspDevice(EventDrivenLoops):
             await self.rq_np_queue_dequeue.wait()
         self.rq_np_queue.put_nowait(tlp)
         return True
+
+    def _rq_adopted(self) -> None:
+        """The library's drain holds the write the RQ logic was about to wait for the
+        link with: every frame queued in the sink goes behind it there, and the frames
+        counted as received and not passed (that one and those) are counted there."""
+        sink, end = self.rq_sink, self.card_end
+        count = 1
+        while not sink.empty():
+            end.adopt_more(sink.recv_nowait())
+            count += 1
+        for _ in range(min(count, len(self._rq_pending))):
+            self._rq_pending.popleft()
 
     def _np_changed(self) -> None:
         """Tell the library whether a memory read from RQ is Python's whatever else

@@ -267,6 +267,7 @@ class Fabric:
         self.drains: list[Any] = []
         self.rq_writes = self.rq_reads = self.rq_drains = self.rq_handed = 0
         self.rq_waited = 0  # of the writes those sent after a wait for the link
+        self.rq_adopted = 0  # writes the model's RQ logic handed to the library
         self._states: dict[int, tuple[Any, BridgeState]] = {}
 
     def __del__(self) -> None:
@@ -328,10 +329,11 @@ class Fabric:
             self.rc_waits += waits.value
             self.rc_adopted += adopted.value
         for end in self.drains:
-            sent, waited, reads, drains, handed = end.counts()
+            sent, waited, adopted, reads, drains, handed = end.counts()
             self.crossings += sent + reads
             self.rq_writes += sent
             self.rq_waited += waited
+            self.rq_adopted += adopted
             self.rq_reads += reads
             self.rq_drains += drains
             self.rq_handed += handed
@@ -603,16 +605,42 @@ class CardEnd:
         if self.rq is not None:
             self.lib.dp_rq_drain_stop(self.rq)
 
-    def counts(self) -> tuple[int, int, int, int, int]:
-        """The posted writes the library's drain sent and those of them sent after a
-        wait for the link, the memory reads it issued, the drains it made and those that
-        called Python, since the last call."""
+    def counts(self) -> tuple[int, int, int, int, int, int]:
+        """The posted writes the library's drain sent, those of them sent after a wait
+        for the link and the writes the model's RQ logic handed it, the memory reads it
+        issued, the drains it made and those that called Python, since the last call."""
         if self.rq is None:
-            return 0, 0, 0, 0, 0
-        got = [ctypes.c_uint64() for _ in range(4)]
+            return 0, 0, 0, 0, 0, 0
+        got = [ctypes.c_uint64() for _ in range(5)]
         sent = self.lib.dp_rq_drain_counts(self.rq, *map(ctypes.byref, got))
-        waited, reads, drains, handed = (c.value for c in got)
-        return sent, waited, reads, drains, handed
+        waited, adopted, reads, drains, handed = (c.value for c in got)
+        return sent, waited, adopted, reads, drains, handed
+
+    def adopt(self, frame: Any) -> int:
+        """The model's RQ logic hands over the posted write of RQ frame ``frame``, which
+        must wait for the link: 1 when the library holds it (waiting for the link as the
+        RQ logic would, in its gate), after which the RQ logic hands over the frames
+        queued behind it (:meth:`adopt_more`); 2 when the library sent it; 0 when it
+        did not take it (nothing done: the RQ logic waits in its gate)."""
+        if self.rq is None:
+            return 0
+        words, size = self._frame_words(frame)
+        return self.lib.dp_rq_adopt(self.rq, words, size, steps())
+
+    def adopt_more(self, frame: Any) -> None:
+        """RQ frame ``frame``, queued in the model's sink behind the one :meth:`adopt`
+        took, held behind it."""
+        self.lib.dp_rq_adopt_more(self.rq, *self._frame_words(frame))
+
+    @staticmethod
+    def _frame_words(frame: Any) -> tuple[Any, int]:
+        """An RQ frame as the library's unpacker leaves it (``rqdrain.cpp``): dwords,
+        byte enables, sequence number, discontinue, then the dwords and their parity."""
+        data = list(frame.data)
+        parity = list(getattr(frame, "parity", None) or [0] * len(data))
+        head = [len(data), frame.first_be, frame.last_be, frame.seq_num, int(frame.discontinue)]
+        words = head + data + parity
+        return (ctypes.c_uint32 * len(words))(*words), len(words)
 
     def told(self, count: int) -> None:
         """What the library's drain tells of the RQ frames it holds (``rqdrain.cpp``):

@@ -529,9 +529,10 @@ class CompiledTimeline(Timeline):
                 " to the GPU's BAR1 answered, %d completions the card took (%d written for"
                 " the RTL by the library's RC loop, which waited %d times and was taken over"
                 " %d times); %d senders of its own resumed (%d of them after a wait for"
-                " credit); %d posted writes sent (%d of them after a wait for the link)"
-                " and %d memory reads issued from RQ by the library's drain of the"
-                " card's sinks, %d of whose %d drains called Python",
+                " credit); %d posted writes sent (%d of them after a wait for the link;"
+                " %d handed over by the model's RQ logic) and %d memory reads issued from"
+                " RQ by the library's drain of the card's sinks, %d of whose %d drains"
+                " called Python",
                 fabric.crossings,
                 fabric.bar1_answers,
                 fabric.card_cpls,
@@ -542,6 +543,7 @@ class CompiledTimeline(Timeline):
                 credit.value,
                 fabric.rq_writes,
                 fabric.rq_waited,
+                fabric.rq_adopted,
                 fabric.rq_reads,
                 fabric.rq_handed,
                 fabric.rq_drains,
@@ -549,7 +551,7 @@ class CompiledTimeline(Timeline):
             fabric.crossings = fabric.bar1_answers = fabric.card_cpls = 0
             fabric.rc_turns = fabric.rc_waits = fabric.rc_adopted = 0
             fabric.rq_writes = fabric.rq_reads = fabric.rq_drains = fabric.rq_handed = 0
-            fabric.rq_waited = 0
+            fabric.rq_waited = fabric.rq_adopted = 0
         alarm = self._alarm
         if isinstance(alarm, LibraryAlarm):
             wakes, python = alarm.counts()

@@ -99,12 +99,12 @@ def _arrivals(
         r"compiled data path: (\d+) hops of the library's own TLPs, (\d+) .*?"
         r"(\d+) written for the RTL by the library's RC loop, which waited (\d+) times and"
         r" was taken over (\d+) times\); (\d+) senders of its own resumed \((\d+) of them"
-        r".*?(\d+) posted writes sent \((\d+) of them after a wait for the link\) and"
-        r" (\d+) memory reads issued from RQ",
+        r".*?(\d+) posted writes sent \((\d+) of them after a wait for the link; (\d+)"
+        r" handed over by the model's RQ logic\) and (\d+) memory reads issued from RQ",
         text,
     )
-    hops, bar1, turns, waits, adopted, resumed, credit, writes, waited, reads = (
-        sum(int(s[k]) for s in said) for k in range(10)
+    hops, bar1, turns, waits, adopted, resumed, credit, writes, waited, handed, reads = (
+        sum(int(s[k]) for s in said) for k in range(11)
     )
     assert (hops > 100) == (native == "1"), f"{hops} hops in the library with {NATIVE_ENV}={native}"
     if test in WAIT_CASES:  # switch ports whose arbitration waits for the wire in the library
@@ -115,8 +115,10 @@ def _arrivals(
         assert (turns > 20) == (native == "1"), f"{turns} completions the library wrote on RC"
         if native == "1" and profile in RC_CASES[test]:
             assert waits and adopted, f"{waits} waits, taken over {adopted} times"
-    if test in HELD_CASES:  # and writes that must wait for the link wait in the library
+    if test in HELD_CASES:  # and writes that must wait for the link wait in the library,
+        # those the model's RQ logic meets too, which it hands over
         assert (waited > 20) == (native == "1"), f"{waited} writes sent after a wait"
+        assert (handed > 5) == (native == "1"), f"{handed} writes handed over"
     if test in DRAIN_CASES:  # the card's writes and reads leave RQ from the library's drain
         least = DRAIN_CASES[test] if native == "1" else (0, 0)
         assert (writes, reads) >= least and (native == "1" or writes + reads == 0), (
@@ -181,7 +183,8 @@ DRAIN_CASES = {
     "test_h2c2h_four_combinations": (20, 100),
 }
 # the cases whose card writes must wait for the link (the picoevb's link is slower than
-# its stream), held in the library with the frames after them until they go
+# its stream), held in the library with the frames after them until they go, where the
+# library's drain meets them or the model's RQ logic does (after a read it took)
 HELD_CASES = {
     "test_concurrent_h2c_c2h",
 }

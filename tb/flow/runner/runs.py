@@ -145,6 +145,9 @@ def run(
         # what the simulation builds for itself goes beside the builds: tb/dp's library
         BUILD_ROOT_ENV: str(BUILD_ROOT),
         REWRITE_ENV: rewrite_patterns(module),
+        # numpy's BLAS in one thread: the models do no linear algebra, and its thread
+        # pool's workers spin on another core, which a second simulation wants
+        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1"),
     }
     env.update({k: v for k, v in given.items() if k not in (MODEL_ENV, DATAPATH_ENV)})
     env.update(config.to_env())  # the configuration, the one place the simulation reads it
