@@ -107,6 +107,19 @@ def rc_fields(tlp: Any) -> RcFields:
     )
 
 
+def _in_state(field: str, doc: str) -> property:
+    """A transactor's attribute kept in its state where the library reads and moves it
+    too (the structure its ``_state()`` gives): field ``field`` of that structure."""
+
+    def get(self: Any) -> Any:
+        return getattr(self._state(), field)
+
+    def put(self: Any, value: Any) -> None:
+        setattr(self._state(), field, value)
+
+    return property(get, put, doc=doc)
+
+
 class TransactorError(RuntimeError):
     """The build has no transactor where the transactor model needs one."""
 
@@ -704,34 +717,14 @@ class _TransactorSink(_TransactorStream):
     def _read(self, value: int) -> None:
         self._state().read = value
 
-    @property
-    def _hold(self) -> int:
-        """The value last written to the transactor's hold (where the library's drain
-        writes it too)."""
-        return self._state().held
-
-    @_hold.setter
-    def _hold(self, value: int) -> None:
-        self._state().held = value
-
-    @property
-    def queue_occupancy_limit_frames(self) -> int:
-        """cocotbext-pcie's queue occupancy limit in frames (none below 1), where the
-        library's drain reads it too."""
-        return self._state().limit
-
-    @queue_occupancy_limit_frames.setter
-    def queue_occupancy_limit_frames(self, value: int) -> None:
-        self._state().limit = value
-
-    @property
-    def queue_occupancy_limit_bytes(self) -> int:
-        """cocotbext-pcie's queue occupancy limit in bytes (none below 1)."""
-        return self._state().limit_bytes
-
-    @queue_occupancy_limit_bytes.setter
-    def queue_occupancy_limit_bytes(self, value: int) -> None:
-        self._state().limit_bytes = value
+    # where the library's drain reads and writes them too
+    _hold = _in_state("held", "The value last written to the transactor's hold.")
+    queue_occupancy_limit_frames = _in_state(
+        "limit", "cocotbext-pcie's queue occupancy limit in frames (none below 1)."
+    )
+    queue_occupancy_limit_bytes = _in_state(
+        "limit_bytes", "cocotbext-pcie's queue occupancy limit in bytes (none below 1)."
+    )
 
     @property
     def active(self) -> bool:  # (cocotbext-pcie's: a frame is open)
@@ -1009,14 +1002,9 @@ class TransactorRcSource(_TransactorSource, _us.RcSource):
     def _wake_req(self, value: int) -> None:
         self._state().wake_req = value
 
-    @property
-    def queue_occupancy_limit_frames(self) -> int:
-        """cocotbext-pcie's queue occupancy limit in frames (none below 1)."""
-        return self._state().limit
-
-    @queue_occupancy_limit_frames.setter
-    def queue_occupancy_limit_frames(self, value: int) -> None:
-        self._state().limit = value
+    queue_occupancy_limit_frames = _in_state(
+        "limit", "cocotbext-pcie's queue occupancy limit in frames (none below 1)."
+    )
 
     def _pushed_more(self, count: int) -> None:
         super()._pushed_more(count)
