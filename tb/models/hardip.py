@@ -694,7 +694,9 @@ class PevbUspDevice(EventDrivenLoops):
             self._rq_moved.set()
 
     async def _rq_frame(self, frame) -> bool:
-        """Handle one TLP from RQ; True if it passed already (a non-posted request)."""
+        """Handle one TLP from RQ; True if it is not to pass here: passed already (a
+        non-posted request), or a write the library's drain took to wait for the link
+        with (with the frames queued behind it)."""
         end = self.card_end
         if (
             end is not None and _posted_write(frame) and self._rq_write_movable(frame)
