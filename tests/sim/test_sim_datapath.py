@@ -29,13 +29,15 @@ from tests.sim import plan
 # GPU's writes past a congested link with relaxed ordering on and off (the switch's
 # queues and passing), INTx messages queued at the switch beside the data, and
 # malformed completions the protocol checker must name (the library's checker on the
-# compiled path: the test asserts what it names)
+# compiled path: the test asserts what it names), and the XDMA drop-in's chains between
+# host memory and a user's AXI RAM
 CASES = [
     ("tb.tests.cocotb_engine", "test_concurrent_h2c_c2h"),
     ("tb.tests.cocotb_driver", "test_h2c2h_four_combinations"),
     ("tb.tests.cocotb_axib", "test_gpu_data_then_doorbell_in_order"),  # on its design
     ("tb.tests.cocotb_intx", "test_driver_on_intx_moves_data"),
     ("tb.tests.cocotb_faults", "test_malformed_completions"),
+    ("tb.tests.cocotb_dropin", "test_axiram_h2c_c2h"),  # on the drop-in's design
 ]
 
 
