@@ -74,6 +74,9 @@ int rq_memory_tlp(uint32_t type, const uint32_t *dw, uint32_t n, uint32_t first_
 
 extern "C" {
 
+void dp_rq_send(dp_calendar *cal, dp_port *port, const dp::TlpHeader *h, const uint32_t *dw,
+		uint32_t n, uint64_t dc, uint64_t now);
+
 /* the memory write of an RQ frame, as rq_memory_tlp makes it */
 int dp_rq_write_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
 		    uint32_t bus, dp::TlpHeader *h, uint64_t *data_len)
@@ -112,10 +115,22 @@ int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
 	if (!gated && (!fc_ready || dp_port_must_wait(port, now) ||
 		       !dp_port_take_credit(port, 0, FC_POSTED, *dc)))
 		return 2;
+	dp_rq_send(cal, port, &h, dw, n, *dc, now);
+	return 1;
+}
+
+/*
+ * The posted write whose header dp_rq_write_tlp made (h) and whose RQ frame's dwords
+ * are dw (n of them: the descriptor's four, then the data) onto the card's link port at
+ * step now, its gate passed (its dc data credits taken, the wire's place free)
+ */
+void dp_rq_send(dp_calendar *cal, dp_port *port, const dp::TlpHeader *h, const uint32_t *dw,
+		uint32_t n, uint64_t dc, uint64_t now)
+{
 	uint8_t raw[16];
-	size_t hb = dp::pack_header(h, raw);
+	size_t hb = dp::pack_header(*h, raw);
 	std::vector<uint8_t> bytes(raw, raw + hb);
-	bytes.reserve(hb + data_len);
+	bytes.reserve(hb + uint64_t(n - 4) * 4);
 	for (uint32_t k = 4; k < n; k++) {	/* each data dword little-endian */
 		bytes.push_back(uint8_t(dw[k]));
 		bytes.push_back(uint8_t(dw[k] >> 8));
@@ -123,8 +138,7 @@ int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
 		bytes.push_back(uint8_t(dw[k] >> 24));
 	}
 	uint64_t handle = cal->tlp_new(bytes.data(), bytes.size());
-	dp_port_send(port, now, handle, bytes.size() + 8, 0, FC_POSTED, *dc);
-	return 1;
+	dp_port_send(port, now, handle, bytes.size() + 8, 0, FC_POSTED, dc);
 }
 
 }  // extern "C"

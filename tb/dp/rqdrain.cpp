@@ -61,9 +61,8 @@ uint32_t dp_vpi_get(void *signal);
 void dp_vpi_put(void *signal, uint32_t value);
 uint32_t dp_unpack_run(dp_unpacker *u, dp_words *w, uint32_t start, uint32_t count,
 		       uint32_t stride, const uint32_t **out, uint32_t *len);
-int dp_rq_write(dp_calendar *cal, dp_port *port, const uint32_t *dw, uint32_t n,
-		uint32_t first_be, uint32_t last_be, uint32_t bus, int fc_ready, int gated,
-		uint64_t now, uint64_t *dc);
+void dp_rq_send(dp_calendar *cal, dp_port *port, const dp::TlpHeader *h, const uint32_t *dw,
+		uint32_t n, uint64_t dc, uint64_t now);
 int dp_rq_read_tlp(const uint32_t *dw, uint32_t n, uint32_t first_be, uint32_t last_be,
 		   uint32_t bus, dp::TlpHeader *h, uint64_t *data_len);
 uint64_t dp_alarm_now(const dp_alarm *a);
@@ -144,9 +143,11 @@ struct dp_rq_drain {
 	uint64_t drains = 0;		/* drains, since read */
 	uint64_t waited = 0;		/* writes sent after a wait for the link, since read */
 	uint64_t adopted = 0;		/* writes the model's RQ logic handed over, since read */
-	/* the frames held, in order, as unpacked; the first waits for the link (its data
-	 * credits: dc), a sender of the library's own, while waiting is set */
+	/* the frames held, in order, as unpacked; the first waits for the link (its TLP's
+	 * header h and data credits dc), a sender of the library's own, while waiting is
+	 * set */
 	std::deque<std::vector<uint32_t>> held;
+	dp::TlpHeader h{};
 	uint64_t dc = 0;
 	bool waiting = false;
 	bool stopped = false;
@@ -217,20 +218,17 @@ Offer send_write(dp_rq_drain *r, const uint32_t *f, uint64_t now, bool may_wait)
 	dc = (data_len / 4 + 3) / 4;
 	bool wire = dp_port_must_wait(port, now);
 	if (!wire && dp_port_take_credit(port, 0, FC_POSTED, dc)) {
-		dp_rq_write(r->cal, port, dw, n, f[1], f[2], hip.bus, 1, 1, now, &dc);
+		dp_rq_send(r->cal, port, &h, dw, n, dc, now);
 		return SENT;
 	}
 	if (!may_wait || r->s->limit_bytes > 0)	/* (a limit in bytes: Python's) */
 		return NOT_OURS;
-	if (dp_port_take_credit(port, 0, FC_POSTED, dc)) {
-		r->dc = dc;
-		wait_for_link(r, false);
-		return WAITING;
-	}
-	if (dp_port_credit_waited(port, 0, FC_POSTED))
+	bool credit = !dp_port_take_credit(port, 0, FC_POSTED, dc);
+	if (credit && dp_port_credit_waited(port, 0, FC_POSTED))
 		return NOT_OURS;
+	r->h = h;
 	r->dc = dc;
-	wait_for_link(r, true);
+	wait_for_link(r, credit);
 	return WAITING;
 }
 
@@ -444,9 +442,7 @@ void dp_rq_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now)
 {
 	dp_rq_drain *r = w.rq;
 	dp_port *port = r->port;
-	const dp_hip &hip = *r->hip;
 
-	(void)cal;
 	r->waiting = false;
 	if (r->stopped || r->held.empty())
 		return;
@@ -465,8 +461,7 @@ void dp_rq_resume(dp_calendar *cal, const dp_waiter &w, uint64_t now)
 	}
 	/* its credits taken, the wire's place free: it goes (as _rq_frame's gated write) */
 	const uint32_t *f = r->held.front().data();
-	uint64_t dc;
-	dp_rq_write(r->cal, port, f + FRAME_HEAD, f[0], f[1], f[2], hip.bus, 1, 1, now, &dc);
+	dp_rq_send(cal, port, &r->h, f + FRAME_HEAD, f[0], r->dc, now);
 	r->writes++;
 	r->waited++;
 	passed(r);
