@@ -58,40 +58,7 @@ module pevb_dma_top #
 
 `include "pevb_xdma_hip_ports.vh"
 
-    /* Completer request flow control */
-    output wire [1:0]                         pcie_cq_np_req,
-
-    /* Configuration status */
-    input  wire [2:0]                         cfg_max_payload,
-    input  wire [2:0]                         cfg_max_read_req,
-    input  wire [7:0]                         cfg_bus_number,
-    output wire                               cfg_config_space_enable,
-
-    /* MSI */
-    input  wire [3:0]                         cfg_interrupt_msi_enable,
-    input  wire [11:0]                        cfg_interrupt_msi_mmenable,
-    output wire [31:0]                        cfg_interrupt_msi_int,
-    input  wire                               cfg_interrupt_msi_sent,
-    input  wire                               cfg_interrupt_msi_fail,
-    output wire [7:0]                         cfg_interrupt_msi_function_number,
-
-    /* Function-level reset */
-    input  wire [3:0]                         cfg_flr_in_process,
-    output wire [3:0]                         cfg_flr_done,
-
-    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
-    input  wire [3:0]                         cfg_interrupt_msix_enable,
-    input  wire [3:0]                         cfg_interrupt_msix_mask,
-    output wire [63:0]                        cfg_interrupt_msix_address,
-    output wire [31:0]                        cfg_interrupt_msix_data,
-    output wire                               cfg_interrupt_msix_int,
-    input  wire                               cfg_interrupt_msix_sent,
-    input  wire                               cfg_interrupt_msix_fail,
-
-    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
-    output wire [3:0]                         cfg_interrupt_int,
-    output wire [3:0]                         cfg_interrupt_pending,
-    input  wire                               cfg_interrupt_sent,
+`include "pevb_hip_cfg_ports.vh"
 
 `include "pevb_card_ports.vh"
 );
@@ -214,54 +181,18 @@ pevb_xdma_ip #(
     .msix_enable(msix_enable),
 `include "pevb_xdma_stream_map.vh"
     // no descriptor bypass on the card
-    .h2c_dsc_byp_ready_0(byp_ready[0]),
-    .h2c_dsc_byp_load_0(1'b0),
-    .h2c_dsc_byp_src_addr_0(64'd0),
-    .h2c_dsc_byp_dst_addr_0(64'd0),
-    .h2c_dsc_byp_len_0(28'd0),
-    .h2c_dsc_byp_ctl_0(16'd0),
-    .h2c_dsc_byp_ready_1(byp_ready[1]),
-    .h2c_dsc_byp_load_1(1'b0),
-    .h2c_dsc_byp_src_addr_1(64'd0),
-    .h2c_dsc_byp_dst_addr_1(64'd0),
-    .h2c_dsc_byp_len_1(28'd0),
-    .h2c_dsc_byp_ctl_1(16'd0),
-    .h2c_dsc_byp_ready_2(byp_ready[2]),
-    .h2c_dsc_byp_load_2(1'b0),
-    .h2c_dsc_byp_src_addr_2(64'd0),
-    .h2c_dsc_byp_dst_addr_2(64'd0),
-    .h2c_dsc_byp_len_2(28'd0),
-    .h2c_dsc_byp_ctl_2(16'd0),
-    .h2c_dsc_byp_ready_3(byp_ready[3]),
-    .h2c_dsc_byp_load_3(1'b0),
-    .h2c_dsc_byp_src_addr_3(64'd0),
-    .h2c_dsc_byp_dst_addr_3(64'd0),
-    .h2c_dsc_byp_len_3(28'd0),
-    .h2c_dsc_byp_ctl_3(16'd0),
-    .c2h_dsc_byp_ready_0(byp_ready[4]),
-    .c2h_dsc_byp_load_0(1'b0),
-    .c2h_dsc_byp_src_addr_0(64'd0),
-    .c2h_dsc_byp_dst_addr_0(64'd0),
-    .c2h_dsc_byp_len_0(28'd0),
-    .c2h_dsc_byp_ctl_0(16'd0),
-    .c2h_dsc_byp_ready_1(byp_ready[5]),
-    .c2h_dsc_byp_load_1(1'b0),
-    .c2h_dsc_byp_src_addr_1(64'd0),
-    .c2h_dsc_byp_dst_addr_1(64'd0),
-    .c2h_dsc_byp_len_1(28'd0),
-    .c2h_dsc_byp_ctl_1(16'd0),
-    .c2h_dsc_byp_ready_2(byp_ready[6]),
-    .c2h_dsc_byp_load_2(1'b0),
-    .c2h_dsc_byp_src_addr_2(64'd0),
-    .c2h_dsc_byp_dst_addr_2(64'd0),
-    .c2h_dsc_byp_len_2(28'd0),
-    .c2h_dsc_byp_ctl_2(16'd0),
-    .c2h_dsc_byp_ready_3(byp_ready[7]),
-    .c2h_dsc_byp_load_3(1'b0),
-    .c2h_dsc_byp_src_addr_3(64'd0),
-    .c2h_dsc_byp_dst_addr_3(64'd0),
-    .c2h_dsc_byp_len_3(28'd0),
-    .c2h_dsc_byp_ctl_3(16'd0),
+    .h2c_dsc_byp_load(4'd0),
+    .h2c_dsc_byp_ready(byp_ready[3:0]),
+    .h2c_dsc_byp_src_addr(256'd0),
+    .h2c_dsc_byp_dst_addr(256'd0),
+    .h2c_dsc_byp_len(112'd0),
+    .h2c_dsc_byp_ctl(64'd0),
+    .c2h_dsc_byp_load(4'd0),
+    .c2h_dsc_byp_ready(byp_ready[7:4]),
+    .c2h_dsc_byp_src_addr(256'd0),
+    .c2h_dsc_byp_dst_addr(256'd0),
+    .c2h_dsc_byp_len(112'd0),
+    .c2h_dsc_byp_ctl(64'd0),
     .c2h_sts_3(c2h_sts_3),
     .m_axi_awid(axi_awid),
     .m_axi_awaddr(axi_awaddr),

@@ -29,46 +29,15 @@ module pevb_xdma #
 
 `include "pevb_xdma_hip_ports.vh"
 
-    /* Completer request flow control */
-    output wire [1:0]                         pcie_cq_np_req,
-
-    /* Configuration status */
-    input  wire [2:0]                         cfg_max_payload,
-    input  wire [2:0]                         cfg_max_read_req,
-    input  wire [7:0]                         cfg_bus_number,
-    output wire                               cfg_config_space_enable,
-
-    /* MSI */
-    input  wire [3:0]                         cfg_interrupt_msi_enable,
-    input  wire [11:0]                        cfg_interrupt_msi_mmenable,
-    output wire [31:0]                        cfg_interrupt_msi_int,
-    input  wire                               cfg_interrupt_msi_sent,
-    input  wire                               cfg_interrupt_msi_fail,
-    output wire [7:0]                         cfg_interrupt_msi_function_number,
+`include "pevb_hip_cfg_ports.vh"
 
     /* Function-level reset: the engine and its user side reset (func_reset high) at
        the hard-IP streams' next packet boundaries, then cfg_flr_done pulses */
-    input  wire [3:0]                         cfg_flr_in_process,
-    output wire [3:0]                         cfg_flr_done,
     output wire                               func_reset,
 
     /* XDMA's dma_bridge_resetn (SOFT_RESET_EN): low resets the engine and its user
        side as an FLR does, the streams held at packet boundaries, the link kept up */
     input  wire                               dma_bridge_resetn,
-
-    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
-    input  wire [3:0]                         cfg_interrupt_msix_enable,
-    input  wire [3:0]                         cfg_interrupt_msix_mask,
-    output wire [63:0]                        cfg_interrupt_msix_address,
-    output wire [31:0]                        cfg_interrupt_msix_data,
-    output wire                               cfg_interrupt_msix_int,
-    input  wire                               cfg_interrupt_msix_sent,
-    input  wire                               cfg_interrupt_msix_fail,
-
-    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
-    output wire [3:0]                         cfg_interrupt_int,
-    output wire [3:0]                         cfg_interrupt_pending,
-    input  wire                               cfg_interrupt_sent,
 
     /* User interrupts: hold a request high until its ack pulses */
     input  wire [USER_IRQS-1:0]               usr_irq_req,

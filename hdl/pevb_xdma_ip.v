@@ -13,7 +13,8 @@
  * usr_irq_req/usr_irq_ack, msi_enable/msi_vector_width, the AXI4 master
  * (m_axi_*), the AXI4-Lite master of the user BAR (m_axil_*), the stream
  * channels m_axis_h2c_*_n/s_axis_c2h_*_n and the status ports h2c_sts_n/
- * c2h_sts_n for n = 0-3 (absent and memory-mapped channels idle).  The PCIe
+ * c2h_sts_n for n = 0-3 (absent and memory-mapped channels idle), and the
+ * descriptor bypass ports as vectors, channel n in slice n.  The PCIe
  * side is the UltraScale+ hard IP's user interface (RQ/RC/CQ/CC, configuration
  * status and MSI) rather than serial lanes: the hard IP is outside.  Synthesizable;
  * the simulation drop-in for the Vivado IP (hdl/dropin) wraps it.
@@ -29,40 +30,7 @@ module pevb_xdma_ip #
 
 `include "pevb_xdma_hip_ports.vh"
 
-    /* Completer request flow control */
-    output wire [1:0]                         pcie_cq_np_req,
-
-    /* Configuration status */
-    input  wire [2:0]                         cfg_max_payload,
-    input  wire [2:0]                         cfg_max_read_req,
-    input  wire [7:0]                         cfg_bus_number,
-    output wire                               cfg_config_space_enable,
-
-    /* MSI */
-    input  wire [3:0]                         cfg_interrupt_msi_enable,
-    input  wire [11:0]                        cfg_interrupt_msi_mmenable,
-    output wire [31:0]                        cfg_interrupt_msi_int,
-    input  wire                               cfg_interrupt_msi_sent,
-    input  wire                               cfg_interrupt_msi_fail,
-    output wire [7:0]                         cfg_interrupt_msi_function_number,
-
-    /* Function-level reset (the engine and axi_aresetn, then cfg_flr_done) */
-    input  wire [3:0]                         cfg_flr_in_process,
-    output wire [3:0]                         cfg_flr_done,
-
-    /* MSI-X (the vector table is the engine's: PG213's external MSI-X table) */
-    input  wire [3:0]                         cfg_interrupt_msix_enable,
-    input  wire [3:0]                         cfg_interrupt_msix_mask,
-    output wire [63:0]                        cfg_interrupt_msix_address,
-    output wire [31:0]                        cfg_interrupt_msix_data,
-    output wire                               cfg_interrupt_msix_int,
-    input  wire                               cfg_interrupt_msix_sent,
-    input  wire                               cfg_interrupt_msix_fail,
-
-    /* Legacy interrupts (INTx): INTA's level while MSI and MSI-X are off */
-    output wire [3:0]                         cfg_interrupt_int,
-    output wire [3:0]                         cfg_interrupt_pending,
-    input  wire                               cfg_interrupt_sent,
+`include "pevb_hip_cfg_ports.vh"
 
 
     /* Clock and reset of the user side (the hard IP's user clock) */
@@ -82,11 +50,26 @@ module pevb_xdma_ip #
 
 `include "pevb_xdma_axi_ports.vh"
 
-`include "pevb_xdma_chan_ports.vh"
+`include "pevb_xdma_stream_ports.vh"
+
+    /* Descriptor bypass, channel n in slice n (PG195's h2c_dsc_byp_*_n and
+       c2h_dsc_byp_*_n; ready low unless the channel is bypassed) */
+    input  wire [3:0]                         h2c_dsc_byp_load,
+    output wire [3:0]                         h2c_dsc_byp_ready,
+    input  wire [4*64-1:0]                    h2c_dsc_byp_src_addr,
+    input  wire [4*64-1:0]                    h2c_dsc_byp_dst_addr,
+    input  wire [4*28-1:0]                    h2c_dsc_byp_len,
+    input  wire [4*16-1:0]                    h2c_dsc_byp_ctl,
+    input  wire [3:0]                         c2h_dsc_byp_load,
+    output wire [3:0]                         c2h_dsc_byp_ready,
+    input  wire [4*64-1:0]                    c2h_dsc_byp_src_addr,
+    input  wire [4*64-1:0]                    c2h_dsc_byp_dst_addr,
+    input  wire [4*28-1:0]                    c2h_dsc_byp_len,
+    input  wire [4*16-1:0]                    c2h_dsc_byp_ctl,
 
 `include "pevb_xdma_user_ports.vh"
 
-    // the last channel status port (pevb_xdma_chan_ports.vh declares the others)
+    // the last channel status port (pevb_xdma_stream_ports.vh declares the others)
     output wire [7:0]                         c2h_sts_3
 );
 
@@ -142,34 +125,6 @@ assign s_axis_c2h_tready_3 = c2h_tready[3];
 assign h2c_sts_3 = h2c_sts[3*8 +: 8];
 assign c2h_sts_3 = c2h_sts[3*8 +: 8];
 
-/* descriptor bypass ports as the engine's vectors, four channels each way */
-wire [3:0] h2c_byp_load, h2c_byp_ready;
-wire [4*64-1:0] h2c_byp_src, h2c_byp_dst;
-wire [4*28-1:0] h2c_byp_len;
-wire [4*16-1:0] h2c_byp_ctl;
-assign h2c_byp_load = {h2c_dsc_byp_load_3, h2c_dsc_byp_load_2, h2c_dsc_byp_load_1, h2c_dsc_byp_load_0};
-assign h2c_byp_src = {h2c_dsc_byp_src_addr_3, h2c_dsc_byp_src_addr_2, h2c_dsc_byp_src_addr_1, h2c_dsc_byp_src_addr_0};
-assign h2c_byp_dst = {h2c_dsc_byp_dst_addr_3, h2c_dsc_byp_dst_addr_2, h2c_dsc_byp_dst_addr_1, h2c_dsc_byp_dst_addr_0};
-assign h2c_byp_len = {h2c_dsc_byp_len_3, h2c_dsc_byp_len_2, h2c_dsc_byp_len_1, h2c_dsc_byp_len_0};
-assign h2c_byp_ctl = {h2c_dsc_byp_ctl_3, h2c_dsc_byp_ctl_2, h2c_dsc_byp_ctl_1, h2c_dsc_byp_ctl_0};
-assign h2c_dsc_byp_ready_0 = h2c_byp_ready[0];
-assign h2c_dsc_byp_ready_1 = h2c_byp_ready[1];
-assign h2c_dsc_byp_ready_2 = h2c_byp_ready[2];
-assign h2c_dsc_byp_ready_3 = h2c_byp_ready[3];
-wire [3:0] c2h_byp_load, c2h_byp_ready;
-wire [4*64-1:0] c2h_byp_src, c2h_byp_dst;
-wire [4*28-1:0] c2h_byp_len;
-wire [4*16-1:0] c2h_byp_ctl;
-assign c2h_byp_load = {c2h_dsc_byp_load_3, c2h_dsc_byp_load_2, c2h_dsc_byp_load_1, c2h_dsc_byp_load_0};
-assign c2h_byp_src = {c2h_dsc_byp_src_addr_3, c2h_dsc_byp_src_addr_2, c2h_dsc_byp_src_addr_1, c2h_dsc_byp_src_addr_0};
-assign c2h_byp_dst = {c2h_dsc_byp_dst_addr_3, c2h_dsc_byp_dst_addr_2, c2h_dsc_byp_dst_addr_1, c2h_dsc_byp_dst_addr_0};
-assign c2h_byp_len = {c2h_dsc_byp_len_3, c2h_dsc_byp_len_2, c2h_dsc_byp_len_1, c2h_dsc_byp_len_0};
-assign c2h_byp_ctl = {c2h_dsc_byp_ctl_3, c2h_dsc_byp_ctl_2, c2h_dsc_byp_ctl_1, c2h_dsc_byp_ctl_0};
-assign c2h_dsc_byp_ready_0 = c2h_byp_ready[0];
-assign c2h_dsc_byp_ready_1 = c2h_byp_ready[1];
-assign c2h_dsc_byp_ready_2 = c2h_byp_ready[2];
-assign c2h_dsc_byp_ready_3 = c2h_byp_ready[3];
-
 generate
     if (H2C_CHANNELS < 4) begin : h2c_absent
         assign h2c_tdata[4*DW-1:H2C_CHANNELS*DW] = {(4-H2C_CHANNELS)*DW{1'b0}};
@@ -177,18 +132,18 @@ generate
         assign h2c_tlast[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
         assign h2c_tvalid[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
         assign h2c_sts[4*8-1:H2C_CHANNELS*8] = {(4-H2C_CHANNELS)*8{1'b0}};
-        assign h2c_byp_ready[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
-        wire unused_h2c = ^{h2c_tready[3:H2C_CHANNELS], h2c_byp_load[3:H2C_CHANNELS],
-                            h2c_byp_src[4*64-1:H2C_CHANNELS*64], h2c_byp_dst[4*64-1:H2C_CHANNELS*64],
-                            h2c_byp_len[4*28-1:H2C_CHANNELS*28], h2c_byp_ctl[4*16-1:H2C_CHANNELS*16]};
+        assign h2c_dsc_byp_ready[3:H2C_CHANNELS] = {(4-H2C_CHANNELS){1'b0}};
+        wire unused_h2c = ^{h2c_tready[3:H2C_CHANNELS], h2c_dsc_byp_load[3:H2C_CHANNELS],
+                            h2c_dsc_byp_src_addr[4*64-1:H2C_CHANNELS*64], h2c_dsc_byp_dst_addr[4*64-1:H2C_CHANNELS*64],
+                            h2c_dsc_byp_len[4*28-1:H2C_CHANNELS*28], h2c_dsc_byp_ctl[4*16-1:H2C_CHANNELS*16]};
     end
     if (C2H_CHANNELS < 4) begin : c2h_absent
         assign c2h_tready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
         assign c2h_sts[4*8-1:C2H_CHANNELS*8] = {(4-C2H_CHANNELS)*8{1'b0}};
-        assign c2h_byp_ready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
-        wire unused_c2h_byp = ^{c2h_byp_load[3:C2H_CHANNELS],
-                                c2h_byp_src[4*64-1:C2H_CHANNELS*64], c2h_byp_dst[4*64-1:C2H_CHANNELS*64],
-                                c2h_byp_len[4*28-1:C2H_CHANNELS*28], c2h_byp_ctl[4*16-1:C2H_CHANNELS*16]};
+        assign c2h_dsc_byp_ready[3:C2H_CHANNELS] = {(4-C2H_CHANNELS){1'b0}};
+        wire unused_c2h_byp = ^{c2h_dsc_byp_load[3:C2H_CHANNELS],
+                                c2h_dsc_byp_src_addr[4*64-1:C2H_CHANNELS*64], c2h_dsc_byp_dst_addr[4*64-1:C2H_CHANNELS*64],
+                                c2h_dsc_byp_len[4*28-1:C2H_CHANNELS*28], c2h_dsc_byp_ctl[4*16-1:C2H_CHANNELS*16]};
         wire unused_c2h = ^{c2h_tdata[4*DW-1:C2H_CHANNELS*DW], c2h_tkeep[4*DW/8-1:C2H_CHANNELS*DW/8],
                             c2h_tlast[3:C2H_CHANNELS], c2h_tvalid[3:C2H_CHANNELS]};
     end
@@ -202,31 +157,9 @@ pevb_xdma #(
     .user_clk(user_clk),
     .user_reset(user_reset),
 `include "pevb_xdma_hip_map.vh"
-    .pcie_cq_np_req(pcie_cq_np_req),
-    .cfg_max_payload(cfg_max_payload),
-    .cfg_max_read_req(cfg_max_read_req),
-    .cfg_bus_number(cfg_bus_number),
-    .cfg_config_space_enable(cfg_config_space_enable),
-    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
-    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
-    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
-    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
-    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
-    .cfg_interrupt_msi_function_number(cfg_interrupt_msi_function_number),
-    .cfg_flr_in_process(cfg_flr_in_process),
-    .cfg_flr_done(cfg_flr_done),
+`include "pevb_hip_cfg_map.vh"
     .func_reset(func_reset),
     .dma_bridge_resetn(dma_bridge_resetn),
-    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
-    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
-    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
-    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
-    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
-    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .cfg_interrupt_int(cfg_interrupt_int),
-    .cfg_interrupt_pending(cfg_interrupt_pending),
-    .cfg_interrupt_sent(cfg_interrupt_sent),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
     .m_axis_h2c_tdata(h2c_tdata[H2C_CHANNELS*DW-1:0]),
@@ -239,18 +172,18 @@ pevb_xdma #(
     .s_axis_c2h_tlast(c2h_tlast[C2H_CHANNELS-1:0]),
     .s_axis_c2h_tvalid(c2h_tvalid[C2H_CHANNELS-1:0]),
     .s_axis_c2h_tready(c2h_tready[C2H_CHANNELS-1:0]),
-    .h2c_dsc_byp_load(h2c_byp_load[H2C_CHANNELS-1:0]),
-    .h2c_dsc_byp_ready(h2c_byp_ready[H2C_CHANNELS-1:0]),
-    .h2c_dsc_byp_src_addr(h2c_byp_src[H2C_CHANNELS*64-1:0]),
-    .h2c_dsc_byp_dst_addr(h2c_byp_dst[H2C_CHANNELS*64-1:0]),
-    .h2c_dsc_byp_len(h2c_byp_len[H2C_CHANNELS*28-1:0]),
-    .h2c_dsc_byp_ctl(h2c_byp_ctl[H2C_CHANNELS*16-1:0]),
-    .c2h_dsc_byp_load(c2h_byp_load[C2H_CHANNELS-1:0]),
-    .c2h_dsc_byp_ready(c2h_byp_ready[C2H_CHANNELS-1:0]),
-    .c2h_dsc_byp_src_addr(c2h_byp_src[C2H_CHANNELS*64-1:0]),
-    .c2h_dsc_byp_dst_addr(c2h_byp_dst[C2H_CHANNELS*64-1:0]),
-    .c2h_dsc_byp_len(c2h_byp_len[C2H_CHANNELS*28-1:0]),
-    .c2h_dsc_byp_ctl(c2h_byp_ctl[C2H_CHANNELS*16-1:0]),
+    .h2c_dsc_byp_load(h2c_dsc_byp_load[H2C_CHANNELS-1:0]),
+    .h2c_dsc_byp_ready(h2c_dsc_byp_ready[H2C_CHANNELS-1:0]),
+    .h2c_dsc_byp_src_addr(h2c_dsc_byp_src_addr[H2C_CHANNELS*64-1:0]),
+    .h2c_dsc_byp_dst_addr(h2c_dsc_byp_dst_addr[H2C_CHANNELS*64-1:0]),
+    .h2c_dsc_byp_len(h2c_dsc_byp_len[H2C_CHANNELS*28-1:0]),
+    .h2c_dsc_byp_ctl(h2c_dsc_byp_ctl[H2C_CHANNELS*16-1:0]),
+    .c2h_dsc_byp_load(c2h_dsc_byp_load[C2H_CHANNELS-1:0]),
+    .c2h_dsc_byp_ready(c2h_dsc_byp_ready[C2H_CHANNELS-1:0]),
+    .c2h_dsc_byp_src_addr(c2h_dsc_byp_src_addr[C2H_CHANNELS*64-1:0]),
+    .c2h_dsc_byp_dst_addr(c2h_dsc_byp_dst_addr[C2H_CHANNELS*64-1:0]),
+    .c2h_dsc_byp_len(c2h_dsc_byp_len[C2H_CHANNELS*28-1:0]),
+    .c2h_dsc_byp_ctl(c2h_dsc_byp_ctl[C2H_CHANNELS*16-1:0]),
     .h2c_sts(h2c_sts[H2C_CHANNELS*8-1:0]),
 `include "pevb_xdma_axi_map.vh"
 `include "pevb_xdma_user_map.vh"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The AXI4-Stream channel ports and the channel status ports (pevb_xdma_chan_ports.vh)
+// The AXI4-Stream channel ports and the channel status ports (pevb_xdma_stream_ports.vh)
 // connected by name, each followed by a comma; c2h_sts_3 is the includer's, as the
 // last connection.
     .m_axis_h2c_tdata_0(m_axis_h2c_tdata_0),

@@ -493,9 +493,15 @@ def test_the_engine_wrappers_share_one_parameter_list():
     for name in ("pevb_xdma_ip.v", "dropin/xdma_0.v"):
         assert '`include "pevb_xdma_params_map.vh"' in (hdl / name).read_text(), name
     # the shared port groups: each header's ports, connected by its map in the same order
-    for group in ("hip", "axi", "user"):
+    for group in (
+        "pevb_xdma_hip",
+        "pevb_hip_cfg",
+        "pevb_xdma_axi",
+        "pevb_xdma_stream",
+        "pevb_xdma_user",
+    ):
         ports = re.findall(
-            r"wire\s*(?:\[[^\]]*\])?\s*(\w+),", (hdl / f"pevb_xdma_{group}_ports.vh").read_text()
+            r"wire\s*(?:\[[^\]]*\])?\s*(\w+),", (hdl / f"{group}_ports.vh").read_text()
         )
-        conns = re.findall(r"\.(\w+)\(\1\),", (hdl / f"pevb_xdma_{group}_map.vh").read_text())
+        conns = re.findall(r"\.(\w+)\(\1\),", (hdl / f"{group}_map.vh").read_text())
         assert ports and ports == conns, group
