@@ -95,7 +95,6 @@ localparam [31:0] HDR_LANE = 16 % BYTES;
 localparam LOG_CD = $clog2(CMD_DEPTH);
 localparam LOG_PD = $clog2(PAY_DEPTH);
 localparam TQ_DEPTH = 16;
-localparam LOG_TQ = 4;
 
 localparam [1:0] RESP_SLVERR = 2'b10;
 localparam [1:0] RESP_DECERR = 2'b11;
@@ -111,15 +110,7 @@ initial begin
     end
 end
 
-function [CW-1:0] span;
-    input [LOG_BYTES-1:0] lane;
-    input [12:0] len;
-    reg [CW-1:0] total;
-    begin
-        total = {{(CW-LOG_BYTES){1'b0}}, lane} + {1'b0, len} + BYTES_M1[CW-1:0];
-        span = total >> LOG_BYTES;
-    end
-endfunction
+`include "pevb_span.vh"
 
 /* command queue: read by the address side and by the realigner */
 reg [63:0] cmd_pcie_mem [0:CMD_DEPTH-1];
@@ -161,27 +152,8 @@ assign m_axi_arprot = 3'b000;
 assign m_axi_arvalid = (ar_active_reg || ar_cmd_avail) && ar_out_reg < BURSTS;
 wire ar_fire = m_axi_arvalid && m_axi_arready;
 
-/* TLP queue: commands whose payload is complete (or dropped) */
-reg [63:0] tq_addr_mem [0:TQ_DEPTH-1];
-reg [12:0] tq_len_mem [0:TQ_DEPTH-1];
-reg [1:0] tq_slot_mem [0:TQ_DEPTH-1];
-reg tq_drop_mem [0:TQ_DEPTH-1];
-reg [4:0] tq_err_mem [0:TQ_DEPTH-1];
-reg [LOG_TQ:0] tq_wr_ptr_reg;
-reg [LOG_TQ:0] tq_rd_ptr_reg;
-wire [LOG_TQ:0] tq_used = tq_wr_ptr_reg - tq_rd_ptr_reg;
-wire tq_full = tq_used[LOG_TQ];
-wire tq_empty = tq_wr_ptr_reg == tq_rd_ptr_reg;
-wire [LOG_TQ-1:0] tq_idx = tq_rd_ptr_reg[LOG_TQ-1:0];
-
-assign m_tlp_valid = !tq_empty && !tq_drop_mem[tq_idx];
-assign m_tlp_addr = tq_addr_mem[tq_idx];
-assign m_tlp_len = tq_len_mem[tq_idx];
-assign m_tlp_slot = tq_slot_mem[tq_idx];
-assign m_drop_valid = !tq_empty && tq_drop_mem[tq_idx];
-assign m_drop_slot = tq_slot_mem[tq_idx];
-assign m_drop_err = tq_err_mem[tq_idx];
-wire tq_pop = (m_tlp_valid && m_tlp_ready) || m_drop_valid;
+/* TLP queue (pevb_tlp_queue, below): commands whose payload is complete (or dropped) */
+wire tq_full;
 
 /* payload buffer: written up to wr_tmp, visible up to wr (committed TLPs) */
 reg [DATA_WIDTH-1:0] pay_mem [0:PAY_DEPTH-1];
@@ -247,18 +219,40 @@ wire job_bad = drop_reg || job_err != 5'd0;
 
 assign pay_rd_data = pay_rd_data_reg;
 
+/* the TLP queue: a TLP in as its last beat is realigned */
+pevb_tlp_queue #(
+    .DEPTH(TQ_DEPTH)
+) tlp_queue_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_push(job_done),
+    .s_addr(al_pcie),
+    .s_len(al_len),
+    .s_slot(cmd_slot_mem[al_idx]),
+    .s_drop(job_bad),
+    .s_err(job_err),
+    .full(tq_full),
+    .m_tlp_valid(m_tlp_valid),
+    .m_tlp_ready(m_tlp_ready),
+    .m_tlp_addr(m_tlp_addr),
+    .m_tlp_len(m_tlp_len),
+    .m_tlp_slot(m_tlp_slot),
+    .m_drop_valid(m_drop_valid),
+    .m_drop_slot(m_drop_slot),
+    .m_drop_err(m_drop_err)
+);
+
 // Every register update below is under one of these conditions (the outstanding read
 // count moves only on ar_fire or r_fire): the block runs only when one holds (a clock
 // enable), and event-driven simulators skip it on idle cycles.
-wire wake = rst || cmd_push || ar_fire || r_fire || pay_fire || job_done || tq_pop ||
-            pay_rd_en || restart;
-// finer enables inside it: the command side and the TLP queue move once per burst or TLP,
-// the data side on every beat (a streaming block is awake, and reads each condition)
+wire wake = rst || cmd_push || ar_fire || r_fire || pay_fire || job_done || pay_rd_en ||
+            restart;
+// a finer enable inside it: the command side moves once per burst, the data side on every
+// beat (a streaming block is awake, and reads each condition)
 wire r_burst_end = r_fire && m_axi_rlast;
 wire ar_out_move = ar_fire || r_burst_end;
 wire [4:0] ar_out_next = ar_out_reg + (ar_fire ? 5'd1 : 5'd0) - (r_burst_end ? 5'd1 : 5'd0);
 wire cmd_wake = cmd_push || ar_out_move;
-wire tq_wake = job_done || tq_pop;
 
 always @(posedge clk) begin
     if (wake) begin
@@ -293,26 +287,15 @@ always @(posedge clk) begin
             pay_mem[pay_tmp_ptr_reg[LOG_PD-1:0]] <= al_data;
             pay_tmp_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
         end
-        if (tq_wake) begin
-            if (job_done) begin
-                cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
-                job_err_reg <= 5'd0;
-                tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_pcie;
-                tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= al_len;
-                tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[al_idx];
-                tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_bad;
-                tq_err_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= job_err;
-                tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
-                if (job_bad) begin
-                    // forget the TLP's payload; drop everything after it until restart
-                    pay_tmp_ptr_reg <= pay_wr_ptr_reg;
-                    drop_reg <= 1'b1;
-                end else begin
-                    pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
-                end
-            end
-            if (tq_pop) begin
-                tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
+        if (job_done) begin
+            cmd_al_ptr_reg <= cmd_al_ptr_reg + 1'b1;
+            job_err_reg <= 5'd0;
+            if (job_bad) begin
+                // forget the TLP's payload; drop everything after it until restart
+                pay_tmp_ptr_reg <= pay_wr_ptr_reg;
+                drop_reg <= 1'b1;
+            end else begin
+                pay_wr_ptr_reg <= pay_tmp_ptr_reg + 1'b1;
             end
         end
 
@@ -331,8 +314,6 @@ always @(posedge clk) begin
             cmd_al_ptr_reg <= {(LOG_CD+1){1'b0}};
             ar_active_reg <= 1'b0;
             ar_out_reg <= 5'd0;
-            tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
-            tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
             pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
             pay_tmp_ptr_reg <= {(LOG_PD+1){1'b0}};
             pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};

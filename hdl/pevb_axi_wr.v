@@ -129,16 +129,7 @@ wire [LOG_JD:0] job_used = job_wr_ptr_reg - job_w_ptr_reg;
 wire [LOG_DD:0] dat_used = dat_wr_ptr_reg - dat_rd_ptr_reg;
 assign space_ok = job_used < JOB_LIMIT[LOG_JD:0] && dat_used < DATA_LIMIT[LOG_DD:0];
 
-// words a job covers: its first byte's lane plus its length, rounded up
-function [CW-1:0] span;
-    input [LOG_BYTES-1:0] lane;
-    input [12:0] len;
-    reg [CW-1:0] total;
-    begin
-        total = {{(CW-LOG_BYTES){1'b0}}, lane} + {1'b0, len} + BYTES_M1[CW-1:0];
-        span = total >> LOG_BYTES;
-    end
-endfunction
+`include "pevb_span.vh"
 
 /* address side: bursts of the job at the AW pointer */
 reg aw_active_reg;

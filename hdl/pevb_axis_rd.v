@@ -84,7 +84,6 @@ localparam LOG_ID = $clog2(IN_DEPTH);
 localparam LOG_MD = $clog2(MARK_DEPTH);
 localparam LOG_PD = $clog2(PAY_DEPTH);
 localparam TQ_DEPTH = 16;
-localparam LOG_TQ = 4;
 
 initial begin
     if ((1 << LOG_CD) != CMD_DEPTH || (1 << LOG_ID) != IN_DEPTH ||
@@ -98,15 +97,7 @@ initial begin
     end
 end
 
-function [CW-1:0] span;
-    input [LOG_BYTES-1:0] lane;
-    input [12:0] len;
-    reg [CW-1:0] total;
-    begin
-        total = {{(CW-LOG_BYTES){1'b0}}, lane} + {1'b0, len} + BYTES_M1[CW-1:0];
-        span = total >> LOG_BYTES;
-    end
-endfunction
+`include "pevb_span.vh"
 
 /* command queue */
 reg [63:0] cmd_pcie_mem [0:CMD_DEPTH-1];
@@ -152,26 +143,8 @@ always @* begin
     end
 end
 
-/* TLP queue */
-reg [63:0] tq_addr_mem [0:TQ_DEPTH-1];
-reg [12:0] tq_len_mem [0:TQ_DEPTH-1];
-reg [1:0] tq_slot_mem [0:TQ_DEPTH-1];
-reg tq_drop_mem [0:TQ_DEPTH-1];
-reg [LOG_TQ:0] tq_wr_ptr_reg;
-reg [LOG_TQ:0] tq_rd_ptr_reg;
-wire [LOG_TQ:0] tq_used = tq_wr_ptr_reg - tq_rd_ptr_reg;
-wire tq_full = tq_used[LOG_TQ];
-wire tq_empty = tq_wr_ptr_reg == tq_rd_ptr_reg;
-wire [LOG_TQ-1:0] tq_idx = tq_rd_ptr_reg[LOG_TQ-1:0];
-
-assign m_tlp_valid = !tq_empty && !tq_drop_mem[tq_idx];
-assign m_tlp_addr = tq_addr_mem[tq_idx];
-assign m_tlp_len = tq_len_mem[tq_idx];
-assign m_tlp_slot = tq_slot_mem[tq_idx];
-assign m_drop_valid = !tq_empty && tq_drop_mem[tq_idx];
-assign m_drop_slot = tq_slot_mem[tq_idx];
-assign m_drop_err = 5'd0;
-wire tq_pop = (m_tlp_valid && m_tlp_ready) || m_drop_valid;
+/* TLP queue (pevb_tlp_queue, below) */
+wire tq_full;
 
 /* payload buffer */
 reg [DATA_WIDTH-1:0] pay_mem [0:PAY_DEPTH-1];
@@ -259,10 +232,33 @@ assign m_end_slot = job_done ? j_slot_reg : cmd_slot_mem[cmd_idx];
 assign m_end_len = job_done ? j_len_reg : 13'd0;
 assign m_end_eop = job_done ? j_eop_reg : ends_packet;
 
+/* the TLP queue: a TLP in when its payload is complete, or a command dropped */
+pevb_tlp_queue #(
+    .DEPTH(TQ_DEPTH)
+) tlp_queue_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_push(job_done || drop_now),
+    .s_addr(job_done ? j_pcie_reg : cmd_pcie_mem[cmd_idx]),
+    .s_len(m_end_len),
+    .s_slot(m_end_slot),
+    .s_drop(!job_done),
+    .s_err(5'd0),
+    .full(tq_full),
+    .m_tlp_valid(m_tlp_valid),
+    .m_tlp_ready(m_tlp_ready),
+    .m_tlp_addr(m_tlp_addr),
+    .m_tlp_len(m_tlp_len),
+    .m_tlp_slot(m_tlp_slot),
+    .m_drop_valid(m_drop_valid),
+    .m_drop_slot(m_drop_slot),
+    .m_drop_err(m_drop_err)
+);
+
 // Every register update below needs one of these (a clock enable): event-driven simulators
 // skip the block on idle cycles.
 wire wake = rst || cmd_push || in_push || in_pop || mark_pop || decide || drop_now || start || feed ||
-            (al_valid && pay_room) || job_done || tq_pop || pay_rd_en;
+            (al_valid && pay_room) || job_done || pay_rd_en;
 
 always @(posedge clk) begin
     if (wake) begin
@@ -300,11 +296,6 @@ always @(posedge clk) begin
             cmd_rd_ptr_reg <= cmd_rd_ptr_reg + 1'b1;
         end
         if (drop_now) begin
-            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_pcie_mem[cmd_idx];
-            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 13'd0;
-            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= cmd_slot_mem[cmd_idx];
-            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b1;
-            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
             if (in_pop_drop) begin
                 in_lane_reg <= {LOG_BYTES{1'b0}};
                 closed_reg <= 1'b1;
@@ -331,18 +322,10 @@ always @(posedge clk) begin
         end
         if (job_done) begin
             job_active_reg <= 1'b0;
-            tq_addr_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_pcie_reg;
-            tq_len_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_len_reg;
-            tq_slot_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= j_slot_reg;
-            tq_drop_mem[tq_wr_ptr_reg[LOG_TQ-1:0]] <= 1'b0;
-            tq_wr_ptr_reg <= tq_wr_ptr_reg + 1'b1;
             in_lane_reg <= j_eop_reg ? {LOG_BYTES{1'b0}} : j_end_lane;
             if (j_eop_reg) begin
                 closed_reg <= 1'b1;
             end
-        end
-        if (tq_pop) begin
-            tq_rd_ptr_reg <= tq_rd_ptr_reg + 1'b1;
         end
 
         if (pay_rd_en) begin
@@ -357,8 +340,6 @@ always @(posedge clk) begin
             in_rd_ptr_reg <= {(LOG_ID+1){1'b0}};
             mark_wr_ptr_reg <= {(LOG_MD+1){1'b0}};
             mark_rd_ptr_reg <= {(LOG_MD+1){1'b0}};
-            tq_wr_ptr_reg <= {(LOG_TQ+1){1'b0}};
-            tq_rd_ptr_reg <= {(LOG_TQ+1){1'b0}};
             pay_wr_ptr_reg <= {(LOG_PD+1){1'b0}};
             pay_rd_ptr_reg <= {(LOG_PD+1){1'b0}};
             pay_rd_data_reg <= {DATA_WIDTH{1'b0}};

@@ -184,6 +184,7 @@ CLOCK_ENABLED = [
     ("pevb_axil_slave.v", "wake"),
     ("pevb_h2c_stream.v", "wake"),
     ("pevb_axis_rd.v", "wake"),
+    ("pevb_tlp_queue.v", "wake"),
     ("pevb_axi_wr_route.v", "wake"),
     ("pevb_xdma.v", "done_wake"),
     ("pevb_xdma.v", "pay_wake"),

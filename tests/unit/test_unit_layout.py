@@ -505,3 +505,27 @@ def test_the_engine_wrappers_share_one_parameter_list():
         )
         conns = re.findall(r"\.(\w+)\(\1\),", (hdl / f"{group}_map.vh").read_text())
         assert ports and ports == conns, group
+
+
+def test_every_rtl_module_has_a_bench_or_says_why_not():
+    """Each module of hdl/ has a bench of its own (tb/tests/rtl/<module>.py, built from
+    files that exist) or is a composition of benched modules, which names them and the
+    system tests that run it; never both."""
+    from tb.flow.runner.rtl_benches import BENCHES, COMPOSITIONS
+
+    modules = {p.stem for p in (ROOT / "hdl").glob("*.v")}
+    assert not set(BENCHES) & set(COMPOSITIONS)
+    assert set(BENCHES) | set(COMPOSITIONS) == modules, (
+        f"no bench: {sorted(modules - set(BENCHES) - set(COMPOSITIONS))}; "
+        f"not a module: {sorted((set(BENCHES) | set(COMPOSITIONS)) - modules)}"
+    )
+    for module, bench in BENCHES.items():
+        assert (ROOT / "tb" / "tests" / "rtl" / f"{module}.py").is_file(), module
+        assert bench.sources[0] == f"{module}.v", module
+        assert all((ROOT / "hdl" / s).is_file() for s in bench.sources), module
+    tests = {p.stem for p in (ROOT / "tb" / "tests").glob("cocotb_*.py")}
+    for module, why in COMPOSITIONS.items():
+        parts = set(re.findall(r"\bpevb_\w+", why))
+        named = set(re.findall(r"\bcocotb_\w+", why))
+        assert parts <= set(BENCHES) | set(COMPOSITIONS), (module, parts - modules)
+        assert named and named <= tests, (module, named - tests)

@@ -24,7 +24,7 @@ from . import access
 from .builds import headers_digest
 from .runs import failure_messages, failures, sim_path
 
-__all__ = ["BENCHES", "Bench", "run"]
+__all__ = ["BENCHES", "COMPOSITIONS", "Bench", "run"]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ BENCHES: dict[str, Bench] = {
         ({"DATA_WIDTH": 512, "BURSTS": 4},),
     ),
     "pevb_axi_rd": Bench(
-        ("pevb_axi_rd.v", "pevb_realign.v"),
+        ("pevb_axi_rd.v", "pevb_realign.v", "pevb_tlp_queue.v"),
         (
             {"DATA_WIDTH": 64},
             {"DATA_WIDTH": 128, "BURSTS": 2},
@@ -153,7 +153,7 @@ BENCHES: dict[str, Bench] = {
         ({"DATA_WIDTH": 512, "BURSTS": 5},),
     ),
     "pevb_axis_rd": Bench(
-        ("pevb_axis_rd.v", "pevb_realign.v"),
+        ("pevb_axis_rd.v", "pevb_realign.v", "pevb_tlp_queue.v"),
         (
             {"DATA_WIDTH": 64},
             {"DATA_WIDTH": 128, "CMD_DEPTH": 2, "MARK_DEPTH": 2},
@@ -161,6 +161,11 @@ BENCHES: dict[str, Bench] = {
             {"DATA_WIDTH": 512, "MARK_DEPTH": 4},
         ),
         ({"DATA_WIDTH": 512, "MARK_DEPTH": 4},),
+    ),
+    "pevb_tlp_queue": Bench(
+        ("pevb_tlp_queue.v",),
+        ({"DEPTH": 16}, {"DEPTH": 2}, {"DEPTH": 4}),
+        ({"DEPTH": 16},),
     ),
     "pevb_cq_cc": Bench(
         ("pevb_cq_cc.v",),
@@ -230,6 +235,27 @@ BENCHES: dict[str, Bench] = {
         ({"N": 1}, {"N": 2}, {"N": 3, "ID_WIDTH": 2}, {"N": 4, "DATA_WIDTH": 128}),
         ({"N": 4, "DATA_WIDTH": 128},),
     ),
+}
+
+# The modules with no bench of their own, and why: each only connects benched modules
+# (with a few lines of glue), so a bug in it is a wrong connection, found by the tests
+# named, which run it as part of the card.
+COMPOSITIONS: dict[str, str] = {
+    "pevb_h2c_chan": "pevb_desc_eng, pevb_h2c_rd and pevb_h2c_stream wired as one H2C "
+    "channel: cocotb_engine, cocotb_channels, cocotb_stream",
+    "pevb_c2h_chan": "pevb_desc_eng, pevb_c2h_wr and pevb_axi_rd or pevb_axis_rd wired as "
+    "one C2H channel, a stream result's write-back ahead of the poll-mode one: "
+    "cocotb_engine, cocotb_channels, cocotb_stream, cocotb_grabber",
+    "pevb_h2c_axi": "pevb_axi_wr and pevb_axi_wr_route, the H2C channels' AXI4 writes: "
+    "cocotb_engine, cocotb_channels, cocotb_stream",
+    "pevb_completer": "pevb_cq_demux, pevb_axil_slave, pevb_axib and pevb_cc_mux, the "
+    "requests to the BARs: cocotb_engine, cocotb_axib, cocotb_byod, cocotb_mm",
+    "pevb_xdma": "the engine: channels, arbiters, requester, completer and registers: "
+    "cocotb_engine, cocotb_channels, cocotb_driver and every other test on the card",
+    "pevb_xdma_ip": "pevb_xdma with PG195's port names: cocotb_dropin, cocotb_byod, "
+    "cocotb_grabber, cocotb_mm, cocotb_ipconf",
+    "pevb_dma_top": "the card: pevb_xdma_ip, pevb_axi_ram and pevb_axil_gpio: "
+    "cocotb_engine, cocotb_driver, cocotb_gpu_peer and every other test on the card",
 }
 
 MODULE_PACKAGE = f"{PACKAGE}.tests.rtl"  # the benches
