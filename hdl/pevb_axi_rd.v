@@ -49,17 +49,7 @@ module pevb_axi_rd #
     input  wire [ADDR_WIDTH-1:0]     s_cmd_card_addr,
     input  wire [1:0]                s_cmd_slot,
 
-    /* TLPs whose payload is buffered, in order */
-    output wire                      m_tlp_valid,
-    input  wire                      m_tlp_ready,
-    output wire [63:0]               m_tlp_addr,
-    output wire [12:0]               m_tlp_len,
-    output wire [1:0]                m_tlp_slot,
-
-    /* TLPs dropped (read error, or after one), in order with the above */
-    output wire                      m_drop_valid,
-    output wire [1:0]                m_drop_slot,
-    output wire [4:0]                m_drop_err,
+`include "pevb_tlp_out_ports.vh"
 
     /* Payload beats in TLP layout, read like a RAM (data the cycle after rd_en) */
     input  wire                      pay_rd_en,
@@ -231,15 +221,8 @@ pevb_tlp_queue #(
     .s_slot(cmd_slot_mem[al_idx]),
     .s_drop(job_bad),
     .s_err(job_err),
-    .full(tq_full),
-    .m_tlp_valid(m_tlp_valid),
-    .m_tlp_ready(m_tlp_ready),
-    .m_tlp_addr(m_tlp_addr),
-    .m_tlp_len(m_tlp_len),
-    .m_tlp_slot(m_tlp_slot),
-    .m_drop_valid(m_drop_valid),
-    .m_drop_slot(m_drop_slot),
-    .m_drop_err(m_drop_err)
+`include "pevb_tlp_out_map.vh"
+    .full(tq_full)
 );
 
 // Every register update below is under one of these conditions (the outstanding read

@@ -44,17 +44,7 @@ module pevb_axis_rd #
     input  wire [1:0]                s_cmd_slot,
     input  wire                      s_cmd_first,
 
-    /* TLPs whose payload is buffered, in order */
-    output wire                      m_tlp_valid,
-    input  wire                      m_tlp_ready,
-    output wire [63:0]               m_tlp_addr,
-    output wire [12:0]               m_tlp_len,
-    output wire [1:0]                m_tlp_slot,
-
-    /* TLPs dropped (nothing left of their descriptor's packet), in order with the above */
-    output wire                      m_drop_valid,
-    output wire [1:0]                m_drop_slot,
-    output wire [4:0]                m_drop_err,
+`include "pevb_tlp_out_ports.vh"
 
     /* Bytes taken for a TLP, and whether they end the packet */
     output wire                      m_end_valid,
@@ -244,15 +234,8 @@ pevb_tlp_queue #(
     .s_slot(m_end_slot),
     .s_drop(!job_done),
     .s_err(5'd0),
-    .full(tq_full),
-    .m_tlp_valid(m_tlp_valid),
-    .m_tlp_ready(m_tlp_ready),
-    .m_tlp_addr(m_tlp_addr),
-    .m_tlp_len(m_tlp_len),
-    .m_tlp_slot(m_tlp_slot),
-    .m_drop_valid(m_drop_valid),
-    .m_drop_slot(m_drop_slot),
-    .m_drop_err(m_drop_err)
+`include "pevb_tlp_out_map.vh"
+    .full(tq_full)
 );
 
 // Every register update below needs one of these (a clock enable): event-driven simulators

@@ -38,22 +38,7 @@ module pevb_c2h_wr #
     input  wire                      restart,
     input  wire [2:0]                mps_enc,
 
-    /* Descriptors */
-    input  wire                      s_desc_valid,
-    output wire                      s_desc_ready,
-    input  wire [63:0]               s_desc_src,
-    input  wire [63:0]               s_desc_dst,
-    input  wire [27:0]               s_desc_len,
-    input  wire [2:0]                s_desc_flags,
-
-    /* Done, in order */
-    output wire                      m_done_valid,
-    // {EOP, Completed, Stop}: a stream channel's EOP says whether the packet ended
-    // (tlast) in the descriptor, not what the descriptor's EOP bit was
-    output wire [2:0]                m_done_flags,
-    output wire [4:0]                m_done_rd_err,
-    output wire [4:0]                m_done_wr_err,
-    output wire                      m_done_abort,
+`include "pevb_mover_ports.vh"
 
     /* Write TLP commands */
     output wire                      m_wr_valid,

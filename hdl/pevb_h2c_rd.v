@@ -48,20 +48,7 @@ module pevb_h2c_rd #
     input  wire                      restart,
     input  wire [2:0]                mrrs_enc,
 
-    /* Descriptors */
-    input  wire                      s_desc_valid,
-    output wire                      s_desc_ready,
-    input  wire [63:0]               s_desc_src,
-    input  wire [63:0]               s_desc_dst,
-    input  wire [27:0]               s_desc_len,
-    input  wire [2:0]                s_desc_flags,
-
-    /* Done, in order */
-    output wire                      m_done_valid,
-    output wire [2:0]                m_done_flags,
-    output wire [4:0]                m_done_rd_err,
-    output wire [4:0]                m_done_wr_err,
-    output wire                      m_done_abort,
+`include "pevb_mover_ports.vh"
 
     /* Read requests */
     output wire                      m_rd_valid,

@@ -53,30 +53,11 @@ module pevb_irq_tx #
     input  wire [USER_IRQS-1:0]  usr_irq_req,
     output wire [USER_IRQS-1:0]  usr_irq_ack,
 
+`include "pevb_hip_irq_ports.vh"
+
     /* Posted writes of the requester: one taken, one handed whole to the hard IP */
     input  wire                  wr_enter,
-    input  wire                  wr_leave,
-
-    /* MSI */
-    input  wire [3:0]            cfg_interrupt_msi_enable,
-    input  wire [11:0]           cfg_interrupt_msi_mmenable,
-    output wire [31:0]           cfg_interrupt_msi_int,
-    input  wire                  cfg_interrupt_msi_sent,
-    input  wire                  cfg_interrupt_msi_fail,
-
-    /* MSI-X */
-    input  wire [3:0]            cfg_interrupt_msix_enable,
-    input  wire [3:0]            cfg_interrupt_msix_mask,
-    output wire [63:0]           cfg_interrupt_msix_address,
-    output wire [31:0]           cfg_interrupt_msix_data,
-    output wire                  cfg_interrupt_msix_int,
-    input  wire                  cfg_interrupt_msix_sent,
-    input  wire                  cfg_interrupt_msix_fail,
-
-    /* Legacy interrupts: INTA's level, function 0's pending bit, a message sent */
-    output wire [3:0]            cfg_interrupt_int,
-    output wire [3:0]            cfg_interrupt_pending,
-    input  wire                  cfg_interrupt_sent
+    input  wire                  wr_leave
 );
 
 localparam NIRQ = CHAN_IRQS;

@@ -81,30 +81,11 @@ module pevb_regs #
     input  wire [2:0]   cfg_max_read_req,
     input  wire [7:0]   cfg_bus_number,
 
+`include "pevb_hip_irq_ports.vh"
+
     /* User interrupts (XDMA's usr_irq_req/usr_irq_ack) */
     input  wire [USER_IRQS-1:0] usr_irq_req,
-    output wire [USER_IRQS-1:0] usr_irq_ack,
-
-    /* MSI interface of the hard IP */
-    input  wire [3:0]   cfg_interrupt_msi_enable,
-    input  wire [11:0]  cfg_interrupt_msi_mmenable,
-    output wire [31:0]  cfg_interrupt_msi_int,
-    input  wire         cfg_interrupt_msi_sent,
-    input  wire         cfg_interrupt_msi_fail,
-
-    /* MSI-X interface of the hard IP (the table is ours: PG213's external table) */
-    input  wire [3:0]   cfg_interrupt_msix_enable,
-    input  wire [3:0]   cfg_interrupt_msix_mask,
-    output wire [63:0]  cfg_interrupt_msix_address,
-    output wire [31:0]  cfg_interrupt_msix_data,
-    output wire         cfg_interrupt_msix_int,
-    input  wire         cfg_interrupt_msix_sent,
-    input  wire         cfg_interrupt_msix_fail,
-
-    /* Legacy interrupt (INTx) interface of the hard IP */
-    output wire [3:0]   cfg_interrupt_int,
-    output wire [3:0]   cfg_interrupt_pending,
-    input  wire         cfg_interrupt_sent
+    output wire [USER_IRQS-1:0] usr_irq_ack
 );
 
 // register offsets, bits and masks come from pevb_regs.vh (generated from the Python
@@ -589,23 +570,9 @@ pevb_irq_tx #(
     .msix_entry_data(msix_data_mem[msix_vec]),
     .usr_irq_req(usr_irq_req),
     .usr_irq_ack(usr_irq_ack),
+`include "pevb_hip_irq_map.vh"
     .wr_enter(rq_wr_enter),
-    .wr_leave(rq_wr_leave),
-    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
-    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
-    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
-    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
-    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
-    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
-    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
-    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
-    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
-    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
-    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .cfg_interrupt_int(cfg_interrupt_int),
-    .cfg_interrupt_pending(cfg_interrupt_pending),
-    .cfg_interrupt_sent(cfg_interrupt_sent)
+    .wr_leave(rq_wr_leave)
 );
 
 endmodule

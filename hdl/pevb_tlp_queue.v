@@ -28,19 +28,11 @@ module pevb_tlp_queue #
     input  wire [1:0]                s_slot,
     input  wire                      s_drop,
     input  wire [4:0]                s_err,
-    output wire                      full,
 
-    /* The head: a TLP whose payload is buffered */
-    output wire                      m_tlp_valid,
-    input  wire                      m_tlp_ready,
-    output wire [63:0]               m_tlp_addr,
-    output wire [12:0]               m_tlp_len,
-    output wire [1:0]                m_tlp_slot,
+`include "pevb_tlp_out_ports.vh"
 
-    /* The head: a TLP dropped (popped the cycle it shows) */
-    output wire                      m_drop_valid,
-    output wire [1:0]                m_drop_slot,
-    output wire [4:0]                m_drop_err
+    /* the queue holds DEPTH entries: no push */
+    output wire                      full
 );
 
 localparam LOG_TQ = $clog2(DEPTH);

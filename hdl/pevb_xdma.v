@@ -316,23 +316,9 @@ pevb_regs #(
     .cfg_max_payload(cfg_max_payload),
     .cfg_max_read_req(cfg_max_read_req),
     .cfg_bus_number(cfg_bus_number),
+`include "pevb_hip_irq_map.vh"
     .usr_irq_req(usr_irq_req),
-    .usr_irq_ack(usr_irq_ack),
-    .cfg_interrupt_msi_enable(cfg_interrupt_msi_enable),
-    .cfg_interrupt_msi_mmenable(cfg_interrupt_msi_mmenable),
-    .cfg_interrupt_msi_int(cfg_interrupt_msi_int),
-    .cfg_interrupt_msi_sent(cfg_interrupt_msi_sent),
-    .cfg_interrupt_msi_fail(cfg_interrupt_msi_fail),
-    .cfg_interrupt_msix_enable(cfg_interrupt_msix_enable),
-    .cfg_interrupt_msix_mask(cfg_interrupt_msix_mask),
-    .cfg_interrupt_msix_address(cfg_interrupt_msix_address),
-    .cfg_interrupt_msix_data(cfg_interrupt_msix_data),
-    .cfg_interrupt_msix_int(cfg_interrupt_msix_int),
-    .cfg_interrupt_msix_sent(cfg_interrupt_msix_sent),
-    .cfg_interrupt_msix_fail(cfg_interrupt_msix_fail),
-    .cfg_interrupt_int(cfg_interrupt_int),
-    .cfg_interrupt_pending(cfg_interrupt_pending),
-    .cfg_interrupt_sent(cfg_interrupt_sent)
+    .usr_irq_ack(usr_irq_ack)
 );
 
 /*

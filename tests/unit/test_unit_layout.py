@@ -496,6 +496,8 @@ def test_the_engine_wrappers_share_one_parameter_list():
     for group in (
         "pevb_xdma_hip",
         "pevb_hip_cfg",
+        "pevb_hip_irq",
+        "pevb_tlp_out",
         "pevb_xdma_axi",
         "pevb_xdma_stream",
         "pevb_xdma_user",
