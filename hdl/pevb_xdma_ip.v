@@ -32,7 +32,6 @@ module pevb_xdma_ip #
 
 `include "pevb_hip_cfg_ports.vh"
 
-
     /* Clock and reset of the user side (the hard IP's user clock) */
     output wire                               axi_aclk,
     output wire                               axi_aresetn,

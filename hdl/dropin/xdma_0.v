@@ -924,11 +924,6 @@ pevb_hip_port #(
     .cfg_subsys_id_pf0(cfg_subsys_id_pf0)
 );
 
-// the bypass ports' ready, from the engine's vectors (channel n in bit n)
-wire [3:0] h2c_byp_ready, c2h_byp_ready;
-assign {h2c_dsc_byp_ready_3, h2c_dsc_byp_ready_2, h2c_dsc_byp_ready_1, h2c_dsc_byp_ready_0} = h2c_byp_ready;
-assign {c2h_dsc_byp_ready_3, c2h_dsc_byp_ready_2, c2h_dsc_byp_ready_1, c2h_dsc_byp_ready_0} = c2h_byp_ready;
-
 pevb_xdma_ip #(
 `include "pevb_xdma_params_map.vh"
 ) ip (
@@ -969,13 +964,13 @@ pevb_xdma_ip #(
 `include "pevb_xdma_axi_map.vh"
 `include "pevb_xdma_stream_map.vh"
     .h2c_dsc_byp_load({h2c_dsc_byp_load_3, h2c_dsc_byp_load_2, h2c_dsc_byp_load_1, h2c_dsc_byp_load_0}),
-    .h2c_dsc_byp_ready(h2c_byp_ready),
+    .h2c_dsc_byp_ready({h2c_dsc_byp_ready_3, h2c_dsc_byp_ready_2, h2c_dsc_byp_ready_1, h2c_dsc_byp_ready_0}),
     .h2c_dsc_byp_src_addr({h2c_dsc_byp_src_addr_3, h2c_dsc_byp_src_addr_2, h2c_dsc_byp_src_addr_1, h2c_dsc_byp_src_addr_0}),
     .h2c_dsc_byp_dst_addr({h2c_dsc_byp_dst_addr_3, h2c_dsc_byp_dst_addr_2, h2c_dsc_byp_dst_addr_1, h2c_dsc_byp_dst_addr_0}),
     .h2c_dsc_byp_len({h2c_dsc_byp_len_3, h2c_dsc_byp_len_2, h2c_dsc_byp_len_1, h2c_dsc_byp_len_0}),
     .h2c_dsc_byp_ctl({h2c_dsc_byp_ctl_3, h2c_dsc_byp_ctl_2, h2c_dsc_byp_ctl_1, h2c_dsc_byp_ctl_0}),
     .c2h_dsc_byp_load({c2h_dsc_byp_load_3, c2h_dsc_byp_load_2, c2h_dsc_byp_load_1, c2h_dsc_byp_load_0}),
-    .c2h_dsc_byp_ready(c2h_byp_ready),
+    .c2h_dsc_byp_ready({c2h_dsc_byp_ready_3, c2h_dsc_byp_ready_2, c2h_dsc_byp_ready_1, c2h_dsc_byp_ready_0}),
     .c2h_dsc_byp_src_addr({c2h_dsc_byp_src_addr_3, c2h_dsc_byp_src_addr_2, c2h_dsc_byp_src_addr_1, c2h_dsc_byp_src_addr_0}),
     .c2h_dsc_byp_dst_addr({c2h_dsc_byp_dst_addr_3, c2h_dsc_byp_dst_addr_2, c2h_dsc_byp_dst_addr_1, c2h_dsc_byp_dst_addr_0}),
     .c2h_dsc_byp_len({c2h_dsc_byp_len_3, c2h_dsc_byp_len_2, c2h_dsc_byp_len_1, c2h_dsc_byp_len_0}),
